@@ -1,0 +1,39 @@
+package loop
+
+import (
+	"sync"
+	"time"
+)
+
+// Runtime is the loop's seam for time and concurrency. A simulator replaces it to make every
+// run deterministic: its clock is virtual and it decides how concurrent tool executions
+// interleave.
+type Runtime interface {
+	// Now is the wall clock in Unix milliseconds, for message timestamps (pi: Date.now()).
+	Now() int64
+	// Monotonic is a monotonic clock, for durationMs (pi: performance.now()).
+	Monotonic() time.Duration
+	// Parallel runs the tasks concurrently, starting them in order, and returns once all have
+	// returned.
+	Parallel(tasks []func())
+}
+
+// RealRuntime is the default Runtime: the system clock and one goroutine per task.
+type RealRuntime struct{}
+
+var processStart = time.Now()
+
+// Now implements Runtime.
+func (RealRuntime) Now() int64 { return time.Now().UnixMilli() }
+
+// Monotonic implements Runtime.
+func (RealRuntime) Monotonic() time.Duration { return time.Since(processStart) }
+
+// Parallel implements Runtime.
+func (RealRuntime) Parallel(tasks []func()) {
+	var wg sync.WaitGroup
+	for _, task := range tasks {
+		wg.Go(task)
+	}
+	wg.Wait()
+}

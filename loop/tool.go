@@ -1,0 +1,57 @@
+package loop
+
+import "context"
+
+// ExecutionMode says how the tool calls of one response run.
+type ExecutionMode string
+
+// Execution modes. Parallel is the default: calls are prepared one by one in source order,
+// then run concurrently.
+const (
+	Parallel   ExecutionMode = "parallel"
+	Sequential ExecutionMode = "sequential"
+)
+
+// Tool is a tool the loop can execute.
+type Tool struct {
+	Name        string
+	Label       string
+	Description string
+	// Parameters is the JSON Schema of the arguments, as decoded JSON.
+	Parameters map[string]any
+	// ExecutionMode Sequential makes every batch that calls this tool run sequentially.
+	ExecutionMode ExecutionMode
+	// PrepareArguments, when set, rewrites the raw arguments before validation.
+	PrepareArguments func(args map[string]any) map[string]any
+	// Execute runs the tool with validated arguments. onUpdate reports partial results; calls
+	// made after Execute returns are dropped. A returned error becomes an error result with
+	// its text, as a thrown error does in pi.
+	Execute func(ctx context.Context, toolCallID string, args map[string]any, onUpdate func(ToolResult)) (ToolResult, error)
+}
+
+// Declaration is what the model is told about the tool (pi-ai's toToolDeclaration): name,
+// description and a deep copy of the parameters.
+func (t *Tool) Declaration() ToolDeclaration {
+	return ToolDeclaration{Name: t.Name, Description: t.Description, Parameters: cloneJSON(t.Parameters)}
+}
+
+// ToolResult is what a tool produced, or a partial result of it.
+type ToolResult struct {
+	// Content is shown to the model; nil becomes [] in the tool-result message.
+	Content []Block `json:"content"`
+	// Details are for logs and UIs.
+	Details any `json:"details,omitempty"`
+	// StructuredContent is a machine-readable result for programmatic callers.
+	StructuredContent any    `json:"structuredContent,omitempty"`
+	Usage             *Usage `json:"usage,omitempty"`
+	// IsError reports a failure without an error return; details are kept.
+	IsError bool `json:"isError,omitempty"`
+	// Terminate asks to end the run after this batch; it takes effect only when every
+	// result of the batch asks for it.
+	Terminate bool `json:"terminate,omitempty"`
+}
+
+// errorResult is pi's createErrorToolResult.
+func errorResult(text string) ToolResult {
+	return ToolResult{Content: Text(text), Details: map[string]any{}}
+}

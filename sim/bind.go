@@ -1,0 +1,296 @@
+package sim
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/turnstile-dev/turnstile/loop"
+)
+
+// build turns a Setup into the loop's context, config and prompts, every hook and tool
+// reaching the world through the port.
+func (r *Reference) build(setup Setup) (loop.Context, loop.Config, []loop.Message, error) {
+	messages, err := decodeMessages(setup.Messages)
+	if err != nil {
+		return loop.Context{}, loop.Config{}, nil, fmt.Errorf("setup messages: %w", err)
+	}
+	prompts, err := decodeMessages(setup.Prompts)
+	if err != nil {
+		return loop.Context{}, loop.Config{}, nil, fmt.Errorf("setup prompts: %w", err)
+	}
+	pool := map[string]*loop.Tool{}
+	for _, ts := range setup.Tools {
+		pool[ts.Name] = r.tool(ts)
+	}
+	byName := func(names []string) []*loop.Tool {
+		var out []*loop.Tool
+		for _, n := range names {
+			if t := pool[n]; t != nil {
+				out = append(out, t)
+			}
+		}
+		return out
+	}
+	actx := loop.Context{Messages: messages, Tools: byName(setup.ActiveTools)}
+	cfg := loop.Config{
+		Model:         loop.Model{ID: setup.Model.ID, API: setup.Model.API, Provider: setup.Model.Provider},
+		ThinkingLevel: loop.ThinkingLevel(setup.ThinkingLevel),
+		APIKey:        setup.APIKey,
+		ToolExecution: loop.ExecutionMode(setup.ToolExecution),
+		Runtime:       r,
+		Stream:        r.stream,
+		OnEvent: func(e loop.Event) {
+			r.port.Notify(Notification{Kind: NotifyEvent, Data: mustJSON(e)})
+		},
+	}
+	installed := func(name string) bool { return slices.Contains(setup.Hooks, name) }
+	// contextOf decodes a hook's replacement context.
+	contextOf := func(raw *wireContext) (*loop.Context, error) {
+		if raw == nil {
+			return nil, nil
+		}
+		msgs, err := decodeMessages(raw.Messages)
+		if err != nil {
+			return nil, err
+		}
+		return &loop.Context{Messages: msgs, Tools: byName(raw.Tools)}, nil
+	}
+	if installed(HookConvertToLLM) {
+		cfg.ConvertToLLM = func(_ context.Context, msgs []loop.Message) ([]loop.Message, error) {
+			return r.messagesHook(HookConvertToLLM, map[string]any{"messages": nonNilMessages(msgs)})
+		}
+	}
+	if installed(HookTransformContext) {
+		cfg.TransformContext = func(_ context.Context, msgs []loop.Message) ([]loop.Message, error) {
+			return r.messagesHook(HookTransformContext, map[string]any{"messages": nonNilMessages(msgs)})
+		}
+	}
+	if installed(HookGetAPIKey) {
+		cfg.GetAPIKey = func(_ context.Context, provider string) (string, error) {
+			var out struct {
+				APIKey string `json:"apiKey"`
+			}
+			err := r.hook(HookGetAPIKey, map[string]string{"provider": provider}, &out)
+			return out.APIKey, err
+		}
+	}
+	if installed(HookPrepareRequest) {
+		cfg.PrepareRequest = func(_ context.Context, req loop.RequestState) (*loop.RequestUpdate, error) {
+			var out wireUpdate
+			data := map[string]any{"context": toWireContext(req.Context), "model": wireModel(req.Model), "thinkingLevel": req.ThinkingLevel}
+			if err := r.hook(HookPrepareRequest, data, &out); err != nil {
+				return nil, err
+			}
+			c, err := contextOf(out.Context)
+			if err != nil {
+				return nil, err
+			}
+			return &loop.RequestUpdate{Context: c, Model: out.model(), ThinkingLevel: out.ThinkingLevel}, nil
+		}
+	}
+	if installed(HookPrepareNextTurn) {
+		cfg.PrepareNextTurn = func(_ context.Context, turn loop.TurnContext) (*loop.TurnUpdate, error) {
+			var out wireUpdate
+			if err := r.hook(HookPrepareNextTurn, map[string]any{"turn": toWireTurn(turn)}, &out); err != nil {
+				return nil, err
+			}
+			c, err := contextOf(out.Context)
+			if err != nil {
+				return nil, err
+			}
+			added, err := decodeMessages(out.Messages)
+			if err != nil {
+				return nil, err
+			}
+			return &loop.TurnUpdate{Context: c, Messages: added, Model: out.model(), ThinkingLevel: out.ThinkingLevel}, nil
+		}
+	}
+	if installed(HookFinishTurn) {
+		cfg.FinishTurn = func(_ context.Context, turn loop.TurnContext) (loop.TurnDecision, error) {
+			var out struct {
+				Action loop.TurnDecision `json:"action"`
+			}
+			err := r.hook(HookFinishTurn, map[string]any{"turn": toWireTurn(turn)}, &out)
+			return out.Action, err
+		}
+	}
+	if installed(HookSteering) {
+		cfg.GetSteeringMessages = func(context.Context) ([]loop.Message, error) {
+			return r.messagesHook(HookSteering, map[string]any{})
+		}
+	}
+	if installed(HookFollowUp) {
+		cfg.GetFollowUpMessages = func(context.Context) ([]loop.Message, error) {
+			return r.messagesHook(HookFollowUp, map[string]any{})
+		}
+	}
+	if installed(HookBeforeToolCall) {
+		cfg.BeforeToolCall = func(_ context.Context, c loop.BeforeToolCallContext) (*loop.BeforeToolCallResult, error) {
+			var out struct {
+				Block     bool           `json:"block"`
+				Reason    string         `json:"reason"`
+				Terminate bool           `json:"terminate"`
+				SetArgs   map[string]any `json:"setArgs"`
+			}
+			data := map[string]any{"assistantMessage": c.AssistantMessage, "toolCall": c.ToolCall, "args": c.Args, "context": toWireContext(c.Context)}
+			if err := r.hook(HookBeforeToolCall, data, &out); err != nil {
+				return nil, err
+			}
+			for k, v := range out.SetArgs {
+				c.Args[k] = v
+			}
+			return &loop.BeforeToolCallResult{Block: out.Block, Reason: out.Reason, Terminate: out.Terminate}, nil
+		}
+	}
+	if installed(HookAfterToolCall) {
+		cfg.AfterToolCall = func(_ context.Context, c loop.AfterToolCallContext) (*loop.AfterToolCallResult, error) {
+			var out struct {
+				Content           []json.RawMessage `json:"content"`
+				Details           any               `json:"details"`
+				StructuredContent any               `json:"structuredContent"`
+				IsError           *bool             `json:"isError"`
+				Terminate         *bool             `json:"terminate"`
+			}
+			data := map[string]any{"assistantMessage": c.AssistantMessage, "toolCall": c.ToolCall, "args": c.Args,
+				"result": c.Result, "isError": c.IsError, "context": toWireContext(c.Context)}
+			if err := r.hook(HookAfterToolCall, data, &out); err != nil {
+				return nil, err
+			}
+			content, err := decodeBlocks(out.Content)
+			if err != nil {
+				return nil, err
+			}
+			return &loop.AfterToolCallResult{Content: content, Details: out.Details, StructuredContent: out.StructuredContent,
+				IsError: out.IsError, Terminate: out.Terminate}, nil
+		}
+	}
+	return actx, cfg, prompts, nil
+}
+
+// tool builds an executable tool whose execute and prepareArguments reach the world.
+func (r *Reference) tool(ts ToolSetup) *loop.Tool {
+	t := &loop.Tool{
+		Name: ts.Name, Description: ts.Description, Parameters: ts.Parameters,
+		ExecutionMode: loop.ExecutionMode(ts.ExecutionMode),
+		Execute: func(_ context.Context, id string, args map[string]any, onUpdate func(loop.ToolResult)) (loop.ToolResult, error) {
+			c := &refToolCall{}
+			r.calls[id] = c
+			if _, err := r.call(CallTool, "", map[string]any{"toolCallId": id, "toolName": ts.Name, "args": args}); err != nil {
+				return loop.ToolResult{}, err
+			}
+			for {
+				switch {
+				case len(c.updates) > 0:
+					u := c.updates[0]
+					c.updates = c.updates[1:]
+					onUpdate(u)
+					continue
+				case c.settled:
+					return c.result, c.err
+				case r.closed:
+					return loop.ToolResult{}, errSessionClosed
+				}
+				r.park(&c.waiter)
+			}
+		},
+	}
+	if ts.HasPrepareArguments {
+		t.PrepareArguments = func(args map[string]any) map[string]any {
+			var out struct {
+				Args map[string]any `json:"args"`
+			}
+			if err := r.hook(HookPrepareArguments, map[string]any{"toolName": ts.Name, "args": args}, &out); err != nil {
+				panic(err.Error())
+			}
+			return out.Args
+		}
+	}
+	return t
+}
+
+// stream opens a provider request through the port.
+func (r *Reference) stream(_ context.Context, req loop.StreamRequest) (loop.AssistantStream, error) {
+	raw, err := r.call(CallStream, "", map[string]any{
+		"model": wireModel(req.Model), "messages": nonNilMessages(req.Messages),
+		"thinkingLevel": req.ThinkingLevel, "apiKey": req.APIKey,
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Stream string `json:"stream"`
+	}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, fmt.Errorf("stream answer: %w", err)
+	}
+	s := &refStream{r: r}
+	r.streams[out.Stream] = s
+	return s, nil
+}
+
+// messagesHook calls a hook that answers {messages}.
+func (r *Reference) messagesHook(name string, data any) ([]loop.Message, error) {
+	var out struct {
+		Messages []json.RawMessage `json:"messages"`
+	}
+	if err := r.hook(name, data, &out); err != nil {
+		return nil, err
+	}
+	return decodeMessages(out.Messages)
+}
+
+// wireContext is a context on the port: messages, and tools by name.
+type wireContext struct {
+	Messages []json.RawMessage `json:"messages"`
+	Tools    []string          `json:"tools"`
+}
+
+// wireUpdate is a prepareRequest / prepareNextTurn answer on the port.
+type wireUpdate struct {
+	Context       *wireContext       `json:"context"`
+	Messages      []json.RawMessage  `json:"messages"`
+	Model         *ModelSetup        `json:"model"`
+	ThinkingLevel loop.ThinkingLevel `json:"thinkingLevel"`
+}
+
+func (u wireUpdate) model() *loop.Model {
+	if u.Model == nil {
+		return nil
+	}
+	return &loop.Model{ID: u.Model.ID, API: u.Model.API, Provider: u.Model.Provider}
+}
+
+func wireModel(m loop.Model) ModelSetup { return ModelSetup{ID: m.ID, API: m.API, Provider: m.Provider} }
+
+func toWireContext(c loop.Context) map[string]any {
+	names := []string{}
+	for _, t := range c.Tools {
+		names = append(names, t.Name)
+	}
+	return map[string]any{"messages": nonNilMessages(c.Messages), "tools": names}
+}
+
+func toWireTurn(t loop.TurnContext) map[string]any {
+	results := t.ToolResults
+	if results == nil {
+		results = []*loop.ToolResultMessage{}
+	}
+	return map[string]any{"message": t.Message, "toolResults": results, "context": toWireContext(t.Context), "newMessages": nonNilMessages(t.NewMessages)}
+}
+
+func decodeMessages(raw []json.RawMessage) ([]loop.Message, error) {
+	if raw == nil {
+		return nil, nil
+	}
+	out := make([]loop.Message, 0, len(raw))
+	for i, m := range raw {
+		msg, err := loop.DecodeMessage(m)
+		if err != nil {
+			return nil, fmt.Errorf("message %d: %w", i, err)
+		}
+		out = append(out, msg)
+	}
+	return out, nil
+}

@@ -1,0 +1,254 @@
+package sim
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/turnstile-dev/turnstile/loop"
+)
+
+// Hook names, as pi spells them.
+const (
+	HookConvertToLLM     = "convertToLlm"
+	HookTransformContext = "transformContext"
+	HookGetAPIKey        = "getApiKey"
+	HookPrepareRequest   = "prepareRequest"
+	HookPrepareNextTurn  = "prepareNextTurn"
+	HookFinishTurn       = "finishTurn"
+	HookSteering         = "getSteeringMessages"
+	HookFollowUp         = "getFollowUpMessages"
+	HookBeforeToolCall   = "beforeToolCall"
+	HookAfterToolCall    = "afterToolCall"
+	// HookPrepareArguments is a tool's prepareArguments, called with {toolName, args}.
+	HookPrepareArguments = "prepareArguments"
+)
+
+// installed lists the installed hooks in a fixed order.
+func (h Hooks) installed() []string {
+	var out []string
+	add := func(ok bool, name string) {
+		if ok {
+			out = append(out, name)
+		}
+	}
+	add(h.ConvertToLLM != nil, HookConvertToLLM)
+	add(h.TransformContext != nil, HookTransformContext)
+	add(h.GetAPIKey != nil, HookGetAPIKey)
+	add(h.PrepareRequest != nil, HookPrepareRequest)
+	add(h.PrepareNextTurn != nil, HookPrepareNextTurn)
+	add(h.FinishTurn != nil, HookFinishTurn)
+	add(!h.NoSteering, HookSteering)
+	add(!h.NoFollowUp, HookFollowUp)
+	add(h.BeforeToolCall != nil, HookBeforeToolCall)
+	add(h.AfterToolCall != nil, HookAfterToolCall)
+	if out == nil {
+		out = []string{}
+	}
+	return out
+}
+
+// hook answers a hook call from its script.
+func (w *world) hook(name string, data json.RawMessage) Answer {
+	w.hookCalls[name]++
+	n := w.hookCalls[name]
+	h := w.sc.Hooks
+	var in map[string]json.RawMessage
+	if err := json.Unmarshal(data, &in); err != nil {
+		w.fail("protocol", fmt.Sprintf("%s call %d: bad data: %v", name, n, err))
+		return Answer{Error: "bad hook data: " + err.Error()}
+	}
+	switch {
+	case name == HookSteering && !h.NoSteering:
+		return answerJSON(map[string]any{"messages": nonNilMessages(w.steering.Drain())})
+	case name == HookFollowUp && !h.NoFollowUp:
+		return answerJSON(map[string]any{"messages": nonNilMessages(w.followUp.Drain())})
+	case name == HookConvertToLLM && h.ConvertToLLM != nil:
+		return w.convert(in["messages"], h.ConvertToLLM)
+	case name == HookTransformContext && h.TransformContext != nil:
+		if h.TransformContext.Throw != "" {
+			return Answer{Error: h.TransformContext.Throw}
+		}
+		return answerJSON(map[string]any{"messages": keepLast(in["messages"], h.TransformContext.KeepLast)})
+	case name == HookGetAPIKey && h.GetAPIKey != nil:
+		return answerJSON(map[string]any{"apiKey": h.GetAPIKey.Key})
+	case name == HookPrepareRequest && h.PrepareRequest != nil:
+		a := h.PrepareRequest.answer(n)
+		if a.Throw != "" {
+			return Answer{Error: a.Throw}
+		}
+		return answerJSON(contextAnswer(in["context"], a.Context, a.Model, a.ThinkingLevel, nil))
+	case name == HookPrepareNextTurn && h.PrepareNextTurn != nil:
+		a := h.PrepareNextTurn.answer(n)
+		if a.Throw != "" {
+			return Answer{Error: a.Throw}
+		}
+		var turn map[string]json.RawMessage
+		_ = json.Unmarshal(in["turn"], &turn)
+		return answerJSON(contextAnswer(turn["context"], a.Context, a.Model, a.ThinkingLevel, a.Messages))
+	case name == HookFinishTurn && h.FinishTurn != nil:
+		a := h.FinishTurn.answer(n)
+		if a.Throw != "" {
+			return Answer{Error: a.Throw}
+		}
+		out := map[string]any{}
+		if a.Action != loop.DecisionNone {
+			out["action"] = a.Action
+		}
+		return answerJSON(out)
+	case name == HookBeforeToolCall && h.BeforeToolCall != nil:
+		a := h.BeforeToolCall.answer(toolCallID(in))
+		if a.Throw != "" {
+			return Answer{Error: a.Throw}
+		}
+		out := map[string]any{}
+		if a.Block {
+			out["block"] = true
+		}
+		if a.Reason != "" {
+			out["reason"] = a.Reason
+		}
+		if a.Terminate {
+			out["terminate"] = true
+		}
+		if a.SetArgs != nil {
+			out["setArgs"] = a.SetArgs
+		}
+		return answerJSON(out)
+	case name == HookAfterToolCall && h.AfterToolCall != nil:
+		a := h.AfterToolCall.answer(toolCallID(in))
+		if a.Throw != "" {
+			return Answer{Error: a.Throw}
+		}
+		out := map[string]any{}
+		if a.Content != nil {
+			out["content"] = a.Content
+		}
+		if a.Details != nil {
+			out["details"] = a.Details
+		}
+		if a.StructuredContent != nil {
+			out["structuredContent"] = a.StructuredContent
+		}
+		if a.IsError != nil {
+			out["isError"] = *a.IsError
+		}
+		if a.Terminate != nil {
+			out["terminate"] = *a.Terminate
+		}
+		return answerJSON(out)
+	case name == HookPrepareArguments:
+		return w.prepareArguments(in)
+	}
+	text := fmt.Sprintf("hook %s was called but the scenario does not install it", name)
+	w.fail("protocol", text)
+	return Answer{Error: text}
+}
+
+func (w *world) prepareArguments(in map[string]json.RawMessage) Answer {
+	var name string
+	_ = json.Unmarshal(in["toolName"], &name)
+	var args map[string]any
+	_ = json.Unmarshal(in["args"], &args)
+	for _, t := range w.sc.Tools {
+		if t.Name == name && t.PrepareArguments != nil {
+			if args == nil {
+				args = map[string]any{}
+			}
+			for k, v := range t.PrepareArguments {
+				args[k] = v
+			}
+			return answerJSON(map[string]any{"args": args})
+		}
+	}
+	text := fmt.Sprintf("prepareArguments was called for tool %q, which has none", name)
+	w.fail("protocol", text)
+	return Answer{Error: text}
+}
+
+// convert is the default convertToLlm filter, optionally turning custom text messages into
+// user messages.
+func (w *world) convert(raw json.RawMessage, s *ConvertScript) Answer {
+	var messages []map[string]any
+	_ = json.Unmarshal(raw, &messages)
+	out := []map[string]any{}
+	for _, m := range messages {
+		switch m["role"] {
+		case "system", "user", "assistant", "toolResult":
+			out = append(out, m)
+		default:
+			if s.KeepCustomAsUser {
+				if text, ok := m["content"].(string); ok {
+					out = append(out, map[string]any{"role": "user", "content": text, "timestamp": m["timestamp"]})
+				}
+			}
+		}
+	}
+	return answerJSON(map[string]any{"messages": out})
+}
+
+func toolCallID(in map[string]json.RawMessage) string {
+	var tc struct {
+		ID string `json:"id"`
+	}
+	_ = json.Unmarshal(in["toolCall"], &tc)
+	return tc.ID
+}
+
+// contextAnswer builds a prepareRequest / prepareNextTurn answer from the context the hook
+// was given.
+func contextAnswer(given json.RawMessage, change *ContextChange, model *loop.Model, level loop.ThinkingLevel, messages []loop.Message) map[string]any {
+	out := map[string]any{}
+	if change != nil {
+		var ctx struct {
+			Messages json.RawMessage `json:"messages"`
+			Tools    []string        `json:"tools"`
+		}
+		_ = json.Unmarshal(given, &ctx)
+		c := map[string]any{"messages": keepLast(ctx.Messages, change.KeepLast), "tools": ctx.Tools}
+		if change.Tools != nil {
+			c["tools"] = change.Tools
+		}
+		if c["tools"] == nil {
+			c["tools"] = []string{}
+		}
+		out["context"] = c
+	}
+	if model != nil {
+		out["model"] = ModelSetup{ID: model.ID, API: model.API, Provider: model.Provider}
+	}
+	if level != "" {
+		out["thinkingLevel"] = level
+	}
+	if messages != nil {
+		out["messages"] = messages
+	}
+	return out
+}
+
+// keepLast keeps the last n messages of a JSON array (all when n <= 0).
+func keepLast(raw json.RawMessage, n int) []json.RawMessage {
+	var list []json.RawMessage
+	_ = json.Unmarshal(raw, &list)
+	if list == nil {
+		list = []json.RawMessage{}
+	}
+	if n > 0 && len(list) > n {
+		list = list[len(list)-n:]
+	}
+	return list
+}
+
+func nonNilMessages(m []loop.Message) []loop.Message {
+	if m == nil {
+		return []loop.Message{}
+	}
+	return m
+}
+
+func answerJSON(v any) Answer {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return Answer{Error: "unencodable answer: " + err.Error()}
+	}
+	return Answer{Data: data}
+}

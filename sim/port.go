@@ -1,0 +1,138 @@
+package sim
+
+import "encoding/json"
+
+// The port is how an implementation under test and the simulated world talk. The same
+// messages flow in-process (Reference) and, as JSON lines, over the conformance protocol, so
+// an implementation behaves the same whichever way it is reached.
+//
+// The implementation makes calls (answered at once, in zero virtual time) and sends
+// notifications (its events and the end of its run); the world releases deliveries (stream
+// events, tool updates and results, aborts) one at a time in virtual-time order, waiting after
+// each until the implementation is idle.
+
+// Implementation is a loop under test, reached through the port.
+type Implementation interface {
+	// Start sets up a session for one scenario and starts its run; it returns once the
+	// implementation is idle (waiting for a delivery) or its run has ended.
+	Start(setup Setup, world Port) error
+	// Deliver releases one delivery and returns once the implementation is idle again.
+	Deliver(d Delivery) error
+	// Stop ends the session. Whatever still runs is abandoned: the world answers every
+	// further call with an error, and the implementation must wind down.
+	Stop() error
+}
+
+// Port is the world as an implementation reaches it.
+type Port interface {
+	// Call asks the world something and returns its answer. An Answer with Error set means the
+	// call fails (pi: the hook, stream function or tool throws).
+	Call(c Call) Answer
+	// Notify reports an event or the end of the run.
+	Notify(n Notification)
+}
+
+// Setup is what an implementation needs to build its loop for one scenario.
+type Setup struct {
+	Scenario string `json:"scenario"`
+	// Messages is the initial transcript.
+	Messages []json.RawMessage `json:"messages"`
+	// Tools is every tool the scenario knows; the initial context holds those in ActiveTools.
+	// Hooks may later replace the context's tools by other names from this list.
+	Tools       []ToolSetup `json:"tools"`
+	ActiveTools []string    `json:"activeTools"`
+	Model       ModelSetup  `json:"model"`
+	// ThinkingLevel is the requested level, "off" for none.
+	ThinkingLevel string `json:"thinkingLevel"`
+	APIKey        string `json:"apiKey,omitempty"`
+	// ToolExecution is "parallel" or "sequential".
+	ToolExecution string `json:"toolExecution"`
+	// Hooks lists the installed hooks by pi's names (convertToLlm, transformContext,
+	// getApiKey, prepareRequest, prepareNextTurn, finishTurn, getSteeringMessages,
+	// getFollowUpMessages, beforeToolCall, afterToolCall). A hook not listed is not set.
+	Hooks []string `json:"hooks"`
+	// Entry is "run" (with Prompts) or "continue".
+	Entry   string            `json:"entry"`
+	Prompts []json.RawMessage `json:"prompts,omitempty"`
+}
+
+// ToolSetup describes one tool. Its behaviour lives in the world: execute is a "tool" call
+// followed by deliveries, prepareArguments (when HasPrepareArguments) a "prepareArguments"
+// call.
+type ToolSetup struct {
+	Name                string         `json:"name"`
+	Description         string         `json:"description"`
+	Parameters          map[string]any `json:"parameters"`
+	ExecutionMode       string         `json:"executionMode,omitempty"`
+	HasPrepareArguments bool           `json:"prepareArguments,omitempty"`
+}
+
+// ModelSetup is the model of the run's requests.
+type ModelSetup struct {
+	ID       string `json:"id"`
+	API      string `json:"api"`
+	Provider string `json:"provider"`
+}
+
+// Call kinds.
+const (
+	// CallStream opens a provider request. Data: {model, messages, thinkingLevel, apiKey}.
+	// Answer: {stream: N}.
+	CallStream = "stream"
+	// CallTool starts a tool execution. Data: {toolCallId, toolName, args}. Answer: {}.
+	CallTool = "tool"
+	// CallHook calls a hook; Name is the hook's name, Data its argument, the answer its result.
+	CallHook = "hook"
+)
+
+// Call is one call of the implementation into the world.
+type Call struct {
+	Kind string          `json:"kind"`
+	Name string          `json:"name,omitempty"`
+	Data json.RawMessage `json:"data"`
+}
+
+// Answer is the world's answer to a call: Data, or Error when the call fails.
+type Answer struct {
+	Data  json.RawMessage `json:"data,omitempty"`
+	Error string          `json:"error,omitempty"`
+}
+
+// Notification kinds.
+const (
+	// NotifyEvent reports one loop event; Data is the event in pi's JSON shape.
+	NotifyEvent = "event"
+	// NotifyEnd reports that the run returned; Data is {messages} (its new messages) or
+	// {error} when the run failed.
+	NotifyEnd = "end"
+)
+
+// Notification is something the implementation reports.
+type Notification struct {
+	Kind string          `json:"kind"`
+	Data json.RawMessage `json:"data"`
+}
+
+// Delivery kinds.
+const (
+	// DeliverStreamEvent releases the next event of stream Target (Data: the event).
+	DeliverStreamEvent = "streamEvent"
+	// DeliverStreamEnd ends stream Target without done/error (Data: {message}, its result).
+	DeliverStreamEnd = "streamEnd"
+	// DeliverStreamFail makes stream Target's iteration fail (Data: {error}).
+	DeliverStreamFail = "streamFail"
+	// DeliverToolUpdate reports a partial result of tool call Target (Data: the result).
+	DeliverToolUpdate = "toolUpdate"
+	// DeliverToolResult settles tool call Target: Data is {result} or {error}.
+	DeliverToolResult = "toolResult"
+	// DeliverAbort aborts the run's signal.
+	DeliverAbort = "abort"
+)
+
+// Delivery is one scheduled happening released to the implementation at virtual time Now (ms).
+type Delivery struct {
+	Kind   string          `json:"kind"`
+	Now    int64           `json:"now"`
+	Target string          `json:"target,omitempty"`
+	Data   json.RawMessage `json:"data,omitempty"`
+}

@@ -1,0 +1,201 @@
+package sim
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/turnstile-dev/turnstile/loop"
+)
+
+// abortedText is the errorMessage of a response cut short by an abort, as in pi-ai's
+// providers.
+const abortedText = "Request was aborted"
+
+// streamRequest is the data of a stream call.
+type streamRequest struct {
+	Model         ModelSetup        `json:"model"`
+	Messages      []json.RawMessage `json:"messages"`
+	ThinkingLevel string            `json:"thinkingLevel"`
+	APIKey        string            `json:"apiKey"`
+}
+
+// openStream answers a provider request with the next scripted response, scheduling its
+// events.
+func (w *world) openStream(data json.RawMessage) Answer {
+	w.requests++
+	n := w.requests
+	var req streamRequest
+	if err := json.Unmarshal(data, &req); err != nil {
+		w.fail("protocol", fmt.Sprintf("request %d: bad stream call: %v", n, err))
+		return Answer{Error: "bad stream call: " + err.Error()}
+	}
+	var resp *Response
+	switch {
+	case n <= len(w.sc.Responses):
+		resp = &w.sc.Responses[n-1]
+	case w.sc.ExtraResponse != nil:
+		resp = w.sc.ExtraResponse
+	default:
+		text := fmt.Sprintf("request %d was not scripted", n)
+		w.fail("script", text)
+		return Answer{Error: text}
+	}
+	if resp.OpenError != "" {
+		return Answer{Error: resp.OpenError}
+	}
+	s := &streamRun{id: strconv.Itoa(n), resp: resp}
+	w.streams = append(w.streams, s)
+	final := finalMessage(resp, req.Model, w.now)
+	s.final = final
+	partial := loop.ShallowCopy(final).(*loop.AssistantMessage)
+	partial.Content = []loop.Block{}
+	partial.StopReason = loop.StopPending
+	s.partial = partial
+	t := w.now + resp.Delay
+	if w.aborted && !resp.IgnoresAbort {
+		w.pushStreamEvent(s, t, abortedEvent(partial))
+		return Answer{Data: json.RawMessage(`{"stream":"` + s.id + `"}`)}
+	}
+	events := streamEvents(resp, final)
+	for i, ev := range events {
+		if i > 0 {
+			t += resp.ChunkDelay
+		}
+		w.pushStreamEvent(s, t, ev)
+	}
+	switch {
+	case resp.StreamError != "":
+		w.pushStreamDelivery(s, t, Delivery{Kind: DeliverStreamFail, Data: canonicalOf(map[string]string{"error": resp.StreamError})}, nil)
+	case resp.NoDone:
+		w.pushStreamDelivery(s, t, Delivery{Kind: DeliverStreamEnd, Data: canonicalOf(map[string]any{"message": final})}, nil)
+	}
+	return Answer{Data: json.RawMessage(`{"stream":"` + s.id + `"}`)}
+}
+
+// pushStreamEvent schedules one stream event; releasing it updates the stream's partial.
+func (w *world) pushStreamEvent(s *streamRun, t int64, ev loop.StreamEvent) {
+	w.pushStreamDelivery(s, t, Delivery{Kind: DeliverStreamEvent, Data: canonicalOf(ev)}, &ev)
+}
+
+func (w *world) pushStreamDelivery(s *streamRun, t int64, d Delivery, ev *loop.StreamEvent) {
+	d.Target = s.id
+	d.Now = t
+	sch := w.at(t, d)
+	s.pending = append(s.pending, sch)
+	sch.onRelease = func() {
+		s.pending = s.pending[1:]
+		if ev != nil && ev.Partial != nil {
+			s.partial = ev.Partial
+		}
+		if ev == nil || ev.Type == loop.StreamDone || ev.Type == loop.StreamError {
+			s.finished = true
+		}
+	}
+}
+
+// finalMessage is the scripted response's final assistant message.
+func finalMessage(resp *Response, model ModelSetup, now int64) *loop.AssistantMessage {
+	stop := resp.StopReason
+	if stop == "" {
+		stop = loop.StopStop
+		if len(loop.ToolCalls(resp.Content)) > 0 {
+			stop = loop.StopToolUse
+		}
+	}
+	usage := loop.Usage{}
+	if resp.Usage != nil {
+		usage = *resp.Usage
+	}
+	content := resp.Content
+	if content == nil {
+		content = []loop.Block{}
+	}
+	return &loop.AssistantMessage{
+		Content: content, API: model.API, Provider: model.Provider, Model: model.ID,
+		Usage: usage, StopReason: stop, ErrorMessage: resp.ErrorMessage, Timestamp: now,
+	}
+}
+
+// abortedEvent is the error event of a stream cut short by an abort (pi-ai's faux
+// createAbortedMessage: the partial so far, stopReason aborted).
+func abortedEvent(partial *loop.AssistantMessage) loop.StreamEvent {
+	m := loop.ShallowCopy(partial).(*loop.AssistantMessage)
+	m.StopReason = loop.StopAborted
+	m.ErrorMessage = abortedText
+	return loop.StreamEvent{Type: loop.StreamError, Reason: loop.StopAborted, Message: m}
+}
+
+// streamEvents streams a response the way pi-ai's faux provider does: start, then per block
+// its start, deltas and end, then done or error. Each event carries its own partial.
+func streamEvents(resp *Response, final *loop.AssistantMessage) []loop.StreamEvent {
+	partial := loop.ShallowCopy(final).(*loop.AssistantMessage)
+	partial.Content = []loop.Block{}
+	partial.StopReason = loop.StopPending
+	snap := func() *loop.AssistantMessage { return loop.ShallowCopy(partial).(*loop.AssistantMessage) }
+	var out []loop.StreamEvent
+	if !resp.NoStart {
+		out = append(out, loop.StreamEvent{Type: loop.StreamStart, Partial: snap()})
+	}
+	for i, b := range final.Content {
+		switch b := b.(type) {
+		case loop.ThinkingContent:
+			partial.Content = append(partial.Content, loop.ThinkingContent{})
+			out = append(out, loop.StreamEvent{Type: loop.StreamThinkingStart, ContentIndex: i, Partial: snap()})
+			acc := ""
+			for _, d := range split(b.Thinking, resp.DeltaSize) {
+				acc += d
+				partial.Content[i] = loop.ThinkingContent{Thinking: acc}
+				out = append(out, loop.StreamEvent{Type: loop.StreamThinkingDelta, ContentIndex: i, Delta: d, Partial: snap()})
+			}
+			partial.Content[i] = b
+			out = append(out, loop.StreamEvent{Type: loop.StreamThinkingEnd, ContentIndex: i, Content: b.Thinking, Partial: snap()})
+		case loop.TextContent:
+			partial.Content = append(partial.Content, loop.TextContent{})
+			out = append(out, loop.StreamEvent{Type: loop.StreamTextStart, ContentIndex: i, Partial: snap()})
+			acc := ""
+			for _, d := range split(b.Text, resp.DeltaSize) {
+				acc += d
+				partial.Content[i] = loop.TextContent{Text: acc}
+				out = append(out, loop.StreamEvent{Type: loop.StreamTextDelta, ContentIndex: i, Delta: d, Partial: snap()})
+			}
+			partial.Content[i] = b
+			out = append(out, loop.StreamEvent{Type: loop.StreamTextEnd, ContentIndex: i, Content: b.Text, Partial: snap()})
+		case loop.ToolCall:
+			partial.Content = append(partial.Content, loop.ToolCall{ID: b.ID, Name: b.Name, Arguments: map[string]any{}})
+			out = append(out, loop.StreamEvent{Type: loop.StreamToolCallStart, ContentIndex: i, Partial: snap()})
+			args, _ := json.Marshal(b.Arguments)
+			if b.Arguments == nil {
+				args = []byte("{}")
+			}
+			for _, d := range split(string(args), resp.DeltaSize) {
+				out = append(out, loop.StreamEvent{Type: loop.StreamToolCallDelta, ContentIndex: i, Delta: d, Partial: snap()})
+			}
+			partial.Content[i] = b
+			call := b
+			out = append(out, loop.StreamEvent{Type: loop.StreamToolCallEnd, ContentIndex: i, ToolCall: &call, Partial: snap()})
+		default:
+			partial.Content = append(partial.Content, b)
+		}
+	}
+	if resp.NoDone || resp.StreamError != "" {
+		return out
+	}
+	if final.StopReason == loop.StopError || final.StopReason == loop.StopAborted {
+		return append(out, loop.StreamEvent{Type: loop.StreamError, Reason: final.StopReason, Message: final})
+	}
+	return append(out, loop.StreamEvent{Type: loop.StreamDone, Reason: final.StopReason, Message: final})
+}
+
+// split cuts s into pieces of size runes (one piece when size <= 0; one empty piece for "").
+func split(s string, size int) []string {
+	r := []rune(s)
+	if size <= 0 || len(r) <= size {
+		return []string{s}
+	}
+	var out []string
+	for i := 0; i < len(r); i += size {
+		out = append(out, string(r[i:min(i+size, len(r))]))
+	}
+	return out
+}

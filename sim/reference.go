@@ -1,0 +1,316 @@
+package sim
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/turnstile-dev/turnstile/loop"
+	"github.com/turnstile-dev/turnstile/sim/coop"
+)
+
+// errSessionClosed is what blocked primitives return once the session is stopped.
+var errSessionClosed = errors.New("the simulation session was stopped")
+
+// Reference is the reference loop (package loop) as an Implementation, in-process. Its
+// goroutines take turns on a cooperative scheduler, so it is idle exactly when every one of
+// them waits for the world.
+type Reference struct {
+	sched   *coop.Scheduler
+	port    Port
+	now     int64
+	cancel  context.CancelFunc
+	streams map[string]*refStream
+	calls   map[string]*refToolCall
+	closed  bool
+}
+
+// NewReference returns the reference implementation, ready to Start.
+func NewReference() *Reference { return &Reference{} }
+
+// refStream is a stream on the implementation's side: the events delivered so far.
+type refStream struct {
+	r      *Reference
+	queue  []loop.StreamEvent
+	ended  bool
+	final  *loop.AssistantMessage
+	err    error
+	waiter *coop.Task
+}
+
+// refToolCall is a tool execution on the implementation's side.
+type refToolCall struct {
+	updates []loop.ToolResult
+	settled bool
+	result  loop.ToolResult
+	err     error
+	waiter  *coop.Task
+}
+
+// Start implements Implementation.
+func (r *Reference) Start(setup Setup, port Port) error {
+	*r = Reference{sched: coop.New(), port: port, streams: map[string]*refStream{}, calls: map[string]*refToolCall{}}
+	actx, cfg, prompts, err := r.build(setup)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r.cancel = cancel
+	r.sched.Go(func() {
+		var (
+			msgs []loop.Message
+			err  error
+		)
+		if setup.Entry == "continue" {
+			msgs, err = loop.Continue(ctx, actx, cfg)
+		} else {
+			msgs, err = loop.Run(ctx, prompts, actx, cfg)
+		}
+		if err != nil {
+			port.Notify(Notification{Kind: NotifyEnd, Data: mustJSON(map[string]string{"error": err.Error()})})
+			return
+		}
+		port.Notify(Notification{Kind: NotifyEnd, Data: mustJSON(map[string]any{"messages": nonNilMessages(msgs)})})
+	})
+	r.sched.RunUntilIdle()
+	return nil
+}
+
+// Deliver implements Implementation.
+func (r *Reference) Deliver(d Delivery) error {
+	r.now = d.Now
+	switch d.Kind {
+	case DeliverAbort:
+		r.cancel()
+	case DeliverStreamEvent, DeliverStreamEnd, DeliverStreamFail:
+		s := r.streams[d.Target]
+		if s == nil {
+			return fmt.Errorf("delivery for unknown stream %q", d.Target)
+		}
+		switch d.Kind {
+		case DeliverStreamEvent:
+			ev, err := decodeStreamEvent(d.Data)
+			if err != nil {
+				return err
+			}
+			s.queue = append(s.queue, ev)
+		case DeliverStreamEnd:
+			var end struct {
+				Message *loop.AssistantMessage `json:"message"`
+			}
+			if err := json.Unmarshal(d.Data, &end); err != nil {
+				return err
+			}
+			s.ended, s.final = true, end.Message
+		case DeliverStreamFail:
+			var f struct {
+				Error string `json:"error"`
+			}
+			_ = json.Unmarshal(d.Data, &f)
+			s.err = errors.New(f.Error)
+		}
+		r.wake(&s.waiter)
+	case DeliverToolUpdate, DeliverToolResult:
+		c := r.calls[d.Target]
+		if c == nil {
+			return fmt.Errorf("delivery for unknown tool call %q", d.Target)
+		}
+		if d.Kind == DeliverToolUpdate {
+			var res loop.ToolResult
+			if err := decodeToolResult(d.Data, &res); err != nil {
+				return err
+			}
+			c.updates = append(c.updates, res)
+		} else {
+			var out struct {
+				Result json.RawMessage `json:"result"`
+				Error  string          `json:"error"`
+			}
+			if err := json.Unmarshal(d.Data, &out); err != nil {
+				return err
+			}
+			c.settled = true
+			if out.Error != "" {
+				c.err = errors.New(out.Error)
+			} else if err := decodeToolResult(out.Result, &c.result); err != nil {
+				return err
+			}
+		}
+		r.wake(&c.waiter)
+	default:
+		return fmt.Errorf("unknown delivery kind %q", d.Kind)
+	}
+	r.sched.RunUntilIdle()
+	return nil
+}
+
+// Stop implements Implementation: blocked primitives fail, and the loop winds down.
+func (r *Reference) Stop() error {
+	if r.sched == nil {
+		return nil
+	}
+	r.closed = true
+	if r.cancel != nil {
+		r.cancel()
+	}
+	for r.sched.Live() > 0 {
+		for _, s := range r.streams {
+			r.wake(&s.waiter)
+		}
+		for _, c := range r.calls {
+			r.wake(&c.waiter)
+		}
+		r.sched.RunUntilIdle()
+	}
+	return nil
+}
+
+func (r *Reference) wake(t **coop.Task) {
+	if *t != nil {
+		r.sched.Ready(*t)
+		*t = nil
+	}
+}
+
+// park blocks the running task until a delivery for it arrives.
+func (r *Reference) park(t **coop.Task) {
+	*t = r.sched.Current()
+	r.sched.Park()
+}
+
+// Now implements loop.Runtime.
+func (r *Reference) Now() int64 { return r.now }
+
+// Monotonic implements loop.Runtime.
+func (r *Reference) Monotonic() time.Duration { return time.Duration(r.now) * time.Millisecond }
+
+// Parallel implements loop.Runtime: tasks take turns on the scheduler, started in order.
+func (r *Reference) Parallel(tasks []func()) { r.sched.Wait(tasks) }
+
+// call makes one call through the port.
+func (r *Reference) call(kind, name string, data any) (json.RawMessage, error) {
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return nil, err
+	}
+	a := r.port.Call(Call{Kind: kind, Name: name, Data: raw})
+	if a.Error != "" {
+		return nil, errors.New(a.Error)
+	}
+	return a.Data, nil
+}
+
+// hook calls a hook and decodes its answer into out.
+func (r *Reference) hook(name string, data any, out any) error {
+	raw, err := r.call(CallHook, name, data)
+	if err != nil {
+		return err
+	}
+	if out == nil || len(raw) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return fmt.Errorf("%s answer: %w", name, err)
+	}
+	return nil
+}
+
+// Next implements loop.AssistantStream.
+func (s *refStream) Next(context.Context) (loop.StreamEvent, bool, error) {
+	for {
+		switch {
+		case len(s.queue) > 0:
+			ev := s.queue[0]
+			s.queue = s.queue[1:]
+			if ev.Type == loop.StreamDone || ev.Type == loop.StreamError {
+				s.ended, s.final = true, ev.Message
+			}
+			return ev, true, nil
+		case s.err != nil:
+			return loop.StreamEvent{}, false, s.err
+		case s.ended:
+			return loop.StreamEvent{}, false, nil
+		case s.r.closed:
+			return loop.StreamEvent{}, false, errSessionClosed
+		}
+		s.r.park(&s.waiter)
+	}
+}
+
+// Result implements loop.AssistantStream.
+func (s *refStream) Result(context.Context) (*loop.AssistantMessage, error) {
+	if s.final == nil {
+		return nil, errors.New("the stream ended without a final message")
+	}
+	return s.final, nil
+}
+
+func decodeStreamEvent(data []byte) (loop.StreamEvent, error) {
+	var raw struct {
+		Type         loop.StreamEventType `json:"type"`
+		ContentIndex int                  `json:"contentIndex"`
+		Delta        string               `json:"delta"`
+		Content      string               `json:"content"`
+		ToolCall     *loop.ToolCall       `json:"toolCall"`
+		Partial      *loop.AssistantMessage
+		Reason       loop.StopReason        `json:"reason"`
+		Message      *loop.AssistantMessage `json:"message"`
+		Error        *loop.AssistantMessage `json:"error"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return loop.StreamEvent{}, fmt.Errorf("stream event: %w", err)
+	}
+	ev := loop.StreamEvent{Type: raw.Type, ContentIndex: raw.ContentIndex, Delta: raw.Delta, Content: raw.Content,
+		ToolCall: raw.ToolCall, Partial: raw.Partial, Reason: raw.Reason, Message: raw.Message}
+	if raw.Type == loop.StreamError {
+		ev.Message = raw.Error
+	}
+	return ev, nil
+}
+
+// decodeToolResult reads a tool result, with its content blocks.
+func decodeToolResult(data []byte, out *loop.ToolResult) error {
+	var raw struct {
+		Content           []json.RawMessage `json:"content"`
+		Details           any               `json:"details"`
+		StructuredContent any               `json:"structuredContent"`
+		Usage             *loop.Usage       `json:"usage"`
+		IsError           bool              `json:"isError"`
+		Terminate         bool              `json:"terminate"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return fmt.Errorf("tool result: %w", err)
+	}
+	blocks, err := decodeBlocks(raw.Content)
+	if err != nil {
+		return err
+	}
+	*out = loop.ToolResult{Content: blocks, Details: raw.Details, StructuredContent: raw.StructuredContent,
+		Usage: raw.Usage, IsError: raw.IsError, Terminate: raw.Terminate}
+	return nil
+}
+
+func decodeBlocks(raw []json.RawMessage) ([]loop.Block, error) {
+	if raw == nil {
+		return nil, nil
+	}
+	out := make([]loop.Block, 0, len(raw))
+	for _, r := range raw {
+		b, err := loop.DecodeBlock(r)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+func mustJSON(v any) json.RawMessage {
+	data, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return data
+}

@@ -1,0 +1,42 @@
+package sim
+
+import "fmt"
+
+// Run simulates the scenario against impl and returns its trace. The trace is returned even
+// on error; an error means the implementation broke the port's contract (or the scenario
+// could not be set up), not that the loop misbehaved — misbehaviour shows in the trace.
+func Run(sc *Scenario, impl Implementation) (*Trace, error) {
+	w := newWorld(sc)
+	setup, err := w.setup()
+	if err != nil {
+		return &w.trace, err
+	}
+	if err := impl.Start(setup, w); err != nil {
+		w.closed = true
+		_ = impl.Stop()
+		return &w.trace, fmt.Errorf("scenario %s: start: %w", sc.Name, err)
+	}
+	for !w.ended && !w.full {
+		s, ok := w.next()
+		if !ok {
+			w.fail("stuck", "the implementation waits for something that was never scheduled")
+			break
+		}
+		w.now = s.at
+		if s.internal != nil {
+			s.internal()
+			continue
+		}
+		w.release(s)
+		if err := impl.Deliver(s.delivery); err != nil {
+			w.closed = true
+			_ = impl.Stop()
+			return &w.trace, fmt.Errorf("scenario %s: delivery %s at %dms: %w", sc.Name, s.delivery.Kind, s.at, err)
+		}
+	}
+	w.closed = true
+	if err := impl.Stop(); err != nil {
+		return &w.trace, fmt.Errorf("scenario %s: stop: %w", sc.Name, err)
+	}
+	return &w.trace, nil
+}

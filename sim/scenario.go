@@ -1,0 +1,246 @@
+package sim
+
+import "github.com/turnstile-dev/turnstile/loop"
+
+// Scenario is one situation to simulate: the starting context, the loop's configuration,
+// and the script of the world — provider responses, tool behaviour, hook answers, user
+// actions. Times are virtual milliseconds.
+type Scenario struct {
+	Name        string
+	Description string
+	// Since is the pi version that introduced the behaviour the scenario pins down.
+	Since string
+
+	// Messages is the initial transcript.
+	Messages []loop.Message
+	// Tools is every tool the scenario knows; those not Inactive start in the context.
+	Tools []ToolSpec
+	Model loop.Model
+	// ThinkingLevel is the requested level; "" for off.
+	ThinkingLevel loop.ThinkingLevel
+	APIKey        string
+	// ToolExecution is loop.Parallel (default) or loop.Sequential.
+	ToolExecution loop.ExecutionMode
+	SteeringMode  loop.QueueMode
+	FollowUpMode  loop.QueueMode
+	Hooks         Hooks
+
+	// Responses are the provider's answers, request by request.
+	Responses []Response
+	// ExtraResponse, when set, answers every request beyond Responses; otherwise such a
+	// request fails the run and is recorded ("request N was not scripted").
+	ExtraResponse *Response
+	// ToolCalls scripts individual calls by tool-call id, over their tool's Behaviour.
+	ToolCalls map[string]Behaviour
+
+	// User lists the simulated user's actions.
+	User []UserAction
+
+	// Continue starts with loop.Continue instead of loop.Run with Prompts.
+	Continue bool
+	Prompts  []loop.Message
+}
+
+// ToolSpec is one tool and its default behaviour.
+type ToolSpec struct {
+	Name          string
+	Description   string
+	Parameters    map[string]any
+	ExecutionMode loop.ExecutionMode
+	// Inactive tools are known but not in the initial context; a hook may bring them in.
+	Inactive bool
+	// PrepareArguments, when set, installs prepareArguments: it sets these keys on the raw
+	// arguments before validation.
+	PrepareArguments map[string]any
+	Behaviour        Behaviour
+}
+
+// Behaviour is how one tool execution goes.
+type Behaviour struct {
+	// Duration is when the execution settles, after its start.
+	Duration int64
+	// Updates are partial results at given times after the start (at most Duration; later
+	// ones are never delivered).
+	Updates []Update
+	// Result is what execute returns.
+	Result loop.ToolResult
+	// Throw, when set, makes execute fail with this text instead.
+	Throw string
+	// OnAbort, when set, makes the tool honour abort: when the run is aborted while it runs, it
+	// settles at once with this reaction. Nil ignores abort.
+	OnAbort *AbortReaction
+}
+
+// Update is one partial result.
+type Update struct {
+	At     int64
+	Result loop.ToolResult
+}
+
+// AbortReaction is how an abort-honouring tool settles: Throw, or else Result.
+type AbortReaction struct {
+	Result loop.ToolResult
+	Throw  string
+}
+
+// Response is one provider response, streamed the way pi-ai's faux provider streams: a start
+// event, then for each content block its start, deltas and end, then done — or error when the
+// stop reason is error or aborted.
+type Response struct {
+	Content []loop.Block
+	// StopReason defaults to toolUse when Content has a tool call, else stop.
+	StopReason   loop.StopReason
+	ErrorMessage string
+	Usage        *loop.Usage
+	// Delay is the time to the first event; ChunkDelay the time between later events.
+	Delay      int64
+	ChunkDelay int64
+	// DeltaSize splits text, thinking and tool-call arguments into deltas of this many
+	// characters; 0 sends each block as one delta.
+	DeltaSize int
+	// NoStart omits the start event (a provider that fails before streaming).
+	NoStart bool
+	// NoDone ends the stream without done or error; the final message is its result.
+	NoDone bool
+	// OpenError makes the stream function itself fail (pi: it throws), failing the run.
+	OpenError string
+	// StreamError makes the iteration fail after the scripted events (pi: the provider
+	// stream throws), failing the run.
+	StreamError string
+	// IgnoresAbort keeps streaming after an abort; by default the stream ends at once with
+	// stopReason aborted.
+	IgnoresAbort bool
+}
+
+// Hooks says which hooks are installed and what they answer. Steering and follow-up polls are
+// installed unless NoSteering / NoFollowUp.
+type Hooks struct {
+	NoSteering bool
+	NoFollowUp bool
+	// ConvertToLLM installs convertToLlm answering with the default filter (custom roles
+	// dropped); with KeepCustomAsUser, custom messages with text content become user messages.
+	ConvertToLLM *ConvertScript
+	// TransformContext installs transformContext keeping the last KeepLast messages (0: all).
+	TransformContext *TransformScript
+	// GetAPIKey installs getApiKey answering Key.
+	GetAPIKey       *KeyScript
+	PrepareRequest  *Script[RequestAnswer]
+	PrepareNextTurn *Script[TurnAnswer]
+	FinishTurn      *Script[FinishAnswer]
+	BeforeToolCall  *ToolScript[BeforeAnswer]
+	AfterToolCall   *ToolScript[AfterAnswer]
+}
+
+// Script holds a hook's answers by call number (1-based), with a default for the others.
+type Script[T any] struct {
+	Default T
+	ByCall  map[int]T
+}
+
+// answer returns the answer for call n.
+func (s *Script[T]) answer(n int) T {
+	if a, ok := s.ByCall[n]; ok {
+		return a
+	}
+	return s.Default
+}
+
+// ToolScript holds a tool hook's answers by tool-call id, with a default.
+type ToolScript[T any] struct {
+	Default    T
+	ByToolCall map[string]T
+}
+
+func (s *ToolScript[T]) answer(id string) T {
+	if a, ok := s.ByToolCall[id]; ok {
+		return a
+	}
+	return s.Default
+}
+
+// ConvertScript scripts convertToLlm.
+type ConvertScript struct{ KeepCustomAsUser bool }
+
+// TransformScript scripts transformContext.
+type TransformScript struct {
+	KeepLast int
+	Throw    string
+}
+
+// KeyScript scripts getApiKey.
+type KeyScript struct{ Key string }
+
+// ContextChange replaces parts of the context from a hook.
+type ContextChange struct {
+	// Tools, when non-nil, replaces the context's tools by these names.
+	Tools []string
+	// KeepLast, when > 0, replaces the messages by the last KeepLast of them.
+	KeepLast int
+}
+
+// RequestAnswer is prepareRequest's scripted answer; the zero value answers nothing.
+type RequestAnswer struct {
+	Context       *ContextChange
+	Model         *loop.Model
+	ThinkingLevel loop.ThinkingLevel
+	Throw         string
+}
+
+// TurnAnswer is prepareNextTurn's scripted answer; the zero value answers nothing.
+type TurnAnswer struct {
+	Context       *ContextChange
+	Messages      []loop.Message
+	Model         *loop.Model
+	ThinkingLevel loop.ThinkingLevel
+	Throw         string
+}
+
+// FinishAnswer is finishTurn's scripted answer.
+type FinishAnswer struct {
+	Action loop.TurnDecision
+	Throw  string
+}
+
+// BeforeAnswer is beforeToolCall's scripted answer.
+type BeforeAnswer struct {
+	Block     bool
+	Reason    string
+	Terminate bool
+	// SetArgs sets these keys on the validated arguments (they reach execute unvalidated).
+	SetArgs map[string]any
+	Throw   string
+}
+
+// AfterAnswer is afterToolCall's scripted answer; nil fields keep the executed result's.
+type AfterAnswer struct {
+	Content           []loop.Block
+	Details           any
+	StructuredContent any
+	IsError           *bool
+	Terminate         *bool
+	Throw             string
+}
+
+// UserAction is something the simulated user does: at a time, or when a trigger fires.
+type UserAction struct {
+	At *int64
+	On *Trigger
+	// Steer and FollowUp enqueue messages on those queues.
+	Steer    []loop.Message
+	FollowUp []loop.Message
+	// Abort aborts the run (delivered once the implementation is idle).
+	Abort bool
+}
+
+// Trigger fires the first time (or the Nth time) something happens.
+type Trigger struct {
+	// Event is a loop event type; with ToolCallID it must concern that call.
+	Event      loop.EventType
+	ToolCallID string
+	// Request fires when provider request number Request opens.
+	Request int
+	// Hook fires when that hook is called.
+	Hook string
+	// Nth is the occurrence to fire on (default 1).
+	Nth int
+}

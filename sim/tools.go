@@ -1,0 +1,69 @@
+package sim
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/turnstile-dev/turnstile/loop"
+)
+
+// toolStart is the data of a tool call.
+type toolStart struct {
+	ToolCallID string         `json:"toolCallId"`
+	ToolName   string         `json:"toolName"`
+	Args       map[string]any `json:"args"`
+}
+
+// startTool schedules a tool execution's updates and result.
+func (w *world) startTool(data json.RawMessage) Answer {
+	var st toolStart
+	if err := json.Unmarshal(data, &st); err != nil {
+		w.fail("protocol", "bad tool call: "+err.Error())
+		return Answer{Error: "bad tool call: " + err.Error()}
+	}
+	b, ok := w.sc.ToolCalls[st.ToolCallID]
+	if !ok {
+		i := slices.IndexFunc(w.sc.Tools, func(t ToolSpec) bool { return t.Name == st.ToolName })
+		if i < 0 {
+			text := fmt.Sprintf("tool %q was executed but the scenario does not define it", st.ToolName)
+			w.fail("script", text)
+			return Answer{Error: text}
+		}
+		b = w.sc.Tools[i].Behaviour
+	}
+	for _, t := range w.tools {
+		if t.id == st.ToolCallID && !t.finished {
+			text := fmt.Sprintf("tool call %s started twice while running", st.ToolCallID)
+			w.fail("protocol", text)
+			return Answer{Error: text}
+		}
+	}
+	t := &toolRun{id: st.ToolCallID, b: b}
+	w.tools = append(w.tools, t)
+	start := w.now
+	for _, u := range b.Updates {
+		if u.At > b.Duration {
+			continue
+		}
+		s := w.at(start+u.At, Delivery{Kind: DeliverToolUpdate, Target: t.id, Now: start + u.At, Data: canonicalOf(u.Result)})
+		t.pending = append(t.pending, s)
+		s.onRelease = func() { t.pending = t.pending[1:] }
+	}
+	w.settleTool(t, start+b.Duration, b.Result, b.Throw)
+	return Answer{Data: json.RawMessage(`{}`)}
+}
+
+// settleTool schedules the end of a tool execution: a result, or a thrown error.
+func (w *world) settleTool(t *toolRun, at int64, result loop.ToolResult, throw string) {
+	data := canonicalOf(map[string]any{"result": result})
+	if throw != "" {
+		data = canonicalOf(map[string]string{"error": throw})
+	}
+	s := w.at(at, Delivery{Kind: DeliverToolResult, Target: t.id, Now: at, Data: data})
+	t.pending = append(t.pending, s)
+	s.onRelease = func() {
+		t.pending = nil
+		t.finished = true
+	}
+}

@@ -1,0 +1,363 @@
+package sim
+
+import (
+	"container/heap"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/turnstile-dev/turnstile/loop"
+)
+
+// maxEntries bounds a trace, so a run that never ends (finishTurn continue on every turn with
+// an ExtraResponse) is stopped and recorded rather than hung.
+const maxEntries = 1_000_000
+
+// world is the scripted environment of one run: the virtual clock, the schedule of
+// deliveries, the scripts, the user's queues and the trace. It is driven by one goroutine at
+// a time (the driver, or the implementation's running task calling through the Port).
+type world struct {
+	sc       *Scenario
+	now      int64
+	seq      int64
+	schedule schedule
+	trace    Trace
+
+	steering *loop.Queue
+	followUp *loop.Queue
+
+	requests  int
+	hookCalls map[string]int
+	streams   []*streamRun
+	tools     []*toolRun
+	aborted   bool
+	ended     bool
+	closed    bool
+	full      bool
+
+	triggerSeen []int
+	fired       []bool
+}
+
+// streamRun is an open provider stream on the world's side.
+type streamRun struct {
+	id       string
+	resp     *Response
+	partial  *loop.AssistantMessage
+	final    *loop.AssistantMessage
+	finished bool
+	pending  []*scheduled
+}
+
+// toolRun is a running tool execution on the world's side.
+type toolRun struct {
+	id       string
+	b        Behaviour
+	settled  bool
+	pending  []*scheduled
+	finished bool
+}
+
+// scheduled is one future happening: a delivery to the implementation, or a user action on
+// the world's own state (internal).
+type scheduled struct {
+	at        int64
+	seq       int64
+	delivery  Delivery
+	internal  func()
+	onRelease func()
+	cancelled bool
+	index     int
+}
+
+type schedule []*scheduled
+
+func (s schedule) Len() int { return len(s) }
+func (s schedule) Less(i, j int) bool {
+	if s[i].at != s[j].at {
+		return s[i].at < s[j].at
+	}
+	return s[i].seq < s[j].seq
+}
+func (s schedule) Swap(i, j int)  { s[i], s[j] = s[j], s[i]; s[i].index = i; s[j].index = j }
+func (s *schedule) Push(x any)   { e := x.(*scheduled); e.index = len(*s); *s = append(*s, e) }
+func (s *schedule) Pop() any {
+	old := *s
+	e := old[len(old)-1]
+	*s = old[:len(old)-1]
+	return e
+}
+
+func newWorld(sc *Scenario) *world {
+	w := &world{
+		sc:          sc,
+		steering:    loop.NewQueue(sc.SteeringMode),
+		followUp:    loop.NewQueue(sc.FollowUpMode),
+		hookCalls:   map[string]int{},
+		triggerSeen: make([]int, len(sc.User)),
+		fired:       make([]bool, len(sc.User)),
+		trace:       Trace{Scenario: sc.Name},
+	}
+	for i, a := range sc.User {
+		if a.At != nil {
+			w.scheduleInternal(*a.At, func() { w.perform(i) })
+		}
+	}
+	return w
+}
+
+// at schedules a delivery at virtual time t; ties are released in scheduling order.
+func (w *world) at(t int64, d Delivery) *scheduled {
+	w.seq++
+	d.Now = t
+	s := &scheduled{at: t, seq: w.seq, delivery: d}
+	heap.Push(&w.schedule, s)
+	return s
+}
+
+func (w *world) scheduleInternal(t int64, f func()) {
+	w.seq++
+	heap.Push(&w.schedule, &scheduled{at: t, seq: w.seq, internal: f})
+}
+
+// next pops the earliest live happening.
+func (w *world) next() (*scheduled, bool) {
+	for w.schedule.Len() > 0 {
+		s := heap.Pop(&w.schedule).(*scheduled)
+		if !s.cancelled {
+			return s, true
+		}
+	}
+	return nil, false
+}
+
+func (w *world) record(e Entry) {
+	if w.closed || w.full {
+		return
+	}
+	if len(w.trace.Entries) >= maxEntries {
+		w.full = true
+		w.trace.Entries = append(w.trace.Entries, Entry{Seq: len(w.trace.Entries) + 1, T: w.now, Kind: KindFail, Name: "limit",
+			Error: fmt.Sprintf("the trace reached %d entries; the run was stopped", maxEntries)})
+		return
+	}
+	e.Seq = len(w.trace.Entries) + 1
+	e.T = w.now
+	w.trace.Entries = append(w.trace.Entries, e)
+}
+
+func (w *world) fail(name, text string) { w.record(Entry{Kind: KindFail, Name: name, Error: text}) }
+
+// Call implements Port.
+func (w *world) Call(c Call) Answer {
+	if w.closed || w.full {
+		return Answer{Error: "the simulation has ended"}
+	}
+	var a Answer
+	switch c.Kind {
+	case CallStream:
+		a = w.openStream(c.Data)
+	case CallTool:
+		a = w.startTool(c.Data)
+	case CallHook:
+		a = w.hook(c.Name, c.Data)
+	default:
+		a = Answer{Error: fmt.Sprintf("unknown call kind %q", c.Kind)}
+	}
+	e := Entry{Kind: KindCall, Name: c.Kind, Data: Canonical(c.Data), Error: a.Error}
+	if c.Kind == CallHook {
+		e.Name = c.Name
+	}
+	if c.Kind == CallStream && a.Error == "" {
+		e.Target = strconv.Itoa(w.requests)
+	}
+	if len(a.Data) > 0 {
+		e.Answer = Canonical(a.Data)
+	}
+	w.record(e)
+	w.afterCall(c)
+	return a
+}
+
+// Notify implements Port.
+func (w *world) Notify(n Notification) {
+	if w.closed || w.full {
+		return
+	}
+	switch n.Kind {
+	case NotifyEvent:
+		var head struct {
+			Type       loop.EventType `json:"type"`
+			ToolCallID string         `json:"toolCallId"`
+		}
+		_ = json.Unmarshal(n.Data, &head)
+		w.record(Entry{Kind: KindEvent, Name: string(head.Type), Target: head.ToolCallID, Data: Canonical(n.Data)})
+		w.fireTriggers(func(t *Trigger) bool {
+			return t.Event == head.Type && (t.ToolCallID == "" || t.ToolCallID == head.ToolCallID)
+		})
+	case NotifyEnd:
+		var end struct {
+			Error string `json:"error"`
+		}
+		_ = json.Unmarshal(n.Data, &end)
+		w.record(Entry{Kind: KindEnd, Name: "run", Data: Canonical(n.Data), Error: end.Error})
+		w.ended = true
+	default:
+		w.fail("protocol", fmt.Sprintf("unknown notification kind %q", n.Kind))
+	}
+}
+
+// afterCall fires the triggers a call matches, once it is recorded.
+func (w *world) afterCall(c Call) {
+	switch c.Kind {
+	case CallStream:
+		n := w.requests
+		w.fireTriggers(func(t *Trigger) bool { return t.Request == n && t.Request > 0 })
+	case CallHook:
+		w.fireTriggers(func(t *Trigger) bool { return t.Hook == c.Name })
+	}
+}
+
+func (w *world) fireTriggers(match func(*Trigger) bool) {
+	for i, a := range w.sc.User {
+		if a.On == nil || w.fired[i] || !match(a.On) {
+			continue
+		}
+		w.triggerSeen[i]++
+		if w.triggerSeen[i] < max(a.On.Nth, 1) {
+			continue
+		}
+		w.fired[i] = true
+		if a.Abort {
+			// An abort reaches the implementation as a delivery, once it is idle, whichever
+			// port it uses.
+			w.scheduleAbort(w.now)
+		}
+		w.enqueue(i)
+	}
+}
+
+// perform carries out a timed user action.
+func (w *world) perform(i int) {
+	w.fired[i] = true
+	if w.sc.User[i].Abort {
+		w.scheduleAbort(w.now)
+	}
+	w.enqueue(i)
+}
+
+func (w *world) enqueue(i int) {
+	a := w.sc.User[i]
+	if len(a.Steer) > 0 {
+		w.steering.Enqueue(a.Steer...)
+		w.record(Entry{Kind: KindUser, Name: "steer", Data: canonicalOf(a.Steer)})
+	}
+	if len(a.FollowUp) > 0 {
+		w.followUp.Enqueue(a.FollowUp...)
+		w.record(Entry{Kind: KindUser, Name: "followUp", Data: canonicalOf(a.FollowUp)})
+	}
+}
+
+func (w *world) scheduleAbort(t int64) {
+	s := w.at(t, Delivery{Kind: DeliverAbort})
+	s.onRelease = w.reactToAbort
+}
+
+// reactToAbort makes open streams and abort-honouring tools settle now.
+func (w *world) reactToAbort() {
+	w.aborted = true
+	for _, s := range w.streams {
+		if s.finished || s.resp.IgnoresAbort {
+			continue
+		}
+		for _, p := range s.pending {
+			p.cancelled = true
+		}
+		s.pending = nil
+		w.pushStreamEvent(s, w.now, abortedEvent(s.partial))
+	}
+	for _, t := range w.tools {
+		if t.finished || t.b.OnAbort == nil {
+			continue
+		}
+		for _, p := range t.pending {
+			p.cancelled = true
+		}
+		t.pending = nil
+		w.settleTool(t, w.now, t.b.OnAbort.Result, t.b.OnAbort.Throw)
+	}
+}
+
+// release prepares a popped delivery: updates the world's side of it and records it.
+func (w *world) release(s *scheduled) {
+	if s.onRelease != nil {
+		s.onRelease()
+	}
+	w.record(Entry{Kind: KindDeliver, Name: s.delivery.Kind, Target: s.delivery.Target, Data: Canonical(s.delivery.Data)})
+}
+
+// setup is what the implementation is told about the scenario.
+func (w *world) setup() (Setup, error) {
+	sc := w.sc
+	s := Setup{
+		Scenario:      sc.Name,
+		Model:         ModelSetup{ID: sc.Model.ID, API: sc.Model.API, Provider: sc.Model.Provider},
+		ThinkingLevel: string(orOff(sc.ThinkingLevel)),
+		APIKey:        sc.APIKey,
+		ToolExecution: string(orDefault(sc.ToolExecution, loop.Parallel)),
+		Hooks:         sc.Hooks.installed(),
+		Entry:         "run",
+		Messages:      []json.RawMessage{},
+		Tools:         []ToolSetup{},
+		ActiveTools:   []string{},
+	}
+	if sc.Continue {
+		s.Entry = "continue"
+	}
+	for _, m := range sc.Messages {
+		raw, err := json.Marshal(m)
+		if err != nil {
+			return s, fmt.Errorf("scenario %s: initial message: %w", sc.Name, err)
+		}
+		s.Messages = append(s.Messages, raw)
+	}
+	if !sc.Continue {
+		s.Prompts = []json.RawMessage{}
+		for _, m := range sc.Prompts {
+			raw, err := json.Marshal(m)
+			if err != nil {
+				return s, fmt.Errorf("scenario %s: prompt: %w", sc.Name, err)
+			}
+			s.Prompts = append(s.Prompts, raw)
+		}
+	}
+	for _, t := range sc.Tools {
+		params := t.Parameters
+		if params == nil {
+			params = map[string]any{"type": "object"}
+		}
+		s.Tools = append(s.Tools, ToolSetup{
+			Name: t.Name, Description: t.Description, Parameters: params,
+			ExecutionMode: string(t.ExecutionMode), HasPrepareArguments: t.PrepareArguments != nil,
+		})
+		if !t.Inactive {
+			s.ActiveTools = append(s.ActiveTools, t.Name)
+		}
+	}
+	return s, nil
+}
+
+func orOff(l loop.ThinkingLevel) loop.ThinkingLevel {
+	if l == "" {
+		return loop.ThinkingOff
+	}
+	return l
+}
+
+func orDefault[T comparable](v, d T) T {
+	var zero T
+	if v == zero {
+		return d
+	}
+	return v
+}

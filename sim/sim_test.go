@@ -24,7 +24,7 @@ func TestSmoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, e := range tr.Entries {
-		fmt.Printf("%5d %-8s %-22s %s %s %s\n", e.T, e.Kind, e.Name, e.Target, e.Error, trunc(string(e.Data)))
+		fmt.Println(sim.TimelineLine(e))
 	}
 }
 

@@ -1,0 +1,393 @@
+package sim
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// Timeline renders the trace for people and golden files: one line an entry, with virtual
+// time, a short kind, and what matters of the entry; ids and flags stay visible, long
+// payloads are abbreviated with a stable digest.
+//
+//	   12ms  ev    tool_execution_end t1 read ok 30ms "contents"
+//	   12ms  call  getSteeringMessages -> []
+//	   15ms  dlv   #2 text_delta [0] "Hel"
+func (t *Trace) Timeline() []byte {
+	var buf bytes.Buffer
+	for _, e := range t.Entries {
+		buf.WriteString(TimelineLine(e))
+		buf.WriteByte('\n')
+	}
+	return buf.Bytes()
+}
+
+// TimelineLine renders one entry as a timeline line.
+func TimelineLine(e Entry) string {
+	kind := map[string]string{KindEvent: "ev", KindCall: "call", KindDeliver: "dlv", KindUser: "user", KindEnd: "end", KindFail: "FAIL"}[e.Kind]
+	return fmt.Sprintf("%7dms  %-4s  %s", e.T, kind, describe(e))
+}
+
+func describe(e Entry) string {
+	var d map[string]any
+	_ = json.Unmarshal(e.Data, &d)
+	switch e.Kind {
+	case KindEvent:
+		return describeEvent(e.Name, d)
+	case KindCall:
+		return describeCall(e)
+	case KindDeliver:
+		return describeDelivery(e, d)
+	case KindUser:
+		var msgs []any
+		_ = json.Unmarshal(e.Data, &msgs)
+		return e.Name + " " + messageList(msgs)
+	case KindEnd:
+		if e.Error != "" {
+			return "run failed: " + e.Error
+		}
+		msgs, _ := d["messages"].([]any)
+		return "run returned " + messageList(msgs)
+	case KindFail:
+		return e.Name + ": " + e.Error
+	}
+	return e.Name
+}
+
+func describeEvent(name string, d map[string]any) string {
+	parts := []string{name}
+	switch name {
+	case "message_start", "message_end":
+		parts = append(parts, message(d["message"]))
+	case "message_update":
+		ev, _ := d["assistantMessageEvent"].(map[string]any)
+		parts = append(parts, streamEvent(ev))
+	case "turn_end":
+		m, _ := d["message"].(map[string]any)
+		results, _ := d["toolResults"].([]any)
+		parts = append(parts, fmt.Sprintf("%v results=%d", str(m["stopReason"]), len(results)))
+	case "agent_end":
+		msgs, _ := d["messages"].([]any)
+		parts = append(parts, messageList(msgs))
+	case "tool_execution_start":
+		parts = append(parts, str(d["toolCallId"]), str(d["toolName"]), compact(d["args"]))
+	case "tool_execution_update":
+		parts = append(parts, str(d["toolCallId"]), str(d["toolName"]), result(d["partialResult"]))
+	case "tool_execution_end":
+		status := "ok"
+		if d["isError"] == true {
+			status = "error"
+		}
+		parts = append(parts, str(d["toolCallId"]), str(d["toolName"]), status)
+		if ms, ok := d["durationMs"]; ok {
+			parts = append(parts, fmt.Sprintf("%vms", ms))
+		}
+		parts = append(parts, result(d["result"]))
+	}
+	return strings.Join(parts, " ")
+}
+
+func describeCall(e Entry) string {
+	var d map[string]any
+	_ = json.Unmarshal(e.Data, &d)
+	var s string
+	switch e.Name {
+	case CallStream:
+		msgs, _ := d["messages"].([]any)
+		s = fmt.Sprintf("stream #%s %s tools=%s think=%v", e.Target, messageList(msgs), declaredTools(msgs), str(d["thinkingLevel"]))
+		if key := str(d["apiKey"]); key != "" {
+			s += " key=" + key
+		}
+		if m, ok := d["model"].(map[string]any); ok {
+			s += " model=" + str(m["id"])
+		}
+	case CallTool:
+		s = fmt.Sprintf("tool %v %v %s", str(d["toolCallId"]), str(d["toolName"]), compact(d["args"]))
+	default:
+		s = e.Name + "(" + hookInput(e.Name, d) + ")"
+	}
+	if e.Error != "" {
+		return s + " -> throws " + quote(e.Error, 60)
+	}
+	if len(e.Answer) > 0 && e.Name != CallStream && e.Name != CallTool {
+		var a any
+		_ = json.Unmarshal(e.Answer, &a)
+		return s + " -> " + hookAnswer(a)
+	}
+	return s
+}
+
+// hookInput shows the part of a hook's argument that identifies the call.
+func hookInput(name string, d map[string]any) string {
+	switch name {
+	case HookBeforeToolCall, HookAfterToolCall:
+		tc, _ := d["toolCall"].(map[string]any)
+		s := str(tc["id"]) + " " + compact(d["args"])
+		if name == HookAfterToolCall {
+			s += " " + result(d["result"])
+		}
+		return s
+	case HookPrepareRequest:
+		c, _ := d["context"].(map[string]any)
+		msgs, _ := c["messages"].([]any)
+		return fmt.Sprintf("%d msgs think=%v", len(msgs), str(d["thinkingLevel"]))
+	case HookPrepareNextTurn, HookFinishTurn:
+		t, _ := d["turn"].(map[string]any)
+		m, _ := t["message"].(map[string]any)
+		results, _ := t["toolResults"].([]any)
+		return fmt.Sprintf("%v results=%d", str(m["stopReason"]), len(results))
+	case HookConvertToLLM, HookTransformContext:
+		msgs, _ := d["messages"].([]any)
+		return fmt.Sprintf("%d msgs", len(msgs))
+	case HookPrepareArguments:
+		return str(d["toolName"]) + " " + compact(d["args"])
+	case HookGetAPIKey:
+		return str(d["provider"])
+	}
+	return ""
+}
+
+func hookAnswer(a any) string {
+	m, ok := a.(map[string]any)
+	if !ok {
+		return compact(a)
+	}
+	if msgs, ok := m["messages"].([]any); ok && len(m) == 1 {
+		return messageList(msgs)
+	}
+	if len(m) == 0 {
+		return "none"
+	}
+	return compact(a)
+}
+
+func describeDelivery(e Entry, d map[string]any) string {
+	switch e.Name {
+	case DeliverStreamEvent:
+		return "#" + e.Target + " " + streamEvent(d)
+	case DeliverStreamEnd:
+		return "#" + e.Target + " ends without done: " + message(d["message"])
+	case DeliverStreamFail:
+		return "#" + e.Target + " stream throws " + quote(str(d["error"]), 60)
+	case DeliverToolUpdate:
+		return "tool " + e.Target + " update " + result(d)
+	case DeliverToolResult:
+		if errText, ok := d["error"]; ok {
+			return "tool " + e.Target + " throws " + quote(str(errText), 60)
+		}
+		return "tool " + e.Target + " result " + result(d["result"])
+	case DeliverAbort:
+		return "abort"
+	}
+	return e.Name
+}
+
+func streamEvent(ev map[string]any) string {
+	t := str(ev["type"])
+	switch t {
+	case "start":
+		return t
+	case "done", "error":
+		key := "message"
+		if t == "error" {
+			key = "error"
+		}
+		return t + " " + str(ev["reason"]) + " " + message(ev[key])
+	}
+	s := fmt.Sprintf("%s [%v]", t, ev["contentIndex"])
+	if delta, ok := ev["delta"]; ok {
+		s += " " + quote(str(delta), 40)
+	}
+	if tc, ok := ev["toolCall"].(map[string]any); ok {
+		s += " " + str(tc["id"]) + " " + str(tc["name"])
+	}
+	return s
+}
+
+// message summarises a message: role and what identifies it.
+func message(v any) string {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return compact(v)
+	}
+	role := str(m["role"])
+	switch role {
+	case "user":
+		return "user " + content(m["content"])
+	case "system":
+		s := "system"
+		if text := content(m["content"]); text != `""` {
+			s += " " + text
+		}
+		if added, ok := m["toolsAdded"].([]any); ok {
+			s += " +tools" + names(added)
+		}
+		if removed, ok := m["toolsRemoved"].([]any); ok {
+			s += " -tools" + names(removed)
+		}
+		return s
+	case "assistant":
+		s := fmt.Sprintf("assistant %v %s", str(m["stopReason"]), content(m["content"]))
+		if errText := str(m["errorMessage"]); errText != "" {
+			s += " error=" + quote(errText, 40)
+		}
+		if level := str(m["thinkingLevel"]); level != "" {
+			s += " think=" + level
+		}
+		return s
+	case "toolResult":
+		status := "ok"
+		if m["isError"] == true {
+			status = "error"
+		}
+		s := fmt.Sprintf("toolResult %v %v %s %s", str(m["toolCallId"]), str(m["toolName"]), status, content(m["content"]))
+		if ms, ok := m["durationMs"]; ok {
+			s += fmt.Sprintf(" %vms", ms)
+		}
+		return s
+	}
+	return role + " " + compact(m)
+}
+
+func messageList(msgs []any) string {
+	roles := make([]string, 0, len(msgs))
+	for _, m := range msgs {
+		mm, _ := m.(map[string]any)
+		roles = append(roles, str(mm["role"]))
+	}
+	if len(msgs) == 0 {
+		return "[]"
+	}
+	return fmt.Sprintf("[%s]%s", strings.Join(roles, " "), digest(msgs))
+}
+
+func declaredTools(msgs []any) string {
+	var tools []string
+	for _, m := range msgs {
+		mm, _ := m.(map[string]any)
+		if mm["role"] != "system" {
+			continue
+		}
+		if removed, ok := mm["toolsRemoved"].([]any); ok {
+			for _, r := range removed {
+				name := str(r.(map[string]any)["name"])
+				for i, t := range tools {
+					if t == name {
+						tools = append(tools[:i], tools[i+1:]...)
+						break
+					}
+				}
+			}
+		}
+		if added, ok := mm["toolsAdded"].([]any); ok {
+			for _, a := range added {
+				name := str(a.(map[string]any)["name"])
+				found := false
+				for _, t := range tools {
+					found = found || t == name
+				}
+				if !found {
+					tools = append(tools, name)
+				}
+			}
+		}
+	}
+	return "[" + strings.Join(tools, ",") + "]"
+}
+
+// content summarises message content: a string, or its blocks.
+func content(v any) string {
+	switch c := v.(type) {
+	case string:
+		return quote(c, 40)
+	case []any:
+		parts := make([]string, 0, len(c))
+		for _, b := range c {
+			bm, _ := b.(map[string]any)
+			switch bm["type"] {
+			case "text":
+				parts = append(parts, quote(str(bm["text"]), 40))
+			case "thinking":
+				parts = append(parts, "thinking:"+quote(str(bm["thinking"]), 20))
+			case "toolCall":
+				parts = append(parts, fmt.Sprintf("call:%v:%v%s", str(bm["id"]), str(bm["name"]), compact(bm["arguments"])))
+			case "image":
+				parts = append(parts, "image"+digest(bm))
+			default:
+				parts = append(parts, compact(bm))
+			}
+		}
+		return "[" + strings.Join(parts, " ") + "]"
+	case nil:
+		return "null"
+	}
+	return compact(v)
+}
+
+func result(v any) string {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return compact(v)
+	}
+	s := content(m["content"])
+	for _, flag := range []string{"isError", "terminate"} {
+		if m[flag] == true {
+			s += " " + flag
+		}
+	}
+	if details, ok := m["details"]; ok && !isEmptyObject(details) {
+		s += " details=" + compact(details)
+	}
+	return s
+}
+
+func names(list []any) string {
+	out := make([]string, 0, len(list))
+	for _, t := range list {
+		tm, _ := t.(map[string]any)
+		out = append(out, str(tm["name"]))
+	}
+	return "[" + strings.Join(out, ",") + "]"
+}
+
+// compact is short JSON, or an abbreviation with a digest when long.
+func compact(v any) string {
+	data, _ := json.Marshal(v)
+	if len(data) <= 48 {
+		return string(data)
+	}
+	return string(data[:1]) + "…" + digest(v)
+}
+
+// digest is a stable short hash of a value's canonical JSON.
+func digest(v any) string {
+	data, _ := json.Marshal(v)
+	sum := sha256.Sum256(data)
+	return "#" + hex.EncodeToString(sum[:3])
+}
+
+func quote(s string, n int) string {
+	r := []rune(s)
+	if len(r) > n {
+		return fmt.Sprintf("%q…", string(r[:n]))
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+func str(v any) string {
+	switch s := v.(type) {
+	case string:
+		return s
+	case nil:
+		return ""
+	}
+	return fmt.Sprint(v)
+}
+
+func isEmptyObject(v any) bool {
+	m, ok := v.(map[string]any)
+	return ok && len(m) == 0
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/turnstile-dev/turnstile/loop"
@@ -196,15 +197,14 @@ func (r *Reference) tool(ts ToolSetup) *loop.Tool {
 			}
 		},
 	}
-	if ts.HasPrepareArguments {
+	if ts.PrepareArguments != nil {
 		t.PrepareArguments = func(args map[string]any) map[string]any {
-			var out struct {
-				Args map[string]any `json:"args"`
+			out := maps.Clone(args)
+			if out == nil {
+				out = map[string]any{}
 			}
-			if err := r.hook(HookPrepareArguments, map[string]any{"toolName": ts.Name, "args": args}, &out); err != nil {
-				panic(err.Error())
-			}
-			return out.Args
+			maps.Copy(out, ts.PrepareArguments)
+			return out
 		}
 	}
 	return t

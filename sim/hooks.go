@@ -19,8 +19,6 @@ const (
 	HookFollowUp         = "getFollowUpMessages"
 	HookBeforeToolCall   = "beforeToolCall"
 	HookAfterToolCall    = "afterToolCall"
-	// HookPrepareArguments is a tool's prepareArguments, called with {toolName, args}.
-	HookPrepareArguments = "prepareArguments"
 )
 
 // installed lists the installed hooks in a fixed order.
@@ -136,31 +134,8 @@ func (w *world) hook(name string, data json.RawMessage) Answer {
 			out["terminate"] = *a.Terminate
 		}
 		return answerJSON(out)
-	case name == HookPrepareArguments:
-		return w.prepareArguments(in)
 	}
 	text := fmt.Sprintf("hook %s was called but the scenario does not install it", name)
-	w.fail("protocol", text)
-	return Answer{Error: text}
-}
-
-func (w *world) prepareArguments(in map[string]json.RawMessage) Answer {
-	var name string
-	_ = json.Unmarshal(in["toolName"], &name)
-	var args map[string]any
-	_ = json.Unmarshal(in["args"], &args)
-	for _, t := range w.sc.Tools {
-		if t.Name == name && t.PrepareArguments != nil {
-			if args == nil {
-				args = map[string]any{}
-			}
-			for k, v := range t.PrepareArguments {
-				args[k] = v
-			}
-			return answerJSON(map[string]any{"args": args})
-		}
-	}
-	text := fmt.Sprintf("prepareArguments was called for tool %q, which has none", name)
 	w.fail("protocol", text)
 	return Answer{Error: text}
 }

@@ -57,14 +57,15 @@ type Setup struct {
 }
 
 // ToolSetup describes one tool. Its behaviour lives in the world: execute is a "tool" call
-// followed by deliveries, prepareArguments (when HasPrepareArguments) a "prepareArguments"
-// call.
+// followed by deliveries. PrepareArguments, when present, installs prepareArguments, which
+// sets these keys on the raw arguments; it runs inside the implementation because pi calls
+// prepareArguments synchronously, leaving no room for a call.
 type ToolSetup struct {
-	Name                string         `json:"name"`
-	Description         string         `json:"description"`
-	Parameters          map[string]any `json:"parameters"`
-	ExecutionMode       string         `json:"executionMode,omitempty"`
-	HasPrepareArguments bool           `json:"prepareArguments,omitempty"`
+	Name             string         `json:"name"`
+	Description      string         `json:"description"`
+	Parameters       map[string]any `json:"parameters"`
+	ExecutionMode    string         `json:"executionMode,omitempty"`
+	PrepareArguments map[string]any `json:"prepareArguments,omitempty"`
 }
 
 // ModelSetup is the model of the run's requests.

@@ -69,7 +69,7 @@ func (r *Reference) Start(setup Setup, port Port) error {
 			msgs, err = loop.Run(ctx, prompts, actx, cfg)
 		}
 		if err != nil {
-			port.Notify(Notification{Kind: NotifyEnd, Data: mustJSON(map[string]string{"error": err.Error()})})
+			port.Notify(Notification{Kind: NotifyEnd, Data: mustJSON(map[string]string{"error": rootCause(err).Error()})})
 			return
 		}
 		port.Notify(Notification{Kind: NotifyEnd, Data: mustJSON(map[string]any{"messages": nonNilMessages(msgs)})})
@@ -305,6 +305,18 @@ func decodeBlocks(raw []json.RawMessage) ([]loop.Block, error) {
 		out = append(out, b)
 	}
 	return out, nil
+}
+
+// rootCause is the innermost error: the hook's or stream's own failure, whose text is what
+// a throwing JavaScript hook would reject the run with.
+func rootCause(err error) error {
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			return err
+		}
+		err = next
+	}
 }
 
 func mustJSON(v any) json.RawMessage {

@@ -49,8 +49,8 @@ type ToolSpec struct {
 	ExecutionMode loop.ExecutionMode
 	// Inactive tools are known but not in the initial context; a hook may bring them in.
 	Inactive bool
-	// PrepareArguments, when set, installs prepareArguments: it sets these keys on the raw
-	// arguments before validation.
+	// PrepareArguments, when set, installs prepareArguments: it returns a copy of the raw
+	// arguments with these keys set, before validation.
 	PrepareArguments map[string]any
 	Behaviour        Behaviour
 }

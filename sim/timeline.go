@@ -142,8 +142,6 @@ func hookInput(name string, d map[string]any) string {
 	case HookConvertToLLM, HookTransformContext:
 		msgs, _ := d["messages"].([]any)
 		return fmt.Sprintf("%d msgs", len(msgs))
-	case HookPrepareArguments:
-		return str(d["toolName"]) + " " + compact(d["args"])
 	case HookGetAPIKey:
 		return str(d["provider"])
 	}

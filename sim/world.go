@@ -338,7 +338,7 @@ func (w *world) setup() (Setup, error) {
 		}
 		s.Tools = append(s.Tools, ToolSetup{
 			Name: t.Name, Description: t.Description, Parameters: params,
-			ExecutionMode: string(t.ExecutionMode), HasPrepareArguments: t.PrepareArguments != nil,
+			ExecutionMode: string(t.ExecutionMode), PrepareArguments: t.PrepareArguments,
 		})
 		if !t.Inactive {
 			s.ActiveTools = append(s.ActiveTools, t.Name)

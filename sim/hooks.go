@@ -21,8 +21,8 @@ const (
 	HookAfterToolCall    = "afterToolCall"
 )
 
-// installed lists the installed hooks in a fixed order.
-func (h Hooks) installed() []string {
+// Installed lists the installed hooks by pi's names, in a fixed order.
+func (h Hooks) Installed() []string {
 	var out []string
 	add := func(ok bool, name string) {
 		if ok {

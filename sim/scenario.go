@@ -244,3 +244,6 @@ type Trigger struct {
 	// Nth is the occurrence to fire on (default 1).
 	Nth int
 }
+
+// DefaultModel is the model of a scenario that names none.
+var DefaultModel = loop.Model{ID: "faux-1", API: "faux", Provider: "faux"}

@@ -370,7 +370,7 @@ func digest(v any) string {
 func quote(s string, n int) string {
 	r := []rune(s)
 	if len(r) > n {
-		return fmt.Sprintf("%q…", string(r[:n]))
+		return fmt.Sprintf("%q…%s", string(r[:n]), digest(s))
 	}
 	return fmt.Sprintf("%q", s)
 }

@@ -299,13 +299,16 @@ func (w *world) release(s *scheduled) {
 // setup is what the implementation is told about the scenario.
 func (w *world) setup() (Setup, error) {
 	sc := w.sc
+	if sc.Model == (loop.Model{}) {
+		sc.Model = DefaultModel
+	}
 	s := Setup{
 		Scenario:      sc.Name,
 		Model:         ModelSetup{ID: sc.Model.ID, API: sc.Model.API, Provider: sc.Model.Provider},
 		ThinkingLevel: string(orOff(sc.ThinkingLevel)),
 		APIKey:        sc.APIKey,
 		ToolExecution: string(orDefault(sc.ToolExecution, loop.Parallel)),
-		Hooks:         sc.Hooks.installed(),
+		Hooks:         sc.Hooks.Installed(),
 		Entry:         "run",
 		Messages:      []json.RawMessage{},
 		Tools:         []ToolSetup{},

@@ -1,0 +1,102 @@
+package scenarios
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/goccy/go-yaml/ast"
+
+	"github.com/turnstile-dev/turnstile/sim"
+)
+
+// Expect holds a scenario's inline expectations, checked against its trace.
+type Expect struct {
+	// Requests is the number of provider requests the run makes.
+	Requests *int
+	// RunFails says the run ends in a failure (a hook, stream or script error) rather than
+	// agent_end.
+	RunFails *bool
+	// Timeline lists texts that must appear in this order, each within one timeline line.
+	Timeline []string
+	// Absent lists texts no timeline line may contain.
+	Absent []string
+}
+
+func (d *decoder) expect(n ast.Node, ex *Expect) {
+	for _, f := range d.mapping(n, "expect", "requests", "runFails", "timeline", "absent") {
+		switch f.key {
+		case "requests":
+			v := int(d.duration(f.value, "expect.requests"))
+			ex.Requests = &v
+		case "runFails":
+			v := d.boolean(f.value, "expect.runFails")
+			ex.RunFails = &v
+		case "timeline":
+			for _, s := range d.sequence(f.value, "expect.timeline", false) {
+				ex.Timeline = append(ex.Timeline, d.str(s, "expect.timeline[]"))
+			}
+		case "absent":
+			for _, s := range d.sequence(f.value, "expect.absent", false) {
+				ex.Absent = append(ex.Absent, d.str(s, "expect.absent[]"))
+			}
+		}
+	}
+}
+
+// Empty reports whether there is nothing to check.
+func (ex *Expect) Empty() bool {
+	return ex == nil || (ex.Requests == nil && ex.RunFails == nil && len(ex.Timeline) == 0 && len(ex.Absent) == 0)
+}
+
+// Check returns one message per expectation the trace does not meet.
+func (ex *Expect) Check(tr *sim.Trace) []string {
+	if ex.Empty() {
+		return nil
+	}
+	var problems []string
+	requests, failed := 0, false
+	lines := make([]string, 0, len(tr.Entries))
+	for _, e := range tr.Entries {
+		lines = append(lines, sim.TimelineLine(e))
+		if e.Kind == sim.KindCall && e.Name == sim.CallStream {
+			requests++
+		}
+		if e.Kind == sim.KindFail || (e.Kind == sim.KindEnd && e.Error != "") {
+			failed = true
+		}
+	}
+	if ex.Requests != nil && requests != *ex.Requests {
+		problems = append(problems, fmt.Sprintf("expected %d requests, the run made %d", *ex.Requests, requests))
+	}
+	if ex.RunFails != nil && failed != *ex.RunFails {
+		if failed {
+			problems = append(problems, "expected the run to end normally, it failed")
+		} else {
+			problems = append(problems, "expected the run to fail, it ended normally")
+		}
+	}
+	at := 0
+	for _, want := range ex.Timeline {
+		found := false
+		for at < len(lines) {
+			at++
+			if strings.Contains(lines[at-1], want) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			problems = append(problems, fmt.Sprintf("expected a timeline line containing %q (in order)", want))
+			break
+		}
+	}
+	for _, bad := range ex.Absent {
+		for _, l := range lines {
+			if strings.Contains(l, bad) {
+				problems = append(problems, fmt.Sprintf("expected no timeline line containing %q, found: %s", bad, strings.TrimSpace(l)))
+				break
+			}
+		}
+	}
+	return problems
+}

@@ -1,0 +1,436 @@
+package scenarios
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+
+	"github.com/goccy/go-yaml/ast"
+
+	"github.com/turnstile-dev/turnstile/loop"
+	"github.com/turnstile-dev/turnstile/sim"
+)
+
+// topKeys are the keys of a scenario file, in the order the README documents them.
+var topKeys = []string{"name", "description", "since", "tools", "undefinedTools", "context", "config", "hooks",
+	"provider", "extraResponse", "toolCalls", "user", "run", "continue", "expect"}
+
+// refs remembers where things are named, for the checks that relate parts of a file.
+type refs struct {
+	callIDs        map[string]ast.Node // tool-call ids in provider responses
+	callTools      []named             // tool names called by responses
+	toolNames      map[string]ast.Node
+	undefinedTools map[string]ast.Node
+	toolCallKeys   []named // toolCalls keys
+	hookCallIDs    []named // beforeToolCall / afterToolCall keys
+	hookIndexes    []indexed
+	triggers       []trigger
+	contextTools   []named // tool names in hook context changes
+}
+
+type named struct {
+	name string
+	n    ast.Node
+}
+
+type indexed struct {
+	hook string
+	i    int
+	n    ast.Node
+}
+
+type trigger struct {
+	t *sim.Trigger
+	n ast.Node
+}
+
+// decodeScenario reads a scenario file's root mapping.
+func (d *decoder) decodeScenario(root ast.Node, sc *sim.Scenario, ex *Expect, r *refs) {
+	sawRun, sawContinue := false, false
+	for _, f := range d.mapping(root, "the scenario", topKeys...) {
+		switch f.key {
+		case "name":
+			sc.Name = d.str(f.value, "name")
+		case "description":
+			sc.Description = d.str(f.value, "description")
+		case "since":
+			sc.Since = d.str(f.value, "since")
+		case "tools":
+			for i, n := range d.sequence(f.value, "tools", false) {
+				sc.Tools = append(sc.Tools, d.tool(n, i, r))
+			}
+		case "undefinedTools":
+			for _, n := range d.sequence(f.value, "undefinedTools", false) {
+				r.undefinedTools[d.str(n, "an undefined tool")] = n
+			}
+		case "context":
+			sc.Messages = d.messages(f.value, "context")
+		case "config":
+			d.config(f.value, sc)
+		case "hooks":
+			d.hooks(f.value, &sc.Hooks, r)
+		case "provider":
+			for i, n := range d.sequence(f.value, "provider", false) {
+				sc.Responses = append(sc.Responses, d.response(n, "provider["+strconv.Itoa(i)+"]", r))
+			}
+		case "extraResponse":
+			resp := d.response(f.value, "extraResponse", r)
+			sc.ExtraResponse = &resp
+		case "toolCalls":
+			sc.ToolCalls = map[string]sim.Behaviour{}
+			for _, c := range d.mapping(f.value, "toolCalls") {
+				sc.ToolCalls[c.key] = d.behaviour(c.value, "toolCalls."+c.key)
+				r.toolCallKeys = append(r.toolCallKeys, named{c.key, c.keyN})
+			}
+		case "user":
+			for _, n := range d.sequence(f.value, "user", false) {
+				sc.User = append(sc.User, d.userAction(n, r))
+			}
+		case "run":
+			sawRun = true
+			sc.Prompts = d.messages(f.value, "run")
+		case "continue":
+			sawContinue = true
+			sc.Continue = d.boolean(f.value, "continue")
+		case "expect":
+			d.expect(f.value, ex)
+		}
+	}
+	switch {
+	case sawRun && sawContinue:
+		d.errorf(root, "a scenario either runs prompts (run:) or continues (continue: true), not both")
+	case !sawRun && !sc.Continue:
+		d.errorf(root, "the scenario needs an entry point: run: [prompts…] or continue: true")
+	}
+}
+
+func (d *decoder) tool(n ast.Node, i int, r *refs) sim.ToolSpec {
+	what := "tools[" + strconv.Itoa(i) + "]"
+	var t sim.ToolSpec
+	for _, f := range d.mapping(n, what, "name", "description", "parameters", "executionMode", "inactive", "prepareArguments", "behaviour") {
+		switch f.key {
+		case "name":
+			t.Name = d.str(f.value, what+".name")
+			if prev, dup := r.toolNames[t.Name]; dup && prev != nil {
+				d.errorf(f.value, "tool %q is defined twice", t.Name)
+			}
+			r.toolNames[t.Name] = f.value
+		case "description":
+			t.Description = d.str(f.value, what+".description")
+		case "parameters":
+			t.Parameters = d.object(f.value, what+".parameters")
+		case "executionMode":
+			t.ExecutionMode = loop.ExecutionMode(d.oneOf(f.value, what+".executionMode", "parallel", "sequential"))
+		case "inactive":
+			t.Inactive = d.boolean(f.value, what+".inactive")
+		case "prepareArguments":
+			t.PrepareArguments = d.object(f.value, what+".prepareArguments")
+		case "behaviour":
+			t.Behaviour = d.behaviour(f.value, what+".behaviour")
+		}
+	}
+	if t.Name == "" {
+		d.errorf(n, "%s needs a name", what)
+	}
+	if t.Parameters == nil {
+		t.Parameters = map[string]any{"type": "object"}
+	}
+	return t
+}
+
+func (d *decoder) behaviour(n ast.Node, what string) sim.Behaviour {
+	var b sim.Behaviour
+	for _, f := range d.mapping(n, what, "duration", "updates", "result", "throw", "onAbort") {
+		switch f.key {
+		case "duration":
+			b.Duration = d.duration(f.value, what+".duration")
+		case "updates":
+			for _, u := range d.sequence(f.value, what+".updates", false) {
+				var up sim.Update
+				for _, uf := range d.mapping(u, "an update", "at", "result") {
+					switch uf.key {
+					case "at":
+						up.At = d.duration(uf.value, "an update's at")
+					case "result":
+						up.Result = d.toolResult(uf.value, "an update's result")
+					}
+				}
+				b.Updates = append(b.Updates, up)
+			}
+		case "result":
+			b.Result = d.toolResult(f.value, what+".result")
+		case "throw":
+			b.Throw = d.str(f.value, what+".throw")
+		case "onAbort":
+			var a sim.AbortReaction
+			for _, af := range d.mapping(f.value, what+".onAbort", "result", "throw") {
+				switch af.key {
+				case "result":
+					a.Result = d.toolResult(af.value, what+".onAbort.result")
+				case "throw":
+					a.Throw = d.str(af.value, what+".onAbort.throw")
+				}
+			}
+			b.OnAbort = &a
+		}
+	}
+	for _, u := range b.Updates {
+		if u.At > b.Duration {
+			d.errorf(n, "%s has an update at %dms, after it settles at %dms; it would never be delivered", what, u.At, b.Duration)
+			break
+		}
+	}
+	return b
+}
+
+// toolResult reads a tool result: content (a string or blocks), details, isError,
+// terminate, structuredContent, usage.
+func (d *decoder) toolResult(n ast.Node, what string) loop.ToolResult {
+	var res loop.ToolResult
+	if isString(n) {
+		res.Content = loop.Text(d.str(n, what))
+		return res
+	}
+	for _, f := range d.mapping(n, what, "content", "details", "isError", "terminate", "structuredContent", "usage") {
+		switch f.key {
+		case "content":
+			if _, null := unwrap(f.value).(*ast.NullNode); null {
+				res.Content = nil
+			} else {
+				res.Content = d.blocks(f.value, what+".content")
+			}
+		case "details":
+			res.Details = d.json(f.value, what+".details")
+		case "isError":
+			res.IsError = d.boolean(f.value, what+".isError")
+		case "terminate":
+			res.Terminate = d.boolean(f.value, what+".terminate")
+		case "structuredContent":
+			res.StructuredContent = d.json(f.value, what+".structuredContent")
+		case "usage":
+			u := d.usage(f.value, what+".usage")
+			res.Usage = &u
+		}
+	}
+	return res
+}
+
+// blocks reads content blocks: a string is one text block; each item is {text}, {thinking},
+// {toolCall}, {image} or a block in pi's JSON form (with type).
+func (d *decoder) blocks(n ast.Node, what string) []loop.Block {
+	if isString(n) {
+		return loop.Text(d.str(n, what))
+	}
+	out := []loop.Block{}
+	for i, item := range d.sequence(n, what, false) {
+		if b := d.block(item, what+"["+strconv.Itoa(i)+"]"); b != nil {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+func (d *decoder) block(n ast.Node, what string) loop.Block {
+	if isString(n) {
+		return loop.TextContent{Text: d.str(n, what)}
+	}
+	fields := d.mapping(n, what)
+	if len(fields) == 1 {
+		f := fields[0]
+		switch f.key {
+		case "text":
+			return loop.TextContent{Text: d.str(f.value, what+".text")}
+		case "thinking":
+			return loop.ThinkingContent{Thinking: d.str(f.value, what+".thinking")}
+		case "toolCall":
+			return d.toolCall(f.value, what+".toolCall")
+		}
+	}
+	for _, f := range fields {
+		if f.key == "type" {
+			raw, _ := json.Marshal(d.json(n, what))
+			b, err := loop.DecodeBlock(raw)
+			if err != nil {
+				d.errorf(n, "%s: %v", what, err)
+				return nil
+			}
+			return b
+		}
+	}
+	d.errorf(n, "%s must be a string, {text: …}, {thinking: …}, {toolCall: {id, name, arguments}} or a block with a type", what)
+	return nil
+}
+
+func (d *decoder) toolCall(n ast.Node, what string) loop.ToolCall {
+	tc := loop.ToolCall{Arguments: map[string]any{}}
+	for _, f := range d.mapping(n, what, "id", "name", "arguments", "argumentsError") {
+		switch f.key {
+		case "id":
+			tc.ID = d.str(f.value, what+".id")
+		case "name":
+			tc.Name = d.str(f.value, what+".name")
+		case "arguments":
+			if args := d.object(f.value, what+".arguments"); args != nil {
+				tc.Arguments = args
+			}
+		case "argumentsError":
+			tc.ArgumentsError = d.str(f.value, what+".argumentsError")
+		}
+	}
+	if tc.ID == "" || tc.Name == "" {
+		d.errorf(n, "%s needs an id and a name", what)
+	}
+	return tc
+}
+
+// messages reads a list of messages; a string is a user message, {user: …} and
+// {system: …} take text or blocks, anything with a role is a message in pi's JSON form.
+func (d *decoder) messages(n ast.Node, what string) []loop.Message {
+	out := []loop.Message{}
+	for i, item := range d.sequence(n, what, true) {
+		if m := d.message(item, what+"["+strconv.Itoa(i)+"]"); m != nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func (d *decoder) message(n ast.Node, what string) loop.Message {
+	if isString(n) {
+		return &loop.UserMessage{Text: d.str(n, what)}
+	}
+	fields := d.mapping(n, what)
+	if len(fields) == 1 && (fields[0].key == "user" || fields[0].key == "system") {
+		f := fields[0]
+		var text string
+		var blocks []loop.Block
+		if isString(f.value) {
+			text = d.str(f.value, what)
+		} else {
+			blocks = d.blocks(f.value, what+"."+f.key)
+		}
+		if f.key == "user" {
+			return &loop.UserMessage{Text: text, Blocks: blocks}
+		}
+		return &loop.SystemMessage{Text: text, Blocks: blocks}
+	}
+	for _, f := range fields {
+		if f.key == "role" {
+			raw, _ := json.Marshal(d.json(n, what))
+			m, err := loop.DecodeMessage(raw)
+			if err != nil {
+				d.errorf(n, "%s: %v", what, err)
+				return nil
+			}
+			return m
+		}
+	}
+	if fields != nil {
+		d.errorf(n, "%s must be a string (a user message), {user: …}, {system: …} or a message with a role", what)
+	}
+	return nil
+}
+
+func (d *decoder) config(n ast.Node, sc *sim.Scenario) {
+	for _, f := range d.mapping(n, "config", "model", "thinkingLevel", "apiKey", "toolExecution", "steeringMode", "followUpMode") {
+		switch f.key {
+		case "model":
+			m := d.model(f.value, "config.model")
+			sc.Model = *m
+		case "thinkingLevel":
+			sc.ThinkingLevel = d.thinkingLevel(f.value, "config.thinkingLevel")
+		case "apiKey":
+			sc.APIKey = d.str(f.value, "config.apiKey")
+		case "toolExecution":
+			sc.ToolExecution = loop.ExecutionMode(d.oneOf(f.value, "config.toolExecution", "parallel", "sequential"))
+		case "steeringMode":
+			sc.SteeringMode = loop.QueueMode(d.oneOf(f.value, "config.steeringMode", "one-at-a-time", "all"))
+		case "followUpMode":
+			sc.FollowUpMode = loop.QueueMode(d.oneOf(f.value, "config.followUpMode", "one-at-a-time", "all"))
+		}
+	}
+}
+
+func (d *decoder) thinkingLevel(n ast.Node, what string) loop.ThinkingLevel {
+	return loop.ThinkingLevel(d.oneOf(n, what, "off", "minimal", "low", "medium", "high", "xhigh", "max"))
+}
+
+func (d *decoder) model(n ast.Node, what string) *loop.Model {
+	m := &loop.Model{}
+	for _, f := range d.mapping(n, what, "id", "api", "provider") {
+		switch f.key {
+		case "id":
+			m.ID = d.str(f.value, what+".id")
+		case "api":
+			m.API = d.str(f.value, what+".api")
+		case "provider":
+			m.Provider = d.str(f.value, what+".provider")
+		}
+	}
+	return m
+}
+
+func (d *decoder) usage(n ast.Node, what string) loop.Usage {
+	raw, _ := json.Marshal(d.object(n, what))
+	var u loop.Usage
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&u); err != nil {
+		d.errorf(n, "%s: %v", what, err)
+	}
+	return u
+}
+
+// response reads one provider response.
+func (d *decoder) response(n ast.Node, what string, r *refs) sim.Response {
+	var resp sim.Response
+	if isString(n) {
+		resp.Content = loop.Text(d.str(n, what))
+		return resp
+	}
+	for _, f := range d.mapping(n, what, "text", "content", "stopReason", "errorMessage", "usage", "delay", "chunkDelay",
+		"deltaSize", "noStart", "noDone", "openError", "streamError", "ignoresAbort") {
+		switch f.key {
+		case "text":
+			resp.Content = append(resp.Content, loop.TextContent{Text: d.str(f.value, what+".text")})
+		case "content":
+			resp.Content = append(resp.Content, d.blocks(f.value, what+".content")...)
+		case "stopReason":
+			resp.StopReason = loop.StopReason(d.oneOf(f.value, what+".stopReason", "stop", "length", "toolUse", "error", "aborted"))
+		case "errorMessage":
+			resp.ErrorMessage = d.str(f.value, what+".errorMessage")
+		case "usage":
+			u := d.usage(f.value, what+".usage")
+			resp.Usage = &u
+		case "delay":
+			resp.Delay = d.duration(f.value, what+".delay")
+		case "chunkDelay":
+			resp.ChunkDelay = d.duration(f.value, what+".chunkDelay")
+		case "deltaSize":
+			resp.DeltaSize = int(d.duration(f.value, what+".deltaSize"))
+		case "noStart":
+			resp.NoStart = d.boolean(f.value, what+".noStart")
+		case "noDone":
+			resp.NoDone = d.boolean(f.value, what+".noDone")
+		case "openError":
+			resp.OpenError = d.str(f.value, what+".openError")
+		case "streamError":
+			resp.StreamError = d.str(f.value, what+".streamError")
+		case "ignoresAbort":
+			resp.IgnoresAbort = d.boolean(f.value, what+".ignoresAbort")
+		}
+	}
+	d.noteCalls(n, resp.Content, r)
+	return resp
+}
+
+// noteCalls remembers the tool calls of a response, for the cross-checks.
+func (d *decoder) noteCalls(n ast.Node, content []loop.Block, r *refs) {
+	for _, tc := range loop.ToolCalls(content) {
+		if _, dup := r.callIDs[tc.ID]; dup {
+			d.errorf(n, "tool-call id %q is used twice; ids must be unique in a scenario", tc.ID)
+		}
+		r.callIDs[tc.ID] = n
+		r.callTools = append(r.callTools, named{tc.Name, n})
+	}
+}

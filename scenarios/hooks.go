@@ -1,0 +1,294 @@
+package scenarios
+
+import (
+	"strconv"
+
+	"github.com/goccy/go-yaml/ast"
+
+	"github.com/turnstile-dev/turnstile/loop"
+	"github.com/turnstile-dev/turnstile/sim"
+)
+
+// hookKeys are the keys of hooks:, pi's hook names plus the two queue switches.
+var hookKeys = []string{"convertToLlm", "transformContext", "getApiKey", "prepareRequest", "prepareNextTurn",
+	"finishTurn", "beforeToolCall", "afterToolCall", "steering", "followUp"}
+
+// hooks reads hooks:. A hook listed is installed; its answers are by call number (calls:)
+// or, for the tool hooks, by tool-call id, with a default.
+func (d *decoder) hooks(n ast.Node, h *sim.Hooks, r *refs) {
+	for _, f := range d.mapping(n, "hooks", hookKeys...) {
+		what := "hooks." + f.key
+		switch f.key {
+		case "steering":
+			h.NoSteering = !d.boolean(f.value, what)
+		case "followUp":
+			h.NoFollowUp = !d.boolean(f.value, what)
+		case "convertToLlm":
+			h.ConvertToLLM = &sim.ConvertScript{}
+			for _, cf := range d.mapping(f.value, what, "keepCustomAsUser") {
+				h.ConvertToLLM.KeepCustomAsUser = d.boolean(cf.value, what+".keepCustomAsUser")
+			}
+		case "transformContext":
+			h.TransformContext = &sim.TransformScript{}
+			for _, cf := range d.mapping(f.value, what, "keepLast", "throw") {
+				switch cf.key {
+				case "keepLast":
+					h.TransformContext.KeepLast = int(d.duration(cf.value, what+".keepLast"))
+				case "throw":
+					h.TransformContext.Throw = d.str(cf.value, what+".throw")
+				}
+			}
+		case "getApiKey":
+			h.GetAPIKey = &sim.KeyScript{}
+			for _, cf := range d.mapping(f.value, what, "key") {
+				h.GetAPIKey.Key = d.str(cf.value, what+".key")
+			}
+		case "prepareRequest":
+			h.PrepareRequest = &sim.Script[sim.RequestAnswer]{}
+			byCall(d, f.value, what, "prepareRequest", r, &h.PrepareRequest.Default, &h.PrepareRequest.ByCall,
+				func(n ast.Node, w string) sim.RequestAnswer { return d.requestAnswer(n, w, r) })
+		case "prepareNextTurn":
+			h.PrepareNextTurn = &sim.Script[sim.TurnAnswer]{}
+			byCall(d, f.value, what, "prepareNextTurn", r, &h.PrepareNextTurn.Default, &h.PrepareNextTurn.ByCall,
+				func(n ast.Node, w string) sim.TurnAnswer { return d.turnAnswer(n, w, r) })
+		case "finishTurn":
+			h.FinishTurn = &sim.Script[sim.FinishAnswer]{}
+			byCall(d, f.value, what, "finishTurn", r, &h.FinishTurn.Default, &h.FinishTurn.ByCall, d.finishAnswer)
+		case "beforeToolCall":
+			h.BeforeToolCall = &sim.ToolScript[sim.BeforeAnswer]{}
+			byToolCall(d, f.value, what, r, &h.BeforeToolCall.Default, &h.BeforeToolCall.ByToolCall, d.beforeAnswer)
+		case "afterToolCall":
+			h.AfterToolCall = &sim.ToolScript[sim.AfterAnswer]{}
+			byToolCall(d, f.value, what, r, &h.AfterToolCall.Default, &h.AfterToolCall.ByToolCall, d.afterAnswer)
+		}
+	}
+}
+
+// byCall reads {default: answer, calls: {N: answer}}.
+func byCall[T any](d *decoder, n ast.Node, what, hook string, r *refs, def *T, calls *map[int]T, read func(ast.Node, string) T) {
+	for _, f := range d.mapping(n, what, "default", "calls") {
+		switch f.key {
+		case "default":
+			*def = read(f.value, what+".default")
+		case "calls":
+			*calls = map[int]T{}
+			for _, c := range d.mapping(f.value, what+".calls") {
+				if i := d.index(c, what+".calls"); i > 0 {
+					(*calls)[i] = read(c.value, what+".calls."+c.key)
+					r.hookIndexes = append(r.hookIndexes, indexed{hook, i, c.keyN})
+				}
+			}
+		}
+	}
+}
+
+// byToolCall reads {default: answer, calls: {toolCallId: answer}}.
+func byToolCall[T any](d *decoder, n ast.Node, what string, r *refs, def *T, calls *map[string]T, read func(ast.Node, string) T) {
+	for _, f := range d.mapping(n, what, "default", "calls") {
+		switch f.key {
+		case "default":
+			*def = read(f.value, what+".default")
+		case "calls":
+			*calls = map[string]T{}
+			for _, c := range d.mapping(f.value, what+".calls") {
+				(*calls)[c.key] = read(c.value, what+".calls."+c.key)
+				r.hookCallIDs = append(r.hookCallIDs, named{c.key, c.keyN})
+			}
+		}
+	}
+}
+
+func (d *decoder) contextChange(n ast.Node, what string, r *refs) *sim.ContextChange {
+	c := &sim.ContextChange{}
+	for _, f := range d.mapping(n, what, "tools", "keepLast") {
+		switch f.key {
+		case "tools":
+			c.Tools = []string{}
+			for _, t := range d.sequence(f.value, what+".tools", false) {
+				name := d.str(t, what+".tools[]")
+				c.Tools = append(c.Tools, name)
+				r.contextTools = append(r.contextTools, named{name, t})
+			}
+		case "keepLast":
+			c.KeepLast = int(d.duration(f.value, what+".keepLast"))
+		}
+	}
+	return c
+}
+
+func (d *decoder) requestAnswer(n ast.Node, what string, r *refs) sim.RequestAnswer {
+	var a sim.RequestAnswer
+	for _, f := range d.mapping(n, what, "context", "model", "thinkingLevel", "throw") {
+		switch f.key {
+		case "context":
+			a.Context = d.contextChange(f.value, what+".context", r)
+		case "model":
+			a.Model = d.model(f.value, what+".model")
+		case "thinkingLevel":
+			a.ThinkingLevel = d.thinkingLevel(f.value, what+".thinkingLevel")
+		case "throw":
+			a.Throw = d.str(f.value, what+".throw")
+		}
+	}
+	return a
+}
+
+func (d *decoder) turnAnswer(n ast.Node, what string, r *refs) sim.TurnAnswer {
+	var a sim.TurnAnswer
+	for _, f := range d.mapping(n, what, "context", "messages", "model", "thinkingLevel", "throw") {
+		switch f.key {
+		case "context":
+			a.Context = d.contextChange(f.value, what+".context", r)
+		case "messages":
+			a.Messages = d.messages(f.value, what+".messages")
+		case "model":
+			a.Model = d.model(f.value, what+".model")
+		case "thinkingLevel":
+			a.ThinkingLevel = d.thinkingLevel(f.value, what+".thinkingLevel")
+		case "throw":
+			a.Throw = d.str(f.value, what+".throw")
+		}
+	}
+	return a
+}
+
+// finishAnswer reads continue / end / none, or {action, throw}.
+func (d *decoder) finishAnswer(n ast.Node, what string) sim.FinishAnswer {
+	if isString(n) {
+		return sim.FinishAnswer{Action: d.decision(n, what)}
+	}
+	var a sim.FinishAnswer
+	for _, f := range d.mapping(n, what, "action", "throw") {
+		switch f.key {
+		case "action":
+			a.Action = d.decision(f.value, what+".action")
+		case "throw":
+			a.Throw = d.str(f.value, what+".throw")
+		}
+	}
+	return a
+}
+
+func (d *decoder) decision(n ast.Node, what string) loop.TurnDecision {
+	switch d.oneOf(n, what, "continue", "end", "none") {
+	case "continue":
+		return loop.DecisionContinue
+	case "end":
+		return loop.DecisionEnd
+	}
+	return loop.DecisionNone
+}
+
+func (d *decoder) beforeAnswer(n ast.Node, what string) sim.BeforeAnswer {
+	var a sim.BeforeAnswer
+	for _, f := range d.mapping(n, what, "block", "reason", "terminate", "setArgs", "throw") {
+		switch f.key {
+		case "block":
+			a.Block = d.boolean(f.value, what+".block")
+		case "reason":
+			a.Reason = d.str(f.value, what+".reason")
+		case "terminate":
+			a.Terminate = d.boolean(f.value, what+".terminate")
+		case "setArgs":
+			a.SetArgs = d.object(f.value, what+".setArgs")
+		case "throw":
+			a.Throw = d.str(f.value, what+".throw")
+		}
+	}
+	return a
+}
+
+func (d *decoder) afterAnswer(n ast.Node, what string) sim.AfterAnswer {
+	var a sim.AfterAnswer
+	for _, f := range d.mapping(n, what, "content", "details", "structuredContent", "isError", "terminate", "throw") {
+		switch f.key {
+		case "content":
+			a.Content = d.blocks(f.value, what+".content")
+		case "details":
+			a.Details = d.json(f.value, what+".details")
+		case "structuredContent":
+			a.StructuredContent = d.json(f.value, what+".structuredContent")
+		case "isError":
+			v := d.boolean(f.value, what+".isError")
+			a.IsError = &v
+		case "terminate":
+			v := d.boolean(f.value, what+".terminate")
+			a.Terminate = &v
+		case "throw":
+			a.Throw = d.str(f.value, what+".throw")
+		}
+	}
+	return a
+}
+
+// eventTypes are the loop events a trigger may name.
+var eventTypes = []string{"agent_start", "agent_end", "turn_start", "turn_end", "message_start", "message_update",
+	"message_end", "tool_execution_start", "tool_execution_update", "tool_execution_end"}
+
+// userAction reads one simulated-user action: at: or on:, and what to do.
+func (d *decoder) userAction(n ast.Node, r *refs) sim.UserAction {
+	var a sim.UserAction
+	var whenN ast.Node
+	for _, f := range d.mapping(n, "a user action", "at", "on", "steer", "followUp", "abort") {
+		switch f.key {
+		case "at":
+			t := d.duration(f.value, "at")
+			a.At = &t
+			whenN = f.keyN
+		case "on":
+			a.On = d.trigger(f.value)
+			r.triggers = append(r.triggers, trigger{a.On, f.value})
+			whenN = f.keyN
+		case "steer":
+			a.Steer = d.messages(f.value, "steer")
+		case "followUp":
+			a.FollowUp = d.messages(f.value, "followUp")
+		case "abort":
+			a.Abort = d.boolean(f.value, "abort")
+		}
+	}
+	switch {
+	case a.At != nil && a.On != nil:
+		d.errorf(whenN, "a user action happens at: a time or on: a trigger, not both")
+	case a.At == nil && a.On == nil:
+		d.errorf(n, "a user action needs at: (virtual ms) or on: (a trigger)")
+	}
+	if len(a.Steer) == 0 && len(a.FollowUp) == 0 && !a.Abort {
+		d.errorf(n, "a user action must steer, followUp or abort")
+	}
+	return a
+}
+
+func (d *decoder) trigger(n ast.Node) *sim.Trigger {
+	t := &sim.Trigger{}
+	for _, f := range d.mapping(n, "on", "event", "toolCallId", "request", "hook", "nth") {
+		switch f.key {
+		case "event":
+			t.Event = loop.EventType(d.oneOf(f.value, "on.event", eventTypes...))
+		case "toolCallId":
+			t.ToolCallID = d.str(f.value, "on.toolCallId")
+		case "request":
+			t.Request = int(d.duration(f.value, "on.request"))
+		case "hook":
+			t.Hook = d.oneOf(f.value, "on.hook", "convertToLlm", "transformContext", "getApiKey", "prepareRequest",
+				"prepareNextTurn", "finishTurn", "getSteeringMessages", "getFollowUpMessages", "beforeToolCall", "afterToolCall")
+		case "nth":
+			t.Nth = int(d.duration(f.value, "on.nth"))
+		}
+	}
+	kinds := 0
+	for _, set := range []bool{t.Event != "", t.Request > 0, t.Hook != ""} {
+		if set {
+			kinds++
+		}
+	}
+	if kinds != 1 {
+		d.errorf(n, "a trigger names exactly one of event:, request: or hook:")
+	}
+	if t.ToolCallID != "" && t.Event == "" {
+		d.errorf(n, "on.toolCallId needs an event:")
+	}
+	return t
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }

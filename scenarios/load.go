@@ -1,0 +1,207 @@
+// Package scenarios reads scenario files — YAML, one scenario a file — into simulator
+// scenarios, with strict decoding and every problem reported as file:line:col: message.
+// The curated suite is embedded (Suite); scenarios/README.md documents the format and
+// schema.json describes it for editors.
+package scenarios
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+
+	"github.com/turnstile-dev/turnstile/sim"
+)
+
+// File is one loaded scenario file.
+type File struct {
+	// Path is the file's path as given (slash-separated within a file system).
+	Path string
+	// Rel is the path relative to the root it was found under, without extension: the
+	// scenario's default name and its golden file's name.
+	Rel      string
+	Scenario *sim.Scenario
+	Expect   Expect
+}
+
+// Parse reads one scenario from data; filename is used in error messages and rel as the
+// default name. The error, if any, is Errors.
+func Parse(filename, rel string, data []byte) (f *File, err error) {
+	defer func() {
+		// The YAML library must not take the process down on hostile input.
+		if p := recover(); p != nil {
+			f, err = nil, Errors{{File: filename, Msg: fmt.Sprintf("unreadable YAML (%v)", p)}}
+		}
+	}()
+	d := &decoder{file: filename}
+	astFile, perr := parser.ParseBytes(data, 0)
+	if perr != nil {
+		return nil, Errors{yamlError(filename, perr)}
+	}
+	var docs []ast.Node
+	for _, doc := range astFile.Docs {
+		if doc.Body != nil {
+			docs = append(docs, doc.Body)
+		}
+	}
+	switch len(docs) {
+	case 0:
+		return nil, Errors{{File: filename, Msg: "the file is empty; a scenario file holds one YAML mapping"}}
+	case 1:
+	default:
+		d.errorf(docs[1], "a scenario file holds one YAML document, this one has %d", len(docs))
+		return nil, d.errs
+	}
+	sc := &sim.Scenario{Model: defaultModel}
+	f = &File{Path: filename, Rel: rel, Scenario: sc}
+	r := &refs{callIDs: map[string]ast.Node{}, toolNames: map[string]ast.Node{}, undefinedTools: map[string]ast.Node{}}
+	d.decodeScenario(docs[0], sc, &f.Expect, r)
+	if len(d.errs) == 0 {
+		d.check(sc, r)
+	}
+	if len(d.errs) > 0 {
+		sort.SliceStable(d.errs, func(i, j int) bool {
+			a, b := d.errs[i], d.errs[j]
+			return a.Line < b.Line || (a.Line == b.Line && a.Column < b.Column)
+		})
+		return nil, d.errs
+	}
+	if sc.Name == "" {
+		sc.Name = rel
+	}
+	return f, nil
+}
+
+// defaultModel is the model of a scenario that names none.
+var defaultModel = sim.DefaultModel
+
+// yamlError positions an error of the YAML library.
+func yamlError(filename string, err error) *Error {
+	var ye yaml.Error
+	if errors.As(err, &ye) {
+		e := &Error{File: filename, Msg: ye.GetMessage()}
+		if tk := ye.GetToken(); tk != nil && tk.Position != nil {
+			e.Line, e.Column = tk.Position.Line, tk.Position.Column
+		}
+		return e
+	}
+	return &Error{File: filename, Msg: err.Error()}
+}
+
+// IsScenarioFile reports whether a file name is a scenario file (.yaml or .yml).
+func IsScenarioFile(name string) bool {
+	ext := strings.ToLower(path.Ext(name))
+	return ext == ".yaml" || ext == ".yml"
+}
+
+// LoadFS loads the scenario files at or under root in fsys, sorted by path. Files in
+// folders named testdata are skipped. It returns every file it could load and, joined,
+// the errors of those it could not.
+func LoadFS(fsys fs.FS, root string) ([]*File, error) {
+	var files []*File
+	var errs []error
+	info, err := fs.Stat(fsys, root)
+	if err != nil {
+		return nil, err
+	}
+	load := func(p string) {
+		data, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			errs = append(errs, err)
+			return
+		}
+		rel := strings.TrimSuffix(p, path.Ext(p))
+		if info.IsDir() {
+			rel = strings.TrimPrefix(strings.TrimPrefix(rel, root), "/")
+		} else {
+			rel = strings.TrimSuffix(path.Base(p), path.Ext(p))
+		}
+		f, err := Parse(p, rel, data)
+		if err != nil {
+			errs = append(errs, err)
+			return
+		}
+		files = append(files, f)
+	}
+	if !info.IsDir() {
+		load(root)
+		return files, errors.Join(errs...)
+	}
+	err = fs.WalkDir(fsys, root, func(p string, de fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if de.IsDir() && de.Name() == "testdata" && p != root {
+			return fs.SkipDir
+		}
+		if !de.IsDir() && IsScenarioFile(p) {
+			load(p)
+		}
+		return nil
+	})
+	if err != nil {
+		errs = append(errs, err)
+	}
+	return files, errors.Join(errs...)
+}
+
+// LoadPath loads a scenario file, or every scenario file under a directory, from the
+// operating system's file system.
+func LoadPath(p string) ([]*File, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return nil, err
+	}
+	dir, base := filepath.Split(abs)
+	root := base
+	info, err := os.Stat(abs)
+	if err != nil {
+		return nil, err
+	}
+	fsys := os.DirFS(dir)
+	files, lerr := LoadFS(fsys, root)
+	// Report paths as the user gave them.
+	prefix := filepath.ToSlash(filepath.Clean(p))
+	for _, f := range files {
+		if info.IsDir() {
+			f.Path = prefix + strings.TrimPrefix(f.Path, root)
+		} else {
+			f.Path = prefix
+		}
+	}
+	if lerr != nil {
+		return files, rewritePaths(lerr, root, prefix)
+	}
+	return files, nil
+}
+
+// rewritePaths turns file-system-relative names in load errors back into the user's paths.
+func rewritePaths(err error, root, prefix string) error {
+	var out []error
+	var visit func(error)
+	visit = func(e error) {
+		if j, ok := e.(interface{ Unwrap() []error }); ok {
+			for _, x := range j.Unwrap() {
+				visit(x)
+			}
+			return
+		}
+		var es Errors
+		if errors.As(e, &es) {
+			for _, x := range es {
+				x.File = prefix + strings.TrimPrefix(x.File, root)
+			}
+		}
+		out = append(out, e)
+	}
+	visit(err)
+	return errors.Join(out...)
+}

@@ -1,0 +1,17 @@
+package scenarios
+
+import (
+	"embed"
+	"io/fs"
+)
+
+// suiteFS holds the curated suite: every scenario file in the family folders.
+//
+//go:embed */*.yaml
+var suiteFS embed.FS
+
+// SuiteFS is the curated suite as a file system, rooted at the family folders.
+func SuiteFS() fs.FS { return suiteFS }
+
+// Suite loads the embedded curated suite, sorted by path.
+func Suite() ([]*File, error) { return LoadFS(suiteFS, ".") }

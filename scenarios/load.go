@@ -156,16 +156,15 @@ func LoadFS(fsys fs.FS, root string) ([]*File, error) {
 // LoadPath loads a scenario file, or every scenario file under a directory, from the
 // operating system's file system.
 func LoadPath(p string) ([]*File, error) {
+	info, err := os.Stat(p)
+	if err != nil {
+		return nil, err
+	}
 	abs, err := filepath.Abs(p)
 	if err != nil {
 		return nil, err
 	}
-	dir, base := filepath.Split(abs)
-	root := base
-	info, err := os.Stat(abs)
-	if err != nil {
-		return nil, err
-	}
+	dir, root := filepath.Split(abs)
 	fsys := os.DirFS(dir)
 	files, lerr := LoadFS(fsys, root)
 	// Report paths as the user gave them.
@@ -204,4 +203,22 @@ func rewritePaths(err error, root, prefix string) error {
 	}
 	visit(err)
 	return errors.Join(out...)
+}
+
+// Load loads the scenario files at the given paths (files or directories), or the embedded
+// curated suite when there are none. Bad files make the error, which lists every problem.
+func Load(paths []string) ([]*File, error) {
+	if len(paths) == 0 {
+		return Suite()
+	}
+	var all []*File
+	var errs []error
+	for _, p := range paths {
+		files, err := LoadPath(p)
+		all = append(all, files...)
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return all, errors.Join(errs...)
 }

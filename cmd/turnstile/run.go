@@ -1,0 +1,65 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/turnstile-dev/turnstile/scenarios"
+	"github.com/turnstile-dev/turnstile/sim"
+)
+
+func runCmd() *cobra.Command {
+	var format string
+	cmd := &cobra.Command{
+		Use:   "run [PATH…]",
+		Short: "Run scenarios and print their timelines",
+		Long: `Run simulates each scenario (a file, or every file under a directory, sorted) against the
+reference loop and prints its timeline, then checks the scenario's inline expectations.
+Without a path it runs the embedded curated suite.
+
+--format jsonl prints the canonical trace lines only: the same bytes on every run.`,
+		Example: `  turnstile run scenarios/truncation
+  turnstile run scenarios/queues/follow-up-batch.yaml --format jsonl`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if format != "timeline" && format != "jsonl" {
+				return usage(fmt.Errorf("--format must be timeline or jsonl, not %q", format))
+			}
+			files, err := scenarios.Load(args)
+			if err != nil {
+				return usage(err)
+			}
+			out := cmd.OutOrStdout()
+			st := newStyler(out)
+			var bad []string
+			for _, f := range files {
+				tr, err := sim.Run(f.Scenario, sim.NewReference())
+				if err != nil {
+					return usage(err)
+				}
+				if format == "jsonl" {
+					_, _ = out.Write(tr.JSONL())
+					continue
+				}
+				fmt.Fprintln(out, st.bold("=== "+f.Scenario.Name+"  ("+f.Path+")"))
+				_, _ = out.Write(tr.Timeline())
+				if problems := f.Expect.Check(tr); len(problems) > 0 {
+					for _, p := range problems {
+						fmt.Fprintln(out, st.red("FAIL "+p))
+					}
+					bad = append(bad, f.Path)
+				} else if !f.Expect.Empty() {
+					fmt.Fprintln(out, st.green("ok   expectations met"))
+				}
+				fmt.Fprintln(out)
+			}
+			if len(bad) > 0 {
+				return failed(fmt.Errorf("%d of %d scenarios did not meet their expectations: %s", len(bad), len(files), strings.Join(bad, ", ")))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "timeline", "output format: timeline or jsonl")
+	return cmd
+}

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/turnstile-dev/turnstile/golden"
+	"github.com/turnstile-dev/turnstile/scenarios"
+	"github.com/turnstile-dev/turnstile/sim"
+)
+
+func testCmd() *cobra.Command {
+	var update bool
+	var dir string
+	cmd := &cobra.Command{
+		Use:   "test [PATH…]",
+		Short: "Compare scenario timelines with their golden files",
+		Long: `Test runs each scenario against the reference loop and compares its timeline with its golden
+file, DIR/<path under scenarios/>.golden (DIR is --golden, default golden/testdata). A
+mismatch prints the first difference with context. --update rewrites the golden files:
+read the diff (git diff) before committing it.
+
+Without a path it checks the embedded suite against the embedded goldens.`,
+		Example: `  turnstile test
+  turnstile test scenarios/queues
+  turnstile test scenarios --update && git diff golden/`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if update && len(args) == 0 {
+				return usage(errors.New("--update needs the PATH of the scenarios whose goldens to rewrite"))
+			}
+			files, err := scenarios.Load(args)
+			if err != nil {
+				return usage(err)
+			}
+			var goldens fs.FS = os.DirFS(dir)
+			if len(args) == 0 {
+				goldens = golden.Embedded()
+			}
+			out := cmd.OutOrStdout()
+			st := newStyler(out)
+			passed, failures, updated := 0, 0, 0
+			for _, f := range files {
+				rel := suiteRel(f)
+				tr, err := sim.Run(f.Scenario, sim.NewReference())
+				if err != nil {
+					return usage(err)
+				}
+				got := golden.Render(tr)
+				name := golden.Name(rel)
+				want, rerr := fs.ReadFile(goldens, name)
+				if update {
+					if rerr == nil && bytes.Equal(want, got) {
+						passed++
+						continue
+					}
+					target := filepath.Join(dir, filepath.FromSlash(name))
+					if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+						return usage(err)
+					}
+					if err := os.WriteFile(target, got, 0o644); err != nil {
+						return usage(err)
+					}
+					fmt.Fprintf(out, "updated %s\n", target)
+					updated++
+					continue
+				}
+				switch {
+				case rerr != nil:
+					failures++
+					fmt.Fprintf(out, "%s %s: no golden file %s (run with --update to create it)\n", st.red("FAIL"), rel, path.Join(dir, name))
+				case !bytes.Equal(want, got):
+					failures++
+					d, _ := sim.FirstDivergence(sim.Lines(want), sim.Lines(got), 3)
+					fmt.Fprintf(out, "%s %s (%s)\n%s", st.red("FAIL"), rel, f.Path, d)
+				default:
+					passed++
+				}
+			}
+			if update {
+				fmt.Fprintf(out, "%d updated, %d unchanged\n", updated, passed)
+				return nil
+			}
+			fmt.Fprintf(out, "%d passed, %d failed\n", passed, failures)
+			if failures > 0 {
+				return failed(fmt.Errorf("%d golden mismatches", failures))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&update, "update", false, "rewrite the golden files")
+	cmd.Flags().StringVar(&dir, "golden", "golden/testdata", "directory of the golden files")
+	return cmd
+}
+
+// suiteRel is a scenario's path under the nearest folder named scenarios, without
+// extension — the name of its golden file; files outside such a folder use their own Rel.
+func suiteRel(f *scenarios.File) string {
+	p := filepath.ToSlash(f.Path)
+	if i := strings.LastIndex("/"+p, "/scenarios/"); i >= 0 {
+		rest := ("/" + p)[i+len("/scenarios/"):]
+		return strings.TrimSuffix(rest, path.Ext(rest))
+	}
+	return f.Rel
+}

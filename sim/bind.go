@@ -262,7 +262,9 @@ func (u wireUpdate) model() *loop.Model {
 	return &loop.Model{ID: u.Model.ID, API: u.Model.API, Provider: u.Model.Provider}
 }
 
-func wireModel(m loop.Model) ModelSetup { return ModelSetup{ID: m.ID, API: m.API, Provider: m.Provider} }
+func wireModel(m loop.Model) ModelSetup {
+	return ModelSetup{ID: m.ID, API: m.API, Provider: m.Provider}
+}
 
 func toWireContext(c loop.Context) map[string]any {
 	names := []string{}

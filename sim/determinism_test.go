@@ -106,7 +106,7 @@ func TestNoGoroutineOutlivesARun(t *testing.T) {
 	// A run that fails mid-batch: the second request is not scripted while a tool that
 	// ignores abort is still parked in another scenario's shape.
 	failing := &sim.Scenario{Name: "unscripted", Prompts: []loop.Message{&loop.UserMessage{Text: "x"}},
-		Tools: []sim.ToolSpec{{Name: "slow", Behaviour: sim.Behaviour{Duration: 100}}},
+		Tools:     []sim.ToolSpec{{Name: "slow", Behaviour: sim.Behaviour{Duration: 100}}},
 		Responses: []sim.Response{{Content: []loop.Block{loop.ToolCall{ID: "a", Name: "slow"}, loop.ToolCall{ID: "b", Name: "slow"}}}}}
 	scenarios := append(concurrencyScenarios(), failing)
 	for _, sc := range scenarios {

@@ -13,9 +13,9 @@ import (
 // time, a short kind, and what matters of the entry; ids and flags stay visible, long
 // payloads are abbreviated with a stable digest.
 //
-//	   12ms  ev    tool_execution_end t1 read ok 30ms "contents"
-//	   12ms  call  getSteeringMessages -> []
-//	   15ms  dlv   #2 text_delta [0] "Hel"
+//	12ms  ev    tool_execution_end t1 read ok 30ms "contents"
+//	12ms  call  getSteeringMessages -> []
+//	15ms  dlv   #2 text_delta [0] "Hel"
 func (t *Trace) Timeline() []byte {
 	var buf bytes.Buffer
 	for _, e := range t.Entries {

@@ -79,7 +79,7 @@ func (s schedule) Less(i, j int) bool {
 	}
 	return s[i].seq < s[j].seq
 }
-func (s schedule) Swap(i, j int)  { s[i], s[j] = s[j], s[i]; s[i].index = i; s[j].index = j }
+func (s schedule) Swap(i, j int) { s[i], s[j] = s[j], s[i]; s[i].index = i; s[j].index = j }
 func (s *schedule) Push(x any)   { e := x.(*scheduled); e.index = len(*s); *s = append(*s, e) }
 func (s *schedule) Pop() any {
 	old := *s

@@ -48,7 +48,7 @@ func (d *decoder) check(sc *sim.Scenario, r *refs) {
 			limit = maxRequests - 1
 		}
 		if !unbounded && h.i > limit {
-			d.errorf(h.n, "%s call %d can never happen: the provider script has %d responses", h.hook, h.i, maxRequests)
+			d.errorf(h.n, "%s call %d can never happen: the provider script has %s", h.hook, h.i, plural(maxRequests, "response"))
 		}
 	}
 	installed := sc.Hooks.Installed()
@@ -59,7 +59,7 @@ func (d *decoder) check(sc *sim.Scenario, r *refs) {
 				d.errorf(t.n, "the trigger names tool call %q, but no response makes a tool call with that id", t.t.ToolCallID)
 			}
 		case t.t.Request > 0 && !unbounded && t.t.Request > maxRequests:
-			d.errorf(t.n, "the trigger waits for request %d, but the provider script has %d responses", t.t.Request, maxRequests)
+			d.errorf(t.n, "the trigger waits for request %d, but the provider script has %s", t.t.Request, plural(maxRequests, "response"))
 		case t.t.Hook != "" && !slices.Contains(installed, t.t.Hook):
 			d.errorf(t.n, "the trigger waits for hook %s, which the scenario does not install", t.t.Hook)
 		}

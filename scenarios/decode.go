@@ -53,6 +53,19 @@ func (d *decoder) errorf(n ast.Node, format string, args ...any) {
 	d.errs = append(d.errs, e)
 }
 
+// errorAt records an error at a given position.
+func (d *decoder) errorAt(line, col int, format string, args ...any) {
+	d.errs = append(d.errs, &Error{File: d.file, Line: line, Column: col, Msg: fmt.Sprintf(format, args...)})
+}
+
+// plural is "1 response", "2 responses".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
+
 // field is one key of a mapping with its value.
 type field struct {
 	key   string

@@ -46,7 +46,8 @@ type trigger struct {
 
 // decodeScenario reads a scenario file's root mapping.
 func (d *decoder) decodeScenario(root ast.Node, sc *sim.Scenario, ex *Expect, r *refs) {
-	sawRun, sawContinue := false, false
+	sawRun := false
+	var continueKey ast.Node
 	for _, f := range d.mapping(root, "the scenario", topKeys...) {
 		switch f.key {
 		case "name":
@@ -90,17 +91,17 @@ func (d *decoder) decodeScenario(root ast.Node, sc *sim.Scenario, ex *Expect, r 
 			sawRun = true
 			sc.Prompts = d.messages(f.value, "run")
 		case "continue":
-			sawContinue = true
+			continueKey = f.keyN
 			sc.Continue = d.boolean(f.value, "continue")
 		case "expect":
 			d.expect(f.value, ex)
 		}
 	}
 	switch {
-	case sawRun && sawContinue:
-		d.errorf(root, "a scenario either runs prompts (run:) or continues (continue: true), not both")
+	case sawRun && continueKey != nil:
+		d.errorf(continueKey, "a scenario either runs prompts (run:) or continues (continue: true), not both")
 	case !sawRun && !sc.Continue:
-		d.errorf(root, "the scenario needs an entry point: run: [prompts…] or continue: true")
+		d.errorAt(1, 1, "the scenario needs an entry point: run: [prompts…] or continue: true")
 	}
 }
 

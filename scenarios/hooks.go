@@ -1,8 +1,6 @@
 package scenarios
 
 import (
-	"strconv"
-
 	"github.com/goccy/go-yaml/ast"
 
 	"github.com/turnstile-dev/turnstile/loop"
@@ -290,5 +288,3 @@ func (d *decoder) trigger(n ast.Node) *sim.Trigger {
 	}
 	return t
 }
-
-func itoa(i int) string { return strconv.Itoa(i) }

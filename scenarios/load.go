@@ -32,13 +32,17 @@ type File struct {
 	Expect   Expect
 }
 
+// RecoveredPanic starts the message of an error that stands for a panic of the YAML
+// library on hostile input.
+const RecoveredPanic = "unreadable YAML: the parser failed"
+
 // Parse reads one scenario from data; filename is used in error messages and rel as the
 // default name. The error, if any, is Errors.
 func Parse(filename, rel string, data []byte) (f *File, err error) {
 	defer func() {
 		// The YAML library must not take the process down on hostile input.
 		if p := recover(); p != nil {
-			f, err = nil, Errors{{File: filename, Msg: fmt.Sprintf("unreadable YAML (%v)", p)}}
+			f, err = nil, Errors{{File: filename, Msg: fmt.Sprintf("%s (%v)", RecoveredPanic, p)}}
 		}
 	}()
 	d := &decoder{file: filename}

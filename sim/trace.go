@@ -65,28 +65,6 @@ func (t *Trace) Failed() bool {
 	return false
 }
 
-// Canonical re-encodes JSON with sorted object keys and no insignificant space, so that the
-// same value always gives the same bytes whoever produced it (Go structs, JavaScript).
-// Invalid JSON is returned as a JSON string holding it.
-func Canonical(data []byte) json.RawMessage {
-	if len(data) == 0 {
-		return nil
-	}
-	var v any
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	if err := dec.Decode(&v); err != nil {
-		quoted, _ := json.Marshal(string(data))
-		return quoted
-	}
-	out, err := json.Marshal(v)
-	if err != nil {
-		quoted, _ := json.Marshal(string(data))
-		return quoted
-	}
-	return out
-}
-
 // canonicalOf marshals v and canonicalises it.
 func canonicalOf(v any) json.RawMessage {
 	data, err := json.Marshal(v)

@@ -186,14 +186,11 @@ func (w *world) Notify(n Notification) {
 	}
 	switch n.Kind {
 	case NotifyEvent:
-		var head struct {
-			Type       loop.EventType `json:"type"`
-			ToolCallID string         `json:"toolCallId"`
-		}
-		_ = json.Unmarshal(n.Data, &head)
-		w.record(Entry{Kind: KindEvent, Name: string(head.Type), Target: head.ToolCallID, Data: Canonical(n.Data)})
+		data, top := canonicalTop(n.Data)
+		typ, id := loop.EventType(top["type"]), top["toolCallId"]
+		w.record(Entry{Kind: KindEvent, Name: string(typ), Target: id, Data: data})
 		w.fireTriggers(func(t *Trigger) bool {
-			return t.Event == head.Type && (t.ToolCallID == "" || t.ToolCallID == head.ToolCallID)
+			return t.Event == typ && (t.ToolCallID == "" || t.ToolCallID == id)
 		})
 	case NotifyEnd:
 		var end struct {

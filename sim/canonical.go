@@ -1,0 +1,314 @@
+package sim
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"math"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+)
+
+// Canonical re-encodes JSON in one fixed form, so that the same value gives the same bytes
+// whoever produced it (Go's encoding/json, JavaScript's JSON.stringify): object keys sorted,
+// no insignificant space, strings escaped the way encoding/json escapes them, numbers written
+// the way JavaScript writes them. Invalid JSON is returned as a JSON string holding it.
+func Canonical(data []byte) json.RawMessage {
+	out, _, err := canonicalize(data, false)
+	if err != nil {
+		quoted, _ := json.Marshal(string(data))
+		return quoted
+	}
+	return out
+}
+
+// canonicalTop is Canonical that also returns the top-level string members of an object.
+func canonicalTop(data []byte) (json.RawMessage, map[string]string) {
+	out, top, err := canonicalize(data, true)
+	if err != nil {
+		quoted, _ := json.Marshal(string(data))
+		return quoted, nil
+	}
+	return out, top
+}
+
+func canonicalize(data []byte, wantTop bool) (json.RawMessage, map[string]string, error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, nil, nil
+	}
+	c := canonicalizer{in: data}
+	if wantTop {
+		c.top = map[string]string{}
+	}
+	out, err := c.value(nil, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	c.space()
+	if c.pos != len(c.in) {
+		return nil, nil, errBadJSON
+	}
+	return out, c.top, nil
+}
+
+var errBadJSON = errors.New("invalid JSON")
+
+type canonicalizer struct {
+	in  []byte
+	pos int
+	top map[string]string
+}
+
+func (c *canonicalizer) space() {
+	for c.pos < len(c.in) {
+		switch c.in[c.pos] {
+		case ' ', '\t', '\n', '\r':
+			c.pos++
+		default:
+			return
+		}
+	}
+}
+
+// value appends the canonical form of the next value to out.
+func (c *canonicalizer) value(out []byte, depth int) ([]byte, error) {
+	if depth > 10_000 {
+		return nil, errBadJSON
+	}
+	c.space()
+	if c.pos >= len(c.in) {
+		return nil, errBadJSON
+	}
+	switch ch := c.in[c.pos]; {
+	case ch == '{':
+		return c.object(out, depth)
+	case ch == '[':
+		c.pos++
+		out = append(out, '[')
+		c.space()
+		if c.pos < len(c.in) && c.in[c.pos] == ']' {
+			c.pos++
+			return append(out, ']'), nil
+		}
+		for {
+			var err error
+			if out, err = c.value(out, depth+1); err != nil {
+				return nil, err
+			}
+			c.space()
+			if c.pos >= len(c.in) {
+				return nil, errBadJSON
+			}
+			if c.in[c.pos] == ']' {
+				c.pos++
+				return append(out, ']'), nil
+			}
+			if c.in[c.pos] != ',' {
+				return nil, errBadJSON
+			}
+			c.pos++
+			out = append(out, ',')
+		}
+	case ch == '"':
+		s, err := c.str()
+		if err != nil {
+			return nil, err
+		}
+		return appendString(out, s), nil
+	case ch == 't':
+		return c.literal(out, "true")
+	case ch == 'f':
+		return c.literal(out, "false")
+	case ch == 'n':
+		return c.literal(out, "null")
+	default:
+		return c.number(out)
+	}
+}
+
+type member struct {
+	key   string
+	value []byte
+}
+
+func (c *canonicalizer) object(out []byte, depth int) ([]byte, error) {
+	c.pos++
+	var members []member
+	for {
+		c.space()
+		if c.pos >= len(c.in) {
+			return nil, errBadJSON
+		}
+		if c.in[c.pos] == '}' && len(members) == 0 {
+			c.pos++
+			break
+		}
+		if c.in[c.pos] != '"' {
+			return nil, errBadJSON
+		}
+		key, err := c.str()
+		if err != nil {
+			return nil, err
+		}
+		c.space()
+		if c.pos >= len(c.in) || c.in[c.pos] != ':' {
+			return nil, errBadJSON
+		}
+		c.pos++
+		start := c.pos
+		v, err := c.value(nil, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		if depth == 0 && c.top != nil && len(v) > 0 && v[0] == '"' {
+			var s string
+			if json.Unmarshal(c.in[start:c.pos], &s) == nil {
+				c.top[key] = s
+			}
+		}
+		members = append(members, member{key, v})
+		c.space()
+		if c.pos >= len(c.in) {
+			return nil, errBadJSON
+		}
+		if c.in[c.pos] == '}' {
+			c.pos++
+			break
+		}
+		if c.in[c.pos] != ',' {
+			return nil, errBadJSON
+		}
+		c.pos++
+	}
+	slices.SortStableFunc(members, func(a, b member) int {
+		switch {
+		case a.key < b.key:
+			return -1
+		case a.key > b.key:
+			return 1
+		}
+		return 0
+	})
+	out = append(out, '{')
+	for i, m := range members {
+		// A repeated key keeps its last value, as both JSON.parse and encoding/json do.
+		if i+1 < len(members) && members[i+1].key == m.key {
+			continue
+		}
+		if len(out) > 0 && out[len(out)-1] != '{' {
+			out = append(out, ',')
+		}
+		out = appendString(out, m.key)
+		out = append(out, ':')
+		out = append(out, m.value...)
+	}
+	return append(out, '}'), nil
+}
+
+// str reads a string token and returns its value.
+func (c *canonicalizer) str() (string, error) {
+	start := c.pos
+	c.pos++
+	plain := true
+	for c.pos < len(c.in) {
+		switch ch := c.in[c.pos]; {
+		case ch == '"':
+			c.pos++
+			if plain {
+				return string(c.in[start+1 : c.pos-1]), nil
+			}
+			var s string
+			if err := json.Unmarshal(c.in[start:c.pos], &s); err != nil {
+				return "", errBadJSON
+			}
+			return s, nil
+		case ch == '\\':
+			plain = false
+			c.pos += 2
+		case ch < 0x20:
+			return "", errBadJSON
+		default:
+			if ch >= utf8.RuneSelf {
+				plain = false
+			}
+			c.pos++
+		}
+	}
+	return "", errBadJSON
+}
+
+func (c *canonicalizer) literal(out []byte, word string) ([]byte, error) {
+	if !bytes.HasPrefix(c.in[c.pos:], []byte(word)) {
+		return nil, errBadJSON
+	}
+	c.pos += len(word)
+	return append(out, word...), nil
+}
+
+// number reads a number and writes it as JavaScript's Number.prototype.toString would.
+func (c *canonicalizer) number(out []byte) ([]byte, error) {
+	start := c.pos
+	for c.pos < len(c.in) {
+		ch := c.in[c.pos]
+		if (ch >= '0' && ch <= '9') || ch == '-' || ch == '+' || ch == '.' || ch == 'e' || ch == 'E' {
+			c.pos++
+			continue
+		}
+		break
+	}
+	text := string(c.in[start:c.pos])
+	f, err := strconv.ParseFloat(text, 64)
+	if err != nil || text == "" {
+		return nil, errBadJSON
+	}
+	return appendJSNumber(out, f), nil
+}
+
+// appendJSNumber formats f as JavaScript does: plain decimals from 1e-6 up to 1e21,
+// exponent notation ("1e+21", "1e-7") outside.
+func appendJSNumber(out []byte, f float64) []byte {
+	if f == 0 || math.IsInf(f, 0) || math.IsNaN(f) {
+		return append(out, '0')
+	}
+	abs := math.Abs(f)
+	if abs >= 1e-6 && abs < 1e21 {
+		return strconv.AppendFloat(out, f, 'f', -1, 64)
+	}
+	s := strconv.FormatFloat(f, 'e', -1, 64)
+	mant, exp, _ := stringsCut(s, 'e')
+	sign := exp[0]
+	digits := exp[1:]
+	for len(digits) > 1 && digits[0] == '0' {
+		digits = digits[1:]
+	}
+	out = append(out, mant...)
+	out = append(out, 'e', sign)
+	return append(out, digits...)
+}
+
+func stringsCut(s string, sep byte) (string, string, bool) {
+	if i := bytes.IndexByte([]byte(s), sep); i >= 0 {
+		return s[:i], s[i+1:], true
+	}
+	return s, "", false
+}
+
+// appendString writes s as encoding/json writes strings.
+func appendString(out []byte, s string) []byte {
+	simple := true
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		if ch < 0x20 || ch == '"' || ch == '\\' || ch == '<' || ch == '>' || ch == '&' || ch >= utf8.RuneSelf {
+			simple = false
+			break
+		}
+	}
+	if simple {
+		out = append(out, '"')
+		out = append(out, s...)
+		return append(out, '"')
+	}
+	quoted, _ := json.Marshal(s)
+	return append(out, quoted...)
+}

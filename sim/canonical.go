@@ -127,14 +127,21 @@ func (c *canonicalizer) value(out []byte, depth int) ([]byte, error) {
 	}
 }
 
+// member is one key of an object being written: its key and where its canonical
+// "key":value text lies in the output.
 type member struct {
-	key   string
-	value []byte
+	key        string
+	start, end int
 }
 
+// object writes the object's members in input order straight into out, then, unless they
+// were already sorted, reorders that stretch of out by key.
 func (c *canonicalizer) object(out []byte, depth int) ([]byte, error) {
 	c.pos++
+	out = append(out, '{')
+	base := len(out)
 	var members []member
+	sorted := true
 	for {
 		c.space()
 		if c.pos >= len(c.in) {
@@ -156,18 +163,23 @@ func (c *canonicalizer) object(out []byte, depth int) ([]byte, error) {
 			return nil, errBadJSON
 		}
 		c.pos++
-		start := c.pos
-		v, err := c.value(nil, depth+1)
-		if err != nil {
+		if n := len(members); n > 0 && members[n-1].key >= key {
+			sorted = false
+		}
+		start := len(out)
+		out = appendString(out, key)
+		out = append(out, ':')
+		valueStart, inStart := len(out), c.pos
+		if out, err = c.value(out, depth+1); err != nil {
 			return nil, err
 		}
-		if depth == 0 && c.top != nil && len(v) > 0 && v[0] == '"' {
+		if depth == 0 && c.top != nil && out[valueStart] == '"' {
 			var s string
-			if json.Unmarshal(c.in[start:c.pos], &s) == nil {
+			if json.Unmarshal(c.in[inStart:c.pos], &s) == nil {
 				c.top[key] = s
 			}
 		}
-		members = append(members, member{key, v})
+		members = append(members, member{key, start, len(out)})
 		c.space()
 		if c.pos >= len(c.in) {
 			return nil, errBadJSON
@@ -180,28 +192,30 @@ func (c *canonicalizer) object(out []byte, depth int) ([]byte, error) {
 			return nil, errBadJSON
 		}
 		c.pos++
+		out = append(out, ',')
 	}
-	slices.SortStableFunc(members, func(a, b member) int {
-		switch {
-		case a.key < b.key:
-			return -1
-		case a.key > b.key:
-			return 1
+	if !sorted {
+		region := append([]byte(nil), out[base:]...)
+		slices.SortStableFunc(members, func(a, b member) int {
+			switch {
+			case a.key < b.key:
+				return -1
+			case a.key > b.key:
+				return 1
+			}
+			return 0
+		})
+		out = out[:base]
+		for i, m := range members {
+			// A repeated key keeps its last value, as JSON.parse and encoding/json do.
+			if i+1 < len(members) && members[i+1].key == m.key {
+				continue
+			}
+			if len(out) > base {
+				out = append(out, ',')
+			}
+			out = append(out, region[m.start-base:m.end-base]...)
 		}
-		return 0
-	})
-	out = append(out, '{')
-	for i, m := range members {
-		// A repeated key keeps its last value, as both JSON.parse and encoding/json do.
-		if i+1 < len(members) && members[i+1].key == m.key {
-			continue
-		}
-		if len(out) > 0 && out[len(out)-1] != '{' {
-			out = append(out, ',')
-		}
-		out = appendString(out, m.key)
-		out = append(out, ':')
-		out = append(out, m.value...)
 	}
 	return append(out, '}'), nil
 }

@@ -75,7 +75,7 @@ func (w *world) openStream(data json.RawMessage) Answer {
 
 // pushStreamEvent schedules one stream event; releasing it updates the stream's partial.
 func (w *world) pushStreamEvent(s *streamRun, t int64, ev loop.StreamEvent) {
-	w.pushStreamDelivery(s, t, Delivery{Kind: DeliverStreamEvent, Data: canonicalOf(ev)}, &ev)
+	w.pushStreamDelivery(s, t, Delivery{Kind: DeliverStreamEvent, Data: canonicalOf(ev), Value: ev}, &ev)
 }
 
 func (w *world) pushStreamDelivery(s *streamRun, t int64, d Delivery, ev *loop.StreamEvent) {

@@ -91,9 +91,12 @@ func (r *Reference) Deliver(d Delivery) error {
 		}
 		switch d.Kind {
 		case DeliverStreamEvent:
-			ev, err := decodeStreamEvent(d.Data)
-			if err != nil {
-				return err
+			ev, ok := d.Value.(loop.StreamEvent)
+			if !ok {
+				var err error
+				if ev, err = decodeStreamEvent(d.Data); err != nil {
+					return err
+				}
 			}
 			s.queue = append(s.queue, ev)
 		case DeliverStreamEnd:
@@ -118,9 +121,11 @@ func (r *Reference) Deliver(d Delivery) error {
 			return fmt.Errorf("delivery for unknown tool call %q", d.Target)
 		}
 		if d.Kind == DeliverToolUpdate {
-			var res loop.ToolResult
-			if err := decodeToolResult(d.Data, &res); err != nil {
-				return err
+			res, ok := d.Value.(loop.ToolResult)
+			if !ok {
+				if err := decodeToolResult(d.Data, &res); err != nil {
+					return err
+				}
 			}
 			c.updates = append(c.updates, res)
 		} else {

@@ -46,7 +46,7 @@ func (w *world) startTool(data json.RawMessage) Answer {
 		if u.At > b.Duration {
 			continue
 		}
-		s := w.at(start+u.At, Delivery{Kind: DeliverToolUpdate, Target: t.id, Now: start + u.At, Data: canonicalOf(u.Result)})
+		s := w.at(start+u.At, Delivery{Kind: DeliverToolUpdate, Target: t.id, Now: start + u.At, Data: canonicalOf(u.Result), Value: u.Result})
 		t.pending = append(t.pending, s)
 		s.onRelease = func() { t.pending = t.pending[1:] }
 	}

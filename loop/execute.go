@@ -11,9 +11,10 @@ import (
 )
 
 // TruncatedToolCallText is the error text of every call of a response that hit the output
-// token limit (stopReason "length"); such calls never run.
+// token limit (stopReason "length"); such calls never run. The name is written verbatim
+// between double quotes, as pi's template string does (no Go quoting or escaping).
 func TruncatedToolCallText(toolName string) string {
-	return fmt.Sprintf("Tool call %q was not executed: the response hit the output token limit, so its arguments may be truncated. Re-issue the tool call with complete arguments.", toolName)
+	return `Tool call "` + toolName + `" was not executed: the response hit the output token limit, so its arguments may be truncated. Re-issue the tool call with complete arguments.`
 }
 
 // Texts of error results, as pi writes them.
@@ -192,7 +193,7 @@ func (r *run) validate(tool *Tool, call ToolCall) (map[string]any, error) {
 		raw = prepared
 	}
 	if call.ArgumentsError != "" {
-		return nil, fmt.Errorf("Invalid arguments for tool %q: %s", call.Name, call.ArgumentsError)
+		return nil, fmt.Errorf(`Invalid arguments for tool "%s": %s`, call.Name, call.ArgumentsError)
 	}
 	v, err := r.validators.get(tool)
 	if err != nil {
@@ -204,7 +205,7 @@ func (r *run) validate(tool *Tool, call ToolCall) (map[string]any, error) {
 	}
 	args, ok := value.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("Validation failed for tool %q: arguments are not an object", call.Name)
+		return nil, fmt.Errorf(`Validation failed for tool "%s": arguments are not an object`, call.Name)
 	}
 	return args, nil
 }

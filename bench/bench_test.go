@@ -1,0 +1,44 @@
+package bench
+
+import (
+	"testing"
+
+	"github.com/turnstile-dev/turnstile/sim"
+)
+
+// BenchmarkSimulated runs each shape through the simulator with the reference loop and full
+// trace recording; turns/s is the figure compared with pi's in-process loop.
+func BenchmarkSimulated(b *testing.B) {
+	for _, s := range Shapes {
+		b.Run(s.Name, func(b *testing.B) {
+			sc := s.Scenario()
+			for b.Loop() {
+				tr, err := sim.Run(sc, sim.NewReference())
+				if err != nil || tr.Failed() {
+					b.Fatalf("%v\n%s", err, tr.Timeline())
+				}
+			}
+			b.ReportMetric(float64(s.Turns*b.N)/b.Elapsed().Seconds(), "turns/s")
+		})
+	}
+}
+
+// TestShapesMakeTheirTurns checks the shapes make the number of requests they claim, which
+// the turns/s figures rely on.
+func TestShapesMakeTheirTurns(t *testing.T) {
+	for _, s := range Shapes {
+		tr, err := sim.Run(s.Scenario(), sim.NewReference())
+		if err != nil || tr.Failed() {
+			t.Fatalf("%s: %v", s.Name, err)
+		}
+		requests := 0
+		for _, e := range tr.Entries {
+			if e.Kind == sim.KindCall && e.Name == sim.CallStream {
+				requests++
+			}
+		}
+		if requests != s.Turns {
+			t.Errorf("%s makes %d requests, claims %d", s.Name, requests, s.Turns)
+		}
+	}
+}

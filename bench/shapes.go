@@ -1,0 +1,70 @@
+// Package bench holds the benchmark scenario shapes shared by the Go benchmarks and the pi
+// baseline (bench/pi-baseline.mjs builds the same shapes for pi), and the side-by-side
+// runner behind `make bench-vs-pi`.
+package bench
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/turnstile-dev/turnstile/loop"
+	"github.com/turnstile-dev/turnstile/sim"
+)
+
+// Shape is one benchmark situation.
+type Shape struct {
+	Name string
+	// Turns is the number of provider requests one run makes.
+	Turns    int
+	Scenario func() *sim.Scenario
+}
+
+// Shapes are the benchmark situations, in the order the pi baseline prints them.
+var Shapes = []Shape{
+	{Name: "10x2-parallel-tools", Turns: 11, Scenario: parallelTools},
+	{Name: "100-turns", Turns: 101, Scenario: hundredTurns},
+	{Name: "1000-deltas", Turns: 1, Scenario: thousandDeltas},
+}
+
+func tool(name string) sim.ToolSpec {
+	return sim.ToolSpec{Name: name, Description: "d", Parameters: map[string]any{"type": "object"},
+		Behaviour: sim.Behaviour{Result: loop.ToolResult{Content: loop.Text("ok"), Details: map[string]any{}}}}
+}
+
+func base(name string) *sim.Scenario {
+	return &sim.Scenario{Name: name, Prompts: []loop.Message{&loop.UserMessage{Text: "go"}}}
+}
+
+// parallelTools: 10 turns each calling two tools in parallel, then a text turn.
+func parallelTools() *sim.Scenario {
+	sc := base("10x2-parallel-tools")
+	sc.Tools = []sim.ToolSpec{tool("a"), tool("b")}
+	for n := 1; n <= 10; n++ {
+		sc.Responses = append(sc.Responses, sim.Response{Content: []loop.Block{
+			loop.ToolCall{ID: fmt.Sprintf("a%d", n), Name: "a", Arguments: map[string]any{"i": float64(n)}},
+			loop.ToolCall{ID: fmt.Sprintf("b%d", n), Name: "b", Arguments: map[string]any{"i": float64(n)}},
+		}})
+	}
+	sc.Responses = append(sc.Responses, sim.Response{Content: loop.Text("done")})
+	return sc
+}
+
+// hundredTurns: 100 turns of one tool call each, then a text turn.
+func hundredTurns() *sim.Scenario {
+	sc := base("100-turns")
+	sc.Tools = []sim.ToolSpec{tool("a")}
+	for n := 1; n <= 100; n++ {
+		sc.Responses = append(sc.Responses, sim.Response{Content: []loop.Block{
+			loop.ToolCall{ID: fmt.Sprintf("t%d", n), Name: "a", Arguments: map[string]any{}},
+		}})
+	}
+	sc.Responses = append(sc.Responses, sim.Response{Content: loop.Text("done")})
+	return sc
+}
+
+// thousandDeltas: one turn streaming 1,000 one-character text deltas.
+func thousandDeltas() *sim.Scenario {
+	sc := base("1000-deltas")
+	sc.Responses = []sim.Response{{Content: loop.Text(strings.Repeat("x", 1000)), DeltaSize: 1}}
+	return sc
+}

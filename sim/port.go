@@ -91,6 +91,9 @@ type Call struct {
 	Kind string          `json:"kind"`
 	Name string          `json:"name,omitempty"`
 	Data json.RawMessage `json:"data"`
+	// Value may stand in for Data in-process: the same payload as a Go value, encoded by
+	// the world only as far as it needs. It never crosses the wire.
+	Value any `json:"-"`
 }
 
 // Answer is the world's answer to a call: Data, or Error when the call fails.
@@ -112,6 +115,9 @@ const (
 type Notification struct {
 	Kind string          `json:"kind"`
 	Data json.RawMessage `json:"data"`
+	// Value may stand in for Data in-process (a loop.Event for events). It never crosses
+	// the wire.
+	Value any `json:"-"`
 }
 
 // Delivery kinds.

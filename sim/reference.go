@@ -25,6 +25,9 @@ type Reference struct {
 	streams map[string]*refStream
 	calls   map[string]*refToolCall
 	closed  bool
+	// direct is set when the port is the simulator's own world, which takes payloads as
+	// Go values.
+	direct bool
 }
 
 // NewReference returns the reference implementation, ready to Start.
@@ -51,7 +54,8 @@ type refToolCall struct {
 
 // Start implements Implementation.
 func (r *Reference) Start(setup Setup, port Port) error {
-	*r = Reference{sched: coop.New(), port: port, streams: map[string]*refStream{}, calls: map[string]*refToolCall{}}
+	_, direct := port.(*world)
+	*r = Reference{sched: coop.New(), port: port, streams: map[string]*refStream{}, calls: map[string]*refToolCall{}, direct: direct}
 	actx, cfg, prompts, err := r.build(setup)
 	if err != nil {
 		return err
@@ -69,10 +73,10 @@ func (r *Reference) Start(setup Setup, port Port) error {
 			msgs, err = loop.Run(ctx, prompts, actx, cfg)
 		}
 		if err != nil {
-			port.Notify(Notification{Kind: NotifyEnd, Data: mustJSON(map[string]string{"error": rootCause(err).Error()})})
+			r.notify(NotifyEnd, map[string]any{"error": rootCause(err).Error()})
 			return
 		}
-		port.Notify(Notification{Kind: NotifyEnd, Data: mustJSON(map[string]any{"messages": nonNilMessages(msgs)})})
+		r.notify(NotifyEnd, map[string]any{"messages": nonNilMessages(msgs)})
 	})
 	r.sched.RunUntilIdle()
 	return nil
@@ -196,11 +200,15 @@ func (r *Reference) Parallel(tasks []func()) { r.sched.Wait(tasks) }
 
 // call makes one call through the port.
 func (r *Reference) call(kind, name string, data any) (json.RawMessage, error) {
-	raw, err := json.Marshal(data)
-	if err != nil {
-		return nil, err
+	c := Call{Kind: kind, Name: name, Value: data}
+	if !r.direct {
+		raw, err := json.Marshal(data)
+		if err != nil {
+			return nil, err
+		}
+		c = Call{Kind: kind, Name: name, Data: raw}
 	}
-	a := r.port.Call(Call{Kind: kind, Name: name, Data: raw})
+	a := r.port.Call(c)
 	if a.Error != "" {
 		return nil, errors.New(a.Error)
 	}
@@ -310,6 +318,15 @@ func decodeBlocks(raw []json.RawMessage) ([]loop.Block, error) {
 		out = append(out, b)
 	}
 	return out, nil
+}
+
+// notify sends a notification, as a value to the world and as JSON to any other port.
+func (r *Reference) notify(kind string, v any) {
+	if r.direct {
+		r.port.Notify(Notification{Kind: kind, Value: v})
+		return
+	}
+	r.port.Notify(Notification{Kind: kind, Data: mustJSON(v)})
 }
 
 // rootCause is the innermost error: the hook's or stream's own failure, whose text is what

@@ -65,12 +65,5 @@ func (t *Trace) Failed() bool {
 	return false
 }
 
-// canonicalOf marshals v and canonicalises it.
-func canonicalOf(v any) json.RawMessage {
-	data, err := json.Marshal(v)
-	if err != nil {
-		quoted, _ := json.Marshal("unencodable: " + err.Error())
-		return quoted
-	}
-	return Canonical(data)
-}
+// canonicalOf is the canonical JSON of a Go value.
+func canonicalOf(v any) json.RawMessage { return appendCanonical(nil, v) }

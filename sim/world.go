@@ -153,18 +153,19 @@ func (w *world) Call(c Call) Answer {
 	if w.closed || w.full {
 		return Answer{Error: "the simulation has ended"}
 	}
+	data := canonicalData(c.Data, c.Value)
 	var a Answer
 	switch c.Kind {
 	case CallStream:
-		a = w.openStream(c.Data)
+		a = w.openStream(data)
 	case CallTool:
-		a = w.startTool(c.Data)
+		a = w.startTool(data)
 	case CallHook:
-		a = w.hook(c.Name, c.Data)
+		a = w.hook(c.Name, data)
 	default:
 		a = Answer{Error: fmt.Sprintf("unknown call kind %q", c.Kind)}
 	}
-	e := Entry{Kind: KindCall, Name: c.Kind, Data: Canonical(c.Data), Error: a.Error}
+	e := Entry{Kind: KindCall, Name: c.Kind, Data: data, Error: a.Error}
 	if c.Kind == CallHook {
 		e.Name = c.Name
 	}
@@ -186,22 +187,39 @@ func (w *world) Notify(n Notification) {
 	}
 	switch n.Kind {
 	case NotifyEvent:
-		data, top := canonicalTop(n.Data)
-		typ, id := loop.EventType(top["type"]), top["toolCallId"]
+		var data json.RawMessage
+		var typ loop.EventType
+		var id string
+		if ev, ok := n.Value.(loop.Event); ok && len(n.Data) == 0 {
+			data, typ, id = appendCanonical(nil, ev), ev.Type, ev.ToolCallID
+		} else {
+			var top map[string]string
+			data, top = canonicalTop(n.Data)
+			typ, id = loop.EventType(top["type"]), top["toolCallId"]
+		}
 		w.record(Entry{Kind: KindEvent, Name: string(typ), Target: id, Data: data})
 		w.fireTriggers(func(t *Trigger) bool {
 			return t.Event == typ && (t.ToolCallID == "" || t.ToolCallID == id)
 		})
 	case NotifyEnd:
+		data := canonicalData(n.Data, n.Value)
 		var end struct {
 			Error string `json:"error"`
 		}
-		_ = json.Unmarshal(n.Data, &end)
-		w.record(Entry{Kind: KindEnd, Name: "run", Data: Canonical(n.Data), Error: end.Error})
+		_ = json.Unmarshal(data, &end)
+		w.record(Entry{Kind: KindEnd, Name: "run", Data: data, Error: end.Error})
 		w.ended = true
 	default:
 		w.fail("protocol", fmt.Sprintf("unknown notification kind %q", n.Kind))
 	}
+}
+
+// canonicalData is the canonical form of a payload given as JSON or, in-process, as a value.
+func canonicalData(data json.RawMessage, value any) json.RawMessage {
+	if len(data) == 0 && value != nil {
+		return appendCanonical(nil, value)
+	}
+	return Canonical(data)
 }
 
 // afterCall fires the triggers a call matches, once it is recorded.

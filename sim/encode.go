@@ -1,0 +1,548 @@
+package sim
+
+import (
+	"encoding/json"
+	"sort"
+
+	"github.com/turnstile-dev/turnstile/loop"
+)
+
+// appendCanonical appends the canonical JSON of v — exactly Canonical(json.Marshal(v)) —
+// without reflection for the loop's types, which make up nearly all of a trace. Members are
+// written in sorted key order by construction; TestEncodeMatchesCanonical keeps this in
+// step with the types' MarshalJSON.
+func appendCanonical(b []byte, v any) []byte {
+	switch x := v.(type) {
+	case nil:
+		return append(b, "null"...)
+	case bool:
+		if x {
+			return append(b, "true"...)
+		}
+		return append(b, "false"...)
+	case string:
+		return appendString(b, x)
+	case float64:
+		return appendJSNumber(b, x)
+	case int:
+		return appendJSNumber(b, float64(x))
+	case int64:
+		return appendJSNumber(b, float64(x))
+	case json.RawMessage:
+		if len(x) == 0 {
+			return append(b, "null"...)
+		}
+		return append(b, Canonical(x)...)
+	case map[string]any:
+		if x == nil {
+			return append(b, "null"...)
+		}
+		keys := sortedKeys(x)
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, k)
+			b = append(b, ':')
+			b = appendCanonical(b, x[k])
+		}
+		return append(b, '}')
+	case []any:
+		if x == nil {
+			return append(b, "null"...)
+		}
+		b = append(b, '[')
+		for i, e := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendCanonical(b, e)
+		}
+		return append(b, ']')
+	case []string:
+		if x == nil {
+			return append(b, "null"...)
+		}
+		b = append(b, '[')
+		for i, e := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, e)
+		}
+		return append(b, ']')
+	case loop.Event:
+		return appendEvent(b, x)
+	case loop.StreamEvent:
+		return appendStreamEvent(b, &x)
+	case *loop.StreamEvent:
+		if x == nil {
+			return append(b, "null"...)
+		}
+		return appendStreamEvent(b, x)
+	case []loop.Message:
+		if x == nil {
+			return append(b, "null"...)
+		}
+		b = append(b, '[')
+		for i, m := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendMessage(b, m)
+		}
+		return append(b, ']')
+	case loop.Message:
+		return appendMessage(b, x)
+	case loop.ToolResult:
+		return appendToolResult(b, &x)
+	case *loop.ToolResult:
+		if x == nil {
+			return append(b, "null"...)
+		}
+		return appendToolResult(b, x)
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		quoted, _ := json.Marshal("unencodable: " + err.Error())
+		return append(b, quoted...)
+	}
+	return append(b, Canonical(data)...)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// obj writes members in the order given, which must be sorted.
+type obj struct {
+	b     []byte
+	first bool
+}
+
+func open(b []byte) obj { return obj{b: append(b, '{'), first: true} }
+
+func (o *obj) key(k string) {
+	if !o.first {
+		o.b = append(o.b, ',')
+	}
+	o.first = false
+	o.b = appendString(o.b, k)
+	o.b = append(o.b, ':')
+}
+
+func (o *obj) str(k, v string)       { o.key(k); o.b = appendString(o.b, v) }
+func (o *obj) num(k string, v int64) { o.key(k); o.b = appendJSNumber(o.b, float64(v)) }
+func (o *obj) any(k string, v any)   { o.key(k); o.b = appendCanonical(o.b, v) }
+func (o *obj) boolean(k string, v bool) {
+	o.key(k)
+	if v {
+		o.b = append(o.b, "true"...)
+	} else {
+		o.b = append(o.b, "false"...)
+	}
+}
+func (o *obj) close() []byte { return append(o.b, '}') }
+
+func appendEvent(b []byte, e loop.Event) []byte {
+	o := open(b)
+	switch e.Type {
+	case loop.AgentEnd:
+		o.key("messages")
+		o.b = appendMessages(o.b, e.Messages)
+	case loop.TurnEnd:
+		o.key("message")
+		o.b = appendMessage(o.b, e.Message)
+		o.key("toolResults")
+		o.b = append(o.b, '[')
+		for i, r := range e.ToolResults {
+			if i > 0 {
+				o.b = append(o.b, ',')
+			}
+			o.b = appendMessage(o.b, r)
+		}
+		o.b = append(o.b, ']')
+	case loop.MessageStart, loop.MessageEnd:
+		o.key("message")
+		o.b = appendMessage(o.b, e.Message)
+	case loop.MessageUpdate:
+		o.key("assistantMessageEvent")
+		if e.AssistantEvent == nil {
+			o.b = append(o.b, "null"...)
+		} else {
+			o.b = appendStreamEvent(o.b, e.AssistantEvent)
+		}
+		o.key("message")
+		o.b = appendMessage(o.b, e.Message)
+	case loop.ToolExecutionStart:
+		o.any("args", argsOrEmpty(e.Args))
+		o.str("toolCallId", e.ToolCallID)
+		o.str("toolName", e.ToolName)
+	case loop.ToolExecutionUpdate:
+		o.any("args", argsOrEmpty(e.Args))
+		o.any("partialResult", e.PartialResult)
+		o.str("toolCallId", e.ToolCallID)
+		o.str("toolName", e.ToolName)
+	case loop.ToolExecutionEnd:
+		if e.DurationMs != nil {
+			o.num("durationMs", *e.DurationMs)
+		}
+		o.boolean("isError", e.IsError)
+		o.any("result", e.Result)
+		o.str("toolCallId", e.ToolCallID)
+		o.str("toolName", e.ToolName)
+	}
+	o.str("type", string(e.Type))
+	return o.close()
+}
+
+func argsOrEmpty(a map[string]any) map[string]any {
+	if a == nil {
+		return map[string]any{}
+	}
+	return a
+}
+
+func appendMessages(b []byte, ms []loop.Message) []byte {
+	b = append(b, '[')
+	for i, m := range ms {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendMessage(b, m)
+	}
+	return append(b, ']')
+}
+
+func appendStreamEvent(b []byte, e *loop.StreamEvent) []byte {
+	o := open(b)
+	switch e.Type {
+	case loop.StreamDone:
+		o.any("message", assistantOrNil(e.Message))
+		o.str("reason", string(e.Reason))
+	case loop.StreamError:
+		o.any("error", assistantOrNil(e.Message))
+		o.str("reason", string(e.Reason))
+	default:
+		switch e.Type {
+		case loop.StreamTextEnd, loop.StreamThinkingEnd:
+			o.str("content", e.Content)
+		}
+		if e.Type != loop.StreamStart {
+			o.num("contentIndex", int64(e.ContentIndex))
+		}
+		switch e.Type {
+		case loop.StreamTextDelta, loop.StreamThinkingDelta, loop.StreamToolCallDelta:
+			o.str("delta", e.Delta)
+		}
+		o.any("partial", assistantOrNil(e.Partial))
+		if e.Type == loop.StreamToolCallEnd {
+			if e.ToolCall == nil {
+				o.key("toolCall")
+				o.b = append(o.b, "null"...)
+			} else {
+				o.key("toolCall")
+				o.b = appendBlock(o.b, *e.ToolCall)
+			}
+		}
+	}
+	o.str("type", string(e.Type))
+	return o.close()
+}
+
+// assistantOrNil keeps a nil *AssistantMessage a JSON null.
+func assistantOrNil(m *loop.AssistantMessage) any {
+	if m == nil {
+		return nil
+	}
+	return loop.Message(m)
+}
+
+func appendBlocks(b []byte, bs []loop.Block) []byte {
+	b = append(b, '[')
+	for i, x := range bs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendBlock(b, x)
+	}
+	return append(b, ']')
+}
+
+func appendBlock(b []byte, blk loop.Block) []byte {
+	switch x := blk.(type) {
+	case loop.TextContent:
+		o := open(b)
+		o.str("text", x.Text)
+		if x.TextSignature != "" {
+			o.str("textSignature", x.TextSignature)
+		}
+		o.str("type", "text")
+		return o.close()
+	case loop.ThinkingContent:
+		o := open(b)
+		if x.Redacted {
+			o.boolean("redacted", true)
+		}
+		o.str("thinking", x.Thinking)
+		if x.ThinkingSignature != "" {
+			o.str("thinkingSignature", x.ThinkingSignature)
+		}
+		o.str("type", "thinking")
+		return o.close()
+	case loop.ImageContent:
+		o := open(b)
+		o.str("data", x.Data)
+		o.str("mimeType", x.MimeType)
+		o.str("type", "image")
+		return o.close()
+	case loop.ToolCall:
+		o := open(b)
+		o.any("arguments", argsOrEmpty(x.Arguments))
+		if x.ArgumentsError != "" {
+			o.str("argumentsError", x.ArgumentsError)
+		}
+		o.str("id", x.ID)
+		o.str("name", x.Name)
+		if x.Namespace != "" {
+			o.str("namespace", x.Namespace)
+		}
+		if x.ThoughtSignature != "" {
+			o.str("thoughtSignature", x.ThoughtSignature)
+		}
+		o.str("type", "toolCall")
+		return o.close()
+	}
+	data, _ := json.Marshal(blk)
+	return append(b, Canonical(data)...)
+}
+
+func appendContent(o *obj, text string, blocks []loop.Block) {
+	o.key("content")
+	if blocks != nil {
+		o.b = appendBlocks(o.b, blocks)
+	} else {
+		o.b = appendString(o.b, text)
+	}
+}
+
+func appendMessage(b []byte, m loop.Message) []byte {
+	switch x := m.(type) {
+	case nil:
+		return append(b, "null"...)
+	case *loop.UserMessage:
+		if x == nil {
+			return append(b, "null"...)
+		}
+		o := open(b)
+		appendContent(&o, x.Text, x.Blocks)
+		o.str("role", "user")
+		o.num("timestamp", x.Timestamp)
+		return o.close()
+	case *loop.SystemMessage:
+		if x == nil {
+			return append(b, "null"...)
+		}
+		o := open(b)
+		appendContent(&o, x.Text, x.Blocks)
+		o.str("role", "system")
+		if len(x.Sections) > 0 {
+			o.key("sections")
+			o.b = append(o.b, '{')
+			for i, k := range sortedKeys(x.Sections) {
+				if i > 0 {
+					o.b = append(o.b, ',')
+				}
+				o.b = appendString(o.b, k)
+				o.b = append(o.b, ':')
+				if v := x.Sections[k]; v == nil {
+					o.b = append(o.b, "null"...)
+				} else {
+					o.b = appendString(o.b, *v)
+				}
+			}
+			o.b = append(o.b, '}')
+		}
+		o.num("timestamp", x.Timestamp)
+		if len(x.ToolsAdded) > 0 {
+			o.key("toolsAdded")
+			o.b = append(o.b, '[')
+			for i, d := range x.ToolsAdded {
+				if i > 0 {
+					o.b = append(o.b, ',')
+				}
+				t := open(o.b)
+				if d.ConstrainedSampling != nil {
+					t.any("constrainedSampling", d.ConstrainedSampling)
+				}
+				t.str("description", d.Description)
+				t.str("name", d.Name)
+				if d.Parameters == nil {
+					t.key("parameters")
+					t.b = append(t.b, "null"...)
+				} else {
+					t.any("parameters", d.Parameters)
+				}
+				o.b = t.close()
+			}
+			o.b = append(o.b, ']')
+		}
+		if len(x.ToolsRemoved) > 0 {
+			o.key("toolsRemoved")
+			o.b = append(o.b, '[')
+			for i, r := range x.ToolsRemoved {
+				if i > 0 {
+					o.b = append(o.b, ',')
+				}
+				t := open(o.b)
+				t.str("name", r.Name)
+				o.b = t.close()
+			}
+			o.b = append(o.b, ']')
+		}
+		return o.close()
+	case *loop.AssistantMessage:
+		if x == nil {
+			return append(b, "null"...)
+		}
+		o := open(b)
+		o.str("api", x.API)
+		o.key("content")
+		if x.Content == nil {
+			o.b = append(o.b, "[]"...)
+		} else {
+			o.b = appendBlocks(o.b, x.Content)
+		}
+		if x.DurationMs != nil {
+			o.num("durationMs", *x.DurationMs)
+		}
+		if x.EndTurn != nil {
+			o.boolean("endTurn", *x.EndTurn)
+		}
+		if x.ErrorMessage != "" {
+			o.str("errorMessage", x.ErrorMessage)
+		}
+		o.str("model", x.Model)
+		o.str("provider", x.Provider)
+		if x.ProviderThinkingLevel != "" {
+			o.str("providerThinkingLevel", x.ProviderThinkingLevel)
+		}
+		if x.RawStopReason != "" {
+			o.str("rawStopReason", x.RawStopReason)
+		}
+		if x.ResponseID != "" {
+			o.str("responseId", x.ResponseID)
+		}
+		if x.ResponseModel != "" {
+			o.str("responseModel", x.ResponseModel)
+		}
+		o.str("role", "assistant")
+		o.str("stopReason", string(x.StopReason))
+		if x.ThinkingLevel != "" {
+			o.str("thinkingLevel", x.ThinkingLevel)
+		}
+		o.num("timestamp", x.Timestamp)
+		o.key("usage")
+		o.b = appendUsage(o.b, &x.Usage)
+		return o.close()
+	case *loop.ToolResultMessage:
+		if x == nil {
+			return append(b, "null"...)
+		}
+		o := open(b)
+		o.key("content")
+		if x.Content == nil {
+			o.b = append(o.b, "[]"...)
+		} else {
+			o.b = appendBlocks(o.b, x.Content)
+		}
+		if x.Details != nil {
+			o.any("details", x.Details)
+		}
+		if x.DurationMs != nil {
+			o.num("durationMs", *x.DurationMs)
+		}
+		o.boolean("isError", x.IsError)
+		o.str("role", "toolResult")
+		o.num("timestamp", x.Timestamp)
+		o.str("toolCallId", x.ToolCallID)
+		o.str("toolName", x.ToolName)
+		if x.Usage != nil {
+			o.key("usage")
+			o.b = appendUsage(o.b, x.Usage)
+		}
+		return o.close()
+	case *loop.CustomMessage:
+		if x == nil {
+			return append(b, "null"...)
+		}
+		return appendCanonical(b, x.Fields)
+	}
+	data, _ := json.Marshal(m)
+	return append(b, Canonical(data)...)
+}
+
+func appendToolResult(b []byte, r *loop.ToolResult) []byte {
+	o := open(b)
+	o.key("content")
+	if r.Content == nil {
+		o.b = append(o.b, "null"...)
+	} else {
+		o.b = appendBlocks(o.b, r.Content)
+	}
+	if r.Details != nil {
+		o.any("details", r.Details)
+	}
+	if r.IsError {
+		o.boolean("isError", true)
+	}
+	if r.StructuredContent != nil {
+		o.any("structuredContent", r.StructuredContent)
+	}
+	if r.Terminate {
+		o.boolean("terminate", true)
+	}
+	if r.Usage != nil {
+		o.key("usage")
+		o.b = appendUsage(o.b, r.Usage)
+	}
+	return o.close()
+}
+
+func appendUsage(b []byte, u *loop.Usage) []byte {
+	o := open(b)
+	o.num("cacheRead", u.CacheRead)
+	o.num("cacheWrite", u.CacheWrite)
+	if u.CacheWrite1h != nil {
+		o.num("cacheWrite1h", *u.CacheWrite1h)
+	}
+	o.key("cost")
+	c := open(o.b)
+	c.key("cacheRead")
+	c.b = appendJSNumber(c.b, u.Cost.CacheRead)
+	c.key("cacheWrite")
+	c.b = appendJSNumber(c.b, u.Cost.CacheWrite)
+	c.key("input")
+	c.b = appendJSNumber(c.b, u.Cost.Input)
+	c.key("output")
+	c.b = appendJSNumber(c.b, u.Cost.Output)
+	c.key("total")
+	c.b = appendJSNumber(c.b, u.Cost.Total)
+	if u.Cost.TotalFromProvider {
+		c.boolean("totalFromProvider", true)
+	}
+	o.b = c.close()
+	o.num("input", u.Input)
+	o.num("output", u.Output)
+	if u.Reasoning != nil {
+		o.num("reasoning", *u.Reasoning)
+	}
+	o.num("totalTokens", u.TotalTokens)
+	return o.close()
+}

@@ -1,0 +1,48 @@
+package sim_test
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/turnstile-dev/turnstile/scenarios"
+	"github.com/turnstile-dev/turnstile/sim"
+)
+
+// jsonPort hides the world behind a plain Port, so the reference talks to it in JSON, the
+// way it does over the protocol.
+type jsonPort struct{ sim.Port }
+
+// viaJSON is the reference reached through a jsonPort.
+type viaJSON struct{ *sim.Reference }
+
+func (v viaJSON) Start(setup sim.Setup, port sim.Port) error {
+	return v.Reference.Start(setup, jsonPort{port})
+}
+
+// TestValuesAndJSONGiveTheSameTrace checks that the in-process shortcut (payloads passed as
+// Go values and encoded by the world) records exactly what JSON payloads record.
+func TestValuesAndJSONGiveTheSameTrace(t *testing.T) {
+	list := concurrencyScenarios()
+	files, err := scenarios.Suite()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		list = append(list, f.Scenario)
+	}
+	for _, sc := range list {
+		direct, err := sim.Run(sc, sim.NewReference())
+		if err != nil {
+			t.Fatal(err)
+		}
+		viaWire, err := sim.Run(sc, viaJSON{sim.NewReference()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, b := direct.JSONL(), viaWire.JSONL()
+		if !bytes.Equal(a, b) {
+			d, _ := sim.FirstDivergence(sim.Lines(b), sim.Lines(a), 2)
+			t.Errorf("%s: values and JSON differ (- JSON, + values):\n%s", sc.Name, d)
+		}
+	}
+}

@@ -42,7 +42,7 @@ func (r *Reference) build(setup Setup) (loop.Context, loop.Config, []loop.Messag
 		ToolExecution: loop.ExecutionMode(setup.ToolExecution),
 		Runtime:       r,
 		Stream:        r.stream,
-		OnEvent: func(e loop.Event) { r.notify(NotifyEvent, e) },
+		OnEvent:       func(e loop.Event) { r.notify(NotifyEvent, e) },
 	}
 	installed := func(name string) bool { return slices.Contains(setup.Hooks, name) }
 	// contextOf decodes a hook's replacement context.

@@ -12,21 +12,21 @@ import (
 // providers.
 const abortedText = "Request was aborted"
 
-// streamRequest is the data of a stream call.
+// streamRequest is what the world needs of a stream call's data: {model, messages,
+// thinkingLevel, apiKey}.
 type streamRequest struct {
-	Model         ModelSetup        `json:"model"`
-	Messages      []json.RawMessage `json:"messages"`
-	ThinkingLevel string            `json:"thinkingLevel"`
-	APIKey        string            `json:"apiKey"`
+	Model ModelSetup `json:"model"`
 }
 
 // openStream answers a provider request with the next scripted response, scheduling its
-// events.
-func (w *world) openStream(data json.RawMessage) Answer {
+// events. value is the in-process form of data, when there is one.
+func (w *world) openStream(data json.RawMessage, value any) Answer {
 	w.requests++
 	n := w.requests
 	var req streamRequest
-	if err := json.Unmarshal(data, &req); err != nil {
+	if m, ok := value.(map[string]any); ok {
+		req.Model, _ = m["model"].(ModelSetup)
+	} else if err := json.Unmarshal(data, &req); err != nil {
 		w.fail("protocol", fmt.Sprintf("request %d: bad stream call: %v", n, err))
 		return Answer{Error: "bad stream call: " + err.Error()}
 	}

@@ -157,7 +157,7 @@ func (w *world) Call(c Call) Answer {
 	var a Answer
 	switch c.Kind {
 	case CallStream:
-		a = w.openStream(data)
+		a = w.openStream(data, c.Value)
 	case CallTool:
 		a = w.startTool(data)
 	case CallHook:
@@ -308,7 +308,8 @@ func (w *world) release(s *scheduled) {
 	if s.onRelease != nil {
 		s.onRelease()
 	}
-	w.record(Entry{Kind: KindDeliver, Name: s.delivery.Kind, Target: s.delivery.Target, Data: Canonical(s.delivery.Data)})
+	// The world wrote the delivery's data canonically itself.
+	w.record(Entry{Kind: KindDeliver, Name: s.delivery.Kind, Target: s.delivery.Target, Data: s.delivery.Data})
 }
 
 // setup is what the implementation is told about the scenario.

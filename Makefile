@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: test lint bench build conform conform-pi
+.PHONY: test lint bench bench-vs-pi build conform conform-pi
 
 build:
 	$(GO) build -o bin/turnstile ./cmd/turnstile
@@ -16,3 +16,12 @@ lint:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+# The pi adapter's and the benchmarks' node modules (package-lock.json pins pi 1.6.0).
+conformance/adapters/pi/node_modules: conformance/adapters/pi/package-lock.json
+	npm ci --prefix conformance/adapters/pi --no-audit --no-fund
+bench/node_modules: bench/package-lock.json
+	npm ci --prefix bench --no-audit --no-fund
+
+bench-vs-pi: bench/node_modules
+	$(GO) run ./bench/vspi

@@ -42,3 +42,19 @@ func TestShapesMakeTheirTurns(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkDirect runs each shape on the reference loop with trivial mocks: no simulator,
+// no trace — the like-for-like counterpart of pi's in-process baseline.
+func BenchmarkDirect(b *testing.B) {
+	for _, s := range Shapes {
+		b.Run(s.Name, func(b *testing.B) {
+			sc := s.Scenario()
+			for b.Loop() {
+				if err := Direct(sc); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(s.Turns*b.N)/b.Elapsed().Seconds(), "turns/s")
+		})
+	}
+}

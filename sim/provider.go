@@ -117,6 +117,12 @@ func finalMessage(resp *Response, model ModelSetup, now int64) *loop.AssistantMe
 	}
 }
 
+// StreamEvents is the whole event stream the simulator delivers for a response to a request
+// to model at virtual time now, for benchmarks and tools that replay it without the world.
+func StreamEvents(resp *Response, model loop.Model, now int64) []loop.StreamEvent {
+	return streamEvents(resp, finalMessage(resp, ModelSetup{ID: model.ID, API: model.API, Provider: model.Provider}, now))
+}
+
 // abortedEvent is the error event of a stream cut short by an abort (pi-ai's faux
 // createAbortedMessage: the partial so far, stopReason aborted).
 func abortedEvent(partial *loop.AssistantMessage) loop.StreamEvent {

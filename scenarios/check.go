@@ -31,11 +31,15 @@ func (d *decoder) check(sc *sim.Scenario, r *refs) {
 	for _, k := range r.toolCallKeys {
 		if _, ok := r.callIDs[k.name]; !ok {
 			d.errorf(k.n, "toolCalls: scripts call %q, but no response makes a tool call with that id", k.name)
+		} else if r.dupCallIDs[k.name] {
+			d.errorf(k.n, "toolCalls: scripts call %q, which several responses use; give the calls distinct ids", k.name)
 		}
 	}
 	for _, k := range r.hookCallIDs {
 		if _, ok := r.callIDs[k.name]; !ok {
 			d.errorf(k.n, "a tool hook answers call %q, but no response makes a tool call with that id", k.name)
+		} else if r.dupCallIDs[k.name] {
+			d.errorf(k.n, "a tool hook answers call %q, which several responses use; give the calls distinct ids", k.name)
 		}
 	}
 	maxRequests := len(sc.Responses)
@@ -57,6 +61,8 @@ func (d *decoder) check(sc *sim.Scenario, r *refs) {
 		case t.t.ToolCallID != "":
 			if _, ok := r.callIDs[t.t.ToolCallID]; !ok {
 				d.errorf(t.n, "the trigger names tool call %q, but no response makes a tool call with that id", t.t.ToolCallID)
+			} else if r.dupCallIDs[t.t.ToolCallID] {
+				d.errorf(t.n, "the trigger names tool call %q, which several responses use; give the calls distinct ids", t.t.ToolCallID)
 			}
 		case t.t.Request > 0 && !unbounded && t.t.Request > maxRequests:
 			d.errorf(t.n, "the trigger waits for request %d, but the provider script has %s", t.t.Request, plural(maxRequests, "response"))

@@ -39,8 +39,18 @@ func (es Errors) Error() string {
 
 // decoder walks a YAML syntax tree, decoding values and collecting positioned errors.
 type decoder struct {
-	file string
-	errs Errors
+	file    string
+	errs    Errors
+	anchors map[string]ast.Node
+}
+
+// collectAnchors records every anchor of a document, so aliases can be resolved.
+func (d *decoder) collectAnchors(root ast.Node) {
+	d.anchors = map[string]ast.Node{}
+	for _, n := range ast.Filter(ast.AnchorType, root) {
+		a := n.(*ast.AnchorNode)
+		d.anchors[strings.TrimSpace(a.Name.String())] = a.Value
+	}
 }
 
 func (d *decoder) errorf(n ast.Node, format string, args ...any) {
@@ -73,14 +83,20 @@ type field struct {
 	value ast.Node
 }
 
-// unwrap skips tags, anchors and comments around a node.
-func unwrap(n ast.Node) ast.Node {
-	for {
+// unwrap skips tags, anchors and comments around a node and resolves aliases.
+func (d *decoder) unwrap(n ast.Node) ast.Node {
+	for depth := 0; ; depth++ {
 		switch v := n.(type) {
 		case *ast.TagNode:
 			n = v.Value
 		case *ast.AnchorNode:
 			n = v.Value
+		case *ast.AliasNode:
+			target, ok := d.anchors[strings.TrimSpace(v.Value.String())]
+			if !ok || depth > 100 {
+				return v
+			}
+			n = target
 		case *ast.CommentGroupNode:
 			return nil
 		default:
@@ -92,7 +108,7 @@ func unwrap(n ast.Node) ast.Node {
 // mapping reads a mapping whose keys must be among allowed; unknown and duplicate keys are
 // errors. A nil result means n is not a mapping (an error was recorded).
 func (d *decoder) mapping(n ast.Node, what string, allowed ...string) []field {
-	n = unwrap(n)
+	n = d.unwrap(n)
 	var pairs []*ast.MappingValueNode
 	switch v := n.(type) {
 	case *ast.MappingNode:
@@ -102,14 +118,14 @@ func (d *decoder) mapping(n ast.Node, what string, allowed ...string) []field {
 	case nil, *ast.NullNode:
 		return []field{}
 	default:
-		d.errorf(n, "%s must be a mapping, not %s", what, describeNode(n))
+		d.errorf(n, "%s must be a mapping, not %s", what, d.describeNode(n))
 		return nil
 	}
 	var out []field
 	seen := map[string]bool{}
 	for _, p := range pairs {
 		key := strings.TrimSpace(p.Key.String())
-		if k, ok := unwrap(p.Key).(*ast.StringNode); ok {
+		if k, ok := d.unwrap(p.Key).(*ast.StringNode); ok {
 			key = k.Value
 		}
 		if seen[key] {
@@ -129,7 +145,7 @@ func (d *decoder) mapping(n ast.Node, what string, allowed ...string) []field {
 // sequence reads a sequence; a single non-sequence value counts as a one-item sequence when
 // single is true.
 func (d *decoder) sequence(n ast.Node, what string, single bool) []ast.Node {
-	n = unwrap(n)
+	n = d.unwrap(n)
 	switch v := n.(type) {
 	case *ast.SequenceNode:
 		return v.Values
@@ -139,13 +155,13 @@ func (d *decoder) sequence(n ast.Node, what string, single bool) []ast.Node {
 		if single {
 			return []ast.Node{n}
 		}
-		d.errorf(n, "%s must be a list, not %s", what, describeNode(n))
+		d.errorf(n, "%s must be a list, not %s", what, d.describeNode(n))
 		return nil
 	}
 }
 
 func (d *decoder) str(n ast.Node, what string) string {
-	switch v := unwrap(n).(type) {
+	switch v := d.unwrap(n).(type) {
 	case *ast.StringNode:
 		return v.Value
 	case *ast.LiteralNode:
@@ -153,13 +169,13 @@ func (d *decoder) str(n ast.Node, what string) string {
 	case *ast.NullNode, nil:
 		return ""
 	}
-	d.errorf(n, "%s must be a string, not %s", what, describeNode(n))
+	d.errorf(n, "%s must be a string, not %s", what, d.describeNode(n))
 	return ""
 }
 
 // isString reports whether n is a scalar string.
-func isString(n ast.Node) bool {
-	switch unwrap(n).(type) {
+func (d *decoder) isString(n ast.Node) bool {
+	switch d.unwrap(n).(type) {
 	case *ast.StringNode, *ast.LiteralNode:
 		return true
 	}
@@ -167,7 +183,7 @@ func isString(n ast.Node) bool {
 }
 
 func (d *decoder) integer(n ast.Node, what string) int64 {
-	if v, ok := unwrap(n).(*ast.IntegerNode); ok {
+	if v, ok := d.unwrap(n).(*ast.IntegerNode); ok {
 		switch x := v.Value.(type) {
 		case int64:
 			return x
@@ -175,7 +191,7 @@ func (d *decoder) integer(n ast.Node, what string) int64 {
 			return int64(x)
 		}
 	}
-	d.errorf(n, "%s must be an integer, not %s", what, describeNode(n))
+	d.errorf(n, "%s must be an integer, not %s", what, d.describeNode(n))
 	return 0
 }
 
@@ -190,10 +206,10 @@ func (d *decoder) duration(n ast.Node, what string) int64 {
 }
 
 func (d *decoder) boolean(n ast.Node, what string) bool {
-	if v, ok := unwrap(n).(*ast.BoolNode); ok {
+	if v, ok := d.unwrap(n).(*ast.BoolNode); ok {
 		return v.Value
 	}
-	d.errorf(n, "%s must be true or false, not %s", what, describeNode(n))
+	d.errorf(n, "%s must be true or false, not %s", what, d.describeNode(n))
 	return false
 }
 
@@ -226,7 +242,7 @@ func (d *decoder) json(n ast.Node, what string) any {
 
 // object reads a JSON object.
 func (d *decoder) object(n ast.Node, what string) map[string]any {
-	if _, ok := unwrap(n).(*ast.NullNode); ok {
+	if _, ok := d.unwrap(n).(*ast.NullNode); ok {
 		return nil
 	}
 	v := d.json(n, what)
@@ -235,7 +251,7 @@ func (d *decoder) object(n ast.Node, what string) map[string]any {
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		d.errorf(n, "%s must be a mapping, not %s", what, describeNode(n))
+		d.errorf(n, "%s must be a mapping, not %s", what, d.describeNode(n))
 	}
 	return m
 }
@@ -250,8 +266,8 @@ func (d *decoder) index(f field, what string) int {
 	return i
 }
 
-func describeNode(n ast.Node) string {
-	switch unwrap(n).(type) {
+func (d *decoder) describeNode(n ast.Node) string {
+	switch d.unwrap(n).(type) {
 	case *ast.MappingNode, *ast.MappingValueNode:
 		return "a mapping"
 	case *ast.SequenceNode:
@@ -267,5 +283,5 @@ func describeNode(n ast.Node) string {
 	case *ast.NullNode, nil:
 		return "null"
 	}
-	return "a " + unwrap(n).Type().String()
+	return "a " + d.unwrap(n).Type().String()
 }

@@ -18,6 +18,7 @@ var topKeys = []string{"name", "description", "since", "tools", "undefinedTools"
 // refs remembers where things are named, for the checks that relate parts of a file.
 type refs struct {
 	callIDs        map[string]ast.Node // tool-call ids in provider responses
+	dupCallIDs     map[string]bool     // ids more than one response uses
 	callTools      []named             // tool names called by responses
 	toolNames      map[string]ast.Node
 	undefinedTools map[string]ast.Node
@@ -188,14 +189,14 @@ func (d *decoder) behaviour(n ast.Node, what string) sim.Behaviour {
 // terminate, structuredContent, usage.
 func (d *decoder) toolResult(n ast.Node, what string) loop.ToolResult {
 	var res loop.ToolResult
-	if isString(n) {
+	if d.isString(n) {
 		res.Content = loop.Text(d.str(n, what))
 		return res
 	}
 	for _, f := range d.mapping(n, what, "content", "details", "isError", "terminate", "structuredContent", "usage") {
 		switch f.key {
 		case "content":
-			if _, null := unwrap(f.value).(*ast.NullNode); null {
+			if _, null := d.unwrap(f.value).(*ast.NullNode); null {
 				res.Content = nil
 			} else {
 				res.Content = d.blocks(f.value, what+".content")
@@ -219,7 +220,7 @@ func (d *decoder) toolResult(n ast.Node, what string) loop.ToolResult {
 // blocks reads content blocks: a string is one text block; each item is {text}, {thinking},
 // {toolCall}, {image} or a block in pi's JSON form (with type).
 func (d *decoder) blocks(n ast.Node, what string) []loop.Block {
-	if isString(n) {
+	if d.isString(n) {
 		return loop.Text(d.str(n, what))
 	}
 	out := []loop.Block{}
@@ -232,7 +233,7 @@ func (d *decoder) blocks(n ast.Node, what string) []loop.Block {
 }
 
 func (d *decoder) block(n ast.Node, what string) loop.Block {
-	if isString(n) {
+	if d.isString(n) {
 		return loop.TextContent{Text: d.str(n, what)}
 	}
 	fields := d.mapping(n, what)
@@ -297,7 +298,7 @@ func (d *decoder) messages(n ast.Node, what string) []loop.Message {
 }
 
 func (d *decoder) message(n ast.Node, what string) loop.Message {
-	if isString(n) {
+	if d.isString(n) {
 		return &loop.UserMessage{Text: d.str(n, what)}
 	}
 	fields := d.mapping(n, what)
@@ -305,7 +306,7 @@ func (d *decoder) message(n ast.Node, what string) loop.Message {
 		f := fields[0]
 		var text string
 		var blocks []loop.Block
-		if isString(f.value) {
+		if d.isString(f.value) {
 			text = d.str(f.value, what)
 		} else {
 			blocks = d.blocks(f.value, what+"."+f.key)
@@ -385,12 +386,12 @@ func (d *decoder) usage(n ast.Node, what string) loop.Usage {
 // response reads one provider response.
 func (d *decoder) response(n ast.Node, what string, r *refs) sim.Response {
 	var resp sim.Response
-	if isString(n) {
+	if d.isString(n) {
 		resp.Content = loop.Text(d.str(n, what))
 		return resp
 	}
 	for _, f := range d.mapping(n, what, "text", "content", "stopReason", "errorMessage", "usage", "delay", "chunkDelay",
-		"deltaSize", "noStart", "noDone", "openError", "streamError", "ignoresAbort") {
+		"deltaSize", "noStart", "noDone", "openError", "streamError", "ignoresAbort", "errorEvent") {
 		switch f.key {
 		case "text":
 			resp.Content = append(resp.Content, loop.TextContent{Text: d.str(f.value, what+".text")})
@@ -419,6 +420,8 @@ func (d *decoder) response(n ast.Node, what string, r *refs) sim.Response {
 			resp.StreamError = d.str(f.value, what+".streamError")
 		case "ignoresAbort":
 			resp.IgnoresAbort = d.boolean(f.value, what+".ignoresAbort")
+		case "errorEvent":
+			resp.ErrorEvent = d.boolean(f.value, what+".errorEvent")
 		}
 	}
 	d.noteCalls(n, resp.Content, r)
@@ -429,7 +432,8 @@ func (d *decoder) response(n ast.Node, what string, r *refs) sim.Response {
 func (d *decoder) noteCalls(n ast.Node, content []loop.Block, r *refs) {
 	for _, tc := range loop.ToolCalls(content) {
 		if _, dup := r.callIDs[tc.ID]; dup {
-			d.errorf(n, "tool-call id %q is used twice; ids must be unique in a scenario", tc.ID)
+			r.dupCallIDs[tc.ID] = true
+			continue
 		}
 		r.callIDs[tc.ID] = n
 		r.callTools = append(r.callTools, named{tc.Name, n})

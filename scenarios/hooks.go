@@ -23,8 +23,13 @@ func (d *decoder) hooks(n ast.Node, h *sim.Hooks, r *refs) {
 			h.NoFollowUp = !d.boolean(f.value, what)
 		case "convertToLlm":
 			h.ConvertToLLM = &sim.ConvertScript{}
-			for _, cf := range d.mapping(f.value, what, "keepCustomAsUser") {
-				h.ConvertToLLM.KeepCustomAsUser = d.boolean(cf.value, what+".keepCustomAsUser")
+			for _, cf := range d.mapping(f.value, what, "keepCustomAsUser", "throw") {
+				switch cf.key {
+				case "keepCustomAsUser":
+					h.ConvertToLLM.KeepCustomAsUser = d.boolean(cf.value, what+".keepCustomAsUser")
+				case "throw":
+					h.ConvertToLLM.Throw = d.str(cf.value, what+".throw")
+				}
 			}
 		case "transformContext":
 			h.TransformContext = &sim.TransformScript{}
@@ -116,7 +121,7 @@ func (d *decoder) contextChange(n ast.Node, what string, r *refs) *sim.ContextCh
 
 func (d *decoder) requestAnswer(n ast.Node, what string, r *refs) sim.RequestAnswer {
 	var a sim.RequestAnswer
-	for _, f := range d.mapping(n, what, "context", "model", "thinkingLevel", "throw") {
+	for _, f := range d.mapping(n, what, "context", "model", "thinkingLevel", "messages", "throw") {
 		switch f.key {
 		case "context":
 			a.Context = d.contextChange(f.value, what+".context", r)
@@ -124,6 +129,8 @@ func (d *decoder) requestAnswer(n ast.Node, what string, r *refs) sim.RequestAns
 			a.Model = d.model(f.value, what+".model")
 		case "thinkingLevel":
 			a.ThinkingLevel = d.thinkingLevel(f.value, what+".thinkingLevel")
+		case "messages":
+			a.Messages = d.messages(f.value, what+".messages")
 		case "throw":
 			a.Throw = d.str(f.value, what+".throw")
 		}
@@ -152,7 +159,7 @@ func (d *decoder) turnAnswer(n ast.Node, what string, r *refs) sim.TurnAnswer {
 
 // finishAnswer reads continue / end / none, or {action, throw}.
 func (d *decoder) finishAnswer(n ast.Node, what string) sim.FinishAnswer {
-	if isString(n) {
+	if d.isString(n) {
 		return sim.FinishAnswer{Action: d.decision(n, what)}
 	}
 	var a sim.FinishAnswer
@@ -198,7 +205,7 @@ func (d *decoder) beforeAnswer(n ast.Node, what string) sim.BeforeAnswer {
 
 func (d *decoder) afterAnswer(n ast.Node, what string) sim.AfterAnswer {
 	var a sim.AfterAnswer
-	for _, f := range d.mapping(n, what, "content", "details", "structuredContent", "isError", "terminate", "throw") {
+	for _, f := range d.mapping(n, what, "content", "details", "structuredContent", "isError", "terminate", "usage", "throw") {
 		switch f.key {
 		case "content":
 			a.Content = d.blocks(f.value, what+".content")
@@ -212,6 +219,9 @@ func (d *decoder) afterAnswer(n ast.Node, what string) sim.AfterAnswer {
 		case "terminate":
 			v := d.boolean(f.value, what+".terminate")
 			a.Terminate = &v
+		case "usage":
+			u := d.usage(f.value, what+".usage")
+			a.Usage = &u
 		case "throw":
 			a.Throw = d.str(f.value, what+".throw")
 		}

@@ -66,7 +66,8 @@ func Parse(filename, rel string, data []byte) (f *File, err error) {
 	}
 	sc := &sim.Scenario{Model: defaultModel}
 	f = &File{Path: filename, Rel: rel, Scenario: sc}
-	r := &refs{callIDs: map[string]ast.Node{}, toolNames: map[string]ast.Node{}, undefinedTools: map[string]ast.Node{}}
+	r := &refs{callIDs: map[string]ast.Node{}, dupCallIDs: map[string]bool{}, toolNames: map[string]ast.Node{}, undefinedTools: map[string]ast.Node{}}
+	d.collectAnchors(docs[0])
 	d.decodeScenario(docs[0], sc, &f.Expect, r)
 	if len(d.errs) == 0 {
 		d.check(sc, r)

@@ -151,6 +151,7 @@ func (r *Reference) build(setup Setup) (loop.Context, loop.Config, []loop.Messag
 				StructuredContent any               `json:"structuredContent"`
 				IsError           *bool             `json:"isError"`
 				Terminate         *bool             `json:"terminate"`
+				Usage             *loop.Usage       `json:"usage"`
 			}
 			data := map[string]any{"assistantMessage": c.AssistantMessage, "toolCall": c.ToolCall, "args": c.Args,
 				"result": c.Result, "isError": c.IsError, "context": toWireContext(c.Context)}
@@ -162,7 +163,7 @@ func (r *Reference) build(setup Setup) (loop.Context, loop.Config, []loop.Messag
 				return nil, err
 			}
 			return &loop.AfterToolCallResult{Content: content, Details: out.Details, StructuredContent: out.StructuredContent,
-				IsError: out.IsError, Terminate: out.Terminate}, nil
+				IsError: out.IsError, Terminate: out.Terminate, Usage: out.Usage}, nil
 		}
 	}
 	return actx, cfg, prompts, nil

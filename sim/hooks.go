@@ -61,6 +61,9 @@ func (w *world) hook(name string, data json.RawMessage) Answer {
 	case name == HookFollowUp && !h.NoFollowUp:
 		return answerJSON(map[string]any{"messages": nonNilMessages(w.followUp.Drain())})
 	case name == HookConvertToLLM && h.ConvertToLLM != nil:
+		if h.ConvertToLLM.Throw != "" {
+			return Answer{Error: h.ConvertToLLM.Throw}
+		}
 		return w.convert(in["messages"], h.ConvertToLLM)
 	case name == HookTransformContext && h.TransformContext != nil:
 		if h.TransformContext.Throw != "" {
@@ -74,7 +77,7 @@ func (w *world) hook(name string, data json.RawMessage) Answer {
 		if a.Throw != "" {
 			return Answer{Error: a.Throw}
 		}
-		return answerJSON(contextAnswer(in["context"], a.Context, a.Model, a.ThinkingLevel, nil))
+		return answerJSON(contextAnswer(in["context"], a.Context, a.Model, a.ThinkingLevel, a.Messages))
 	case name == HookPrepareNextTurn && h.PrepareNextTurn != nil:
 		a := h.PrepareNextTurn.answer(n)
 		if a.Throw != "" {
@@ -132,6 +135,9 @@ func (w *world) hook(name string, data json.RawMessage) Answer {
 		}
 		if a.Terminate != nil {
 			out["terminate"] = *a.Terminate
+		}
+		if a.Usage != nil {
+			out["usage"] = a.Usage
 		}
 		return answerJSON(out)
 	}

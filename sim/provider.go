@@ -187,7 +187,7 @@ func streamEvents(resp *Response, final *loop.AssistantMessage) []loop.StreamEve
 	if resp.NoDone || resp.StreamError != "" {
 		return out
 	}
-	if final.StopReason == loop.StopError || final.StopReason == loop.StopAborted {
+	if resp.ErrorEvent || final.StopReason == loop.StopError || final.StopReason == loop.StopAborted {
 		return append(out, loop.StreamEvent{Type: loop.StreamError, Reason: final.StopReason, Message: final})
 	}
 	return append(out, loop.StreamEvent{Type: loop.StreamDone, Reason: final.StopReason, Message: final})

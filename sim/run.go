@@ -11,6 +11,8 @@ func Run(sc *Scenario, impl Implementation) (*Trace, error) {
 	if err != nil {
 		return &w.trace, err
 	}
+	// Actions at virtual time 0 happen before the run starts (a queue filled in advance).
+	w.performDue(0)
 	if err := impl.Start(setup, w); err != nil {
 		w.closed = true
 		_ = impl.Stop()

@@ -110,6 +110,9 @@ type Response struct {
 	// IgnoresAbort keeps streaming after an abort; by default the stream ends at once with
 	// stopReason aborted.
 	IgnoresAbort bool
+	// ErrorEvent ends the stream with an error event whatever the stop reason (pi: the hard
+	// exit follows the final message's stopReason, not the event type).
+	ErrorEvent bool
 }
 
 // Hooks says which hooks are installed and what they answer. Steering and follow-up polls are
@@ -159,7 +162,10 @@ func (s *ToolScript[T]) answer(id string) T {
 }
 
 // ConvertScript scripts convertToLlm.
-type ConvertScript struct{ KeepCustomAsUser bool }
+type ConvertScript struct {
+	KeepCustomAsUser bool
+	Throw            string
+}
 
 // TransformScript scripts transformContext.
 type TransformScript struct {
@@ -183,7 +189,10 @@ type RequestAnswer struct {
 	Context       *ContextChange
 	Model         *loop.Model
 	ThinkingLevel loop.ThinkingLevel
-	Throw         string
+	// Messages are answered too, although prepareRequest cannot add messages: a loop must
+	// ignore them.
+	Messages []loop.Message
+	Throw    string
 }
 
 // TurnAnswer is prepareNextTurn's scripted answer; the zero value answers nothing.
@@ -218,6 +227,7 @@ type AfterAnswer struct {
 	StructuredContent any
 	IsError           *bool
 	Terminate         *bool
+	Usage             *loop.Usage
 	Throw             string
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -83,7 +84,7 @@ func describeEvent(name string, d map[string]any) string {
 		}
 		parts = append(parts, str(d["toolCallId"]), str(d["toolName"]), status)
 		if ms, ok := d["durationMs"]; ok {
-			parts = append(parts, fmt.Sprintf("%vms", ms))
+			parts = append(parts, str(ms)+"ms")
 		}
 		parts = append(parts, result(d["result"]))
 	}
@@ -92,18 +93,13 @@ func describeEvent(name string, d map[string]any) string {
 
 func describeCall(e Entry) string {
 	var d map[string]any
-	_ = json.Unmarshal(e.Data, &d)
+	if e.Name != CallStream {
+		_ = json.Unmarshal(e.Data, &d)
+	}
 	var s string
 	switch e.Name {
 	case CallStream:
-		msgs, _ := d["messages"].([]any)
-		s = fmt.Sprintf("stream #%s %s tools=%s think=%v", e.Target, messageList(msgs), declaredTools(msgs), str(d["thinkingLevel"]))
-		if key := str(d["apiKey"]); key != "" {
-			s += " key=" + key
-		}
-		if m, ok := d["model"].(map[string]any); ok {
-			s += " model=" + str(m["id"])
-		}
+		s = describeStream(e)
 	case CallTool:
 		s = fmt.Sprintf("tool %v %v %s", str(d["toolCallId"]), str(d["toolName"]), compact(d["args"]))
 	default:
@@ -195,7 +191,7 @@ func streamEvent(ev map[string]any) string {
 		}
 		return t + " " + str(ev["reason"]) + " " + message(ev[key])
 	}
-	s := fmt.Sprintf("%s [%v]", t, ev["contentIndex"])
+	s := fmt.Sprintf("%s [%s]", t, str(ev["contentIndex"]))
 	if delta, ok := ev["delta"]; ok {
 		s += " " + quote(str(delta), 40)
 	}
@@ -243,7 +239,7 @@ func message(v any) string {
 		}
 		s := fmt.Sprintf("toolResult %v %v %s %s", str(m["toolCallId"]), str(m["toolName"]), status, content(m["content"]))
 		if ms, ok := m["durationMs"]; ok {
-			s += fmt.Sprintf(" %vms", ms)
+			s += " " + str(ms) + "ms"
 		}
 		return s
 	}
@@ -262,38 +258,53 @@ func messageList(msgs []any) string {
 	return fmt.Sprintf("[%s]%s", strings.Join(roles, " "), digest(msgs))
 }
 
-func declaredTools(msgs []any) string {
+// describeStream summarises a stream call: the roles of the messages sent (with a digest
+// of them), the tools they declare, the thinking level, the key and the model. It decodes
+// only what it shows, since requests carry the whole, growing context.
+func describeStream(e Entry) string {
+	var d struct {
+		Messages      json.RawMessage `json:"messages"`
+		ThinkingLevel string          `json:"thinkingLevel"`
+		APIKey        string          `json:"apiKey"`
+		Model         struct {
+			ID string `json:"id"`
+		} `json:"model"`
+	}
+	_ = json.Unmarshal(e.Data, &d)
+	var msgs []struct {
+		Role         string                  `json:"role"`
+		ToolsAdded   []struct{ Name string } `json:"toolsAdded"`
+		ToolsRemoved []struct{ Name string } `json:"toolsRemoved"`
+	}
+	_ = json.Unmarshal(d.Messages, &msgs)
+	roles := make([]string, len(msgs))
 	var tools []string
-	for _, m := range msgs {
-		mm, _ := m.(map[string]any)
-		if mm["role"] != "system" {
-			continue
-		}
-		if removed, ok := mm["toolsRemoved"].([]any); ok {
-			for _, r := range removed {
-				name := str(r.(map[string]any)["name"])
-				for i, t := range tools {
-					if t == name {
-						tools = append(tools[:i], tools[i+1:]...)
-						break
-					}
-				}
+	for i, m := range msgs {
+		roles[i] = m.Role
+		for _, r := range m.ToolsRemoved {
+			if j := slices.Index(tools, r.Name); j >= 0 {
+				tools = slices.Delete(tools, j, j+1)
 			}
 		}
-		if added, ok := mm["toolsAdded"].([]any); ok {
-			for _, a := range added {
-				name := str(a.(map[string]any)["name"])
-				found := false
-				for _, t := range tools {
-					found = found || t == name
-				}
-				if !found {
-					tools = append(tools, name)
-				}
+		for _, a := range m.ToolsAdded {
+			if !slices.Contains(tools, a.Name) {
+				tools = append(tools, a.Name)
 			}
 		}
 	}
-	return "[" + strings.Join(tools, ",") + "]"
+	list := "[]"
+	if len(msgs) > 0 {
+		sum := sha256.Sum256(d.Messages)
+		list = "[" + strings.Join(roles, " ") + "]#" + hex.EncodeToString(sum[:3])
+	}
+	s := fmt.Sprintf("stream #%s %s tools=[%s] think=%s", e.Target, list, strings.Join(tools, ","), d.ThinkingLevel)
+	if d.APIKey != "" {
+		s += " key=" + d.APIKey
+	}
+	if d.Model.ID != "" {
+		s += " model=" + d.Model.ID
+	}
+	return s
 }
 
 // content summarises message content: a string, or its blocks.
@@ -381,6 +392,8 @@ func str(v any) string {
 		return s
 	case nil:
 		return ""
+	case float64:
+		return string(appendJSNumber(nil, s))
 	}
 	return fmt.Sprint(v)
 }

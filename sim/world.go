@@ -120,6 +120,27 @@ func (w *world) scheduleInternal(t int64, f func()) {
 	heap.Push(&w.schedule, &scheduled{at: t, seq: w.seq, internal: f})
 }
 
+// performDue carries out the internal happenings due at or before t, in order, leaving
+// deliveries scheduled.
+func (w *world) performDue(t int64) {
+	var keep []*scheduled
+	for w.schedule.Len() > 0 && w.schedule[0].at <= t {
+		s := heap.Pop(&w.schedule).(*scheduled)
+		if s.cancelled {
+			continue
+		}
+		if s.internal == nil {
+			keep = append(keep, s)
+			continue
+		}
+		w.now = s.at
+		s.internal()
+	}
+	for _, s := range keep {
+		heap.Push(&w.schedule, s)
+	}
+}
+
 // next pops the earliest live happening.
 func (w *world) next() (*scheduled, bool) {
 	for w.schedule.Len() > 0 {
@@ -169,7 +190,7 @@ func (w *world) Call(c Call) Answer {
 	if c.Kind == CallHook {
 		e.Name = c.Name
 	}
-	if c.Kind == CallStream && a.Error == "" {
+	if c.Kind == CallStream {
 		e.Target = strconv.Itoa(w.requests)
 	}
 	if len(a.Data) > 0 {

@@ -3,8 +3,12 @@ module github.com/turnstile-dev/turnstile
 go 1.26.0
 
 require (
-	github.com/Masterminds/semver/v3 v3.4.0 // indirect
 	github.com/dlclark/regexp2 v1.12.0
+	golang.org/x/text v0.38.0
+)
+
+require (
+	github.com/Masterminds/semver/v3 v3.4.0 // indirect
 	github.com/go-logr/logr v1.4.3 // indirect
 	github.com/go-task/slim-sprig/v3 v3.0.0 // indirect
 	github.com/goccy/go-yaml v1.19.2 // indirect
@@ -24,6 +28,6 @@ require (
 	golang.org/x/net v0.56.0 // indirect
 	golang.org/x/sync v0.21.0 // indirect
 	golang.org/x/sys v0.46.0 // indirect
-	golang.org/x/text v0.38.0
 	golang.org/x/tools v0.45.0 // indirect
+	pgregory.net/rapid v1.3.0 // indirect
 )

@@ -276,7 +276,7 @@ func (r *run) finalize(ctx context.Context, msg *AssistantMessage, call ToolCall
 				res.Usage = after.Usage
 			}
 			if after.Terminate != nil {
-				res.Terminate = *after.Terminate
+				res.Terminate, res.TerminateSet = *after.Terminate, true
 			}
 			res.StructuredContent = structured
 			if after.IsError != nil {

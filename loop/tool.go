@@ -1,6 +1,10 @@
 package loop
 
-import "context"
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+)
 
 // ExecutionMode says how the tool calls of one response run.
 type ExecutionMode string
@@ -49,6 +53,45 @@ type ToolResult struct {
 	// Terminate asks to end the run after this batch; it takes effect only when every
 	// result of the batch asks for it.
 	Terminate bool `json:"terminate,omitempty"`
+	// TerminateSet records that Terminate was given explicitly, false included, as an
+	// afterToolCall override gives it: pi then keeps "terminate": false in the result, and so
+	// does the JSON form here.
+	TerminateSet bool `json:"-"`
+}
+
+// MarshalJSON writes the result in pi's shape: terminate appears when true or set.
+func (r ToolResult) MarshalJSON() ([]byte, error) {
+	type plain ToolResult
+	if r.TerminateSet && !r.Terminate {
+		return json.Marshal(struct {
+			plain
+			Terminate bool `json:"terminate"`
+		}{plain(r), false})
+	}
+	return json.Marshal(plain(r))
+}
+
+// UnmarshalJSON reads pi's shape, noting an explicit terminate.
+func (r *ToolResult) UnmarshalJSON(data []byte) error {
+	type plain ToolResult
+	var aux struct {
+		plain
+		Content   []json.RawMessage `json:"content"`
+		Terminate *bool             `json:"terminate"`
+	}
+	if err := json.Unmarshal(data, &aux); err != nil {
+		return err
+	}
+	blocks, err := decodeBlocks(aux.Content)
+	if err != nil {
+		return fmt.Errorf("tool result: %w", err)
+	}
+	*r = ToolResult(aux.plain)
+	r.Content = blocks
+	if aux.Terminate != nil {
+		r.Terminate, r.TerminateSet = *aux.Terminate, true
+	}
+	return nil
 }
 
 // errorResult is pi's createErrorToolResult.

@@ -505,8 +505,8 @@ func appendToolResult(b []byte, r *loop.ToolResult) []byte {
 	if r.StructuredContent != nil {
 		o.any("structuredContent", r.StructuredContent)
 	}
-	if r.Terminate {
-		o.boolean("terminate", true)
+	if r.Terminate || r.TerminateSet {
+		o.boolean("terminate", r.Terminate)
 	}
 	if r.Usage != nil {
 		o.key("usage")

@@ -285,24 +285,7 @@ func decodeStreamEvent(data []byte) (loop.StreamEvent, error) {
 
 // decodeToolResult reads a tool result, with its content blocks.
 func decodeToolResult(data []byte, out *loop.ToolResult) error {
-	var raw struct {
-		Content           []json.RawMessage `json:"content"`
-		Details           any               `json:"details"`
-		StructuredContent any               `json:"structuredContent"`
-		Usage             *loop.Usage       `json:"usage"`
-		IsError           bool              `json:"isError"`
-		Terminate         bool              `json:"terminate"`
-	}
-	if err := json.Unmarshal(data, &raw); err != nil {
-		return fmt.Errorf("tool result: %w", err)
-	}
-	blocks, err := decodeBlocks(raw.Content)
-	if err != nil {
-		return err
-	}
-	*out = loop.ToolResult{Content: blocks, Details: raw.Details, StructuredContent: raw.StructuredContent,
-		Usage: raw.Usage, IsError: raw.IsError, Terminate: raw.Terminate}
-	return nil
+	return json.Unmarshal(data, out)
 }
 
 func decodeBlocks(raw []json.RawMessage) ([]loop.Block, error) {

@@ -1,0 +1,208 @@
+package conformance
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// inbound is one line of the implementation's stdout, or the reason there is none.
+type inbound struct {
+	line int
+	raw  []byte
+	err  error
+}
+
+// child is one running instance of the command.
+type child struct {
+	cmd    *exec.Cmd
+	stdin  *os.File
+	stdout *os.File
+	stderr *os.File
+	lines  chan inbound
+	quit   chan struct{}
+
+	exited  chan struct{}
+	waitErr error
+	killed  atomic.Bool
+
+	stderrDone chan struct{}
+	outTail    *tail
+	errTail    *tail
+	killOnce   sync.Once
+	quitOnce   sync.Once
+}
+
+func startChild(p *Process) (*child, error) {
+	cmd := exec.Command(p.Command[0], p.Command[1:]...)
+	cmd.Dir = p.Dir
+	cmd.Env = append(os.Environ(), p.Env...)
+	setProcessGroup(cmd)
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", p.name(), err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		closeAll(inR, inW)
+		return nil, fmt.Errorf("start %s: %w", p.name(), err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		closeAll(inR, inW, outR, outW)
+		return nil, fmt.Errorf("start %s: %w", p.name(), err)
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	if err := cmd.Start(); err != nil {
+		closeAll(inR, inW, outR, outW, errR, errW)
+		return nil, fmt.Errorf("start %s: %w", strings.Join(p.Command, " "), err)
+	}
+	closeAll(inR, outW, errW)
+	c := &child{
+		cmd: cmd, stdin: inW, stdout: outR, stderr: errR,
+		lines: make(chan inbound), quit: make(chan struct{}),
+		exited: make(chan struct{}), stderrDone: make(chan struct{}),
+		outTail: newTail(tailLines), errTail: newTail(tailLines),
+	}
+	go func() {
+		c.waitErr = cmd.Wait()
+		close(c.exited)
+	}()
+	go c.readStdout(orInt(p.MaxLine, DefaultMaxLine))
+	go c.readStderr(p.Stderr)
+	return c, nil
+}
+
+// readStdout feeds stdout lines to the harness until the stream ends or the child is released.
+func (c *child) readStdout(max int) {
+	lr := newLineReader(c.stdout, max)
+	for {
+		raw, err := lr.next()
+		if err == nil {
+			c.outTail.add(raw)
+		}
+		select {
+		case c.lines <- inbound{line: lr.n, raw: raw, err: err}:
+		case <-c.quit:
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// readStderr keeps the last stderr lines and copies them to w.
+func (c *child) readStderr(w io.Writer) {
+	defer close(c.stderrDone)
+	lr := newLineReader(c.stderr, DefaultMaxLine)
+	for {
+		raw, err := lr.next()
+		if err != nil {
+			return
+		}
+		c.errTail.add(raw)
+		if w != nil {
+			_, _ = w.Write(append(raw, '\n'))
+		}
+	}
+}
+
+func (c *child) awaitStderr(d time.Duration) {
+	select {
+	case <-c.stderrDone:
+	case <-time.After(d):
+	}
+}
+
+// kill sends SIGKILL to the child's process group and waits (briefly) for it to be reaped.
+func (c *child) kill() {
+	c.killOnce.Do(func() {
+		select {
+		case <-c.exited:
+		default:
+			c.killed.Store(true)
+		}
+		killProcessGroup(c.cmd)
+		_ = c.stdin.Close()
+	})
+	select {
+	case <-c.exited:
+	case <-time.After(exitGrace):
+	}
+	// Descendants that outlived the leader share its group: kill it once more.
+	killProcessGroup(c.cmd)
+}
+
+// release stops the reader goroutines and closes the harness's pipe ends.
+func (c *child) release() {
+	c.quitOnce.Do(func() {
+		close(c.quit)
+		_ = c.stdout.Close()
+		_ = c.stderr.Close()
+	})
+}
+
+func (c *child) tails() string {
+	return c.outTail.titled("last lines of stdout:") + c.errTail.titled("last lines of stderr:")
+}
+
+func closeAll(files ...*os.File) {
+	for _, f := range files {
+		_ = f.Close()
+	}
+}
+
+func orInt(v, def int) int {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+// tail keeps the last n lines of a stream, each cut to a readable length.
+type tail struct {
+	mu    sync.Mutex
+	n     int
+	lines []string
+}
+
+func newTail(n int) *tail { return &tail{n: n} }
+
+func (t *tail) add(line []byte) {
+	const max = 300
+	s := string(line)
+	if len(s) > max {
+		s = s[:max] + fmt.Sprintf("… (%d bytes)", len(line))
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.lines = append(t.lines, s)
+	if len(t.lines) > t.n {
+		t.lines = t.lines[len(t.lines)-t.n:]
+	}
+}
+
+// titled renders the lines under a title.
+func (t *tail) titled(title string) string { return title + "\n" + t.String() }
+
+// String renders the lines indented, "  (none)" when there are none.
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.lines) == 0 {
+		return "  (none)\n"
+	}
+	var b strings.Builder
+	for _, l := range t.lines {
+		b.WriteString("  | ")
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}

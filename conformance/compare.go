@@ -1,0 +1,186 @@
+package conformance
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/turnstile-dev/turnstile/sim"
+)
+
+// Profile says how strictly two traces must agree.
+type Profile string
+
+// The comparison profiles.
+const (
+	// Strict requires every entry's canonical JSON line to be byte-equal to the reference's.
+	Strict Profile = "strict"
+	// Semantic requires the same entries in the same order, with the same kinds, names,
+	// targets, virtual times, ids, flags and payloads, but compares free text by rule (see
+	// SemanticRules) and numbers by value.
+	Semantic Profile = "semantic"
+)
+
+// ParseProfile reads a profile name.
+func ParseProfile(s string) (Profile, error) {
+	switch Profile(s) {
+	case Strict, Semantic:
+		return Profile(s), nil
+	}
+	return "", fmt.Errorf("unknown comparison profile %q (want strict or semantic)", s)
+}
+
+// SemanticRules documents how the semantic profile compares free text. Each rule rewrites
+// every JSON string of an entry (its data, its answer and its error) before comparison.
+var SemanticRules = []string{
+	`a text starting with "Validation failed for tool \"" is compared up to its first newline: the tool name must agree; the validator's messages and its echo of the arguments are free`,
+}
+
+// normalizeText applies SemanticRules to one string.
+func normalizeText(s string) string {
+	const validation = `Validation failed for tool "`
+	if strings.HasPrefix(s, validation) {
+		if i := strings.IndexByte(s, '\n'); i >= 0 {
+			return s[:i]
+		}
+	}
+	return s
+}
+
+// entriesAgree compares two entries (nil: the trace has ended) under the profile; when they
+// differ, detail says where.
+func entriesAgree(want, got *sim.Entry, profile Profile) (bool, string) {
+	switch {
+	case want == nil && got == nil:
+		return true, ""
+	case want == nil:
+		return false, "the implementation's trace goes on where the reference's ended"
+	case got == nil:
+		return false, "the implementation's trace ends here"
+	}
+	if profile != Semantic {
+		wl, gl := entryLine(*want), entryLine(*got)
+		if bytes.Equal(wl, gl) {
+			return true, ""
+		}
+		return false, firstDifference(decodeLine(wl, false), decodeLine(gl, false), "")
+	}
+	wv, gv := semanticValue(*want), semanticValue(*got)
+	if reflect.DeepEqual(wv, gv) {
+		return true, ""
+	}
+	return false, firstDifference(wv, gv, "")
+}
+
+// entryLine is an entry as its canonical JSON line (the form of Trace.JSONL).
+func entryLine(e sim.Entry) []byte {
+	t := sim.Trace{Entries: []sim.Entry{e}}
+	return bytes.TrimSuffix(t.JSONL(), []byte{'\n'})
+}
+
+// semanticValue is an entry decoded for the semantic profile: numbers as float64, strings
+// rewritten by SemanticRules. The sequence number is left out (positions are compared).
+func semanticValue(e sim.Entry) any {
+	v := decodeLine(entryLine(e), true)
+	if m, ok := v.(map[string]any); ok {
+		delete(m, "seq")
+	}
+	return normalizeStrings(v)
+}
+
+// decodeLine decodes JSON; with floats, numbers become float64 (compared by value),
+// otherwise json.Number (compared by their text).
+func decodeLine(data []byte, floats bool) any {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if !floats {
+		dec.UseNumber()
+	}
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return string(data)
+	}
+	return v
+}
+
+func normalizeStrings(v any) any {
+	switch x := v.(type) {
+	case string:
+		return normalizeText(x)
+	case []any:
+		for i := range x {
+			x[i] = normalizeStrings(x[i])
+		}
+	case map[string]any:
+		for k := range x {
+			x[k] = normalizeStrings(x[k])
+		}
+	}
+	return v
+}
+
+// firstDifference names the first JSON path at which two decoded values differ, with both
+// values: "at data.result.terminate: expected (absent), actual false".
+func firstDifference(want, got any, path string) string {
+	show := func(v any, present bool) string {
+		if !present {
+			return "(absent)"
+		}
+		data, _ := json.Marshal(v)
+		s := string(data)
+		if len(s) > 160 {
+			s = s[:160] + "…"
+		}
+		return s
+	}
+	at := path
+	if at == "" {
+		at = "(the whole entry)"
+	}
+	wm, wok := want.(map[string]any)
+	gm, gok := got.(map[string]any)
+	if wok && gok {
+		keys := make([]string, 0, len(wm)+len(gm))
+		for k := range wm {
+			keys = append(keys, k)
+		}
+		for k := range gm {
+			if _, dup := wm[k]; !dup {
+				keys = append(keys, k)
+			}
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			wv, win := wm[k]
+			gv, gin := gm[k]
+			sub := joinPath(path, k)
+			if win != gin {
+				return fmt.Sprintf("at %s: expected %s, actual %s", sub, show(wv, win), show(gv, gin))
+			}
+			if !reflect.DeepEqual(wv, gv) {
+				return firstDifference(wv, gv, sub)
+			}
+		}
+		return fmt.Sprintf("at %s: the values differ", at)
+	}
+	wa, wok := want.([]any)
+	ga, gok := got.([]any)
+	if wok && gok {
+		for i := range min(len(wa), len(ga)) {
+			if !reflect.DeepEqual(wa[i], ga[i]) {
+				return firstDifference(wa[i], ga[i], fmt.Sprintf("%s[%d]", path, i))
+			}
+		}
+		return fmt.Sprintf("at %s: expected %d elements, actual %d", at, len(wa), len(ga))
+	}
+	return fmt.Sprintf("at %s: expected %s, actual %s", at, show(want, true), show(got, true))
+}
+
+func joinPath(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}

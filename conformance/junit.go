@@ -1,0 +1,108 @@
+package conformance
+
+import (
+	"encoding/xml"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// JUnit XML, as CI systems read it: one testsuite for the implementation, one testcase per
+// scenario, with a <failure> (the reason and the first divergence) or a <skipped>.
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Skipped  int          `xml:"skipped,attr"`
+	Time     string       `xml:"time,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name       string          `xml:"name,attr"`
+	Tests      int             `xml:"tests,attr"`
+	Failures   int             `xml:"failures,attr"`
+	Errors     int             `xml:"errors,attr"`
+	Skipped    int             `xml:"skipped,attr"`
+	Time       string          `xml:"time,attr"`
+	Properties []junitProperty `xml:"properties>property,omitempty"`
+	Cases      []junitCase     `xml:"testcase"`
+}
+
+type junitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Time      string        `xml:"time,attr"`
+	Failure   *junitFailure `xml:"failure,omitempty"`
+	Skipped   *junitSkipped `xml:"skipped,omitempty"`
+}
+
+type junitFailure struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr"`
+	Text    string `xml:",chardata"`
+}
+
+type junitSkipped struct {
+	Message string `xml:"message,attr"`
+}
+
+// WriteJUnit writes the report as JUnit XML.
+func WriteJUnit(w io.Writer, r Report) error {
+	suite := junitSuite{
+		Name:     "turnstile conformance: " + r.Implementation,
+		Tests:    len(r.Results),
+		Failures: r.Failed,
+		Skipped:  r.Skipped,
+		Time:     seconds(r.Duration.Seconds()),
+		Properties: []junitProperty{
+			{Name: "implementation", Value: r.Implementation},
+			{Name: "profile", Value: string(r.Profile)},
+		},
+	}
+	for _, res := range r.Results {
+		c := junitCase{Name: res.Scenario, Classname: "conformance." + string(r.Profile), Time: seconds(res.Duration.Seconds())}
+		switch res.Status {
+		case Fail:
+			kind := "divergence"
+			if res.Error != "" {
+				kind = "error"
+			}
+			text := res.Reason + "\n"
+			if res.Divergence != nil {
+				text += res.Divergence.Text("")
+			}
+			c.Failure = &junitFailure{Message: firstLine(res.Reason), Type: kind, Text: text}
+		case Skip:
+			c.Skipped = &junitSkipped{Message: res.Reason}
+		}
+		suite.Cases = append(suite.Cases, c)
+	}
+	doc := junitSuites{Name: "turnstile conformance", Tests: suite.Tests, Failures: suite.Failures, Skipped: suite.Skipped,
+		Time: suite.Time, Suites: []junitSuite{suite}}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return fmt.Errorf("junit: %w", err)
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+func seconds(s float64) string { return fmt.Sprintf("%.3f", s) }
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}

@@ -1,0 +1,396 @@
+package conformance
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/turnstile-dev/turnstile/sim"
+)
+
+// Defaults of Process.
+const (
+	DefaultTimeout      = 60 * time.Second
+	DefaultHelloTimeout = 10 * time.Second
+	// tailLines is how many of the last stdout and stderr lines a crash report shows.
+	tailLines = 20
+	// exitGrace is how long the harness waits for a process that closed its stdout to exit, or
+	// for a killed one to be reaped.
+	exitGrace = 2 * time.Second
+)
+
+// Process is an implementation under test reached through the wire protocol: a command
+// started once, greeted once, and then driven scenario by scenario (a session each) over its
+// stdin and stdout. It implements sim.Implementation.
+//
+// A process that breaks the protocol, crashes, or does not become idle within Timeout fails
+// the scenario with an error saying so; it is killed (with its whole process group) and
+// started afresh for the next scenario. Call Close when done.
+//
+// A Process is driven by one goroutine at a time (sim.Run); only Kill may be called
+// concurrently.
+type Process struct {
+	// Command is the program and its arguments.
+	Command []string
+	// Dir is the working directory; "" is the current one.
+	Dir string
+	// Env holds extra environment variables (KEY=value), added to the harness's own.
+	Env []string
+	// Timeout bounds one scenario, from start to stopped; 0 means DefaultTimeout.
+	Timeout time.Duration
+	// HelloTimeout bounds the wait for the hello after starting the command; 0 means
+	// DefaultHelloTimeout.
+	HelloTimeout time.Duration
+	// MaxLine is the longest stdout line accepted, in bytes; 0 means DefaultMaxLine.
+	MaxLine int
+	// Stderr, when set, receives a copy of the implementation's stderr, line by line, from
+	// another goroutine.
+	Stderr io.Writer
+	// Log, when set, receives every protocol line in both directions, prefixed with "> "
+	// (harness to implementation) or "< " (implementation to harness).
+	Log io.Writer
+
+	mu    sync.Mutex // guards child against Kill
+	child *child
+	hello Hello
+
+	session  int
+	port     sim.Port
+	deadline time.Time
+	phase    string
+	ids      map[int64]bool
+}
+
+// Hello starts the implementation if needed and returns its introduction.
+func (p *Process) Hello() (Hello, error) {
+	if err := p.ensure(); err != nil {
+		return Hello{}, err
+	}
+	return p.hello, nil
+}
+
+// Start implements sim.Implementation: it sends start and serves the implementation's calls
+// until it reports idle.
+func (p *Process) Start(setup sim.Setup, port sim.Port) error {
+	if err := p.ensure(); err != nil {
+		return err
+	}
+	p.session++
+	p.port = port
+	p.ids = map[int64]bool{}
+	p.deadline = time.Now().Add(orDuration(p.Timeout, DefaultTimeout))
+	p.phase = "start"
+	if err := p.send(Message{Type: TypeStart, Session: p.session, Setup: &setup}); err != nil {
+		return p.abort(err)
+	}
+	return p.await(TypeIdle)
+}
+
+// Deliver implements sim.Implementation: it sends the delivery and serves the
+// implementation's calls until it reports idle.
+func (p *Process) Deliver(d sim.Delivery) error {
+	if p.current() == nil {
+		return errors.New("deliver: the implementation is not running")
+	}
+	p.phase = fmt.Sprintf("delivery %s at %dms", d.Kind, d.Now)
+	if err := p.send(Message{Type: TypeDeliver, Session: p.session, Delivery: &d}); err != nil {
+		return p.abort(err)
+	}
+	return p.await(TypeIdle)
+}
+
+// Stop implements sim.Implementation: it sends stop and answers the calls of the winding-down
+// run until the implementation reports stopped. After a failure the process is already gone
+// and Stop does nothing.
+func (p *Process) Stop() error {
+	if p.current() == nil {
+		return nil
+	}
+	p.phase = "stop"
+	if err := p.send(Message{Type: TypeStop, Session: p.session}); err != nil {
+		return p.abort(err)
+	}
+	return p.await(TypeStopped)
+}
+
+// Close shuts the implementation down: shutdown, then a kill if it has not exited within
+// a grace period. It returns the exit status when it is not 0.
+func (p *Process) Close() error {
+	c := p.current()
+	if c == nil {
+		return nil
+	}
+	line, _ := encode(Message{Type: TypeShutdown})
+	if p.Log != nil {
+		_, _ = fmt.Fprintf(p.Log, "> %s", line)
+	}
+	_ = c.stdin.SetWriteDeadline(time.Now().Add(exitGrace))
+	_, _ = c.stdin.Write(line)
+	_ = c.stdin.Close()
+	select {
+	case <-c.exited:
+	case <-time.After(exitGrace):
+	}
+	p.teardown()
+	select {
+	case <-c.exited:
+		if c.waitErr != nil && !c.killed.Load() {
+			return fmt.Errorf("%s: %w", p.name(), c.waitErr)
+		}
+	default:
+	}
+	return nil
+}
+
+// Kill ends the implementation at once, with its process group. The scenario in progress, if
+// any, fails; the next one starts a fresh process. It is safe to call from any goroutine.
+func (p *Process) Kill() {
+	if c := p.current(); c != nil {
+		c.kill()
+	}
+}
+
+func (p *Process) current() *child {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.child
+}
+
+func (p *Process) name() string {
+	if len(p.Command) == 0 {
+		return "implementation"
+	}
+	return p.Command[0]
+}
+
+// ensure starts the command and does the hello handshake, unless it is running.
+func (p *Process) ensure() error {
+	if c := p.current(); c != nil {
+		select {
+		case <-c.exited:
+			p.teardown() // it died (or was killed) between scenarios: start afresh
+		default:
+			return nil
+		}
+	}
+	if len(p.Command) == 0 {
+		return errors.New("conformance.Process: no command")
+	}
+	c, err := startChild(p)
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	p.child = c
+	p.mu.Unlock()
+	p.phase = "hello"
+	p.deadline = time.Now().Add(orDuration(p.HelloTimeout, DefaultHelloTimeout))
+	if err := p.send(Message{Type: TypeHello, Protocol: ProtocolVersion}); err != nil {
+		return p.abort(err)
+	}
+	in, err := p.receive()
+	if err != nil {
+		return p.abort(err)
+	}
+	m, err := p.decode(in)
+	if err != nil {
+		return p.abort(err)
+	}
+	switch {
+	case m.Type == TypeError:
+		return p.abort(fmt.Errorf("the implementation refused the hello: %s", m.Message))
+	case m.Type != TypeHello:
+		return p.abort(protocolError(in.line, fmt.Errorf("expected a hello first, got a %q message", m.Type)))
+	}
+	hooks := []string{}
+	if m.Capabilities != nil && m.Capabilities.Hooks != nil {
+		hooks = m.Capabilities.Hooks
+	}
+	p.hello = Hello{Name: m.Name, Version: m.Version, Tracks: m.Tracks, Hooks: hooks}
+	return nil
+}
+
+// await serves the implementation until it sends the message type until (idle or stopped).
+func (p *Process) await(until string) error {
+	for {
+		in, err := p.receive()
+		if err != nil {
+			return p.abort(err)
+		}
+		m, err := p.decode(in)
+		if err != nil {
+			return p.abort(err)
+		}
+		if m.Type != TypeError && m.Session != p.session {
+			return p.abort(protocolError(in.line, fmt.Errorf("a %q message for session %d, but session %d is running", m.Type, m.Session, p.session)))
+		}
+		switch m.Type {
+		case TypeCall:
+			if p.ids[m.ID] {
+				return p.abort(protocolError(in.line, fmt.Errorf("call id %d is already in use in session %d (every call needs a new id)", m.ID, p.session)))
+			}
+			p.ids[m.ID] = true
+			line, err := answerLine(m.ID, p.port.Call(*m.Call))
+			if err != nil {
+				return p.abort(err)
+			}
+			if err := p.write(line); err != nil {
+				return p.abort(err)
+			}
+		case TypeNotify:
+			p.port.Notify(*m.Notification)
+		case TypeIdle:
+			if until == TypeIdle {
+				return nil
+			}
+			// A run winding down after stop may still report idle; stopped is what counts.
+		case TypeStopped:
+			if until != TypeStopped {
+				return p.abort(protocolError(in.line, fmt.Errorf("stopped during %s, before stop was sent", p.phase)))
+			}
+			return nil
+		case TypeError:
+			return p.abort(fmt.Errorf("the implementation reported an error during %s: %s", p.phase, m.Message))
+		default:
+			return p.abort(protocolError(in.line, fmt.Errorf("unexpected %q message during %s", m.Type, p.phase)))
+		}
+	}
+}
+
+// receive waits for the next stdout line until the deadline.
+func (p *Process) receive() (inbound, error) {
+	c := p.current()
+	if c == nil {
+		return inbound{}, errors.New("the implementation is not running")
+	}
+	timer := time.NewTimer(time.Until(p.deadline))
+	defer timer.Stop()
+	select {
+	case in := <-c.lines:
+		if in.err == nil && p.Log != nil {
+			_, _ = fmt.Fprintf(p.Log, "< %s\n", in.raw)
+		}
+		if in.err != nil {
+			if errors.Is(in.err, ErrLineTooLong) {
+				return in, protocolError(in.line, in.err)
+			}
+			return in, p.exitError(c, in.err)
+		}
+		return in, nil
+	case <-timer.C:
+		return inbound{}, p.timeoutError()
+	}
+}
+
+func (p *Process) decode(in inbound) (Message, error) {
+	m, err := ParseMessage(in.raw)
+	if err != nil {
+		return m, protocolError(in.line, err)
+	}
+	return m, nil
+}
+
+func protocolError(line int, err error) error {
+	return fmt.Errorf("protocol error at line %d: %w", line, err)
+}
+
+// send writes one message to the implementation's stdin.
+func (p *Process) send(m Message) error {
+	line, err := encode(m)
+	if err != nil {
+		return err
+	}
+	return p.write(line)
+}
+
+func (p *Process) write(line []byte) error {
+	c := p.current()
+	if c == nil {
+		return errors.New("the implementation is not running")
+	}
+	if p.Log != nil {
+		_, _ = fmt.Fprintf(p.Log, "> %s", line)
+	}
+	_ = c.stdin.SetWriteDeadline(p.deadline)
+	if _, err := c.stdin.Write(line); err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return p.timeoutError()
+		}
+		return p.exitError(c, err)
+	}
+	return nil
+}
+
+// timeoutError is the verdict on an implementation that did not answer in time.
+func (p *Process) timeoutError() error {
+	d := orDuration(p.Timeout, DefaultTimeout)
+	what := "the implementation did not report idle"
+	switch p.phase {
+	case "hello":
+		d = orDuration(p.HelloTimeout, DefaultHelloTimeout)
+		what = "no hello from the implementation (slow start?)"
+	case "stop":
+		what = "the implementation did not report stopped"
+	}
+	err := fmt.Errorf("timeout after %v: %s during %s", d, what, p.phase)
+	if c := p.current(); c != nil {
+		err = fmt.Errorf("%w\n%s", err, c.errTail.titled("last lines of stderr:"))
+	}
+	return err
+}
+
+// exitError describes an implementation whose stdout ended (or whose stdin broke): its exit
+// status once it has exited, and the last lines of its output.
+func (p *Process) exitError(c *child, cause error) error {
+	select {
+	case <-c.exited:
+	case <-time.After(exitGrace):
+	}
+	c.awaitStderr(exitGrace)
+	var what string
+	select {
+	case <-c.exited:
+		status := "exit status 0"
+		if c.waitErr != nil {
+			status = c.waitErr.Error()
+		}
+		what = fmt.Sprintf("the implementation exited (%s) during %s", status, p.phase)
+		if p.phase == "hello" {
+			what = fmt.Sprintf("the implementation exited (%s) before its hello", status)
+		}
+	default:
+		what = fmt.Sprintf("the implementation closed its stdout during %s (%v)", p.phase, cause)
+		if !errors.Is(cause, io.EOF) && !errors.Is(cause, os.ErrClosed) {
+			what = fmt.Sprintf("talking to the implementation failed during %s: %v", p.phase, cause)
+		}
+	}
+	return errors.New(what + "\n" + c.tails())
+}
+
+// abort kills the implementation after a failure and returns err.
+func (p *Process) abort(err error) error {
+	p.teardown()
+	return err
+}
+
+// teardown kills the process group and forgets the child.
+func (p *Process) teardown() {
+	p.mu.Lock()
+	c := p.child
+	p.child = nil
+	p.mu.Unlock()
+	if c != nil {
+		c.kill()
+		c.release()
+	}
+}
+
+func orDuration(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}

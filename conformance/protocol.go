@@ -1,0 +1,304 @@
+// Package conformance connects loops in any language to the simulator: the wire protocol (JSON
+// lines over an implementation's stdin and stdout, documented in PROTOCOL.md), Process (an
+// implementation reached through it), Serve (the reference loop served over it), and Verify
+// (a suite run against the reference and an implementation, compared trace by trace).
+package conformance
+
+import (
+	"bufio"
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+
+	"github.com/turnstile-dev/turnstile/sim"
+)
+
+// ProtocolVersion is the version of the wire protocol this package speaks.
+const ProtocolVersion = 1
+
+// DefaultMaxLine is the longest line, in bytes, either side accepts unless told otherwise.
+const DefaultMaxLine = 16 << 20
+
+// Tracks is the pi version whose behaviour the reference loop reproduces.
+const Tracks = "1.6.0"
+
+// Message types, harness to implementation.
+const (
+	TypeHello    = "hello"
+	TypeStart    = "start"
+	TypeAnswer   = "answer"
+	TypeDeliver  = "deliver"
+	TypeStop     = "stop"
+	TypeShutdown = "shutdown"
+)
+
+// Message types, implementation to harness (hello too).
+const (
+	TypeCall    = "call"
+	TypeNotify  = "notify"
+	TypeIdle    = "idle"
+	TypeStopped = "stopped"
+	TypeError   = "error"
+)
+
+// AllHooks lists every hook the port knows, by pi's names.
+var AllHooks = []string{
+	sim.HookConvertToLLM, sim.HookTransformContext, sim.HookGetAPIKey, sim.HookPrepareRequest,
+	sim.HookPrepareNextTurn, sim.HookFinishTurn, sim.HookSteering, sim.HookFollowUp,
+	sim.HookBeforeToolCall, sim.HookAfterToolCall,
+}
+
+// Message is one line of the protocol, in either direction. Type says which other fields
+// are set; the others are left out of its JSON.
+type Message struct {
+	Type string `json:"type"`
+
+	// hello
+	Protocol     int           `json:"protocol,omitempty"`
+	Name         string        `json:"name,omitempty"`
+	Version      string        `json:"version,omitempty"`
+	Tracks       string        `json:"tracks,omitempty"`
+	Capabilities *Capabilities `json:"capabilities,omitempty"`
+
+	// call, answer
+	ID int64 `json:"id,omitempty"`
+	// Session numbers the scenario a message belongs to (start, deliver, stop, call, notify,
+	// idle, stopped; optional on error).
+	Session int `json:"session,omitempty"`
+
+	Setup        *sim.Setup        `json:"setup,omitempty"`
+	Call         *sim.Call         `json:"call,omitempty"`
+	Notification *sim.Notification `json:"notification,omitempty"`
+	Delivery     *sim.Delivery     `json:"delivery,omitempty"`
+
+	// answer: Data, or Error when the call fails.
+	Data  json.RawMessage `json:"data,omitempty"`
+	Error string          `json:"error,omitempty"`
+
+	// error
+	Message string `json:"message,omitempty"`
+}
+
+// Capabilities is what an implementation says it supports in its hello.
+type Capabilities struct {
+	// Hooks lists the hooks it can install, by pi's names.
+	Hooks []string `json:"hooks"`
+}
+
+// Hello is an implementation's introduction.
+type Hello struct {
+	Name    string
+	Version string
+	// Tracks is the pi version whose behaviour it claims.
+	Tracks string
+	Hooks  []string
+}
+
+// encode renders m as one protocol line, newline included.
+func encode(m Message) ([]byte, error) {
+	line, err := json.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s message: %w", m.Type, err)
+	}
+	return append(line, '\n'), nil
+}
+
+// answerLine renders an answer; a successful answer always carries data (null when the world
+// gave none) so that an adapter can tell it from a failure by the presence of "error".
+func answerLine(id int64, a sim.Answer) ([]byte, error) {
+	if a.Error != "" {
+		return encode(Message{Type: TypeAnswer, ID: id, Error: a.Error})
+	}
+	data := a.Data
+	if len(data) == 0 {
+		data = json.RawMessage("null")
+	}
+	return encode(Message{Type: TypeAnswer, ID: id, Data: data})
+}
+
+//go:embed protocol.schema.json
+var schemaJSON []byte
+
+// SchemaJSON returns the JSON Schema of the implementation-to-harness messages.
+func SchemaJSON() []byte { return bytes.Clone(schemaJSON) }
+
+var (
+	schemaOnce sync.Once
+	schema     *jsonschema.Schema
+	schemaErr  error
+)
+
+func compiledSchema() (*jsonschema.Schema, error) {
+	schemaOnce.Do(func() {
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schemaJSON))
+		if err != nil {
+			schemaErr = fmt.Errorf("protocol schema: %w", err)
+			return
+		}
+		c := jsonschema.NewCompiler()
+		const url = "protocol.schema.json"
+		if err := c.AddResource(url, doc); err != nil {
+			schemaErr = fmt.Errorf("protocol schema: %w", err)
+			return
+		}
+		schema, schemaErr = c.Compile(url)
+	})
+	return schema, schemaErr
+}
+
+// expectedShapes sums up, per message type, what the schema wants: the first part of an
+// explanation for a message that does not match it.
+var expectedShapes = map[string]string{
+	TypeHello: `{"type":"hello","protocol":1,"name":"…","version":"…","tracks":"1.6.0","capabilities":{"hooks":["…"]}}`,
+	TypeCall: `{"type":"call","id":<integer ≥ 1>,"session":<integer>,"call":{"kind":"stream"|"tool"|"hook","name":<hook name, for hooks>,"data":{…}}}` +
+		` with data {model,messages,thinkingLevel,apiKey} for stream, {toolCallId,toolName,args} for tool, the hook's argument for hook`,
+	TypeNotify:  `{"type":"notify","session":<integer>,"notification":{"kind":"event"|"end","data":<a pi event, or {messages} / {error}>}}`,
+	TypeIdle:    `{"type":"idle","session":<integer>}`,
+	TypeStopped: `{"type":"stopped","session":<integer>}`,
+	TypeError:   `{"type":"error","message":"…"}`,
+}
+
+// ParseMessage decodes one line from an implementation and checks it against the protocol
+// schema. A line that is not a well-formed message gets an error saying what was expected
+// and what came.
+func ParseMessage(line []byte) (Message, error) {
+	var m Message
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(line))
+	if err != nil {
+		hint := ""
+		if t := bytes.TrimSpace(line); len(t) > 0 && t[0] != '{' {
+			hint = " (stdout carries protocol messages only; was this line meant for stderr?)"
+		}
+		return m, fmt.Errorf("not JSON%s: %s", hint, excerpt(line))
+	}
+	obj, ok := inst.(map[string]any)
+	if !ok {
+		return m, fmt.Errorf("expected a JSON object with a \"type\", got: %s", excerpt(line))
+	}
+	typ, _ := obj["type"].(string)
+	sch, err := compiledSchema()
+	if err != nil {
+		return m, err
+	}
+	if err := sch.Validate(inst); err != nil {
+		want, known := expectedShapes[typ]
+		if !known {
+			return m, fmt.Errorf("expected a message whose \"type\" is one of hello, call, notify, idle, stopped, error; got: %s", excerpt(line))
+		}
+		return m, fmt.Errorf("a %q message does not match the protocol schema: %s\n  expected: %s\n  got: %s", typ, explain(err), want, excerpt(line))
+	}
+	if err := json.Unmarshal(line, &m); err != nil {
+		return m, fmt.Errorf("a %q message: %v: %s", typ, err, excerpt(line))
+	}
+	return m, nil
+}
+
+// printer renders schema errors in English.
+var printer = message.NewPrinter(language.English)
+
+// explain lists the leaves of a schema validation error, one "at PATH: what" each.
+func explain(err error) string {
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return err.Error()
+	}
+	var leaves []string
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) == 0 {
+			path := "/" + strings.Join(e.InstanceLocation, "/")
+			leaves = append(leaves, fmt.Sprintf("at %s: %s", path, e.ErrorKind.LocalizedString(printer)))
+			return
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	slices.Sort(leaves)
+	leaves = slices.Compact(leaves)
+	if len(leaves) > 4 {
+		leaves = append(leaves[:4], fmt.Sprintf("and %d more", len(leaves)-4))
+	}
+	return strings.Join(leaves, "; ")
+}
+
+// excerpt is the start of a line, for error messages: as it is when it is plain text,
+// quoted when it holds control characters or invalid UTF-8.
+func excerpt(line []byte) string {
+	const n = 240
+	s, more := string(line), ""
+	if len(s) > n {
+		s, more = strings.ToValidUTF8(s[:n], ""), fmt.Sprintf("… (%d bytes)", len(line))
+	}
+	if !utf8.ValidString(s) || strings.ContainsFunc(s, unicode.IsControl) {
+		s = strconv.Quote(s)
+	}
+	return s + more
+}
+
+// ErrLineTooLong is what reading a line longer than the limit gives (errors.Is).
+var ErrLineTooLong = errors.New("line too long")
+
+// lineTooLongError is a line over the limit.
+type lineTooLongError struct{ limit int }
+
+func (e *lineTooLongError) Error() string {
+	return fmt.Sprintf("the line is longer than the limit of %d bytes", e.limit)
+}
+
+func (e *lineTooLongError) Is(target error) bool { return target == ErrLineTooLong }
+
+// lineReader reads newline-terminated lines of at most max bytes, counting them.
+type lineReader struct {
+	r   *bufio.Reader
+	max int
+	n   int
+}
+
+func newLineReader(r io.Reader, max int) *lineReader {
+	if max <= 0 {
+		max = DefaultMaxLine
+	}
+	return &lineReader{r: bufio.NewReaderSize(r, 64<<10), max: max}
+}
+
+// next returns the next line without its line ending. A last line without a newline is
+// returned before io.EOF. A line over the limit gives an error wrapping ErrLineTooLong; the
+// reader is unusable after it.
+func (l *lineReader) next() ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := l.r.ReadSlice('\n')
+		if len(line)+len(chunk) > l.max+1 || (err == bufio.ErrBufferFull && len(line)+len(chunk) > l.max) {
+			l.n++
+			return nil, &lineTooLongError{limit: l.max}
+		}
+		line = append(line, chunk...)
+		switch {
+		case err == bufio.ErrBufferFull:
+			continue
+		case err == io.EOF && len(line) > 0:
+			l.n++
+			return line, nil
+		case err != nil:
+			return nil, err
+		}
+		l.n++
+		line = bytes.TrimSuffix(line[:len(line)-1], []byte{'\r'})
+		return line, nil
+	}
+}

@@ -1,0 +1,84 @@
+package conformance_test
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/turnstile-dev/turnstile/loop"
+	"github.com/turnstile-dev/turnstile/sim"
+)
+
+var update = flag.Bool("update", false, "rewrite the worked example in PROTOCOL.md")
+
+// exampleScenario is the worked example of PROTOCOL.md §11.
+func exampleScenario() *sim.Scenario {
+	return &sim.Scenario{
+		Name:  "clock",
+		Model: testModel,
+		Tools: []sim.ToolSpec{{Name: "clock", Description: "Reads the clock", Parameters: map[string]any{"type": "object"},
+			Behaviour: sim.Behaviour{Duration: 10, Result: loop.ToolResult{Content: loop.Text("12:00")},
+				Updates: []sim.Update{{At: 4, Result: loop.ToolResult{Content: loop.Text("reading…")}}}}}},
+		Hooks:   sim.Hooks{NoFollowUp: true},
+		Prompts: []loop.Message{user("What time is it?")},
+		Responses: []sim.Response{
+			{Content: []loop.Block{call("t1", "clock", map[string]any{})}, Delay: 5},
+			{Content: loop.Text("It is noon."), Delay: 5},
+		},
+	}
+}
+
+// TestProtocolExampleIsCurrent checks that the complete exchange shown in PROTOCOL.md is what
+// the reference adapter says today; -update rewrites it.
+func TestProtocolExampleIsCurrent(t *testing.T) {
+	var log bytes.Buffer
+	p := selfAdapter(t, "serve")
+	p.Log = &log
+	if _, err := sim.Run(exampleScenario(), p); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The reference's version depends on how the test binary was built: show it as "devel".
+	got := strings.Replace(log.String(), `"version":"`+versionIn(log.String())+`"`, `"version":"devel"`, 1)
+
+	doc, err := os.ReadFile("PROTOCOL.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const marker = "(`>` harness to adapter, `<` adapter to\nharness; recorded, not edited):\n\n```\n"
+	start := bytes.Index(doc, []byte(marker))
+	if start < 0 {
+		t.Fatal("PROTOCOL.md: the worked example's marker is missing")
+	}
+	start += len(marker)
+	end := bytes.Index(doc[start:], []byte("```\n"))
+	if end < 0 {
+		t.Fatal("PROTOCOL.md: the worked example is not closed")
+	}
+	end += start
+	if string(doc[start:end]) == got {
+		return
+	}
+	if *update {
+		out := append(append(append([]byte{}, doc[:start]...), got...), doc[end:]...)
+		if err := os.WriteFile("PROTOCOL.md", out, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Errorf("the worked example in PROTOCOL.md is out of date; run go test ./conformance -run TestProtocolExampleIsCurrent -update\nnow:\n%s", got)
+}
+
+func versionIn(log string) string {
+	const key = `"name":"turnstile-reference","version":"`
+	i := strings.Index(log, key)
+	if i < 0 {
+		return "devel"
+	}
+	rest := log[i+len(key):]
+	return rest[:strings.IndexByte(rest, '"')]
+}

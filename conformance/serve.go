@@ -1,0 +1,270 @@
+package conformance
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"sync"
+
+	"github.com/turnstile-dev/turnstile/sim"
+)
+
+// ReferenceName is the name the reference loop gives in its hello.
+const ReferenceName = "turnstile-reference"
+
+// Serve serves the reference loop (sim.NewReference) over the wire protocol: it reads the
+// harness's messages from r and writes the implementation's to w, a session per scenario,
+// until shutdown or the end of r. It returns nil then, and an error when the harness broke
+// the protocol (after telling it so with an error message).
+//
+// The reference's calls are synchronous: while one is outstanding, its task is blocked in
+// Port.Call and the next line read must be that call's answer.
+func Serve(r io.Reader, w io.Writer) error {
+	s := &server{out: w, in: make(chan received), done: make(chan struct{})}
+	defer close(s.done)
+	go s.read(r)
+	return s.run()
+}
+
+// received is one line from the harness, decoded, or the reason there is none.
+type received struct {
+	line int
+	msg  Message
+	err  error
+}
+
+type server struct {
+	in   chan received
+	done chan struct{}
+
+	outMu sync.Mutex
+	out   io.Writer
+
+	sess   *serveSession
+	nextID int64
+
+	// gone is set once the harness can no longer be talked to (end of input, shutdown, a
+	// write failure); fatal holds a protocol violation seen inside a call.
+	gone     bool
+	shutdown bool
+	fatal    error
+}
+
+type serveSession struct {
+	id  int
+	ref *sim.Reference
+}
+
+// read decodes the harness's lines and hands them to the server, one at a time.
+func (s *server) read(r io.Reader) {
+	lr := newLineReader(r, DefaultMaxLine)
+	for {
+		raw, err := lr.next()
+		rec := received{line: lr.n, err: err}
+		if err == nil {
+			if jerr := json.Unmarshal(raw, &rec.msg); jerr != nil {
+				rec.err = protocolError(lr.n, fmt.Errorf("not a JSON message: %v: %s", jerr, excerpt(raw)))
+			}
+		} else if !errors.Is(err, io.EOF) {
+			rec.err = protocolError(lr.n, err)
+		}
+		select {
+		case s.in <- rec:
+		case <-s.done:
+			return
+		}
+		if rec.err != nil {
+			return
+		}
+	}
+}
+
+func (s *server) run() error {
+	for {
+		rec := <-s.in
+		if rec.err != nil {
+			s.endSession()
+			if errors.Is(rec.err, io.EOF) {
+				return nil
+			}
+			return s.reject(rec.err)
+		}
+		m := rec.msg
+		switch m.Type {
+		case TypeHello:
+			if m.Protocol != ProtocolVersion {
+				return s.reject(fmt.Errorf("the harness speaks protocol %d; this implementation speaks %d", m.Protocol, ProtocolVersion))
+			}
+			s.send(Message{Type: TypeHello, Protocol: ProtocolVersion, Name: ReferenceName, Version: moduleVersion(),
+				Tracks: Tracks, Capabilities: &Capabilities{Hooks: AllHooks}})
+		case TypeStart:
+			if s.sess != nil {
+				return s.reject(protocolError(rec.line, fmt.Errorf("start of session %d while session %d runs", m.Session, s.sess.id)))
+			}
+			if m.Setup == nil {
+				return s.reject(protocolError(rec.line, errors.New("start without a setup")))
+			}
+			s.sess = &serveSession{id: m.Session, ref: sim.NewReference()}
+			err := s.sess.ref.Start(*m.Setup, &servePort{s: s, session: m.Session})
+			if done, ferr := s.afterStep(); done {
+				return ferr
+			}
+			if err != nil {
+				s.send(Message{Type: TypeError, Session: m.Session, Message: fmt.Sprintf("start: %v", err)})
+				continue
+			}
+			s.send(Message{Type: TypeIdle, Session: m.Session})
+		case TypeDeliver:
+			if err := s.check(rec, m); err != nil {
+				return s.reject(err)
+			}
+			if m.Delivery == nil {
+				return s.reject(protocolError(rec.line, errors.New("deliver without a delivery")))
+			}
+			err := s.sess.ref.Deliver(*m.Delivery)
+			if done, ferr := s.afterStep(); done {
+				return ferr
+			}
+			if err != nil {
+				s.send(Message{Type: TypeError, Session: m.Session, Message: fmt.Sprintf("delivery %s: %v", m.Delivery.Kind, err)})
+				continue
+			}
+			s.send(Message{Type: TypeIdle, Session: m.Session})
+		case TypeStop:
+			if err := s.check(rec, m); err != nil {
+				return s.reject(err)
+			}
+			_ = s.sess.ref.Stop()
+			s.sess = nil
+			if done, ferr := s.afterStep(); done {
+				return ferr
+			}
+			s.send(Message{Type: TypeStopped, Session: m.Session})
+		case TypeShutdown:
+			s.gone = true
+			s.endSession()
+			return nil
+		case TypeAnswer:
+			return s.reject(protocolError(rec.line, fmt.Errorf("an answer for call id %d, but no call is outstanding", m.ID)))
+		default:
+			return s.reject(protocolError(rec.line, fmt.Errorf("unknown message type %q (expected hello, start, answer, deliver, stop or shutdown)", m.Type)))
+		}
+	}
+}
+
+// check requires a running session that m belongs to.
+func (s *server) check(rec received, m Message) error {
+	switch {
+	case s.sess == nil:
+		return protocolError(rec.line, fmt.Errorf("%s for session %d, but no session is running", m.Type, m.Session))
+	case m.Session != s.sess.id:
+		return protocolError(rec.line, fmt.Errorf("%s for session %d, but session %d is running", m.Type, m.Session, s.sess.id))
+	}
+	return nil
+}
+
+// afterStep handles what a call may have run into while the reference ran: the end of the
+// input, a shutdown, a protocol violation. done reports that serving is over.
+func (s *server) afterStep() (done bool, err error) {
+	switch {
+	case s.fatal != nil:
+		s.endSession()
+		return true, s.reject(s.fatal)
+	case s.gone:
+		s.endSession()
+		return true, nil
+	}
+	return false, nil
+}
+
+// endSession stops the running session, if any; its calls fail from now on.
+func (s *server) endSession() {
+	if s.sess != nil {
+		s.gone = true
+		_ = s.sess.ref.Stop()
+		s.sess = nil
+	}
+}
+
+// reject tells the harness what went wrong and returns it.
+func (s *server) reject(err error) error {
+	s.send(Message{Type: TypeError, Message: err.Error()})
+	return err
+}
+
+func (s *server) send(m Message) {
+	line, err := encode(m)
+	if err != nil {
+		line, _ = encode(Message{Type: TypeError, Message: err.Error()})
+	}
+	s.outMu.Lock()
+	defer s.outMu.Unlock()
+	if _, err := s.out.Write(line); err != nil {
+		s.gone = true
+	}
+}
+
+// servePort is the world as the reference sees it when served: calls and notifications
+// become lines.
+type servePort struct {
+	s       *server
+	session int
+}
+
+// Call implements sim.Port: it writes the call and waits for its answer.
+func (p *servePort) Call(c sim.Call) sim.Answer {
+	s := p.s
+	if s.gone || s.fatal != nil {
+		return sim.Answer{Error: "the harness has gone"}
+	}
+	s.nextID++
+	id := s.nextID
+	s.send(Message{Type: TypeCall, ID: id, Session: p.session, Call: &c})
+	rec := <-s.in
+	switch {
+	case rec.err != nil && errors.Is(rec.err, io.EOF):
+		s.gone = true
+		return sim.Answer{Error: "the harness closed the connection"}
+	case rec.err != nil:
+		s.fatal = rec.err
+	case rec.msg.Type == TypeShutdown:
+		s.gone = true
+		return sim.Answer{Error: "the harness shut the session down"}
+	case rec.msg.Type != TypeAnswer:
+		s.fatal = protocolError(rec.line, fmt.Errorf("expected the answer to call %d, got a %q message", id, rec.msg.Type))
+	case rec.msg.ID != id:
+		s.fatal = protocolError(rec.line, fmt.Errorf("an answer for unknown call id %d (the outstanding call is %d)", rec.msg.ID, id))
+	default:
+		data := rec.msg.Data
+		if string(data) == "null" {
+			data = nil
+		}
+		return sim.Answer{Data: data, Error: rec.msg.Error}
+	}
+	return sim.Answer{Error: s.fatal.Error()}
+}
+
+// Notify implements sim.Port.
+func (p *servePort) Notify(n sim.Notification) {
+	if p.s.gone || p.s.fatal != nil {
+		return
+	}
+	p.s.send(Message{Type: TypeNotify, Session: p.session, Notification: &n})
+}
+
+// moduleVersion is the turnstile module's version as built, "devel" when unknown.
+func moduleVersion() string {
+	if info, ok := debug.ReadBuildInfo(); ok {
+		if info.Main.Path == "github.com/turnstile-dev/turnstile" && info.Main.Version != "" && info.Main.Version != "(devel)" {
+			return info.Main.Version
+		}
+		for _, dep := range info.Deps {
+			if dep.Path == "github.com/turnstile-dev/turnstile" {
+				return dep.Version
+			}
+		}
+	}
+	return "devel"
+}

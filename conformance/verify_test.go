@@ -1,0 +1,275 @@
+package conformance_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/sim"
+)
+
+// limited is the reference claiming only some hooks in its hello.
+type limited struct {
+	*sim.Reference
+	hooks []string
+}
+
+func (l limited) Hello() (conformance.Hello, error) {
+	return conformance.Hello{Name: "limited", Version: "1", Tracks: "1.6.0", Hooks: l.hooks}, nil
+}
+
+// rewriting is the reference with its calls' and notifications' JSON rewritten on the way out.
+type rewriting struct {
+	*sim.Reference
+	rewrite func(kind string, data json.RawMessage) json.RawMessage
+}
+
+func (r rewriting) Start(setup sim.Setup, port sim.Port) error {
+	return r.Reference.Start(setup, rewritingPort{port, r.rewrite})
+}
+
+type rewritingPort struct {
+	sim.Port
+	rewrite func(kind string, data json.RawMessage) json.RawMessage
+}
+
+func (p rewritingPort) Call(c sim.Call) sim.Answer {
+	c.Data = p.rewrite(c.Kind, c.Data)
+	return p.Port.Call(c)
+}
+
+func (p rewritingPort) Notify(n sim.Notification) {
+	n.Data = p.rewrite(n.Kind, n.Data)
+	p.Port.Notify(n)
+}
+
+func byName(name string) *sim.Scenario {
+	for _, sc := range allScenarios() {
+		if sc.Name == name {
+			return sc
+		}
+	}
+	panic("no scenario " + name)
+}
+
+func TestVerifyServeAdapter(t *testing.T) {
+	suite := allScenarios()
+	var seen []string
+	report := conformance.Verify(context.Background(), suite, selfAdapter(t, "serve"), conformance.Options{
+		OnResult: func(r conformance.Result) { seen = append(seen, r.Scenario) },
+	})
+	if !report.OK() || report.Passed != len(suite) {
+		var b bytes.Buffer
+		_ = report.WriteText(&b)
+		t.Fatalf("not all passed:\n%s", b.String())
+	}
+	if len(seen) != len(suite) {
+		t.Errorf("OnResult saw %d results, want %d", len(seen), len(suite))
+	}
+	if want := strings.Join([]string{itoa(len(suite)), "passed, 0 failed"}, " "); report.Summary() != want {
+		t.Errorf("summary %q, want %q", report.Summary(), want)
+	}
+	if !strings.HasPrefix(report.Implementation, conformance.ReferenceName+" ") || !strings.HasSuffix(report.Implementation, "(tracks pi 1.6.0)") {
+		t.Errorf("implementation %q", report.Implementation)
+	}
+}
+
+func TestVerifySkipsMissingHooks(t *testing.T) {
+	impl := limited{Reference: sim.NewReference(), hooks: []string{sim.HookSteering, sim.HookFollowUp}}
+	suite := []*sim.Scenario{byName("text-only"), byName("hook-throws")}
+	report := conformance.Verify(context.Background(), suite, impl, conformance.Options{})
+	if report.Passed != 1 || report.Skipped != 1 || report.Failed != 0 {
+		t.Fatalf("got %s", report.Summary())
+	}
+	res := report.Results[1]
+	if res.Status != conformance.Skip || res.Reason != "the scenario installs hook prepareRequest, which the implementation does not support" {
+		t.Errorf("result %+v", res)
+	}
+	if report.Summary() != "1 passed, 0 failed, 1 skipped" {
+		t.Errorf("summary %q", report.Summary())
+	}
+}
+
+func TestVerifyReportsFirstDivergence(t *testing.T) {
+	// Drop the first turn_start: every later entry shifts by one.
+	dropped := false
+	impl := rewriting{Reference: sim.NewReference(), rewrite: func(kind string, data json.RawMessage) json.RawMessage {
+		if kind == sim.NotifyEvent && !dropped && bytes.Contains(data, []byte(`"turn_start"`)) {
+			dropped = true
+			return json.RawMessage(`{"type":"agent_start"}`)
+		}
+		return data
+	}}
+	report := conformance.Verify(context.Background(), []*sim.Scenario{byName("text-only")}, impl, conformance.Options{})
+	res := report.Results[0]
+	if res.Status != conformance.Fail || res.Reason != "traces differ at entry 2" || res.Error != "" {
+		t.Fatalf("result %+v", res)
+	}
+	d := res.Divergence
+	if !strings.HasSuffix(d.Expected, "ev    turn_start") || !strings.HasSuffix(d.Actual, "ev    agent_start") {
+		t.Errorf("expected %q, actual %q", d.Expected, d.Actual)
+	}
+	if len(d.Before) != 1 || !strings.HasSuffix(d.Before[0], "agent_start") {
+		t.Errorf("context %q", d.Before)
+	}
+	if d.Detail != `at data.type: expected "turn_start", actual "agent_start"` {
+		t.Errorf("detail %q", d.Detail)
+	}
+	if report.Summary() != "0 passed, 1 failed" {
+		t.Errorf("summary %q", report.Summary())
+	}
+	var text bytes.Buffer
+	if err := report.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"FAIL  text-only: traces differ at entry 2", "first divergence at entry 2:", "- ", "+ ", "0 passed, 1 failed\n"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("text report lacks %q:\n%s", want, text.String())
+		}
+	}
+}
+
+func TestVerifyContextLines(t *testing.T) {
+	// Change the final answer's text: the divergence is deep in the trace, with 3 lines before.
+	impl := rewriting{Reference: sim.NewReference(), rewrite: func(_ string, data json.RawMessage) json.RawMessage {
+		return bytes.ReplaceAll(data, []byte("both done"), []byte("both DONE"))
+	}}
+	report := conformance.Verify(context.Background(), []*sim.Scenario{byName("parallel-tools-with-updates")}, impl, conformance.Options{})
+	d := report.Results[0].Divergence
+	if d == nil || len(d.Before) != 3 {
+		t.Fatalf("divergence %+v", d)
+	}
+	if !strings.Contains(d.Expected, "message_update") || !strings.Contains(d.Detail, `"both done"`) {
+		t.Errorf("divergence %+v", d)
+	}
+}
+
+func TestSemanticProfile(t *testing.T) {
+	// A validator that words its messages differently: strict fails, semantic passes.
+	impl := func() sim.Implementation {
+		return rewriting{Reference: sim.NewReference(), rewrite: func(_ string, data json.RawMessage) json.RawMessage {
+			return bytes.ReplaceAll(data, []byte(`\n  - `), []byte(`\n  * `))
+		}}
+	}
+	suite := []*sim.Scenario{byName("validation-and-truncation")}
+	strict := conformance.Verify(context.Background(), suite, impl(), conformance.Options{Profile: conformance.Strict})
+	if strict.Failed != 1 {
+		t.Fatalf("strict: %s", strict.Summary())
+	}
+	semantic := conformance.Verify(context.Background(), suite, impl(), conformance.Options{Profile: conformance.Semantic})
+	if !semantic.OK() {
+		t.Fatalf("semantic: %s: %+v", semantic.Summary(), semantic.Results[0].Divergence)
+	}
+	// A different tool name in the text still fails semantically.
+	renamed := rewriting{Reference: sim.NewReference(), rewrite: func(_ string, data json.RawMessage) json.RawMessage {
+		return bytes.ReplaceAll(data, []byte(`Validation failed for tool \"typed\"`), []byte(`Validation failed for tool \"other\"`))
+	}}
+	if r := conformance.Verify(context.Background(), suite, renamed, conformance.Options{Profile: conformance.Semantic}); r.Failed != 1 {
+		t.Errorf("semantic accepted a different tool name: %s", r.Summary())
+	}
+}
+
+func TestVerifyRestartsAfterCrash(t *testing.T) {
+	flag := filepath.Join(t.TempDir(), "crashed")
+	p := selfAdapter(t, "crash-once", flagEnv+"="+flag)
+	suite := []*sim.Scenario{byName("text-only"), byName("sequential-tools")}
+	report := conformance.Verify(context.Background(), suite, p, conformance.Options{})
+	if report.Failed != 1 || report.Passed != 1 {
+		t.Fatalf("got %s: %+v", report.Summary(), report.Results)
+	}
+	res := report.Results[0]
+	for _, want := range []string{"scenario text-only: start: the implementation exited (exit status 7) during start", "first life: crashing"} {
+		if !strings.Contains(res.Error, want) {
+			t.Errorf("error lacks %q:\n%s", want, res.Error)
+		}
+	}
+	// The second life introduced itself as the reference: the report names what ran first.
+	if report.Implementation != "crash-once 1 (tracks pi 1.6.0)" {
+		t.Errorf("implementation %q", report.Implementation)
+	}
+}
+
+func TestVerifyCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	suite := allScenarios()[:4]
+	report := conformance.Verify(ctx, suite, selfAdapter(t, "serve"), conformance.Options{
+		OnResult: func(conformance.Result) { cancel() },
+	})
+	if report.Passed != 1 || report.Skipped != 3 {
+		t.Fatalf("got %s", report.Summary())
+	}
+	if r := report.Results[1]; r.Reason != "not run: context canceled" {
+		t.Errorf("reason %q", r.Reason)
+	}
+}
+
+func TestJUnit(t *testing.T) {
+	report := conformance.Report{
+		Implementation: "impl 1 (tracks pi 1.6.0)", Profile: conformance.Strict,
+		Passed: 1, Failed: 2, Skipped: 1,
+		Results: []conformance.Result{
+			{Scenario: "a", Status: conformance.Pass},
+			{Scenario: "b", Status: conformance.Fail, Reason: "traces differ at entry 3",
+				Divergence: &conformance.Divergence{Entry: 3, Expected: "exp <line>", Actual: "act & line", Before: []string{"one", "two"}, Detail: "at x: expected 1, actual 2"}},
+			{Scenario: "c", Status: conformance.Fail, Reason: "scenario c: start: timeout after 1s: stuck\nmore", Error: "scenario c: start: timeout after 1s: stuck\nmore"},
+			{Scenario: "d", Status: conformance.Skip, Reason: "needs hook x"},
+		},
+	}
+	var buf bytes.Buffer
+	if err := conformance.WriteJUnit(&buf, report); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Tests    int `xml:"tests,attr"`
+		Failures int `xml:"failures,attr"`
+		Skipped  int `xml:"skipped,attr"`
+		Suites   []struct {
+			Name  string `xml:"name,attr"`
+			Cases []struct {
+				Name    string `xml:"name,attr"`
+				Failure *struct {
+					Message string `xml:"message,attr"`
+					Type    string `xml:"type,attr"`
+					Text    string `xml:",chardata"`
+				} `xml:"failure"`
+				Skipped *struct {
+					Message string `xml:"message,attr"`
+				} `xml:"skipped"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, buf.String())
+	}
+	if doc.Tests != 4 || doc.Failures != 2 || doc.Skipped != 1 || len(doc.Suites) != 1 || len(doc.Suites[0].Cases) != 4 {
+		t.Fatalf("counts: %+v\n%s", doc, buf.String())
+	}
+	cases := doc.Suites[0].Cases
+	if cases[0].Failure != nil || cases[0].Skipped != nil {
+		t.Errorf("a: %+v", cases[0])
+	}
+	if f := cases[1].Failure; f == nil || f.Type != "divergence" || !strings.Contains(f.Text, "- exp <line>") || !strings.Contains(f.Text, "+ act & line") {
+		t.Errorf("b: %+v", cases[1].Failure)
+	}
+	if f := cases[2].Failure; f == nil || f.Type != "error" || f.Message != "scenario c: start: timeout after 1s: stuck" {
+		t.Errorf("c: %+v", cases[2].Failure)
+	}
+	if s := cases[3].Skipped; s == nil || s.Message != "needs hook x" {
+		t.Errorf("d: %+v", cases[3].Skipped)
+	}
+	if !slices.Equal([]string{cases[0].Name, cases[3].Name}, []string{"a", "d"}) {
+		t.Errorf("names")
+	}
+}
+
+func itoa(n int) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}

@@ -7,8 +7,9 @@ PKGS := ./...
 build:
 	$(GO) build -o bin/turnstile ./cmd/turnstile
 
-test:
+test: lint conformance/adapters/pi/node_modules
 	$(GO) test -race -count=1 $(PKGS)
+	$(MAKE) conform-pi
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
@@ -22,6 +23,14 @@ conformance/adapters/pi/node_modules: conformance/adapters/pi/package-lock.json
 	npm ci --prefix conformance/adapters/pi --no-audit --no-fund
 bench/node_modules: bench/package-lock.json
 	npm ci --prefix bench --no-audit --no-fund
+
+# The main job: the curated suite against the built-in reference.
+conform:
+	$(GO) run ./cmd/turnstile conform
+
+# pi 1.6.0 itself must pass the curated suite, byte for byte.
+conform-pi: conformance/adapters/pi/node_modules
+	$(GO) run ./cmd/turnstile conform --impl "node conformance/adapters/pi/adapter.mjs"
 
 bench-vs-pi: bench/node_modules
 	$(GO) run ./bench/vspi

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/turnstile-dev/turnstile/sim"
@@ -22,6 +24,10 @@ type Options struct {
 	Context int
 	// OnResult, when set, is called after each scenario, in order (for progress output).
 	OnResult func(Result)
+	// ExpectFail names scenarios known to fail: such a failure is reported as expected
+	// (counted with the skipped), and such a scenario passing is a failure ("unexpected
+	// pass"), so the list shrinks as the implementation improves.
+	ExpectFail map[string]bool
 }
 
 // Status is a scenario's verdict.
@@ -113,17 +119,22 @@ func Verify(ctx context.Context, suite []*sim.Scenario, impl sim.Implementation,
 		newRef = func() sim.Implementation { return sim.NewReference() }
 	}
 	report := Report{Implementation: "implementation", Profile: profile}
+	tracks := ""
 	hooks := map[string]bool{}
 	for _, h := range AllHooks {
 		hooks[h] = true
 	}
 	var startErr error
+	if _, ok := impl.(*sim.Reference); ok {
+		report.Implementation = ReferenceName + " (in-process)"
+	}
 	if h, ok := impl.(helloer); ok {
 		hello, err := h.Hello()
 		if err != nil {
 			startErr = err
 		} else {
 			report.Implementation = describeHello(hello)
+			tracks = hello.Tracks
 			hooks = map[string]bool{}
 			for _, name := range hello.Hooks {
 				hooks[name] = true
@@ -140,8 +151,19 @@ func Verify(ctx context.Context, suite []*sim.Scenario, impl sim.Implementation,
 			res = Result{Scenario: sc.Name, Status: Skip, Reason: "not run: " + context.Cause(ctx).Error()}
 		case startErr != nil:
 			res = Result{Scenario: sc.Name, Status: Fail, Reason: "the implementation did not start: " + startErr.Error()}
+		case sc.Since != "" && tracks != "" && VersionLess(tracks, sc.Since):
+			res = Result{Scenario: sc.Name, Status: Skip,
+				Reason: fmt.Sprintf("the scenario pins behaviour of pi %s; the implementation tracks pi %s", sc.Since, tracks)}
 		default:
 			res = verifyOne(sc, newRef(), &guard{impl: impl, hooks: hooks}, profile, orInt(opts.Context, 3))
+		}
+		if opts.ExpectFail[sc.Name] {
+			switch res.Status {
+			case Fail:
+				res.Status, res.Reason = Skip, "expected failure: "+res.Reason
+			case Pass:
+				res.Status, res.Reason = Fail, "unexpected pass: the scenario is listed as a known failure; remove it from the list"
+			}
 		}
 		switch res.Status {
 		case Pass:
@@ -158,6 +180,30 @@ func Verify(ctx context.Context, suite []*sim.Scenario, impl sim.Implementation,
 	}
 	report.Duration = time.Since(began)
 	return report
+}
+
+// VersionLess reports whether version a comes before b, comparing dot-separated numbers
+// ("0.99.1" < "1.6.0"); a part that is not a number compares as text.
+func VersionLess(a, b string) bool {
+	pa, pb := strings.Split(a, "."), strings.Split(b, ".")
+	for i := range max(len(pa), len(pb)) {
+		x, y := "0", "0"
+		if i < len(pa) {
+			x = pa[i]
+		}
+		if i < len(pb) {
+			y = pb[i]
+		}
+		nx, errX := strconv.Atoi(x)
+		ny, errY := strconv.Atoi(y)
+		switch {
+		case errX == nil && errY == nil && nx != ny:
+			return nx < ny
+		case (errX != nil || errY != nil) && x != y:
+			return x < y
+		}
+	}
+	return false
 }
 
 func describeHello(h Hello) string {
@@ -307,4 +353,56 @@ func (d *Divergence) Text(indent string) string {
 func indentRest(s, indent string) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	return strings.Join(lines, "\n"+indent)
+}
+
+// VerifyParallel is Verify spread over jobs implementations at once, each made by newImpl
+// and closed afterwards (when it has a Close method). Results keep the suite's order.
+func VerifyParallel(ctx context.Context, suite []*sim.Scenario, newImpl func() sim.Implementation, jobs int, opts Options) Report {
+	if jobs <= 1 || len(suite) <= 1 {
+		impl := newImpl()
+		defer closeImpl(impl)
+		return Verify(ctx, suite, impl, opts)
+	}
+	jobs = min(jobs, len(suite))
+	began := time.Now()
+	parts := make([]Report, jobs)
+	var wg sync.WaitGroup
+	for j := range jobs {
+		var share []*sim.Scenario
+		for i := j; i < len(suite); i += jobs {
+			share = append(share, suite[i])
+		}
+		part := opts
+		part.OnResult = nil
+		wg.Go(func() {
+			impl := newImpl()
+			defer closeImpl(impl)
+			parts[j] = Verify(ctx, share, impl, part)
+		})
+	}
+	wg.Wait()
+	report := Report{Implementation: parts[0].Implementation, Profile: parts[0].Profile}
+	for i := range suite {
+		res := parts[i%jobs].Results[i/jobs]
+		report.Results = append(report.Results, res)
+		switch res.Status {
+		case Pass:
+			report.Passed++
+		case Fail:
+			report.Failed++
+		case Skip:
+			report.Skipped++
+		}
+		if opts.OnResult != nil {
+			opts.OnResult(res)
+		}
+	}
+	report.Duration = time.Since(began)
+	return report
+}
+
+func closeImpl(impl sim.Implementation) {
+	if c, ok := impl.(interface{ Close() error }); ok {
+		_ = c.Close()
+	}
 }

@@ -273,3 +273,73 @@ func itoa(n int) string {
 	b, _ := json.Marshal(n)
 	return string(b)
 }
+
+func TestVersionLess(t *testing.T) {
+	cases := []struct {
+		a, b string
+		less bool
+	}{
+		{"0.99.1", "1.6.0", true}, {"1.6.0", "0.99.1", false}, {"0.87", "0.87", false},
+		{"0.84", "0.87", true}, {"1.3.0", "1.3", false}, {"1.3", "1.3.1", true}, {"0.9", "0.10", true},
+	}
+	for _, c := range cases {
+		if got := conformance.VersionLess(c.a, c.b); got != c.less {
+			t.Errorf("VersionLess(%s, %s) = %v", c.a, c.b, got)
+		}
+	}
+}
+
+// oldPort is the reference claiming to track an older pi.
+type oldPort struct{ *sim.Reference }
+
+func (oldPort) Hello() (conformance.Hello, error) {
+	return conformance.Hello{Name: "old", Tracks: "0.84", Hooks: conformance.AllHooks}, nil
+}
+
+func TestVerifySkipsScenariosNewerThanTracked(t *testing.T) {
+	newer := *byName("text-only")
+	newer.Name, newer.Since = "newer", "0.87"
+	older := *byName("text-only")
+	older.Name, older.Since = "older", "0.80"
+	report := conformance.Verify(context.Background(), []*sim.Scenario{&newer, &older}, oldPort{sim.NewReference()}, conformance.Options{})
+	if report.Summary() != "1 passed, 0 failed, 1 skipped" {
+		t.Fatalf("summary %q", report.Summary())
+	}
+	if r := report.Results[0]; r.Status != conformance.Skip || r.Reason != "the scenario pins behaviour of pi 0.87; the implementation tracks pi 0.84" {
+		t.Errorf("result %+v", r)
+	}
+}
+
+func TestVerifyExpectFail(t *testing.T) {
+	// The rewrite breaks every scenario: "text-only" is listed as a known failure, "also" is
+	// listed but passes (the rewrite only touches text-only's answer).
+	impl := rewriting{Reference: sim.NewReference(), rewrite: func(kind string, data json.RawMessage) json.RawMessage {
+		return bytes.ReplaceAll(data, []byte(`"turn_start"`), []byte(`"agent_start"`))
+	}}
+	broken := byName("text-only")
+	report := conformance.Verify(context.Background(), []*sim.Scenario{broken}, impl, conformance.Options{
+		ExpectFail: map[string]bool{"text-only": true},
+	})
+	if r := report.Results[0]; r.Status != conformance.Skip || !strings.HasPrefix(r.Reason, "expected failure: traces differ") {
+		t.Errorf("known failure reported as %+v", r)
+	}
+	report = conformance.Verify(context.Background(), []*sim.Scenario{broken}, sim.NewReference(), conformance.Options{
+		ExpectFail: map[string]bool{"text-only": true},
+	})
+	if r := report.Results[0]; r.Status != conformance.Fail || !strings.HasPrefix(r.Reason, "unexpected pass") {
+		t.Errorf("unexpected pass reported as %+v", r)
+	}
+}
+
+func TestVerifyParallelKeepsOrder(t *testing.T) {
+	suite := allScenarios()
+	report := conformance.VerifyParallel(context.Background(), suite, func() sim.Implementation { return sim.NewReference() }, 3, conformance.Options{})
+	if !report.OK() || report.Passed != len(suite) {
+		t.Fatalf("got %s", report.Summary())
+	}
+	for i, r := range report.Results {
+		if r.Scenario != suite[i].Name {
+			t.Fatalf("result %d is %s, want %s", i, r.Scenario, suite[i].Name)
+		}
+	}
+}

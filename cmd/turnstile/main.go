@@ -47,7 +47,7 @@ Exit codes: 0 success, 1 a check failed, 2 usage or input error.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(runCmd(), validateCmd(), schemaCmd(), testCmd(), diffCmd())
+	root.AddCommand(runCmd(), validateCmd(), schemaCmd(), testCmd(), diffCmd(), conformCmd(), adapterCmd())
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "turnstile:", err)
 		var ee *exitError

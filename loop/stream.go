@@ -67,6 +67,30 @@ func (e StreamEvent) MarshalJSON() ([]byte, error) {
 	return json.Marshal(out)
 }
 
+// UnmarshalJSON reads the event in pi-ai's shape (the error event's message is "error").
+func (e *StreamEvent) UnmarshalJSON(data []byte) error {
+	var raw struct {
+		Type         StreamEventType   `json:"type"`
+		ContentIndex int               `json:"contentIndex"`
+		Delta        string            `json:"delta"`
+		Content      string            `json:"content"`
+		ToolCall     *ToolCall         `json:"toolCall"`
+		Partial      *AssistantMessage `json:"partial"`
+		Reason       StopReason        `json:"reason"`
+		Message      *AssistantMessage `json:"message"`
+		Error        *AssistantMessage `json:"error"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return err
+	}
+	*e = StreamEvent{Type: raw.Type, ContentIndex: raw.ContentIndex, Delta: raw.Delta, Content: raw.Content,
+		ToolCall: raw.ToolCall, Partial: raw.Partial, Reason: raw.Reason, Message: raw.Message}
+	if raw.Type == StreamError {
+		e.Message = raw.Error
+	}
+	return nil
+}
+
 // ThinkingLevel is the reasoning effort asked of the model. "off" (or "") asks for none.
 type ThinkingLevel string
 

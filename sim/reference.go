@@ -261,24 +261,9 @@ func (s *refStream) Result(context.Context) (*loop.AssistantMessage, error) {
 }
 
 func decodeStreamEvent(data []byte) (loop.StreamEvent, error) {
-	var raw struct {
-		Type         loop.StreamEventType `json:"type"`
-		ContentIndex int                  `json:"contentIndex"`
-		Delta        string               `json:"delta"`
-		Content      string               `json:"content"`
-		ToolCall     *loop.ToolCall       `json:"toolCall"`
-		Partial      *loop.AssistantMessage
-		Reason       loop.StopReason        `json:"reason"`
-		Message      *loop.AssistantMessage `json:"message"`
-		Error        *loop.AssistantMessage `json:"error"`
-	}
-	if err := json.Unmarshal(data, &raw); err != nil {
-		return loop.StreamEvent{}, fmt.Errorf("stream event: %w", err)
-	}
-	ev := loop.StreamEvent{Type: raw.Type, ContentIndex: raw.ContentIndex, Delta: raw.Delta, Content: raw.Content,
-		ToolCall: raw.ToolCall, Partial: raw.Partial, Reason: raw.Reason, Message: raw.Message}
-	if raw.Type == loop.StreamError {
-		ev.Message = raw.Error
+	var ev loop.StreamEvent
+	if err := json.Unmarshal(data, &ev); err != nil {
+		return ev, fmt.Errorf("stream event: %w", err)
 	}
 	return ev, nil
 }

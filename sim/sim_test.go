@@ -1,7 +1,7 @@
 package sim_test
 
 import (
-	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/turnstile-dev/turnstile/loop"
@@ -23,14 +23,15 @@ func TestSmoke(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, e := range tr.Entries {
-		fmt.Println(sim.TimelineLine(e))
+	// One tool turn and a text turn: the tool settles 30ms after it starts at 5ms.
+	got := string(tr.Timeline())
+	for _, want := range []string{
+		"      5ms  call  tool t1 read {}",
+		"     35ms  ev    tool_execution_end t1 read ok 30ms [\"ok\"]",
+		"     40ms  ev    agent_end [system user assistant toolResult assistant]",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("timeline lacks %q:\n%s", want, got)
+		}
 	}
-}
-
-func trunc(s string) string {
-	if len(s) > 100 {
-		return s[:100]
-	}
-	return s
 }

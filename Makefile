@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: test lint bench bench-vs-pi build conform conform-pi
+.PHONY: test lint bench bench-vs-pi build conform conform-pi mutation
 
 build:
 	$(GO) build -o bin/turnstile ./cmd/turnstile
@@ -34,3 +34,9 @@ conform-pi: conformance/adapters/pi/node_modules
 
 bench-vs-pi: bench/node_modules
 	$(GO) run ./bench/vspi
+
+# Mutation testing of loop/ against its tests (gremlins); the README reports the efficacy.
+GREMLINS ?= $(shell go env GOPATH)/bin/gremlins
+mutation:
+	test -x $(GREMLINS) || $(GO) install github.com/go-gremlins/gremlins/cmd/gremlins@v0.6.0
+	$(GREMLINS) unleash --workers 2 --timeout-coefficient 5 --exclude-files argschema --coverpkg ./loop ./loop

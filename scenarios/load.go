@@ -172,19 +172,39 @@ func LoadPath(p string) ([]*File, error) {
 	dir, root := filepath.Split(abs)
 	fsys := os.DirFS(dir)
 	files, lerr := LoadFS(fsys, root)
-	// Report paths as the user gave them.
+	// Report paths as the user gave them; name scenarios by their path under the nearest
+	// folder called scenarios, as the curated suite does, so that names and golden files
+	// agree however a file was reached.
 	prefix := filepath.ToSlash(filepath.Clean(p))
 	for _, f := range files {
+		full := filepath.ToSlash(filepath.Join(dir, f.Path))
 		if info.IsDir() {
 			f.Path = prefix + strings.TrimPrefix(f.Path, root)
 		} else {
 			f.Path = prefix
+		}
+		if rel, ok := underScenarios(full); ok {
+			if f.Scenario.Name == f.Rel {
+				f.Scenario.Name = rel
+			}
+			f.Rel = rel
 		}
 	}
 	if lerr != nil {
 		return files, rewritePaths(lerr, root, prefix)
 	}
 	return files, nil
+}
+
+// underScenarios is a file's path under the nearest folder named scenarios, without
+// extension.
+func underScenarios(slashPath string) (string, bool) {
+	i := strings.LastIndex(slashPath, "/scenarios/")
+	if i < 0 {
+		return "", false
+	}
+	rest := slashPath[i+len("/scenarios/"):]
+	return strings.TrimSuffix(rest, path.Ext(rest)), true
 }
 
 // rewritePaths turns file-system-relative names in load errors back into the user's paths.

@@ -457,7 +457,7 @@ func wResponse(r sim.Response) any {
 	for _, f := range []struct {
 		key string
 		v   bool
-	}{{"noStart", r.NoStart}, {"noDone", r.NoDone}, {"ignoresAbort", r.IgnoresAbort}} {
+	}{{"noStart", r.NoStart}, {"noDone", r.NoDone}, {"ignoresAbort", r.IgnoresAbort}, {"errorEvent", r.ErrorEvent}} {
 		if f.v {
 			o.set(f.key, true)
 		}
@@ -517,6 +517,9 @@ func wHooks(h sim.Hooks) object {
 		c := object{}
 		if h.ConvertToLLM.KeepCustomAsUser {
 			c.set("keepCustomAsUser", true)
+		}
+		if h.ConvertToLLM.Throw != "" {
+			c.set("throw", h.ConvertToLLM.Throw)
 		}
 		o.set("convertToLlm", c)
 	}
@@ -618,6 +621,9 @@ func wRequestAnswer(a sim.RequestAnswer) any {
 	if a.ThinkingLevel != "" {
 		o.set("thinkingLevel", a.ThinkingLevel)
 	}
+	if a.Messages != nil {
+		o.set("messages", wMessagesValue(a.Messages))
+	}
 	if a.Throw != "" {
 		o.set("throw", a.Throw)
 	}
@@ -694,6 +700,9 @@ func wAfterAnswer(a sim.AfterAnswer) any {
 	}
 	if a.Terminate != nil {
 		o.set("terminate", *a.Terminate)
+	}
+	if a.Usage != nil {
+		o.set("usage", a.Usage)
 	}
 	if a.Throw != "" {
 		o.set("throw", a.Throw)

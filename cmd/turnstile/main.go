@@ -9,6 +9,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -33,7 +34,10 @@ func (e *exitError) Unwrap() error { return e.err }
 func failed(err error) error { return &exitError{exitFailed, err} }
 func usage(err error) error  { return &exitError{exitUsage, err} }
 
-func main() {
+func main() { os.Exit(execute(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// execute runs the command line and returns the exit code, printing an error once, plainly.
+func execute(args []string, stdout, stderr io.Writer) int {
 	root := &cobra.Command{
 		Use:   "turnstile",
 		Short: "Deterministic simulation and conformance testing for LLM agent loops",
@@ -48,13 +52,17 @@ Exit codes: 0 success, 1 a check failed, 2 usage or input error.`,
 		SilenceErrors: true,
 	}
 	root.AddCommand(runCmd(), validateCmd(), schemaCmd(), testCmd(), diffCmd(), conformCmd(), adapterCmd())
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
 	if err := root.Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "turnstile:", err)
+		fmt.Fprintln(stderr, "turnstile:", err)
 		var ee *exitError
 		if errors.As(err, &ee) {
-			os.Exit(ee.code)
+			return ee.code
 		}
 		// Cobra's own errors are flag and argument mistakes.
-		os.Exit(exitUsage)
+		return exitUsage
 	}
+	return 0
 }

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -24,7 +23,7 @@ func testCmd() *cobra.Command {
 		Use:   "test [PATH…]",
 		Short: "Compare scenario timelines with their golden files",
 		Long: `Test runs each scenario against the reference loop and compares its timeline with its golden
-file, DIR/<path under scenarios/>.golden (DIR is --golden, default golden/testdata). A
+file, DIR/<path under the nearest scenarios/ folder>.golden (DIR is --golden, default golden/testdata). A
 mismatch prints the first difference with context. --update rewrites the golden files:
 read the diff (git diff) before committing it.
 
@@ -48,7 +47,7 @@ Without a path it checks the embedded suite against the embedded goldens.`,
 			st := newStyler(out)
 			passed, failures, updated := 0, 0, 0
 			for _, f := range files {
-				rel := suiteRel(f)
+				rel := f.Rel
 				tr, err := sim.Run(f.Scenario, sim.NewReference())
 				if err != nil {
 					return usage(err)
@@ -98,15 +97,4 @@ Without a path it checks the embedded suite against the embedded goldens.`,
 	cmd.Flags().BoolVar(&update, "update", false, "rewrite the golden files")
 	cmd.Flags().StringVar(&dir, "golden", "golden/testdata", "directory of the golden files")
 	return cmd
-}
-
-// suiteRel is a scenario's path under the nearest folder named scenarios, without
-// extension — the name of its golden file; files outside such a folder use their own Rel.
-func suiteRel(f *scenarios.File) string {
-	p := filepath.ToSlash(f.Path)
-	if i := strings.LastIndex("/"+p, "/scenarios/"); i >= 0 {
-		rest := ("/" + p)[i+len("/scenarios/"):]
-		return strings.TrimSuffix(rest, path.Ext(rest))
-	}
-	return f.Rel
 }

@@ -428,9 +428,15 @@ func (d *decoder) response(n ast.Node, what string, r *refs) sim.Response {
 	return resp
 }
 
-// noteCalls remembers the tool calls of a response, for the cross-checks.
+// noteCalls remembers the tool calls of a response, for the cross-checks. Within one
+// response ids must differ: the calls may run at the same time.
 func (d *decoder) noteCalls(n ast.Node, content []loop.Block, r *refs) {
+	inResponse := map[string]bool{}
 	for _, tc := range loop.ToolCalls(content) {
+		if inResponse[tc.ID] {
+			d.errorf(n, "tool-call id %q appears twice in one response; calls of a response may run at the same time, so their ids must differ", tc.ID)
+		}
+		inResponse[tc.ID] = true
 		if _, dup := r.callIDs[tc.ID]; dup {
 			r.dupCallIDs[tc.ID] = true
 			continue

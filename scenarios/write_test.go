@@ -4,12 +4,22 @@ import (
 	"bytes"
 	"testing"
 
+	"pgregory.net/rapid"
+
+	"github.com/turnstile-dev/turnstile/explore"
 	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
 )
 
+// tb is what roundTrip needs of a *testing.T or *rapid.T.
+type tb interface {
+	Helper()
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+}
+
 // roundTrip writes sc, reads it back and requires the same trace.
-func roundTrip(t *testing.T, sc *sim.Scenario) {
+func roundTrip(t tb, sc *sim.Scenario) {
 	t.Helper()
 	data, err := scenarios.Write(sc)
 	if err != nil {
@@ -42,4 +52,10 @@ func TestWriteCuratedSuite(t *testing.T) {
 	for _, f := range files {
 		t.Run(f.Rel, func(t *testing.T) { roundTrip(t, f.Scenario) })
 	}
+}
+
+// TestWriteGenerated round-trips generated scenarios: Parse(Write(sc)) runs to the same trace
+// (more of them with -rapid.checks).
+func TestWriteGenerated(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) { roundTrip(t, explore.Scenario().Draw(t, "scenario")) })
 }

@@ -175,6 +175,10 @@ func (r *Reference) tool(ts ToolSetup) *loop.Tool {
 		Name: ts.Name, Description: ts.Description, Parameters: ts.Parameters,
 		ExecutionMode: loop.ExecutionMode(ts.ExecutionMode),
 		Execute: func(_ context.Context, id string, args map[string]any, onUpdate func(loop.ToolResult)) (loop.ToolResult, error) {
+			if prev := r.calls[id]; prev != nil && !prev.settled {
+				// Its deliveries could not be told apart from the running call's.
+				return loop.ToolResult{}, fmt.Errorf("tool call %s is already running", id)
+			}
 			c := &refToolCall{}
 			r.calls[id] = c
 			if _, err := r.call(CallTool, "", map[string]any{"toolCallId": id, "toolName": ts.Name, "args": args}); err != nil {

@@ -35,3 +35,24 @@ func TestSmoke(t *testing.T) {
 		}
 	}
 }
+
+// TestRepeatedIDInOneResponseDoesNotHang: the Go API can build what the loader refuses, two
+// calls of one response with one id; the second fails instead of leaving a task parked.
+func TestRepeatedIDInOneResponseDoesNotHang(t *testing.T) {
+	sc := &sim.Scenario{
+		Name:    "same-id",
+		Prompts: []loop.Message{&loop.UserMessage{Text: "go"}},
+		Tools:   []sim.ToolSpec{{Name: "a", Behaviour: sim.Behaviour{Duration: 5}}, {Name: "b", Behaviour: sim.Behaviour{Duration: 5}}},
+		Responses: []sim.Response{
+			{Content: []loop.Block{loop.ToolCall{ID: "c1", Name: "a"}, loop.ToolCall{ID: "c1", Name: "b"}}},
+			{Content: loop.Text("done")},
+		},
+	}
+	tr, err := sim.Run(sc, sim.NewReference())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(tr.Timeline()), "tool call c1 is already running") {
+		t.Errorf("the second call did not fail:\n%s", tr.Timeline())
+	}
+}

@@ -48,7 +48,7 @@ func (w *world) startTool(data json.RawMessage) Answer {
 		}
 		s := w.at(start+u.At, Delivery{Kind: DeliverToolUpdate, Target: t.id, Now: start + u.At, Data: canonicalOf(u.Result), Value: u.Result})
 		t.pending = append(t.pending, s)
-		s.onRelease = func() { t.pending = t.pending[1:] }
+		s.onRelease = func() { t.pending = slices.DeleteFunc(t.pending, func(p *scheduled) bool { return p == s }) }
 	}
 	w.settleTool(t, start+b.Duration, b.Result, b.Throw)
 	return Answer{Data: json.RawMessage(`{}`)}

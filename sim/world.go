@@ -336,12 +336,13 @@ func (w *world) release(s *scheduled) {
 // setup is what the implementation is told about the scenario.
 func (w *world) setup() (Setup, error) {
 	sc := w.sc
-	if sc.Model == (loop.Model{}) {
-		sc.Model = DefaultModel
+	model := sc.Model
+	if model == (loop.Model{}) {
+		model = DefaultModel
 	}
 	s := Setup{
 		Scenario:      sc.Name,
-		Model:         ModelSetup{ID: sc.Model.ID, API: sc.Model.API, Provider: sc.Model.Provider},
+		Model:         ModelSetup{ID: model.ID, API: model.API, Provider: model.Provider},
 		ThinkingLevel: string(orOff(sc.ThinkingLevel)),
 		APIKey:        sc.APIKey,
 		ToolExecution: string(orDefault(sc.ToolExecution, loop.Parallel)),

@@ -1,0 +1,53 @@
+package explore
+
+import (
+	"testing"
+
+	"github.com/turnstile-dev/turnstile/invariant"
+	"github.com/turnstile-dev/turnstile/sim"
+)
+
+// BenchmarkGenerated measures generated scenarios per second, in-process: generate, run
+// against the reference, check every invariant.
+func BenchmarkGenerated(b *testing.B) {
+	invs := invariant.All()
+	entries := 0
+	i := 0
+	for b.Loop() {
+		sc := GenerateScenario(RunSeed(1, i))
+		i++
+		tr, err := sim.Run(sc, sim.NewReference())
+		if err != nil {
+			b.Fatal(err)
+		}
+		entries += len(tr.Entries)
+		if fl := invariant.CheckAll(tr, invs...); len(fl) > 0 {
+			b.Fatal(fl[0])
+		}
+	}
+	b.ReportMetric(float64(i)/b.Elapsed().Seconds(), "scenarios/s")
+	b.ReportMetric(float64(entries)/float64(i), "entries/scenario")
+}
+
+// BenchmarkGenerate measures the generator alone.
+func BenchmarkGenerate(b *testing.B) {
+	i := 0
+	for b.Loop() {
+		GenerateScenario(RunSeed(1, i))
+		i++
+	}
+}
+
+// BenchmarkInvariants measures the invariants alone, over pre-run traces.
+func BenchmarkInvariants(b *testing.B) {
+	var traces []*sim.Trace
+	for i := range 200 {
+		tr, _ := sim.Run(GenerateScenario(RunSeed(1, i)), sim.NewReference())
+		traces = append(traces, tr)
+	}
+	i := 0
+	for b.Loop() {
+		invariant.CheckAll(traces[i%len(traces)])
+		i++
+	}
+}

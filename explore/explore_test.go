@@ -1,0 +1,173 @@
+package explore
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/turnstile-dev/turnstile/invariant"
+	"github.com/turnstile-dev/turnstile/scenarios"
+	"github.com/turnstile-dev/turnstile/sim"
+)
+
+func TestParseSeed(t *testing.T) {
+	for in, want := range map[string]uint64{
+		"0":                    0,
+		"42":                   42,
+		"18446744073709551615": 18446744073709551615,
+		"64a07e5b2d1c0f9e8d7c6b5a4f3e2d1c0b9a8f7e": 0x4f3e2d1c0b9a8f7e,
+	} {
+		got, err := ParseSeed(in)
+		if err != nil || got != want {
+			t.Errorf("ParseSeed(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "-1", "abc", "64a07e5", "0x10", "18446744073709551616"} {
+		if _, err := ParseSeed(bad); err == nil {
+			t.Errorf("ParseSeed(%q) accepted", bad)
+		}
+	}
+}
+
+func TestRunSeed(t *testing.T) {
+	if RunSeed(7, 0) != 7 {
+		t.Fatal("run 0 must use the base seed, so that --seed <run seed> --runs 1 reproduces a run")
+	}
+	seen := map[uint64]bool{}
+	for i := range 1000 {
+		s := RunSeed(7, i)
+		if seen[s] {
+			t.Fatalf("run seeds repeat at %d", i)
+		}
+		seen[s] = true
+	}
+}
+
+func TestParseShard(t *testing.T) {
+	s, err := ParseShard("2/5")
+	if err != nil || s != (Shard{2, 5}) {
+		t.Fatalf("%v %v", s, err)
+	}
+	for _, bad := range []string{"5/5", "1", "a/b", "-1/3", "0/0"} {
+		if _, err := ParseShard(bad); err == nil {
+			t.Errorf("ParseShard(%q) accepted", bad)
+		}
+	}
+}
+
+// TestShardsSplitRuns: the shards of an exploration make its runs exactly once between them.
+func TestShardsSplitRuns(t *testing.T) {
+	var seen []uint64
+	gen := func(seed uint64) *sim.Scenario {
+		seen = append(seen, seed)
+		return GenerateScenario(seed)
+	}
+	for k := range 3 {
+		Run(context.Background(), Options{Seed: 9, Runs: 10, Shard: Shard{k, 3}, Generate: gen})
+	}
+	if len(seen) != 10 {
+		t.Fatalf("%d runs over 3 shards, want 10", len(seen))
+	}
+	count := map[uint64]int{}
+	for _, s := range seen {
+		count[s]++
+	}
+	for i := range 10 {
+		if count[RunSeed(9, i)] != 1 {
+			t.Errorf("run %d made %d times", i, count[RunSeed(9, i)])
+		}
+	}
+}
+
+// TestGenerationIsDeterministic: a run seed always makes the same scenario file.
+func TestGenerationIsDeterministic(t *testing.T) {
+	for i := range 50 {
+		seed := RunSeed(123, i)
+		a, err := scenarios.Write(GenerateScenario(seed))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := scenarios.Write(GenerateScenario(seed))
+		if !bytes.Equal(a, b) {
+			t.Fatalf("seed %d generated two different scenarios", seed)
+		}
+	}
+}
+
+// TestReferenceExplores: the reference alone breaks no invariant, and the summary is printed.
+func TestReferenceExplores(t *testing.T) {
+	var out bytes.Buffer
+	res := Run(context.Background(), Options{Seed: 2026, Runs: 300, Progress: &out})
+	if len(res.Failures) > 0 {
+		t.Fatalf("the reference fails: %s", res.Failures[0].Message)
+	}
+	if res.Runs != 300 || !strings.HasPrefix(out.String(), "seed=2026\n") || !strings.Contains(out.String(), "300 runs in") {
+		t.Fatalf("runs %d, output %q", res.Runs, out.String())
+	}
+}
+
+// TestDurationBoundsExploration: a duration alone stops the exploration.
+func TestDurationBoundsExploration(t *testing.T) {
+	start := time.Now()
+	res := Run(context.Background(), Options{Seed: 1, Duration: 200 * time.Millisecond})
+	if time.Since(start) > 2*time.Second || res.Runs == 0 {
+		t.Fatalf("%d runs in %s", res.Runs, time.Since(start))
+	}
+}
+
+// TestFlakyIsNotABug: an implementation whose trace changes from run to run is reported
+// flaky, and not shrunk.
+func TestFlakyIsNotABug(t *testing.T) {
+	n := 0
+	res := Run(context.Background(), Options{
+		Seed: 1, Runs: 50, NoDiff: true,
+		Impl: func() sim.Implementation { n++; return &faulty{fault: fault{notify: flipEvery(n)}} },
+		// Any trace that differs from the previous one fails: a custom invariant.
+		Invariants: []invariant.Invariant{{Name: "odd-runs-fail", Check: func(tr *sim.Trace) []invariant.Violation {
+			if n%2 == 1 {
+				return []invariant.Violation{{Msg: "odd"}}
+			}
+			return nil
+		}}},
+	})
+	if len(res.Failures) != 1 || !res.Failures[0].Flaky || res.Failed() {
+		t.Fatalf("%+v", res.Failures)
+	}
+}
+
+// flipEvery makes every other implementation emit an extra, harmless-looking event.
+func flipEvery(n int) func(f *faulty, n sim.Notification, ev map[string]any) bool {
+	odd := n%2 == 1
+	return func(f *faulty, note sim.Notification, ev map[string]any) bool {
+		if odd && ev["type"] == "agent_start" {
+			f.world.Notify(note)
+		}
+		return true
+	}
+}
+
+// stuck never finishes its first delivery; panicky panics in it.
+type stuck struct{ sim.Implementation }
+
+func (s stuck) Deliver(sim.Delivery) error { select {} }
+
+type panicky struct{ sim.Implementation }
+
+func (panicky) Deliver(sim.Delivery) error { panic("boom") }
+
+// TestHangAndPanicAreReported: an implementation that hangs or panics is a failure of its
+// own kind, never a hung or crashed exploration.
+func TestHangAndPanicAreReported(t *testing.T) {
+	for kind, impl := range map[string]func() sim.Implementation{
+		KindHang:  func() sim.Implementation { return stuck{sim.NewReference()} },
+		KindPanic: func() sim.Implementation { return panicky{sim.NewReference()} },
+	} {
+		res := Run(context.Background(), Options{Seed: 1, Runs: 20, Impl: impl, RunTimeout: 100 * time.Millisecond, ShrinkTime: 2 * time.Second})
+		if len(res.Failures) != 1 || res.Failures[0].Kind != kind {
+			t.Fatalf("%s: %+v", kind, res.Failures)
+		}
+		t.Logf("%s: %s; shrunk %s", kind, res.Failures[0].Message, res.Failures[0].Shrink)
+	}
+}

@@ -1,0 +1,373 @@
+package explore
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"time"
+
+	"github.com/turnstile-dev/turnstile/loop"
+	"github.com/turnstile-dev/turnstile/scenarios"
+	"github.com/turnstile-dev/turnstile/sim"
+)
+
+// ShrinkStats says what shrinking did.
+type ShrinkStats struct {
+	// Tried counts the candidate scenarios run, Accepted those that still failed.
+	Tried, Accepted int
+	Elapsed         time.Duration
+	Before, After   Size
+}
+
+func (s ShrinkStats) String() string { return fmt.Sprintf("%s -> %s", s.Before, s.After) }
+
+// Size measures a scenario and its run.
+type Size struct {
+	Responses, ToolCalls, Tools, User, Hooks int
+	// Requests is the number of provider requests the implementation made.
+	Requests int
+}
+
+func (s Size) String() string {
+	return fmt.Sprintf("%d requests (%d responses, %d tool calls, %d tools, %d user actions, %d hooks)",
+		s.Requests, s.Responses, s.ToolCalls, s.Tools, s.User, s.Hooks)
+}
+
+func (x *explorer) size(sc *sim.Scenario) Size {
+	s := Size{Responses: len(sc.Responses), ToolCalls: len(callIDs(sc)), Tools: len(sc.Tools), User: len(sc.User)}
+	for _, h := range sc.Hooks.Installed() {
+		if h != sim.HookSteering && h != sim.HookFollowUp {
+			s.Hooks++
+		}
+	}
+	tr := x.simulate(sc, x.impl()).trace
+	for _, e := range tr.Entries {
+		if e.Kind == sim.KindCall && e.Name == sim.CallStream {
+			s.Requests++
+		}
+	}
+	return s
+}
+
+// shrink greedily simplifies a failing scenario while it keeps failing the same way: it
+// drops responses, user actions, hooks and their answers, tool calls and other blocks, tools,
+// messages, and simplifies behaviours, responses and configuration, keeping each change after
+// which the failure persists, until no change helps or the time is up.
+func (x *explorer) shrink(ctx context.Context, sc *sim.Scenario, prob *Problem) (*sim.Scenario, ShrinkStats) {
+	start := time.Now()
+	stats := ShrinkStats{Before: x.size(sc)}
+	cur := sc
+	curFile, err := scenarios.Write(cur)
+	if prob.Kind == KindHang || err != nil {
+		// A hang: every candidate could take the whole timeout, not worth it. A scenario
+		// the file format cannot hold cannot be copied and edited.
+		stats.After, stats.Elapsed = stats.Before, time.Since(start)
+		return cur, stats
+	}
+	deadline := start.Add(x.opts.ShrinkTime)
+	from := 0
+	for progress := true; progress; {
+		progress = false
+		es := edits(cur)
+		for k := range es {
+			if time.Now().After(deadline) || ctx.Err() != nil {
+				break
+			}
+			e := es[(from+k)%len(es)]
+			cand, err := parseScenario(curFile)
+			if err != nil {
+				break
+			}
+			e(cand)
+			normalize(cand)
+			file, err := scenarios.Write(cand)
+			if err != nil || bytes.Equal(file, curFile) {
+				continue
+			}
+			stats.Tried++
+			if p := x.check(cand); prob.like(p) {
+				cur, curFile = cand, file
+				stats.Accepted++
+				from = (from + k) % len(es)
+				progress = true
+				break
+			}
+		}
+	}
+	stats.After, stats.Elapsed = x.size(cur), time.Since(start)
+	return cur, stats
+}
+
+func parseScenario(file []byte) (*sim.Scenario, error) {
+	f, err := scenarios.Parse("shrink.yaml", "shrink", file)
+	if err != nil {
+		return nil, err
+	}
+	return f.Scenario, nil
+}
+
+// edit is one simplification, applied to a copy of the scenario.
+type edit func(*sim.Scenario)
+
+// edits lists the simplifications of sc, the most drastic first.
+func edits(sc *sim.Scenario) []edit {
+	var out []edit
+	add := func(e edit) { out = append(out, e) }
+	for i := len(sc.Responses) - 1; i >= 0; i-- {
+		add(func(s *sim.Scenario) { s.Responses = slices.Delete(s.Responses, i, i+1) })
+	}
+	if sc.ExtraResponse != nil {
+		add(func(s *sim.Scenario) { s.ExtraResponse = nil })
+	}
+	for i := range sc.User {
+		add(func(s *sim.Scenario) { s.User = slices.Delete(s.User, i, i+1) })
+	}
+	out = append(out, hookEdits(sc)...)
+	for i, r := range sc.Responses {
+		for j := len(r.Content) - 1; j >= 0; j-- {
+			add(func(s *sim.Scenario) { s.Responses[i].Content = slices.Delete(s.Responses[i].Content, j, j+1) })
+		}
+	}
+	for i := range sc.Tools {
+		add(func(s *sim.Scenario) { s.Tools = slices.Delete(s.Tools, i, i+1) })
+	}
+	for i := len(sc.Messages) - 1; i >= 0; i-- {
+		add(func(s *sim.Scenario) { s.Messages = slices.Delete(s.Messages, i, i+1) })
+	}
+	for i := len(sc.Prompts) - 1; i >= 0; i-- {
+		add(func(s *sim.Scenario) { s.Prompts = slices.Delete(s.Prompts, i, i+1) })
+	}
+	for _, id := range sortedKeys(sc.ToolCalls) {
+		add(func(s *sim.Scenario) { delete(s.ToolCalls, id) })
+	}
+	// Simplifications.
+	for i := range sc.Tools {
+		add(func(s *sim.Scenario) {
+			t := &s.Tools[i]
+			t.PrepareArguments, t.ExecutionMode, t.Inactive = nil, "", false
+		})
+		add(func(s *sim.Scenario) { s.Tools[i].Parameters = map[string]any{"type": "object"} })
+		for _, e := range behaviourEdits(sc.Tools[i].Behaviour) {
+			add(func(s *sim.Scenario) { e(&s.Tools[i].Behaviour) })
+		}
+	}
+	for _, id := range sortedKeys(sc.ToolCalls) {
+		for _, e := range behaviourEdits(sc.ToolCalls[id]) {
+			add(func(s *sim.Scenario) { b := s.ToolCalls[id]; e(&b); s.ToolCalls[id] = b })
+		}
+	}
+	for i := range sc.Responses {
+		add(func(s *sim.Scenario) { simplifyResponse(&s.Responses[i]) })
+		add(func(s *sim.Scenario) { r := &s.Responses[i]; r.Delay, r.ChunkDelay, r.DeltaSize = 0, 0, 0 })
+		add(func(s *sim.Scenario) { r := &s.Responses[i]; r.StopReason, r.ErrorMessage = "", "" })
+		for j, b := range sc.Responses[i].Content {
+			if tc, ok := b.(loop.ToolCall); ok && (len(tc.Arguments) > 0 || tc.ArgumentsError != "") {
+				add(func(s *sim.Scenario) {
+					s.Responses[i].Content[j] = loop.ToolCall{ID: tc.ID, Name: tc.Name, Arguments: map[string]any{}}
+				})
+			}
+		}
+	}
+	for i, a := range sc.User {
+		if len(a.Steer) > 1 || len(a.FollowUp) > 1 {
+			add(func(s *sim.Scenario) {
+				u := &s.User[i]
+				u.Steer, u.FollowUp = first(u.Steer), first(u.FollowUp)
+			})
+		}
+		if a.On != nil && a.On.Nth > 1 {
+			add(func(s *sim.Scenario) { s.User[i].On.Nth = 0 })
+		}
+		if a.At != nil && *a.At > 0 {
+			add(func(s *sim.Scenario) { zero := int64(0); s.User[i].At = &zero })
+		}
+	}
+	add(func(s *sim.Scenario) {
+		s.ThinkingLevel, s.APIKey, s.ToolExecution, s.SteeringMode, s.FollowUpMode = "", "", "", "", ""
+	})
+	add(func(s *sim.Scenario) { s.ToolExecution = "" })
+	add(func(s *sim.Scenario) { s.SteeringMode, s.FollowUpMode = "", "" })
+	return out
+}
+
+func first(m []loop.Message) []loop.Message {
+	if len(m) > 1 {
+		return m[:1]
+	}
+	return m
+}
+
+// hookEdits uninstalls hooks and drops or empties their answers.
+func hookEdits(sc *sim.Scenario) []edit {
+	h := sc.Hooks
+	var out []edit
+	add := func(ok bool, e edit) {
+		if ok {
+			out = append(out, e)
+		}
+	}
+	add(h.FinishTurn != nil, func(s *sim.Scenario) { s.Hooks.FinishTurn = nil })
+	add(h.PrepareRequest != nil, func(s *sim.Scenario) { s.Hooks.PrepareRequest = nil })
+	add(h.PrepareNextTurn != nil, func(s *sim.Scenario) { s.Hooks.PrepareNextTurn = nil })
+	add(h.BeforeToolCall != nil, func(s *sim.Scenario) { s.Hooks.BeforeToolCall = nil })
+	add(h.AfterToolCall != nil, func(s *sim.Scenario) { s.Hooks.AfterToolCall = nil })
+	add(h.TransformContext != nil, func(s *sim.Scenario) { s.Hooks.TransformContext = nil })
+	add(h.ConvertToLLM != nil, func(s *sim.Scenario) { s.Hooks.ConvertToLLM = nil })
+	add(h.GetAPIKey != nil, func(s *sim.Scenario) { s.Hooks.GetAPIKey = nil })
+	add(!h.NoSteering, func(s *sim.Scenario) { s.Hooks.NoSteering = true })
+	add(!h.NoFollowUp, func(s *sim.Scenario) { s.Hooks.NoFollowUp = true })
+	if h.FinishTurn != nil {
+		out = append(out, scriptEdits(sc.Hooks.FinishTurn, func(s *sim.Scenario) *sim.Script[sim.FinishAnswer] { return s.Hooks.FinishTurn })...)
+	}
+	if h.PrepareRequest != nil {
+		out = append(out, scriptEdits(sc.Hooks.PrepareRequest, func(s *sim.Scenario) *sim.Script[sim.RequestAnswer] { return s.Hooks.PrepareRequest })...)
+	}
+	if h.PrepareNextTurn != nil {
+		out = append(out, scriptEdits(sc.Hooks.PrepareNextTurn, func(s *sim.Scenario) *sim.Script[sim.TurnAnswer] { return s.Hooks.PrepareNextTurn })...)
+	}
+	if h.BeforeToolCall != nil {
+		out = append(out, toolScriptEdits(sc.Hooks.BeforeToolCall, func(s *sim.Scenario) *sim.ToolScript[sim.BeforeAnswer] { return s.Hooks.BeforeToolCall })...)
+	}
+	if h.AfterToolCall != nil {
+		out = append(out, toolScriptEdits(sc.Hooks.AfterToolCall, func(s *sim.Scenario) *sim.ToolScript[sim.AfterAnswer] { return s.Hooks.AfterToolCall })...)
+	}
+	return out
+}
+
+func scriptEdits[T any](s *sim.Script[T], of func(*sim.Scenario) *sim.Script[T]) []edit {
+	var out []edit
+	var zero T
+	if !reflect.DeepEqual(s.Default, zero) {
+		out = append(out, func(sc *sim.Scenario) { of(sc).Default = zero })
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.ByCall)) {
+		out = append(out, func(sc *sim.Scenario) { delete(of(sc).ByCall, k) })
+	}
+	return out
+}
+
+func toolScriptEdits[T any](s *sim.ToolScript[T], of func(*sim.Scenario) *sim.ToolScript[T]) []edit {
+	var out []edit
+	var zero T
+	if !reflect.DeepEqual(s.Default, zero) {
+		out = append(out, func(sc *sim.Scenario) { of(sc).Default = zero })
+	}
+	for _, id := range sortedKeys(s.ByToolCall) {
+		out = append(out, func(sc *sim.Scenario) { delete(of(sc).ByToolCall, id) })
+	}
+	return out
+}
+
+// behaviourEdits simplifies a tool behaviour.
+func behaviourEdits(b sim.Behaviour) []edit0 {
+	var out []edit0
+	if b.Duration != 0 {
+		out = append(out, func(b *sim.Behaviour) { b.Duration = 0 })
+	}
+	for i := range b.Updates {
+		out = append(out, func(b *sim.Behaviour) { b.Updates = slices.Delete(b.Updates, i, i+1) })
+	}
+	if b.Throw != "" {
+		out = append(out, func(b *sim.Behaviour) { b.Throw = "" })
+	}
+	if b.OnAbort != nil {
+		out = append(out, func(b *sim.Behaviour) { b.OnAbort = nil })
+	}
+	plain := loop.ToolResult{Content: loop.Text("ok")}
+	if !reflect.DeepEqual(b.Result, plain) {
+		out = append(out, func(b *sim.Behaviour) { b.Result = plain })
+	}
+	return out
+}
+
+// edit0 simplifies a behaviour in place.
+type edit0 func(*sim.Behaviour)
+
+// simplifyResponse drops a response's oddities: usage, missing start or done, failures.
+func simplifyResponse(r *sim.Response) {
+	r.Usage = nil
+	r.NoStart, r.NoDone, r.IgnoresAbort, r.ErrorEvent = false, false, false, false
+	r.OpenError, r.StreamError = "", ""
+}
+
+// normalize keeps a scenario valid after an edit: scripts may refer only to tool calls some
+// response makes (once), hook answers only to calls that can happen, triggers only to what
+// exists, hook contexts only to defined tools; updates come no later than their settling.
+func normalize(sc *sim.Scenario) {
+	count := map[string]int{}
+	for _, id := range callIDs(sc) {
+		count[id]++
+	}
+	ok := func(id string) bool { return count[id] == 1 }
+	for id := range sc.ToolCalls {
+		if !ok(id) {
+			delete(sc.ToolCalls, id)
+		}
+	}
+	if h := sc.Hooks.BeforeToolCall; h != nil {
+		maps.DeleteFunc(h.ByToolCall, func(id string, _ sim.BeforeAnswer) bool { return !ok(id) })
+	}
+	if h := sc.Hooks.AfterToolCall; h != nil {
+		maps.DeleteFunc(h.ByToolCall, func(id string, _ sim.AfterAnswer) bool { return !ok(id) })
+	}
+	n, unbounded := len(sc.Responses), sc.ExtraResponse != nil
+	within := func(limit int) func(int) bool { return func(k int) bool { return unbounded || k <= limit } }
+	if h := sc.Hooks.FinishTurn; h != nil {
+		maps.DeleteFunc(h.ByCall, func(k int, _ sim.FinishAnswer) bool { return !within(n)(k) })
+	}
+	defined := map[string]bool{}
+	for _, t := range sc.Tools {
+		defined[t.Name] = true
+	}
+	keepDefined := func(c *sim.ContextChange) {
+		if c != nil && c.Tools != nil {
+			c.Tools = slices.DeleteFunc(slices.Clone(c.Tools), func(name string) bool { return !defined[name] })
+		}
+	}
+	if h := sc.Hooks.PrepareRequest; h != nil {
+		maps.DeleteFunc(h.ByCall, func(k int, _ sim.RequestAnswer) bool { return !within(n)(k) })
+		keepDefined(h.Default.Context)
+		for k, a := range h.ByCall {
+			keepDefined(a.Context)
+			h.ByCall[k] = a
+		}
+	}
+	if h := sc.Hooks.PrepareNextTurn; h != nil {
+		maps.DeleteFunc(h.ByCall, func(k int, _ sim.TurnAnswer) bool { return !within(n - 1)(k) })
+		keepDefined(h.Default.Context)
+		for k, a := range h.ByCall {
+			keepDefined(a.Context)
+			h.ByCall[k] = a
+		}
+	}
+	installed := sc.Hooks.Installed()
+	sc.User = slices.DeleteFunc(sc.User, func(a sim.UserAction) bool {
+		t := a.On
+		switch {
+		case t == nil:
+			return false
+		case t.ToolCallID != "":
+			return !ok(t.ToolCallID)
+		case t.Request > 0:
+			return !unbounded && t.Request > n
+		case t.Hook != "":
+			return !slices.Contains(installed, t.Hook)
+		}
+		return false
+	})
+	fix := func(b *sim.Behaviour) {
+		for i := range b.Updates {
+			b.Updates[i].At = min(b.Updates[i].At, b.Duration)
+		}
+	}
+	for i := range sc.Tools {
+		fix(&sc.Tools[i].Behaviour)
+	}
+	for id, b := range sc.ToolCalls {
+		fix(&b)
+		sc.ToolCalls[id] = b
+	}
+}

@@ -1,0 +1,329 @@
+package invariant
+
+import (
+	"strings"
+
+	"github.com/turnstile-dev/turnstile/sim"
+)
+
+const terminationDoc = `Unanimous termination. After a batch whose every result has terminate: true, with no steering
+(poll C) or follow-up messages and no finishTurn continue, no further request is made; after a
+batch with any result without terminate: true — a truncated batch included — another request is
+made (unless the run fails first or finishTurn says end). A response without tool calls likewise
+leads to another request only when a queue or finishTurn continue asks for one.`
+
+const finishTurnDoc = `finishTurn continuation. end: agent_end right after turn_end, no queue polled, no request.
+continue: when nothing else asks for a request (no tool-driven request, no steering or follow-up
+messages), exactly one more request is made. A response with stopReason error or aborted: turn_end
+then agent_end at once, whatever finishTurn answers.`
+
+const queueTimingDoc = `Queue polls (when a queue's polls are seen at all, it is taken as installed). Steering is
+polled once before the first request (poll A), once after each turn_end unless the run ends there
+(poll C), and before a later turn only when nothing is pending (poll B). Follow-up is polled
+once, after poll C, only when the loop would stop: never while tool results wait for a request
+or steering messages are pending. prepareNextTurn is called once before every later turn, after
+poll C and any follow-up poll and before poll B. Within a turn nothing of this is called
+except poll A in the first.`
+
+const hookTimingDoc = `Hook placement (for hooks seen called). prepareRequest: once per turn, right before its
+request, after the turn's messages. finishTurn: once per response, after its tool results and
+right before turn_end. beforeToolCall: once per executed call, between its start and its
+execution; afterToolCall: once per executed call, between its execution and its end; neither for
+a call to an unknown tool or with invalid arguments, nor afterToolCall for a call not executed.`
+
+// nextTurnLost reports whether the run failed in the window after t, so that a request it
+// asked for could not be made.
+func (v *view) nextTurnLost(t *turn) bool { return t.next < 0 && v.failed }
+
+func checkTermination(v *view) []Violation {
+	var vs violations
+	for _, t := range v.closed() {
+		if t.hardExit() || t.decision == "end" || t.asstEnd < 0 {
+			continue
+		}
+		w := v.window(t)
+		switch {
+		case t.hasBatch() && w.natural:
+			if t.next < 0 && !v.nextTurnLost(t) {
+				what := "a result without terminate: true"
+				if t.stop == "length" {
+					what = "a truncated batch (it never terminates)"
+				}
+				vs.add(v, t.end, "the batch has %s, but no further request was made", what)
+			}
+		case t.hasBatch():
+			if t.next >= 0 && !w.steered && !w.followed && t.decision != "continue" {
+				vs.add(v, t.next, "every result of the batch has terminate: true and nothing else asked, but another request was made")
+			}
+		case t.decision != "continue" && !w.steered && !w.followed && t.next >= 0:
+			vs.add(v, t.next, "the response made no tool calls and nothing asked for more, but another request was made")
+		}
+	}
+	return vs
+}
+
+func checkFinishTurn(v *view) []Violation {
+	var vs violations
+	for _, t := range v.closed() {
+		if t.hardExit() || t.decision == "end" {
+			why := "finishTurn answered end"
+			if t.hardExit() {
+				why = "the response's stopReason is " + t.stop
+			}
+			// turn_end, then agent_end at once: no call, no other event.
+			for i := t.end + 1; i < len(v.es); i++ {
+				e := v.es[i]
+				if e.Kind == sim.KindCall {
+					vs.add(v, i, "%s: %s was called after turn_end", why, e.Name)
+					break
+				}
+				if e.Kind == sim.KindEvent {
+					if e.Name != "agent_end" {
+						vs.add(v, i, "%s: %s follows turn_end instead of agent_end", why, e.Name)
+					}
+					break
+				}
+				if e.Kind == sim.KindEnd {
+					vs.add(v, i, "%s: the run ended without agent_end", why)
+					break
+				}
+			}
+			continue
+		}
+		if t.decision != "continue" {
+			continue
+		}
+		w := v.window(t)
+		if !w.natural && !w.steered && !w.followed && t.next < 0 && !v.nextTurnLost(t) {
+			vs.add(v, t.end, "finishTurn answered continue and nothing else asked for a request, but no further request was made")
+		}
+	}
+	return vs
+}
+
+// flowCall is a call that schedules turns: a queue poll or prepareNextTurn.
+func flowCall(name string) bool {
+	return name == sim.HookSteering || name == sim.HookFollowUp || name == sim.HookPrepareNextTurn
+}
+
+func short(name string) string {
+	switch name {
+	case sim.HookSteering:
+		return "steering"
+	case sim.HookFollowUp:
+		return "follow-up"
+	}
+	return name
+}
+
+func checkQueueTiming(v *view) []Violation {
+	var vs violations
+	steering, followUp, pnt := v.seen[sim.HookSteering], v.seen[sim.HookFollowUp], v.seen[sim.HookPrepareNextTurn]
+	// Inside turns: only poll A, in the first turn, before its request.
+	for _, t := range v.turns {
+		to := t.end
+		if to < 0 {
+			to = t.windowEnd
+		}
+		pollA := false
+		for i := t.start; i < to; i++ {
+			e := v.es[i]
+			if e.Kind != sim.KindCall || !flowCall(e.Name) {
+				continue
+			}
+			if t.n == 1 && e.Name == sim.HookSteering && !pollA && (t.stream < 0 || i < t.stream) {
+				pollA = true
+				continue
+			}
+			vs.add(v, i, "%s called inside turn %d", short(e.Name), t.n)
+		}
+		if t.n == 1 && steering && !pollA && t.stream >= 0 {
+			vs.add(v, t.stream, "the first request was made without polling steering first (poll A)")
+		}
+	}
+	// After each turn: the exact sequence of polls.
+	for _, t := range v.closed() {
+		var calls []int
+		for i := t.end + 1; i < t.windowEnd; i++ {
+			if v.es[i].Kind == sim.KindCall && flowCall(v.es[i].Name) {
+				calls = append(calls, i)
+			}
+		}
+		var want []string
+		k := 0
+		take := func(name string) (int, bool) {
+			want = append(want, name)
+			if k < len(calls) && v.es[calls[k]].Name == name {
+				k++
+				return len(messagesOf(v.a(calls[k-1]), "messages")), true
+			}
+			return 0, false
+		}
+		ok := true
+		if !t.hardExit() && t.decision != "end" {
+			w := v.window(t)
+			pending, next := false, false
+			if steering {
+				n, got := take(sim.HookSteering)
+				ok = ok && got
+				pending = n > 0
+			}
+			if ok && (w.natural || pending) {
+				next = true
+			} else if ok {
+				if followUp {
+					n, got := take(sim.HookFollowUp)
+					ok = ok && got
+					if n > 0 {
+						pending, next = true, true
+					}
+				}
+				if ok && !next && t.decision == "continue" {
+					next = true
+				}
+			}
+			if ok && next {
+				if pnt {
+					_, got := take(sim.HookPrepareNextTurn)
+					ok = ok && got
+				}
+				if ok && steering && !pending {
+					_, got := take(sim.HookSteering)
+					ok = ok && got
+				}
+			}
+		}
+		got := make([]string, len(calls))
+		for j, i := range calls {
+			got[j] = v.es[i].Name
+		}
+		if ok && len(got) == len(want) {
+			continue
+		}
+		// A run that failed in the window may stop short of the expected sequence.
+		if v.nextTurnLost(t) && isPrefix(got, want) && len(calls) > 0 && v.es[calls[len(calls)-1]].Error != "" {
+			continue
+		}
+		at := t.end
+		if len(calls) > 0 {
+			at = calls[min(k, len(calls)-1)]
+		}
+		vs.add(v, at, "after turn %d the loop called [%s], expected [%s]", t.n, shortList(got), shortList(want))
+	}
+	return vs
+}
+
+func isPrefix(got, want []string) bool {
+	if len(got) > len(want) {
+		return false
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func shortList(names []string) string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = short(n)
+	}
+	return strings.Join(out, " ")
+}
+
+func checkHookTiming(v *view) []Violation {
+	var vs violations
+	pr, ft := v.seen[sim.HookPrepareRequest], v.seen[sim.HookFinishTurn]
+	before, after := v.seen[sim.HookBeforeToolCall], v.seen[sim.HookAfterToolCall]
+	for _, t := range v.turns {
+		to := t.end
+		if to < 0 {
+			to = t.windowEnd
+		}
+		var prs, fts []int
+		for i := t.start; i < to; i++ {
+			switch {
+			case v.isCall(i, sim.HookPrepareRequest):
+				prs = append(prs, i)
+			case v.isCall(i, sim.HookFinishTurn):
+				fts = append(fts, i)
+			}
+		}
+		if pr {
+			switch {
+			case t.stream >= 0 && len(prs) != 1:
+				vs.add(v, t.stream, "turn %d called prepareRequest %d times before its request, not once", t.n, len(prs))
+			case t.stream >= 0 && prs[0] > t.stream:
+				vs.add(v, prs[0], "prepareRequest called after the request of turn %d", t.n)
+			case t.stream >= 0:
+				for i := prs[0] + 1; i < t.stream; i++ {
+					if v.isEvent(i) || (v.es[i].Kind == sim.KindCall && flowCall(v.es[i].Name)) {
+						vs.add(v, i, "%s between prepareRequest and its request", v.es[i].Name)
+						break
+					}
+				}
+			}
+		}
+		if ft && t.asstEnd >= 0 {
+			switch {
+			case len(fts) != 1 && (t.end >= 0 || len(fts) > 1):
+				vs.add(v, t.asstEnd, "turn %d called finishTurn %d times, not once", t.n, len(fts))
+			case len(fts) == 1 && fts[0] < t.asstEnd:
+				vs.add(v, fts[0], "finishTurn called before the response ended")
+			case len(fts) == 1 && t.end >= 0:
+				for i := fts[0] + 1; i < t.end; i++ {
+					if v.isEvent(i) || v.es[i].Kind == sim.KindCall {
+						vs.add(v, i, "%s between finishTurn and turn_end", v.es[i].Name)
+						break
+					}
+				}
+			}
+		}
+		if !t.hasBatch() || (!before && !after) {
+			continue
+		}
+		tt := v.turnTools(t)
+		for _, c := range t.calls {
+			start, end := tt.starts[c.id], tt.ends[c.id]
+			call, executed := tt.toolCalls[c.id]
+			var bs, as []int
+			for _, i := range tt.hooks[c.id] {
+				if v.es[i].Name == sim.HookBeforeToolCall {
+					bs = append(bs, i)
+				} else {
+					as = append(as, i)
+				}
+			}
+			if executed {
+				if before && (len(bs) != 1 || bs[0] < start || bs[0] > call) {
+					vs.add(v, call, "tool %s executed without exactly one beforeToolCall between its start and execution", c.id)
+				}
+				if after && (len(as) != 1 || as[0] < call || (end > 0 && as[0] > end)) {
+					vs.add(v, call, "tool %s executed without exactly one afterToolCall between its execution and its end", c.id)
+				}
+				continue
+			}
+			for _, i := range as {
+				vs.add(v, i, "afterToolCall for %s, which was not executed", c.id)
+			}
+			if end > 0 {
+				text := resultText(v.d(end)["result"])
+				if text == "Tool "+c.name+" not found" || strings.HasPrefix(text, "Validation failed for tool ") || strings.HasPrefix(text, "Invalid arguments for tool ") {
+					for _, i := range bs {
+						vs.add(v, i, "beforeToolCall for %s, which failed before the hook (%q)", c.id, firstLine(text))
+					}
+				}
+			}
+		}
+	}
+	return vs
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}

@@ -1,0 +1,384 @@
+// Package invariant holds named properties that every trace of a conforming agent loop has,
+// whatever the scenario: the grammar of its events, the replay of its tool declarations, the
+// rules of truncation, termination, finishTurn and the queues, the delivery of tool results
+// and the snapshots its events carry. Each is checked over a *sim.Trace alone, decoding the
+// entries' JSON as needed, so it applies to the reference loop and to any implementation
+// reached through the conformance protocol.
+//
+// Some facts are not in a trace: which hooks are installed and which tools are executable.
+// The checkers infer what they can soundly: a hook is taken as installed when the trace shows
+// a call of it, and the executable tool set is known where a hook shows it (or changes it) and
+// otherwise must merely be consistent with what the loop declared and executed.
+package invariant
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/turnstile-dev/turnstile/sim"
+)
+
+// Violation is one place where a trace breaks an invariant: the seq of the entry where it
+// shows (0 when it concerns the trace as a whole) and what is wrong.
+type Violation struct {
+	Entry int
+	Msg   string
+}
+
+func (v Violation) String() string {
+	if v.Entry == 0 {
+		return v.Msg
+	}
+	return fmt.Sprintf("entry %d: %s", v.Entry, v.Msg)
+}
+
+// Invariant is a named property of traces.
+type Invariant struct {
+	Name string
+	Doc  string
+	// Check returns the trace's violations of the property; none when it holds.
+	Check func(*sim.Trace) []Violation
+
+	check func(*view) []Violation
+}
+
+// Failure is a violation of a named invariant.
+type Failure struct {
+	Invariant string
+	Violation
+}
+
+func (f Failure) String() string { return f.Invariant + ": " + f.Violation.String() }
+
+func define(name, doc string, check func(*view) []Violation) Invariant {
+	return Invariant{Name: name, Doc: doc, check: check, Check: func(tr *sim.Trace) []Violation { return check(newView(tr)) }}
+}
+
+// All returns every invariant, in a fixed order.
+func All() []Invariant {
+	return []Invariant{
+		define("grammar", grammarDoc, checkGrammar),
+		define("replay", replayDoc, checkReplay),
+		define("truncation", truncationDoc, checkTruncation),
+		define("termination", terminationDoc, checkTermination),
+		define("finish-turn", finishTurnDoc, checkFinishTurn),
+		define("queue-timing", queueTimingDoc, checkQueueTiming),
+		define("hook-timing", hookTimingDoc, checkHookTiming),
+		define("results", resultsDoc, checkResults),
+		define("snapshots", snapshotsDoc, checkSnapshots),
+		define("reports", reportsDoc, checkReports),
+	}
+}
+
+// ByName returns the invariant of that name.
+func ByName(name string) (Invariant, bool) {
+	for _, inv := range All() {
+		if inv.Name == name {
+			return inv, true
+		}
+	}
+	return Invariant{}, false
+}
+
+// CheckAll checks the trace against invs (All when none are given), decoding it once, and
+// returns every failure, invariant by invariant.
+func CheckAll(tr *sim.Trace, invs ...Invariant) []Failure {
+	if len(invs) == 0 {
+		invs = All()
+	}
+	v := newView(tr)
+	var out []Failure
+	for _, inv := range invs {
+		var vs []Violation
+		if inv.check != nil {
+			vs = inv.check(v)
+		} else if inv.Check != nil {
+			vs = inv.Check(tr)
+		}
+		for _, x := range vs {
+			out = append(out, Failure{Invariant: inv.Name, Violation: x})
+		}
+	}
+	return out
+}
+
+// view is a trace decoded for checking: entries with their JSON decoded on demand, and the
+// run's structure (turns, outcome) parsed once.
+type view struct {
+	es      []sim.Entry
+	data    []any
+	answer  []any
+	decoded []bool
+
+	// endIdx is the index of the end-of-run entry, -1 when there is none.
+	endIdx int
+	// failed: the run ended with an error (a failed run has no agent_end).
+	failed bool
+	// agentEnd is the index of the (first) agent_end event, -1 when there is none.
+	agentEnd int
+
+	// Hooks seen called somewhere in the trace.
+	seen map[string]bool
+
+	turns []*turn
+}
+
+func newView(tr *sim.Trace) *view {
+	v := &view{es: tr.Entries, endIdx: -1, agentEnd: -1, seen: map[string]bool{}}
+	v.data = make([]any, len(v.es))
+	v.answer = make([]any, len(v.es))
+	v.decoded = make([]bool, len(v.es))
+	for i, e := range v.es {
+		switch {
+		case e.Kind == sim.KindEnd && v.endIdx < 0:
+			v.endIdx = i
+			v.failed = e.Error != ""
+		case e.Kind == sim.KindEvent && e.Name == "agent_end" && v.agentEnd < 0:
+			v.agentEnd = i
+		case e.Kind == sim.KindCall && e.Name != sim.CallStream && e.Name != sim.CallTool:
+			v.seen[e.Name] = true
+		}
+	}
+	v.parseTurns()
+	return v
+}
+
+// decode decodes entry i's data and answer.
+func (v *view) decode(i int) {
+	if v.decoded[i] {
+		return
+	}
+	v.decoded[i] = true
+	if len(v.es[i].Data) > 0 {
+		v.data[i] = decodeJSON(v.es[i].Data)
+	}
+	if len(v.es[i].Answer) > 0 {
+		v.answer[i] = decodeJSON(v.es[i].Answer)
+	}
+}
+
+// d is entry i's data as an object (nil when it is not one).
+func (v *view) d(i int) map[string]any {
+	v.decode(i)
+	m, _ := v.data[i].(map[string]any)
+	return m
+}
+
+// a is entry i's answer as an object.
+func (v *view) a(i int) map[string]any {
+	v.decode(i)
+	m, _ := v.answer[i].(map[string]any)
+	return m
+}
+
+func (v *view) seq(i int) int {
+	if i < 0 || i >= len(v.es) {
+		if len(v.es) == 0 {
+			return 0
+		}
+		return v.es[len(v.es)-1].Seq
+	}
+	return v.es[i].Seq
+}
+
+func (v *view) isEvent(i int, names ...string) bool {
+	e := v.es[i]
+	if e.Kind != sim.KindEvent {
+		return false
+	}
+	if len(names) == 0 {
+		return true
+	}
+	for _, n := range names {
+		if e.Name == n {
+			return true
+		}
+	}
+	return false
+}
+
+func (v *view) isCall(i int, name string) bool {
+	return v.es[i].Kind == sim.KindCall && v.es[i].Name == name
+}
+
+// message is the message of a message_* event at i.
+func (v *view) message(i int) map[string]any { return obj(v.d(i)["message"]) }
+
+// role is the role of the message of a message_* event at i.
+func (v *view) role(i int) string { return str(v.message(i)["role"]) }
+
+// violations collects violations.
+type violations []Violation
+
+func (vs *violations) add(v *view, i int, format string, args ...any) {
+	*vs = append(*vs, Violation{Entry: v.seq(i), Msg: fmt.Sprintf(format, args...)})
+}
+
+// JSON helpers over decoded values.
+
+func obj(x any) map[string]any { m, _ := x.(map[string]any); return m }
+func arr(x any) []any          { a, _ := x.([]any); return a }
+func str(x any) string         { s, _ := x.(string); return s }
+
+// same reports whether two decoded JSON values are equal.
+func same(a, b any) bool {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) || (x == nil) != (y == nil) {
+			return false
+		}
+		for k, xv := range x {
+			yv, ok := y[k]
+			if !ok || !same(xv, yv) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) || (x == nil) != (y == nil) {
+			return false
+		}
+		for i := range x {
+			if !same(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	case float64:
+		y, ok := b.(float64)
+		return ok && x == y
+	case bool:
+		y, ok := b.(bool)
+		return ok && x == y
+	case nil:
+		return b == nil
+	}
+	return reflect.DeepEqual(a, b)
+}
+
+// show is a short rendering of a JSON value for messages.
+func show(x any) string {
+	data, _ := json.Marshal(x)
+	s := string(data)
+	if len(s) > 160 {
+		s = s[:160] + "…"
+	}
+	return s
+}
+
+// messagesOf returns the list of messages at key in m.
+func messagesOf(m map[string]any, key string) []any { return arr(m[key]) }
+
+// names is a set of names.
+type names map[string]bool
+
+func namesOf(list []any) names {
+	out := names{}
+	for _, x := range list {
+		if s, ok := x.(string); ok {
+			out[s] = true
+		}
+	}
+	return out
+}
+
+func (n names) equal(o names) bool {
+	if len(n) != len(o) {
+		return false
+	}
+	for k := range n {
+		if !o[k] {
+			return false
+		}
+	}
+	return true
+}
+
+func (n names) String() string {
+	list := make([]string, 0, len(n))
+	for k := range n {
+		list = append(list, k)
+	}
+	sortStrings(list)
+	return "[" + strings.Join(list, ",") + "]"
+}
+
+func sortStrings(s []string) { slices.Sort(s) }
+
+// listDiff compares two lists of messages (or any JSON values) and describes the first
+// difference; "" when they are equal. nil and empty lists are equal.
+func listDiff(got, want []any) string {
+	for k := 0; k < min(len(got), len(want)); k++ {
+		if !same(got[k], want[k]) {
+			return fmt.Sprintf("item %d differs %s (got %s, expected %s)", k, valueDiff(got[k], want[k]), showMessages(got), showMessages(want))
+		}
+	}
+	if len(got) != len(want) {
+		return fmt.Sprintf("%d items, expected %d (got %s, expected %s)", len(got), len(want), showMessages(got), showMessages(want))
+	}
+	return ""
+}
+
+// valueDiff describes where two decoded JSON values first differ ("" when equal): the path
+// of the first differing member and both values there.
+func valueDiff(got, want any) string {
+	if same(got, want) {
+		return ""
+	}
+	path, g, w := firstDifference(got, want, "")
+	if path == "" && same(got, want) {
+		return ""
+	}
+	if path == "" {
+		path = "."
+	}
+	return fmt.Sprintf("at %s: %s, expected %s", path, show(g), show(w))
+}
+
+func firstDifference(got, want any, path string) (string, any, any) {
+	gm, gok := got.(map[string]any)
+	wm, wok := want.(map[string]any)
+	if gok && wok {
+		keys := make([]string, 0, len(gm)+len(wm))
+		for k := range gm {
+			keys = append(keys, k)
+		}
+		for k := range wm {
+			if _, ok := gm[k]; !ok {
+				keys = append(keys, k)
+			}
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			gv, gin := gm[k]
+			wv, win := wm[k]
+			switch {
+			case !gin:
+				return path + "." + k, "(missing)", wv
+			case !win:
+				return path + "." + k, gv, "(missing)"
+			case !same(gv, wv):
+				return firstDifference(gv, wv, path+"."+k)
+			}
+		}
+		return "", got, want
+	}
+	ga, gok := got.([]any)
+	wa, wok := want.([]any)
+	if gok && wok && len(ga) == len(wa) {
+		for i := range ga {
+			if !same(ga[i], wa[i]) {
+				return firstDifference(ga[i], wa[i], fmt.Sprintf("%s[%d]", path, i))
+			}
+		}
+	}
+	return path, got, want
+}

@@ -1,0 +1,430 @@
+package invariant_test
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/turnstile-dev/turnstile/invariant"
+	"github.com/turnstile-dev/turnstile/scenarios"
+	"github.com/turnstile-dev/turnstile/sim"
+)
+
+// trace runs a scenario written in the file format against the reference.
+func trace(t *testing.T, yaml string) *sim.Trace {
+	t.Helper()
+	f, err := scenarios.Parse("test.yaml", "test", []byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := sim.Run(f.Scenario, sim.NewReference())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fl := invariant.CheckAll(tr); len(fl) > 0 {
+		t.Fatalf("the reference trace already breaks invariants: %v\n%s", fl, tr.Timeline())
+	}
+	return tr
+}
+
+// copyTrace deep-copies a trace so that edits do not alias.
+func copyTrace(tr *sim.Trace) *sim.Trace {
+	out := &sim.Trace{Scenario: tr.Scenario, Entries: slices.Clone(tr.Entries)}
+	return out
+}
+
+// find returns the index of the nth (from 0) entry whose timeline line contains text.
+func find(t *testing.T, tr *sim.Trace, text string, nth int) int {
+	t.Helper()
+	for i, e := range tr.Entries {
+		if strings.Contains(sim.TimelineLine(e), text) {
+			if nth == 0 {
+				return i
+			}
+			nth--
+		}
+	}
+	t.Fatalf("no entry %q in\n%s", text, tr.Timeline())
+	return -1
+}
+
+func drop(tr *sim.Trace, i int) *sim.Trace {
+	out := copyTrace(tr)
+	out.Entries = slices.Delete(out.Entries, i, i+1)
+	return out
+}
+
+func move(tr *sim.Trace, from, to int) *sim.Trace {
+	out := copyTrace(tr)
+	e := out.Entries[from]
+	out.Entries = slices.Delete(out.Entries, from, from+1)
+	if to > from {
+		to--
+	}
+	out.Entries = slices.Insert(out.Entries, to, e)
+	return out
+}
+
+func insert(tr *sim.Trace, at int, e sim.Entry) *sim.Trace {
+	out := copyTrace(tr)
+	out.Entries = slices.Insert(out.Entries, at, e)
+	return out
+}
+
+// edit changes the decoded data (or answer) of entry i.
+func edit(t *testing.T, tr *sim.Trace, i int, answer bool, f func(m map[string]any)) *sim.Trace {
+	t.Helper()
+	out := copyTrace(tr)
+	raw := out.Entries[i].Data
+	if answer {
+		raw = out.Entries[i].Answer
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	f(m)
+	data, _ := json.Marshal(m)
+	if answer {
+		out.Entries[i].Answer = data
+	} else {
+		out.Entries[i].Data = data
+	}
+	return out
+}
+
+// replaceAll substitutes text in every entry's data and answer.
+func replaceAll(t *testing.T, tr *sim.Trace, old, new string) *sim.Trace {
+	t.Helper()
+	out := copyTrace(tr)
+	n := 0
+	for i := range out.Entries {
+		e := &out.Entries[i]
+		if strings.Contains(string(e.Data), old) || strings.Contains(string(e.Answer), old) {
+			n++
+		}
+		e.Data = []byte(strings.ReplaceAll(string(e.Data), old, new))
+		if e.Answer != nil {
+			e.Answer = []byte(strings.ReplaceAll(string(e.Answer), old, new))
+		}
+	}
+	if n == 0 {
+		t.Fatalf("%q occurs nowhere", old)
+	}
+	return out
+}
+
+// mustFail asserts that the named invariant reports the bad trace (and shows what it says).
+func mustFail(t *testing.T, name string, bad *sim.Trace) {
+	t.Helper()
+	inv, ok := invariant.ByName(name)
+	if !ok {
+		t.Fatalf("no invariant %s", name)
+	}
+	vs := inv.Check(bad)
+	if len(vs) == 0 {
+		t.Fatalf("%s accepts the bad trace:\n%s", name, bad.Timeline())
+	}
+	t.Logf("%s: %s", name, vs[0])
+}
+
+const toolTurn = `
+tools:
+  - name: echo
+    description: Echo
+    parameters: {type: object, properties: {v: {type: string}}, required: [v]}
+    behaviour: {duration: 5, updates: [{at: 2, result: "half"}], result: "echoed"}
+  - name: slow
+    description: Slow
+    behaviour: {duration: 9, result: "slow"}
+provider:
+  - content:
+      - {toolCall: {id: a, name: slow, arguments: {}}}
+      - {toolCall: {id: b, name: echo, arguments: {v: x}}}
+  - "done"
+run: ["go"]
+`
+
+func TestGrammar(t *testing.T) {
+	tr := trace(t, toolTurn)
+	t.Run("no agent_end", func(t *testing.T) { mustFail(t, "grammar", drop(tr, find(t, tr, "ev    agent_end", 0))) })
+	t.Run("agent_start not first", func(t *testing.T) { mustFail(t, "grammar", move(tr, 0, 3)) })
+	t.Run("nested turn", func(t *testing.T) {
+		mustFail(t, "grammar", drop(tr, find(t, tr, "ev    turn_end", 0)))
+	})
+	t.Run("two requests in a turn", func(t *testing.T) {
+		i := find(t, tr, "call  stream #1", 0)
+		mustFail(t, "grammar", insert(tr, i, tr.Entries[i]))
+	})
+	t.Run("unclosed message", func(t *testing.T) {
+		mustFail(t, "grammar", drop(tr, find(t, tr, "ev    message_end user", 0)))
+	})
+	t.Run("update outside a message", func(t *testing.T) {
+		i := find(t, tr, "ev    message_update", 0)
+		mustFail(t, "grammar", move(tr, i, find(t, tr, "ev    message_start assistant", 0)))
+	})
+	t.Run("tool ends twice", func(t *testing.T) {
+		i := find(t, tr, "ev    tool_execution_end a", 0)
+		mustFail(t, "grammar", insert(tr, i, tr.Entries[i]))
+	})
+	t.Run("tool end before start", func(t *testing.T) {
+		mustFail(t, "grammar", move(tr, find(t, tr, "ev    tool_execution_end b", 0), find(t, tr, "ev    tool_execution_start b", 0)))
+	})
+	t.Run("failed run with agent_end", func(t *testing.T) {
+		bad := copyTrace(tr)
+		bad.Entries[len(bad.Entries)-1].Error = "boom"
+		mustFail(t, "grammar", bad)
+	})
+}
+
+func TestReplay(t *testing.T) {
+	tr := trace(t, `
+tools:
+  - {name: first, description: one, behaviour: {result: "one"}}
+  - {name: second, description: two, inactive: true}
+hooks:
+  prepareNextTurn: {calls: {1: {context: {tools: [second]}}}}
+provider:
+  - content: [{toolCall: {id: c1, name: first, arguments: {}}}]
+  - content: [{toolCall: {id: c2, name: second, arguments: {}}}]
+  - "done"
+toolCalls: {c2: {result: "two"}}
+run: ["go"]
+`)
+	t.Run("change not declared", func(t *testing.T) {
+		// The delta system message loses its removal everywhere: the second request declares
+		// [first second] although prepareNextTurn made the tools [second].
+		mustFail(t, "replay", replaceAll(t, tr, `,"toolsRemoved":[{"name":"first"}]`, ""))
+	})
+	t.Run("transcript loses a result", func(t *testing.T) {
+		i := find(t, tr, "call  stream #2", 0)
+		mustFail(t, "replay", edit(t, tr, i, false, func(m map[string]any) {
+			msgs := m["messages"].([]any)
+			m["messages"] = slices.Delete(msgs, 3, 4)
+		}))
+	})
+	t.Run("executed an undeclared tool", func(t *testing.T) {
+		i := find(t, tr, "call  tool c1", 0)
+		mustFail(t, "replay", edit(t, tr, i, false, func(m map[string]any) { m["toolName"] = "second" }))
+	})
+}
+
+func TestTruncation(t *testing.T) {
+	tr := trace(t, `
+tools:
+  - {name: write, description: Write, behaviour: {result: ok}}
+provider:
+  - content: [{toolCall: {id: w1, name: write, arguments: {}}}, {toolCall: {id: w2, name: write, arguments: {}}}]
+    stopReason: length
+  - "sorry"
+run: ["go"]
+`)
+	t.Run("other text", func(t *testing.T) {
+		mustFail(t, "truncation", replaceAll(t, tr, "was not executed", "was skipped"))
+	})
+	t.Run("executed", func(t *testing.T) {
+		i := find(t, tr, "ev    tool_execution_start w1", 0)
+		mustFail(t, "truncation", insert(tr, i+1, sim.Entry{Seq: 999, Kind: sim.KindCall, Name: sim.CallTool,
+			Data: json.RawMessage(`{"toolCallId":"w1","toolName":"write","args":{}}`), Answer: json.RawMessage(`{}`)}))
+	})
+	t.Run("out of order", func(t *testing.T) {
+		mustFail(t, "truncation", move(tr, find(t, tr, "ev    tool_execution_start w2", 0), find(t, tr, "ev    message_start toolResult w1", 0)))
+	})
+}
+
+func TestTermination(t *testing.T) {
+	tr := trace(t, `
+tools:
+  - {name: stop, description: Stop, behaviour: {result: {content: "bye", terminate: true}}}
+provider:
+  - content: [{toolCall: {id: s1, name: stop, arguments: {}}}, {toolCall: {id: s2, name: stop, arguments: {}}}]
+run: ["go"]
+`)
+	t.Run("non-unanimous batch ends the run", func(t *testing.T) {
+		i := find(t, tr, "ev    tool_execution_end s2", 0)
+		mustFail(t, "termination", edit(t, tr, i, false, func(m map[string]any) {
+			delete(m["result"].(map[string]any), "terminate")
+		}))
+	})
+	more := trace(t, toolTurn)
+	t.Run("terminating batch requests again", func(t *testing.T) {
+		bad := more
+		for _, id := range []string{"a", "b"} {
+			i := find(t, bad, "ev    tool_execution_end "+id, 0)
+			bad = edit(t, bad, i, false, func(m map[string]any) { m["result"].(map[string]any)["terminate"] = true })
+		}
+		mustFail(t, "termination", bad)
+	})
+}
+
+func TestFinishTurn(t *testing.T) {
+	end := trace(t, `
+tools:
+  - {name: echo, description: Echo, behaviour: {result: ok}}
+hooks:
+  finishTurn: {calls: {1: end}}
+provider:
+  - content: [{toolCall: {id: e1, name: echo, arguments: {}}}]
+run: ["go"]
+`)
+	t.Run("end then polls", func(t *testing.T) {
+		i := find(t, end, "ev    agent_end", 0)
+		mustFail(t, "finish-turn", insert(end, i, sim.Entry{Seq: 999, Kind: sim.KindCall, Name: sim.HookSteering,
+			Data: json.RawMessage(`{}`), Answer: json.RawMessage(`{"messages":[]}`)}))
+	})
+	plain := trace(t, `
+hooks:
+  finishTurn: {}
+provider: ["hi"]
+run: ["go"]
+`)
+	t.Run("continue ignored", func(t *testing.T) {
+		i := find(t, plain, "call  finishTurn", 0)
+		mustFail(t, "finish-turn", edit(t, plain, i, true, func(m map[string]any) { m["action"] = "continue" }))
+	})
+	aborted := trace(t, `
+hooks:
+  finishTurn: {default: continue}
+provider:
+  - {text: "cut", stopReason: error, errorMessage: "overloaded"}
+run: ["go"]
+`)
+	t.Run("error does not end at once", func(t *testing.T) {
+		i := find(t, aborted, "ev    agent_end", 0)
+		mustFail(t, "finish-turn", insert(aborted, i, sim.Entry{Seq: 999, Kind: sim.KindCall, Name: sim.HookFollowUp,
+			Data: json.RawMessage(`{}`), Answer: json.RawMessage(`{"messages":[]}`)}))
+	})
+}
+
+func TestQueueTiming(t *testing.T) {
+	tr := trace(t, toolTurn)
+	poll := func(name string) sim.Entry {
+		return sim.Entry{Seq: 999, Kind: sim.KindCall, Name: name, Data: json.RawMessage(`{}`), Answer: json.RawMessage(`{"messages":[]}`)}
+	}
+	t.Run("follow-up while tool results wait", func(t *testing.T) {
+		i := find(t, tr, "call  getSteeringMessages", 1) // poll C after turn 1
+		mustFail(t, "queue-timing", insert(tr, i+1, poll(sim.HookFollowUp)))
+	})
+	t.Run("poll C inside the turn", func(t *testing.T) {
+		mustFail(t, "queue-timing", move(tr, find(t, tr, "ev    turn_end", 0), find(t, tr, "call  getSteeringMessages", 2)))
+	})
+	t.Run("no poll A", func(t *testing.T) {
+		mustFail(t, "queue-timing", drop(tr, find(t, tr, "call  getSteeringMessages", 0)))
+	})
+	t.Run("poll B with messages pending", func(t *testing.T) {
+		steered := trace(t, `
+provider: ["one", "two"]
+user: [{on: {event: turn_end}, steer: ["more"]}]
+run: ["go"]
+`)
+		i := find(t, steered, "ev    turn_start", 1)
+		mustFail(t, "queue-timing", insert(steered, i, poll(sim.HookSteering)))
+	})
+}
+
+func TestHookTiming(t *testing.T) {
+	tr := trace(t, `
+tools:
+  - {name: echo, description: Echo, behaviour: {duration: 3, result: ok}}
+hooks:
+  prepareRequest: {}
+  finishTurn: {}
+  beforeToolCall: {}
+  afterToolCall: {}
+provider:
+  - content: [{toolCall: {id: e1, name: echo, arguments: {}}}]
+  - "done"
+run: ["go"]
+`)
+	t.Run("no prepareRequest", func(t *testing.T) {
+		mustFail(t, "hook-timing", drop(tr, find(t, tr, "call  prepareRequest", 1)))
+	})
+	t.Run("finishTurn before the results", func(t *testing.T) {
+		mustFail(t, "hook-timing", move(tr, find(t, tr, "call  finishTurn", 0), find(t, tr, "ev    message_start toolResult", 0)))
+	})
+	t.Run("afterToolCall before execution", func(t *testing.T) {
+		mustFail(t, "hook-timing", move(tr, find(t, tr, "call  afterToolCall", 0), find(t, tr, "call  tool e1", 0)))
+	})
+}
+
+func TestResults(t *testing.T) {
+	tr := trace(t, toolTurn)
+	t.Run("result dropped", func(t *testing.T) {
+		bad := drop(tr, find(t, tr, "ev    message_start toolResult b", 0))
+		mustFail(t, "results", drop(bad, find(t, bad, "ev    message_end toolResult b", 0)))
+	})
+	t.Run("results out of source order", func(t *testing.T) {
+		i := find(t, tr, "ev    message_start toolResult a", 0)
+		bad := move(tr, i, find(t, tr, "ev    turn_end", 0))
+		mustFail(t, "results", move(bad, i, find(t, bad, "ev    turn_end", 0)))
+	})
+	t.Run("ends not in completion order", func(t *testing.T) {
+		// b (5ms) completes before a (9ms); make a end first.
+		mustFail(t, "results", move(tr, find(t, tr, "ev    tool_execution_end a", 0), find(t, tr, "ev    tool_execution_end b", 0)))
+	})
+	t.Run("wrong duration", func(t *testing.T) {
+		i := find(t, tr, "ev    tool_execution_end b", 0)
+		mustFail(t, "results", edit(t, tr, i, false, func(m map[string]any) { m["durationMs"] = 4 }))
+	})
+	t.Run("update lost", func(t *testing.T) {
+		mustFail(t, "results", drop(tr, find(t, tr, "ev    tool_execution_update b", 0)))
+	})
+}
+
+func TestSnapshots(t *testing.T) {
+	tr := trace(t, `
+config: {thinkingLevel: high}
+provider:
+  - {content: [{thinking: "hmm"}, {text: "hello there"}], deltaSize: 4}
+run: ["go"]
+`)
+	t.Run("thinkingLevel missing", func(t *testing.T) {
+		i := find(t, tr, "ev    message_end assistant", 0)
+		mustFail(t, "snapshots", edit(t, tr, i, false, func(m map[string]any) {
+			delete(m["message"].(map[string]any), "thinkingLevel")
+		}))
+	})
+	t.Run("update shows a later state", func(t *testing.T) {
+		i := find(t, tr, "ev    message_update text_delta", 0)
+		j := find(t, tr, "ev    message_update text_delta", 1)
+		bad := edit(t, tr, i, false, func(m map[string]any) {
+			var later map[string]any
+			_ = json.Unmarshal(tr.Entries[j].Data, &later)
+			m["message"] = later["message"]
+		})
+		mustFail(t, "snapshots", bad)
+	})
+	t.Run("update lost", func(t *testing.T) {
+		mustFail(t, "snapshots", drop(tr, find(t, tr, "ev    message_update", 2)))
+	})
+}
+
+func TestReports(t *testing.T) {
+	tr := trace(t, toolTurn)
+	t.Run("agent_end misses a message", func(t *testing.T) {
+		i := find(t, tr, "ev    agent_end", 0)
+		mustFail(t, "reports", edit(t, tr, i, false, func(m map[string]any) {
+			msgs := m["messages"].([]any)
+			m["messages"] = msgs[1:]
+		}))
+	})
+	t.Run("turn_end without results", func(t *testing.T) {
+		i := find(t, tr, "ev    turn_end", 0)
+		mustFail(t, "reports", edit(t, tr, i, false, func(m map[string]any) { m["toolResults"] = []any{} }))
+	})
+}
+
+// TestEveryInvariantIsTested keeps this file in step with All.
+func TestEveryInvariantIsTested(t *testing.T) {
+	tested := map[string]bool{"grammar": true, "replay": true, "truncation": true, "termination": true, "finish-turn": true,
+		"queue-timing": true, "hook-timing": true, "results": true, "snapshots": true, "reports": true}
+	for _, inv := range invariant.All() {
+		if !tested[inv.Name] {
+			t.Errorf("invariant %s has no bad-trace test", inv.Name)
+		}
+		if inv.Doc == "" {
+			t.Errorf("invariant %s has no doc", inv.Name)
+		}
+	}
+}

@@ -63,9 +63,9 @@ type Options struct {
 // Shard is one part of an exploration split over N processes: runs i with i % N == K.
 type Shard struct{ K, N int }
 
-func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.K, s.N) }
+func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.K+1, s.N) }
 
-// ParseShard reads "K/N".
+// ParseShard reads "K/N", K counted from 1 as in turnstile conform --shard.
 func ParseShard(s string) (Shard, error) {
 	k, n, ok := strings.Cut(s, "/")
 	if !ok {
@@ -73,10 +73,10 @@ func ParseShard(s string) (Shard, error) {
 	}
 	ki, err1 := strconv.Atoi(k)
 	ni, err2 := strconv.Atoi(n)
-	if err1 != nil || err2 != nil || ni < 1 || ki < 0 || ki >= ni {
-		return Shard{}, fmt.Errorf("shard %q: want K/N with 0 <= K < N", s)
+	if err1 != nil || err2 != nil || ni < 1 || ki < 1 || ki > ni {
+		return Shard{}, fmt.Errorf("shard %q: want K/N with 1 <= K <= N", s)
 	}
-	return Shard{ki, ni}, nil
+	return Shard{ki - 1, ni}, nil
 }
 
 func (s Shard) owns(i int) bool { return s.N <= 1 || i%s.N == s.K }

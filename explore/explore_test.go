@@ -46,11 +46,11 @@ func TestRunSeed(t *testing.T) {
 }
 
 func TestParseShard(t *testing.T) {
-	s, err := ParseShard("2/5")
-	if err != nil || s != (Shard{2, 5}) {
+	s, err := ParseShard("3/5")
+	if err != nil || s != (Shard{2, 5}) || s.String() != "3/5" {
 		t.Fatalf("%v %v", s, err)
 	}
-	for _, bad := range []string{"5/5", "1", "a/b", "-1/3", "0/0"} {
+	for _, bad := range []string{"6/5", "0/5", "1", "a/b", "-1/3", "0/0"} {
 		if _, err := ParseShard(bad); err == nil {
 			t.Errorf("ParseShard(%q) accepted", bad)
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/explore"
 	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
 )
@@ -45,9 +46,9 @@ var faults = []fault{
 		{"explicitContinuation = decision == DecisionContinue", "explicitContinuation = explicitContinuation || decision == DecisionContinue"},
 		{"if hasMoreToolCalls || len(pending) > 0 {\n\t\t\t\texplicitContinuation = false\n\t\t\t}", ""},
 	}},
-	one("turn cap of 100", "run.go",
+	one("turn cap of 2", "run.go",
 		"for hasMoreToolCalls || len(pending) > 0 {",
-		"for (hasMoreToolCalls || len(pending) > 0) && r.turns < 100 {"),
+		"for (hasMoreToolCalls || len(pending) > 0) && r.turns < 2 {"),
 	one("steering re-polled although messages are pending", "run.go",
 		"if len(pending) == 0 { // poll B",
 		"if true { // poll B"),
@@ -123,6 +124,41 @@ func TestCuratedSuiteCatchesEveryFault(t *testing.T) {
 				}
 			}
 			t.Logf("caught by %d scenarios, e.g. %s", len(caught), strings.Join(caught[:min(3, len(caught))], ", "))
+		})
+	}
+}
+
+// TestExploreCatchesEveryFault explores random scenarios against each faulty loop through the
+// protocol and requires a counterexample within a minute, shrunk to at most 3 requests.
+func TestExploreCatchesEveryFault(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds one binary per fault")
+	}
+	for _, f := range faults {
+		t.Run(f.name, func(t *testing.T) {
+			t.Parallel()
+			bin := build(t, f, t.TempDir())
+			res := explore.Run(context.Background(), explore.Options{
+				Impl:        func() sim.Implementation { return &conformance.Process{Command: []string{bin, "adapter"}, Timeout: 10 * time.Second} },
+				Seed:        1,
+				Duration:    60 * time.Second,
+				MaxFailures: 1,
+				ShrinkTime:  20 * time.Second,
+			})
+			if !res.Failed() {
+				t.Fatalf("explore found nothing in %d runs (%s)", res.Runs, res.Elapsed.Round(time.Millisecond))
+			}
+			fail := res.Failures[0]
+			requests := 0
+			for _, e := range fail.RefTrace.Entries {
+				if e.Kind == sim.KindCall && e.Name == sim.CallStream {
+					requests++
+				}
+			}
+			if fail.Flaky || requests > 3 {
+				t.Errorf("flaky %v; the minimal scenario makes %d requests (want at most 3)", fail.Flaky, requests)
+			}
+			t.Logf("found after %d runs in %s; minimal scenario: %d requests", res.Runs, res.Elapsed.Round(time.Millisecond), requests)
 		})
 	}
 }

@@ -301,6 +301,7 @@ function build(s) {
 				structuredContent: a.structuredContent ?? undefined,
 				isError: a.isError ?? undefined,
 				terminate: a.terminate ?? undefined,
+				usage: a.usage ?? undefined,
 			};
 		};
 	}

@@ -139,7 +139,9 @@ func TestExploreCatchesEveryFault(t *testing.T) {
 			t.Parallel()
 			bin := build(t, f, t.TempDir())
 			res := explore.Run(context.Background(), explore.Options{
-				Impl:        func() sim.Implementation { return &conformance.Process{Command: []string{bin, "adapter"}, Timeout: 10 * time.Second} },
+				Impl: func() sim.Implementation {
+					return &conformance.Process{Command: []string{bin, "adapter"}, Timeout: 10 * time.Second}
+				},
 				Seed:        1,
 				Duration:    60 * time.Second,
 				MaxFailures: 1,

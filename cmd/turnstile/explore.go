@@ -11,7 +11,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/turnstile-dev/turnstile/explore"
+	"github.com/turnstile-dev/turnstile/sim"
 )
+
+// closeImpl closes an implementation that holds a process.
+func closeImpl(impl sim.Implementation) {
+	if c, ok := impl.(interface{ Close() error }); ok {
+		_ = c.Close()
+	}
+}
 
 func exploreCmd() *cobra.Command {
 	var (
@@ -61,7 +69,10 @@ reference alone is explored, against the invariants.`,
 				if err != nil {
 					return usage(err)
 				}
-				opts.Impl = newImpl
+				// One process serves every run, a session each, as in a suite.
+				shared := newImpl()
+				defer closeImpl(shared)
+				opts.Impl = func() sim.Implementation { return shared }
 				opts.Command += " --impl " + strconv.Quote(impl)
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)

@@ -49,29 +49,9 @@ func appendCanonical(b []byte, v any) []byte {
 		}
 		return append(b, '}')
 	case []any:
-		if x == nil {
-			return append(b, "null"...)
-		}
-		b = append(b, '[')
-		for i, e := range x {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendCanonical(b, e)
-		}
-		return append(b, ']')
+		return appendList(b, x, appendCanonical)
 	case []string:
-		if x == nil {
-			return append(b, "null"...)
-		}
-		b = append(b, '[')
-		for i, e := range x {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendString(b, e)
-		}
-		return append(b, ']')
+		return appendList(b, x, appendString)
 	case loop.Event:
 		return appendEvent(b, x)
 	case loop.StreamEvent:
@@ -82,17 +62,7 @@ func appendCanonical(b []byte, v any) []byte {
 		}
 		return appendStreamEvent(b, x)
 	case []loop.Message:
-		if x == nil {
-			return append(b, "null"...)
-		}
-		b = append(b, '[')
-		for i, m := range x {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendMessage(b, m)
-		}
-		return append(b, ']')
+		return appendList(b, x, appendMessage)
 	case loop.Message:
 		return appendMessage(b, x)
 	case loop.ToolResult:
@@ -109,6 +79,21 @@ func appendCanonical(b []byte, v any) []byte {
 		return append(b, quoted...)
 	}
 	return append(b, Canonical(data)...)
+}
+
+// appendList writes a JSON array of list's items (null for a nil list), each by item.
+func appendList[T any](b []byte, list []T, item func([]byte, T) []byte) []byte {
+	if list == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '[')
+	for i, x := range list {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = item(b, x)
+	}
+	return append(b, ']')
 }
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -155,19 +140,12 @@ func appendEvent(b []byte, e loop.Event) []byte {
 	switch e.Type {
 	case loop.AgentEnd:
 		o.key("messages")
-		o.b = appendMessages(o.b, e.Messages)
+		o.b = appendList(o.b, nonNil(e.Messages), appendMessage)
 	case loop.TurnEnd:
 		o.key("message")
 		o.b = appendMessage(o.b, e.Message)
 		o.key("toolResults")
-		o.b = append(o.b, '[')
-		for i, r := range e.ToolResults {
-			if i > 0 {
-				o.b = append(o.b, ',')
-			}
-			o.b = appendMessage(o.b, r)
-		}
-		o.b = append(o.b, ']')
+		o.b = appendList(o.b, nonNil(e.ToolResults), func(b []byte, r *loop.ToolResultMessage) []byte { return appendMessage(b, r) })
 	case loop.MessageStart, loop.MessageEnd:
 		o.key("message")
 		o.b = appendMessage(o.b, e.Message)
@@ -209,15 +187,12 @@ func argsOrEmpty(a map[string]any) map[string]any {
 	return a
 }
 
-func appendMessages(b []byte, ms []loop.Message) []byte {
-	b = append(b, '[')
-	for i, m := range ms {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendMessage(b, m)
+// nonNil keeps a nil list an empty JSON array, as the loop's own JSON does.
+func nonNil[T any](list []T) []T {
+	if list == nil {
+		return []T{}
 	}
-	return append(b, ']')
+	return list
 }
 
 func appendStreamEvent(b []byte, e *loop.StreamEvent) []byte {
@@ -264,16 +239,7 @@ func assistantOrNil(m *loop.AssistantMessage) any {
 	return loop.Message(m)
 }
 
-func appendBlocks(b []byte, bs []loop.Block) []byte {
-	b = append(b, '[')
-	for i, x := range bs {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendBlock(b, x)
-	}
-	return append(b, ']')
-}
+func appendBlocks(b []byte, bs []loop.Block) []byte { return appendList(b, bs, appendBlock) }
 
 func appendBlock(b []byte, blk loop.Block) []byte {
 	switch x := blk.(type) {
@@ -372,12 +338,8 @@ func appendMessage(b []byte, m loop.Message) []byte {
 		o.num("timestamp", x.Timestamp)
 		if len(x.ToolsAdded) > 0 {
 			o.key("toolsAdded")
-			o.b = append(o.b, '[')
-			for i, d := range x.ToolsAdded {
-				if i > 0 {
-					o.b = append(o.b, ',')
-				}
-				t := open(o.b)
+			o.b = appendList(o.b, x.ToolsAdded, func(b []byte, d loop.ToolDeclaration) []byte {
+				t := open(b)
 				if d.ConstrainedSampling != nil {
 					t.any("constrainedSampling", d.ConstrainedSampling)
 				}
@@ -389,22 +351,16 @@ func appendMessage(b []byte, m loop.Message) []byte {
 				} else {
 					t.any("parameters", d.Parameters)
 				}
-				o.b = t.close()
-			}
-			o.b = append(o.b, ']')
+				return t.close()
+			})
 		}
 		if len(x.ToolsRemoved) > 0 {
 			o.key("toolsRemoved")
-			o.b = append(o.b, '[')
-			for i, r := range x.ToolsRemoved {
-				if i > 0 {
-					o.b = append(o.b, ',')
-				}
-				t := open(o.b)
+			o.b = appendList(o.b, x.ToolsRemoved, func(b []byte, r loop.ToolReference) []byte {
+				t := open(b)
 				t.str("name", r.Name)
-				o.b = t.close()
-			}
-			o.b = append(o.b, ']')
+				return t.close()
+			})
 		}
 		return o.close()
 	case *loop.AssistantMessage:

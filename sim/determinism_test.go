@@ -71,14 +71,14 @@ func concurrencyScenarios() []*sim.Scenario {
 // TestDeterminism runs each concurrency scenario many times at several GOMAXPROCS settings
 // and requires byte-identical canonical traces.
 func TestDeterminism(t *testing.T) {
-	runs := 200 // per scenario, spread over GOMAXPROCS 1, 2 and 8
+	runs := 200 // per scenario and GOMAXPROCS setting
 	if testing.Short() {
-		runs = 15
+		runs = 5
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	for _, sc := range concurrencyScenarios() {
 		var want []byte
-		for r := range runs {
+		for r := range 3 * runs {
 			procs := []int{1, 2, 8}[r%3]
 			runtime.GOMAXPROCS(procs)
 			tr, err := sim.Run(sc, sim.NewReference())

@@ -125,7 +125,7 @@ func TestSchemaIsJSON(t *testing.T) {
 }
 
 func TestHelpTeachesWithExamples(t *testing.T) {
-	for _, verb := range []string{"run", "validate", "schema", "test", "diff", "conform", "adapter"} {
+	for _, verb := range []string{"run", "validate", "schema", "test", "diff", "conform", "adapter", "explore"} {
 		out, _, code := turnstile(t, verb, "--help")
 		if code != 0 || !strings.Contains(out, "Examples:") {
 			t.Errorf("%s --help: exit %d, no examples:\n%s", verb, code, out)
@@ -141,5 +141,15 @@ func TestSplitCommand(t *testing.T) {
 	}
 	if _, err := splitCommand(`node "unterminated`); err == nil {
 		t.Fatal("an unterminated quote was accepted")
+	}
+}
+
+func TestExploreFindsNothingWrongWithTheReference(t *testing.T) {
+	out, errOut, code := turnstile(t, "explore", "--runs", "50", "--seed", "0123456789abcdef0123456789abcdef01234567", "--out", t.TempDir())
+	if code != 0 || !strings.Contains(out, "50 runs") || !strings.HasPrefix(errOut, "seed=") {
+		t.Fatalf("exit %d:\n%s\n%s", code, out, errOut)
+	}
+	if _, _, code := turnstile(t, "explore", "--seed", "not-a-seed"); code != 2 {
+		t.Errorf("a bad seed: exit %d, want 2", code)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"slices"
 	"strings"
 
 	"github.com/turnstile-dev/turnstile/sim"
@@ -124,8 +123,8 @@ func normalizeStrings(v any) any {
 // firstDifference names the first JSON path at which two decoded values differ, with both
 // values: "at data.result.terminate: expected (absent), actual false".
 func firstDifference(want, got any, path string) string {
-	show := func(v any, present bool) string {
-		if !present {
+	show := func(v any, absent bool) string {
+		if absent {
 			return "(absent)"
 		}
 		data, _ := json.Marshal(v)
@@ -135,52 +134,23 @@ func firstDifference(want, got any, path string) string {
 		}
 		return s
 	}
-	at := path
+	d, ok := sim.FirstDifference(want, got, nil)
+	at := d.Path
+	if path != "" && at != "" {
+		at = path + "." + at
+	} else if path != "" {
+		at = path
+	}
 	if at == "" {
 		at = "(the whole entry)"
 	}
-	wm, wok := want.(map[string]any)
-	gm, gok := got.(map[string]any)
-	if wok && gok {
-		keys := make([]string, 0, len(wm)+len(gm))
-		for k := range wm {
-			keys = append(keys, k)
-		}
-		for k := range gm {
-			if _, dup := wm[k]; !dup {
-				keys = append(keys, k)
-			}
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			wv, win := wm[k]
-			gv, gin := gm[k]
-			sub := joinPath(path, k)
-			if win != gin {
-				return fmt.Sprintf("at %s: expected %s, actual %s", sub, show(wv, win), show(gv, gin))
-			}
-			if !reflect.DeepEqual(wv, gv) {
-				return firstDifference(wv, gv, sub)
-			}
-		}
+	wa, wList := d.Want.([]any)
+	ga, gList := d.Got.([]any)
+	switch {
+	case !ok:
 		return fmt.Sprintf("at %s: the values differ", at)
-	}
-	wa, wok := want.([]any)
-	ga, gok := got.([]any)
-	if wok && gok {
-		for i := range min(len(wa), len(ga)) {
-			if !reflect.DeepEqual(wa[i], ga[i]) {
-				return firstDifference(wa[i], ga[i], fmt.Sprintf("%s[%d]", path, i))
-			}
-		}
+	case wList && gList:
 		return fmt.Sprintf("at %s: expected %d elements, actual %d", at, len(wa), len(ga))
 	}
-	return fmt.Sprintf("at %s: expected %s, actual %s", at, show(want, true), show(got, true))
-}
-
-func joinPath(path, key string) string {
-	if path == "" {
-		return key
-	}
-	return path + "." + key
+	return fmt.Sprintf("at %s: expected %s, actual %s", at, show(d.Want, d.WantAbsent), show(d.Got, d.GotAbsent))
 }

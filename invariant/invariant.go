@@ -330,55 +330,17 @@ func listDiff(got, want []any) string {
 // valueDiff describes where two decoded JSON values first differ ("" when equal): the path
 // of the first differing member and both values there.
 func valueDiff(got, want any) string {
-	if same(got, want) {
+	d, differ := sim.FirstDifference(want, got, same)
+	if !differ {
 		return ""
 	}
-	path, g, w := firstDifference(got, want, "")
-	if path == "" && same(got, want) {
-		return ""
+	path := "." + d.Path
+	g, w := d.Got, d.Want
+	if d.GotAbsent {
+		g = "(missing)"
 	}
-	if path == "" {
-		path = "."
+	if d.WantAbsent {
+		w = "(missing)"
 	}
 	return fmt.Sprintf("at %s: %s, expected %s", path, show(g), show(w))
-}
-
-func firstDifference(got, want any, path string) (string, any, any) {
-	gm, gok := got.(map[string]any)
-	wm, wok := want.(map[string]any)
-	if gok && wok {
-		keys := make([]string, 0, len(gm)+len(wm))
-		for k := range gm {
-			keys = append(keys, k)
-		}
-		for k := range wm {
-			if _, ok := gm[k]; !ok {
-				keys = append(keys, k)
-			}
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			gv, gin := gm[k]
-			wv, win := wm[k]
-			switch {
-			case !gin:
-				return path + "." + k, "(missing)", wv
-			case !win:
-				return path + "." + k, gv, "(missing)"
-			case !same(gv, wv):
-				return firstDifference(gv, wv, path+"."+k)
-			}
-		}
-		return "", got, want
-	}
-	ga, gok := got.([]any)
-	wa, wok := want.([]any)
-	if gok && wok && len(ga) == len(wa) {
-		for i := range ga {
-			if !same(ga[i], wa[i]) {
-				return firstDifference(ga[i], wa[i], fmt.Sprintf("%s[%d]", path, i))
-			}
-		}
-	}
-	return path, got, want
 }

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -562,33 +563,26 @@ func wHooks(h sim.Hooks) object {
 
 // wByCall writes {default, calls}; a zero default is left out.
 func wByCall[T any](s *sim.Script[T], answer func(T) any) object {
-	o := object{}
-	var zero T
-	if def := answer(s.Default); !wSameJSON(def, answer(zero)) {
-		o.set("default", def)
-	}
-	if len(s.ByCall) > 0 {
-		calls := object{}
-		for _, n := range slices.Sorted(maps.Keys(s.ByCall)) {
-			calls.set(strconv.Itoa(n), answer(s.ByCall[n]))
-		}
-		o.set("calls", calls)
-	}
-	return o
+	return wCalls(s.Default, s.ByCall, strconv.Itoa, answer)
 }
 
+// wByToolCall is wByCall for the tool hooks, whose calls are keyed by tool-call id.
 func wByToolCall[T any](s *sim.ToolScript[T], answer func(T) any) object {
+	return wCalls(s.Default, s.ByToolCall, func(id string) string { return id }, answer)
+}
+
+func wCalls[K cmp.Ordered, T any](def T, calls map[K]T, key func(K) string, answer func(T) any) object {
 	o := object{}
 	var zero T
-	if def := answer(s.Default); !wSameJSON(def, answer(zero)) {
-		o.set("default", def)
+	if d := answer(def); !wSameJSON(d, answer(zero)) {
+		o.set("default", d)
 	}
-	if len(s.ByToolCall) > 0 {
-		calls := object{}
-		for _, id := range slices.Sorted(maps.Keys(s.ByToolCall)) {
-			calls.set(id, answer(s.ByToolCall[id]))
+	if len(calls) > 0 {
+		c := object{}
+		for _, k := range slices.Sorted(maps.Keys(calls)) {
+			c.set(key(k), answer(calls[k]))
 		}
-		o.set("calls", calls)
+		o.set("calls", c)
 	}
 	return o
 }

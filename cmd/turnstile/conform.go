@@ -146,6 +146,13 @@ func implementation(command string, timeout time.Duration) (func() sim.Implement
 	}, nil
 }
 
+// closeImpl closes an implementation that holds a process.
+func closeImpl(impl sim.Implementation) {
+	if c, ok := impl.(interface{ Close() error }); ok {
+		_ = c.Close()
+	}
+}
+
 // splitCommand splits a command line into words, honouring single and double quotes and
 // backslashes the way a shell does for simple commands.
 func splitCommand(s string) ([]string, error) {

@@ -14,13 +14,6 @@ import (
 	"github.com/turnstile-dev/turnstile/sim"
 )
 
-// closeImpl closes an implementation that holds a process.
-func closeImpl(impl sim.Implementation) {
-	if c, ok := impl.(interface{ Close() error }); ok {
-		_ = c.Close()
-	}
-}
-
 func exploreCmd() *cobra.Command {
 	var (
 		impl, seed, out, shard string

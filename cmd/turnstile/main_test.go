@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -152,4 +153,25 @@ func TestExploreFindsNothingWrongWithTheReference(t *testing.T) {
 	if _, _, code := turnstile(t, "explore", "--seed", "not-a-seed"); code != 2 {
 		t.Errorf("a bad seed: exit %d, want 2", code)
 	}
+}
+
+func TestRunWithAnImplementation(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TURNSTILE_TEST_ADAPTER", "1")
+	a, _, code := turnstile(t, "run", "scenarios/truncation/basic.yaml", "--format", "jsonl", "--impl", strconv.Quote(self))
+	b, _, _ := turnstile(t, "run", "scenarios/truncation/basic.yaml", "--format", "jsonl")
+	if code != 0 || a != b {
+		t.Fatalf("exit %d; the adapter's trace equals the reference's: %v", code, a == b)
+	}
+}
+
+// TestMain lets this test binary stand in for `turnstile adapter`.
+func TestMain(m *testing.M) {
+	if os.Getenv("TURNSTILE_TEST_ADAPTER") != "" {
+		os.Exit(execute([]string{"adapter"}, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
 }

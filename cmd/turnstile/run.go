@@ -3,25 +3,32 @@ package main
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/turnstile-dev/turnstile/conformance"
 
 	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
 )
 
 func runCmd() *cobra.Command {
-	var format string
+	var format, impl string
+	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "run [PATH…]",
 		Short: "Run scenarios and print their timelines",
 		Long: `Run simulates each scenario (a file, or every file under a directory, sorted) against the
 reference loop and prints its timeline, then checks the scenario's inline expectations.
-Without a path it runs the embedded curated suite.
+Without a path it runs the embedded curated suite. With --impl the scenarios run against
+that implementation (a command speaking the conformance protocol) instead, so you can read
+its timeline; turnstile conform compares it with the reference.
 
 --format jsonl prints the canonical trace lines only: the same bytes on every run.`,
 		Example: `  turnstile run scenarios/truncation
-  turnstile run scenarios/queues/follow-up-batch.yaml --format jsonl`,
+  turnstile run scenarios/queues/follow-up-batch-fine-print.yaml --format jsonl
+  turnstile run scenarios/abort-error --impl "node conformance/adapters/pi/adapter.mjs"`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format != "timeline" && format != "jsonl" {
 				return usage(fmt.Errorf("--format must be timeline or jsonl, not %q", format))
@@ -30,11 +37,20 @@ Without a path it runs the embedded curated suite.
 			if err != nil {
 				return usage(err)
 			}
+			newImpl, err := implementation(impl, timeout)
+			if err != nil {
+				return usage(err)
+			}
+			target := newImpl()
+			defer closeImpl(target)
 			out := cmd.OutOrStdout()
 			st := newStyler(out)
 			var bad []string
 			for _, f := range files {
-				tr, err := sim.Run(f.Scenario, sim.NewReference())
+				if impl == "" {
+					target = sim.NewReference()
+				}
+				tr, err := sim.Run(f.Scenario, target)
 				if err != nil {
 					return usage(err)
 				}
@@ -61,5 +77,7 @@ Without a path it runs the embedded curated suite.
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "timeline", "output format: timeline or jsonl")
+	cmd.Flags().StringVar(&impl, "impl", "", `command of an implementation to run instead of the built-in reference`)
+	cmd.Flags().DurationVar(&timeout, "timeout", conformance.DefaultTimeout, "time limit per scenario for an --impl command")
 	return cmd
 }

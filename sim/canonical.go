@@ -308,12 +308,19 @@ func stringsCut(s string, sep byte) (string, string, bool) {
 	return s, "", false
 }
 
+// plainByte marks the bytes encoding/json writes as they are inside a string.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
+
 // appendString writes s as encoding/json writes strings.
 func appendString(out []byte, s string) []byte {
 	simple := true
 	for i := 0; i < len(s); i++ {
-		ch := s[i]
-		if ch < 0x20 || ch == '"' || ch == '\\' || ch == '<' || ch == '>' || ch == '&' || ch >= utf8.RuneSelf {
+		if !plainByte[s[i]] {
 			simple = false
 			break
 		}

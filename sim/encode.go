@@ -113,13 +113,16 @@ type obj struct {
 
 func open(b []byte) obj { return obj{b: append(b, '{'), first: true} }
 
+// key starts a member. Keys here are the loop's own field names, plain ASCII identifiers,
+// so they are written without escaping.
 func (o *obj) key(k string) {
 	if !o.first {
 		o.b = append(o.b, ',')
 	}
 	o.first = false
-	o.b = appendString(o.b, k)
-	o.b = append(o.b, ':')
+	o.b = append(o.b, '"')
+	o.b = append(o.b, k...)
+	o.b = append(o.b, '"', ':')
 }
 
 func (o *obj) str(k, v string)       { o.key(k); o.b = appendString(o.b, v) }

@@ -1,6 +1,6 @@
 // Produces the expectations of the argschema tests by running pi itself:
 //
-//   cd /tmp/pi && node /path/to/loop/argschema/testdata/pi-expect.mjs > /path/to/loop/argschema/testdata/pi-cases.json
+//   npm ci --prefix bench && cd bench && node ../loop/argschema/testdata/pi-expect.mjs > ../loop/argschema/testdata/pi-cases.json
 //
 // The working directory must hold node_modules with @earendil-works/pi-ai@1.6.0 and @earendil-works/pi-schema@1.6.0.
 // Each case runs pi-schema's compile(schema, { formats, coerce: true, unresolvedRefs: "reject" }).parse() on a

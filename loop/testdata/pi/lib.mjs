@@ -1,8 +1,8 @@
 // Shared helpers of the pi check scripts. Each <family>.mjs script replays, with pi's own loop
 // (@earendil-works/pi-agent-core@1.6.0), the situations its Go spec file sets up, and prints what
-// the Go specs assert. Run a script from a directory where pi is installed:
+// the Go specs assert. Run a script from a directory where pi is installed, e.g. bench/:
 //
-//	cd /tmp/pi && node /work/main/loop/testdata/pi/<family>.mjs
+//	npm ci --prefix bench && cd bench && node ../loop/testdata/pi/<family>.mjs
 //
 // Bare package names are resolved from the working directory (not from this file's directory),
 // so the scripts import pi by package name and hold no absolute paths.

@@ -187,3 +187,29 @@ func (k *killingPort) Call(c sim.Call) sim.Answer {
 	}
 	return k.Port.Call(c)
 }
+
+// TestDisallowedCallsAreRecordedFailures: a call the scenario does not allow (an uninstalled
+// hook, an undefined tool) fails that call and is recorded in the trace, so the verdict
+// names it, instead of being answered as if it were scripted.
+func TestDisallowedCallsAreRecordedFailures(t *testing.T) {
+	p := &conformance.Process{Command: []string{"sh", filepath.Join("testdata", "disallowed.sh")}, Timeout: 5 * time.Second}
+	defer p.Close()
+	tr, err := sim.Run(tinyScenario(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := sim.Run(tinyScenario(), sim.NewReference())
+	if conformance.Compare(want, tr, conformance.Strict, 3) == nil {
+		t.Error("the trace equals the reference's")
+	}
+	timeline := string(tr.Timeline())
+	for _, want := range []string{
+		"FAIL  protocol: hook finishTurn was called but the scenario does not install it",
+		`FAIL  script: tool "ghost" was executed but the scenario does not define it`,
+		"FAIL  stuck: the implementation waits for something that was never scheduled",
+	} {
+		if !strings.Contains(timeline, want) {
+			t.Errorf("the trace lacks %q:\n%s", want, timeline)
+		}
+	}
+}

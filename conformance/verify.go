@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/turnstile-dev/turnstile/invariant"
 	"github.com/turnstile-dev/turnstile/sim"
 )
 
@@ -52,6 +53,10 @@ type Result struct {
 	Error string
 	// Divergence is the first difference between the traces, when there is one.
 	Divergence *Divergence
+	// Violations are the invariants (package invariant) the implementation's trace breaks,
+	// when it differs from the reference's: they often say in words what the divergence
+	// shows.
+	Violations []string
 	Duration   time.Duration
 }
 
@@ -241,6 +246,9 @@ func verifyOne(sc *sim.Scenario, ref, impl sim.Implementation, profile Profile, 
 		res.Status, res.Reason, res.Error = Fail, runErr.Error(), runErr.Error()
 	case res.Divergence != nil:
 		res.Status, res.Reason = Fail, fmt.Sprintf("traces differ at entry %d", res.Divergence.Entry)
+		for _, f := range invariant.CheckAll(got) {
+			res.Violations = append(res.Violations, f.String())
+		}
 	default:
 		res.Status = Pass
 	}
@@ -327,6 +335,7 @@ func (r *Report) WriteText(w io.Writer) error {
 			if d := res.Divergence; d != nil {
 				b.WriteString(d.Text("      "))
 			}
+			b.WriteString(violationsText(res.Violations, "      "))
 		}
 	}
 	b.WriteString(r.Summary())
@@ -349,6 +358,22 @@ func (d *Divergence) Text(indent string) string {
 	}
 	return b.String()
 }
+
+// violationsText lists the first broken invariants of a failed result.
+func violationsText(vs []string, indent string) string {
+	var b strings.Builder
+	for i, v := range vs {
+		if i == 5 {
+			fmt.Fprintf(&b, "%s  … and %d more broken invariants\n", indent, len(vs)-i)
+			break
+		}
+		fmt.Fprintf(&b, "%sbreaks %s\n", indent, v)
+	}
+	return b.String()
+}
+
+// ViolationsText renders a result's broken invariants, each line prefixed with indent.
+func (r Result) ViolationsText(indent string) string { return violationsText(r.Violations, indent) }
 
 func indentRest(s, indent string) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")

@@ -343,3 +343,23 @@ func TestVerifyParallelKeepsOrder(t *testing.T) {
 		}
 	}
 }
+
+func TestVerifyNamesBrokenInvariants(t *testing.T) {
+	// Turn the assistant's final message into a second turn_start: the grammar breaks.
+	impl := rewriting{Reference: sim.NewReference(), rewrite: func(kind string, data json.RawMessage) json.RawMessage {
+		if kind == sim.NotifyEvent && bytes.Contains(data, []byte(`"agent_end"`)) {
+			return json.RawMessage(`{"type":"turn_start"}`)
+		}
+		return data
+	}}
+	report := conformance.Verify(context.Background(), []*sim.Scenario{byName("text-only")}, impl, conformance.Options{})
+	res := report.Results[0]
+	if res.Status != conformance.Fail || len(res.Violations) == 0 || !strings.Contains(strings.Join(res.Violations, "\n"), "grammar") {
+		t.Fatalf("result %+v", res)
+	}
+	var text bytes.Buffer
+	_ = report.WriteText(&text)
+	if !strings.Contains(text.String(), "breaks grammar") {
+		t.Errorf("the report does not name the invariant:\n%s", text.String())
+	}
+}

@@ -82,6 +82,7 @@ passes fails the run, so the list shrinks as the implementation improves.`,
 					if r.Divergence != nil {
 						fmt.Fprint(out, r.Divergence.Text("      "))
 					}
+					fmt.Fprint(out, r.ViolationsText("      "))
 				}
 			}
 			newImpl, err := implementation(impl, timeout)

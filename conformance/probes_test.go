@@ -142,7 +142,7 @@ func probes() []*sim.Scenario {
 			Model: testModel,
 			Tools: []sim.ToolSpec{tool("a", ok("a ran", 1)), {Name: "b", Description: "b tool", Parameters: objectSchema, Inactive: true, Behaviour: ok("b ran", 1)}},
 			Hooks: sim.Hooks{
-				PrepareNextTurn: &sim.Script[sim.TurnAnswer]{ByCall: map[int]sim.TurnAnswer{
+				PrepareNextTurn: &sim.Script[sim.PrepareAnswer]{ByCall: map[int]sim.PrepareAnswer{
 					1: {Context: &sim.ContextChange{Tools: []string{"b"}, KeepLast: 2}, Messages: []loop.Message{&loop.SystemMessage{Text: "now b", ToolsAdded: []loop.ToolDeclaration{{Name: "zzz", Description: "bogus", Parameters: objectSchema}}}}},
 				}},
 				GetAPIKey:        &sim.KeyScript{Key: ""},
@@ -203,7 +203,7 @@ func probes() []*sim.Scenario {
 			Name:    "prepare-next-turn-throws",
 			Model:   testModel,
 			Tools:   []sim.ToolSpec{tool("t", ok("ran", 1))},
-			Hooks:   sim.Hooks{PrepareNextTurn: &sim.Script[sim.TurnAnswer]{Default: sim.TurnAnswer{Throw: "no next turn"}}},
+			Hooks:   sim.Hooks{PrepareNextTurn: &sim.Script[sim.PrepareAnswer]{Default: sim.PrepareAnswer{Throw: "no next turn"}}},
 			Prompts: []loop.Message{user("go")},
 			Responses: []sim.Response{
 				{Content: []loop.Block{call("t1", "t", nil)}},
@@ -229,7 +229,7 @@ func probes() []*sim.Scenario {
 			SteeringMode: loop.OneAtATime,
 			FollowUpMode: loop.OneAtATime,
 			Tools:        []sim.ToolSpec{tool("t", ok("ran", 5))},
-			Hooks:        sim.Hooks{PrepareNextTurn: &sim.Script[sim.TurnAnswer]{}},
+			Hooks:        sim.Hooks{PrepareNextTurn: &sim.Script[sim.PrepareAnswer]{}},
 			User: []sim.UserAction{
 				{On: &sim.Trigger{Event: loop.ToolExecutionStart}, Steer: []loop.Message{user("s1"), user("s2"), user("s3")}},
 				{On: &sim.Trigger{Hook: sim.HookPrepareNextTurn, Nth: 2}, FollowUp: []loop.Message{user("f1"), user("f2")}},

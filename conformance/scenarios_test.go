@@ -106,7 +106,7 @@ func scenarios() []*sim.Scenario {
 		{
 			Name:    "hook-throws",
 			Model:   testModel,
-			Hooks:   sim.Hooks{PrepareRequest: &sim.Script[sim.RequestAnswer]{ByCall: map[int]sim.RequestAnswer{2: {Throw: "prepareRequest exploded"}}}},
+			Hooks:   sim.Hooks{PrepareRequest: &sim.Script[sim.PrepareAnswer]{ByCall: map[int]sim.PrepareAnswer{2: {Throw: "prepareRequest exploded"}}}},
 			Tools:   []sim.ToolSpec{tool("t", ok("ok", 1))},
 			Prompts: []loop.Message{user("go")},
 			Responses: []sim.Response{
@@ -135,10 +135,10 @@ func scenarios() []*sim.Scenario {
 				ConvertToLLM:     &sim.ConvertScript{KeepCustomAsUser: true},
 				TransformContext: &sim.TransformScript{KeepLast: 6},
 				GetAPIKey:        &sim.KeyScript{Key: "dynamic-key"},
-				PrepareRequest: &sim.Script[sim.RequestAnswer]{ByCall: map[int]sim.RequestAnswer{
+				PrepareRequest: &sim.Script[sim.PrepareAnswer]{ByCall: map[int]sim.PrepareAnswer{
 					2: {Context: &sim.ContextChange{Tools: []string{"read", "write"}}, ThinkingLevel: "high"},
 				}},
-				PrepareNextTurn: &sim.Script[sim.TurnAnswer]{ByCall: map[int]sim.TurnAnswer{
+				PrepareNextTurn: &sim.Script[sim.PrepareAnswer]{ByCall: map[int]sim.PrepareAnswer{
 					1: {Messages: []loop.Message{&loop.CustomMessage{Fields: map[string]any{"role": "note", "content": "a note", "timestamp": 0.0}}}},
 					2: {Model: &loop.Model{ID: "faux-2", API: "faux", Provider: "faux"}, ThinkingLevel: "off"},
 				}},

@@ -368,12 +368,12 @@ func (g *gen) hooks() {
 		h.FinishTurn = s
 	}
 	if g.chance(30, "prepareRequest") {
-		s := &sim.Script[sim.RequestAnswer]{ByCall: map[int]sim.RequestAnswer{}}
+		s := &sim.Script[sim.PrepareAnswer]{ByCall: map[int]sim.PrepareAnswer{}}
 		for k := 1; k <= n; k++ {
 			if !g.chance(40, "prepareRequest answer") {
 				continue
 			}
-			var a sim.RequestAnswer
+			var a sim.PrepareAnswer
 			if g.chance(40, "request context") {
 				a.Context = g.contextChange()
 			}
@@ -394,12 +394,12 @@ func (g *gen) hooks() {
 		h.PrepareRequest = s
 	}
 	if n > 1 && g.chance(30, "prepareNextTurn") {
-		s := &sim.Script[sim.TurnAnswer]{ByCall: map[int]sim.TurnAnswer{}}
+		s := &sim.Script[sim.PrepareAnswer]{ByCall: map[int]sim.PrepareAnswer{}}
 		for k := 1; k < n; k++ {
 			if !g.chance(50, "prepareNextTurn answer") {
 				continue
 			}
-			var a sim.TurnAnswer
+			var a sim.PrepareAnswer
 			if g.chance(50, "turn context") {
 				a.Context = g.contextChange()
 			}

@@ -223,10 +223,10 @@ func hookEdits(sc *sim.Scenario) []edit {
 		out = append(out, scriptEdits(sc.Hooks.FinishTurn, func(s *sim.Scenario) *sim.Script[sim.FinishAnswer] { return s.Hooks.FinishTurn })...)
 	}
 	if h.PrepareRequest != nil {
-		out = append(out, scriptEdits(sc.Hooks.PrepareRequest, func(s *sim.Scenario) *sim.Script[sim.RequestAnswer] { return s.Hooks.PrepareRequest })...)
+		out = append(out, scriptEdits(sc.Hooks.PrepareRequest, func(s *sim.Scenario) *sim.Script[sim.PrepareAnswer] { return s.Hooks.PrepareRequest })...)
 	}
 	if h.PrepareNextTurn != nil {
-		out = append(out, scriptEdits(sc.Hooks.PrepareNextTurn, func(s *sim.Scenario) *sim.Script[sim.TurnAnswer] { return s.Hooks.PrepareNextTurn })...)
+		out = append(out, scriptEdits(sc.Hooks.PrepareNextTurn, func(s *sim.Scenario) *sim.Script[sim.PrepareAnswer] { return s.Hooks.PrepareNextTurn })...)
 	}
 	if h.BeforeToolCall != nil {
 		out = append(out, toolScriptEdits(sc.Hooks.BeforeToolCall, func(s *sim.Scenario) *sim.ToolScript[sim.BeforeAnswer] { return s.Hooks.BeforeToolCall })...)
@@ -328,7 +328,7 @@ func normalize(sc *sim.Scenario) {
 		}
 	}
 	if h := sc.Hooks.PrepareRequest; h != nil {
-		maps.DeleteFunc(h.ByCall, func(k int, _ sim.RequestAnswer) bool { return !within(n)(k) })
+		maps.DeleteFunc(h.ByCall, func(k int, _ sim.PrepareAnswer) bool { return !within(n)(k) })
 		keepDefined(h.Default.Context)
 		for k, a := range h.ByCall {
 			keepDefined(a.Context)
@@ -336,7 +336,7 @@ func normalize(sc *sim.Scenario) {
 		}
 	}
 	if h := sc.Hooks.PrepareNextTurn; h != nil {
-		maps.DeleteFunc(h.ByCall, func(k int, _ sim.TurnAnswer) bool { return !within(n - 1)(k) })
+		maps.DeleteFunc(h.ByCall, func(k int, _ sim.PrepareAnswer) bool { return !within(n - 1)(k) })
 		keepDefined(h.Default.Context)
 		for k, a := range h.ByCall {
 			keepDefined(a.Context)

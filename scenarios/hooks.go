@@ -47,13 +47,13 @@ func (d *decoder) hooks(n ast.Node, h *sim.Hooks, r *refs) {
 				h.GetAPIKey.Key = d.str(cf.value, what+".key")
 			}
 		case "prepareRequest":
-			h.PrepareRequest = &sim.Script[sim.RequestAnswer]{}
+			h.PrepareRequest = &sim.Script[sim.PrepareAnswer]{}
 			byCall(d, f.value, what, "prepareRequest", r, &h.PrepareRequest.Default, &h.PrepareRequest.ByCall,
-				func(n ast.Node, w string) sim.RequestAnswer { return d.requestAnswer(n, w, r) })
+				func(n ast.Node, w string) sim.PrepareAnswer { return d.prepareAnswer(n, w, r) })
 		case "prepareNextTurn":
-			h.PrepareNextTurn = &sim.Script[sim.TurnAnswer]{}
+			h.PrepareNextTurn = &sim.Script[sim.PrepareAnswer]{}
 			byCall(d, f.value, what, "prepareNextTurn", r, &h.PrepareNextTurn.Default, &h.PrepareNextTurn.ByCall,
-				func(n ast.Node, w string) sim.TurnAnswer { return d.turnAnswer(n, w, r) })
+				func(n ast.Node, w string) sim.PrepareAnswer { return d.prepareAnswer(n, w, r) })
 		case "finishTurn":
 			h.FinishTurn = &sim.Script[sim.FinishAnswer]{}
 			byCall(d, f.value, what, "finishTurn", r, &h.FinishTurn.Default, &h.FinishTurn.ByCall, d.finishAnswer)
@@ -119,27 +119,9 @@ func (d *decoder) contextChange(n ast.Node, what string, r *refs) *sim.ContextCh
 	return c
 }
 
-func (d *decoder) requestAnswer(n ast.Node, what string, r *refs) sim.RequestAnswer {
-	var a sim.RequestAnswer
-	for _, f := range d.mapping(n, what, "context", "model", "thinkingLevel", "messages", "throw") {
-		switch f.key {
-		case "context":
-			a.Context = d.contextChange(f.value, what+".context", r)
-		case "model":
-			a.Model = d.model(f.value, what+".model")
-		case "thinkingLevel":
-			a.ThinkingLevel = d.thinkingLevel(f.value, what+".thinkingLevel")
-		case "messages":
-			a.Messages = d.messages(f.value, what+".messages")
-		case "throw":
-			a.Throw = d.str(f.value, what+".throw")
-		}
-	}
-	return a
-}
-
-func (d *decoder) turnAnswer(n ast.Node, what string, r *refs) sim.TurnAnswer {
-	var a sim.TurnAnswer
+// prepareAnswer reads a prepareRequest or prepareNextTurn answer.
+func (d *decoder) prepareAnswer(n ast.Node, what string, r *refs) sim.PrepareAnswer {
+	var a sim.PrepareAnswer
 	for _, f := range d.mapping(n, what, "context", "messages", "model", "thinkingLevel", "throw") {
 		switch f.key {
 		case "context":

@@ -538,10 +538,10 @@ func wHooks(h sim.Hooks) object {
 		o.set("getApiKey", object{{"key", h.GetAPIKey.Key}})
 	}
 	if h.PrepareRequest != nil {
-		o.set("prepareRequest", wByCall(h.PrepareRequest, wRequestAnswer))
+		o.set("prepareRequest", wByCall(h.PrepareRequest, wPrepareAnswer))
 	}
 	if h.PrepareNextTurn != nil {
-		o.set("prepareNextTurn", wByCall(h.PrepareNextTurn, wTurnAnswer))
+		o.set("prepareNextTurn", wByCall(h.PrepareNextTurn, wPrepareAnswer))
 	}
 	if h.FinishTurn != nil {
 		o.set("finishTurn", wByCall(h.FinishTurn, wFinishAnswer))
@@ -604,27 +604,8 @@ func wContextChange(c *sim.ContextChange) object {
 	return o
 }
 
-func wRequestAnswer(a sim.RequestAnswer) any {
-	o := object{}
-	if a.Context != nil {
-		o.set("context", wContextChange(a.Context))
-	}
-	if a.Model != nil {
-		o.set("model", wModel(*a.Model))
-	}
-	if a.ThinkingLevel != "" {
-		o.set("thinkingLevel", a.ThinkingLevel)
-	}
-	if a.Messages != nil {
-		o.set("messages", wMessagesValue(a.Messages))
-	}
-	if a.Throw != "" {
-		o.set("throw", a.Throw)
-	}
-	return o
-}
-
-func wTurnAnswer(a sim.TurnAnswer) any {
+// wPrepareAnswer writes a prepareRequest or prepareNextTurn answer.
+func wPrepareAnswer(a sim.PrepareAnswer) any {
 	o := object{}
 	if a.Context != nil {
 		o.set("context", wContextChange(a.Context))

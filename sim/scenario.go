@@ -127,8 +127,8 @@ type Hooks struct {
 	TransformContext *TransformScript
 	// GetAPIKey installs getApiKey answering Key.
 	GetAPIKey       *KeyScript
-	PrepareRequest  *Script[RequestAnswer]
-	PrepareNextTurn *Script[TurnAnswer]
+	PrepareRequest  *Script[PrepareAnswer]
+	PrepareNextTurn *Script[PrepareAnswer]
 	FinishTurn      *Script[FinishAnswer]
 	BeforeToolCall  *ToolScript[BeforeAnswer]
 	AfterToolCall   *ToolScript[AfterAnswer]
@@ -184,24 +184,16 @@ type ContextChange struct {
 	KeepLast int
 }
 
-// RequestAnswer is prepareRequest's scripted answer; the zero value answers nothing.
-type RequestAnswer struct {
+// PrepareAnswer is the scripted answer of prepareRequest and prepareNextTurn; the zero value
+// answers nothing.
+type PrepareAnswer struct {
 	Context       *ContextChange
 	Model         *loop.Model
 	ThinkingLevel loop.ThinkingLevel
-	// Messages are answered too, although prepareRequest cannot add messages: a loop must
-	// ignore them.
+	// Messages are prepared messages for prepareNextTurn. prepareRequest cannot add
+	// messages: answered there, a loop must ignore them.
 	Messages []loop.Message
 	Throw    string
-}
-
-// TurnAnswer is prepareNextTurn's scripted answer; the zero value answers nothing.
-type TurnAnswer struct {
-	Context       *ContextChange
-	Messages      []loop.Message
-	Model         *loop.Model
-	ThinkingLevel loop.ThinkingLevel
-	Throw         string
 }
 
 // FinishAnswer is finishTurn's scripted answer.

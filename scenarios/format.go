@@ -3,16 +3,19 @@ package scenarios
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/goccy/go-yaml/ast"
 
+	"github.com/turnstile-dev/turnstile/docs"
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/sim"
 )
 
 // topKeys are the keys of a scenario file, in the order the README documents them.
-var topKeys = []string{"name", "description", "since", "tools", "undefinedTools", "context", "config", "hooks",
+var topKeys = []string{"name", "description", "since", "rules", "features", "tools", "undefinedTools", "context", "config", "hooks",
 	"provider", "extraResponse", "toolCalls", "user", "run", "continue", "expect"}
 
 // refs remembers where things are named, for the checks that relate parts of a file.
@@ -46,9 +49,10 @@ type trigger struct {
 }
 
 // decodeScenario reads a scenario file's root mapping.
-func (d *decoder) decodeScenario(root ast.Node, sc *sim.Scenario, ex *Expect, r *refs) {
+func (d *decoder) decodeScenario(root ast.Node, sc *sim.Scenario, file *File, r *refs) {
+	ex := &file.Expect
 	sawRun := false
-	var continueKey ast.Node
+	var continueKey, featuresKey ast.Node
 	for _, f := range d.mapping(root, "the scenario", topKeys...) {
 		switch f.key {
 		case "name":
@@ -57,6 +61,11 @@ func (d *decoder) decodeScenario(root ast.Node, sc *sim.Scenario, ex *Expect, r 
 			sc.Description = d.str(f.value, "description")
 		case "since":
 			sc.Since = d.str(f.value, "since")
+		case "rules":
+			sc.Rules = d.rules(f.value)
+		case "features":
+			featuresKey = f.keyN
+			file.Features = d.features(f.value)
 		case "tools":
 			for i, n := range d.sequence(f.value, "tools", false) {
 				sc.Tools = append(sc.Tools, d.tool(n, i, r))
@@ -103,6 +112,63 @@ func (d *decoder) decodeScenario(root ast.Node, sc *sim.Scenario, ex *Expect, r 
 		d.errorf(continueKey, "a scenario either runs prompts (run:) or continues (continue: true), not both")
 	case !sawRun && !sc.Continue:
 		d.errorAt(1, 1, "the scenario needs an entry point: run: [prompts…] or continue: true")
+	}
+	if featuresKey != nil && len(d.errs) == 0 {
+		d.checkFeatures(featuresKey, file.Features, sim.NeededFeatures(sc))
+	}
+}
+
+// rules reads the rules: list, ids of docs/SEMANTICS.md.
+func (d *decoder) rules(n ast.Node) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, item := range d.sequence(n, "rules", false) {
+		id := d.str(item, "a rule id")
+		switch {
+		case id == "":
+		case seen[id]:
+			d.errorf(item, "rule %s is listed twice", id)
+		case !docs.HasRule(id):
+			d.errorf(item, "unknown rule %q: docs/SEMANTICS.md defines no rule with that id", id)
+		default:
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// features reads the features: list, names of sim.Features.
+func (d *decoder) features(n ast.Node) []string {
+	out := []string{}
+	seen := map[string]bool{}
+	for _, item := range d.sequence(n, "features", false) {
+		name := d.str(item, "a feature")
+		switch {
+		case name == "":
+		case seen[name]:
+			d.errorf(item, "feature %s is listed twice", name)
+		case !slices.Contains(sim.Features, name):
+			d.errorf(item, "unknown feature %q (known: %s)", name, strings.Join(sim.Features, ", "))
+		default:
+			seen[name] = true
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// checkFeatures compares the features a file lists with those its content needs.
+func (d *decoder) checkFeatures(key ast.Node, listed, needed []string) {
+	for _, f := range needed {
+		if !slices.Contains(listed, f) {
+			d.errorf(key, "the scenario needs feature %s (docs/SEMANTICS.md, \"Optional features\"); add it to features:", f)
+		}
+	}
+	for _, f := range listed {
+		if !slices.Contains(needed, f) {
+			d.errorf(key, "features: lists %s, which the scenario does not need; remove it", f)
+		}
 	}
 }
 

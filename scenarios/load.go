@@ -30,6 +30,9 @@ type File struct {
 	Rel      string
 	Scenario *sim.Scenario
 	Expect   Expect
+	// Features is the file's features: list (nil without one); the loader has checked it
+	// against sim.NeededFeatures.
+	Features []string
 }
 
 // RecoveredPanic starts the message of an error that stands for a panic of the YAML
@@ -68,7 +71,7 @@ func Parse(filename, rel string, data []byte) (f *File, err error) {
 	f = &File{Path: filename, Rel: rel, Scenario: sc}
 	r := &refs{callIDs: map[string]ast.Node{}, dupCallIDs: map[string]bool{}, toolNames: map[string]ast.Node{}, undefinedTools: map[string]ast.Node{}}
 	d.collectAnchors(docs[0])
-	d.decodeScenario(docs[0], sc, &f.Expect, r)
+	d.decodeScenario(docs[0], sc, f, r)
 	if len(d.errs) == 0 {
 		d.check(sc, r)
 	}

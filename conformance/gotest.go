@@ -18,7 +18,7 @@ import (
 // testing/fstest.TestFS checks a file system: no protocol, no adapter process.
 type GoPort interface {
 	// Hello names the port and lists the hooks it supports (Hello.Hooks); scenarios that
-	// install others are skipped.
+	// install others, or need an optional feature it lacks (Hello.Lacks), are skipped.
 	Hello() Hello
 	// Run runs the port's loop for one scenario. It builds its configuration from
 	// env.Setup(), reaches the simulated world only through env (model, tools, hooks, clock),
@@ -89,6 +89,9 @@ func TestSuite(t *testing.T, port GoPort, suite []*sim.Scenario) {
 	}
 	for _, sc := range suite {
 		t.Run(sc.Name, func(t *testing.T) {
+			if reason := lacksReason(hello.Lacks, sc); reason != "" {
+				t.Skip(reason)
+			}
 			if sc.Since != "" && hello.Tracks != "" && VersionLess(hello.Tracks, sc.Since) {
 				t.Skipf("pins behaviour of pi %s; the port tracks pi %s", sc.Since, hello.Tracks)
 			}

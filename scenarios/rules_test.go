@@ -2,6 +2,7 @@ package scenarios_test
 
 import (
 	"encoding/json"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -127,5 +128,25 @@ func TestSchemaFeatures(t *testing.T) {
 	}
 	if got := schema.Properties.Features.Items.Enum; !slices.Equal(got, sim.Features) {
 		t.Errorf("schema.json's features are %v; sim.Features is %v", got, sim.Features)
+	}
+}
+
+// TestReadmeExampleLoads parses the complete example of README.md.
+func TestReadmeExampleLoads(t *testing.T) {
+	data, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(data), "## A complete example\n\n```yaml\n")
+	example, _, closed := strings.Cut(rest, "```\n")
+	if !ok || !closed {
+		t.Fatal("README.md: the complete example is missing")
+	}
+	f, err := scenarios.Parse("README.md", "example", []byte(example))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Scenario.Rules) == 0 {
+		t.Error("the README's example lists no rules")
 	}
 }

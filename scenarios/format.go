@@ -128,6 +128,8 @@ func (d *decoder) rules(n ast.Node) []string {
 		case id == "":
 		case seen[id]:
 			d.errorf(item, "rule %s is listed twice", id)
+		case !docs.HasRule(id) && docs.HasRule(strings.ToUpper(id)):
+			d.errorf(item, "unknown rule %q: rule ids are upper case (%s)", id, strings.ToUpper(id))
 		case !docs.HasRule(id):
 			d.errorf(item, "unknown rule %q: docs/SEMANTICS.md defines no rule with that id", id)
 		default:

@@ -83,16 +83,25 @@ func parseRules(doc string) []Rule {
 	return rules
 }
 
-var ruleSet = func() map[string]bool {
-	m := map[string]bool{}
+var ruleSet = func() map[string]Rule {
+	m := map[string]Rule{}
 	for _, r := range Rules() {
-		m[r.ID] = true
+		m[r.ID] = r
 	}
 	return m
 }()
 
 // HasRule reports whether SEMANTICS.md defines rule id.
-func HasRule(id string) bool { return ruleSet[id] }
+func HasRule(id string) bool {
+	_, ok := ruleSet[id]
+	return ok
+}
+
+// Lookup returns rule id of SEMANTICS.md, e.g. to cite it with its title in a finding.
+func Lookup(id string) (Rule, bool) {
+	r, ok := ruleSet[id]
+	return r, ok
+}
 
 // ErrorTexts returns the error texts of SEMANTICS.md in document order: each is the fenced
 // block that follows its bold id.

@@ -180,3 +180,13 @@ func TestUnpinnedReason(t *testing.T) {
 		t.Errorf("R-EV-AWAITED's unpinned reason read as %+v", r)
 	}
 }
+
+func TestLookup(t *testing.T) {
+	r, ok := docs.Lookup("R-POLL-B")
+	if !ok || r.Title != "the poll before a later turn" {
+		t.Errorf("Lookup(R-POLL-B) = %+v, %v", r, ok)
+	}
+	if _, ok := docs.Lookup("R-NOPE"); ok || docs.HasRule("R-NOPE") {
+		t.Error("an unknown id was found")
+	}
+}

@@ -25,14 +25,14 @@ import (
 type File struct {
 	// Path is the file's path as given (slash-separated within a file system).
 	Path string
+	// Features is the file's features: list (nil without one); the loader has checked it
+	// against sim.NeededFeatures.
+	Features []string
 	// Rel is the path relative to the root it was found under, without extension: the
 	// scenario's default name and its golden file's name.
 	Rel      string
 	Scenario *sim.Scenario
 	Expect   Expect
-	// Features is the file's features: list (nil without one); the loader has checked it
-	// against sim.NeededFeatures.
-	Features []string
 }
 
 // RecoveredPanic starts the message of an error that stands for a panic of the YAML

@@ -89,9 +89,6 @@ func TestSuite(t *testing.T, port GoPort, suite []*sim.Scenario) {
 	}
 	for _, sc := range suite {
 		t.Run(sc.Name, func(t *testing.T) {
-			if reason := lacksReason(hello.Lacks, sc); reason != "" {
-				t.Skip(reason)
-			}
 			if sc.Since != "" && hello.Tracks != "" && VersionLess(hello.Tracks, sc.Since) {
 				t.Skipf("pins behaviour of pi %s; the port tracks pi %s", sc.Since, hello.Tracks)
 			}
@@ -99,6 +96,9 @@ func TestSuite(t *testing.T, port GoPort, suite []*sim.Scenario) {
 				if !supported[h] {
 					t.Skipf("installs hook %s, which the port does not support", h)
 				}
+			}
+			if reason := lacksReason(hello.Lacks, sc); reason != "" {
+				t.Skip(reason)
 			}
 			synctest.Test(t, func(t *testing.T) {
 				res := verifyOne(sc, sim.NewReference(), &inProcess{port: port}, Strict, 3)

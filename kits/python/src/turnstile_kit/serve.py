@@ -129,9 +129,11 @@ class Kit:
         task = vloop.create_task(self.run(s))
 
         def done(t: asyncio.Task) -> None:
-            if t.cancelled() or self.wire.fatal is not None:
+            if t.cancelled():
                 return
             err = t.exception()
+            if self.wire.fatal is not None:
+                return
             if err is not None and not s.stopping:
                 traceback.print_exception(err, file=sys.stderr)
             self._end(s, None if err else t.result(), err)

@@ -1,0 +1,232 @@
+import asyncio
+import unittest
+
+from tests.harness import HELLO, answer, brief, deliver, serve, start, stop
+from turnstile_kit import STOPPED, CallError, SessionStopped, ToolError
+
+DONE = {"type": "done", "reason": "stop", "message": {"role": "assistant", "content": [], "stopReason": "stop"}}
+
+
+# The same toy loop twice: under asyncio and synchronous. Both must speak identically.
+async def async_loop(s):
+    s.hook("getSteeringMessages", {})
+    s.emit({"type": "agent_start", "at": s.now()})
+    stream = s.open_stream({"messages": []})
+    async for event in stream:
+        s.emit({"type": "message_update", "event": event["type"], "at": s.now()})
+    final = stream.result()
+    a = s.start_tool("t1", "x", {}, on_update=lambda p: s.emit({"type": "tool_execution_update", "p": p}))
+    b = s.start_tool("t2", "x", {})
+    results = await asyncio.gather(a, b)
+    return [final, {"results": results, "at": s.now()}]
+
+
+def sync_loop(s):
+    s.hook("getSteeringMessages", {})
+    s.emit({"type": "agent_start", "at": s.now()})
+    stream = s.open_stream({"messages": []})
+    for event in stream:
+        s.emit({"type": "message_update", "event": event["type"], "at": s.now()})
+    final = stream.result()
+    a = s.start_tool("t1", "x", {}, on_update=lambda p: s.emit({"type": "tool_execution_update", "p": p}))
+    b = s.start_tool("t2", "x", {})
+    results = [s.wait(a), s.wait(b)]
+    return [final, {"results": results, "at": s.now()}]
+
+
+SCRIPT = [
+    HELLO,
+    start(),
+    answer(1, {"messages": []}),
+    answer(2, {"stream": "1"}),
+    deliver("streamEvent", 5, "1", {"type": "start", "partial": {}}),
+    deliver("streamEvent", 6, "1", DONE),
+    answer(3, {}),
+    answer(4, {}),
+    deliver("toolUpdate", 7, "t1", {"content": "half"}),
+    deliver("toolResult", 8, "t2", {"result": "two"}),
+    deliver("toolResult", 9, "t1", {"result": "one"}),
+    stop(),
+]
+
+EXPECTED = [
+    "hello",
+    "call 1 hook:getSteeringMessages",
+    "ev agent_start",
+    "call 2 stream",
+    "idle",  # after start: the stream waits
+    "ev message_update",
+    "idle",
+    "ev message_update",  # done ends the iteration
+    "call 3 tool",
+    "call 4 tool",
+    "idle",
+    "ev tool_execution_update",
+    "idle",
+    "idle",  # t2's result: the loop still waits for t1
+    'end {"messages": [{"content": [], "role": "assistant", "stopReason": "stop"}, {"at": 9, "results": ["one", "two"]}]}',
+    "idle",
+    "stopped",
+]
+
+
+class ConversationTest(unittest.TestCase):
+    def test_asyncio_loop(self):
+        status, out = serve(async_loop, *SCRIPT)
+        self.assertEqual(status, 0)
+        self.assertEqual([brief(m) for m in out], EXPECTED)
+        self.assertEqual(out[0], {"type": "hello", "protocol": 1, "name": "test", "version": "0", "tracks": "1.6.0",
+                                  "capabilities": {"hooks": ["getSteeringMessages"]}})
+        self.assertEqual(out[2]["notification"]["data"]["at"], 0, "the clock reads 0 until the first delivery")
+        self.assertEqual(out[5]["notification"]["data"]["at"], 5, "the clock reads the delivery's now")
+        self.assertEqual(out[11]["notification"]["data"]["p"], {"content": "half"})
+
+    def test_synchronous_loop_speaks_the_same(self):
+        status, out = serve(sync_loop, *SCRIPT)
+        self.assertEqual(status, 0)
+        self.assertEqual([brief(m) for m in out], EXPECTED)
+
+    def test_clock_restarts_at_zero_for_each_session(self):
+        def loop(s):
+            return [{"at": s.now()}]
+
+        status, out = serve(loop, HELLO, start(1), deliver("abort", 40), stop(1), start(2), stop(2))
+        ends = [m["notification"]["data"] for m in out if m["type"] == "notify"]
+        self.assertEqual(ends, [{"messages": [{"at": 0}]}, {"messages": [{"at": 0}]}])
+        self.assertEqual([brief(m) for m in out],
+                         ["hello", 'end {"messages": [{"at": 0}]}', "idle", "idle", "stopped",
+                          'end {"messages": [{"at": 0}]}', "idle", "stopped"])
+
+
+class FailureTest(unittest.TestCase):
+    def both(self, make):
+        """Runs make(mode) for an async and a sync loop; returns both outputs."""
+        return [make(True), make(False)]
+
+    def test_a_call_answered_with_an_error_raises_it_in_the_loop(self):
+        seen = []
+
+        async def aloop(s):
+            try:
+                s.hook("getSteeringMessages", {})
+            except CallError as err:
+                seen.append(str(err))
+            raise ValueError("the run failed")
+
+        status, out = serve(aloop, HELLO, start(), answer(1, error="hook broke"), stop())
+        self.assertEqual(seen, ["hook broke"])
+        self.assertEqual([brief(m) for m in out],
+                         ["hello", "call 1 hook:getSteeringMessages", 'end {"error": "the run failed"}', "idle", "stopped"])
+
+    def test_stop_fails_every_wait_and_silences_the_loop(self):
+        for mode in ("async", "sync"):
+            seen = []
+
+            def wind_down(s, err):
+                seen.append(str(err))
+                s.emit({"type": "agent_end"})  # not reported after stop
+                try:
+                    s.hook("getSteeringMessages", {})  # not sent: fails locally
+                except SessionStopped as again:
+                    seen.append(f"call: {again}")
+                seen.append(f"aborted={s.signal.aborted}")
+
+            async def aloop(s):
+                run = s.start_tool("t1", "x", {})
+                try:
+                    await run
+                except ToolError:
+                    raise
+                except SessionStopped as err:
+                    wind_down(s, err)
+                return []
+
+            def sloop(s):
+                run = s.start_tool("t1", "x", {})
+                try:
+                    s.wait(run)
+                except SessionStopped as err:
+                    wind_down(s, err)
+                return []
+
+            status, out = serve(aloop if mode == "async" else sloop, HELLO, start(), answer(1, {}), stop())
+            self.assertEqual(status, 0)
+            self.assertEqual([brief(m) for m in out], ["hello", "call 1 tool", "idle", "stopped"], mode)
+            self.assertEqual(seen, [STOPPED, f"call: {STOPPED}", "aborted=True"], mode)
+
+    def test_a_failed_tool_and_a_failed_stream_raise_their_text(self):
+        seen = []
+
+        async def aloop(s):
+            try:
+                await s.run_tool("t1", "x", {})
+            except ToolError as err:
+                seen.append(f"tool: {err}")
+            stream = s.open_stream({})
+            try:
+                async for _ in stream:
+                    pass
+            except CallError as err:
+                seen.append(f"stream: {err}")
+            return []
+
+        serve(aloop, HELLO, start(), answer(1, {}), deliver("toolResult", 1, "t1", {"error": "disk full"}),
+              answer(2, {"stream": "7"}), deliver("streamFail", 2, "7", {"error": "socket closed"}), stop())
+        self.assertEqual(seen, ["tool: disk full", "stream: socket closed"])
+
+    def test_abort_fires_the_signal_listeners(self):
+        seen = []
+
+        async def aloop(s):
+            s.signal.add_listener(lambda: seen.append(("listener", s.now())))
+            stream = s.open_stream({})
+            async for _ in stream:
+                pass
+            seen.append(("aborted", s.signal.aborted))
+            return []
+
+        serve(aloop, HELLO, start(), answer(1, {"stream": "1"}), deliver("abort", 3),
+              deliver("streamEnd", 4, "1", {"message": {"stopReason": "aborted"}}), stop())
+        self.assertEqual(seen, [("listener", 3), ("aborted", True)])
+
+    def test_a_delivery_for_an_unknown_target_is_reported(self):
+        async def aloop(s):
+            await s.run_tool("t1", "x", {})
+
+        status, out = serve(aloop, HELLO, start(), answer(1, {}), deliver("toolResult", 1, "nope", {"result": 1}), stop())
+        self.assertIn({"type": "error", "session": 1, "message": 'delivery for unknown tool call "nope"'}, out)
+        self.assertEqual(out[-1]["type"], "stopped")
+
+    def test_a_wrong_answer_is_a_protocol_error(self):
+        for loop in (lambda s: s.hook("getSteeringMessages", {}),):
+            async def aloop(s):
+                loop(s)
+
+            status, out = serve(aloop, HELLO, start(), answer(9, {}))
+            self.assertEqual(status, 1)
+            self.assertEqual(brief(out[-1]), "error protocol error at line 3: an answer for unknown call id 9 (the outstanding call is 1)")
+            status, out = serve(lambda s: loop(s), HELLO, start(), stop())
+            self.assertEqual(status, 1)
+            self.assertEqual(brief(out[-1]), 'error protocol error at line 3: expected the answer to call 1, got a "stop" message')
+
+    def test_shutdown_or_the_end_of_input_mid_call_exits_cleanly(self):
+        for script in ([HELLO, start(), {"type": "shutdown"}], [HELLO, start()]):
+            for run in (lambda s: s.hook("getSteeringMessages", {}),):
+                async def aloop(s):
+                    try:
+                        run(s)
+                    except Exception:  # a loop's broad except must not swallow the shutdown
+                        s.emit({"type": "swallowed"})
+
+                status, out = serve(aloop, *script)
+                self.assertEqual(status, 0)
+                self.assertEqual([brief(m) for m in out], ["hello", "call 1 hook:getSteeringMessages"])
+
+    def test_other_protocol_versions_are_refused(self):
+        status, out = serve(lambda s: [], {"type": "hello", "protocol": 2})
+        self.assertEqual(status, 1)
+        self.assertEqual(out, [{"type": "error", "message": "the harness speaks protocol 2; this adapter speaks 1"}])
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -39,8 +39,11 @@ def _is(v: Any, t: str) -> bool:
     return actual == t or (t == "number" and actual == "integer")
 
 
-def _js_number(x: float) -> int | float:
-    return int(x) if math.isfinite(x) and x.is_integer() else x
+def _js_number(x: int | float) -> int | float:
+    """A number as JavaScript holds it: an integral float is an integer."""
+    if isinstance(x, float) and math.isfinite(x) and x.is_integer():
+        return int(x)
+    return x
 
 
 def _coerce(v: Any, t: str) -> tuple[bool, Any]:

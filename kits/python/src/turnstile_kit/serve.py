@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import os
 import sys
 import traceback
 from typing import Any, Awaitable, BinaryIO, Callable, Iterable, Union
@@ -135,7 +136,7 @@ class Kit:
             if self.wire.fatal is not None:
                 return
             if err is not None and not s.stopping:
-                traceback.print_exception(err, file=sys.stderr)
+                _log_failure(err)
             self._end(s, None if err else t.result(), err)
 
         task.add_done_callback(done)
@@ -174,7 +175,7 @@ class Kit:
         except Exception as e:  # the run failed: pi's rejected promise
             messages, err = None, e
             if not s.stopping:
-                traceback.print_exc(file=sys.stderr)
+                _log_failure(e)
         if s.stopping:
             self.wire.send({"type": "stopped", "session": s.id})
             return
@@ -197,6 +198,14 @@ class Kit:
 
 
 CLOCK = Clock()
+
+
+def _log_failure(err: BaseException) -> None:
+    """A failed run on stderr: one line, or the traceback when TURNSTILE_KIT_DEBUG is set."""
+    if os.environ.get("TURNSTILE_KIT_DEBUG"):
+        traceback.print_exception(err, file=sys.stderr)
+    else:
+        print(f"turnstile_kit: the run failed: {type(err).__name__}: {err}", file=sys.stderr)
 
 
 def now() -> int | float:

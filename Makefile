@@ -38,9 +38,12 @@ test-python:
 	cd kits/python && $(PYTHON) -m unittest
 
 # The example Python loop on the Python kit must pass the curated suite (semantic profile;
-# known gaps, if any, in examples/python-loop/expected-failures.txt).
+# known gaps, if any, in examples/python-loop/expected-failures.txt): the asyncio loop, then its
+# synchronous twin in the kit's synchronous mode.
 conform-python:
 	$(GO) run ./cmd/turnstile conform --impl "$(PYTHON) examples/python-loop/adapter.py" --profile semantic \
+		--expect-fail examples/python-loop/expected-failures.txt
+	$(GO) run ./cmd/turnstile conform --impl "$(PYTHON) examples/python-loop/adapter.py --sync" --profile semantic \
 		--expect-fail examples/python-loop/expected-failures.txt
 
 bench-vs-pi: bench/node_modules

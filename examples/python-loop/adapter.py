@@ -2,6 +2,9 @@
 """The turnstile adapter of the example Python loop (agentloop.py), on the Python kit.
 
     go run ./cmd/turnstile conform --impl "python3 examples/python-loop/adapter.py" --profile semantic
+    go run ./cmd/turnstile conform --impl "python3 examples/python-loop/adapter.py --sync" --profile semantic
+
+--sync runs the synchronous twin of the loop (syncloop.py) in the kit's synchronous mode.
 """
 
 import os
@@ -15,7 +18,11 @@ except ImportError:  # not pip-installed: use the kit from this repository
     sys.path.insert(0, os.path.join(HERE, "..", "..", "kits", "python", "src"))
     import turnstile_kit as kit
 
-from agentloop import Config, Context, Tool, run_agent_loop, run_agent_loop_continue  # noqa: E402
+SYNC = "--sync" in sys.argv[1:]
+if SYNC:
+    from syncloop import Config, Context, Tool, run_agent_loop, run_agent_loop_continue
+else:
+    from agentloop import Config, Context, Tool, run_agent_loop, run_agent_loop_continue
 
 
 def build(s: kit.Session):
@@ -71,7 +78,9 @@ def build(s: kit.Session):
 
     config = Config(model=setup["model"], clock=s.now, thinking_level=setup.get("thinkingLevel"),
                     api_key=setup.get("apiKey"), tool_execution=setup.get("toolExecution") or "parallel",
-                    **{name: awaitable(f) for name, f in hooks.items()})
+                    **{name: f if SYNC else awaitable(f) for name, f in hooks.items()})
+    if SYNC:
+        config.wait_any = s.wait_any
     context = Context(list(setup.get("messages") or []), by_name(setup.get("activeTools")))
     return context, config
 
@@ -88,10 +97,13 @@ def make_tool(s: kit.Session, ts: dict) -> Tool:
     async def execute(tool_call_id, args, _signal, on_update):
         return await s.run_tool(tool_call_id, ts["name"], args, on_update)
 
+    def start(tool_call_id, args, _signal, on_update):  # the synchronous loop's tools
+        return s.start_tool(tool_call_id, ts["name"], args, on_update)
+
     prepare = None
     if ts.get("prepareArguments") is not None:
         prepare = lambda args: {**(args or {}), **ts["prepareArguments"]}  # noqa: E731
-    return Tool(ts["name"], ts.get("description", ""), ts.get("parameters") or {}, execute,
+    return Tool(ts["name"], ts.get("description", ""), ts.get("parameters") or {}, start if SYNC else execute,
                 ts.get("executionMode"), prepare)
 
 
@@ -110,5 +122,18 @@ async def run(s: kit.Session):
     return await run_agent_loop(s.setup.get("prompts") or [], context, config, emit, s.signal, stream_fn)
 
 
+def run_sync(s: kit.Session):
+    context, config = build(s)
+
+    def stream_fn(model, messages, thinking_level, api_key, _signal):
+        return s.open_stream({"model": {k: model[k] for k in ("id", "api", "provider")}, "messages": messages,
+                              "thinkingLevel": thinking_level, "apiKey": api_key})
+
+    if s.setup.get("entry") == "continue":
+        return run_agent_loop_continue(context, config, s.emit, s.signal, stream_fn)
+    return run_agent_loop(s.setup.get("prompts") or [], context, config, s.emit, s.signal, stream_fn)
+
+
 if __name__ == "__main__":
-    kit.serve(run, name="python-example-loop", version="0.1.0", tracks="1.6.0", hooks=kit.ALL_HOOKS)
+    kit.serve(run_sync if SYNC else run, name="python-example-loop" + ("-sync" if SYNC else ""), version="0.1.0",
+              tracks="1.6.0", hooks=kit.ALL_HOOKS)

@@ -98,6 +98,52 @@ class ConversationTest(unittest.TestCase):
                           'end {"messages": [{"at": 0}]}', "idle", "stopped"])
 
 
+    def test_an_async_update_callback_runs_on_the_virtual_loop(self):
+        async def aloop(s):
+            async def on_update(partial):  # a coroutine: the kit must schedule it on its own loop
+                s.emit({"type": "tool_execution_update", "partial": partial})
+
+            return [await s.run_tool("t1", "x", {}, on_update)]
+
+        status, out = serve(aloop, HELLO, start(), answer(1, {}), deliver("toolUpdate", 1, "t1", {"n": 1}),
+                            deliver("toolResult", 2, "t1", {"result": "r"}), stop())
+        self.assertEqual([brief(m) for m in out], ["hello", "call 1 tool", "idle", "ev tool_execution_update", "idle",
+                                                    'end {"messages": ["r"]}', "idle", "stopped"])
+
+    def test_updates_after_the_result_are_not_passed_on(self):
+        seen = []
+
+        async def aloop(s):
+            return [await s.run_tool("t1", "x", {}, seen.append)]
+
+        serve(aloop, HELLO, start(), answer(1, {}), deliver("toolResult", 2, "t1", {"result": "r"}),
+              deliver("toolUpdate", 3, "t1", {"late": True}), stop())
+        self.assertEqual(seen, [])
+
+
+class StdoutTest(unittest.TestCase):
+    def test_print_goes_to_stderr_and_the_protocol_stays_clean(self):
+        import subprocess
+        import sys as _sys
+        import os as _os
+
+        src = _os.path.join(_os.path.dirname(__file__), "..", "src")
+        program = (
+            "import turnstile_kit as kit\n"
+            "def run(s):\n"
+            "    print('debugging output')\n"
+            "    return []\n"
+            "kit.serve(run, name='p', hooks=[])\n"
+        )
+        from tests.harness import lines
+        proc = subprocess.run([_sys.executable, "-c", program], input=lines(HELLO, start(), stop(), {"type": "shutdown"}),
+                              capture_output=True, env={**_os.environ, "PYTHONPATH": src}, timeout=30)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual([brief(__import__("json").loads(x)) for x in proc.stdout.decode().splitlines()],
+                         ["hello", 'end {"messages": []}', "idle", "stopped"])
+        self.assertIn(b"debugging output", proc.stderr)
+
+
 class FailureTest(unittest.TestCase):
     def both(self, make):
         """Runs make(mode) for an async and a sync loop; returns both outputs."""

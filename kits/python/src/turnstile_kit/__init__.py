@@ -5,7 +5,7 @@ the rest: hello, sessions, calls and answers, notifications, deliveries, the vir
 idle detection (exact, see vloop.py), stop and shutdown, for asyncio and synchronous loops.
 """
 
-from .serve import ALL_HOOKS, PROTOCOL, Kit, error_text, now, serve
+from .server import ALL_HOOKS, PROTOCOL, Kit, error_text, now, serve
 from .session import (STOPPED, AbortSignal, CallError, Clock, DeliveryError, Session, SessionStopped,
                       Stream, ToolError, ToolRun)
 from .timepatch import install_virtual_time

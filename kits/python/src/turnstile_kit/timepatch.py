@@ -15,7 +15,7 @@ def install_virtual_time(clock: Clock | None = None) -> None:
     with ``round(t * 1000)``, not ``int()`` (0.57 * 1000 is 569.999…). Prefer passing
     :func:`turnstile_kit.now` (milliseconds) to your loop as its clock.
     """
-    from .serve import CLOCK
+    from .server import CLOCK
 
     c = clock or CLOCK
     seconds = lambda: c.ms / 1000  # noqa: E731

@@ -146,9 +146,9 @@ class Kit:
             if self.wire.fatal is not None:  # a task met shutdown / a protocol error in a call
                 raise self.wire.fatal
 
-        settle()
-        self.wire.send({"type": "idle", "session": s.id})
         try:
+            settle()
+            self.wire.send({"type": "idle", "session": s.id})
             while True:
                 msg = self._next(s)
                 if msg["type"] == "stop":
@@ -163,6 +163,8 @@ class Kit:
                     settle()
                     self.wire.send({"type": "idle", "session": s.id})
         finally:
+            if task.done() and not task.cancelled():
+                task.exception()  # retrieved: a shutdown met inside the run is not an error to log
             vloop.close()
 
     # synchronous: the run is called directly; it parks in the kit whenever it waits.
@@ -222,5 +224,8 @@ def serve(run: RunFn, *, name: str, version: str = "0.0.0", tracks: str = "1.6.0
     asyncio loop, a plain ``def`` for a synchronous one. ``hooks`` are the hooks you can
     install (the hello's ``capabilities.hooks``).
     """
-    kit = Kit(run, name=name, version=version, tracks=tracks, hooks=hooks, capabilities=capabilities)
+    protocol_out = sys.stdout.buffer
+    sys.stdout = sys.stderr  # print() in the loop or the adapter must not corrupt the protocol
+    kit = Kit(run, name=name, version=version, tracks=tracks, hooks=hooks, capabilities=capabilities,
+              writer=protocol_out)
     sys.exit(kit.serve())

@@ -20,6 +20,9 @@ TRACKS = "1.6.0"  # the pi release whose behaviour you claim
 
 # FILL 3: the hooks your loop can install (pi's names); scenarios needing others are skipped.
 HOOKS = kit.ALL_HOOKS
+# and the optional features it lacks (docs/SEMANTICS.md, "Optional features"), e.g.
+# ["continue", "customMessages", "throwingHooks"]: their scenarios are skipped, with the reason.
+LACKS = []
 
 
 def wire_context(messages, tools):
@@ -104,4 +107,4 @@ async def run(s: kit.Session):
 # A synchronous loop: make run a plain `def`, call hooks without await, iterate streams with
 # `for`, and wait for tools with s.wait(s.start_tool(...)) or s.wait_any([...]).
 if __name__ == "__main__":
-    kit.serve(run, name=NAME, version=VERSION, tracks=TRACKS, hooks=HOOKS)
+    kit.serve(run, name=NAME, version=VERSION, tracks=TRACKS, hooks=HOOKS, lacks=LACKS)

@@ -122,7 +122,7 @@ class ConversationTest(unittest.TestCase):
 
 
 class StdoutTest(unittest.TestCase):
-    def test_print_goes_to_stderr_and_the_protocol_stays_clean(self):
+    def test_serve_print_goes_to_stderr_and_the_hello_says_what_the_loop_lacks(self):
         import subprocess
         import sys as _sys
         import os as _os
@@ -133,7 +133,7 @@ class StdoutTest(unittest.TestCase):
             "def run(s):\n"
             "    print('debugging output')\n"
             "    return []\n"
-            "kit.serve(run, name='p', hooks=[])\n"
+            "kit.serve(run, name='p', hooks=['finishTurn'], lacks=['continue'])\n"
         )
         from tests.harness import lines
         proc = subprocess.run([_sys.executable, "-c", program], input=lines(HELLO, start(), stop(), {"type": "shutdown"}),
@@ -142,6 +142,8 @@ class StdoutTest(unittest.TestCase):
         self.assertEqual([brief(__import__("json").loads(x)) for x in proc.stdout.decode().splitlines()],
                          ["hello", 'end {"messages": []}', "idle", "stopped"])
         self.assertIn(b"debugging output", proc.stderr)
+        hello = __import__("json").loads(proc.stdout.decode().splitlines()[0])
+        self.assertEqual(hello["capabilities"], {"hooks": ["finishTurn"], "lacks": ["continue"]})
 
 
 class FailureTest(unittest.TestCase):

@@ -216,16 +216,24 @@ def now() -> int | float:
 
 
 def serve(run: RunFn, *, name: str, version: str = "0.0.0", tracks: str = "1.6.0",
-          hooks: Iterable[str] = (), capabilities: dict[str, Any] | None = None) -> None:
+          hooks: Iterable[str] = (), lacks: Iterable[str] = (),
+          capabilities: dict[str, Any] | None = None) -> None:
     """Serves the protocol on stdin/stdout and exits: 0 at shutdown, 1 after a protocol error.
 
     ``run(session)`` builds the loop for ``session.setup`` and runs it, returning the run's new
     messages (the ``end`` notification) or raising (a failed run). Make it ``async def`` for an
     asyncio loop, a plain ``def`` for a synchronous one. ``hooks`` are the hooks you can
-    install (the hello's ``capabilities.hooks``).
+    install (the hello's ``capabilities.hooks``); ``lacks`` the optional features your loop
+    does not have (``capabilities.lacks``: continue, severalPrompts, customMessages,
+    prepareArguments, argumentMutation, throwingHooks, throwingStreams, argumentsError,
+    structuredContent), whose scenarios the harness then skips; ``capabilities`` adds any other
+    key. stdout carries the protocol only: from here on ``print`` writes to stderr.
     """
     protocol_out = sys.stdout.buffer
     sys.stdout = sys.stderr  # print() in the loop or the adapter must not corrupt the protocol
-    kit = Kit(run, name=name, version=version, tracks=tracks, hooks=hooks, capabilities=capabilities,
+    extra = dict(capabilities or {})
+    if lacks:
+        extra["lacks"] = list(lacks)
+    kit = Kit(run, name=name, version=version, tracks=tracks, hooks=hooks, capabilities=extra,
               writer=protocol_out)
     sys.exit(kit.serve())

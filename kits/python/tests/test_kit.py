@@ -237,6 +237,25 @@ class FailureTest(unittest.TestCase):
               deliver("streamEnd", 4, "1", {"message": {"stopReason": "aborted"}}), stop())
         self.assertEqual(seen, [("listener", 3), ("aborted", True)])
 
+    def test_an_abort_listener_can_use_asyncio(self):
+        seen = []
+
+        async def aloop(s):
+            woken = asyncio.Event()
+            s.signal.add_listener(woken.set)  # an asyncio.Event made inside the loop
+            s.signal.add_listener(lambda: asyncio.ensure_future(note()))
+
+            async def note():
+                seen.append("task made by a listener ran")
+
+            await woken.wait()
+            seen.append("woken")
+            return []
+
+        status, out = serve(aloop, HELLO, start(), deliver("abort", 3), stop())
+        self.assertEqual(seen, ["woken", "task made by a listener ran"])
+        self.assertEqual([brief(m) for m in out], ["hello", "idle", 'end {"messages": []}', "idle", "stopped"])
+
     def test_a_delivery_for_an_unknown_target_is_reported(self):
         async def aloop(s):
             await s.run_tool("t1", "x", {})

@@ -152,14 +152,17 @@ class Kit:
             while True:
                 msg = self._next(s)
                 if msg["type"] == "stop":
-                    s.stop()
+                    with vloop.entered():
+                        s.stop()
                     settle()
                     for t in asyncio.all_tasks(vloop):
                         t.cancel()
                     settle()
                     self.wire.send({"type": "stopped", "session": s.id})
                     return
-                if self._apply(s, msg):
+                with vloop.entered():
+                    applied = self._apply(s, msg)
+                if applied:
                     settle()
                     self.wire.send({"type": "idle", "session": s.id})
         finally:

@@ -355,23 +355,15 @@ class Session:
                 return
             if kind == "toolUpdate":
                 if run.on_update is not None:
-                    if self.vloop is not None:  # runs first thing in the loop, where tasks can be made
-                        self.vloop.call_soon(self._update, run, d.get("data"))
-                    else:
-                        run.on_update(d.get("data"))
+                    out = run.on_update(d.get("data"))  # at once, as pi's onUpdate
+                    if inspect.isawaitable(out):  # asyncio: the kit applies deliveries inside its loop
+                        asyncio.ensure_future(out, loop=self._loop())
             elif isinstance(data.get("error"), str) and data["error"] != "":
                 run._settle(error=ToolError(data["error"]))
             else:
                 run._settle(result=data.get("result"))
         else:
             raise DeliveryError(f'unknown delivery kind "{kind}"')
-
-    def _update(self, run: ToolRun, data: Any) -> None:
-        if run.settled or self.stopping:
-            return
-        out = run.on_update(data)
-        if inspect.isawaitable(out):
-            asyncio.ensure_future(out, loop=self.vloop)
 
     def stop(self) -> None:
         """Stops the session: nothing more is reported, every wait fails, the signal fires."""

@@ -16,12 +16,17 @@ What a loop cannot do on it, and why: real timers (``asyncio.sleep(d > 0)``, ``c
 ``wait_for`` with a timeout) — time only moves with deliveries; threads
 (``run_in_executor``, ``to_thread``, ``call_soon_threadsafe``) and I/O — they would make
 progress that the kit cannot see. Each raises :class:`VirtualLoopError` with the reason.
+
+It uses two semi-public pieces of asyncio meant for loop implementations:
+``asyncio.events._set_running_loop`` / ``_get_running_loop`` (exported in ``asyncio.events.__all__``)
+and ``Handle._run`` (which routes a callback's exception to the exception handler).
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import contextvars
 import sys
 from typing import Any, Callable
@@ -69,6 +74,17 @@ class VirtualLoop(asyncio.AbstractEventLoop):
                     raise VirtualLoopError(f"the loop never became idle ({MAX_STEPS} callbacks in a row)")
         finally:
             self._running = False
+            asyncio.events._set_running_loop(previous)
+
+    @contextlib.contextmanager
+    def entered(self):
+        """Runs a block as if inside the loop (get_running_loop() is this loop), e.g. a delivery's
+        callbacks: abort listeners and tool updates may create tasks and futures."""
+        previous = asyncio.events._get_running_loop()
+        asyncio.events._set_running_loop(self)
+        try:
+            yield self
+        finally:
             asyncio.events._set_running_loop(previous)
 
     def has_ready(self) -> bool:

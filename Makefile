@@ -32,10 +32,11 @@ conform:
 conform-pi: conformance/adapters/pi/node_modules
 	$(GO) run ./cmd/turnstile conform --impl "node conformance/adapters/pi/adapter.mjs"
 
-# The Python kit's own tests (standard library unittest).
+# The Python kit's own tests, and the example loop's validator against pi's cases (unittest).
 PYTHON ?= python3
 test-python:
 	cd kits/python && $(PYTHON) -m unittest
+	cd examples/python-loop && $(PYTHON) -m unittest
 
 # The example Python loop on the Python kit must pass the curated suite (semantic profile;
 # known gaps, if any, in examples/python-loop/expected-failures.txt): the asyncio loop, then its

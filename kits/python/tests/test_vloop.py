@@ -1,7 +1,7 @@
 import asyncio
 import unittest
 
-from tests.harness import sys  # noqa: F401  (puts src on the path)
+import tests.harness  # noqa: F401  (puts src on sys.path)
 from turnstile_kit import VirtualLoop, VirtualLoopError
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import inspect
-import json
 from typing import Any, Callable, Iterable
 
 from .wire import ProtocolError, Wire
@@ -374,7 +373,3 @@ class Session:
         for run in self.tools.values():
             run._settle(error=SessionStopped())
 
-
-def dumps(value: Any) -> str:
-    """Compact JSON as the protocol writes it."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)

@@ -289,6 +289,43 @@ class FailureTest(unittest.TestCase):
                 self.assertEqual(status, 0)
                 self.assertEqual([brief(m) for m in out], ["hello", "call 1 hook:getSteeringMessages"])
 
+    def test_an_event_that_is_not_json_ends_the_adapter_with_a_clear_error(self):
+        class Message:  # a port's own class, not converted at the adapter's edge
+            pass
+
+        async def aloop(s):
+            s.emit({"type": "message_start", "message": Message()})
+            return []
+
+        status, out = serve(aloop, HELLO, start())
+        self.assertEqual(status, 1)
+        self.assertEqual(out[-1]["type"], "error")
+        self.assertEqual(out[-1]["session"], 1)
+        self.assertTrue(out[-1]["message"].startswith(
+            "the event message_start is not JSON: Object of type Message is not JSON serializable"), out[-1]["message"])
+
+    def test_to_json_converts_the_loops_objects(self):
+        import io
+        import json
+        from tests.harness import lines
+        from turnstile_kit import Kit
+
+        class Message:
+            def __init__(self, text):
+                self.text = text
+
+        def loop(s):
+            s.emit({"type": "message_start", "message": Message("hi")})
+            return [Message("hi")]
+
+        buf = io.BytesIO()
+        kit = Kit(loop, name="t", version="0", tracks="1.6.0", hooks=[], reader=io.BytesIO(lines(HELLO, start(), stop())),
+                  writer=buf, to_json=lambda m: {"role": "user", "content": m.text})
+        self.assertEqual(kit.serve(), 0)
+        out = [json.loads(x) for x in buf.getvalue().decode().splitlines()]
+        self.assertEqual(out[1]["notification"]["data"]["message"], {"role": "user", "content": "hi"})
+        self.assertEqual(out[2]["notification"]["data"], {"messages": [{"role": "user", "content": "hi"}]})
+
     def test_other_protocol_versions_are_refused(self):
         status, out = serve(lambda s: [], {"type": "hello", "protocol": 2})
         self.assertEqual(status, 1)

@@ -10,10 +10,10 @@ from .session import (STOPPED, AbortSignal, CallError, Clock, DeliveryError, Ses
                       Stream, ToolError, ToolRun)
 from .timepatch import install_virtual_time
 from .vloop import VirtualLoop, VirtualLoopError
-from .wire import ProtocolError, Shutdown
+from .wire import AdapterError, ProtocolError, Shutdown
 
 __all__ = [
-    "ALL_HOOKS", "PROTOCOL", "STOPPED", "AbortSignal", "CallError", "Clock", "DeliveryError", "Kit",
+    "ALL_HOOKS", "PROTOCOL", "AdapterError", "STOPPED", "AbortSignal", "CallError", "Clock", "DeliveryError", "Kit",
     "ProtocolError", "Session", "SessionStopped", "Shutdown", "Stream", "ToolError", "ToolRun",
     "VirtualLoop", "VirtualLoopError", "error_text", "install_virtual_time", "now", "serve",
 ]

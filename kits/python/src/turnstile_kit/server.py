@@ -11,7 +11,7 @@ from typing import Any, Awaitable, BinaryIO, Callable, Iterable, Union
 
 from .session import Clock, DeliveryError, Session
 from .vloop import VirtualLoop
-from .wire import ProtocolError, Shutdown, Wire
+from .wire import AdapterError, ProtocolError, Shutdown, Wire
 
 PROTOCOL = 1
 
@@ -34,14 +34,16 @@ class Kit:
 
     def __init__(self, run: RunFn, *, name: str, version: str, tracks: str, hooks: Iterable[str],
                  capabilities: dict[str, Any] | None = None, clock: Clock | None = None,
-                 reader: BinaryIO | None = None, writer: BinaryIO | None = None) -> None:
+                 reader: BinaryIO | None = None, writer: BinaryIO | None = None,
+                 to_json: Callable[[Any], Any] | None = None) -> None:
         self.run = run
         self.is_async = inspect.iscoroutinefunction(run)
         self.hello = {"type": "hello", "protocol": PROTOCOL, "name": name, "version": version,
                       "tracks": tracks, "capabilities": {"hooks": list(hooks), **(capabilities or {})}}
-        self.wire = Wire(reader, writer)
+        self.wire = Wire(reader, writer, to_json)
         self.clock = clock or CLOCK
         self.session: Session | None = None
+        self.failed_session: int | None = None  # the session a fatal error ended, for its report
         self.call_id = 0
 
     def _next_call_id(self) -> int:
@@ -66,8 +68,9 @@ class Kit:
                     raise ProtocolError(f'protocol error at line {self.wire.line}: unexpected "{kind}" message (no session is running)')
         except Shutdown:
             return 0
-        except ProtocolError as err:
-            self._report(str(err))
+        except (ProtocolError, AdapterError) as err:
+            self.wire.fatal = None
+            self._report(str(err), self.failed_session)
             return 1
 
     def _report(self, message: str, session: int | None = None) -> None:
@@ -93,6 +96,9 @@ class Kit:
                 self._run_async(s)
             else:
                 self._run_sync(s)
+        except SystemExit:
+            self.failed_session = s.id
+            raise
         finally:
             self.session = None
 
@@ -175,7 +181,7 @@ class Kit:
         try:
             messages = self.run(s)
             err = None
-        except (Shutdown, ProtocolError):
+        except SystemExit:  # Shutdown, ProtocolError, AdapterError
             raise
         except Exception as e:  # the run failed: pi's rejected promise
             messages, err = None, e
@@ -220,7 +226,7 @@ def now() -> int | float:
 
 def serve(run: RunFn, *, name: str, version: str = "0.0.0", tracks: str = "1.6.0",
           hooks: Iterable[str] = (), lacks: Iterable[str] = (),
-          capabilities: dict[str, Any] | None = None) -> None:
+          capabilities: dict[str, Any] | None = None, to_json: Callable[[Any], Any] | None = None) -> None:
     """Serves the protocol on stdin/stdout and exits: 0 at shutdown, 1 after a protocol error.
 
     ``run(session)`` builds the loop for ``session.setup`` and runs it, returning the run's new
@@ -230,7 +236,8 @@ def serve(run: RunFn, *, name: str, version: str = "0.0.0", tracks: str = "1.6.0
     does not have (``capabilities.lacks``: continue, severalPrompts, customMessages,
     prepareArguments, argumentMutation, throwingHooks, throwingStreams, argumentsError,
     structuredContent), whose scenarios the harness then skips; ``capabilities`` adds any other
-    key. stdout carries the protocol only: from here on ``print`` writes to stderr.
+    key. ``to_json(obj)`` turns objects ``json`` cannot write (your message classes) into JSON
+    values in pi's shapes; without it such an object ends the adapter with a clear error. stdout carries the protocol only: from here on ``print`` writes to stderr.
     """
     protocol_out = sys.stdout.buffer
     sys.stdout = sys.stderr  # print() in the loop or the adapter must not corrupt the protocol
@@ -238,5 +245,5 @@ def serve(run: RunFn, *, name: str, version: str = "0.0.0", tracks: str = "1.6.0
     if lacks:
         extra["lacks"] = list(lacks)
     kit = Kit(run, name=name, version=version, tracks=tracks, hooks=hooks, capabilities=extra,
-              writer=protocol_out)
+              writer=protocol_out, to_json=to_json)
     sys.exit(kit.serve())

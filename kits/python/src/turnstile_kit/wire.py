@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Callable
 
 MAX_LINE = 16 * 1024 * 1024
 
@@ -20,6 +20,13 @@ class ProtocolError(SystemExit):
         return str(self.args[0]) if self.args else "protocol error"
 
 
+class AdapterError(SystemExit):
+    """The adapter cannot go on (e.g. an event that is not JSON); reported to the harness, exit 1."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "adapter error"
+
+
 class Shutdown(SystemExit):
     """The harness said shutdown, or closed stdin: the adapter exits with status 0 (see ProtocolError)."""
 
@@ -27,7 +34,9 @@ class Shutdown(SystemExit):
 class Wire:
     """Reads the harness's messages and writes the adapter's, a line each."""
 
-    def __init__(self, reader: BinaryIO | None = None, writer: BinaryIO | None = None) -> None:
+    def __init__(self, reader: BinaryIO | None = None, writer: BinaryIO | None = None,
+                 to_json: Callable[[Any], Any] | None = None) -> None:
+        self.to_json = to_json  # json.dumps's default: turns the loop's own objects into JSON values
         self.reader = reader if reader is not None else sys.stdin.buffer
         self.writer = writer if writer is not None else sys.stdout.buffer
         self.line = 0  # lines read so far
@@ -36,7 +45,20 @@ class Wire:
 
     def send(self, msg: dict[str, Any]) -> None:
         """Writes one message as a line and flushes it."""
-        data = json.dumps(msg, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        try:
+            data = json.dumps(msg, separators=(",", ":"), ensure_ascii=False, allow_nan=False, default=self.to_json)
+        except (TypeError, ValueError) as err:
+            what = msg.get("type", "message")
+            if what == "notify":
+                what = f'{msg["notification"]["kind"]} notification'
+                data = msg["notification"].get("data")
+                if isinstance(data, dict) and isinstance(data.get("type"), str):
+                    what = f'event {data["type"]}'
+            elif what == "call":
+                what = f'{msg["call"]["kind"]} call'
+            self.fatal = AdapterError(f"the {what} is not JSON: {err} (convert your loop's objects to pi's JSON "
+                                      "shapes in the adapter, or give serve(to_json=...))")
+            raise self.fatal from None
         self.writer.write(data.encode("utf-8") + b"\n")
         self.writer.flush()
         self.written += 1

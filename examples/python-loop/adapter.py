@@ -11,12 +11,9 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-try:
-    import turnstile_kit as kit
-except ImportError:  # not pip-installed: use the kit from this repository
-    sys.path.insert(0, os.path.join(HERE, "..", "..", "kits", "python", "src"))
-    import turnstile_kit as kit
+REPO_KIT = os.path.join(HERE, "..", "..", "kits", "python", "src")
+sys.path[:0] = [HERE] + ([REPO_KIT] if os.path.isdir(REPO_KIT) else [])  # this repository's kit, else an installed one
+import turnstile_kit as kit  # noqa: E402
 
 SYNC = "--sync" in sys.argv[1:]
 if SYNC:

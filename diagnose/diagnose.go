@@ -27,13 +27,14 @@ type Options struct {
 }
 
 // Diagnose returns every finding of an implementation's trace (got) against the reference's
-// (want) for scenario sc: the divergences, region by region and field by field, the broken
-// invariants, the unmet expectations and the implementation's error, in that order. A nil
-// got (the implementation produced no trace) gives only the error.
+// (want) for scenario sc: the implementation's error, then the divergences, region by region
+// and field by field, then the broken invariants and the unmet expectations. A nil got (the
+// implementation produced no trace) gives only the error; when the implementation failed
+// (opts.RunError), invariants and expectations are not judged.
 func Diagnose(sc Scenario, want, got *sim.Trace, opts Options) []Finding {
 	var out []Finding
 	if opts.RunError != nil {
-		out = append(out, errorFinding(opts.RunError))
+		out = append(out, errorFinding(sc.Name, opts.RunError))
 	}
 	if want == nil || got == nil {
 		return out
@@ -51,6 +52,11 @@ func Diagnose(sc Scenario, want, got *sim.Trace, opts Options) []Finding {
 		}
 	}
 	out = append(out, divs...)
+	if opts.RunError != nil {
+		// A trace cut short by the implementation's failure breaks invariants and
+		// expectations for that reason alone.
+		return out
+	}
 	out = append(out, invariantFindings(want, got, opts.Invariants, first, len(divs) > 0)...)
 	if sc.Expect != nil {
 		for _, p := range sc.Expect.Check(got) {
@@ -83,14 +89,19 @@ func StrictValue(e sim.Entry) any {
 	return v
 }
 
-func errorFinding(err error) Finding {
+func errorFinding(scenario string, err error) Finding {
 	msg := err.Error()
+	// The harness prefixes "scenario NAME: "; the signature must not carry the name.
+	general := strings.TrimPrefix(firstLine(msg), "scenario "+scenario+": ")
+	if scenario != "" {
+		general = strings.ReplaceAll(general, scenario, "…")
+	}
 	return Finding{
 		Kind: Error, Rule: "the conformance protocol (conformance/PROTOCOL.md)",
-		Says:      "the implementation failed to run the scenario: " + msg,
+		Says:      "the implementation failed to run the scenario: " + general,
 		Actual:    msg,
-		Signature: "error: " + valueFree(firstLine(msg)),
-		Headline:  "the implementation fails: " + valueFree(firstLine(msg)),
+		Signature: "error: " + valueFree(general),
+		Headline:  "the implementation fails: " + valueFree(general),
 	}
 }
 
@@ -171,8 +182,12 @@ func region(rule string, want, got []sim.Entry, miss, extra []int, nextW, nextG 
 	default:
 		wk, gk := Key(want[miss[0]]), Key(got[extra[0]])
 		f.At = Position{Expected: miss[0] + 1, Actual: extra[0] + 1}
-		f.Says = fmt.Sprintf("where the reference has %s starting with %q, the implementation has %s starting with %q: they differ in kind",
-			entries(len(miss)), wk, entries(len(extra)), gk)
+		differ := "kind"
+		if want[miss[0]].Kind == got[extra[0]].Kind {
+			differ = "type"
+		}
+		f.Says = fmt.Sprintf("where the reference has %s starting with %q, the implementation has %s starting with %q: they differ in %s",
+			entries(len(miss)), wk, entries(len(extra)), gk, differ)
 		f.Signature = gk + " instead of " + wk
 		f.Headline = "a " + gk + " where the reference has a " + wk
 	}

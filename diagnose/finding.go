@@ -62,6 +62,13 @@ type Finding struct {
 	Cause string `json:"cause,omitempty"`
 }
 
+// maxRegionShown is the number of entries of a region Text shows as full JSON lines; a
+// longer region shows its timeline lines only.
+const maxRegionShown = 3
+
+// maxLinesShown is the number of timeline lines of a region Text shows.
+const maxLinesShown = 12
+
 // String is the finding in one paragraph: kind, rule, sentence, and the values.
 func (f Finding) String() string { return f.Text("") }
 
@@ -89,17 +96,30 @@ func (f Finding) Text(indent string) string {
 	if f.Rule != "" {
 		fmt.Fprintf(&b, "%s    rule: %s\n", indent, indentRest(f.Rule, indent+"          "))
 	}
-	if f.ExpectedLine != "" {
-		for _, l := range strings.Split(f.ExpectedLine, "\n") {
-			fmt.Fprintf(&b, "%s  - %s\n", indent, l)
+	lines := func(text, mark string) {
+		if text == "" {
+			return
+		}
+		ls := strings.Split(text, "\n")
+		for i, l := range ls {
+			if i == maxLinesShown && len(ls) > maxLinesShown+1 {
+				fmt.Fprintf(&b, "%s  %s … %d more entries\n", indent, mark, len(ls)-i)
+				break
+			}
+			fmt.Fprintf(&b, "%s  %s %s\n", indent, mark, l)
 		}
 	}
-	if f.ActualLine != "" {
-		for _, l := range strings.Split(f.ActualLine, "\n") {
-			fmt.Fprintf(&b, "%s  + %s\n", indent, l)
+	lines(f.ExpectedLine, "-")
+	lines(f.ActualLine, "+")
+	region := f.Path == "" && (strings.Count(f.Expected, "\n") >= maxRegionShown || strings.Count(f.Actual, "\n") >= maxRegionShown)
+	switch {
+	case f.Kind == Error:
+		if f.Actual != "" && f.Actual != strings.TrimPrefix(f.Says, "the implementation failed to run the scenario: ") {
+			fmt.Fprintf(&b, "%s    the error in full: %s\n", indent, indentRest(f.Actual, indent+"      "))
 		}
-	}
-	if f.Path != "" || f.Expected != "" || f.Actual != "" {
+	case region:
+		fmt.Fprintf(&b, "%s    (the entries in full are in the JSON report)\n", indent)
+	case f.Path != "" || f.Expected != "" || f.Actual != "":
 		where := ""
 		if f.Path != "" {
 			where = " " + f.Path

@@ -36,60 +36,75 @@ type Cause struct {
 }
 
 // Group picks the causes of a suite's diagnoses, ranked by the number of scenarios they
-// touch (most first; then by signature). It proceeds greedily: the signature found in the
-// most scenarios not yet explained becomes a cause and explains them, until every scenario
-// with findings is explained. Ties go to the signature that is more often a scenario's
-// first (not a consequence) finding, then to invariants, which name their rule. Group sets
+// touch (most first; then by signature). It proceeds greedily: the signature that is a root
+// finding (not a consequence of an earlier divergence) in the most scenarios not yet
+// explained becomes a cause and explains them, until every scenario with findings is
+// explained. A finding after the first divergence never explains a scenario: it may be the
+// divergence's consequence, and two defects often end in the same symptom. Ties go to
+// invariants, which name their rule, then to the signature with more root findings in the
+// scenarios it would explain, then to the first signature in order. Group sets
 // each finding's Cause: the title of the cause of its signature, or else of the cause that
 // explains its scenario.
 func Group(ds []Diagnosis) []Cause {
 	type stat struct {
-		scenarios []int // indexes into ds, each once
-		primary   int   // findings of this signature that are not consequences
+		scenarios []int       // indexes into ds, each once
+		roots     []int       // the scenarios where a finding of this signature is not a consequence
+		primary   map[int]int // per scenario, the findings of this signature that are not consequences
 		kind      Kind
 	}
 	stats := map[string]*stat{}
 	for i, d := range ds {
-		seen := map[string]bool{}
+		seen, root := map[string]bool{}, map[string]bool{}
+		anyRoot := false
+		for _, f := range d.Findings {
+			anyRoot = anyRoot || !f.Consequence
+		}
 		for _, f := range d.Findings {
 			s := stats[f.Signature]
 			if s == nil {
-				s = &stat{kind: f.Kind}
+				s = &stat{kind: f.Kind, primary: map[int]int{}}
 				stats[f.Signature] = s
 			}
 			if !f.Consequence {
-				s.primary++
+				s.primary[i]++
 			}
 			if !seen[f.Signature] {
 				seen[f.Signature] = true
 				s.scenarios = append(s.scenarios, i)
+			}
+			// A scenario whose findings are all consequences (none should be) lets any
+			// of them explain it.
+			if (!f.Consequence || !anyRoot) && !root[f.Signature] {
+				root[f.Signature] = true
+				s.roots = append(s.roots, i)
 			}
 		}
 	}
 	explained := make([]int, len(ds)) // index+1 of the cause explaining ds[i]; 0: none yet
 	var chosen []string
 	for {
-		best, bestN := "", 0
+		best, bestN, bestP := "", 0, 0
 		for _, sig := range sortedKeys(stats) {
 			s := stats[sig]
-			n := 0
-			for _, i := range s.scenarios {
+			n, p := 0, 0
+			for _, i := range s.roots {
 				if explained[i] == 0 {
 					n++
+					p += s.primary[i]
 				}
 			}
 			if n == 0 {
 				continue
 			}
-			if best == "" || n > bestN || (n == bestN && better(s.primary, s.kind, stats[best].primary, stats[best].kind)) {
-				best, bestN = sig, n
+			if best == "" || n > bestN || (n == bestN && better(p, s.kind, bestP, stats[best].kind)) {
+				best, bestN, bestP = sig, n, p
 			}
 		}
 		if best == "" {
 			break
 		}
 		chosen = append(chosen, best)
-		for _, i := range stats[best].scenarios {
+		for _, i := range stats[best].roots {
 			if explained[i] == 0 {
 				explained[i] = len(chosen)
 			}
@@ -148,13 +163,14 @@ func Group(ds []Diagnosis) []Cause {
 	return causes
 }
 
-// better breaks a tie between two signatures explaining as many scenarios: the one more
-// often a first finding, then an invariant (it names its rule).
+// better breaks a tie between two signatures explaining as many scenarios: an invariant
+// (it names its rule), then the one with more root findings in those scenarios; a tie
+// left goes to the signature first in order.
 func better(primary int, kind Kind, bestPrimary int, bestKind Kind) bool {
-	if primary != bestPrimary {
-		return primary > bestPrimary
+	if (kind == Invariant) != (bestKind == Invariant) {
+		return kind == Invariant
 	}
-	return kind == Invariant && bestKind != Invariant
+	return primary > bestPrimary
 }
 
 // ruleOf names a cause's rule: the rule most of its scenarios' findings give, or the

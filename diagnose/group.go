@@ -29,6 +29,9 @@ type Cause struct {
 	// Explains are the scenarios this cause was chosen to explain (a subset of Scenarios): a
 	// scenario is explained by exactly one cause.
 	Explains []string `json:"explains"`
+	// Divergence is the signature of a divergence found, not as a consequence, in most
+	// scenarios an invariant cause explains: what the broken rule looks like in the traces.
+	Divergence string `json:"divergence,omitempty"`
 	// Example is the finding in the first of Scenarios, in full.
 	Example Finding `json:"example"`
 	// ExampleScenario is the scenario Example comes from.
@@ -138,6 +141,14 @@ func Group(ds []Diagnosis) []Cause {
 		}
 		cause.Title = cause.Example.Headline
 		cause.Rule = ruleOf(rules, len(s.scenarios), families)
+		if s.kind == Invariant {
+			// Say what differs, when one divergence is a root finding in every scenario the
+			// invariant explains: the rule names it, the divergence shows it.
+			if sig, head := sharedDivergence(ds, explained, c+1); sig != "" {
+				cause.Title = head + " — " + cause.Example.Headline
+				cause.Divergence = sig
+			}
+		}
 		causes[c] = cause
 	}
 	titles := map[string]string{}
@@ -210,3 +221,122 @@ func plural(n int) string {
 	}
 	return "s"
 }
+
+// sharedDivergence is the divergence signature that is a root finding in most (more than
+// half) of the scenarios explained by cause number c, and its headline; "" when there is
+// none.
+func sharedDivergence(ds []Diagnosis, explained []int, c int) (sig, headline string) {
+	count := map[string]int{}
+	heads := map[string]string{}
+	n := 0
+	for i, d := range ds {
+		if explained[i] != c {
+			continue
+		}
+		n++
+		seen := map[string]bool{}
+		for _, f := range d.Findings {
+			if f.Kind == Divergence && !f.Consequence && !seen[f.Signature] {
+				seen[f.Signature] = true
+				count[f.Signature]++
+				heads[f.Signature] = f.Headline
+			}
+		}
+	}
+	best := 0
+	for _, k := range sortedKeys(count) {
+		if count[k] > best {
+			sig, headline, best = k, heads[k], count[k]
+		}
+	}
+	if best*2 <= n {
+		return "", ""
+	}
+	return sig, headline
+}
+
+// Symptom is a kind of finding seen only after the first divergence of the scenarios it is
+// in, and that no cause's signature names: it may be a consequence of those causes, or a
+// defect of its own hidden behind them.
+type Symptom struct {
+	// Title says it: the field and how it differs, an invariant, a region.
+	Title string `json:"title"`
+	// Where lists the entry keys it shows on ("event tool_execution_end"), for a field.
+	Where []string `json:"where,omitempty"`
+	// Scenarios are the scenarios showing it.
+	Scenarios []string `json:"scenarios"`
+}
+
+// Symptoms groups the findings no cause explains by their root (each finding that comes
+// after a scenario's first divergence and whose signature is not a cause's): fields by name
+// and shape whatever the entry, invariants by name. A symptom of the same field as a
+// cause's divergence is left out (the same value, carried on). Ranked by scenarios.
+func Symptoms(ds []Diagnosis, causes []Cause) []Symptom {
+	chosen := map[string]bool{}
+	for _, c := range causes {
+		chosen[c.Signature] = true
+		if c.Divergence != "" {
+			chosen[c.Divergence] = true
+		}
+	}
+	causeKeys := map[string]bool{}
+	for _, d := range ds {
+		for _, f := range d.Findings {
+			if chosen[f.Signature] {
+				causeKeys[symptomKey(f)] = true
+			}
+		}
+	}
+	type acc struct {
+		where     map[string]bool
+		scenarios []string
+	}
+	byKey := map[string]*acc{}
+	for _, d := range ds {
+		seen := map[string]bool{}
+		for _, f := range d.Findings {
+			k := symptomKey(f)
+			if !f.Consequence || f.Kind == Expectation || chosen[f.Signature] || causeKeys[k] {
+				continue
+			}
+			a := byKey[k]
+			if a == nil {
+				a = &acc{where: map[string]bool{}}
+				byKey[k] = a
+			}
+			if f.Kind == Divergence && f.Path != "" {
+				a.where[strings.SplitN(f.Signature, ": ", 2)[0]] = true
+			}
+			if !seen[k] {
+				seen[k] = true
+				a.scenarios = append(a.scenarios, d.Scenario.Name)
+			}
+		}
+	}
+	var out []Symptom
+	for _, k := range sortedKeys(byKey) {
+		a := byKey[k]
+		out = append(out, Symptom{Title: k, Where: sortedKeys(a.where), Scenarios: a.scenarios})
+	}
+	slices.SortStableFunc(out, func(a, b Symptom) int { return len(b.Scenarios) - len(a.Scenarios) })
+	return out
+}
+
+// Shape is what a finding shows regardless of where: a field's name and how it differs
+// ("thinkingLevel absent"), an invariant's headline, else the signature. Findings of one
+// shape on several kinds of entries are one symptom.
+func (f Finding) Shape() string {
+	switch {
+	case f.Kind == Divergence && f.Path != "":
+		_, shape, _ := strings.Cut(f.Signature, ": ")
+		if i := strings.LastIndexByte(shape, ' '); i >= 0 {
+			shape = shape[i+1:]
+		}
+		return fieldName(f.Path) + " " + shape
+	case f.Kind == Invariant:
+		return f.Headline
+	}
+	return f.Signature
+}
+
+func symptomKey(f Finding) string { return f.Shape() }

@@ -323,7 +323,8 @@ func Symptoms(ds []Diagnosis, causes []Cause) []Symptom {
 }
 
 // Shape is what a finding shows regardless of where: a field's name and how it differs
-// ("thinkingLevel absent"), an invariant's headline, else the signature. Findings of one
+// ("thinkingLevel absent"), an invariant's headline, the kind of an unmet expectation
+// ("unmet expectation timeline"), else the signature. Findings of one
 // shape on several kinds of entries are one symptom.
 func (f Finding) Shape() string {
 	switch {
@@ -335,6 +336,9 @@ func (f Finding) Shape() string {
 		return fieldName(f.Path) + " " + shape
 	case f.Kind == Invariant:
 		return f.Headline
+	case f.Kind == Expectation:
+		what, _, _ := strings.Cut(f.Signature, " of ")
+		return "unmet " + what
 	}
 	return f.Signature
 }

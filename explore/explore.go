@@ -17,6 +17,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -24,6 +25,7 @@ import (
 	"time"
 
 	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/invariant"
 	"github.com/turnstile-dev/turnstile/sim"
 )
@@ -58,10 +60,11 @@ type Options struct {
 	// conformance.Semantic.
 	Profile conformance.Profile
 	// Diagnose finds what is wrong with a run and gives each finding its cause signature;
-	// nil means FirstDivergence(Profile, Invariants).
+	// nil means Diagnose(Profile, Invariants), conform's diagnosis.
 	Diagnose Diagnosis
-	// Ignore holds cause signatures known already: findings with them are left out, and a
-	// run whose every finding is left out counts as ignored, not failed.
+	// Ignore holds cause signatures known already: a run that shows one of them among its
+	// possible causes counts as ignored, not failed, as a run that shows a known cause counts
+	// for that cause.
 	Ignore map[string]bool
 	// Invariants are checked on the implementation's trace by the default diagnosis; nil
 	// means invariant.All().
@@ -115,7 +118,7 @@ type Result struct {
 	Implementation string
 	Target         Target
 	// Runs counts the runs made by this process; Failing those that failed, Ignored those
-	// whose every finding had an ignored signature.
+	// that showed an ignored cause.
 	Runs, Failing, Ignored int
 	// Failures holds one failure per distinct cause, in the order found: the first run that
 	// showed it, shrunk.
@@ -152,6 +155,9 @@ type Failure struct {
 	// indexes (the first 20).
 	Count int
 	Runs  []int
+	// Aliases are signatures first taken for new causes that turned out to be this one: the
+	// minimal scenario of one of the two showed the other's signature as well.
+	Aliases []string
 	// Problem is what is wrong with the minimal scenario; Original what was wrong with the
 	// generated one. Both show the cause as their first finding.
 	Problem
@@ -168,6 +174,26 @@ type Failure struct {
 	Dir string
 }
 
+// count records that run i showed the cause.
+func (f *Failure) count(i int) {
+	f.Count++
+	if len(f.Runs) < 20 {
+		f.Runs = append(f.Runs, i)
+	}
+}
+
+// sameFault reports whether f and g, two causes, are one fault: the minimal scenario of either
+// also shows the other's signature among its findings, so nothing tells them apart.
+func (f *Failure) sameFault(g *Failure) bool {
+	if f.Flaky || g.Flaky {
+		return false
+	}
+	shows := func(p *Problem, sig string) bool {
+		return slices.ContainsFunc(p.Findings, func(fd diagnose.Finding) bool { return fd.Signature == sig })
+	}
+	return shows(&f.Problem, g.Signature()) || shows(&g.Problem, f.Signature())
+}
+
 // Kinds of problems.
 const (
 	KindDiff      = "diff"      // the implementation's trace differs from the reference's
@@ -179,44 +205,45 @@ const (
 
 // Problem is what is wrong with one run.
 type Problem struct {
-	// Kind is the kind of the first finding.
+	// Kind is the kind of the cause.
 	Kind string
-	// Findings lists what is wrong, the cause first; findings with ignored signatures are
-	// left out.
-	Findings []Finding
-	// Message renders the findings for people.
+	// Findings lists everything wrong, in the diagnosis's order.
+	Findings []diagnose.Finding
+	// Causes are the findings that can be the run's cause, the cause first (see Cause).
+	Causes []diagnose.Finding
+	// Message lists the signatures of the causes.
 	Message string
 	// Hash identifies the implementation's trace (sha256 of its JSONL).
 	Hash string
 }
 
-// Signature is the problem's cause: its first finding's signature.
-func (p *Problem) Signature() string {
-	if p == nil || len(p.Findings) == 0 {
-		return ""
+// Cause is the finding that is the run's cause: the implementation's error, else the broken
+// invariant at the earliest entry, else the first divergence.
+func (p *Problem) Cause() diagnose.Finding {
+	if p == nil || len(p.Causes) == 0 {
+		return diagnose.Finding{}
 	}
-	return p.Findings[0].Signature
+	return p.Causes[0]
 }
 
-// Rule is the rule its first finding breaks.
-func (p *Problem) Rule() string {
-	if p == nil || len(p.Findings) == 0 {
-		return ""
-	}
-	return p.Findings[0].Rule
-}
+// Signature is the signature of the problem's cause.
+func (p *Problem) Signature() string { return p.Cause().Signature }
 
-// signatures returns the set of the problem's signatures.
+// Rule is the rule the problem's cause breaks.
+func (p *Problem) Rule() string { return p.Cause().Rule }
+
+// signatures returns the set of the signatures of the problem's possible causes.
 func (p *Problem) signatures() map[string]bool {
 	out := map[string]bool{}
-	for _, f := range p.Findings {
+	for _, f := range p.Causes {
 		out[f.Signature] = true
 	}
 	return out
 }
 
-// keeps reports whether q, a candidate of shrinking, still shows p's cause first and shows
-// nothing p does not: shrinking never drifts to another difference, nor brings one in.
+// keeps reports whether q, a candidate of shrinking, still has p's cause and no possible
+// cause p does not have (a later divergence may change: it may be a consequence): shrinking
+// never drifts to another difference, nor brings one in.
 func (p *Problem) keeps(q *Problem) bool {
 	if q == nil || q.Signature() != p.Signature() {
 		return false
@@ -279,6 +306,37 @@ type explorer struct {
 	diagnose Diagnosis
 }
 
+// withDefaults fills in what o leaves open, except what the implementation's hello gives.
+func (o Options) withDefaults() Options {
+	if o.Runs <= 0 && o.Duration <= 0 {
+		o.Runs = 100
+	}
+	if o.ShrinkTime == 0 {
+		o.ShrinkTime = 30 * time.Second
+	}
+	if o.RunTimeout <= 0 {
+		o.RunTimeout = 10 * time.Second
+	}
+	if o.Command == "" {
+		o.Command = "turnstile explore"
+	}
+	if o.Profile == "" {
+		o.Profile = conformance.Strict
+	}
+	if o.Reference == nil {
+		o.Reference = func() sim.Implementation { return sim.NewReference() }
+	}
+	return o
+}
+
+func newExplorer(opts Options) *explorer {
+	x := &explorer{opts: opts, diagnose: opts.Diagnose}
+	if x.diagnose == nil {
+		x.diagnose = Diagnose(opts.Profile, opts.Invariants)
+	}
+	return x
+}
+
 // helloer is an implementation that introduces itself (conformance.Process).
 type helloer interface {
 	Hello() (conformance.Hello, error)
@@ -321,24 +379,7 @@ func introduce(opts *Options, res *Result) error {
 // counted for it; one that shows none has a new cause, its first finding, which is
 // investigated: re-run, shrunk keeping that cause, written out.
 func Run(ctx context.Context, opts Options) Result {
-	if opts.Runs <= 0 && opts.Duration <= 0 {
-		opts.Runs = 100
-	}
-	if opts.ShrinkTime == 0 {
-		opts.ShrinkTime = 30 * time.Second
-	}
-	if opts.RunTimeout <= 0 {
-		opts.RunTimeout = 10 * time.Second
-	}
-	if opts.Command == "" {
-		opts.Command = "turnstile explore"
-	}
-	if opts.Profile == "" {
-		opts.Profile = conformance.Strict
-	}
-	if opts.Reference == nil {
-		opts.Reference = func() sim.Implementation { return sim.NewReference() }
-	}
+	opts = opts.withDefaults()
 	res := Result{Seed: opts.Seed}
 	p := newProgress(opts.Progress)
 	if err := introduce(&opts, &res); err != nil {
@@ -349,10 +390,7 @@ func Run(ctx context.Context, opts Options) Result {
 	if opts.Generate == nil {
 		opts.Generate = Generator(opts.Target)
 	}
-	x := &explorer{opts: opts, diagnose: opts.Diagnose}
-	if x.diagnose == nil {
-		x.diagnose = FirstDivergence(opts.Profile, opts.Invariants)
-	}
+	x := newExplorer(opts)
 	p.printf("seed=%d", opts.Seed)
 	if opts.Shard.N > 1 {
 		p.printf(" shard=%s", opts.Shard)
@@ -387,22 +425,27 @@ func Run(ctx context.Context, opts Options) Result {
 		res.Failing++
 		// A run that shows a known cause counts for every known cause it shows; only a run
 		// that shows none of them has a new cause, its first finding.
-		known := false
+		counted := map[*Failure]bool{}
 		for sig := range prob.signatures() {
-			if f := byCause[sig]; f != nil {
-				known = true
-				f.Count++
-				if len(f.Runs) < 20 {
-					f.Runs = append(f.Runs, i)
-				}
+			if f := byCause[sig]; f != nil && !counted[f] {
+				counted[f] = true
+				f.count(i)
 			}
 		}
-		if known {
+		if len(counted) > 0 {
 			p.tick(res.Runs, res.Failing, len(res.Failures), time.Since(start))
 			continue
 		}
 		p.clear()
 		f := x.investigate(ctx, sc, prob, opts.Seed, i, runSeed, len(res.Failures)+1, p)
+		if k := slices.IndexFunc(res.Failures, f.sameFault); k >= 0 {
+			same := res.Failures[k]
+			p.printf("  the same fault as cause %d (%s): one minimal scenario shows both; counted there\n", k+1, same.Signature())
+			same.count(i)
+			same.Aliases = append(same.Aliases, f.Signature())
+			byCause[f.Signature()] = same
+			continue
+		}
 		byCause[prob.Signature()] = f
 		res.Failures = append(res.Failures, f)
 		if opts.Out != "" {
@@ -421,6 +464,14 @@ func Run(ctx context.Context, opts Options) Result {
 	}
 	res.Elapsed = time.Since(start)
 	p.clear()
+	for _, f := range res.Failures {
+		if f.Dir != "" {
+			// The counts are final now.
+			if err := os.WriteFile(filepath.Join(f.Dir, "README.md"), []byte(x.readme(f.Dir, f)), 0o644); err != nil {
+				p.printf("could not write the failure: %v\n", err)
+			}
+		}
+	}
 	if opts.Out != "" && len(res.Failures) > 0 {
 		if err := writeCauses(opts.Out, res); err != nil {
 			p.printf("could not write the list of causes: %v\n", err)
@@ -465,7 +516,7 @@ func (x *explorer) investigate(ctx context.Context, sc *sim.Scenario, prob *Prob
 	if r := prob.Rule(); r != "" {
 		p.printf("  rule: %s\n", r)
 	}
-	p.printf("  %s\n", firstLines(prob.Findings[0].Text, 8))
+	p.printf("%s", prob.Cause().Text("  "))
 	p.printf("  reproduce: %s --seed %d --runs 1\n", x.opts.Command, runSeed)
 	again, _ := x.check(sc)
 	if again == nil || again.Hash != prob.Hash {
@@ -540,23 +591,23 @@ func (x *explorer) impl() sim.Implementation {
 	return x.opts.Impl()
 }
 
-// check runs one scenario and returns what is wrong, or nil; ignored says that findings were
-// left out because their signatures are ignored.
+// check runs one scenario and returns what is wrong, or nil; ignored says that it showed an
+// ignored cause (and then prob is nil).
 func (x *explorer) check(sc *sim.Scenario) (prob *Problem, ignored bool) {
 	got := x.simulate(sc, x.impl())
 	prob = &Problem{}
-	var findings []Finding
+	var findings []diagnose.Finding
+	failed := func(kind string, err error) {
+		prob.Kind = kind
+		findings = diagnose.Diagnose(diagnose.Scenario{Name: sc.Name}, nil, nil, diagnose.Options{RunError: err})
+	}
 	switch {
 	case got.hang:
-		prob.Kind = KindHang
-		findings = []Finding{{Signature: "hang", Rule: "a run ends", Text: fmt.Sprintf("the run did not finish within %s", x.opts.RunTimeout)}}
+		failed(KindHang, fmt.Errorf("the run did not finish within %s", x.opts.RunTimeout))
 	case got.panic != nil:
-		prob.Kind = KindPanic
-		msg := fmt.Sprint(got.panic)
-		findings = []Finding{{Signature: "panic: " + Shape(msg), Rule: "a run does not panic", Text: "the simulation panicked: " + msg}}
+		failed(KindPanic, fmt.Errorf("the simulation panicked: %v", got.panic))
 	case got.err != nil:
-		prob.Kind = KindError
-		findings = []Finding{{Signature: "error: " + Shape(got.err.Error()), Rule: "the implementation keeps the port's contract", Text: got.err.Error()}}
+		failed(KindError, got.err)
 	default:
 		var want *sim.Trace
 		if x.opts.Impl != nil && !x.opts.NoDiff {
@@ -566,26 +617,31 @@ func (x *explorer) check(sc *sim.Scenario) (prob *Problem, ignored bool) {
 		}
 		findings = x.diagnose(want, got.trace)
 	}
-	for _, f := range findings {
-		if x.opts.Ignore[f.Signature] {
-			ignored = true
-			continue
-		}
-		prob.Findings = append(prob.Findings, f)
+	prob.Findings = findings
+	prob.Causes = causes(findings)
+	if len(prob.Causes) == 0 {
+		return nil, false
 	}
-	if len(prob.Findings) == 0 {
-		return nil, ignored
+	for _, f := range prob.Causes {
+		if x.opts.Ignore[f.Signature] {
+			// Like a known cause, an ignored one takes the whole run.
+			return nil, true
+		}
 	}
 	if prob.Kind == "" {
-		prob.Kind = KindDiff
-		if strings.HasPrefix(prob.Signature(), "invariant ") {
+		switch prob.Cause().Kind {
+		case diagnose.Invariant:
 			prob.Kind = KindInvariant
+		case diagnose.Error:
+			prob.Kind = KindError
+		default:
+			prob.Kind = KindDiff
 		}
 	}
 	var lines []string
-	for k, f := range prob.Findings {
+	for k, f := range prob.Causes {
 		if k == 5 {
-			lines = append(lines, fmt.Sprintf("… and %d more findings", len(prob.Findings)-k))
+			lines = append(lines, fmt.Sprintf("… and %d more", len(prob.Causes)-k))
 			break
 		}
 		lines = append(lines, f.Signature)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/sim"
 )
 
@@ -281,8 +282,8 @@ func TestExploreFindsFaults(t *testing.T) {
 				if f.Flaky {
 					t.Fatalf("reported flaky: %s", f.Message)
 				}
-				if noDiff && !slices.ContainsFunc(f.Original.Findings, func(fd Finding) bool {
-					return strings.HasPrefix(fd.Signature, "invariant "+fl.invariant+":")
+				if noDiff && !slices.ContainsFunc(f.Original.Findings, func(fd diagnose.Finding) bool {
+					return fd.Signature == "invariant "+fl.invariant
 				}) {
 					t.Errorf("expected invariant %s to catch it, got: %s", fl.invariant, f.Original.Message)
 				}

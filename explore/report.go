@@ -3,6 +3,7 @@ package explore
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -104,6 +105,9 @@ func (x *explorer) write(dir string, f *Failure) error {
 		files["reference.timeline"] = f.RefTrace.Timeline()
 	}
 	files["README.md"] = []byte(x.readme(dir, f))
+	if data, err := json.MarshalIndent(f.Findings, "", "  "); err == nil {
+		files["findings.json"] = append(data, '\n')
+	}
 	for name, data := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 			return err
@@ -132,8 +136,12 @@ func (x *explorer) readme(dir string, f *Failure) string {
 	if f.Flaky {
 		status = "a flaky failure (a re-run gave another trace): suspect nondeterminism, not a loop bug"
 	}
-	fmt.Fprintf(&b, "# explore: %s\n\n", f.Signature())
-	fmt.Fprintf(&b, "%s (%s), first seen in run %d of seed %d; %d failing run(s) had this cause.\n\n", status, f.Kind, f.Run, f.Seed, f.Count)
+	fmt.Fprintf(&b, "# explore: %s\n\nSignature: `%s`\n\n", f.Cause().Headline, f.Signature())
+	runs := "1 failing run shows"
+	if f.Count != 1 {
+		runs = fmt.Sprintf("%d failing runs show", f.Count)
+	}
+	fmt.Fprintf(&b, "%s (%s), first seen in run %d of seed %d; %s this cause.\n\n", status, f.Kind, f.Run, f.Seed, runs)
 	if r := f.Rule(); r != "" {
 		fmt.Fprintf(&b, "Rule: %s\n\n", r)
 	}
@@ -143,14 +151,17 @@ func (x *explorer) readme(dir string, f *Failure) string {
 		fmt.Fprintf(&b, "Shrunk (keeping this cause first and bringing in no other): %s.\n\n", f.Shrink)
 	}
 	b.WriteString("## Findings of the minimal scenario\n\n")
+	fmt.Fprintf(&b, "The cause:\n\n```\n%s```\n\n", f.Cause().Text(""))
+	var rest []string
 	for _, fd := range f.Findings {
-		fmt.Fprintf(&b, "- `%s`", fd.Signature)
-		if fd.Rule != "" {
-			fmt.Fprintf(&b, " — %s", fd.Rule)
+		if fd.Signature != f.Signature() {
+			rest = append(rest, fd.Text(""))
 		}
-		fmt.Fprintf(&b, "\n\n```\n%s\n```\n\n", strings.TrimRight(fd.Text, "\n"))
 	}
-	b.WriteString("Files: `minimal.yaml` (the shrunk scenario), `generated.yaml` (as generated), `impl.timeline`")
+	if len(rest) > 0 {
+		fmt.Fprintf(&b, "Every other finding (a divergence after the first may be its consequence):\n\n```\n%s```\n\n", strings.Join(rest, ""))
+	}
+	b.WriteString("Files: `minimal.yaml` (the shrunk scenario), `generated.yaml` (as generated), `findings.json` (every finding of the minimal scenario, values in full), `impl.timeline`")
 	if f.RefTrace != nil {
 		b.WriteString(", `reference.timeline`")
 	}
@@ -172,6 +183,9 @@ func writeCauses(out string, res Result) error {
 			fmt.Fprintf(&b, "; %s", r)
 		}
 		fmt.Fprintf(&b, "\n%s\n", f.Signature())
+		for _, a := range f.Aliases {
+			fmt.Fprintf(&b, "%s\n", a)
+		}
 	}
 	return os.WriteFile(filepath.Join(out, "causes.txt"), []byte(b.String()), 0o644)
 }
@@ -188,7 +202,7 @@ func Summary(res Result) string {
 	}
 	fmt.Fprintf(&b, "seed %d: %d runs in %s (%.0f runs/s), %d failing", res.Seed, res.Runs, res.Elapsed.Round(time.Millisecond), res.RunsPerSecond(), res.Failing)
 	if res.Ignored > 0 {
-		fmt.Fprintf(&b, ", %d with ignored causes only", res.Ignored)
+		fmt.Fprintf(&b, ", %d more showing ignored causes", res.Ignored)
 	}
 	switch len(res.Failures) {
 	case 0:
@@ -207,6 +221,9 @@ func Summary(res Result) string {
 		fmt.Fprintf(&b, "%3d. %d runs  %s\n", k+1, f.Count, f.Signature())
 		if r := f.Rule(); r != "" {
 			fmt.Fprintf(&b, "       rule: %s\n", r)
+		}
+		if len(f.Aliases) > 0 {
+			fmt.Fprintf(&b, "       also seen as: %s\n", strings.Join(f.Aliases, "; "))
 		}
 		if f.Flaky {
 			b.WriteString("       flaky: a re-run gave another trace\n")

@@ -179,4 +179,3 @@ func TestThreeFaultsAreThreeCauses(t *testing.T) {
 		t.Errorf("the summary does not count the ignored runs: %s", Summary(again))
 	}
 }
-

@@ -437,7 +437,7 @@ func Run(ctx context.Context, opts Options) Result {
 			continue
 		}
 		p.clear()
-		f := x.investigate(ctx, sc, prob, opts.Seed, i, runSeed, len(res.Failures)+1, p)
+		f := x.investigate(ctx, sc, prob, opts.Seed, i, runSeed, p)
 		if k := slices.IndexFunc(res.Failures, f.sameFault); k >= 0 {
 			same := res.Failures[k]
 			p.printf("  the same fault as cause %d (%s): one minimal scenario shows both; counted there\n", k+1, same.Signature())
@@ -454,7 +454,7 @@ func Run(ctx context.Context, opts Options) Result {
 				p.printf("  could not write the failure: %v\n", err)
 			} else {
 				f.Dir = dir
-				p.printf("  written to %s\n", dir)
+				p.printf("  cause %d, written to %s\n", len(res.Failures), dir)
 			}
 		}
 		if opts.MaxFailures > 0 && len(res.Failures) >= opts.MaxFailures {
@@ -510,9 +510,9 @@ func describeTarget(t Target) string {
 
 // investigate re-runs a failure with a new cause to tell a bug from flakiness, then shrinks
 // it, keeping its cause.
-func (x *explorer) investigate(ctx context.Context, sc *sim.Scenario, prob *Problem, seed uint64, i int, runSeed uint64, n int, p *progress) *Failure {
+func (x *explorer) investigate(ctx context.Context, sc *sim.Scenario, prob *Problem, seed uint64, i int, runSeed uint64, p *progress) *Failure {
 	f := &Failure{Seed: seed, Run: i, RunSeed: runSeed, Count: 1, Runs: []int{i}, Problem: *prob, Original: *prob, Scenario: sc, Minimal: sc}
-	p.printf("FAIL %d (run %d): %s\n", n, i, prob.Signature())
+	p.printf("FAIL run %d, a new cause: %s\n", i, prob.Signature())
 	if r := prob.Rule(); r != "" {
 		p.printf("  rule: %s\n", r)
 	}

@@ -89,7 +89,7 @@ func TestGeneratorRespectsDeclaredHooks(t *testing.T) {
 	for _, hooks := range [][]string{queues, {}, {sim.HookFinishTurn, sim.HookSteering}, {sim.HookBeforeToolCall}} {
 		gen := Generator(Target{Hooks: hooks})
 		users := 0
-		for i := range 120 {
+		for i := range 60 {
 			sc := gen(RunSeed(8, i))
 			for _, h := range sc.Hooks.Installed() {
 				if !slices.Contains(hooks, h) {
@@ -111,7 +111,7 @@ func TestGeneratorRespectsDeclaredHooks(t *testing.T) {
 			}
 		}
 		if users == 0 {
-			t.Errorf("hooks %v: no user action in 120 scenarios", hooks)
+			t.Errorf("hooks %v: no user action in 60 scenarios", hooks)
 		}
 	}
 }
@@ -140,7 +140,7 @@ func TestHelloSetsTheTarget(t *testing.T) {
 	installed := map[string]bool{}
 	hello := conformance.Hello{Name: "queues-only", Tracks: "0.99.1", Hooks: []string{sim.HookSteering, sim.HookFollowUp}}
 	res := Run(context.Background(), Options{
-		Seed: 21, Runs: 300,
+		Seed: 21, Runs: 150,
 		Impl: func() sim.Implementation {
 			return &introducing{Reference: sim.NewReference(), hello: hello, installed: installed}
 		},

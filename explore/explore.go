@@ -454,7 +454,7 @@ func Run(ctx context.Context, opts Options) Result {
 				p.printf("  could not write the failure: %v\n", err)
 			} else {
 				f.Dir = dir
-				p.printf("  cause %d, written to %s\n", len(res.Failures), dir)
+				p.printf("  cause %d, written to %s\n  the minimal scenario: %s\n", len(res.Failures), dir, x.replay(dir))
 			}
 		}
 		if opts.MaxFailures > 0 && len(res.Failures) >= opts.MaxFailures {
@@ -513,9 +513,6 @@ func describeTarget(t Target) string {
 func (x *explorer) investigate(ctx context.Context, sc *sim.Scenario, prob *Problem, seed uint64, i int, runSeed uint64, p *progress) *Failure {
 	f := &Failure{Seed: seed, Run: i, RunSeed: runSeed, Count: 1, Runs: []int{i}, Problem: *prob, Original: *prob, Scenario: sc, Minimal: sc}
 	p.printf("FAIL run %d, a new cause: %s\n", i, prob.Signature())
-	if r := prob.Rule(); r != "" {
-		p.printf("  rule: %s\n", r)
-	}
 	p.printf("%s", prob.Cause().Text("  "))
 	p.printf("  reproduce: %s --seed %d --runs 1\n", x.opts.Command, runSeed)
 	again, _ := x.check(sc)

@@ -30,19 +30,23 @@ reference (differential: the traces must agree under --profile) and checks every
 the implementation's trace. Each finding gets a cause signature (what differs, where, in which
 shape — not the scenario's values).
 
-Exploration goes on after a failure until --runs or --duration is used up. Failing runs are
-grouped by the signature of their first finding. The first run of each new cause is run once
-more (a different trace calls the implementation flaky instead of blaming a bug), then shrunk
-to a minimal scenario that still shows that cause first and brings in no other finding, and
-written to --out/<cause>/ with minimal.yaml, both timelines, the findings and the commands that
-reproduce it. The summary at the end lists the causes with the number of runs each failed,
-and --out/causes.txt lists their signatures.
+Exploration goes on after a failure until --runs or --duration is used up, and groups the
+failing runs by cause. A run's cause is the implementation's error, else the invariant it
+breaks at the earliest entry (an invariant names its rule), else its first divergence. A run
+that shows a known cause among these counts for it; one that shows none has a new cause. The
+first run of a new cause is run once more (a different trace calls the implementation flaky
+instead of blaming a bug), then shrunk to a minimal scenario that still has that cause and
+shows nothing the run did not (it never drifts to another, cheaper difference), and written
+to --out/<cause>/: minimal.yaml, generated.yaml, both timelines, findings.json and a README
+with the findings, the rule and the commands that reproduce it. Two causes of which one
+minimal scenario shows both are one. The summary at the end lists the causes with the number
+of runs that showed each; --out/causes.txt lists their signatures.
 
 Scenarios respect the implementation: a hook it does not declare in its hello is never
 installed (without getSteeringMessages or getFollowUpMessages there is no steering or
 follow-up), and no situation newer than the pi version it tracks is generated. --ignore FILE
-leaves out known causes (one signature a line, # comments; causes.txt has that form), so the
-next exploration looks past them.
+names known causes (one signature a line, # comments; causes.txt has that form): a run that
+shows one counts as ignored, so the next exploration looks past them.
 
 The seed is printed first; a 40-hex git commit hash is accepted as a seed, so CI can
 explore a different, reproducible part of the space for every commit. Without --impl the

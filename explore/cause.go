@@ -118,10 +118,11 @@ func semanticStrings(v any) any {
 	return v
 }
 
-// causes returns the findings that can be a run's cause, the cause first: the
-// implementation's errors, then the broken invariants, earliest entry first (an invariant
-// names its rule, and its signature does not depend on the shape of the scenario), then the
-// first divergence (the later ones may be its consequences) and any unmet expectation.
+// causes returns the findings that can be a run's cause, the cause first. As in conform's
+// grouping (diagnose.Group), only root findings can: a finding after the first divergence
+// may be its consequence. Of those, the implementation's errors come first, then the broken
+// invariants, earliest entry first (an invariant names its rule, and its signature does not
+// depend on the shape of the scenario), then the first divergence and any other finding.
 func causes(fs []diagnose.Finding) []diagnose.Finding {
 	rank := func(f diagnose.Finding) int {
 		switch f.Kind {
@@ -135,15 +136,10 @@ func causes(fs []diagnose.Finding) []diagnose.Finding {
 		return 3
 	}
 	var out []diagnose.Finding
-	diverged := false
 	for _, f := range fs {
-		if f.Kind == diagnose.Divergence {
-			if diverged {
-				continue
-			}
-			diverged = true
+		if !f.Consequence {
+			out = append(out, f)
 		}
-		out = append(out, f)
 	}
 	slices.SortStableFunc(out, func(a, b diagnose.Finding) int {
 		if c := cmp.Compare(rank(a), rank(b)); c != 0 || a.Kind != diagnose.Invariant {

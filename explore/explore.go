@@ -183,14 +183,13 @@ func (f *Failure) count(i int) {
 }
 
 // sameFault reports whether f and g, two causes, are one fault: the minimal scenario of either
-// also shows the other's signature among its findings, so nothing tells them apart.
+// also has the other's signature among its possible causes (its root findings), so nothing
+// tells them apart.
 func (f *Failure) sameFault(g *Failure) bool {
 	if f.Flaky || g.Flaky {
 		return false
 	}
-	shows := func(p *Problem, sig string) bool {
-		return slices.ContainsFunc(p.Findings, func(fd diagnose.Finding) bool { return fd.Signature == sig })
-	}
+	shows := func(p *Problem, sig string) bool { return p.signatures()[sig] }
 	return shows(&f.Problem, g.Signature()) || shows(&g.Problem, f.Signature())
 }
 
@@ -438,7 +437,9 @@ func Run(ctx context.Context, opts Options) Result {
 		}
 		p.clear()
 		f := x.investigate(ctx, sc, prob, opts.Seed, i, runSeed, p)
-		if k := slices.IndexFunc(res.Failures, f.sameFault); k >= 0 {
+		// Only minimal scenarios tell two causes apart: unshrunk, one scenario may show two
+		// faults.
+		if k := slices.IndexFunc(res.Failures, f.sameFault); k >= 0 && opts.ShrinkTime > 0 {
 			same := res.Failures[k]
 			p.printf("  the same fault as cause %d (%s): one minimal scenario shows both; counted there\n", k+1, same.Signature())
 			same.count(i)

@@ -200,7 +200,7 @@ func Summary(res Result) string {
 			flaky++
 		}
 	}
-	fmt.Fprintf(&b, "seed %d: %d runs in %s (%.0f runs/s), %d failing", res.Seed, res.Runs, res.Elapsed.Round(time.Millisecond), res.RunsPerSecond(), res.Failing)
+	fmt.Fprintf(&b, "seed %d: %s in %s (%.1f runs/s), %d failing", res.Seed, plural(res.Runs, "run"), res.Elapsed.Round(time.Millisecond), res.RunsPerSecond(), res.Failing)
 	if res.Ignored > 0 {
 		fmt.Fprintf(&b, ", %d more showing ignored causes", res.Ignored)
 	}
@@ -218,7 +218,7 @@ func Summary(res Result) string {
 	}
 	b.WriteString(":\n")
 	for k, f := range res.Failures {
-		fmt.Fprintf(&b, "%3d. %d runs  %s\n", k+1, f.Count, f.Signature())
+		fmt.Fprintf(&b, "%3d. %s  %s\n", k+1, plural(f.Count, "run"), f.Signature())
 		if r := f.Rule(); r != "" {
 			fmt.Fprintf(&b, "       rule: %s\n", r)
 		}
@@ -235,4 +235,12 @@ func Summary(res Result) string {
 		}
 	}
 	return b.String()
+}
+
+// plural is n and the noun, with an s unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -129,7 +129,11 @@ failure was found.`,
 			}
 			fmt.Fprint(cmd.OutOrStdout(), explore.Summary(res))
 			if res.Failed() {
-				return failed(fmt.Errorf("explore found %d distinct failures in %d failing runs", len(res.Failures), res.Failing))
+				causes := fmt.Sprintf("%d distinct failures", len(res.Failures))
+				if len(res.Failures) == 1 {
+					causes = "1 distinct failure"
+				}
+				return failed(fmt.Errorf("explore found %s in %d failing runs", causes, res.Failing))
 			}
 			return nil
 		},

@@ -203,6 +203,8 @@ type inProcess struct {
 	closed  chan struct{}
 	// idle tells when the port is idle outside a synctest bubble (ServePort); nil inside.
 	idle *idleTracker
+	// problems are what the port did that no trace entry can show; Stop returns them.
+	problems []string
 	// starting is closed once the task Parallel just started waits on the world.
 	starting chan struct{}
 }
@@ -329,7 +331,8 @@ func (p *inProcess) Start(setup sim.Setup, world sim.Port) error {
 		}
 		data, jerr := json.Marshal(end)
 		if jerr != nil {
-			data, _ = json.Marshal(map[string]string{"error": "unencodable new messages: " + jerr.Error()})
+			p.problem("the port returned new messages that cannot be encoded as JSON: " + jerr.Error())
+			data, _ = json.Marshal(map[string]any{"messages": nil})
 		}
 		p.world.Notify(sim.Notification{Kind: sim.NotifyEnd, Data: data})
 	}()
@@ -360,10 +363,17 @@ func (p *inProcess) Deliver(d sim.Delivery) error {
 	return nil
 }
 
+// Stop ends the session; its error lists what the port did that the trace cannot show
+// (values that cannot be encoded).
 func (p *inProcess) Stop() error {
 	close(p.closed)
 	p.cancel()
 	p.settle()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.problems) > 0 {
+		return errors.New(strings.Join(p.problems, "; "))
+	}
 	return nil
 }
 
@@ -397,12 +407,23 @@ func (p *inProcess) Hook(name string, data any, out any) error {
 	return json.Unmarshal(raw, out)
 }
 
+// Emit reports an event. One that cannot be encoded as JSON is not recorded (there is no
+// honest event to record): it is a problem of the run, which Stop reports as its error, and
+// so a finding of the scenario.
 func (p *inProcess) Emit(event any) {
 	data, err := json.Marshal(event)
 	if err != nil {
-		data, _ = json.Marshal(map[string]string{"type": "unencodable event: " + err.Error()})
+		p.problem(fmt.Sprintf("the port emitted an event that cannot be encoded as JSON (%T): %v", event, err))
+		return
 	}
 	p.world.Notify(sim.Notification{Kind: sim.NotifyEvent, Data: data})
+}
+
+// problem notes something the port did that no trace entry can show.
+func (p *inProcess) problem(msg string) {
+	p.mu.Lock()
+	p.problems = append(p.problems, msg)
+	p.mu.Unlock()
 }
 
 func (p *inProcess) Stream(data any) (Stream, error) {

@@ -175,10 +175,16 @@ func (s *server) run() error {
 			if err := s.check(rec, m); err != nil {
 				return s.reject(err)
 			}
-			_ = s.sess.ref.Stop()
+			err := s.sess.ref.Stop()
 			s.sess = nil
 			if done, ferr := s.afterStep(); done {
 				return ferr
+			}
+			if err != nil {
+				// What the implementation did that no trace entry shows (a Go port's
+				// event that cannot be encoded): the harness records the error.
+				s.send(Message{Type: TypeError, Session: m.Session, Message: fmt.Sprintf("stop: %v", err)})
+				continue
 			}
 			s.send(Message{Type: TypeStopped, Session: m.Session})
 		case TypeShutdown:

@@ -19,9 +19,16 @@
 // Consequence: they may follow from it rather than be separate faults.
 //
 // Each finding has a Signature: what differs, where and in which shape, never the
-// scenario's values ("event message_end assistant: data.message.thinkingLevel absent").
-// Group collects the diagnoses of a suite and picks causes greedily — the signature shared
-// by the most failing scenarios first, until every failing scenario is covered — so that
-// one defect met by 130 scenarios is one cause of 130 scenarios, and three independent
-// defects are three causes. Causes are ranked by the number of scenarios they touch.
+// scenario's values ("event message_end assistant: data.message.thinkingLevel absent",
+// "missing call stream", "call tool instead of event tool_execution_end", "invariant
+// truncation"; an unmet expectation is its scenario's own). Its Shape is coarser — the
+// field and how it differs, whatever the entry ("thinkingLevel absent") — for display.
+//
+// Group collects the diagnoses of a suite and picks causes greedily: the signature that is
+// a root finding (not after the first divergence) in the most failing scenarios not yet
+// explained, until every failing scenario is explained — so that one defect met by 130
+// scenarios is one cause of 130 scenarios, and three independent defects are three causes.
+// Ties go to invariants, which name their rule. Causes are ranked by the number of
+// scenarios they touch. Symptoms lists what only shows after first divergences and no cause
+// names: consequences, or a second defect hidden behind the first.
 package diagnose

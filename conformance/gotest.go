@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
 )
@@ -64,51 +66,125 @@ type Stream interface {
 	Result() (json.RawMessage, error)
 }
 
+// TestOption tunes Test and TestSuite.
+type TestOption func(*testConfig)
+
+type testConfig struct {
+	profile    Profile
+	expectFail []string
+	tracks     string
+}
+
+// WithProfile compares under profile (Strict by default).
+func WithProfile(p Profile) TestOption { return func(c *testConfig) { c.profile = p } }
+
+// ExpectFailures names scenarios known to fail: their failure is reported (and the subtest
+// skipped) as expected; such a scenario passing fails its subtest ("unexpected pass"), so
+// the list shrinks as the port improves. A name not in the suite fails the test at once.
+func ExpectFailures(names ...string) TestOption {
+	return func(c *testConfig) { c.expectFail = append(c.expectFail, names...) }
+}
+
+// Tracking says which pi version the port tracks, overriding Hello().Tracks: scenarios
+// pinning behaviour of a later pi are skipped.
+func Tracking(version string) TestOption { return func(c *testConfig) { c.tracks = version } }
+
 // Test runs the embedded curated suite against port, one subtest per scenario, each in a
-// synctest bubble, and fails a subtest with the first divergence from the reference.
-func Test(t *testing.T, port GoPort) {
+// synctest bubble. A failing subtest lists every finding (package diagnose): each region
+// and field where the port's trace differs from the reference's, each broken invariant,
+// each unmet expectation of the scenario. Once all have run, Test logs the causes ranked
+// by the number of scenarios they touch, the profile by family and invariant, and the
+// line "N passed, M failed, K skipped", as turnstile conform does.
+func Test(t *testing.T, port GoPort, opts ...TestOption) {
 	t.Helper()
 	files, err := scenarios.Suite()
 	if err != nil {
 		t.Fatal(err)
 	}
-	list := make([]*sim.Scenario, 0, len(files))
-	for _, f := range files {
-		list = append(list, f.Scenario)
-	}
-	TestSuite(t, port, list)
+	testFiles(t, port, files, opts)
 }
 
-// TestSuite is Test with a suite of one's own.
-func TestSuite(t *testing.T, port GoPort, suite []*sim.Scenario) {
+// TestSuite is Test with a suite of one's own (diagnosed without its files' rules and
+// expectations; TestFiles has them).
+func TestSuite(t *testing.T, port GoPort, suite []*sim.Scenario, opts ...TestOption) {
 	t.Helper()
+	files := make([]*scenarios.File, 0, len(suite))
+	for _, sc := range suite {
+		files = append(files, &scenarios.File{Rel: sc.Name, Scenario: sc})
+	}
+	testFiles(t, port, files, opts)
+}
+
+// TestFiles is Test with loaded scenario files (scenarios.Load).
+func TestFiles(t *testing.T, port GoPort, files []*scenarios.File, opts ...TestOption) {
+	t.Helper()
+	testFiles(t, port, files, opts)
+}
+
+func testFiles(t *testing.T, port GoPort, files []*scenarios.File, options []TestOption) {
+	t.Helper()
+	cfg := testConfig{profile: Strict}
+	for _, o := range options {
+		o(&cfg)
+	}
+	names := make([]string, 0, len(files))
+	for _, f := range files {
+		names = append(names, f.Scenario.Name)
+	}
+	expect, err := CheckNames(cfg.expectFail, names)
+	if err != nil {
+		t.Fatalf("ExpectFailures: %v", err)
+	}
 	hello := port.Hello()
+	tracks := hello.Tracks
+	if cfg.tracks != "" {
+		tracks = cfg.tracks
+	}
 	supported := map[string]bool{}
 	for _, h := range hello.Hooks {
 		supported[h] = true
 	}
-	for _, sc := range suite {
+	opts := Options{Profile: cfg.profile, ExpectFail: expect, Scenarios: diagnose.FromFiles(files)}
+	report := Report{Implementation: describeHello(Hello{Name: hello.Name, Version: hello.Version, Tracks: tracks}), Profile: cfg.profile}
+	began := time.Now()
+	for _, f := range files {
+		sc := f.Scenario
+		desc := opts.Scenarios[sc.Name]
+		res := Result{Scenario: sc.Name, Family: desc.Family, Status: Skip}
 		t.Run(sc.Name, func(t *testing.T) {
-			if sc.Since != "" && hello.Tracks != "" && VersionLess(hello.Tracks, sc.Since) {
-				t.Skipf("pins behaviour of pi %s; the port tracks pi %s", sc.Since, hello.Tracks)
+			if sc.Since != "" && tracks != "" && VersionLess(tracks, sc.Since) {
+				res.Reason = fmt.Sprintf("pins behaviour of pi %s; the port tracks pi %s", sc.Since, tracks)
+				t.Skip(res.Reason)
 			}
 			for _, h := range sc.Hooks.Installed() {
 				if !supported[h] {
-					t.Skipf("installs hook %s, which the port does not support", h)
+					res.Reason = fmt.Sprintf("installs hook %s, which the port does not support", h)
+					t.Skip(res.Reason)
 				}
 			}
 			synctest.Test(t, func(t *testing.T) {
-				res := verifyOne(sc, sim.NewReference(), &inProcess{port: port}, Strict, 3)
-				if res.Status == Fail {
-					msg := res.Reason
-					if res.Divergence != nil {
-						msg += "\n" + res.Divergence.Text("  ")
-					}
-					t.Error(msg)
-				}
+				res = verifyOne(sc, sim.NewReference(), &inProcess{port: port}, cfg.profile, 3, desc, nil)
+				res.Family = desc.Family
 			})
+			switch {
+			case res.Status == Fail && expect[sc.Name]:
+				res.Status, res.Reason = ExpectedFail, "expected failure: "+res.Reason
+				t.Skip(res.Reason + "\n" + FindingsText(res.Findings, "  ", 0))
+			case res.Status == Fail:
+				t.Error(res.Reason + "\n" + FindingsText(res.Findings, "  ", 0))
+			case res.Status == Pass && expect[sc.Name]:
+				res.Status, res.Reason = Fail, "unexpected pass: the scenario is listed as a known failure; remove it from the list"
+				t.Error(res.Reason)
+			}
 		})
+		report.count(res)
+		report.Results = append(report.Results, res)
 	}
+	report.Duration = time.Since(began)
+	report.finish(opts)
+	var b strings.Builder
+	_ = report.WriteSummary(&b)
+	t.Log("\n" + b.String())
 }
 
 // inProcess drives a GoPort as a sim.Implementation inside a synctest bubble.

@@ -181,3 +181,69 @@ func eval[T any](t *testing.T, ctx context.Context, expr string) T {
 	}
 	return v
 }
+
+// The report of a conformance run against an implementation with two defects: the index
+// shows each cause once, with the scenarios it explains; every failing scenario has a page;
+// a scenario that lost its tool updates shows that divergence in its lanes.
+func TestBrowserConformanceReport(t *testing.T) {
+	chromium(t)
+	c := faultyConformance(t, "tools-sequential", "prepare-hooks")
+	rep := c.Report
+	if rep.Failed == 0 || len(rep.Causes) < 2 {
+		t.Fatalf("%d failed, %d causes: the faulty implementation must fail with both defects", rep.Failed, len(rep.Causes))
+	}
+	dir := t.TempDir()
+	if err := WriteConformance(dir, c); err != nil {
+		t.Fatal(err)
+	}
+	ctx := browserPage(t, filepath.Join(dir, "index.html"))
+	titles := eval[[]string](t, ctx, `Array.from(document.querySelectorAll("table.causes tr.cause td.title")).map(td => td.innerText.trim())`)
+	summary := eval[string](t, ctx, `document.getElementById("summary").innerText`)
+	links := eval[[]string](t, ctx, `Array.from(document.querySelectorAll("table.failing a")).map(a => a.getAttribute("href"))`)
+	explained := eval[int](t, ctx, `document.querySelectorAll("table.causes a").length`)
+	screenshot(t, ctx, "conform-index.png")
+
+	if len(titles) != len(rep.Causes) {
+		t.Errorf("the index shows %d causes, the run has %d", len(titles), len(rep.Causes))
+	}
+	seen := map[string]bool{}
+	for i, title := range titles {
+		if seen[title] {
+			t.Errorf("cause %q shown twice", title)
+		}
+		seen[title] = true
+		if i < len(rep.Causes) && title != rep.Causes[i].Title {
+			t.Errorf("cause %d shown as %q, want %q", i+1, title, rep.Causes[i].Title)
+		}
+	}
+	if summary != rep.Summary() {
+		t.Errorf("summary %q, want %q", summary, rep.Summary())
+	}
+	if len(links) != rep.Failed || explained != rep.Failed {
+		t.Errorf("%d failing-scenario links and %d explained, want %d each", len(links), explained, rep.Failed)
+	}
+	for _, l := range links {
+		if _, err := os.Stat(filepath.Join(dir, l)); err != nil {
+			t.Errorf("link %s: %v", l, err)
+		}
+	}
+
+	// A scenario whose tool reports progress: the reference's tool_execution_update has no
+	// counterpart in the implementation's trace.
+	page := filepath.Join(dir, PageName("tools-sequential/updates"))
+	ctx = browserPage(t, page)
+	firstExpected := eval[string](t, ctx, `document.querySelectorAll("tr.first td.txt")[0].innerText.trim()`)
+	firstActualEmpty := eval[bool](t, ctx, `document.querySelectorAll("tr.first td.txt")[1].classList.contains("none")`)
+	toolLane := eval[bool](t, ctx, `Array.from(document.querySelectorAll("tr.lanes th.ln")).some(th => th.innerText.startsWith("tool "))`)
+	marked := eval[int](t, ctx, `document.querySelectorAll("tr.find").length`)
+	if !strings.HasPrefix(firstExpected, "ev tool_execution_update") || !firstActualEmpty {
+		t.Errorf("first divergence: expected side %q, actual side empty %v; want the reference's tool_execution_update against nothing", firstExpected, firstActualEmpty)
+	}
+	if !toolLane {
+		t.Error("no tool-call lane")
+	}
+	if marked == 0 {
+		t.Error("no finding marked on a row")
+	}
+	screenshot(t, ctx, "conform-scenario.png")
+}

@@ -1,8 +1,11 @@
 package report
 
 import (
+	"context"
 	"encoding/json"
+	"github.com/turnstile-dev/turnstile/conformance"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/turnstile-dev/turnstile/invariant"
@@ -79,4 +82,64 @@ func writePage(t *testing.T, file string, p Page) {
 	if err := Write(f, p); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// twoFaults is a faulty implementation with two independent defects: it never reports
+// tool_execution_update, and it never asks the world for an API key (it takes none).
+type twoFaults struct{ sim.Implementation }
+
+func (f twoFaults) Start(setup sim.Setup, world sim.Port) error {
+	return f.Implementation.Start(setup, twoFaultsPort{world})
+}
+
+type twoFaultsPort struct{ sim.Port }
+
+func (p twoFaultsPort) Notify(n sim.Notification) {
+	if ev, ok := n.Value.(loop.Event); ok && ev.Type == loop.ToolExecutionUpdate {
+		return
+	}
+	var ev struct{ Type string }
+	if n.Kind == sim.NotifyEvent && json.Unmarshal(n.Data, &ev) == nil && ev.Type == string(loop.ToolExecutionUpdate) {
+		return
+	}
+	p.Port.Notify(n)
+}
+
+func (p twoFaultsPort) Call(c sim.Call) sim.Answer {
+	if c.Kind == sim.CallHook && c.Name == "getApiKey" {
+		return sim.Answer{Data: []byte(`{}`)}
+	}
+	return p.Port.Call(c)
+}
+
+// faultyConformance verifies the families against twoFaults and returns the report with a
+// way to make each scenario's traces again.
+func faultyConformance(t *testing.T, families ...string) Conformance {
+	t.Helper()
+	all, err := scenarios.Suite()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list []*sim.Scenario
+	byName := map[string]*sim.Scenario{}
+	for _, f := range all {
+		for _, fam := range families {
+			if strings.HasPrefix(f.Scenario.Name, fam+"/") {
+				list = append(list, f.Scenario)
+				byName[f.Scenario.Name] = f.Scenario
+			}
+		}
+	}
+	newImpl := func() sim.Implementation { return twoFaults{sim.NewReference()} }
+	// Without the scenarios' expect: blocks, whose unmet lines diagnose groups into one
+	// cause whatever the defect, so that each defect shows as a cause of its own.
+	rep := conformance.VerifyParallel(context.Background(), list, newImpl, 1, conformance.Options{})
+	return Conformance{Report: rep, Traces: func(name string) (*sim.Trace, *sim.Trace, error) {
+		want, err := sim.Run(byName[name], sim.NewReference())
+		if err != nil {
+			return nil, nil, err
+		}
+		got, err := sim.Run(byName[name], newImpl())
+		return want, got, err
+	}}
 }

@@ -201,8 +201,8 @@ type runView struct {
 }
 
 type findingView struct {
-	Rule, Msg, Row string
-	Entry          int
+	Rule, Msg, Detail, Row, Side string
+	Entry                int
 }
 
 type rowView struct {
@@ -308,18 +308,30 @@ func buildRun(r Run) runView {
 
 	// Findings by the actual entry's seq.
 	bySeq := map[int][]Finding{}
-	seqs := map[int]bool{}
+	byExpSeq := map[int][]Finding{}
+	seqs, expSeqs := map[int]bool{}, map[int]bool{}
 	for _, e := range actual {
 		seqs[e.Seq] = true
+	}
+	if two {
+		for _, e := range sides[0] {
+			expSeqs[e.Seq] = true
+		}
 	}
 	for _, f := range r.Findings {
 		if f.Entry != 0 && seqs[f.Entry] {
 			bySeq[f.Entry] = append(bySeq[f.Entry], f)
+		} else if f.Entry == 0 && f.ExpectedEntry != 0 && expSeqs[f.ExpectedEntry] {
+			byExpSeq[f.ExpectedEntry] = append(byExpSeq[f.ExpectedEntry], f)
 		} else {
-			rv.Findings = append(rv.Findings, findingView{Rule: f.Rule, Msg: f.Msg, Entry: f.Entry})
+			rv.Findings = append(rv.Findings, findingView{Rule: f.Rule, Msg: f.Msg, Detail: f.Detail, Entry: f.Entry})
 		}
 	}
 
+	sideNames := []string{"actual"}
+	if two {
+		sideNames = []string{"expected", "actual"}
+	}
 	lastT := make([]int64, len(sides))
 	for s := range lastT {
 		lastT[s] = -1
@@ -361,13 +373,17 @@ func buildRun(r Run) runView {
 			if !isDelta(e) {
 				row.Delta = false
 			}
-			if s == len(sides)-1 {
-				for _, f := range bySeq[e.Seq] {
-					fv := findingView{Rule: f.Rule, Msg: f.Msg, Entry: f.Entry, Row: row.ID}
+			marks := bySeq[e.Seq]
+			if s != len(sides)-1 {
+				marks = byExpSeq[e.Seq]
+			}
+			{
+				for _, f := range marks {
+					fv := findingView{Rule: f.Rule, Msg: f.Msg, Detail: f.Detail, Entry: e.Seq, Row: row.ID, Side: sideNames[s]}
 					c.Findings = append(c.Findings, fv)
 					rv.Findings = append(rv.Findings, fv)
 				}
-				if len(c.Findings) > 0 {
+				if len(c.Findings) > 0 && !strings.Contains(row.Class, "find") {
 					row.Class += " find"
 				}
 			}

@@ -8,6 +8,7 @@
     if (!pre) { return; }
     head.textContent = td.getAttribute("data-side") + " · entry " + td.getAttribute("data-seq") + " · " + td.getAttribute("data-lane");
     body.textContent = pre.textContent;
+    panel.classList.add("on");
   }
   document.addEventListener("mouseover", function (ev) {
     var t = ev.target;

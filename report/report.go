@@ -27,12 +27,17 @@ import (
 // Finding is something wrong with a run, marked where it happens.
 type Finding struct {
 	// Entry is the seq of the actual trace's entry it points at; 0 when it concerns the run
-	// as a whole.
+	// as a whole or an expected entry only.
 	Entry int
+	// ExpectedEntry, when Entry is 0, is the seq of the expected trace's entry it points at
+	// (an entry the actual trace lacks).
+	ExpectedEntry int
 	// Rule names what is broken: an invariant, an expectation, a cause.
 	Rule string
 	// Msg says what is wrong.
 	Msg string
+	// Detail, when set, says more in smaller print (the rule in full, say).
+	Detail string
 }
 
 // Run is one run to show: a trace, optionally with the trace it was expected to equal.

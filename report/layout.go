@@ -202,7 +202,7 @@ type runView struct {
 
 type findingView struct {
 	Rule, Msg, Detail, Row, Side string
-	Entry                int
+	Entry                        int
 }
 
 type rowView struct {

@@ -18,6 +18,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Rule names.
@@ -245,27 +246,22 @@ func column(data []byte, off int) int {
 	return off
 }
 
-// digest is a message's identity: the SHA-256 of its canonical JSON (keys sorted, numbers as
-// written), so that equal messages match whatever their key order.
+// digest is a message's identity: the SHA-256 of its JSON text without insignificant
+// space. Every copy of a message that a logger writes has the same key order (JSON.stringify
+// keeps the object's own order), so equal messages have equal digests; a recording whose
+// copies of a message order their keys differently reads as an edit.
 type digest [32]byte
 
-func digestOf(raw json.RawMessage) digest {
-	return sha256.Sum256(canonical(raw))
-}
+var compactBuf = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
-// canonical re-encodes JSON with sorted keys; invalid JSON is returned as it is.
-func canonical(raw json.RawMessage) []byte {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return raw
+func digestOf(raw json.RawMessage) digest {
+	buf := compactBuf.Get().(*bytes.Buffer)
+	defer compactBuf.Put(buf)
+	buf.Reset()
+	if json.Compact(buf, raw) != nil {
+		return sha256.Sum256(raw)
 	}
-	out, err := json.Marshal(v)
-	if err != nil {
-		return raw
-	}
-	return out
+	return sha256.Sum256(buf.Bytes())
 }
 
 // message is the part of an AgentMessage the rules read.

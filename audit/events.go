@@ -153,7 +153,9 @@ func isFailureMessage(m *message) bool {
 func (c *eventChecker) messageEvent(n int, ev *event) {
 	r := c.run
 	var m message
-	_ = json.Unmarshal(ev.Message, &m)
+	if ev.Type != "message_update" {
+		_ = json.Unmarshal(ev.Message, &m)
+	}
 	if ev.Type == "message_start" && isFailureMessage(&m) && isEpilogue(&m) {
 		// The loop threw: the Agent's epilogue (message_start, message_end, turn_end,
 		// agent_end of its failure message) abandons whatever message or turn was open.

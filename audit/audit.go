@@ -220,7 +220,11 @@ func decodeLine(n int, data []byte, v any) error {
 	}
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
-		return &InputError{Line: n, Col: column(data, int(se.Offset)), Msg: "invalid JSON: " + se.Error()}
+		col := column(data, int(se.Offset))
+		if strings.HasPrefix(se.Error(), "unexpected end") {
+			col = len(data) + 1
+		}
+		return &InputError{Line: n, Col: col, Msg: "invalid JSON: " + se.Error() + " (a recording holds one JSON object a line)"}
 	}
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {

@@ -137,7 +137,7 @@ func TestHonestRunsInOneLog(t *testing.T) {
 		}
 		data, _ := os.ReadFile(f)
 		all.Write(data)
-		runs++
+		runs += strings.Count(string(data), `{"type":"agent_start"}`)
 	}
 	fs, sum, err := audit(t, all.String())
 	if err != nil || len(fs) > 0 {
@@ -253,6 +253,20 @@ func TestPlantedDefects(t *testing.T) {
 				v["message"].(map[string]any)["stopReason"] = "toolUse"
 			}), i + 1
 		}, RuleUnchanged, "turn_end carries another message"},
+		{"progress after the end", func(t *testing.T) (recording, int) {
+			r := ev("agent-app-log")
+			u := r.index(t, 1, map[string]string{"type": "tool_execution_update"})
+			e := r.index(t, 3, map[string]string{"type": "tool_execution_end"}) // b1's end (after e1's and f1's)
+			moved := r.insert(e+1, r[u]).without(u)
+			return moved, e + 1
+		}, RuleGrammar, "after its tool_execution_end"},
+		{"the Agent's failure epilogue edited", func(t *testing.T) (recording, int) {
+			r := ev("agent-app-log")
+			i := r.index(t, 3, map[string]string{"type": "agent_end"})
+			return r.edit(t, i, func(v map[string]any) {
+				v["messages"].([]any)[0].(map[string]any)["errorMessage"] = "something else"
+			}), i + 1
+		}, RuleUnchanged, "agent_end's message 1 differs from the assistant message"},
 		{"session: entry rewritten", func(t *testing.T) (recording, int) {
 			r := ss("events--tool-turn")
 			c := r.edit(t, 1, func(v map[string]any) { v["message"].(map[string]any)["content"] = "edited" })

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -87,12 +88,21 @@ Exit codes: 0 no finding; 1 findings; 2 a file that cannot be read (with line:co
 	return cmd
 }
 
+// ruleList lists the audit's rules, each doc wrapped to the width of the rest of the help.
 func ruleList() string {
-	s := ""
+	var b strings.Builder
 	for _, r := range audit.Rules() {
-		s += fmt.Sprintf("  %-11s %s\n", r.Name, r.Doc)
+		line := fmt.Sprintf("  %-11s", r.Name)
+		for _, w := range strings.Fields(r.Doc) {
+			if len(line)+1+len(w) > 94 {
+				b.WriteString(line + "\n")
+				line = strings.Repeat(" ", 13)
+			}
+			line += " " + w
+		}
+		b.WriteString(line + "\n")
 	}
-	return s
+	return b.String()
 }
 
 func plural(n int, one, many string) string {

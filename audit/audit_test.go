@@ -351,3 +351,27 @@ func TestUnreadableInput(t *testing.T) {
 		}
 	})
 }
+
+// The top-level "type" is found past nested ones, strings with escapes and brackets, and
+// not inside nested objects.
+func TestTopLevelType(t *testing.T) {
+	cases := []struct {
+		line, typ string
+		ok        bool
+	}{
+		{`{"type":"message_update","message":{}}`, "message_update", true},
+		{`{"message":{"type":"x","c":["]}\"",{"type":"y"}]},"type" : "turn_end"}`, "turn_end", true},
+		{` { "a" : 1.5e3 , "b":true, "type":"agent_start" }`, "agent_start", true},
+		{`{"message":{"type":"nested"}}`, "", false},
+		{`{"type":1}`, "", false},
+		{`{"type":"a\"b"}`, "", false},
+		{`[{"type":"x"}]`, "", false},
+		{`{"a":"unterminated`, "", false},
+	}
+	for _, c := range cases {
+		typ, ok := topLevelType([]byte(c.line))
+		if typ != c.typ || ok != c.ok {
+			t.Errorf("%s: %q %v, want %q %v", c.line, typ, ok, c.typ, c.ok)
+		}
+	}
+}

@@ -20,7 +20,7 @@ import (
 // testing/fstest.TestFS checks a file system: no protocol, no adapter process.
 type GoPort interface {
 	// Hello names the port and lists the hooks it supports (Hello.Hooks); scenarios that
-	// install others are skipped.
+	// install others, or need an optional feature it lacks (Hello.Lacks), are skipped.
 	Hello() Hello
 	// Run runs the port's loop for one scenario. It builds its configuration from
 	// env.Setup(), reaches the simulated world only through env (model, tools, hooks, clock),
@@ -161,6 +161,9 @@ func testFiles(t *testing.T, port GoPort, files []*scenarios.File, options []Tes
 					res.Reason = fmt.Sprintf("installs hook %s, which the port does not support", h)
 					t.Skip(res.Reason)
 				}
+			}
+			if reason := lacksReason(hello.Lacks, sc); reason != "" {
+				t.Skip(reason)
 			}
 			synctest.Test(t, func(t *testing.T) {
 				res = verifyOne(sc, sim.NewReference(), &inProcess{port: port}, cfg.profile, 3, desc, nil)

@@ -201,6 +201,8 @@ type inProcess struct {
 	streams map[string]*mailbox
 	tools   map[string]*mailbox
 	closed  chan struct{}
+	// idle tells when the port is idle outside a synctest bubble (ServePort); nil inside.
+	idle *idleTracker
 	// starting is closed once the task Parallel just started waits on the world.
 	starting chan struct{}
 }
@@ -210,11 +212,17 @@ type mailbox struct {
 	mu     sync.Mutex
 	queue  []sim.Delivery
 	signal chan struct{}
+	// idle, outside a synctest bubble, counts the port's running goroutines: a delivery
+	// put here carries a token for the goroutine it wakes.
+	idle *idleTracker
 }
 
-func newMailbox() *mailbox { return &mailbox{signal: make(chan struct{}, 1)} }
+func newMailbox(idle *idleTracker) *mailbox {
+	return &mailbox{signal: make(chan struct{}, 1), idle: idle}
+}
 
 func (m *mailbox) put(d sim.Delivery) {
+	m.idle.add(1)
 	m.mu.Lock()
 	m.queue = append(m.queue, d)
 	m.mu.Unlock()
@@ -225,24 +233,80 @@ func (m *mailbox) put(d sim.Delivery) {
 }
 
 // take waits for the next delivery, or fails once the session is closed; waiting is
-// reported to blocked first.
+// reported to blocked first. The goroutine gives up its token while it waits and takes the
+// delivery's when it wakes.
 func (m *mailbox) take(closed <-chan struct{}, blocked func()) (sim.Delivery, error) {
+	waited := false
 	for {
 		m.mu.Lock()
 		if len(m.queue) > 0 {
 			d := m.queue[0]
 			m.queue = m.queue[1:]
 			m.mu.Unlock()
+			if !waited {
+				m.idle.add(-1) // it still holds its own token: the delivery's is not needed
+			}
 			return d, nil
 		}
 		m.mu.Unlock()
 		blocked()
+		if !waited {
+			waited = true
+			m.idle.add(-1)
+		}
 		select {
 		case <-m.signal:
 		case <-closed:
+			m.idle.add(1)
 			return sim.Delivery{}, errors.New("the simulation session was stopped")
 		}
 	}
+}
+
+// idleTracker tells when a Go port served outside a synctest bubble (ServePort) is idle:
+// it counts the port's goroutines that are running — the run itself and Parallel's tasks —
+// each holding a token it gives up while it waits for the world in a mailbox. Zero tokens
+// is idle. A nil tracker does nothing (inside a bubble, synctest.Wait tells).
+type idleTracker struct {
+	mu     sync.Mutex
+	cond   *sync.Cond
+	active int
+}
+
+func newIdleTracker() *idleTracker {
+	t := &idleTracker{}
+	t.cond = sync.NewCond(&t.mu)
+	return t
+}
+
+func (t *idleTracker) add(n int) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	t.active += n
+	if t.active <= 0 {
+		t.cond.Broadcast()
+	}
+	t.mu.Unlock()
+}
+
+// wait returns once no goroutine of the port runs.
+func (t *idleTracker) wait() {
+	t.mu.Lock()
+	for t.active > 0 {
+		t.cond.Wait()
+	}
+	t.mu.Unlock()
+}
+
+// settle waits until the port waits on the world or has returned.
+func (p *inProcess) settle() {
+	if p.idle != nil {
+		p.idle.wait()
+		return
+	}
+	synctest.Wait()
 }
 
 func (p *inProcess) Start(setup sim.Setup, world sim.Port) error {
@@ -250,7 +314,9 @@ func (p *inProcess) Start(setup sim.Setup, world sim.Port) error {
 	p.streams, p.tools, p.closed = map[string]*mailbox{}, map[string]*mailbox{}, make(chan struct{})
 	ctx, cancel := context.WithCancel(context.Background())
 	p.cancel = cancel
+	p.idle.add(1)
 	go func() {
+		defer p.idle.add(-1)
 		msgs, err := p.port.Run(ctx, p)
 		end := map[string]any{"messages": msgs}
 		if err != nil {
@@ -267,7 +333,7 @@ func (p *inProcess) Start(setup sim.Setup, world sim.Port) error {
 		}
 		p.world.Notify(sim.Notification{Kind: sim.NotifyEnd, Data: data})
 	}()
-	synctest.Wait()
+	p.settle()
 	return nil
 }
 
@@ -290,14 +356,14 @@ func (p *inProcess) Deliver(d sim.Delivery) error {
 		}
 		box.put(d)
 	}
-	synctest.Wait()
+	p.settle()
 	return nil
 }
 
 func (p *inProcess) Stop() error {
 	close(p.closed)
 	p.cancel()
-	synctest.Wait()
+	p.settle()
 	return nil
 }
 
@@ -350,7 +416,7 @@ func (p *inProcess) Stream(data any) (Stream, error) {
 	if err := json.Unmarshal(raw, &out); err != nil {
 		return nil, err
 	}
-	box := newMailbox()
+	box := newMailbox(p.idle)
 	p.mu.Lock()
 	p.streams[out.Stream] = box
 	p.mu.Unlock()
@@ -359,16 +425,33 @@ func (p *inProcess) Stream(data any) (Stream, error) {
 
 func (p *inProcess) Parallel(tasks []func()) {
 	var wg sync.WaitGroup
+	// Outside a bubble, each task holds a token while it runs; the last to return hands
+	// its token to this goroutine, which gives its own up while it waits for them.
+	var left sync.Mutex
+	remaining := len(tasks)
 	for _, task := range tasks {
 		started := make(chan struct{})
 		p.mu.Lock()
 		p.starting = started
 		p.mu.Unlock()
+		p.idle.add(1)
 		wg.Go(func() {
+			defer func() {
+				left.Lock()
+				remaining--
+				last := remaining == 0
+				left.Unlock()
+				if !last {
+					p.idle.add(-1)
+				}
+			}()
 			defer p.release(started)
 			task()
 		})
 		<-started
+	}
+	if len(tasks) > 0 {
+		p.idle.add(-1)
 	}
 	wg.Wait()
 }
@@ -393,7 +476,7 @@ func (p *inProcess) release(started chan struct{}) {
 }
 
 func (p *inProcess) Tool(id, name string, args any, onUpdate func(json.RawMessage)) (json.RawMessage, error) {
-	box := newMailbox()
+	box := newMailbox(p.idle)
 	p.mu.Lock()
 	p.tools[id] = box
 	p.mu.Unlock()

@@ -26,8 +26,9 @@ func FindingsText(fs []diagnose.Finding, indent string, max int) string {
 
 // Progress renders results one at a time, as a run goes, so that the output grows with the
 // number of distinct defects rather than with the number of scenarios: a finding whose
-// signature was already shown in full is only counted, and a scenario whose findings were
-// all shown before takes one line.
+// shape (diagnose.Finding.Shape: a field and how it differs, an invariant) was already shown
+// in full is only counted, and a scenario whose findings were all shown before takes one
+// line.
 type Progress struct {
 	// Max caps the findings shown in full per scenario (0: no cap).
 	Max int
@@ -53,7 +54,7 @@ func (p *Progress) Text(res Result) string {
 	}
 	var fresh, seen []diagnose.Finding
 	for _, f := range res.Findings {
-		if p.shown[f.Signature] {
+		if p.shown[f.Shape()] {
 			seen = append(seen, f)
 		} else {
 			fresh = append(fresh, f)
@@ -75,28 +76,44 @@ func (p *Progress) Text(res Result) string {
 	if p.Max > 0 && len(shownNow) > p.Max {
 		shownNow = shownNow[:p.Max]
 	}
+	var full []diagnose.Finding
 	for _, f := range shownNow {
-		p.shown[f.Signature] = true
+		if !p.shown[f.Shape()] {
+			full = append(full, f)
+		} else {
+			seen = append(seen, f)
+		}
+		p.shown[f.Shape()] = true
 	}
-	b.WriteString(FindingsText(fresh, "      ", p.Max))
+	b.WriteString(FindingsText(full, "      ", 0))
+	if len(fresh) > len(shownNow) {
+		fmt.Fprintf(&b, "      … and %d more findings (all are in the JSON and JUnit reports)\n", len(fresh)-len(shownNow))
+	}
 	if len(seen) > 0 {
 		fmt.Fprintf(&b, "      and %d finding%s of kinds shown above: %s\n", len(seen), plural(len(seen)), headlines(seen, 2))
 	}
 	return b.String()
 }
 
-// headlines lists the distinct headlines of findings, at most n, with their entries.
+// headlines lists the distinct shapes of findings (diagnose.Finding.Shape), at most n, with
+// the entries they are at.
 func headlines(fs []diagnose.Finding, n int) string {
 	var order []string
 	at := map[string][]string{}
 	for _, f := range fs {
-		if _, ok := at[f.Headline]; !ok {
-			order = append(order, f.Headline)
+		h := f.Shape()
+		if _, ok := at[h]; !ok {
+			order = append(order, h)
+			at[h] = nil
 		}
-		if e := f.At.Actual; e > 0 {
-			at[f.Headline] = append(at[f.Headline], fmt.Sprint(e))
-		} else if e := f.At.Expected; e > 0 {
-			at[f.Headline] = append(at[f.Headline], "ref "+fmt.Sprint(e))
+		e := ""
+		if f.At.Actual > 0 {
+			e = fmt.Sprint(f.At.Actual)
+		} else if f.At.Expected > 0 {
+			e = "ref " + fmt.Sprint(f.At.Expected)
+		}
+		if e != "" && !slices.Contains(at[h], e) {
+			at[h] = append(at[h], e)
 		}
 	}
 	var parts []string
@@ -105,8 +122,10 @@ func headlines(fs []diagnose.Finding, n int) string {
 			parts = append(parts, fmt.Sprintf("and %d more", len(order)-n))
 			break
 		}
-		if es := at[h]; len(es) > 0 {
-			h += " (entr" + map[bool]string{true: "y ", false: "ies "}[len(es) == 1] + strings.Join(es, ", ") + ")"
+		if es := at[h]; len(es) == 1 {
+			h += " (entry " + es[0] + ")"
+		} else if len(es) > 1 {
+			h += " (entries " + strings.Join(es, ", ") + ")"
 		}
 		parts = append(parts, h)
 	}
@@ -119,6 +138,9 @@ func plural(n int) string {
 	}
 	return "s"
 }
+
+// maxSymptoms is the number of symptoms WriteSummary lists.
+const maxSymptoms = 5
 
 // WriteSummary writes the end of a run for people: the causes ranked by the number of
 // scenarios they touch, each with its rule, an example finding in full and the scenarios;
@@ -135,6 +157,20 @@ func (r *Report) WriteSummary(w io.Writer) error {
 			fmt.Fprintf(&b, "\n%2d. ", i+1)
 			b.WriteString(strings.TrimPrefix(c.Text("    "), "    "))
 			b.WriteString(wrapNames("    scenarios: ", c.Scenarios, "      "))
+		}
+	}
+	if len(r.Symptoms) > 0 {
+		b.WriteString("\nseen only after a first divergence (consequences, or defects the causes above hide):\n")
+		for i, sy := range r.Symptoms {
+			if i == maxSymptoms {
+				fmt.Fprintf(&b, "  … and %d more (all in the JSON report)\n", len(r.Symptoms)-i)
+				break
+			}
+			where := ""
+			if len(sy.Where) > 0 {
+				where = " on " + strings.Join(sy.Where, ", ")
+			}
+			fmt.Fprintf(&b, "  %s%s — %d scenario%s\n", sy.Title, where, len(sy.Scenarios), plural(len(sy.Scenarios)))
 		}
 	}
 	if len(r.Families) > 0 {
@@ -184,19 +220,20 @@ func wrapNames(label string, names []string, indent string) string {
 
 // jsonReport is the report for machines (WriteJSON).
 type jsonReport struct {
-	Implementation   string       `json:"implementation"`
-	Profile          Profile      `json:"profile"`
-	Passed           int          `json:"passed"`
-	Failed           int          `json:"failed"`
-	Skipped          int          `json:"skipped"`
-	ExpectedFailures int          `json:"expectedFailures"`
-	DurationMs       int64        `json:"durationMs"`
-	StartError       string       `json:"startError,omitempty"`
-	Summary          string       `json:"summary"`
-	Causes           []jsonCause  `json:"causes"`
-	Families         []Tally      `json:"families"`
-	Invariants       []Tally      `json:"invariants"`
-	Results          []jsonResult `json:"results"`
+	Implementation   string             `json:"implementation"`
+	Profile          Profile            `json:"profile"`
+	Passed           int                `json:"passed"`
+	Failed           int                `json:"failed"`
+	Skipped          int                `json:"skipped"`
+	ExpectedFailures int                `json:"expectedFailures"`
+	DurationMs       int64              `json:"durationMs"`
+	StartError       string             `json:"startError,omitempty"`
+	Summary          string             `json:"summary"`
+	Causes           []jsonCause        `json:"causes"`
+	Symptoms         []diagnose.Symptom `json:"symptoms"`
+	Families         []Tally            `json:"families"`
+	Invariants       []Tally            `json:"invariants"`
+	Results          []jsonResult       `json:"results"`
 }
 
 type jsonCause struct {
@@ -220,7 +257,10 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	out := jsonReport{Implementation: r.Implementation, Profile: r.Profile, Passed: r.Passed, Failed: r.Failed,
 		Skipped: r.Skipped, ExpectedFailures: r.ExpectedFailures, DurationMs: r.Duration.Milliseconds(),
 		StartError: r.StartError, Summary: r.Summary(), Families: r.Families, Invariants: r.Invariants,
-		Causes: []jsonCause{}, Results: []jsonResult{}}
+		Causes: []jsonCause{}, Symptoms: r.Symptoms, Results: []jsonResult{}}
+	if out.Symptoms == nil {
+		out.Symptoms = []diagnose.Symptom{}
+	}
 	for i, c := range r.Causes {
 		out.Causes = append(out.Causes, jsonCause{Rank: i + 1, Cause: c})
 	}

@@ -117,6 +117,9 @@ type Report struct {
 	// Causes are the defects behind the failures (package diagnose), the one touching the
 	// most scenarios first.
 	Causes []diagnose.Cause
+	// Symptoms are the kinds of findings seen only after the first divergence that no cause
+	// names (diagnose.Symptoms): consequences, or defects hidden behind a cause.
+	Symptoms []diagnose.Symptom
 	// Families is the outcome per rule family (suite folder), Invariants per invariant.
 	Families   []Tally
 	Invariants []Tally
@@ -323,6 +326,7 @@ func (r *Report) finish(opts Options) {
 		}
 	}
 	r.Causes = diagnose.Group(ds)
+	r.Symptoms = diagnose.Symptoms(ds, r.Causes)
 	slices.Sort(famOrder)
 	r.Families = nil
 	for _, name := range famOrder {

@@ -64,8 +64,10 @@ func Diagnose(sc Scenario, want, got *sim.Trace, opts Options) []Finding {
 			out = append(out, Finding{
 				Kind: Expectation, Rule: sc.RuleName(), Says: "the scenario's expectation fails: " + p,
 				Consequence: len(divs) > 0,
-				Signature:   "expectation " + what,
-				Headline:    "the scenario's expect: " + what + " is not met",
+				// An expectation is the scenario's own: its signature names the scenario, so
+				// that unrelated defects missing different expectations are not one cause.
+				Signature: "expectation " + what + " of " + sc.Name,
+				Headline:  "the expect: " + what + " of " + sc.Name + " is not met",
 			})
 		}
 	}
@@ -380,15 +382,16 @@ func invariantFindings(want, got *sim.Trace, invs []invariant.Invariant, first P
 		}
 		fd := Finding{
 			Kind: Invariant, Rule: f.Invariant,
-			Says:      "breaks invariant " + f.Invariant + ": " + f.Msg,
-			At:        Position{Actual: f.Entry},
-			Actual:    f.Msg,
+			Says:   "breaks invariant " + f.Invariant + ": " + f.Msg,
+			At:     Position{Actual: f.Entry},
+			Actual: f.Msg,
+			// The invariant is the rule: its violations, whatever their shape, are one
+			// signature (the message, with the scenario's values, is in Says).
 			Signature: "invariant " + f.Invariant,
 			Headline:  "breaks invariant " + f.Invariant,
 		}
 		if doc := docs[f.Invariant]; doc != "" {
 			fd.Rule = f.Invariant + ": " + doc
-			fd.Headline += " (" + doc + ")"
 		}
 		if f.Entry > 0 && f.Entry <= len(got.Entries) {
 			fd.ActualLine = sim.TimelineLine(got.Entries[f.Entry-1])
@@ -424,14 +427,25 @@ func expectationKind(problem string) string {
 
 var (
 	quotedRE = regexp.MustCompile(`"(?:[^"\\]|\\.)*"|'[^']*'`)
-	numberRE = regexp.MustCompile(`\d+(\.\d+)?`)
+	// A list of bare words (hook names, roles) is a shape; one holding anything else is a
+	// value.
+	listRE = regexp.MustCompile(`\[[^\[\]]*[^\[\]\sA-Za-z,_-][^\[\]]*\]|\{[^{}]*\}`)
+	idRE   = regexp.MustCompile(`\b[A-Za-z_]*\d[\w.-]*`)
 )
 
-// valueFree strips quoted texts and numbers from a message, so that it can serve as a
-// signature.
+// valueFree strips a message of the scenario's values — quoted texts, objects, lists of
+// anything but bare words, numbers and the ids that hold digits ("w1") — so that it can
+// serve as a signature.
 func valueFree(s string) string {
 	s = quotedRE.ReplaceAllString(s, "…")
-	return numberRE.ReplaceAllString(s, "N")
+	for {
+		t := listRE.ReplaceAllString(s, "…")
+		if t == s {
+			break
+		}
+		s = t
+	}
+	return idRE.ReplaceAllString(s, "N")
 }
 
 func firstLine(s string) string {

@@ -144,7 +144,7 @@ func TestMissingEntryIsOneRegionAndTheRestStillAligns(t *testing.T) {
 			exp = append(exp, f.Signature)
 		}
 	}
-	if !slices.Contains(exp, "expectation timeline") {
+	if !slices.Contains(exp, "expectation timeline of truncation/basic") {
 		t.Errorf("expectation findings %q, want the timeline one", exp)
 	}
 }
@@ -206,7 +206,7 @@ func TestBrokenInvariantIsAFindingNamedByItsRule(t *testing.T) {
 func TestRunErrorIsAnErrorFinding(t *testing.T) {
 	sc, _ := reference(t, "truncation/basic")
 	fs := diagnose.Diagnose(sc, nil, nil, diagnose.Options{RunError: errString(`timeout after 10s waiting for "w1"`)})
-	if len(fs) != 1 || fs[0].Kind != diagnose.Error || fs[0].Signature != "error: timeout after Ns waiting for …" {
+	if len(fs) != 1 || fs[0].Kind != diagnose.Error || fs[0].Signature != "error: timeout after N waiting for …" {
 		t.Fatalf("findings %+v", fs)
 	}
 }

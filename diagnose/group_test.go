@@ -40,7 +40,7 @@ func TestGroupPicksTheFewestCausesRankedByScenarios(t *testing.T) {
 	}
 }
 
-func TestGroupPrefersFirstFindingsOnTies(t *testing.T) {
+func TestGroupPrefersInvariantsThenFirstFindingsOnTies(t *testing.T) {
 	ds := []diagnose.Diagnosis{
 		{Scenario: diagnose.Scenario{Name: "s1"}, Findings: []diagnose.Finding{finding("root", false, "r"), finding("after", true, "r")}},
 		{Scenario: diagnose.Scenario{Name: "s2"}, Findings: []diagnose.Finding{finding("root", false, "r"), finding("after", true, "r")}},
@@ -48,5 +48,28 @@ func TestGroupPrefersFirstFindingsOnTies(t *testing.T) {
 	causes := diagnose.Group(ds)
 	if len(causes) != 1 || causes[0].Signature != "root" || causes[0].Rule != "r" {
 		t.Fatalf("causes %+v", causes)
+	}
+	inv := diagnose.Finding{Kind: diagnose.Invariant, Signature: "invariant x", Rule: "x: a rule"}
+	for i := range ds {
+		ds[i].Findings = append(ds[i].Findings, inv)
+	}
+	causes = diagnose.Group(ds)
+	if len(causes) != 1 || causes[0].Signature != "invariant x" || causes[0].Rule != "x: a rule" {
+		t.Fatalf("causes %+v", causes)
+	}
+}
+
+func TestGroupNeverExplainsByAConsequence(t *testing.T) {
+	// Two defects end in the same symptom after their first divergences: two causes.
+	ds := []diagnose.Diagnosis{
+		{Scenario: diagnose.Scenario{Name: "s1"}, Findings: []diagnose.Finding{finding("A", false, "r"), finding("symptom", true, "r")}},
+		{Scenario: diagnose.Scenario{Name: "s2"}, Findings: []diagnose.Finding{finding("B", false, "r"), finding("symptom", true, "r")}},
+	}
+	causes := diagnose.Group(ds)
+	if len(causes) != 2 || causes[0].Signature != "A" || causes[1].Signature != "B" {
+		t.Fatalf("causes %+v", causes)
+	}
+	if ds[0].Findings[1].Cause != "title of A" {
+		t.Errorf("the symptom's cause %q, want the cause of its scenario", ds[0].Findings[1].Cause)
 	}
 }

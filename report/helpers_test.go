@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/diagnose"
 	"os"
 	"strings"
 	"testing"
@@ -120,20 +121,20 @@ func faultyConformance(t *testing.T, families ...string) Conformance {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var files []*scenarios.File
 	var list []*sim.Scenario
 	byName := map[string]*sim.Scenario{}
 	for _, f := range all {
 		for _, fam := range families {
 			if strings.HasPrefix(f.Scenario.Name, fam+"/") {
+				files = append(files, f)
 				list = append(list, f.Scenario)
 				byName[f.Scenario.Name] = f.Scenario
 			}
 		}
 	}
 	newImpl := func() sim.Implementation { return twoFaults{sim.NewReference()} }
-	// Without the scenarios' expect: blocks, whose unmet lines diagnose groups into one
-	// cause whatever the defect, so that each defect shows as a cause of its own.
-	rep := conformance.VerifyParallel(context.Background(), list, newImpl, 1, conformance.Options{})
+	rep := conformance.VerifyParallel(context.Background(), list, newImpl, 1, conformance.Options{Scenarios: diagnose.FromFiles(files)})
 	return Conformance{Report: rep, Traces: func(name string) (*sim.Trace, *sim.Trace, error) {
 		want, err := sim.Run(byName[name], sim.NewReference())
 		if err != nil {

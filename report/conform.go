@@ -46,7 +46,9 @@ func WriteConformance(dir string, c Conformance) error {
 	r := c.Report
 	type failing struct {
 		Name, Family, Page, Cause, Divergence string
-		Findings                              int
+		// Expected and Actual are the first divergence's two timeline lines.
+		Expected, Actual string
+		Findings         int
 	}
 	type other struct{ Name, Status, Reason string }
 	view := struct {
@@ -79,7 +81,8 @@ func WriteConformance(dir string, c Conformance) error {
 				}
 			}
 			if res.Divergence != nil {
-				f.Divergence = fmt.Sprintf("entry %d: %s", res.Divergence.Entry, strings.TrimSpace(res.Divergence.Actual))
+				f.Divergence = fmt.Sprintf("entry %d", res.Divergence.Entry)
+				f.Expected, f.Actual = strings.TrimSpace(res.Divergence.Expected), strings.TrimSpace(res.Divergence.Actual)
 			} else if res.Error != "" {
 				f.Divergence = res.Error
 			}

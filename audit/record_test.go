@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/turnstile-dev/turnstile/conformance"
 	"github.com/turnstile-dev/turnstile/scenarios"
@@ -51,7 +52,7 @@ func TestRecordPi(t *testing.T) {
 	for _, f := range files {
 		byName[f.Scenario.Name] = f.Scenario
 	}
-	pi := &conformance.Process{Command: []string{"node", adapter}, Stderr: os.Stderr}
+	pi := &conformance.Process{Command: []string{"node", adapter}, Stderr: os.Stderr, HelloTimeout: time.Minute}
 	defer pi.Close()
 	for _, name := range recorded {
 		sc := byName[name]

@@ -38,7 +38,8 @@ func browserPage(t *testing.T, file string) context.Context {
 	)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelTab := chromedp.NewContext(actx)
-	ctx, cancelTime := context.WithTimeout(ctx, 60*time.Second)
+	// Generous: Chromium starts and renders slowly on a loaded machine.
+	ctx, cancelTime := context.WithTimeout(ctx, 4*time.Minute)
 	t.Cleanup(func() { cancelTime(); cancelTab(); cancelAlloc() })
 
 	// Every console error, uncaught exception and browser-log error of the page (a resource

@@ -50,6 +50,11 @@ func Diagnose(sc Scenario, want, got *sim.Trace, opts Options) []Finding {
 		for i := range divs[1:] {
 			divs[i+1].Consequence = true
 		}
+		// The entries missing at the end of a run the implementation failed follow from
+		// its failure, the root finding.
+		if last := &divs[len(divs)-1]; opts.RunError != nil && strings.HasPrefix(last.Signature, "missing ") && last.At.Actual == 0 {
+			last.Consequence = true
+		}
 	}
 	out = append(out, divs...)
 	if opts.RunError != nil {

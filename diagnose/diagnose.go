@@ -176,7 +176,7 @@ func region(rule string, want, got []sim.Entry, miss, extra []int, nextW, nextG 
 		}
 		f.Says = fmt.Sprintf("the implementation lacks %s the reference has %s, starting with %q", entries(len(miss)), where, k)
 		f.Signature = "missing " + k
-		f.Headline = "a " + k + " the reference has is missing"
+		f.Headline = article(k) + " " + k + " the reference has is missing"
 	case len(miss) == 0:
 		k := Key(got[extra[0]])
 		f.At = Position{Actual: extra[0] + 1}
@@ -196,7 +196,7 @@ func region(rule string, want, got []sim.Entry, miss, extra []int, nextW, nextG 
 		f.Says = fmt.Sprintf("where the reference has %s starting with %q, the implementation has %s starting with %q: they differ in %s",
 			entries(len(miss)), wk, entries(len(extra)), gk, differ)
 		f.Signature = gk + " instead of " + wk
-		f.Headline = "a " + gk + " where the reference has a " + wk
+		f.Headline = article(gk) + " " + gk + " where the reference has " + article(wk) + " " + wk
 	}
 	return f
 }
@@ -468,4 +468,12 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// article is "an" before a vowel, else "a".
+func article(word string) string {
+	if word != "" && strings.ContainsRune("aeiou", rune(word[0])) {
+		return "an"
+	}
+	return "a"
 }

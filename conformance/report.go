@@ -167,7 +167,9 @@ func (r *Report) WriteSummary(w io.Writer) error {
 				break
 			}
 			where := ""
-			if len(sy.Where) > 0 {
+			if n := len(sy.Where); n > 3 {
+				where = fmt.Sprintf(" on %s and %d more kinds of entries", strings.Join(sy.Where[:3], ", "), n-3)
+			} else if n > 0 {
 				where = " on " + strings.Join(sy.Where, ", ")
 			}
 			fmt.Fprintf(&b, "  %s%s — %d scenario%s\n", sy.Title, where, len(sy.Scenarios), plural(len(sy.Scenarios)))

@@ -50,6 +50,11 @@ func Diagnose(sc Scenario, want, got *sim.Trace, opts Options) []Finding {
 		for i := range divs[1:] {
 			divs[i+1].Consequence = true
 		}
+		// The entries missing at the end of a run the implementation failed follow from
+		// its failure, the root finding.
+		if last := &divs[len(divs)-1]; opts.RunError != nil && strings.HasPrefix(last.Signature, "missing ") && last.At.Actual == 0 {
+			last.Consequence = true
+		}
 	}
 	out = append(out, divs...)
 	if opts.RunError != nil {
@@ -171,7 +176,7 @@ func region(rule string, want, got []sim.Entry, miss, extra []int, nextW, nextG 
 		}
 		f.Says = fmt.Sprintf("the implementation lacks %s the reference has %s, starting with %q", entries(len(miss)), where, k)
 		f.Signature = "missing " + k
-		f.Headline = "a " + k + " the reference has is missing"
+		f.Headline = article(k) + " " + k + " the reference has is missing"
 	case len(miss) == 0:
 		k := Key(got[extra[0]])
 		f.At = Position{Actual: extra[0] + 1}
@@ -191,7 +196,7 @@ func region(rule string, want, got []sim.Entry, miss, extra []int, nextW, nextG 
 		f.Says = fmt.Sprintf("where the reference has %s starting with %q, the implementation has %s starting with %q: they differ in %s",
 			entries(len(miss)), wk, entries(len(extra)), gk, differ)
 		f.Signature = gk + " instead of " + wk
-		f.Headline = "a " + gk + " where the reference has a " + wk
+		f.Headline = article(gk) + " " + gk + " where the reference has " + article(wk) + " " + wk
 	}
 	return f
 }
@@ -463,4 +468,12 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// article is "an" before a vowel, else "a".
+func article(word string) string {
+	if word != "" && strings.ContainsRune("aeiou", rune(word[0])) {
+		return "an"
+	}
+	return "a"
 }

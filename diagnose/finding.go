@@ -78,7 +78,7 @@ func (f Finding) Text(indent string) string {
 	var b strings.Builder
 	mark := ""
 	if f.Consequence {
-		mark = " (after the first divergence)"
+		mark = " (after an earlier finding: may be its consequence)"
 	}
 	at := ""
 	switch {
@@ -101,8 +101,12 @@ func (f Finding) Text(indent string) string {
 			return
 		}
 		ls := strings.Split(text, "\n")
+		limit := maxLinesShown
+		if f.Consequence {
+			limit = maxLinesShown / 4
+		}
 		for i, l := range ls {
-			if i == maxLinesShown && len(ls) > maxLinesShown+1 {
+			if i == limit && len(ls) > limit+1 {
 				fmt.Fprintf(&b, "%s  %s … %d more entries\n", indent, mark, len(ls)-i)
 				break
 			}
@@ -114,7 +118,7 @@ func (f Finding) Text(indent string) string {
 	region := f.Path == "" && (strings.Count(f.Expected, "\n") >= maxRegionShown || strings.Count(f.Actual, "\n") >= maxRegionShown)
 	switch {
 	case f.Kind == Error:
-		if f.Actual != "" && f.Actual != strings.TrimPrefix(f.Says, "the implementation failed to run the scenario: ") {
+		if strings.Contains(f.Actual, "\n") {
 			fmt.Fprintf(&b, "%s    the error in full: %s\n", indent, indentRest(f.Actual, indent+"      "))
 		}
 	case region:

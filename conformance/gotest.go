@@ -163,6 +163,7 @@ func testFiles(t *testing.T, port GoPort, files []*scenarios.File, options []Tes
 				}
 			}
 			if reason := lacksReason(hello.Lacks, sc); reason != "" {
+				res.Reason = reason
 				t.Skip(reason)
 			}
 			synctest.Test(t, func(t *testing.T) {

@@ -21,6 +21,7 @@ import (
 func conformCmd() *cobra.Command {
 	var (
 		impl, profile, junit, shard, expectFail, format string
+		reportDir                                       string
 		suite                                           []string
 		timeout                                         time.Duration
 		jobs, maxFindings                               int
@@ -62,7 +63,8 @@ passes fails the run, so the list shrinks as the implementation improves.`,
   turnstile conform --impl "turnstile adapter"
   turnstile conform --impl "node conformance/adapters/pi/adapter.mjs" --junit pi.xml
   turnstile conform --impl "python3 my_adapter.py" --suite scenarios/queues --profile semantic --jobs 2
-  turnstile conform --impl "./my-port" --expect-fail known.txt --format json > report.json`,
+  turnstile conform --impl "./my-port" --expect-fail known.txt --format json > report.json
+  turnstile conform --impl "./my-port" --report conform-report   # then open conform-report/index.html`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			prof, err := conformance.ParseProfile(profile)
@@ -138,6 +140,11 @@ passes fails the run, so the list shrinks as the implementation improves.`,
 					return usage(err)
 				}
 			}
+			if reportDir != "" {
+				if err := writeConformReport(reportDir, report, files, newImpl); err != nil {
+					return usage(err)
+				}
+			}
 			if !report.OK() {
 				return failed(fmt.Errorf("%d scenarios failed", report.Failed))
 			}
@@ -149,6 +156,7 @@ passes fails the run, so the list shrinks as the implementation improves.`,
 	f.StringArrayVar(&suite, "suite", nil, "scenario file or directory (repeatable); default: the embedded curated suite")
 	f.StringVar(&profile, "profile", "strict", "comparison profile: strict or semantic")
 	f.StringVar(&junit, "junit", "", "write a JUnit XML report to this file (every finding, one testcase per scenario)")
+	f.StringVar(&reportDir, "report", "", "write an HTML report into this directory: index.html and a page per failing scenario")
 	f.StringVar(&format, "format", "text", "output: text (for people) or json (the whole report, for machines)")
 	f.IntVar(&maxFindings, "max-findings", 0, "show at most N findings in full per scenario (0: all); reports keep all")
 	f.StringVar(&shard, "shard", "", "run only shard K of N (K/N, from 1), e.g. 2/4")

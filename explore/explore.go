@@ -52,9 +52,10 @@ type Options struct {
 	// each new cause as it is found; nil is silent. Summary(result) is the closing report.
 	Progress io.Writer
 
-	// Target is what the implementation supports: scenarios install no other hook and make
-	// no situation newer than its version. Hooks nil and Tracks "" are taken from Impl's
-	// hello when it has one, and otherwise mean everything.
+	// Target is what the implementation supports: scenarios install no other hook, need no
+	// optional feature it lacks and make no situation newer than its version. Hooks nil,
+	// Tracks "" and Lacks nil are taken from Impl's hello when it has one, and otherwise mean
+	// everything.
 	Target Target
 	// Profile is how the default diagnosis compares traces: conformance.Strict (default) or
 	// conformance.Semantic.
@@ -370,6 +371,9 @@ func introduce(opts *Options, res *Result) error {
 	if opts.Target.Tracks == "" {
 		opts.Target.Tracks = hello.Tracks
 	}
+	if opts.Target.Lacks == nil {
+		opts.Target.Lacks = slices.Clone(hello.Lacks)
+	}
 	return nil
 }
 
@@ -494,6 +498,9 @@ func describeTarget(t Target) string {
 		if len(missing) > 0 {
 			parts = append(parts, "hooks not declared, never installed: "+strings.Join(missing, ", "))
 		}
+	}
+	if len(t.Lacks) > 0 {
+		parts = append(parts, "optional features it lacks, never needed: "+strings.Join(t.Lacks, ", "))
 	}
 	if t.Tracks != "" {
 		var newer []string

@@ -41,6 +41,9 @@ type Target struct {
 	Hooks []string
 	// Tracks is the pi version the implementation claims; "" means the newest.
 	Tracks string
+	// Lacks lists the optional features (sim.Features) it does not support: no scenario
+	// needs one of them (sim.NeededFeatures).
+	Lacks []string
 }
 
 // Supports reports whether the target declares hook name.
@@ -206,7 +209,7 @@ func (g *gen) tool(i int, name string) sim.ToolSpec {
 	if i > 0 && g.chance(20, "inactive") {
 		t.Inactive = true
 	}
-	if g.target.Has(SitPrepareArguments) && g.chance(8, "prepareArguments") {
+	if g.target.Has(SitPrepareArguments) && g.has(sim.FeaturePrepareArguments) && g.chance(8, "prepareArguments") {
 		t.PrepareArguments = map[string]any{"path": "/prepared"}
 	}
 	t.Behaviour = g.behaviour(name)
@@ -223,7 +226,7 @@ func (g *gen) result(text string) loop.ToolResult {
 	case 2:
 		r.Content = nil
 	case 3:
-		if g.target.Has(SitStructured) {
+		if g.target.Has(SitStructured) && g.has(sim.FeatureStructuredContent) {
 			r.StructuredContent = map[string]any{"ok": true}
 		}
 	}
@@ -323,7 +326,7 @@ func (g *gen) response(i, n int) sim.Response {
 				id = g.newID()
 			}
 			tc := loop.ToolCall{ID: id, Name: name, Arguments: g.arguments(name)}
-			if g.chance(5, "argumentsError") {
+			if g.has(sim.FeatureArgumentsError) && g.chance(5, "argumentsError") {
 				tc.Arguments, tc.ArgumentsError = map[string]any{}, "Unexpected end of JSON input"
 			}
 			r.Content = append(r.Content, tc)
@@ -360,9 +363,13 @@ func (g *gen) response(i, n int) sim.Response {
 	case 1:
 		r.NoDone = true
 	case 2:
-		r.OpenError = "connection refused"
+		if g.has(sim.FeatureThrowingStreams) {
+			r.OpenError = "connection refused"
+		}
 	case 3:
-		r.StreamError = "stream reset"
+		if g.has(sim.FeatureThrowingStreams) {
+			r.StreamError = "stream reset"
+		}
 	case 4, 5:
 		r.IgnoresAbort = true
 	case 6:
@@ -439,7 +446,7 @@ func (g *gen) hooks() {
 		for k := 1; k <= n; k++ {
 			if g.chance(30, "finish answer") {
 				a := finish(g.pick("finish", "none", "end", "continue"))
-				if g.chance(5, "finish throws") {
+				if g.has(sim.FeatureThrowingHooks) && g.chance(5, "finish throws") {
 					a.Throw = "finishTurn failed"
 				}
 				s.ByCall[k] = a
@@ -466,7 +473,7 @@ func (g *gen) hooks() {
 			if g.chance(10, "request messages") {
 				a.Messages = []loop.Message{&loop.UserMessage{Text: "ignored"}}
 			}
-			if g.chance(4, "prepareRequest throws") {
+			if g.has(sim.FeatureThrowingHooks) && g.chance(4, "prepareRequest throws") {
 				a.Throw = "prepareRequest failed"
 			}
 			s.ByCall[k] = a
@@ -492,7 +499,7 @@ func (g *gen) hooks() {
 			if g.chance(20, "turn level") {
 				a.ThinkingLevel = loop.ThinkingLevel(g.pick("turn level", levels...))
 			}
-			if g.chance(4, "prepareNextTurn throws") {
+			if g.has(sim.FeatureThrowingHooks) && g.chance(4, "prepareNextTurn throws") {
 				a.Throw = "prepareNextTurn failed"
 			}
 			s.ByCall[k] = a
@@ -512,9 +519,13 @@ func (g *gen) hooks() {
 			case 1:
 				s.ByToolCall[id] = sim.BeforeAnswer{Block: true, Terminate: true}
 			case 2:
-				s.ByToolCall[id] = sim.BeforeAnswer{SetArgs: map[string]any{"path": float64(1)}}
+				if g.has(sim.FeatureArgumentMutation) {
+					s.ByToolCall[id] = sim.BeforeAnswer{SetArgs: map[string]any{"path": float64(1)}}
+				}
 			case 3:
-				s.ByToolCall[id] = sim.BeforeAnswer{Throw: "beforeToolCall failed"}
+				if g.has(sim.FeatureThrowingHooks) {
+					s.ByToolCall[id] = sim.BeforeAnswer{Throw: "beforeToolCall failed"}
+				}
 			}
 		}
 		h.BeforeToolCall = s
@@ -531,7 +542,9 @@ func (g *gen) hooks() {
 			case 2:
 				s.ByToolCall[id] = sim.AfterAnswer{Terminate: &no, IsError: &yes}
 			case 3:
-				s.ByToolCall[id] = sim.AfterAnswer{Throw: "afterToolCall failed"}
+				if g.has(sim.FeatureThrowingHooks) {
+					s.ByToolCall[id] = sim.AfterAnswer{Throw: "afterToolCall failed"}
+				}
 			case 4:
 				s.ByToolCall[id] = sim.AfterAnswer{IsError: &no}
 			case 5:
@@ -542,13 +555,13 @@ func (g *gen) hooks() {
 	}
 	if g.target.Supports(sim.HookTransformContext) && g.chance(10, "transformContext") {
 		h.TransformContext = &sim.TransformScript{KeepLast: g.intIn(0, 3, "transform keepLast")}
-		if g.chance(10, "transform throws") {
+		if g.has(sim.FeatureThrowingHooks) && g.chance(10, "transform throws") {
 			h.TransformContext.Throw = "transformContext failed"
 		}
 	}
 	if g.target.Supports(sim.HookConvertToLLM) && g.chance(10, "convertToLlm") {
-		h.ConvertToLLM = &sim.ConvertScript{KeepCustomAsUser: g.chance(50, "custom as user")}
-		if g.chance(10, "convert throws") {
+		h.ConvertToLLM = &sim.ConvertScript{KeepCustomAsUser: g.chance(50, "custom as user") && g.has(sim.FeatureCustomMessages)}
+		if g.has(sim.FeatureThrowingHooks) && g.chance(10, "convert throws") {
 			h.ConvertToLLM.Throw = "convertToLlm failed"
 		}
 	}
@@ -558,6 +571,9 @@ func (g *gen) hooks() {
 	h.NoSteering = g.chance(8, "no steering") || !g.target.Supports(sim.HookSteering)
 	h.NoFollowUp = g.chance(8, "no follow-up") || !g.target.Supports(sim.HookFollowUp)
 }
+
+// has reports whether the target supports an optional feature (sim.Features).
+func (g *gen) has(feature string) bool { return !slices.Contains(g.target.Lacks, feature) }
 
 // allowed reports whether the target supports hook and has its situation.
 func (g *gen) allowed(hook, situation string) bool {
@@ -590,11 +606,11 @@ func (g *gen) entry() {
 			sc.Messages = slices.Insert(sc.Messages, 0, loop.Message(&loop.SystemMessage{Text: "you are helpful",
 				ToolsAdded: []loop.ToolDeclaration{{Name: t.Name, Description: desc, Parameters: t.Parameters}}}))
 		}
-		if g.chance(20, "custom in context") {
+		if g.has(sim.FeatureCustomMessages) && g.chance(20, "custom in context") {
 			sc.Messages = append(sc.Messages, &loop.CustomMessage{Fields: map[string]any{"role": "note", "content": "a note", "timestamp": float64(0)}})
 		}
 	}
-	if g.chance(20, "continue") {
+	if g.has(sim.FeatureContinue) && g.chance(20, "continue") {
 		sc.Continue = true
 		switch g.intIn(0, 9, "continue from") {
 		case 0: // an empty or assistant-ended context: the run is refused
@@ -606,13 +622,14 @@ func (g *gen) entry() {
 		return
 	}
 	sc.Prompts = []loop.Message{&loop.UserMessage{Text: "do the task"}}
-	if g.chance(15, "second prompt") {
+	several := g.has(sim.FeatureSeveralPrompts)
+	if several && g.chance(15, "second prompt") {
 		sc.Prompts = append(sc.Prompts, &loop.UserMessage{Blocks: loop.Text("and be quick")})
 	}
-	if g.chance(10, "system prompt") {
+	if several && g.chance(10, "system prompt") {
 		sc.Prompts = slices.Insert(sc.Prompts, 0, loop.Message(&loop.SystemMessage{Text: "be brief"}))
 	}
-	if g.chance(10, "custom prompt") {
+	if several && g.has(sim.FeatureCustomMessages) && g.chance(10, "custom prompt") {
 		sc.Prompts = append(sc.Prompts, &loop.CustomMessage{Fields: map[string]any{"role": "note", "content": "remember", "timestamp": float64(0)}})
 	}
 }

@@ -133,12 +133,13 @@ func (r *introducing) Start(setup sim.Setup, port sim.Port) error {
 	return r.Reference.Start(setup, port)
 }
 
-// TestHelloSetsTheTarget: explore takes the hooks and the tracked version from the
-// implementation's hello; a fault-free implementation declaring only the two queue hooks
+// TestHelloSetsTheTarget: explore takes the hooks, the tracked version and the lacked
+// features from the implementation's hello; a fault-free implementation declaring only the two queue hooks
 // fails nothing, and is never given another hook.
 func TestHelloSetsTheTarget(t *testing.T) {
 	installed := map[string]bool{}
-	hello := conformance.Hello{Name: "queues-only", Tracks: "0.99.1", Hooks: []string{sim.HookSteering, sim.HookFollowUp}}
+	hello := conformance.Hello{Name: "queues-only", Tracks: "0.99.1", Hooks: []string{sim.HookSteering, sim.HookFollowUp},
+		Lacks: []string{sim.FeatureContinue}}
 	res := Run(context.Background(), Options{
 		Seed: 21, Runs: 150,
 		Impl: func() sim.Implementation {
@@ -148,7 +149,8 @@ func TestHelloSetsTheTarget(t *testing.T) {
 	if res.Err != nil || len(res.Failures) > 0 {
 		t.Fatalf("%v: %s", res.Err, Summary(res))
 	}
-	if res.Implementation != "queues-only" || res.Target.Tracks != "0.99.1" || !slices.Equal(res.Target.Hooks, hello.Hooks) {
+	if res.Implementation != "queues-only" || res.Target.Tracks != "0.99.1" || !slices.Equal(res.Target.Hooks, hello.Hooks) ||
+		!slices.Equal(res.Target.Lacks, hello.Lacks) {
 		t.Errorf("explored %q for %+v", res.Implementation, res.Target)
 	}
 	if len(installed) != 2 || !installed[sim.HookSteering] || !installed[sim.HookFollowUp] {
@@ -187,6 +189,35 @@ func TestSemanticValueAgreesWithCompare(t *testing.T) {
 		}
 		if alike := name == "validator words" || name == "number form" || name == "seq"; ours != alike {
 			t.Errorf("%s: equal=%v under the semantic profile, want %v", name, ours, alike)
+		}
+	}
+}
+
+// TestGeneratorRespectsLackedFeatures: an implementation lacking optional features gets no
+// scenario that needs one (sim.NeededFeatures), while the unrestricted generator needs each
+// of them somewhere (so the check can fail).
+func TestGeneratorRespectsLackedFeatures(t *testing.T) {
+	const n = 400
+	needed := map[string]bool{}
+	for i := range n {
+		for _, f := range sim.NeededFeatures(GenerateScenario(RunSeed(6, i))) {
+			needed[f] = true
+		}
+	}
+	for _, f := range sim.Features {
+		if !needed[f] {
+			t.Errorf("the unrestricted generator never needs %s in %d scenarios", f, n)
+		}
+	}
+	for _, lacks := range [][]string{sim.Features, {sim.FeatureContinue, sim.FeatureThrowingHooks}, {sim.FeatureSeveralPrompts}} {
+		gen := Generator(Target{Lacks: lacks})
+		for i := range n {
+			sc := gen(RunSeed(6, i))
+			for _, f := range sim.NeededFeatures(sc) {
+				if slices.Contains(lacks, f) {
+					t.Fatalf("lacking %v: seed %d needs %s", lacks, RunSeed(6, i), f)
+				}
+			}
 		}
 	}
 }

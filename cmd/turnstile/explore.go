@@ -44,7 +44,8 @@ of runs that showed each; --out/causes.txt lists their signatures.
 
 Scenarios respect the implementation: a hook it does not declare in its hello is never
 installed (without getSteeringMessages or getFollowUpMessages there is no steering or
-follow-up), and no situation newer than the pi version it tracks is generated. --ignore FILE
+follow-up), no scenario needs an optional feature it lacks (capabilities.lacks), and no
+situation newer than the pi version it tracks (or --tracks) is generated. --ignore FILE
 names known causes (one signature a line, # comments; causes.txt has that form): a run that
 shows one counts as ignored, so the next exploration looks past them.
 

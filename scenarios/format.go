@@ -13,7 +13,7 @@ import (
 
 // topKeys are the keys of a scenario file, in the order the README documents them.
 var topKeys = []string{"name", "description", "since", "tools", "undefinedTools", "context", "config", "hooks",
-	"provider", "extraResponse", "toolCalls", "user", "run", "continue", "expect"}
+	"provider", "extraResponse", "toolCalls", "user", "run", "continue", "budget", "expect"}
 
 // refs remembers where things are named, for the checks that relate parts of a file.
 type refs struct {
@@ -94,6 +94,8 @@ func (d *decoder) decodeScenario(root ast.Node, sc *sim.Scenario, ex *Expect, r 
 		case "continue":
 			continueKey = f.keyN
 			sc.Continue = d.boolean(f.value, "continue")
+		case "budget":
+			d.budget(f.value, &sc.Budget)
 		case "expect":
 			d.expect(f.value, ex)
 		}
@@ -103,6 +105,32 @@ func (d *decoder) decodeScenario(root ast.Node, sc *sim.Scenario, ex *Expect, r 
 		d.errorf(continueKey, "a scenario either runs prompts (run:) or continues (continue: true), not both")
 	case !sawRun && !sc.Continue:
 		d.errorAt(1, 1, "the scenario needs an entry point: run: [prompts…] or continue: true")
+	}
+}
+
+// budget reads the run's budget: requests, time (virtual ms), entries, bytes.
+func (d *decoder) budget(n ast.Node, b *sim.Budget) {
+	for _, f := range d.mapping(n, "budget", "requests", "time", "entries", "bytes") {
+		what := "budget." + f.key
+		before := len(d.errs)
+		v := d.integer(f.value, what)
+		if len(d.errs) > before {
+			continue
+		}
+		if v <= 0 {
+			d.errorf(f.value, "%s must be a positive number", what)
+			continue
+		}
+		switch f.key {
+		case "requests":
+			b.Requests = int(min(v, 1<<31-1))
+		case "time":
+			b.Time = v
+		case "entries":
+			b.Entries = int(min(v, 1<<31-1))
+		case "bytes":
+			b.Bytes = v
+		}
 	}
 }
 

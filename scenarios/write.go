@@ -235,7 +235,24 @@ func (w *writer) scenario(sc *sim.Scenario) error {
 	} else {
 		w.list("run", wMessageList(sc.Prompts))
 	}
+	if b := wBudget(sc.Budget); len(b) > 0 {
+		w.section("budget", b)
+	}
 	return w.err
+}
+
+// wBudget is the budget's fields that are set.
+func wBudget(b sim.Budget) object {
+	var o object
+	for _, f := range []struct {
+		key string
+		v   int64
+	}{{"requests", int64(b.Requests)}, {"time", b.Time}, {"entries", int64(b.Entries)}, {"bytes", b.Bytes}} {
+		if f.v > 0 {
+			o.set(f.key, f.v)
+		}
+	}
+	return o
 }
 
 // wUndefinedTools lists, in order of first call, the tools responses call that no tool defines.

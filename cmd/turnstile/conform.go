@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/turnstile-dev/turnstile/conformance"
-	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
 )
 
@@ -23,6 +22,8 @@ func conformCmd() *cobra.Command {
 		suite                                   []string
 		timeout                                 time.Duration
 		jobs                                    int
+		sel                                     selection
+		budget                                  budgetFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "conform",
@@ -52,9 +53,9 @@ passes fails the run, so the list shrinks as the implementation improves.`,
 			if err != nil {
 				return usage(err)
 			}
-			files, err := scenarios.Load(suite)
+			files, err := load(suite, sel, budget)
 			if err != nil {
-				return usage(err)
+				return err
 			}
 			list := make([]*sim.Scenario, 0, len(files))
 			for _, f := range files {
@@ -123,6 +124,8 @@ passes fails the run, so the list shrinks as the implementation improves.`,
 	f.DurationVar(&timeout, "timeout", conformance.DefaultTimeout, "time limit per scenario for an --impl command")
 	f.IntVar(&jobs, "jobs", 1, "implementations to run at once")
 	f.StringVar(&expectFail, "expect-fail", "", "file listing scenarios known to fail")
+	sel.register(f)
+	budget.register(f)
 	return cmd
 }
 

@@ -20,6 +20,7 @@ func exploreCmd() *cobra.Command {
 		runs                   int
 		duration, timeout      time.Duration
 		noDiff                 bool
+		budget                 budgetFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "explore",
@@ -39,6 +40,10 @@ reference alone is explored, against the invariants.`,
   turnstile explore --seed "$(git rev-parse HEAD)" --runs 500 --shard 1/4`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := budget.check(); err != nil {
+				return usage(err)
+			}
+			defer budget.asDefault()()
 			opts := explore.Options{Runs: runs, Duration: duration, Out: out, NoDiff: noDiff, Progress: cmd.ErrOrStderr()}
 			if seed == "" {
 				opts.Seed = uint64(time.Now().UnixNano())
@@ -88,5 +93,6 @@ reference alone is explored, against the invariants.`,
 	f.StringVar(&shard, "shard", "", "explore only shard K of N (K/N, from 1)")
 	f.DurationVar(&timeout, "timeout", 10*time.Second, "time limit per run for an --impl command")
 	f.BoolVar(&noDiff, "no-diff", false, "check invariants only, without comparing with the reference")
+	budget.register(f)
 	return cmd
 }

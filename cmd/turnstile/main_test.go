@@ -175,3 +175,72 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(m.Run())
 }
+
+// TestDiffComparesTracesNotRenderings changes one field of one entry of a trace — each kind
+// of field — and requires diff to call the traces different, naming the field.
+func TestDiffComparesTracesNotRenderings(t *testing.T) {
+	trace, _, code := turnstile(t, "run", "finish-turn/continue-every-turn", "--format", "jsonl")
+	if code != 1 && code != 0 || trace == "" {
+		t.Fatalf("exit %d", code)
+	}
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.jsonl")
+	if err := os.WriteFile(a, []byte(trace), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ from, to, field string }{
+		{`{"seq":9,"t":0,`, `{"seq":9,"t":1,`, "field t: 0 vs 1"},
+		{`{"seq":9,`, `{"seq":10,`, "field seq: 9 vs 10"},
+		{`"kind":"deliver"`, `"kind":"delivew"`, `field kind: "deliver" vs "delivew"`},
+		{`"name":"finishTurn"`, `"name":"finishTurm"`, `field name: "finishTurn" vs "finishTurm"`},
+		{`"target":"3"`, `"target":"4"`, `field target: "3" vs "4"`},
+		{`"stopReason":"stop"`, `"stopReason":"stoq"`, `"stop" vs "stoq"`},
+		{`"answer":{"stream":"2"}`, `"answer":{"stream":"3"}`, `field answer.stream: "2" vs "3"`},
+		{`"error":"request 6 was not scripted"`, `"error":"request 7 was not scripted"`, `field error: "request 6 was not scripted" vs "request 7 was not scripted"`},
+		{`"timestamp":0`, `"timestamp":1`, "0 vs 1"},
+	} {
+		if !strings.Contains(trace, c.from) {
+			t.Fatalf("the trace lacks %s", c.from)
+		}
+		b := filepath.Join(dir, "b.jsonl")
+		if err := os.WriteFile(b, []byte(strings.Replace(trace, c.from, c.to, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, errOut, code := turnstile(t, "diff", a, b)
+		if code != 1 || strings.Contains(out, "identical") || !strings.Contains(out, c.field) || !strings.Contains(errOut, "differ at entry") {
+			t.Errorf("%s -> %s: exit %d:\n%s%s", c.from, c.to, code, out, errOut)
+		}
+	}
+	out, _, code := turnstile(t, "diff", a, "finish-turn/continue-every-turn")
+	if code != 0 || !strings.Contains(out, "the traces are identical") {
+		t.Errorf("a trace and its scenario: exit %d: %s", code, out)
+	}
+}
+
+// TestEndlessScenarioEndsWithTheBudgetVerdict: run and conform stop the endless scenario
+// with the verdict naming the budget, exit 1.
+func TestEndlessScenarioEndsWithTheBudgetVerdict(t *testing.T) {
+	endless := "cmd/turnstile/testdata/endless.yaml"
+	out, errOut, code := turnstile(t, "run", endless, "--max-requests", "100")
+	if code != 1 || !strings.Contains(out, "FAIL  budget: the run made 100 requests; budget 100") ||
+		!strings.Contains(out, "FAIL the run exceeded its budget") || !strings.Contains(errOut, "1 of 1 scenarios failed") {
+		t.Fatalf("run: exit %d:\n%s\n%s", code, lastLines(out, 3), errOut)
+	}
+	out, _, code = turnstile(t, "run", endless)
+	if code != 1 || !strings.Contains(out, "; budget 16,777,216") {
+		t.Fatalf("run with the default budget: exit %d:\n%s", code, lastLines(out, 3))
+	}
+	out, _, code = turnstile(t, "conform", "--suite", endless, "--max-entries", "300")
+	if code != 1 || !strings.Contains(out, "the trace reached 300 entries; budget 300") {
+		t.Fatalf("conform: exit %d:\n%s", code, out)
+	}
+	out, _, code = turnstile(t, "run", endless, "--max-requests", "-1")
+	if code != 2 {
+		t.Fatalf("a negative budget: exit %d:\n%s", code, out)
+	}
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}

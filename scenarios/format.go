@@ -27,6 +27,13 @@ type refs struct {
 	hookIndexes    []indexed
 	triggers       []trigger
 	contextTools   []named // tool names in hook context changes
+	actions        []action
+}
+
+// action is where a user action's parts are, for the checks.
+type action struct {
+	a                   sim.UserAction
+	at, steer, followUp ast.Node
 }
 
 type named struct {
@@ -170,6 +177,7 @@ func (d *decoder) tool(n ast.Node, i int, r *refs) sim.ToolSpec {
 
 func (d *decoder) behaviour(n ast.Node, what string) sim.Behaviour {
 	var b sim.Behaviour
+	var resultN, throwN ast.Node
 	for _, f := range d.mapping(n, what, "duration", "updates", "result", "throw", "onAbort") {
 		switch f.key {
 		case "duration":
@@ -189,20 +197,31 @@ func (d *decoder) behaviour(n ast.Node, what string) sim.Behaviour {
 			}
 		case "result":
 			b.Result = d.toolResult(f.value, what+".result")
+			resultN = f.keyN
 		case "throw":
 			b.Throw = d.str(f.value, what+".throw")
+			throwN = f.keyN
 		case "onAbort":
 			var a sim.AbortReaction
+			var aResultN, aThrowN ast.Node
 			for _, af := range d.mapping(f.value, what+".onAbort", "result", "throw") {
 				switch af.key {
 				case "result":
 					a.Result = d.toolResult(af.value, what+".onAbort.result")
+					aResultN = af.keyN
 				case "throw":
 					a.Throw = d.str(af.value, what+".onAbort.throw")
+					aThrowN = af.keyN
 				}
+			}
+			if aResultN != nil && aThrowN != nil {
+				d.errorf(aThrowN, "%s.onAbort has both result: and throw:; a tool either returns or throws (throw would win and the result would be ignored)", what)
 			}
 			b.OnAbort = &a
 		}
+	}
+	if resultN != nil && throwN != nil {
+		d.errorf(throwN, "%s has both result: and throw:; a tool either returns or throws (throw would win and the result would be ignored)", what)
 	}
 	for _, u := range b.Updates {
 		if u.At > b.Duration {

@@ -567,10 +567,14 @@ func (g *gen) user() {
 			}
 			a.On = tr
 		}
-		switch g.intIn(0, 9, "action") {
-		case 0:
+		// Only actions the scenario allows: no steering with steering off, no follow-up with
+		// follow-up off (the loader rejects them).
+		kind := g.intIn(0, 9, "action")
+		steer := kind >= 1 && kind <= 4
+		switch {
+		case kind == 0 || (sc.Hooks.NoSteering && sc.Hooks.NoFollowUp):
 			a.Abort = true
-		case 1, 2, 3, 4:
+		case steer && !sc.Hooks.NoSteering, !steer && sc.Hooks.NoFollowUp:
 			a.Steer = g.userMessages(fmt.Sprintf("steer %d", k+1))
 		default:
 			a.FollowUp = g.userMessages(fmt.Sprintf("follow up %d", k+1))

@@ -132,3 +132,17 @@ func latestEnd(sc *sim.Scenario) (end int64, ok bool) {
 	}
 	return end, true
 }
+
+// neverActs reports whether a user action can never happen, whatever the loop does: a
+// trigger that cannot fire, or a time after the run is over or past the time budget. Such
+// an action leaves no trace; the loader rejects it and the writer leaves it out.
+func neverActs(sc *sim.Scenario, a sim.UserAction) bool {
+	if t := a.On; t != nil {
+		return (t.ToolCallID != "" && t.Event != "" && !toolEvents[t.Event]) || (t.Request > 0 && t.Nth > 1)
+	}
+	if a.At == nil {
+		return false
+	}
+	end, bounded := latestEnd(sc)
+	return *a.At > sc.Budget.Or(sim.DefaultBudget).Time || (bounded && *a.At > end)
+}

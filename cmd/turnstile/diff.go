@@ -96,7 +96,10 @@ func timelineOfJSONL(data []byte) ([]string, error) {
 // sideOf reads one side of a diff: a scenario (run against the reference), JSON lines, or a
 // timeline.
 func sideOf(p string) (side, error) {
-	_, statErr := os.Stat(p)
+	info, statErr := os.Stat(p)
+	if statErr == nil && info.IsDir() {
+		return side{}, fmt.Errorf("%s is a directory; diff compares one trace with one", p)
+	}
 	if scenarios.IsScenarioFile(p) || errors.Is(statErr, os.ErrNotExist) {
 		files, err := scenarios.Load([]string{p})
 		if err != nil {

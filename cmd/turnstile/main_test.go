@@ -126,7 +126,7 @@ func TestSchemaIsJSON(t *testing.T) {
 }
 
 func TestHelpTeachesWithExamples(t *testing.T) {
-	for _, verb := range []string{"run", "validate", "schema", "test", "diff", "conform", "adapter", "explore"} {
+	for _, verb := range []string{"run", "validate", "schema", "test", "diff", "conform", "adapter", "explore", "show"} {
 		out, _, code := turnstile(t, verb, "--help")
 		if code != 0 || !strings.Contains(out, "Examples:") {
 			t.Errorf("%s --help: exit %d, no examples:\n%s", verb, code, out)
@@ -243,4 +243,141 @@ func TestEndlessScenarioEndsWithTheBudgetVerdict(t *testing.T) {
 func lastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+func TestVersionNamesTurnstileAndPi(t *testing.T) {
+	out, _, code := turnstile(t, "--version")
+	if code != 0 || !strings.HasPrefix(out, "turnstile ") || !strings.Contains(out, "reference: pi 1.6.0 (@earendil-works/pi-agent-core@1.6.0)") {
+		t.Fatalf("exit %d: %q", code, out)
+	}
+}
+
+// inDir runs the CLI in-process from dir.
+func inDir(t *testing.T, dir string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	t.Chdir(dir)
+	var out, errOut bytes.Buffer
+	code = execute(args, &out, &errOut)
+	return out.String(), errOut.String(), code
+}
+
+func TestSuiteNamesWorkFromAnyDirectory(t *testing.T) {
+	dir := t.TempDir()
+	out, errOut, code := inDir(t, dir, "run", "truncation/basic")
+	if code != 0 || !strings.Contains(out, "=== truncation/basic  (truncation/basic.yaml)") {
+		t.Fatalf("run: exit %d:\n%s%s", code, out, errOut)
+	}
+	out, _, code = inDir(t, dir, "test", "truncation", "queues/poll-a-startup")
+	if code != 0 || !strings.HasSuffix(out, " passed, 0 failed\n") {
+		t.Fatalf("test: exit %d:\n%s", code, out)
+	}
+	out, _, code = inDir(t, dir, "show", "truncation/basic")
+	data, _ := os.ReadFile(filepath.Join(repoRoot, "scenarios", "truncation", "basic.yaml"))
+	if code != 0 || out != string(data) {
+		t.Fatalf("show: exit %d:\n%s", code, out)
+	}
+	out, _, code = inDir(t, dir, "show", "truncation")
+	if code != 0 || !strings.Contains(out, "truncation/basic ") || strings.Contains(out, "queues/") {
+		t.Fatalf("show a family: exit %d:\n%s", code, out)
+	}
+	out, _, code = inDir(t, dir, "diff", "truncation/basic", "truncation/basic")
+	if code != 0 || !strings.Contains(out, "the traces are identical") {
+		t.Fatalf("diff: exit %d:\n%s", code, out)
+	}
+	for _, args := range [][]string{{"run", "truncation/nope"}, {"show", "nope"}} {
+		_, errOut, code := inDir(t, dir, args...)
+		if code != 2 || !strings.Contains(errOut, "nope") || strings.Count(errOut, "turnstile: ") != 1 {
+			t.Errorf("%v: exit %d: %s", args, code, errOut)
+		}
+	}
+}
+
+func TestRunSelectsScenariosByName(t *testing.T) {
+	out, _, code := turnstile(t, "run", "--run", "truncation/(basic|several)")
+	if code != 0 || strings.Count(out, "=== ") != 2 || !strings.Contains(out, "=== truncation/basic ") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	for _, args := range [][]string{{"run", "--run", "("}, {"test", "--run", "no-such-scenario"}, {"conform", "--run", "no-such-scenario"}} {
+		if _, errOut, code := turnstile(t, args...); code != 2 {
+			t.Errorf("%v: exit %d: %s", args, code, errOut)
+		}
+	}
+}
+
+func TestAScriptThatRanOutFailsTheRun(t *testing.T) {
+	dir := t.TempDir()
+	base := "tools:\n  - {name: read, behaviour: {result: ok}}\nprovider:\n  - content: [{toolCall: {id: r1, name: read, arguments: {}}}]\nrun: [hi]\n"
+	short := filepath.Join(dir, "short.yaml")
+	expected := filepath.Join(dir, "expected.yaml")
+	_ = os.WriteFile(short, []byte(base), 0o644)
+	_ = os.WriteFile(expected, []byte(base+"expect: {runFails: true}\n"), 0o644)
+	out, errOut, code := turnstile(t, "run", short)
+	if code != 1 || !strings.Contains(out, "FAIL the run failed: request 2 was not scripted (add expect: {runFails: true} if the scenario means it)") {
+		t.Fatalf("exit %d:\n%s%s", code, out, errOut)
+	}
+	if _, errOut, code := turnstile(t, "run", short, "--format", "jsonl"); code != 1 || !strings.Contains(errOut, "request 2 was not scripted") {
+		t.Fatalf("jsonl: exit %d: %s", code, errOut)
+	}
+	if out, _, code := turnstile(t, "run", expected); code != 0 {
+		t.Fatalf("expected: exit %d:\n%s", code, out)
+	}
+}
+
+func TestBudgetInTheScenarioFile(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(repoRoot, "cmd/turnstile/testdata/endless.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "bounded.yaml")
+	_ = os.WriteFile(p, append(data, "budget: {requests: 3}\n"...), 0o644)
+	out, _, code := turnstile(t, "run", p)
+	if code != 1 || !strings.Contains(out, "FAIL  budget: the run made 3 requests; budget 3") {
+		t.Fatalf("exit %d:\n%s", code, lastLines(out, 3))
+	}
+	// The command line wins over the file.
+	out, _, code = turnstile(t, "run", p, "--max-requests", "5")
+	if code != 1 || !strings.Contains(out, "the run made 5 requests; budget 5") {
+		t.Fatalf("exit %d:\n%s", code, lastLines(out, 3))
+	}
+}
+
+func TestTestKeepsTheGoldensOfAnImplementation(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TURNSTILE_TEST_ADAPTER", "1")
+	impl := strconv.Quote(self)
+	dir := t.TempDir()
+	if _, errOut, code := turnstile(t, "test", "truncation", "--impl", impl); code != 2 || !strings.Contains(errOut, "--impl needs --golden DIR") {
+		t.Fatalf("without --golden: exit %d: %s", code, errOut)
+	}
+	out, _, code := turnstile(t, "test", "truncation", "--impl", impl, "--golden", dir, "--update")
+	if code != 0 || !strings.Contains(out, "5 updated, 0 unchanged") {
+		t.Fatalf("record: exit %d:\n%s", code, out)
+	}
+	if out, _, code = turnstile(t, "test", "truncation", "--impl", impl, "--golden", dir); code != 0 || !strings.HasSuffix(out, "5 passed, 0 failed\n") {
+		t.Fatalf("check: exit %d:\n%s", code, out)
+	}
+	g := filepath.Join(dir, "truncation", "basic.golden")
+	data, _ := os.ReadFile(g)
+	_ = os.WriteFile(g, bytes.Replace(data, []byte("write"), []byte("wrote"), 1), 0o644)
+	out, _, code = turnstile(t, "test", "truncation", "--impl", impl, "--golden", dir)
+	if code != 1 || !strings.Contains(out, "FAIL truncation/basic") || !strings.HasSuffix(out, "4 passed, 1 failed\n") {
+		t.Fatalf("a changed golden: exit %d:\n%s", code, out)
+	}
+}
+
+func TestValidateNamesSilentMistakes(t *testing.T) {
+	for file, want := range map[string]string{
+		"trigger-event-without-call-id.yaml": ":9:9: the trigger can never fire: turn_start events carry no tool call id",
+		"at-after-run-ends.yaml":             ":9:9: at: 500ms can never happen: the run is over by 130ms at the latest",
+		"steer-with-steering-off.yaml":       ":6:5: this action steers, but hooks: {steering: false} uninstalls the steering poll",
+		"result-and-throw.yaml":              ":4:35: tools[0].behaviour has both result: and throw:",
+	} {
+		_, errOut, code := turnstile(t, "validate", "scenarios/testdata/invalid/"+file)
+		if code != 1 || !strings.Contains(errOut, file+want) {
+			t.Errorf("%s: exit %d: %s", file, code, errOut)
+		}
+	}
 }

@@ -31,6 +31,9 @@ one a line, with each scenario's first comment line (the rule it pins down).`,
 			}
 			name := args[0]
 			if info, err := os.Stat(name); err == nil && !info.IsDir() {
+				if !scenarios.IsScenarioFile(name) {
+					return usage(fmt.Errorf("%s is not a scenario file (.yaml or .yml)", name))
+				}
 				data, err := os.ReadFile(name)
 				if err != nil {
 					return usage(err)

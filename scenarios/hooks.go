@@ -219,9 +219,12 @@ var eventTypes = []string{"agent_start", "agent_end", "turn_start", "turn_end", 
 func (d *decoder) userAction(n ast.Node, r *refs) sim.UserAction {
 	var a sim.UserAction
 	var whenN ast.Node
-	var where action
+	where := action{n: n}
 	defer func() { where.a = a; r.actions = append(r.actions, where) }()
-	for _, f := range d.mapping(n, "a user action", "at", "on", "steer", "followUp", "abort") {
+	for i, f := range d.mapping(n, "a user action", "at", "on", "steer", "followUp", "abort") {
+		if i == 0 {
+			where.n = f.keyN
+		}
 		switch f.key {
 		case "at":
 			t := d.duration(f.value, "at")

@@ -32,6 +32,26 @@ type File struct {
 	Expect   Expect
 	// Embedded is set for a file of the curated suite compiled into the binary.
 	Embedded bool
+	// actions is where each user action is, "line:col".
+	actions []string
+}
+
+// Warnings are what only a run can tell is wrong with the file: user actions that never
+// happened during the run tr (a trigger that did not fire, a time the run did not reach),
+// each as "file:line:col: warning: …".
+func (f *File) Warnings(tr *sim.Trace) []string {
+	var out []string
+	for _, i := range tr.Unfired {
+		if i < 0 || i >= len(f.actions) || i >= len(f.Scenario.User) {
+			continue
+		}
+		why := "its trigger never fired"
+		if at := f.Scenario.User[i].At; at != nil {
+			why = fmt.Sprintf("the run was over before at: %dms", *at)
+		}
+		out = append(out, fmt.Sprintf("%s:%s: warning: this user action never happened: %s", f.Path, f.actions[i], why))
+	}
+	return out
 }
 
 // RecoveredPanic starts the message of an error that stands for a panic of the YAML
@@ -83,6 +103,13 @@ func Parse(filename, rel string, data []byte) (f *File, err error) {
 	}
 	if sc.Name == "" {
 		sc.Name = rel
+	}
+	for _, a := range r.actions {
+		pos := "0:0"
+		if tk := a.n.GetToken(); tk != nil && tk.Position != nil {
+			pos = fmt.Sprintf("%d:%d", tk.Position.Line, tk.Position.Column)
+		}
+		f.actions = append(f.actions, pos)
 	}
 	return f, nil
 }

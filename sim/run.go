@@ -43,6 +43,11 @@ func Run(sc *Scenario, impl Implementation) (*Trace, error) {
 		}
 	}
 	w.closed = true
+	for i, fired := range w.fired {
+		if !fired {
+			w.trace.Unfired = append(w.trace.Unfired, i)
+		}
+	}
 	if err := impl.Stop(); err != nil {
 		return &w.trace, fmt.Errorf("scenario %s: stop: %w", sc.Name, err)
 	}

@@ -381,3 +381,26 @@ func TestValidateNamesSilentMistakes(t *testing.T) {
 		}
 	}
 }
+
+// TestRunWarnsOfActionsThatNeverHappened: what only a run can tell is a warning at the
+// action's position, on stderr; the run still passes.
+func TestRunWarnsOfActionsThatNeverHappened(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "quiet.yaml")
+	_ = os.WriteFile(p, []byte(`tools:
+  - {name: read, behaviour: {duration: 10, result: ok}}
+provider:
+  - content: [{toolCall: {id: r1, name: read, arguments: {}}}]
+  - done
+user:
+  - on: {event: tool_execution_update, toolCallId: r1}
+    steer: [never sent]
+  - at: 5
+    steer: [sent]
+run: [hi]
+`), 0o644)
+	_, errOut, code := turnstile(t, "run", p)
+	want := p + ":7:5: warning: this user action never happened: its trigger never fired\n"
+	if code != 0 || errOut != want {
+		t.Fatalf("exit %d: %q, want %q", code, errOut, want)
+	}
+}

@@ -28,6 +28,9 @@ scenario's inline expectations. Without a path it runs the embedded curated suit
 protocol) instead, so you can read its timeline; turnstile conform compares it with the
 reference.
 
+A user action that never happened (its trigger did not fire, or the run ended before its
+time) is reported as a warning, at its position in the file, on stderr.
+
 A run fails (exit 1) when it misses an expectation, or when the world records a failure the
 scenario does not expect with expect: {runFails: true} — its script ran out ("request 2 was
 not scripted"), the run got stuck, or it exceeded its budget.
@@ -66,6 +69,9 @@ not scripted"), the run got stuck, or it exceeded its budget.
 					return usage(err)
 				}
 				problems := runProblems(f, tr)
+				for _, w := range f.Warnings(tr) {
+					fmt.Fprintln(cmd.ErrOrStderr(), w)
+				}
 				if format == "jsonl" {
 					_, _ = out.Write(tr.JSONL())
 					if len(problems) > 0 {

@@ -32,7 +32,7 @@ type refs struct {
 
 // action is where a user action's parts are, for the checks.
 type action struct {
-	n ast.Node
+	n                   ast.Node
 	a                   sim.UserAction
 	at, steer, followUp ast.Node
 }

@@ -3,6 +3,7 @@ package sim
 import (
 	"encoding/json"
 	"strconv"
+	"strings"
 )
 
 // lineSize is the length of e's line in Trace.JSONL, newline included, computed without
@@ -73,4 +74,15 @@ func thousands(n int64) string {
 		return "-" + string(out)
 	}
 	return string(out)
+}
+
+// pluralS is noun, in the plural unless n is 1 ("entry" becomes "entries").
+func pluralS(n int, noun string) string {
+	switch {
+	case n == 1:
+		return noun
+	case strings.HasSuffix(noun, "y"):
+		return strings.TrimSuffix(noun, "y") + "ies"
+	}
+	return noun + "s"
 }

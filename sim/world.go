@@ -159,7 +159,7 @@ func (w *world) record(e Entry) {
 		return
 	}
 	if len(w.trace.Entries) >= w.budget.Entries {
-		w.exceed("entries", fmt.Sprintf("the trace reached %s entries; budget %s", thousands(int64(len(w.trace.Entries))), thousands(int64(w.budget.Entries))))
+		w.exceed("entries", fmt.Sprintf("the trace reached %s %s; budget %s", thousands(int64(len(w.trace.Entries))), pluralS(len(w.trace.Entries), "entry"), thousands(int64(w.budget.Entries))))
 		return
 	}
 	e.Seq = len(w.trace.Entries) + 1
@@ -192,7 +192,7 @@ func (w *world) Call(c Call) Answer {
 		return Answer{Error: "the simulation has ended"}
 	}
 	if c.Kind == CallStream && w.requests >= w.budget.Requests {
-		w.exceed("requests", fmt.Sprintf("the run made %s requests; budget %s", thousands(int64(w.requests)), thousands(int64(w.budget.Requests))))
+		w.exceed("requests", fmt.Sprintf("the run made %s %s; budget %s", thousands(int64(w.requests)), pluralS(w.requests, "request"), thousands(int64(w.budget.Requests))))
 		return Answer{Error: "the simulation has ended: " + w.over.Text}
 	}
 	data := canonicalData(c.Data, c.Value)

@@ -61,7 +61,7 @@ reference alone is explored, against the invariants.`,
 				}
 				opts.Shard = s
 			}
-			opts.Command = "turnstile explore"
+			opts.Command = "turnstile explore" + budget.args()
 			if impl != "" {
 				newImpl, err := implementation(impl, timeout)
 				if err != nil {

@@ -158,11 +158,32 @@ func (b *budgetFlags) apply(sc *sim.Scenario) {
 // asDefault makes the given budgets the default of every run (explore's generated
 // scenarios have none of their own) and returns what restores the previous default.
 func (b *budgetFlags) asDefault() (restore func()) {
+	if *b == (budgetFlags{}) {
+		return func() {}
+	}
 	prev := sim.DefaultBudget
 	sc := sim.Scenario{Budget: prev}
 	b.apply(&sc)
 	sim.DefaultBudget = sc.Budget
 	return func() { sim.DefaultBudget = prev }
+}
+
+// args are the budget flags given, as a command line would repeat them.
+func (b *budgetFlags) args() string {
+	var s string
+	if b.requests > 0 {
+		s += fmt.Sprintf(" --max-requests %d", b.requests)
+	}
+	if b.time > 0 {
+		s += " --max-time " + b.time.String()
+	}
+	if b.entries > 0 {
+		s += fmt.Sprintf(" --max-entries %d", b.entries)
+	}
+	if b.bytes > 0 {
+		s += fmt.Sprintf(" --max-bytes %d", b.bytes)
+	}
+	return s
 }
 
 // selection is the --run REGEXP flag: scenarios whose name matches, as go test -run.

@@ -404,3 +404,25 @@ run: [hi]
 		t.Fatalf("exit %d: %q, want %q", code, errOut, want)
 	}
 }
+
+// TestExploreTakesTheBudgetFlags: a budget every generated run exceeds is each run's
+// verdict, and the reproducing command repeats it.
+func TestExploreTakesTheBudgetFlags(t *testing.T) {
+	dir := t.TempDir()
+	out, errOut, code := turnstile(t, "explore", "--runs", "5", "--max-requests", "1", "--seed", "0123456789abcdef0123456789abcdef01234567", "--out", dir)
+	if code != 1 {
+		t.Fatalf("exit %d:\n%s\n%s", code, out, errOut)
+	}
+	// Every file written for the failures, whatever their layout.
+	var readme []byte
+	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			data, _ := os.ReadFile(p)
+			readme = append(readme, data...)
+		}
+		return nil
+	})
+	if !strings.Contains(string(readme), "the run made 1 request; budget 1") || !strings.Contains(string(readme), "turnstile explore --max-requests 1 ") {
+		t.Fatalf("the report lacks the budget verdict or flag:\n%s", readme)
+	}
+}

@@ -234,6 +234,16 @@ func TestEndlessScenarioEndsWithTheBudgetVerdict(t *testing.T) {
 	if code != 1 || !strings.Contains(out, "the trace reached 300 entries; budget 300") {
 		t.Fatalf("conform: exit %d:\n%s", code, out)
 	}
+	// The same verdict for an implementation over the protocol.
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TURNSTILE_TEST_ADAPTER", "1")
+	out, _, code = turnstile(t, "run", endless, "--max-requests", "20", "--impl", strconv.Quote(self))
+	if code != 1 || !strings.Contains(out, "FAIL  budget: the run made 20 requests; budget 20") {
+		t.Fatalf("run --impl: exit %d:\n%s", code, lastLines(out, 3))
+	}
 	out, _, code = turnstile(t, "run", endless, "--max-requests", "-1")
 	if code != 2 {
 		t.Fatalf("a negative budget: exit %d:\n%s", code, out)

@@ -33,6 +33,9 @@ type File struct {
 	Rel      string
 	Scenario *sim.Scenario
 	Expect   Expect
+	// Rule is the rule the scenario pins down, from the file's leading "# Rule:" comment
+	// (continued on the comment lines that follow it); "" when it has none.
+	Rule string
 	// Embedded is set for a file of the curated suite compiled into the binary.
 	Embedded bool
 	// actions is where each user action is, "line:col".
@@ -107,6 +110,7 @@ func Parse(filename, rel string, data []byte) (f *File, err error) {
 	if sc.Name == "" {
 		sc.Name = rel
 	}
+	f.Rule = ruleComment(data)
 	for _, a := range r.actions {
 		pos := "0:0"
 		if tk := a.n.GetToken(); tk != nil && tk.Position != nil {
@@ -115,6 +119,28 @@ func Parse(filename, rel string, data []byte) (f *File, err error) {
 		f.actions = append(f.actions, pos)
 	}
 	return f, nil
+}
+
+// ruleComment reads the leading "# Rule: …" comment of a scenario file, joining the comment
+// lines that continue it (up to a blank comment line or one starting with "pi:").
+func ruleComment(data []byte) string {
+	lines := strings.Split(string(data), "\n")
+	if len(lines) == 0 || !strings.HasPrefix(lines[0], "# Rule:") {
+		return ""
+	}
+	parts := []string{strings.TrimSpace(strings.TrimPrefix(lines[0], "# Rule:"))}
+	for _, l := range lines[1:] {
+		l = strings.TrimSpace(strings.TrimRight(l, "\r"))
+		if !strings.HasPrefix(l, "#") {
+			break
+		}
+		l = strings.TrimSpace(strings.TrimPrefix(l, "#"))
+		if l == "" || strings.HasPrefix(l, "pi:") || strings.HasPrefix(l, "pi ") {
+			break
+		}
+		parts = append(parts, l)
+	}
+	return strings.Join(parts, " ")
 }
 
 // defaultModel is the model of a scenario that names none.

@@ -14,7 +14,7 @@ import (
 )
 
 func runCmd() *cobra.Command {
-	var format, impl string
+	var format, impl, htmlOut string
 	var timeout time.Duration
 	var sel selection
 	var budget budgetFlags
@@ -35,13 +35,16 @@ A run fails (exit 1) when it misses an expectation, or when the world records a 
 scenario does not expect with expect: {runFails: true} — its script ran out ("request 2 was
 not scripted"), the run got stuck, or it exceeded its budget.
 
---format jsonl prints the canonical trace lines only: the same bytes on every run.`,
+--format jsonl prints the canonical trace lines only: the same bytes on every run.
+--html FILE also writes the runs as one self-contained HTML page: a lane per actor, findings
+marked, and with --impl the reference's trace beside the implementation's.`,
 		Example: `  turnstile run scenarios/truncation
   turnstile run truncation/basic                      # a scenario of the embedded suite, from anywhere
   turnstile run --run 'queues/.*steer'                # the embedded scenarios whose name matches
   turnstile run scenarios/queues/follow-up-batch-fine-print.yaml --format jsonl
   turnstile run my-endless.yaml --max-requests 50
-  turnstile run scenarios/abort-error --impl "node conformance/adapters/pi/adapter.mjs"`,
+  turnstile run scenarios/abort-error --impl "node conformance/adapters/pi/adapter.mjs"
+  turnstile run scenarios/tools-parallel --html run.html`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format != "timeline" && format != "jsonl" {
 				return usage(fmt.Errorf("--format must be timeline or jsonl, not %q", format))
@@ -59,6 +62,7 @@ not scripted"), the run got stuck, or it exceeded its budget.
 			out := cmd.OutOrStdout()
 			st := newStyler(out)
 			var bad []string
+			page := htmlRuns{impl: impl}
 			for _, f := range files {
 				if impl == "" {
 					target = sim.NewReference()
@@ -71,6 +75,11 @@ not scripted"), the run got stuck, or it exceeded its budget.
 				problems := runProblems(f, tr)
 				for _, w := range f.Warnings(tr) {
 					fmt.Fprintln(cmd.ErrOrStderr(), w)
+				}
+				if htmlOut != "" {
+					if err := page.add(f, tr); err != nil {
+						return usage(err)
+					}
 				}
 				if format == "jsonl" {
 					_, _ = out.Write(tr.JSONL())
@@ -91,6 +100,11 @@ not scripted"), the run got stuck, or it exceeded its budget.
 				}
 				fmt.Fprintln(out)
 			}
+			if htmlOut != "" {
+				if err := page.write(htmlOut); err != nil {
+					return usage(err)
+				}
+			}
 			if len(bad) > 0 {
 				return failed(fmt.Errorf("%d of %d scenarios failed: %s", len(bad), len(files), strings.Join(bad, ", ")))
 			}
@@ -99,6 +113,7 @@ not scripted"), the run got stuck, or it exceeded its budget.
 	}
 	cmd.Flags().StringVar(&format, "format", "timeline", "output format: timeline or jsonl")
 	cmd.Flags().StringVar(&impl, "impl", "", `command of an implementation to run instead of the built-in reference`)
+	cmd.Flags().StringVar(&htmlOut, "html", "", "also write the runs as a self-contained HTML page to this file")
 	cmd.Flags().DurationVar(&timeout, "timeout", conformance.DefaultTimeout, "time limit per scenario for an --impl command")
 	sel.register(cmd.Flags())
 	budget.register(cmd.Flags())

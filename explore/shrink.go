@@ -71,7 +71,13 @@ func (x *explorer) shrink(ctx context.Context, sc *sim.Scenario, prob *Problem) 
 	from := 0
 	for progress := true; progress; {
 		progress = false
-		es := edits(cur)
+		// Edits index the scenario as written (the writer leaves out user actions that can
+		// never act), which is what each candidate starts from.
+		base, err := parseScenario(curFile)
+		if err != nil {
+			break
+		}
+		es := edits(base)
 		for k := range es {
 			if time.Now().After(deadline) || ctx.Err() != nil {
 				break

@@ -285,3 +285,21 @@ func (d *decoder) describeNode(n ast.Node) string {
 	}
 	return "a " + d.unwrap(n).Type().String()
 }
+
+// throwAlone reports a throw: beside other keys of a hook's answer: the hook fails, so they
+// would be ignored. It returns the fields.
+func (d *decoder) throwAlone(fields []field, what string) []field {
+	var throw *field
+	var others []string
+	for i := range fields {
+		if fields[i].key == "throw" {
+			throw = &fields[i]
+		} else {
+			others = append(others, fields[i].key+":")
+		}
+	}
+	if throw != nil && len(others) > 0 {
+		d.errorf(throw.keyN, "%s has throw: beside %s; a hook that throws answers nothing else (the throw would win), so keep one or the other", what, strings.Join(others, " "))
+	}
+	return fields
+}

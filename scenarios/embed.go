@@ -14,4 +14,10 @@ var suiteFS embed.FS
 func SuiteFS() fs.FS { return suiteFS }
 
 // Suite loads the embedded curated suite, sorted by path.
-func Suite() ([]*File, error) { return LoadFS(suiteFS, ".") }
+func Suite() ([]*File, error) {
+	files, err := LoadFS(suiteFS, ".")
+	for _, f := range files {
+		f.Embedded = true
+	}
+	return files, err
+}

@@ -13,7 +13,7 @@ import (
 
 // topKeys are the keys of a scenario file, in the order the README documents them.
 var topKeys = []string{"name", "description", "since", "rules", "features", "tools", "undefinedTools", "context", "config", "hooks",
-	"provider", "extraResponse", "toolCalls", "user", "run", "continue", "expect"}
+	"provider", "extraResponse", "toolCalls", "user", "run", "continue", "budget", "expect"}
 
 // refs remembers where things are named, for the checks that relate parts of a file.
 type refs struct {
@@ -27,6 +27,14 @@ type refs struct {
 	hookIndexes    []indexed
 	triggers       []trigger
 	contextTools   []named // tool names in hook context changes
+	actions        []action
+}
+
+// action is where a user action's parts are, for the checks.
+type action struct {
+	n                   ast.Node
+	a                   sim.UserAction
+	at, steer, followUp ast.Node
 }
 
 type named struct {
@@ -100,6 +108,8 @@ func (d *decoder) decodeScenario(root ast.Node, sc *sim.Scenario, file *File, r 
 		case "continue":
 			continueKey = f.keyN
 			sc.Continue = d.boolean(f.value, "continue")
+		case "budget":
+			d.budget(f.value, &sc.Budget)
 		case "expect":
 			d.expect(f.value, ex)
 		}
@@ -112,6 +122,32 @@ func (d *decoder) decodeScenario(root ast.Node, sc *sim.Scenario, file *File, r 
 	}
 	if featuresKey != nil && len(d.errs) == 0 {
 		d.checkFeatures(featuresKey, file.Features, sim.NeededFeatures(sc))
+	}
+}
+
+// budget reads the run's budget: requests, time (virtual ms), entries, bytes.
+func (d *decoder) budget(n ast.Node, b *sim.Budget) {
+	for _, f := range d.mapping(n, "budget", "requests", "time", "entries", "bytes") {
+		what := "budget." + f.key
+		before := len(d.errs)
+		v := d.integer(f.value, what)
+		if len(d.errs) > before {
+			continue
+		}
+		if v <= 0 {
+			d.errorf(f.value, "%s must be a positive number", what)
+			continue
+		}
+		switch f.key {
+		case "requests":
+			b.Requests = int(min(v, 1<<31-1))
+		case "time":
+			b.Time = v
+		case "entries":
+			b.Entries = int(min(v, 1<<31-1))
+		case "bytes":
+			b.Bytes = v
+		}
 	}
 }
 
@@ -151,6 +187,7 @@ func (d *decoder) tool(n ast.Node, i int, r *refs) sim.ToolSpec {
 
 func (d *decoder) behaviour(n ast.Node, what string) sim.Behaviour {
 	var b sim.Behaviour
+	var resultN, throwN ast.Node
 	for _, f := range d.mapping(n, what, "duration", "updates", "result", "throw", "onAbort") {
 		switch f.key {
 		case "duration":
@@ -170,20 +207,31 @@ func (d *decoder) behaviour(n ast.Node, what string) sim.Behaviour {
 			}
 		case "result":
 			b.Result = d.toolResult(f.value, what+".result")
+			resultN = f.keyN
 		case "throw":
 			b.Throw = d.str(f.value, what+".throw")
+			throwN = f.keyN
 		case "onAbort":
 			var a sim.AbortReaction
+			var aResultN, aThrowN ast.Node
 			for _, af := range d.mapping(f.value, what+".onAbort", "result", "throw") {
 				switch af.key {
 				case "result":
 					a.Result = d.toolResult(af.value, what+".onAbort.result")
+					aResultN = af.keyN
 				case "throw":
 					a.Throw = d.str(af.value, what+".onAbort.throw")
+					aThrowN = af.keyN
 				}
+			}
+			if aResultN != nil && aThrowN != nil {
+				d.errorf(aThrowN, "%s.onAbort has both result: and throw:; a tool either returns or throws (throw would win and the result would be ignored)", what)
 			}
 			b.OnAbort = &a
 		}
+	}
+	if resultN != nil && throwN != nil {
+		d.errorf(throwN, "%s has both result: and throw:; a tool either returns or throws (throw would win and the result would be ignored)", what)
 	}
 	for _, u := range b.Updates {
 		if u.At > b.Duration {

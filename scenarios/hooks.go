@@ -23,7 +23,7 @@ func (d *decoder) hooks(n ast.Node, h *sim.Hooks, r *refs) {
 			h.NoFollowUp = !d.boolean(f.value, what)
 		case "convertToLlm":
 			h.ConvertToLLM = &sim.ConvertScript{}
-			for _, cf := range d.mapping(f.value, what, "keepCustomAsUser", "throw") {
+			for _, cf := range d.throwAlone(d.mapping(f.value, what, "keepCustomAsUser", "throw"), what) {
 				switch cf.key {
 				case "keepCustomAsUser":
 					h.ConvertToLLM.KeepCustomAsUser = d.boolean(cf.value, what+".keepCustomAsUser")
@@ -33,7 +33,7 @@ func (d *decoder) hooks(n ast.Node, h *sim.Hooks, r *refs) {
 			}
 		case "transformContext":
 			h.TransformContext = &sim.TransformScript{}
-			for _, cf := range d.mapping(f.value, what, "keepLast", "throw") {
+			for _, cf := range d.throwAlone(d.mapping(f.value, what, "keepLast", "throw"), what) {
 				switch cf.key {
 				case "keepLast":
 					h.TransformContext.KeepLast = int(d.duration(cf.value, what+".keepLast"))
@@ -122,7 +122,7 @@ func (d *decoder) contextChange(n ast.Node, what string, r *refs) *sim.ContextCh
 // prepareAnswer reads a prepareRequest or prepareNextTurn answer.
 func (d *decoder) prepareAnswer(n ast.Node, what string, r *refs) sim.PrepareAnswer {
 	var a sim.PrepareAnswer
-	for _, f := range d.mapping(n, what, "context", "messages", "model", "thinkingLevel", "throw") {
+	for _, f := range d.throwAlone(d.mapping(n, what, "context", "messages", "model", "thinkingLevel", "throw"), what) {
 		switch f.key {
 		case "context":
 			a.Context = d.contextChange(f.value, what+".context", r)
@@ -145,7 +145,7 @@ func (d *decoder) finishAnswer(n ast.Node, what string) sim.FinishAnswer {
 		return sim.FinishAnswer{Action: d.decision(n, what)}
 	}
 	var a sim.FinishAnswer
-	for _, f := range d.mapping(n, what, "action", "throw") {
+	for _, f := range d.throwAlone(d.mapping(n, what, "action", "throw"), what) {
 		switch f.key {
 		case "action":
 			a.Action = d.decision(f.value, what+".action")
@@ -168,7 +168,7 @@ func (d *decoder) decision(n ast.Node, what string) loop.TurnDecision {
 
 func (d *decoder) beforeAnswer(n ast.Node, what string) sim.BeforeAnswer {
 	var a sim.BeforeAnswer
-	for _, f := range d.mapping(n, what, "block", "reason", "terminate", "setArgs", "throw") {
+	for _, f := range d.throwAlone(d.mapping(n, what, "block", "reason", "terminate", "setArgs", "throw"), what) {
 		switch f.key {
 		case "block":
 			a.Block = d.boolean(f.value, what+".block")
@@ -187,7 +187,7 @@ func (d *decoder) beforeAnswer(n ast.Node, what string) sim.BeforeAnswer {
 
 func (d *decoder) afterAnswer(n ast.Node, what string) sim.AfterAnswer {
 	var a sim.AfterAnswer
-	for _, f := range d.mapping(n, what, "content", "details", "structuredContent", "isError", "terminate", "usage", "throw") {
+	for _, f := range d.throwAlone(d.mapping(n, what, "content", "details", "structuredContent", "isError", "terminate", "usage", "throw"), what) {
 		switch f.key {
 		case "content":
 			a.Content = d.blocks(f.value, what+".content")
@@ -219,20 +219,28 @@ var eventTypes = []string{"agent_start", "agent_end", "turn_start", "turn_end", 
 func (d *decoder) userAction(n ast.Node, r *refs) sim.UserAction {
 	var a sim.UserAction
 	var whenN ast.Node
-	for _, f := range d.mapping(n, "a user action", "at", "on", "steer", "followUp", "abort") {
+	where := action{n: n}
+	defer func() { where.a = a; r.actions = append(r.actions, where) }()
+	for i, f := range d.mapping(n, "a user action", "at", "on", "steer", "followUp", "abort") {
+		if i == 0 {
+			where.n = f.keyN
+		}
 		switch f.key {
 		case "at":
 			t := d.duration(f.value, "at")
 			a.At = &t
 			whenN = f.keyN
+			where.at = f.value
 		case "on":
 			a.On = d.trigger(f.value)
 			r.triggers = append(r.triggers, trigger{a.On, f.value})
 			whenN = f.keyN
 		case "steer":
 			a.Steer = d.messages(f.value, "steer")
+			where.steer = f.keyN
 		case "followUp":
 			a.FollowUp = d.messages(f.value, "followUp")
+			where.followUp = f.keyN
 		case "abort":
 			a.Abort = d.boolean(f.value, "abort")
 		}

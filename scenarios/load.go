@@ -36,6 +36,28 @@ type File struct {
 	// Rule is the rule the scenario pins down, from the file's leading "# Rule:" comment
 	// (continued on the comment lines that follow it); "" when it has none.
 	Rule string
+	// Embedded is set for a file of the curated suite compiled into the binary.
+	Embedded bool
+	// actions is where each user action is, "line:col".
+	actions []string
+}
+
+// Warnings are what only a run can tell is wrong with the file: user actions that never
+// happened during the run tr (a trigger that did not fire, a time the run did not reach),
+// each as "file:line:col: warning: …".
+func (f *File) Warnings(tr *sim.Trace) []string {
+	var out []string
+	for _, i := range tr.Unfired {
+		if i < 0 || i >= len(f.actions) || i >= len(f.Scenario.User) {
+			continue
+		}
+		why := "its trigger never fired"
+		if at := f.Scenario.User[i].At; at != nil {
+			why = fmt.Sprintf("the run was over before at: %dms", *at)
+		}
+		out = append(out, fmt.Sprintf("%s:%s: warning: this user action never happened: %s", f.Path, f.actions[i], why))
+	}
+	return out
 }
 
 // RecoveredPanic starts the message of an error that stands for a panic of the YAML
@@ -89,6 +111,13 @@ func Parse(filename, rel string, data []byte) (f *File, err error) {
 		sc.Name = rel
 	}
 	f.Rule = ruleComment(data)
+	for _, a := range r.actions {
+		pos := "0:0"
+		if tk := a.n.GetToken(); tk != nil && tk.Position != nil {
+			pos = fmt.Sprintf("%d:%d", tk.Position.Line, tk.Position.Column)
+		}
+		f.actions = append(f.actions, pos)
+	}
 	return f, nil
 }
 
@@ -260,7 +289,9 @@ func rewritePaths(err error, root, prefix string) error {
 }
 
 // Load loads the scenario files at the given paths (files or directories), or the embedded
-// curated suite when there are none. Bad files make the error, which lists every problem.
+// curated suite when there are none. A path that does not exist names a scenario or a
+// family of the embedded suite ("truncation/basic", "truncation"), so suite names work from
+// any directory. Bad files make the error, which lists every problem.
 func Load(paths []string) ([]*File, error) {
 	if len(paths) == 0 {
 		return Suite()
@@ -269,10 +300,51 @@ func Load(paths []string) ([]*File, error) {
 	var errs []error
 	for _, p := range paths {
 		files, err := LoadPath(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			if _, _, ok := SuitePath(p); ok {
+				files, err = SuiteNamed(p)
+			} else {
+				err = fmt.Errorf("%s: no such file, directory or scenario of the embedded suite (turnstile show lists them)", p)
+			}
+		}
 		all = append(all, files...)
 		if err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return all, errors.Join(errs...)
+}
+
+// SuitePath is the file of the embedded suite that a name stands for: a scenario
+// ("truncation/basic", with or without .yaml) or a family folder ("truncation"); ok is
+// false when the suite has no such name.
+func SuitePath(name string) (p string, dir bool, ok bool) {
+	name = strings.Trim(path.Clean(filepath.ToSlash(name)), "/")
+	name = strings.TrimPrefix(name, "scenarios/")
+	if name == "" || name == "." || strings.HasPrefix(name, "..") {
+		return "", false, false
+	}
+	for _, c := range []string{name, name + ".yaml"} {
+		if info, err := fs.Stat(suiteFS, c); err == nil {
+			return c, info.IsDir(), info.IsDir() || IsScenarioFile(c)
+		}
+	}
+	return "", false, false
+}
+
+// SuiteNamed loads the embedded scenarios a name stands for (see SuitePath), named and
+// placed as in the whole suite.
+func SuiteNamed(name string) ([]*File, error) {
+	p, _, ok := SuitePath(name)
+	if !ok {
+		return nil, fmt.Errorf("%s: no such scenario or family in the embedded suite", name)
+	}
+	all, err := Suite()
+	var out []*File
+	for _, f := range all {
+		if f.Path == p || strings.HasPrefix(f.Path, p+"/") {
+			out = append(out, f)
+		}
+	}
+	return out, err
 }

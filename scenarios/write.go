@@ -219,13 +219,19 @@ func (w *writer) scenario(sc *sim.Scenario) error {
 	if len(sc.User) > 0 {
 		var actions []any
 		for i, a := range sc.User {
+			if neverActs(sc, a) {
+				// It leaves no trace, and the loader rejects it.
+				continue
+			}
 			o, err := wUserAction(a)
 			if err != nil {
 				return fmt.Errorf("user action %d: %w", i+1, err)
 			}
 			actions = append(actions, o)
 		}
-		w.list("user", actions)
+		if len(actions) > 0 {
+			w.list("user", actions)
+		}
 	}
 	if sc.Continue {
 		if len(sc.Prompts) > 0 {
@@ -235,7 +241,24 @@ func (w *writer) scenario(sc *sim.Scenario) error {
 	} else {
 		w.list("run", wMessageList(sc.Prompts))
 	}
+	if b := wBudget(sc.Budget); len(b) > 0 {
+		w.section("budget", b)
+	}
 	return w.err
+}
+
+// wBudget is the budget's fields that are set.
+func wBudget(b sim.Budget) object {
+	var o object
+	for _, f := range []struct {
+		key string
+		v   int64
+	}{{"requests", int64(b.Requests)}, {"time", b.Time}, {"entries", int64(b.Entries)}, {"bytes", b.Bytes}} {
+		if f.v > 0 {
+			o.set(f.key, f.v)
+		}
+	}
+	return o
 }
 
 // wUndefinedTools lists, in order of first call, the tools responses call that no tool defines.
@@ -379,7 +402,8 @@ func wBehaviour(b sim.Behaviour) object {
 		}
 		o.set("updates", ups)
 	}
-	if r := wToolResult(b.Result); !emptyResult(r) {
+	// A throw wins over a result (the loader rejects both).
+	if r := wToolResult(b.Result); !emptyResult(r) && b.Throw == "" {
 		o.set("result", r)
 	}
 	if b.Throw != "" {
@@ -387,7 +411,7 @@ func wBehaviour(b sim.Behaviour) object {
 	}
 	if b.OnAbort != nil {
 		a := object{}
-		if r := wToolResult(b.OnAbort.Result); !emptyResult(r) {
+		if r := wToolResult(b.OnAbort.Result); !emptyResult(r) && b.OnAbort.Throw == "" {
 			a.set("result", r)
 		}
 		if b.OnAbort.Throw != "" {
@@ -516,7 +540,7 @@ func wHooks(h sim.Hooks) object {
 	var o object
 	if h.ConvertToLLM != nil {
 		c := object{}
-		if h.ConvertToLLM.KeepCustomAsUser {
+		if h.ConvertToLLM.KeepCustomAsUser && h.ConvertToLLM.Throw == "" {
 			c.set("keepCustomAsUser", true)
 		}
 		if h.ConvertToLLM.Throw != "" {
@@ -526,7 +550,7 @@ func wHooks(h sim.Hooks) object {
 	}
 	if h.TransformContext != nil {
 		c := object{}
-		if h.TransformContext.KeepLast != 0 {
+		if h.TransformContext.KeepLast != 0 && h.TransformContext.Throw == "" {
 			c.set("keepLast", h.TransformContext.KeepLast)
 		}
 		if h.TransformContext.Throw != "" {
@@ -606,6 +630,10 @@ func wContextChange(c *sim.ContextChange) object {
 
 // wPrepareAnswer writes a prepareRequest or prepareNextTurn answer.
 func wPrepareAnswer(a sim.PrepareAnswer) any {
+	if a.Throw != "" {
+		// A hook that throws answers nothing else (the loader rejects both).
+		return object{{"throw", a.Throw}}
+	}
 	o := object{}
 	if a.Context != nil {
 		o.set("context", wContextChange(a.Context))
@@ -636,10 +664,13 @@ func wFinishAnswer(a sim.FinishAnswer) any {
 	if a.Throw == "" {
 		return wDecisionName(a.Action)
 	}
-	return object{{"action", wDecisionName(a.Action)}, {"throw", a.Throw}}
+	return object{{"throw", a.Throw}}
 }
 
 func wBeforeAnswer(a sim.BeforeAnswer) any {
+	if a.Throw != "" {
+		return object{{"throw", a.Throw}}
+	}
 	o := object{}
 	if a.Block {
 		o.set("block", true)
@@ -660,6 +691,9 @@ func wBeforeAnswer(a sim.BeforeAnswer) any {
 }
 
 func wAfterAnswer(a sim.AfterAnswer) any {
+	if a.Throw != "" {
+		return object{{"throw", a.Throw}}
+	}
 	o := object{}
 	if a.Content != nil {
 		o.set("content", wBlocks(a.Content))

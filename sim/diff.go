@@ -1,6 +1,9 @@
 package sim
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -76,4 +79,142 @@ func Lines(text []byte) []string {
 		return nil
 	}
 	return strings.Split(s, "\n")
+}
+
+// TraceDivergence is the first entry at which two traces' JSON lines differ.
+type TraceDivergence struct {
+	// Entry is the 1-based number of the first differing line.
+	Entry int
+	// Want and Got are that entry as timeline lines, or the raw line when it is not an
+	// entry; "" with WantEnd or GotEnd past the end of a trace.
+	Want, Got       string
+	WantEnd, GotEnd bool
+	// Before holds up to the requested number of timeline lines both traces share before it.
+	Before []string
+	// Field says what differs inside the entry: "field PATH: WANT vs GOT" (JSON path and
+	// both values), or why two lines with equal values still differ.
+	Field string
+}
+
+// FirstTraceDivergence compares two traces given as JSON lines, byte for byte, and returns
+// the first differing entry with context; ok is false exactly when the bytes are equal.
+func FirstTraceDivergence(want, got []byte, context int) (d TraceDivergence, ok bool) {
+	if bytes.Equal(want, got) {
+		return TraceDivergence{}, false
+	}
+	wl, gl := bytes.SplitAfter(want, []byte("\n")), bytes.SplitAfter(got, []byte("\n"))
+	i := 0
+	for i < len(wl) && i < len(gl) && bytes.Equal(wl[i], gl[i]) {
+		i++
+	}
+	// The last piece of SplitAfter is what follows the final newline ("" normally).
+	wEnd := i >= len(wl) || len(wl[i]) == 0
+	gEnd := i >= len(gl) || len(gl[i]) == 0
+	d = TraceDivergence{Entry: i + 1, WantEnd: wEnd, GotEnd: gEnd}
+	for j := max(0, i-context); j < i; j++ {
+		d.Before = append(d.Before, lineText(wl[j]))
+	}
+	if !wEnd {
+		d.Want = lineText(wl[i])
+	}
+	if !gEnd {
+		d.Got = lineText(gl[i])
+	}
+	switch {
+	case wEnd || gEnd:
+	default:
+		d.Field = fieldDifference(wl[i], gl[i])
+	}
+	return d, true
+}
+
+// lineText renders one JSON line as a timeline line, or quotes it when it is not an entry.
+func lineText(line []byte) string {
+	line = bytes.TrimSuffix(line, []byte("\n"))
+	var e Entry
+	if err := json.Unmarshal(line, &e); err != nil {
+		return fmt.Sprintf("(not a trace entry: %v) %s", err, abbreviate(string(line), 160))
+	}
+	return TimelineLine(e)
+}
+
+// fieldDifference says where two differing JSON lines differ.
+func fieldDifference(want, got []byte) string {
+	want, got = bytes.TrimSuffix(want, []byte("\n")), bytes.TrimSuffix(got, []byte("\n"))
+	if bytes.Equal(bytes.TrimSuffix(want, []byte("\r")), bytes.TrimSuffix(got, []byte("\r"))) || bytes.Equal(want, got) {
+		return "the lines differ only in their line ending"
+	}
+	wv, werr := decodeNumbers(want)
+	gv, gerr := decodeNumbers(got)
+	if werr != nil || gerr != nil {
+		k := 0
+		for k < len(want) && k < len(got) && want[k] == got[k] {
+			k++
+		}
+		return fmt.Sprintf("the lines differ at byte %d: %s vs %s", k+1, abbreviate(string(want[k:]), 40), abbreviate(string(got[k:]), 40))
+	}
+	diff, differ := FirstDifference(wv, gv, nil)
+	if !differ {
+		return "the lines hold equal JSON values but differ in their bytes (a canonical line has sorted keys, no spaces)"
+	}
+	path := diff.Path
+	if path == "" {
+		path = "(the whole entry)"
+	}
+	value := func(v any, absent bool) string {
+		if absent {
+			return "(absent)"
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Sprint(v)
+		}
+		return abbreviate(string(b), 120)
+	}
+	return fmt.Sprintf("field %s: %s vs %s", path, value(diff.Want, diff.WantAbsent), value(diff.Got, diff.GotAbsent))
+}
+
+// decodeNumbers decodes JSON keeping numbers as their text (json.Number), so 1 and 1.0
+// differ.
+func decodeNumbers(data []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, errors.New("text after the JSON value")
+	}
+	return v, nil
+}
+
+func abbreviate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// String renders the divergence for people: context, the two entries, the differing field.
+func (d TraceDivergence) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "first difference at entry %d:\n", d.Entry)
+	for _, l := range d.Before {
+		fmt.Fprintf(&b, "    %s\n", l)
+	}
+	side := func(mark, line string, end bool) {
+		if end {
+			fmt.Fprintf(&b, "  %s (end: no more entries)\n", mark)
+			return
+		}
+		fmt.Fprintf(&b, "  %s %s\n", mark, line)
+	}
+	side("-", d.Want, d.WantEnd)
+	side("+", d.Got, d.GotEnd)
+	if d.Field != "" {
+		fmt.Fprintf(&b, "  %s\n", d.Field)
+	}
+	b.WriteString("  (- expected, + actual)\n")
+	return b.String()
 }

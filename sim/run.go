@@ -4,7 +4,9 @@ import "fmt"
 
 // Run simulates the scenario against impl and returns its trace. The trace is returned even
 // on error; an error means the implementation broke the port's contract (or the scenario
-// could not be set up), not that the loop misbehaved — misbehaviour shows in the trace.
+// could not be set up), not that the loop misbehaved — misbehaviour shows in the trace —
+// or, as a *BudgetError, that the run was stopped by its budget (the trace ends with the
+// same verdict).
 func Run(sc *Scenario, impl Implementation) (*Trace, error) {
 	w := newWorld(sc)
 	setup, err := w.setup()
@@ -18,10 +20,14 @@ func Run(sc *Scenario, impl Implementation) (*Trace, error) {
 		_ = impl.Stop()
 		return &w.trace, fmt.Errorf("scenario %s: start: %w", sc.Name, err)
 	}
-	for !w.ended && !w.full {
+	for !w.ended && w.over == nil {
 		s, ok := w.next()
 		if !ok {
 			w.fail("stuck", "the implementation waits for something that was never scheduled")
+			break
+		}
+		if s.at > w.budget.Time {
+			w.exceed("time", fmt.Sprintf("the run's next happening is at %sms of virtual time; budget %sms", thousands(s.at), thousands(w.budget.Time)))
 			break
 		}
 		w.now = s.at
@@ -37,8 +43,16 @@ func Run(sc *Scenario, impl Implementation) (*Trace, error) {
 		}
 	}
 	w.closed = true
+	for i, fired := range w.fired {
+		if !fired {
+			w.trace.Unfired = append(w.trace.Unfired, i)
+		}
+	}
 	if err := impl.Stop(); err != nil {
 		return &w.trace, fmt.Errorf("scenario %s: stop: %w", sc.Name, err)
+	}
+	if w.over != nil {
+		return &w.trace, w.over
 	}
 	return &w.trace, nil
 }

@@ -42,7 +42,57 @@ type Scenario struct {
 	// Continue starts with loop.Continue instead of loop.Run with Prompts.
 	Continue bool
 	Prompts  []loop.Message
+
+	// Budget bounds the run; a zero field takes DefaultBudget's.
+	Budget Budget
 }
+
+// Budget bounds one run, so that a run that never ends (finishTurn continue on every turn
+// with an ExtraResponse) or a hostile implementation is stopped with a verdict naming the
+// budget rather than eating time and memory. A zero field means the default.
+type Budget struct {
+	// Requests is the most provider requests the run may make.
+	Requests int
+	// Time is the latest virtual time (ms) anything may happen at.
+	Time int64
+	// Entries is the most trace entries.
+	Entries int
+	// Bytes is the most bytes of the trace's canonical JSON lines (Trace.JSONL).
+	Bytes int64
+}
+
+// DefaultBudget is the budget of a scenario that sets none: far above any curated scenario
+// (the largest makes 201 requests, 4,223 entries, 11.7 MB of JSON lines; one reaches an hour
+// of virtual time), and reached by an endless run in well under a second.
+var DefaultBudget = Budget{Requests: 1000, Time: 24 * 60 * 60 * 1000, Entries: 100_000, Bytes: 16 << 20}
+
+// Or fills b's zero fields from d.
+func (b Budget) Or(d Budget) Budget {
+	if b.Requests <= 0 {
+		b.Requests = d.Requests
+	}
+	if b.Time <= 0 {
+		b.Time = d.Time
+	}
+	if b.Entries <= 0 {
+		b.Entries = d.Entries
+	}
+	if b.Bytes <= 0 {
+		b.Bytes = d.Bytes
+	}
+	return b
+}
+
+// BudgetError is the verdict on a run stopped by its budget; the trace ends with a fail
+// entry named "budget" whose target is Budget and whose error is the same text.
+type BudgetError struct {
+	// Budget is which: "requests", "time", "entries" or "bytes".
+	Budget string
+	// Text says what was reached, e.g. "the run made 1,000 requests; budget 1,000".
+	Text string
+}
+
+func (e *BudgetError) Error() string { return e.Text }
 
 // ToolSpec is one tool and its default behaviour.
 type ToolSpec struct {

@@ -38,6 +38,9 @@ type Entry struct {
 type Trace struct {
 	Scenario string
 	Entries  []Entry
+	// Unfired lists, by index, the scenario's user actions that never happened: a trigger
+	// that did not fire, or a time the run did not reach. It is not part of the JSON lines.
+	Unfired []int
 }
 
 // JSONL renders the trace as canonical JSON lines: one entry a line, object keys sorted, no

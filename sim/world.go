@@ -9,10 +9,6 @@ import (
 	"github.com/turnstile-dev/turnstile/loop"
 )
 
-// maxEntries bounds a trace, so a run that never ends (finishTurn continue on every turn with
-// an ExtraResponse) is stopped and recorded rather than hung.
-const maxEntries = 1_000_000
-
 // world is the scripted environment of one run: the virtual clock, the schedule of
 // deliveries, the scripts, the user's queues and the trace. It is driven by one goroutine at
 // a time (the driver, or the implementation's running task calling through the Port).
@@ -33,7 +29,12 @@ type world struct {
 	aborted   bool
 	ended     bool
 	closed    bool
-	full      bool
+
+	// budget is the scenario's, with defaults; bytes is the size of the trace's JSON lines
+	// so far; over is set once a budget stopped the run.
+	budget Budget
+	bytes  int64
+	over   *BudgetError
 
 	triggerSeen []int
 	fired       []bool
@@ -97,6 +98,7 @@ func newWorld(sc *Scenario) *world {
 		triggerSeen: make([]int, len(sc.User)),
 		fired:       make([]bool, len(sc.User)),
 		trace:       Trace{Scenario: sc.Name},
+		budget:      sc.Budget.Or(DefaultBudget),
 	}
 	for i, a := range sc.User {
 		if a.At != nil {
@@ -153,26 +155,45 @@ func (w *world) next() (*scheduled, bool) {
 }
 
 func (w *world) record(e Entry) {
-	if w.closed || w.full {
+	if w.closed || w.over != nil {
 		return
 	}
-	if len(w.trace.Entries) >= maxEntries {
-		w.full = true
-		w.trace.Entries = append(w.trace.Entries, Entry{Seq: len(w.trace.Entries) + 1, T: w.now, Kind: KindFail, Name: "limit",
-			Error: fmt.Sprintf("the trace reached %d entries; the run was stopped", maxEntries)})
+	if len(w.trace.Entries) >= w.budget.Entries {
+		w.exceed("entries", fmt.Sprintf("the trace reached %s %s; budget %s", thousands(int64(len(w.trace.Entries))), pluralS(len(w.trace.Entries), "entry"), thousands(int64(w.budget.Entries))))
 		return
 	}
 	e.Seq = len(w.trace.Entries) + 1
 	e.T = w.now
+	n := lineSize(&e)
+	if w.bytes+n > w.budget.Bytes {
+		w.exceed("bytes", fmt.Sprintf("the trace reached %s bytes of JSON lines; budget %s", thousands(w.bytes), thousands(w.budget.Bytes)))
+		return
+	}
+	w.bytes += n
 	w.trace.Entries = append(w.trace.Entries, e)
+}
+
+// exceed stops the run on a budget: the trace ends with a fail entry naming it, and the
+// world answers nothing more.
+func (w *world) exceed(budget, text string) {
+	if w.over != nil {
+		return
+	}
+	w.over = &BudgetError{Budget: budget, Text: text}
+	w.trace.Entries = append(w.trace.Entries, Entry{Seq: len(w.trace.Entries) + 1, T: w.now, Kind: KindFail, Name: "budget",
+		Target: budget, Error: text})
 }
 
 func (w *world) fail(name, text string) { w.record(Entry{Kind: KindFail, Name: name, Error: text}) }
 
 // Call implements Port.
 func (w *world) Call(c Call) Answer {
-	if w.closed || w.full {
+	if w.closed || w.over != nil {
 		return Answer{Error: "the simulation has ended"}
+	}
+	if c.Kind == CallStream && w.requests >= w.budget.Requests {
+		w.exceed("requests", fmt.Sprintf("the run made %s %s; budget %s", thousands(int64(w.requests)), pluralS(w.requests, "request"), thousands(int64(w.budget.Requests))))
+		return Answer{Error: "the simulation has ended: " + w.over.Text}
 	}
 	data := canonicalData(c.Data, c.Value)
 	var a Answer
@@ -203,7 +224,7 @@ func (w *world) Call(c Call) Answer {
 
 // Notify implements Port.
 func (w *world) Notify(n Notification) {
-	if w.closed || w.full {
+	if w.closed || w.over != nil {
 		return
 	}
 	switch n.Kind {

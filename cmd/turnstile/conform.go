@@ -14,7 +14,6 @@ import (
 
 	"github.com/turnstile-dev/turnstile/conformance"
 	"github.com/turnstile-dev/turnstile/diagnose"
-	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
 )
 
@@ -25,6 +24,8 @@ func conformCmd() *cobra.Command {
 		suite                                           []string
 		timeout                                         time.Duration
 		jobs, maxFindings                               int
+		sel                                             selection
+		budget                                          budgetFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "conform",
@@ -77,9 +78,9 @@ passes fails the run, so the list shrinks as the implementation improves.`,
 			if maxFindings < 0 {
 				return usage(fmt.Errorf("--max-findings must be 0 (no cap) or more, not %d", maxFindings))
 			}
-			files, err := scenarios.Load(suite)
+			files, err := load(suite, sel, budget)
 			if err != nil {
-				return usage(err)
+				return err
 			}
 			if files, err = applyShard(files, shard); err != nil {
 				return usage(err)
@@ -163,6 +164,8 @@ passes fails the run, so the list shrinks as the implementation improves.`,
 	f.DurationVar(&timeout, "timeout", conformance.DefaultTimeout, "time limit per scenario for an --impl command")
 	f.IntVar(&jobs, "jobs", 1, "implementations to run at once")
 	f.StringVar(&expectFail, "expect-fail", "", "file listing scenarios known to fail, one name a line")
+	sel.register(f)
+	budget.register(f)
 	return cmd
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 
@@ -17,61 +18,109 @@ func diffCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "diff A B",
 		Short: "Show where two traces first differ",
-		Long: `Diff compares two traces and prints their first divergence with context, in timeline form.
-Each side is a scenario file (it is run against the reference), a JSON-lines trace
-(turnstile run --format jsonl), or a timeline (a golden file). Exit 1 when they differ.`,
-		Example: `  turnstile diff golden/testdata/queues/basic.golden new.golden
-  turnstile run a.yaml --format jsonl > a.jsonl; turnstile diff a.jsonl b.yaml`,
+		Long: `Diff compares two traces and prints their first difference with context. Each side is a
+scenario file or a name of the embedded suite (it is run against the reference), a
+JSON-lines trace (turnstile run --format jsonl), or a timeline (a golden file).
+
+Two traces (scenarios or JSON lines) are compared byte for byte, entry by entry: the first
+differing entry is shown as timeline lines, with the field that differs (its JSON path and
+both values), so a difference the timeline does not show — a timestamp, a sequence number,
+a payload abbreviated by its digest — is never called identical. A golden file holds only
+a timeline; against one, timelines are compared, and the output says so.
+
+Exit 0 when they are identical, 1 when they differ.`,
+		Example: `  turnstile run a.yaml --format jsonl > a.jsonl; turnstile diff a.jsonl b.yaml
+  turnstile diff truncation/basic my-truncation.yaml
+  turnstile diff golden/testdata/queues/basic.golden new.golden`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			want, err := timelineOf(args[0])
+			want, err := sideOf(args[0])
 			if err != nil {
 				return usage(err)
 			}
-			got, err := timelineOf(args[1])
+			got, err := sideOf(args[1])
 			if err != nil {
 				return usage(err)
 			}
-			d, differ := sim.FirstDivergence(want, got, context)
+			want.name, got.name = args[0], args[1]
+			out := cmd.OutOrStdout()
+			if want.jsonl != nil && got.jsonl != nil {
+				d, differ := sim.FirstTraceDivergence(want.jsonl, got.jsonl, context)
+				if !differ {
+					fmt.Fprintln(out, "the traces are identical (their JSON lines are byte for byte equal)")
+					return nil
+				}
+				fmt.Fprintf(out, "--- %s\n+++ %s\n%s", args[0], args[1], d)
+				return failed(fmt.Errorf("%s and %s differ at entry %d", args[0], args[1], d.Entry))
+			}
+			for _, s := range []*side{&want, &got} {
+				if s.timeline == nil && s.jsonl != nil {
+					if s.timeline, err = timelineOfJSONL(s.jsonl); err != nil {
+						return usage(err)
+					}
+				}
+			}
+			d, differ := sim.FirstDivergence(want.timeline, got.timeline, context)
 			if !differ {
-				fmt.Fprintln(cmd.OutOrStdout(), "the traces are identical")
+				fmt.Fprintln(out, "the timelines are identical (a golden file holds only a timeline, so only timelines were compared)")
 				return nil
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "--- %s\n+++ %s\n%s", args[0], args[1], d)
+			fmt.Fprintf(out, "--- %s\n+++ %s\n%s", args[0], args[1], d)
 			return failed(fmt.Errorf("%s and %s differ at line %d", args[0], args[1], d.Line))
 		},
 	}
-	cmd.Flags().IntVar(&context, "context", 3, "lines of context around the difference")
+	cmd.Flags().IntVar(&context, "context", 3, "lines of context before the difference")
 	return cmd
 }
 
-// timelineOf reads one side of a diff as timeline lines.
-func timelineOf(p string) ([]string, error) {
-	if scenarios.IsScenarioFile(p) {
-		files, err := scenarios.LoadPath(p)
+// side is one side of a diff: its JSON lines when it is a trace, and its timeline.
+type side struct {
+	name     string
+	jsonl    []byte
+	timeline []string
+}
+
+// timelineOfJSONL renders JSON lines as timeline lines.
+func timelineOfJSONL(data []byte) ([]string, error) {
+	var lines []string
+	for i, raw := range sim.Lines(data) {
+		var e sim.Entry
+		if err := json.Unmarshal([]byte(raw), &e); err != nil {
+			return nil, fmt.Errorf("line %d: not a trace entry: %v", i+1, err)
+		}
+		lines = append(lines, sim.TimelineLine(e))
+	}
+	return lines, nil
+}
+
+// sideOf reads one side of a diff: a scenario (run against the reference), JSON lines, or a
+// timeline.
+func sideOf(p string) (side, error) {
+	info, statErr := os.Stat(p)
+	if statErr == nil && info.IsDir() {
+		return side{}, fmt.Errorf("%s is a directory; diff compares one trace with one", p)
+	}
+	if scenarios.IsScenarioFile(p) || errors.Is(statErr, os.ErrNotExist) {
+		files, err := scenarios.Load([]string{p})
 		if err != nil {
-			return nil, err
+			return side{}, err
+		}
+		if len(files) != 1 {
+			return side{}, fmt.Errorf("%s holds %d scenarios; diff compares one with one", p, len(files))
 		}
 		tr, err := sim.Run(files[0].Scenario, sim.NewReference())
-		if err != nil {
-			return nil, err
+		var over *sim.BudgetError
+		if err != nil && !errors.As(err, &over) {
+			return side{}, err
 		}
-		return sim.Lines(tr.Timeline()), nil
+		return side{jsonl: tr.JSONL(), timeline: sim.Lines(tr.Timeline())}, nil
 	}
 	data, err := os.ReadFile(p)
 	if err != nil {
-		return nil, err
+		return side{}, err
 	}
 	if bytes.HasPrefix(bytes.TrimSpace(data), []byte("{")) {
-		var lines []string
-		for i, raw := range sim.Lines(data) {
-			var e sim.Entry
-			if err := json.Unmarshal([]byte(raw), &e); err != nil {
-				return nil, fmt.Errorf("%s:%d: not a trace line: %v", p, i+1, err)
-			}
-			lines = append(lines, sim.TimelineLine(e))
-		}
-		return lines, nil
+		return side{jsonl: data}, nil
 	}
-	return sim.Lines(data), nil
+	return side{timeline: sim.Lines(data)}, nil
 }

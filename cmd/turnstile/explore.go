@@ -21,6 +21,7 @@ func exploreCmd() *cobra.Command {
 		runs, maxCauses                                 int
 		duration, timeout, shrinkTime                   time.Duration
 		noDiff                                          bool
+		budget                                          budgetFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "explore",
@@ -59,6 +60,10 @@ failure was found.`,
   turnstile explore --seed "$(git rev-parse HEAD)" --runs 500 --shard 1/4`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := budget.check(); err != nil {
+				return usage(err)
+			}
+			defer budget.asDefault()()
 			prof, err := conformance.ParseProfile(profile)
 			if err != nil {
 				return usage(err)
@@ -80,7 +85,7 @@ failure was found.`,
 				}
 				opts.Seed = s
 			}
-			opts.Command = "turnstile explore"
+			opts.Command = "turnstile explore" + budget.args()
 			if shard != "" {
 				s, err := explore.ParseShard(shard)
 				if err != nil {
@@ -153,5 +158,6 @@ failure was found.`,
 	f.DurationVar(&shrinkTime, "shrink-time", 30*time.Second, "time limit for shrinking one cause (0 or less: no shrinking)")
 	f.DurationVar(&timeout, "timeout", 10*time.Second, "time limit per run for an --impl command")
 	f.BoolVar(&noDiff, "no-diff", false, "check invariants only, without comparing with the reference")
+	budget.register(f)
 	return cmd
 }

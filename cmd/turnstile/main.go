@@ -11,8 +11,16 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
+	"runtime/debug"
+	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/scenarios"
+	"github.com/turnstile-dev/turnstile/sim"
 )
 
 // Exit codes.
@@ -45,13 +53,20 @@ func execute(args []string, stdout, stderr io.Writer) int {
 any other loop through the conformance protocol — with a scripted model, scripted tools and
 hooks, a simulated user and a virtual clock, and shows or checks what happened.
 
-Without a path, commands use the curated suite compiled into the binary.
+Without a path, commands use the curated suite compiled into the binary; a name of that
+suite ("truncation/basic", or a family such as "truncation") works wherever a path does,
+from any directory (turnstile show lists them).
+
+Every run is bounded by a budget (requests, virtual time, trace entries and bytes; see
+scenarios/README.md): a run that exceeds one stops with a verdict naming it.
 
 Exit codes: 0 success, 1 a check failed, 2 usage or input error.`,
+		Version:       version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(runCmd(), validateCmd(), schemaCmd(), testCmd(), diffCmd(), conformCmd(), adapterCmd(), exploreCmd(), auditCmd())
+	root.SetVersionTemplate("{{.Version}}\n")
+	root.AddCommand(runCmd(), validateCmd(), schemaCmd(), testCmd(), diffCmd(), conformCmd(), adapterCmd(), exploreCmd(), auditCmd(), showCmd())
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -65,4 +80,148 @@ Exit codes: 0 success, 1 a check failed, 2 usage or input error.`,
 		return exitUsage
 	}
 	return 0
+}
+
+// version is turnstile's version (the module's, or the commit it was built from) and the pi
+// release its reference reproduces.
+func version() string {
+	v := "devel"
+	if info, ok := debug.ReadBuildInfo(); ok {
+		if info.Main.Version != "" && info.Main.Version != "(devel)" {
+			v = info.Main.Version
+		} else {
+			var rev, modified string
+			for _, s := range info.Settings {
+				switch s.Key {
+				case "vcs.revision":
+					rev = s.Value
+				case "vcs.modified":
+					if s.Value == "true" {
+						modified = ", modified"
+					}
+				}
+			}
+			if len(rev) > 12 {
+				rev = rev[:12]
+			}
+			if rev != "" {
+				v = "devel (commit " + rev + modified + ")"
+			}
+		}
+	}
+	return fmt.Sprintf("turnstile %s\nreference: pi %s (@earendil-works/pi-agent-core@%s), protocol %d",
+		v, conformance.Tracks, conformance.Tracks, conformance.ProtocolVersion)
+}
+
+// budgetFlags are the --max-* flags; a flag given wins over the scenario file's budget.
+type budgetFlags struct {
+	requests, entries int
+	time              time.Duration
+	bytes             int64
+}
+
+func (b *budgetFlags) register(f *pflag.FlagSet) {
+	d := sim.DefaultBudget
+	f.IntVar(&b.requests, "max-requests", 0, fmt.Sprintf("budget: most provider requests per run (default %d, or the scenario's budget:)", d.Requests))
+	f.DurationVar(&b.time, "max-time", 0, fmt.Sprintf("budget: latest virtual time per run (default %s, or the scenario's budget:)", time.Duration(d.Time)*time.Millisecond))
+	f.IntVar(&b.entries, "max-entries", 0, fmt.Sprintf("budget: most trace entries per run (default %d, or the scenario's budget:)", d.Entries))
+	f.Int64Var(&b.bytes, "max-bytes", 0, fmt.Sprintf("budget: most bytes of a run's JSON-lines trace (default %d, or the scenario's budget:)", d.Bytes))
+}
+
+// check rejects negative budgets.
+func (b *budgetFlags) check() error {
+	if b.requests < 0 || b.entries < 0 || b.time < 0 || b.bytes < 0 {
+		return errors.New("--max-requests, --max-time, --max-entries and --max-bytes must be positive")
+	}
+	if b.time > 0 && b.time < time.Millisecond {
+		return errors.New("--max-time must be at least 1ms")
+	}
+	return nil
+}
+
+// apply sets the given budgets on a scenario.
+func (b *budgetFlags) apply(sc *sim.Scenario) {
+	if b.requests > 0 {
+		sc.Budget.Requests = b.requests
+	}
+	if b.time > 0 {
+		sc.Budget.Time = b.time.Milliseconds()
+	}
+	if b.entries > 0 {
+		sc.Budget.Entries = b.entries
+	}
+	if b.bytes > 0 {
+		sc.Budget.Bytes = b.bytes
+	}
+}
+
+// asDefault makes the given budgets the default of every run (explore's generated
+// scenarios have none of their own) and returns what restores the previous default.
+func (b *budgetFlags) asDefault() (restore func()) {
+	if *b == (budgetFlags{}) {
+		return func() {}
+	}
+	prev := sim.DefaultBudget
+	sc := sim.Scenario{Budget: prev}
+	b.apply(&sc)
+	sim.DefaultBudget = sc.Budget
+	return func() { sim.DefaultBudget = prev }
+}
+
+// args are the budget flags given, as a command line would repeat them.
+func (b *budgetFlags) args() string {
+	var s string
+	if b.requests > 0 {
+		s += fmt.Sprintf(" --max-requests %d", b.requests)
+	}
+	if b.time > 0 {
+		s += " --max-time " + b.time.String()
+	}
+	if b.entries > 0 {
+		s += fmt.Sprintf(" --max-entries %d", b.entries)
+	}
+	if b.bytes > 0 {
+		s += fmt.Sprintf(" --max-bytes %d", b.bytes)
+	}
+	return s
+}
+
+// selection is the --run REGEXP flag: scenarios whose name matches, as go test -run.
+type selection struct{ pattern string }
+
+func (s *selection) register(f *pflag.FlagSet) {
+	f.StringVar(&s.pattern, "run", "", "only scenarios whose name matches this regular expression (as go test -run)")
+}
+
+// load loads the scenarios at paths (or the embedded suite), keeps those --run selects and
+// applies the budget flags. An input error is a usage error; selecting nothing is too.
+func load(paths []string, sel selection, budget budgetFlags) ([]*scenarios.File, error) {
+	if err := budget.check(); err != nil {
+		return nil, usage(err)
+	}
+	var re *regexp.Regexp
+	if sel.pattern != "" {
+		var err error
+		if re, err = regexp.Compile(sel.pattern); err != nil {
+			return nil, usage(fmt.Errorf("--run: %w", err))
+		}
+	}
+	files, err := scenarios.Load(paths)
+	if err != nil {
+		return nil, usage(err)
+	}
+	kept := files[:0]
+	for _, f := range files {
+		if re == nil || re.MatchString(f.Scenario.Name) {
+			budget.apply(f.Scenario)
+			kept = append(kept, f)
+		}
+	}
+	if len(kept) == 0 {
+		if re != nil {
+			return nil, usage(fmt.Errorf("--run %q matches no scenario", sel.pattern))
+		}
+		return nil, usage(errors.New("no scenario files found"))
+	}
+	return kept, nil
 }

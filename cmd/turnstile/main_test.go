@@ -126,7 +126,7 @@ func TestSchemaIsJSON(t *testing.T) {
 }
 
 func TestHelpTeachesWithExamples(t *testing.T) {
-	for _, verb := range []string{"run", "validate", "schema", "test", "diff", "conform", "adapter", "explore"} {
+	for _, verb := range []string{"run", "validate", "schema", "test", "diff", "conform", "adapter", "explore", "show"} {
 		out, _, code := turnstile(t, verb, "--help")
 		if code != 0 || !strings.Contains(out, "Examples:") {
 			t.Errorf("%s --help: exit %d, no examples:\n%s", verb, code, out)
@@ -174,6 +174,267 @@ func TestMain(m *testing.M) {
 		os.Exit(execute([]string{"adapter"}, os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
+}
+
+// TestDiffComparesTracesNotRenderings changes one field of one entry of a trace — each kind
+// of field — and requires diff to call the traces different, naming the field.
+func TestDiffComparesTracesNotRenderings(t *testing.T) {
+	trace, _, code := turnstile(t, "run", "finish-turn/continue-every-turn", "--format", "jsonl")
+	if code != 1 && code != 0 || trace == "" {
+		t.Fatalf("exit %d", code)
+	}
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.jsonl")
+	if err := os.WriteFile(a, []byte(trace), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ from, to, field string }{
+		{`{"seq":9,"t":0,`, `{"seq":9,"t":1,`, "field t: 0 vs 1"},
+		{`{"seq":9,`, `{"seq":10,`, "field seq: 9 vs 10"},
+		{`"kind":"deliver"`, `"kind":"delivew"`, `field kind: "deliver" vs "delivew"`},
+		{`"name":"finishTurn"`, `"name":"finishTurm"`, `field name: "finishTurn" vs "finishTurm"`},
+		{`"target":"3"`, `"target":"4"`, `field target: "3" vs "4"`},
+		{`"stopReason":"stop"`, `"stopReason":"stoq"`, `"stop" vs "stoq"`},
+		{`"answer":{"stream":"2"}`, `"answer":{"stream":"3"}`, `field answer.stream: "2" vs "3"`},
+		{`"error":"request 6 was not scripted"`, `"error":"request 7 was not scripted"`, `field error: "request 6 was not scripted" vs "request 7 was not scripted"`},
+		{`"timestamp":0`, `"timestamp":1`, "0 vs 1"},
+	} {
+		if !strings.Contains(trace, c.from) {
+			t.Fatalf("the trace lacks %s", c.from)
+		}
+		b := filepath.Join(dir, "b.jsonl")
+		if err := os.WriteFile(b, []byte(strings.Replace(trace, c.from, c.to, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, errOut, code := turnstile(t, "diff", a, b)
+		if code != 1 || strings.Contains(out, "identical") || !strings.Contains(out, c.field) || !strings.Contains(errOut, "differ at entry") {
+			t.Errorf("%s -> %s: exit %d:\n%s%s", c.from, c.to, code, out, errOut)
+		}
+	}
+	out, _, code := turnstile(t, "diff", a, "finish-turn/continue-every-turn")
+	if code != 0 || !strings.Contains(out, "the traces are identical") {
+		t.Errorf("a trace and its scenario: exit %d: %s", code, out)
+	}
+}
+
+// TestEndlessScenarioEndsWithTheBudgetVerdict: run and conform stop the endless scenario
+// with the verdict naming the budget, exit 1.
+func TestEndlessScenarioEndsWithTheBudgetVerdict(t *testing.T) {
+	endless := "cmd/turnstile/testdata/endless.yaml"
+	out, errOut, code := turnstile(t, "run", endless, "--max-requests", "100")
+	if code != 1 || !strings.Contains(out, "FAIL  budget: the run made 100 requests; budget 100") ||
+		!strings.Contains(out, "FAIL the run exceeded its budget") || !strings.Contains(errOut, "1 of 1 scenarios failed") {
+		t.Fatalf("run: exit %d:\n%s\n%s", code, lastLines(out, 3), errOut)
+	}
+	out, _, code = turnstile(t, "run", endless)
+	if code != 1 || !strings.Contains(out, "; budget 16,777,216") {
+		t.Fatalf("run with the default budget: exit %d:\n%s", code, lastLines(out, 3))
+	}
+	out, _, code = turnstile(t, "conform", "--suite", endless, "--max-entries", "300")
+	if code != 1 || !strings.Contains(out, "the trace reached 300 entries; budget 300") {
+		t.Fatalf("conform: exit %d:\n%s", code, out)
+	}
+	// The same verdict for an implementation over the protocol.
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TURNSTILE_TEST_ADAPTER", "1")
+	out, _, code = turnstile(t, "run", endless, "--max-requests", "20", "--impl", strconv.Quote(self))
+	if code != 1 || !strings.Contains(out, "FAIL  budget: the run made 20 requests; budget 20") {
+		t.Fatalf("run --impl: exit %d:\n%s", code, lastLines(out, 3))
+	}
+	out, _, code = turnstile(t, "run", endless, "--max-requests", "-1")
+	if code != 2 {
+		t.Fatalf("a negative budget: exit %d:\n%s", code, out)
+	}
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+func TestVersionNamesTurnstileAndPi(t *testing.T) {
+	out, _, code := turnstile(t, "--version")
+	if code != 0 || !strings.HasPrefix(out, "turnstile ") || !strings.Contains(out, "reference: pi 1.6.0 (@earendil-works/pi-agent-core@1.6.0)") {
+		t.Fatalf("exit %d: %q", code, out)
+	}
+}
+
+// inDir runs the CLI in-process from dir.
+func inDir(t *testing.T, dir string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	t.Chdir(dir)
+	var out, errOut bytes.Buffer
+	code = execute(args, &out, &errOut)
+	return out.String(), errOut.String(), code
+}
+
+func TestSuiteNamesWorkFromAnyDirectory(t *testing.T) {
+	dir := t.TempDir()
+	out, errOut, code := inDir(t, dir, "run", "truncation/basic")
+	if code != 0 || !strings.Contains(out, "=== truncation/basic  (truncation/basic.yaml)") {
+		t.Fatalf("run: exit %d:\n%s%s", code, out, errOut)
+	}
+	out, _, code = inDir(t, dir, "test", "truncation", "queues/poll-a-startup")
+	if code != 0 || !strings.HasSuffix(out, " passed, 0 failed\n") {
+		t.Fatalf("test: exit %d:\n%s", code, out)
+	}
+	out, _, code = inDir(t, dir, "show", "truncation/basic")
+	data, _ := os.ReadFile(filepath.Join(repoRoot, "scenarios", "truncation", "basic.yaml"))
+	if code != 0 || out != string(data) {
+		t.Fatalf("show: exit %d:\n%s", code, out)
+	}
+	out, _, code = inDir(t, dir, "show", "truncation")
+	if code != 0 || !strings.Contains(out, "truncation/basic ") || strings.Contains(out, "queues/") {
+		t.Fatalf("show a family: exit %d:\n%s", code, out)
+	}
+	out, _, code = inDir(t, dir, "diff", "truncation/basic", "truncation/basic")
+	if code != 0 || !strings.Contains(out, "the traces are identical") {
+		t.Fatalf("diff: exit %d:\n%s", code, out)
+	}
+	for _, args := range [][]string{{"run", "truncation/nope"}, {"show", "nope"}} {
+		_, errOut, code := inDir(t, dir, args...)
+		if code != 2 || !strings.Contains(errOut, "nope") || strings.Count(errOut, "turnstile: ") != 1 {
+			t.Errorf("%v: exit %d: %s", args, code, errOut)
+		}
+	}
+}
+
+func TestRunSelectsScenariosByName(t *testing.T) {
+	out, _, code := turnstile(t, "run", "--run", "truncation/(basic|several)")
+	if code != 0 || strings.Count(out, "=== ") != 2 || !strings.Contains(out, "=== truncation/basic ") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	for _, args := range [][]string{{"run", "--run", "("}, {"test", "--run", "no-such-scenario"}, {"conform", "--run", "no-such-scenario"}} {
+		if _, errOut, code := turnstile(t, args...); code != 2 {
+			t.Errorf("%v: exit %d: %s", args, code, errOut)
+		}
+	}
+}
+
+func TestAScriptThatRanOutFailsTheRun(t *testing.T) {
+	dir := t.TempDir()
+	base := "tools:\n  - {name: read, behaviour: {result: ok}}\nprovider:\n  - content: [{toolCall: {id: r1, name: read, arguments: {}}}]\nrun: [hi]\n"
+	short := filepath.Join(dir, "short.yaml")
+	expected := filepath.Join(dir, "expected.yaml")
+	_ = os.WriteFile(short, []byte(base), 0o644)
+	_ = os.WriteFile(expected, []byte(base+"expect: {runFails: true}\n"), 0o644)
+	out, errOut, code := turnstile(t, "run", short)
+	if code != 1 || !strings.Contains(out, "FAIL the run failed: request 2 was not scripted (add expect: {runFails: true} if the scenario means it)") {
+		t.Fatalf("exit %d:\n%s%s", code, out, errOut)
+	}
+	if _, errOut, code := turnstile(t, "run", short, "--format", "jsonl"); code != 1 || !strings.Contains(errOut, "request 2 was not scripted") {
+		t.Fatalf("jsonl: exit %d: %s", code, errOut)
+	}
+	if out, _, code := turnstile(t, "run", expected); code != 0 {
+		t.Fatalf("expected: exit %d:\n%s", code, out)
+	}
+}
+
+func TestBudgetInTheScenarioFile(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(repoRoot, "cmd/turnstile/testdata/endless.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "bounded.yaml")
+	_ = os.WriteFile(p, append(data, "budget: {requests: 3}\n"...), 0o644)
+	out, _, code := turnstile(t, "run", p)
+	if code != 1 || !strings.Contains(out, "FAIL  budget: the run made 3 requests; budget 3") {
+		t.Fatalf("exit %d:\n%s", code, lastLines(out, 3))
+	}
+	// The command line wins over the file.
+	out, _, code = turnstile(t, "run", p, "--max-requests", "5")
+	if code != 1 || !strings.Contains(out, "the run made 5 requests; budget 5") {
+		t.Fatalf("exit %d:\n%s", code, lastLines(out, 3))
+	}
+}
+
+func TestTestKeepsTheGoldensOfAnImplementation(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TURNSTILE_TEST_ADAPTER", "1")
+	impl := strconv.Quote(self)
+	dir := t.TempDir()
+	if _, errOut, code := turnstile(t, "test", "truncation", "--impl", impl); code != 2 || !strings.Contains(errOut, "--impl needs --golden DIR") {
+		t.Fatalf("without --golden: exit %d: %s", code, errOut)
+	}
+	out, _, code := turnstile(t, "test", "truncation", "--impl", impl, "--golden", dir, "--update")
+	if code != 0 || !strings.Contains(out, "5 updated, 0 unchanged") {
+		t.Fatalf("record: exit %d:\n%s", code, out)
+	}
+	if out, _, code = turnstile(t, "test", "truncation", "--impl", impl, "--golden", dir); code != 0 || !strings.HasSuffix(out, "5 passed, 0 failed\n") {
+		t.Fatalf("check: exit %d:\n%s", code, out)
+	}
+	g := filepath.Join(dir, "truncation", "basic.golden")
+	data, _ := os.ReadFile(g)
+	_ = os.WriteFile(g, bytes.Replace(data, []byte("write"), []byte("wrote"), 1), 0o644)
+	out, _, code = turnstile(t, "test", "truncation", "--impl", impl, "--golden", dir)
+	if code != 1 || !strings.Contains(out, "FAIL truncation/basic") || !strings.HasSuffix(out, "4 passed, 1 failed\n") {
+		t.Fatalf("a changed golden: exit %d:\n%s", code, out)
+	}
+}
+
+func TestValidateNamesSilentMistakes(t *testing.T) {
+	for file, want := range map[string]string{
+		"trigger-event-without-call-id.yaml": ":9:9: the trigger can never fire: turn_start events carry no tool call id",
+		"at-after-run-ends.yaml":             ":9:9: at: 500ms can never happen: the run is over by 130ms at the latest",
+		"steer-with-steering-off.yaml":       ":6:5: this action steers, but hooks: {steering: false} uninstalls the steering poll",
+		"result-and-throw.yaml":              ":4:35: tools[0].behaviour has both result: and throw:",
+	} {
+		_, errOut, code := turnstile(t, "validate", "scenarios/testdata/invalid/"+file)
+		if code != 1 || !strings.Contains(errOut, file+want) {
+			t.Errorf("%s: exit %d: %s", file, code, errOut)
+		}
+	}
+}
+
+// TestRunWarnsOfActionsThatNeverHappened: what only a run can tell is a warning at the
+// action's position, on stderr; the run still passes.
+func TestRunWarnsOfActionsThatNeverHappened(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "quiet.yaml")
+	_ = os.WriteFile(p, []byte(`tools:
+  - {name: read, behaviour: {duration: 10, result: ok}}
+provider:
+  - content: [{toolCall: {id: r1, name: read, arguments: {}}}]
+  - done
+user:
+  - on: {event: tool_execution_update, toolCallId: r1}
+    steer: [never sent]
+  - at: 5
+    steer: [sent]
+run: [hi]
+`), 0o644)
+	_, errOut, code := turnstile(t, "run", p)
+	want := p + ":7:5: warning: this user action never happened: its trigger never fired\n"
+	if code != 0 || errOut != want {
+		t.Fatalf("exit %d: %q, want %q", code, errOut, want)
+	}
+}
+
+// TestExploreTakesTheBudgetFlags: a budget every generated run exceeds is each run's
+// verdict, and the reproducing command repeats it.
+func TestExploreTakesTheBudgetFlags(t *testing.T) {
+	dir := t.TempDir()
+	out, errOut, code := turnstile(t, "explore", "--runs", "5", "--max-requests", "1", "--seed", "0123456789abcdef0123456789abcdef01234567", "--out", dir)
+	if code != 1 {
+		t.Fatalf("exit %d:\n%s\n%s", code, out, errOut)
+	}
+	// Every file written for the failures, whatever their layout.
+	var readme []byte
+	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			data, _ := os.ReadFile(p)
+			readme = append(readme, data...)
+		}
+		return nil
+	})
+	if !strings.Contains(string(readme), "the run made 1 request; budget 1") || !strings.Contains(string(readme), "turnstile explore --max-requests 1 ") {
+		t.Fatalf("the report lacks the budget verdict or flag:\n%s", readme)
+	}
 }
 
 func TestConformInputErrorsAreOneErrorAndExitTwo(t *testing.T) {

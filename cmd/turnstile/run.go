@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -8,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/turnstile-dev/turnstile/conformance"
-
 	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
 )
@@ -16,29 +16,42 @@ import (
 func runCmd() *cobra.Command {
 	var format, impl, htmlOut string
 	var timeout time.Duration
+	var sel selection
+	var budget budgetFlags
 	cmd := &cobra.Command{
-		Use:   "run [PATH…]",
+		Use:   "run [PATH|NAME…]",
 		Short: "Run scenarios and print their timelines",
-		Long: `Run simulates each scenario (a file, or every file under a directory, sorted) against the
-reference loop and prints its timeline, then checks the scenario's inline expectations.
-Without a path it runs the embedded curated suite. With --impl the scenarios run against
-that implementation (a command speaking the conformance protocol) instead, so you can read
-its timeline; turnstile conform compares it with the reference.
+		Long: `Run simulates each scenario (a file, every file under a directory, sorted, or a name of the
+embedded suite) against the reference loop and prints its timeline, then checks the
+scenario's inline expectations. Without a path it runs the embedded curated suite. With
+--impl the scenarios run against that implementation (a command speaking the conformance
+protocol) instead, so you can read its timeline; turnstile conform compares it with the
+reference.
+
+A user action that never happened (its trigger did not fire, or the run ended before its
+time) is reported as a warning, at its position in the file, on stderr.
+
+A run fails (exit 1) when it misses an expectation, or when the world records a failure the
+scenario does not expect with expect: {runFails: true} — its script ran out ("request 2 was
+not scripted"), the run got stuck, or it exceeded its budget.
 
 --format jsonl prints the canonical trace lines only: the same bytes on every run.
 --html FILE also writes the runs as one self-contained HTML page: a lane per actor, findings
 marked, and with --impl the reference's trace beside the implementation's.`,
 		Example: `  turnstile run scenarios/truncation
+  turnstile run truncation/basic                      # a scenario of the embedded suite, from anywhere
+  turnstile run --run 'queues/.*steer'                # the embedded scenarios whose name matches
   turnstile run scenarios/queues/follow-up-batch-fine-print.yaml --format jsonl
+  turnstile run my-endless.yaml --max-requests 50
   turnstile run scenarios/abort-error --impl "node conformance/adapters/pi/adapter.mjs"
   turnstile run scenarios/tools-parallel --html run.html`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format != "timeline" && format != "jsonl" {
 				return usage(fmt.Errorf("--format must be timeline or jsonl, not %q", format))
 			}
-			files, err := scenarios.Load(args)
+			files, err := load(args, sel, budget)
 			if err != nil {
-				return usage(err)
+				return err
 			}
 			newImpl, err := implementation(impl, timeout)
 			if err != nil {
@@ -55,8 +68,13 @@ marked, and with --impl the reference's trace beside the implementation's.`,
 					target = sim.NewReference()
 				}
 				tr, err := sim.Run(f.Scenario, target)
-				if err != nil {
+				var over *sim.BudgetError
+				if err != nil && !errors.As(err, &over) {
 					return usage(err)
+				}
+				problems := runProblems(f, tr)
+				for _, w := range f.Warnings(tr) {
+					fmt.Fprintln(cmd.ErrOrStderr(), w)
 				}
 				if htmlOut != "" {
 					if err := page.add(f, tr); err != nil {
@@ -65,11 +83,14 @@ marked, and with --impl the reference's trace beside the implementation's.`,
 				}
 				if format == "jsonl" {
 					_, _ = out.Write(tr.JSONL())
+					if len(problems) > 0 {
+						bad = append(bad, f.Path+" ("+problems[0]+")")
+					}
 					continue
 				}
 				fmt.Fprintln(out, st.bold("=== "+f.Scenario.Name+"  ("+f.Path+")"))
 				_, _ = out.Write(tr.Timeline())
-				if problems := f.Expect.Check(tr); len(problems) > 0 {
+				if len(problems) > 0 {
 					for _, p := range problems {
 						fmt.Fprintln(out, st.red("FAIL "+p))
 					}
@@ -85,7 +106,7 @@ marked, and with --impl the reference's trace beside the implementation's.`,
 				}
 			}
 			if len(bad) > 0 {
-				return failed(fmt.Errorf("%d of %d scenarios did not meet their expectations: %s", len(bad), len(files), strings.Join(bad, ", ")))
+				return failed(fmt.Errorf("%d of %d scenarios failed: %s", len(bad), len(files), strings.Join(bad, ", ")))
 			}
 			return nil
 		},
@@ -94,5 +115,31 @@ marked, and with --impl the reference's trace beside the implementation's.`,
 	cmd.Flags().StringVar(&impl, "impl", "", `command of an implementation to run instead of the built-in reference`)
 	cmd.Flags().StringVar(&htmlOut, "html", "", "also write the runs as a self-contained HTML page to this file")
 	cmd.Flags().DurationVar(&timeout, "timeout", conformance.DefaultTimeout, "time limit per scenario for an --impl command")
+	sel.register(cmd.Flags())
+	budget.register(cmd.Flags())
 	return cmd
+}
+
+// runProblems is what is wrong with a run: its unmet expectations, and a failure the world
+// recorded (a script that ran out, a stuck run, a budget) unless the scenario expects the
+// run to fail.
+func runProblems(f *scenarios.File, tr *sim.Trace) []string {
+	problems := f.Expect.Check(tr)
+	if f.Expect.RunFails != nil && *f.Expect.RunFails {
+		return problems
+	}
+	for _, e := range tr.Entries {
+		if e.Kind != sim.KindFail {
+			continue
+		}
+		p := "the run failed: " + e.Error
+		switch {
+		case e.Name == "budget":
+			p = fmt.Sprintf("the run exceeded its budget: %s (raise it with budget: {%s: N} or --max-%s)", e.Error, e.Target, e.Target)
+		case f.Expect.RunFails == nil:
+			p += " (add expect: {runFails: true} if the scenario means it)"
+		}
+		return append(problems, p)
+	}
+	return problems
 }

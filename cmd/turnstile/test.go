@@ -8,48 +8,80 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/turnstile-dev/turnstile/conformance"
 	"github.com/turnstile-dev/turnstile/golden"
-	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
 )
 
 func testCmd() *cobra.Command {
 	var update bool
-	var dir string
+	var dir, impl string
+	var timeout time.Duration
+	var sel selection
+	var budget budgetFlags
 	cmd := &cobra.Command{
-		Use:   "test [PATH…]",
+		Use:   "test [PATH|NAME…]",
 		Short: "Compare scenario timelines with their golden files",
 		Long: `Test runs each scenario against the reference loop and compares its timeline with its golden
-file, DIR/<path under the nearest scenarios/ folder>.golden (DIR is --golden, default golden/testdata). A
-mismatch prints the first difference with context. --update rewrites the golden files:
-read the diff (git diff) before committing it.
+file, DIR/<path under the nearest scenarios/ folder>.golden (DIR is --golden, default
+golden/testdata). A mismatch prints the first difference with context. --update rewrites the
+golden files: read the diff (git diff) before committing it.
 
-Without a path it checks the embedded suite against the embedded goldens.`,
+Without a path it checks the embedded suite against the embedded goldens; names of the
+embedded suite ("truncation", "truncation/basic") are checked against the embedded goldens
+too, unless --golden is given.
+
+With --impl CMD it records and checks the goldens of that implementation instead (a command
+speaking the conformance protocol), in the directory --golden names (required): a team
+whose loop deliberately differs from pi keeps its own regression suite — record once with
+--update, then every later run compares against its own past.`,
 		Example: `  turnstile test
   turnstile test scenarios/queues
-  turnstile test scenarios --update && git diff golden/`,
+  turnstile test scenarios --update && git diff golden/
+  turnstile test --run 'truncation/.*'
+  turnstile test --impl "python3 my_adapter.py" --golden my-goldens --update   # record
+  turnstile test --impl "python3 my_adapter.py" --golden my-goldens            # check`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if update && len(args) == 0 {
-				return usage(errors.New("--update needs the PATH of the scenarios whose goldens to rewrite"))
+			goldenGiven := cmd.Flags().Changed("golden")
+			if impl != "" && !goldenGiven {
+				return usage(errors.New("--impl needs --golden DIR: an implementation's goldens live in a directory of your own, not beside the reference's"))
 			}
-			files, err := scenarios.Load(args)
+			if update && len(args) == 0 && !goldenGiven {
+				return usage(errors.New("--update needs the PATH of the scenarios whose goldens to rewrite, or --golden DIR"))
+			}
+			files, err := load(args, sel, budget)
+			if err != nil {
+				return err
+			}
+			var goldens fs.FS = os.DirFS(dir)
+			embedded := !goldenGiven
+			for _, f := range files {
+				embedded = embedded && f.Embedded
+			}
+			if embedded {
+				goldens = golden.Embedded()
+			}
+			newImpl, err := implementation(impl, timeout)
 			if err != nil {
 				return usage(err)
 			}
-			var goldens fs.FS = os.DirFS(dir)
-			if len(args) == 0 {
-				goldens = golden.Embedded()
-			}
+			target := newImpl()
+			defer closeImpl(target)
 			out := cmd.OutOrStdout()
 			st := newStyler(out)
 			passed, failures, updated := 0, 0, 0
 			for _, f := range files {
 				rel := f.Rel
-				tr, err := sim.Run(f.Scenario, sim.NewReference())
-				if err != nil {
+				if impl == "" {
+					target = sim.NewReference()
+				}
+				tr, err := sim.Run(f.Scenario, target)
+				var over *sim.BudgetError
+				if err != nil && !errors.As(err, &over) {
 					return usage(err)
 				}
 				got := golden.Render(tr)
@@ -96,5 +128,9 @@ Without a path it checks the embedded suite against the embedded goldens.`,
 	}
 	cmd.Flags().BoolVar(&update, "update", false, "rewrite the golden files")
 	cmd.Flags().StringVar(&dir, "golden", "golden/testdata", "directory of the golden files")
+	cmd.Flags().StringVar(&impl, "impl", "", "command of an implementation whose own goldens to record and check (needs --golden)")
+	cmd.Flags().DurationVar(&timeout, "timeout", conformance.DefaultTimeout, "time limit per scenario for an --impl command")
+	sel.register(cmd.Flags())
+	budget.register(cmd.Flags())
 	return cmd
 }

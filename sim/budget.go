@@ -1,0 +1,88 @@
+package sim
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+)
+
+// lineSize is the length of e's line in Trace.JSONL, newline included, computed without
+// encoding it: the payloads are canonical already, and json.Marshal only escapes <, > and
+// & (6 bytes for 1) and U+2028, U+2029 (6 bytes for 3) in them.
+func lineSize(e *Entry) int64 {
+	n := len(`{"seq":,"t":,"kind":,"name":}`) + 1
+	n += len(strconv.Itoa(e.Seq)) + len(strconv.FormatInt(e.T, 10))
+	n += stringSize(e.Kind) + stringSize(e.Name)
+	if e.Target != "" {
+		n += len(`,"target":`) + stringSize(e.Target)
+	}
+	if len(e.Data) > 0 {
+		n += len(`,"data":`) + rawSize(e.Data)
+	}
+	if len(e.Answer) > 0 {
+		n += len(`,"answer":`) + rawSize(e.Answer)
+	}
+	if e.Error != "" {
+		n += len(`,"error":`) + stringSize(e.Error)
+	}
+	return int64(n)
+}
+
+// rawSize is the length json.Marshal gives a canonical raw message.
+func rawSize(raw json.RawMessage) int {
+	n := len(raw)
+	for i, c := range raw {
+		switch c {
+		case '<', '>', '&':
+			n += 5
+		case 0xE2:
+			if i+2 < len(raw) && raw[i+1] == 0x80 && (raw[i+2] == 0xA8 || raw[i+2] == 0xA9) {
+				n += 3
+			}
+		}
+	}
+	return n
+}
+
+// stringSize is the length of s as a JSON string, quotes included.
+func stringSize(s string) int {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			b, _ := json.Marshal(s)
+			return len(b)
+		}
+	}
+	return len(s) + 2
+}
+
+// thousands writes n with comma separators: 1,000.
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := false
+	if n < 0 {
+		neg, s = true, s[1:]
+	}
+	out := make([]byte, 0, len(s)+len(s)/3+1)
+	for i := range len(s) {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			out = append(out, ',')
+		}
+		out = append(out, s[i])
+	}
+	if neg {
+		return "-" + string(out)
+	}
+	return string(out)
+}
+
+// pluralS is noun, in the plural unless n is 1 ("entry" becomes "entries").
+func pluralS(n int, noun string) string {
+	switch {
+	case n == 1:
+		return noun
+	case strings.HasSuffix(noun, "y"):
+		return strings.TrimSuffix(noun, "y") + "ies"
+	}
+	return noun + "s"
+}

@@ -1,0 +1,162 @@
+package sim_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/turnstile-dev/turnstile/loop"
+	"github.com/turnstile-dev/turnstile/sim"
+)
+
+// endless is the scenario that never ends: finishTurn answers continue on every turn and
+// an extra response answers every request.
+func endless() *sim.Scenario {
+	return &sim.Scenario{
+		Name:          "endless",
+		Prompts:       []loop.Message{&loop.UserMessage{Text: "go"}},
+		Hooks:         sim.Hooks{FinishTurn: &sim.Script[sim.FinishAnswer]{Default: sim.FinishAnswer{Action: loop.DecisionContinue}}},
+		Responses:     []sim.Response{{Content: loop.Text("hi")}},
+		ExtraResponse: &sim.Response{Content: loop.Text("again")},
+	}
+}
+
+// TestEndlessRunEndsWithTheBudgetVerdict: every budget stops the endless scenario with a
+// verdict naming it, as the trace's last entry and as Run's error.
+func TestEndlessRunEndsWithTheBudgetVerdict(t *testing.T) {
+	for _, c := range []struct {
+		budget sim.Budget
+		name   string
+		text   string
+	}{
+		{sim.Budget{}, "bytes", "budget 16,777,216"},
+		{sim.Budget{Requests: 100}, "requests", "the run made 100 requests; budget 100"},
+		{sim.Budget{Entries: 500}, "entries", "the trace reached 500 entries; budget 500"},
+		{sim.Budget{Requests: 7}, "requests", "the run made 7 requests; budget 7"},
+	} {
+		sc := endless()
+		sc.Budget = c.budget
+		tr, err := sim.Run(sc, sim.NewReference())
+		var be *sim.BudgetError
+		if !errors.As(err, &be) || be.Budget != c.name || !strings.Contains(be.Text, c.text) {
+			t.Fatalf("budget %+v: error %v, want the %s budget: %s", c.budget, err, c.name, c.text)
+		}
+		last := tr.Entries[len(tr.Entries)-1]
+		if last.Kind != sim.KindFail || last.Name != "budget" || last.Target != c.name || last.Error != be.Text {
+			t.Fatalf("budget %+v: last entry %+v", c.budget, last)
+		}
+	}
+	// Virtual time: each request takes a second.
+	sc := endless()
+	sc.ExtraResponse.Delay = 1000
+	sc.Budget.Time = 60_000
+	_, err := sim.Run(sc, sim.NewReference())
+	var be *sim.BudgetError
+	if !errors.As(err, &be) || be.Budget != "time" || be.Text != "the run's next happening is at 61,000ms of virtual time; budget 60,000ms" {
+		t.Fatalf("time budget: %v", err)
+	}
+}
+
+// genScenario draws a scenario that ends: tool turns with awkward texts (escaped in JSON
+// lines), delays and durations, then a final answer.
+func genScenario(t *rapid.T) *sim.Scenario {
+	text := rapid.StringOfN(rapid.SampledFrom([]rune("ab <>&\"\\\u2028\u2029é\n")), 0, 12, -1)
+	sc := &sim.Scenario{Name: "budget", Prompts: []loop.Message{&loop.UserMessage{Text: text.Draw(t, "prompt")}},
+		Tools: []sim.ToolSpec{{Name: "step", Behaviour: sim.Behaviour{Duration: rapid.Int64Range(0, 50).Draw(t, "duration"),
+			Result: loop.ToolResult{Content: loop.Text(text.Draw(t, "result"))}}}}}
+	for i := range rapid.IntRange(0, 6).Draw(t, "turns") {
+		sc.Responses = append(sc.Responses, sim.Response{
+			Content: []loop.Block{loop.TextContent{Text: text.Draw(t, "text")}, loop.ToolCall{ID: fmt.Sprintf("s%d", i), Name: "step", Arguments: map[string]any{"x": text.Draw(t, "arg")}}},
+			Delay:   rapid.Int64Range(0, 30).Draw(t, "delay"), ChunkDelay: rapid.Int64Range(0, 5).Draw(t, "chunk"),
+		})
+	}
+	sc.Responses = append(sc.Responses, sim.Response{Content: loop.Text(text.Draw(t, "final"))})
+	return sc
+}
+
+// TestBudgetProperty: a run under any budget either ends as it would without one (when it
+// fits) or stops with a BudgetError exactly where the named budget would be passed, its
+// trace a prefix of the unbounded trace plus the verdict.
+func TestBudgetProperty(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		sc := genScenario(t)
+		full, err := sim.Run(sc, sim.NewReference())
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := bytes.SplitAfter(full.JSONL(), []byte("\n"))
+		lines = lines[:len(lines)-1]
+		requests, maxT := 0, int64(0)
+		for _, e := range full.Entries {
+			if e.Kind == sim.KindCall && e.Name == sim.CallStream {
+				requests++
+			}
+			maxT = max(maxT, e.T)
+		}
+		b := sim.Budget{
+			Requests: rapid.IntRange(1, requests+1).Draw(t, "requests"),
+			Time:     rapid.Int64Range(1, maxT+1).Draw(t, "time"),
+			Entries:  rapid.IntRange(1, len(full.Entries)+1).Draw(t, "entries"),
+			Bytes:    rapid.Int64Range(1, int64(len(full.JSONL()))+1).Draw(t, "bytes"),
+		}
+		c := *sc
+		c.Budget = b
+		got, err := sim.Run(&c, sim.NewReference())
+		fits := requests <= b.Requests && maxT <= b.Time && len(full.Entries) <= b.Entries && int64(len(full.JSONL())) <= b.Bytes
+		if fits {
+			if err != nil || !bytes.Equal(got.JSONL(), full.JSONL()) {
+				t.Fatalf("budget %+v fits the run, yet: %v", b, err)
+			}
+			return
+		}
+		var be *sim.BudgetError
+		if !errors.As(err, &be) {
+			t.Fatalf("budget %+v does not fit (requests %d, time %d, entries %d, bytes %d), yet no verdict: %v",
+				b, requests, maxT, len(full.Entries), len(full.JSONL()), err)
+		}
+		k := len(got.Entries) - 1
+		if last := got.Entries[k]; last.Name != "budget" || last.Target != be.Budget {
+			t.Fatalf("last entry %+v", last)
+		}
+		prefix := bytes.Join(lines[:k], nil)
+		if !bytes.HasPrefix(full.JSONL(), (&sim.Trace{Entries: got.Entries[:k]}).JSONL()) || k >= len(full.Entries) {
+			t.Fatalf("the stopped trace is not a prefix of the full one")
+		}
+		next := full.Entries[k]
+		switch be.Budget {
+		case "requests":
+			n := bytes.Count(prefix, []byte(`"kind":"call","name":"stream"`))
+			if n != b.Requests || next.Name != sim.CallStream || next.Kind != sim.KindCall {
+				t.Fatalf("stopped after %d requests, budget %d, next %s", n, b.Requests, next.Name)
+			}
+		case "time":
+			if next.T <= b.Time {
+				t.Fatalf("stopped for time %d, but the next entry is at %d", b.Time, next.T)
+			}
+		case "entries":
+			if k != b.Entries {
+				t.Fatalf("stopped at %d entries, budget %d", k, b.Entries)
+			}
+		case "bytes":
+			if int64(len(prefix)) > b.Bytes || int64(len(prefix)+len(lines[k])) <= b.Bytes {
+				t.Fatalf("stopped at %d bytes, next line %d, budget %d", len(prefix), len(lines[k]), b.Bytes)
+			}
+		default:
+			t.Fatalf("unknown budget %q", be.Budget)
+		}
+	})
+}
+
+// BenchmarkEndlessToBudget is the time the endless scenario takes to reach the default
+// budget: well under a second.
+func BenchmarkEndlessToBudget(b *testing.B) {
+	for b.Loop() {
+		if _, err := sim.Run(endless(), sim.NewReference()); err == nil {
+			b.Fatal("the endless scenario ended without a verdict")
+		}
+	}
+}

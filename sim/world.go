@@ -164,6 +164,7 @@ func (w *world) record(e Entry) {
 	}
 	e.Seq = len(w.trace.Entries) + 1
 	e.T = w.now
+	e.canonical = true // every payload the world records is canonical JSON
 	w.trace.Entries = append(w.trace.Entries, e)
 }
 

@@ -32,7 +32,7 @@ conform:
 conform-pi: conformance/adapters/pi/node_modules
 	$(GO) run ./cmd/turnstile conform --impl "node conformance/adapters/pi/adapter.mjs"
 
-bench-vs-pi: bench/node_modules
+bench-vs-pi: bench/node_modules conformance/adapters/pi/node_modules
 	$(GO) run ./bench/vspi
 
 # Mutation testing of loop/ against its tests (gremlins); the README reports the efficacy.

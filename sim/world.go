@@ -22,6 +22,7 @@ type world struct {
 	seq      int64
 	schedule schedule
 	trace    Trace
+	enc      *encoder
 
 	steering *loop.Queue
 	followUp *loop.Queue
@@ -97,6 +98,7 @@ func newWorld(sc *Scenario) *world {
 		triggerSeen: make([]int, len(sc.User)),
 		fired:       make([]bool, len(sc.User)),
 		trace:       Trace{Scenario: sc.Name},
+		enc:         newEncoder(),
 	}
 	for i, a := range sc.User {
 		if a.At != nil {
@@ -175,7 +177,7 @@ func (w *world) Call(c Call) Answer {
 	if w.closed || w.full {
 		return Answer{Error: "the simulation has ended"}
 	}
-	data := canonicalData(c.Data, c.Value)
+	data := w.canonicalData(c.Data, c.Value)
 	var a Answer
 	switch c.Kind {
 	case CallStream:
@@ -213,7 +215,7 @@ func (w *world) Notify(n Notification) {
 		var typ loop.EventType
 		var id string
 		if ev, ok := n.Value.(loop.Event); ok && len(n.Data) == 0 {
-			data, typ, id = appendCanonical(nil, ev), ev.Type, ev.ToolCallID
+			data, typ, id = w.enc.event(nil, ev), ev.Type, ev.ToolCallID
 		} else {
 			var top map[string]string
 			data, top = canonicalTop(n.Data)
@@ -224,7 +226,7 @@ func (w *world) Notify(n Notification) {
 			return t.Event == typ && (t.ToolCallID == "" || t.ToolCallID == id)
 		})
 	case NotifyEnd:
-		data := canonicalData(n.Data, n.Value)
+		data := w.canonicalData(n.Data, n.Value)
 		var end struct {
 			Error string `json:"error"`
 		}
@@ -237,9 +239,9 @@ func (w *world) Notify(n Notification) {
 }
 
 // canonicalData is the canonical form of a payload given as JSON or, in-process, as a value.
-func canonicalData(data json.RawMessage, value any) json.RawMessage {
+func (w *world) canonicalData(data json.RawMessage, value any) json.RawMessage {
 	if len(data) == 0 && value != nil {
-		return appendCanonical(nil, value)
+		return w.enc.value(nil, value)
 	}
 	return Canonical(data)
 }

@@ -49,47 +49,67 @@ type row struct {
 }
 
 func main() {
-	tests := flag.Bool("tests", false, "also time `go test -count=1 ./...` for P6 (takes minutes)")
-	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: go run ./bench/vspi [-tests]   (from the repository root; make bench-vs-pi)")
-		flag.PrintDefaults()
+	fs := flag.NewFlagSet("vspi", flag.ExitOnError)
+	tests := fs.Bool("tests", false, "also time go test -count=1 ./... for P6 (takes minutes)")
+	rounds := fs.Int("rounds", 3, "alternating rounds of pi's and turnstile's in-process measurements; each keeps its best")
+	fs.Usage = func() {
+		fmt.Fprintln(os.Stderr, "usage: go run ./bench/vspi [-rounds N] [-tests]   (from the repository root; make bench-vs-pi)")
+		fs.PrintDefaults()
 	}
-	flag.Parse()
-	if err := run(*tests); err != nil {
+	_ = fs.Parse(os.Args[1:])
+	if fs.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "vspi: unexpected argument %q\n", fs.Arg(0))
+		fs.Usage()
+		os.Exit(2)
+	}
+	if err := run(*tests, *rounds); err != nil {
 		fmt.Fprintln(os.Stderr, "vspi:", err)
 		os.Exit(1)
 	}
 }
 
-func run(tests bool) error {
-	pi, err := runPi()
-	if err != nil {
-		return err
+func run(tests bool, rounds int) error {
+	// The machine is shared: pi and turnstile are measured in alternating rounds and each
+	// keeps its best round, the one least disturbed by other work.
+	pi := map[string]float64{}
+	direct := map[string]float64{}
+	simulated := map[string]float64{}
+	for range max(rounds, 1) {
+		round, err := runPi()
+		if err != nil {
+			return err
+		}
+		for k, v := range round {
+			pi[k] = max(pi[k], v)
+		}
+		for _, s := range bench.Shapes {
+			sc := s.Scenario()
+			d, err := turnsPerSec(s.Turns, func() error { return bench.Direct(sc) })
+			if err != nil {
+				return err
+			}
+			r, err := turnsPerSec(s.Turns, func() error {
+				tr, err := sim.Run(sc, sim.NewReference())
+				if err == nil && tr.Failed() {
+					err = fmt.Errorf("%s failed", s.Name)
+				}
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			direct[s.Name], simulated[s.Name] = max(direct[s.Name], d), max(simulated[s.Name], r)
+		}
 	}
 	var rows []row
 	for _, s := range bench.Shapes {
-		sc := s.Scenario()
-		direct, err := turnsPerSec(s.Turns, func() error { return bench.Direct(sc) })
-		if err != nil {
-			return err
-		}
-		simulated, err := turnsPerSec(s.Turns, func() error {
-			tr, err := sim.Run(sc, sim.NewReference())
-			if err == nil && tr.Failed() {
-				err = fmt.Errorf("%s failed", s.Name)
-			}
-			return err
-		})
-		if err != nil {
-			return err
-		}
-		p := pi[s.Name]
-		fmt.Printf("%-20s pi %9.0f turns/s   reference %9.0f   reference+sim+trace %9.0f\n", s.Name, p, direct, simulated)
-		fmt.Printf("reference/pi turns/s %s: %.2fx\n", s.Name, direct/p)
-		fmt.Printf("reference+sim+trace/pi turns/s %s: %.2fx\n", s.Name, simulated/p)
+		p, d, r := pi[s.Name], direct[s.Name], simulated[s.Name]
+		fmt.Printf("%-20s pi %9.0f turns/s   reference %9.0f   reference+sim+trace %9.0f\n", s.Name, p, d, r)
+		fmt.Printf("reference/pi turns/s %s: %.2fx\n", s.Name, d/p)
+		fmt.Printf("reference+sim+trace/pi turns/s %s: %.2fx\n", s.Name, r/p)
 		rows = append(rows, row{id: "P1", what: "reference+sim+trace, " + s.Name, target: "≥ 3× pi",
-			measured: perSec(simulated, "turns/s"), pi: perSec(p, "turns/s"), ratio: fmt.Sprintf("%.2f×", simulated/p),
-			met: yes(simulated/p >= 3)})
+			measured: perSec(r, "turns/s"), pi: perSec(p, "turns/s"), ratio: fmt.Sprintf("%.2f×", r/p),
+			met: yes(r/p >= 3)})
 	}
 
 	adapterReady := fileExists(filepath.Join("conformance", "adapters", "pi", "node_modules"))

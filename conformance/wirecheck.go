@@ -3,6 +3,8 @@ package conformance
 import (
 	"encoding/json"
 	"slices"
+
+	"github.com/turnstile-dev/turnstile/sim"
 )
 
 // conforms reports whether a decoded implementation-to-harness message (as
@@ -92,12 +94,23 @@ func isCapabilities(v any) bool {
 	if !ok {
 		return false
 	}
+	return uniqueStrings(hooks, isHookName) && optionalKey(m, "lacks", func(v any) bool {
+		lacks, ok := v.([]any)
+		return ok && uniqueStrings(lacks, isFeature)
+	})
+}
+
+// isFeature reports whether v names an optional feature (the schema's enum of "lacks").
+func isFeature(v any) bool { s, ok := v.(string); return ok && slices.Contains(sim.Features, s) }
+
+// uniqueStrings reports whether list holds distinct strings, each accepted by valid.
+func uniqueStrings(list []any, valid func(any) bool) bool {
 	seen := map[string]bool{}
-	for _, h := range hooks {
-		if !isHookName(h) || seen[h.(string)] {
+	for _, x := range list {
+		if !valid(x) || seen[x.(string)] {
 			return false
 		}
-		seen[h.(string)] = true
+		seen[x.(string)] = true
 	}
 	return true
 }

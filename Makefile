@@ -47,7 +47,7 @@ conform-python:
 	$(GO) run ./cmd/turnstile conform --impl "$(PYTHON) examples/python-loop/adapter.py --sync" --profile semantic \
 		--expect-fail examples/python-loop/expected-failures.txt
 
-bench-vs-pi: bench/node_modules
+bench-vs-pi: bench/node_modules conformance/adapters/pi/node_modules
 	$(GO) run ./bench/vspi
 
 # Mutation testing of loop/ against its tests (gremlins); the README reports the efficacy.

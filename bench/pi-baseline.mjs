@@ -1,6 +1,8 @@
 // pi in-process baseline: pi 1.6.0's agent loop with trivial mocks (a stream that answers at
 // once, tools that resolve at once), on the same scenario shapes as the Go benchmarks.
-// Prints one JSON line per shape: {"shape", "turns", "runs", "seconds", "turnsPerSec"}.
+// Prints one JSON line per shape: {"shape", "turns", "runs", "seconds", "turnsPerSec",
+// "turnsPerCpuSec"} (turns per second of the process's CPU time, user and system: the figure
+// that holds on a loaded machine).
 //
 // Run: npm ci --prefix bench && node bench/pi-baseline.mjs  (BENCH_SECONDS sets the time per shape)
 import { runAgentLoop } from "@earendil-works/pi-agent-core";
@@ -93,10 +95,13 @@ for (const [name, make] of Object.entries(shapes)) {
   for (let i = 0; i < 50; i++) await runOnce(make); // warm up
   let turns = 0, runs = 0;
   const start = performance.now();
+  const cpuStart = process.cpuUsage();
   while (performance.now() - start < seconds * 1000) {
     turns += await runOnce(make);
     runs++;
   }
   const elapsed = (performance.now() - start) / 1000;
-  console.log(JSON.stringify({ shape: name, turns, runs, seconds: elapsed, turnsPerSec: turns / elapsed }));
+  const cpu = process.cpuUsage(cpuStart);
+  const cpuSeconds = (cpu.user + cpu.system) / 1e6;
+  console.log(JSON.stringify({ shape: name, turns, runs, seconds: elapsed, turnsPerSec: turns / elapsed, turnsPerCpuSec: turns / cpuSeconds }));
 }

@@ -4,7 +4,7 @@
 // proof that the curated suite and explore catch every one.
 //
 // Each fault is a textual patch of loop/'s sources, applied with `go build -overlay` to a
-// copy of the turnstile binary; the faulty loop is then reached through `turnstile adapter`,
-// as any third-party implementation would be. No flag or hook for faults exists in
-// production code.
+// copy of the turnstile binary (built once per test binary, whichever test needs it first);
+// the faulty loop is then reached through `turnstile adapter`, as any third-party
+// implementation would be. No flag or hook for faults exists in production code.
 package faults

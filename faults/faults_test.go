@@ -3,10 +3,14 @@ package faults_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -57,39 +61,79 @@ var faults = []fault{
 		"if false && decision == DecisionEnd {"),
 }
 
-// build compiles a turnstile binary whose loop carries the fault, returning its path.
-func build(t *testing.T, f fault, dir string) string {
+// binDir holds the faulty binaries, shared by every test of the binary (TestMain removes it).
+var binDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "turnstile-faults-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	binDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// built is one fault's binary, built at most once per test binary whichever test asks
+// first.
+type built struct {
+	once sync.Once
+	bin  string
+	err  error
+}
+
+var builds = make([]built, len(faults))
+
+// binary returns the path of a turnstile binary whose loop carries faults[i], building it
+// on first use.
+func binary(t *testing.T, i int) string {
 	t.Helper()
+	b := &builds[i]
+	b.once.Do(func() { b.bin, b.err = build(faults[i], filepath.Join(binDir, strconv.Itoa(i))) })
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	return b.bin
+}
+
+// build compiles a turnstile binary whose loop carries the fault into dir, returning its
+// path.
+func build(f fault, dir string) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
 	src, err := filepath.Abs(filepath.Join("..", "loop", f.file))
 	if err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	data, err := os.ReadFile(src)
 	if err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	text := string(data)
 	for _, p := range f.patches {
 		if n := strings.Count(text, p.old); n != 1 {
-			t.Fatalf("the patch for %q no longer applies: loop/%s holds its text %d times; update it", f.name, f.file, n)
+			return "", fmt.Errorf("the patch for %q no longer applies: loop/%s holds its text %d times; update it", f.name, f.file, n)
 		}
 		text = strings.Replace(text, p.old, p.new, 1)
 	}
 	patched := filepath.Join(dir, f.file)
 	if err := os.WriteFile(patched, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	overlay, _ := json.Marshal(map[string]map[string]string{"Replace": {src: patched}})
 	ov := filepath.Join(dir, "overlay.json")
 	if err := os.WriteFile(ov, overlay, 0o644); err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	bin := filepath.Join(dir, "turnstile")
 	cmd := exec.Command("go", "build", "-overlay", ov, "-o", bin, "../cmd/turnstile")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building the faulty loop: %v\n%s", err, out)
+		return "", fmt.Errorf("building the faulty loop for %q: %v\n%s", f.name, err, out)
 	}
-	return bin
+	return bin, nil
 }
 
 // TestCuratedSuiteCatchesEveryFault runs the curated suite against each faulty loop through
@@ -106,24 +150,28 @@ func TestCuratedSuiteCatchesEveryFault(t *testing.T) {
 	for _, f := range files {
 		suite = append(suite, f.Scenario)
 	}
-	for _, f := range faults {
+	for i, f := range faults {
 		t.Run(f.name, func(t *testing.T) {
 			t.Parallel()
-			bin := build(t, f, t.TempDir())
+			bin := binary(t, i)
 			// A faulty loop may never stop; 10 s is ample for any curated scenario.
 			p := &conformance.Process{Command: []string{bin, "adapter"}, Timeout: 10 * time.Second}
 			defer p.Close()
-			report := conformance.Verify(context.Background(), suite, p, conformance.Options{})
+			// One failing scenario is the proof: the rest of the suite is skipped once one
+			// fails.
+			ctx, stop := context.WithCancel(context.Background())
+			defer stop()
+			var caught string
+			report := conformance.Verify(ctx, suite, p, conformance.Options{OnResult: func(r conformance.Result) {
+				if r.Status == conformance.Fail && caught == "" {
+					caught = r.Scenario
+					stop()
+				}
+			}})
 			if report.Failed == 0 {
 				t.Fatalf("no curated scenario catches %q (%s)", f.name, report.Summary())
 			}
-			var caught []string
-			for _, r := range report.Results {
-				if r.Status == conformance.Fail {
-					caught = append(caught, r.Scenario)
-				}
-			}
-			t.Logf("caught by %d scenarios, e.g. %s", len(caught), strings.Join(caught[:min(3, len(caught))], ", "))
+			t.Logf("caught by %s after %d scenarios", caught, report.Passed+report.Failed)
 		})
 	}
 }
@@ -134,14 +182,14 @@ func TestExploreCatchesEveryFault(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds one binary per fault")
 	}
-	for _, f := range faults {
+	for i, f := range faults {
 		t.Run(f.name, func(t *testing.T) {
 			t.Parallel()
-			bin := build(t, f, t.TempDir())
+			bin := binary(t, i)
+			procs := &pool{command: []string{bin, "adapter"}}
+			defer procs.close()
 			res := explore.Run(context.Background(), explore.Options{
-				Impl: func() sim.Implementation {
-					return &conformance.Process{Command: []string{bin, "adapter"}, Timeout: 10 * time.Second}
-				},
+				Impl:        procs.impl,
 				Seed:        1,
 				Duration:    60 * time.Second,
 				MaxFailures: 1,
@@ -163,4 +211,73 @@ func TestExploreCatchesEveryFault(t *testing.T) {
 			t.Logf("found after %d runs in %s; minimal scenario: %d requests", res.Runs, res.Elapsed.Round(time.Millisecond), requests)
 		})
 	}
+}
+
+// pool hands explore's runs adapter processes to reuse: a run takes an idle process (or
+// starts one) and gives it back once stopped, so that a run costs a session, not a process
+// start. A run that never stops (a hang explore gave up on) keeps its process to itself.
+type pool struct {
+	command []string
+	mu      sync.Mutex
+	idle    []*conformance.Process
+	all     []*conformance.Process
+}
+
+// impl is explore's Impl: one run's implementation.
+func (p *pool) impl() sim.Implementation { return &pooled{pool: p} }
+
+func (p *pool) get() *conformance.Process {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n := len(p.idle); n > 0 {
+		proc := p.idle[n-1]
+		p.idle = p.idle[:n-1]
+		return proc
+	}
+	// A faulty loop may never stop; 10 s is ample for any generated scenario.
+	proc := &conformance.Process{Command: p.command, Timeout: 10 * time.Second}
+	p.all = append(p.all, proc)
+	return proc
+}
+
+func (p *pool) put(proc *conformance.Process) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.idle = append(p.idle, proc)
+}
+
+// close shuts the idle processes down and kills those still held by abandoned runs.
+func (p *pool) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, proc := range p.all {
+		if slices.Contains(p.idle, proc) {
+			_ = proc.Close()
+		} else {
+			proc.Kill()
+		}
+	}
+}
+
+// pooled is one run's implementation: a process of the pool for the run's duration.
+type pooled struct {
+	pool *pool
+	proc *conformance.Process
+}
+
+func (r *pooled) Start(setup sim.Setup, world sim.Port) error {
+	r.proc = r.pool.get()
+	return r.proc.Start(setup, world)
+}
+
+func (r *pooled) Deliver(d sim.Delivery) error { return r.proc.Deliver(d) }
+
+func (r *pooled) Stop() error {
+	if r.proc == nil {
+		return nil
+	}
+	err := r.proc.Stop()
+	r.pool.put(r.proc)
+	r.proc = nil
+	return err
 }

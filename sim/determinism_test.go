@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -69,33 +70,58 @@ func concurrencyScenarios() []*sim.Scenario {
 }
 
 // TestDeterminism runs each concurrency scenario many times at several GOMAXPROCS settings
-// and requires byte-identical canonical traces.
+// and requires byte-identical canonical traces. At each setting the runs of all scenarios go
+// on at once, several at a time, so that they also contend with each other for the runtime.
 func TestDeterminism(t *testing.T) {
 	runs := 200 // per scenario and GOMAXPROCS setting
 	if testing.Short() {
 		runs = 5
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	for _, sc := range concurrencyScenarios() {
-		var want []byte
-		for r := range 3 * runs {
-			procs := []int{1, 2, 8}[r%3]
-			runtime.GOMAXPROCS(procs)
-			tr, err := sim.Run(sc, sim.NewReference())
-			if err != nil {
-				t.Fatalf("%s: %v", sc.Name, err)
-			}
-			got := tr.JSONL()
-			if want == nil {
-				want = got
-				if tr.Failed() {
-					t.Fatalf("%s failed:\n%s", sc.Name, tr.Timeline())
+	scenarios := concurrencyScenarios()
+	want := make([][]byte, len(scenarios))
+	runtime.GOMAXPROCS(1)
+	for i, sc := range scenarios {
+		tr, err := sim.Run(sc, sim.NewReference())
+		if err != nil {
+			t.Fatalf("%s: %v", sc.Name, err)
+		}
+		if tr.Failed() {
+			t.Fatalf("%s failed:\n%s", sc.Name, tr.Timeline())
+		}
+		want[i] = tr.JSONL()
+	}
+	for _, procs := range []int{1, 2, 8} {
+		runtime.GOMAXPROCS(procs)
+		jobs := make(chan int)
+		errs := make(chan error, 1)
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Go(func() {
+				for i := range jobs {
+					sc := scenarios[i%len(scenarios)]
+					tr, err := sim.Run(sc, sim.NewReference())
+					if err == nil && !bytes.Equal(tr.JSONL(), want[i%len(scenarios)]) {
+						err = fmt.Errorf("%s: run %d with GOMAXPROCS=%d differs from the first run", sc.Name, i/len(scenarios), procs)
+					}
+					if err != nil {
+						select {
+						case errs <- err:
+						default:
+						}
+					}
 				}
-				continue
-			}
-			if !bytes.Equal(got, want) {
-				t.Fatalf("%s: run %d with GOMAXPROCS=%d differs from the first run", sc.Name, r, procs)
-			}
+			})
+		}
+		for i := range runs * len(scenarios) {
+			jobs <- i
+		}
+		close(jobs)
+		wg.Wait()
+		select {
+		case err := <-errs:
+			t.Fatal(err)
+		default:
 		}
 	}
 }

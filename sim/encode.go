@@ -2,6 +2,7 @@ package sim
 
 import (
 	"encoding/json"
+	"slices"
 	"sort"
 
 	"github.com/turnstile-dev/turnstile/loop"
@@ -11,7 +12,60 @@ import (
 // without reflection for the loop's types, which make up nearly all of a trace. Members are
 // written in sorted key order by construction; TestEncodeMatchesCanonical keeps this in
 // step with the types' MarshalJSON.
-func appendCanonical(b []byte, v any) []byte {
+func appendCanonical(b []byte, v any) []byte { return (*encoder)(nil).value(b, v) }
+
+// encoder writes canonical JSON like appendCanonical, remembering the encoding of each
+// transcript message it writes as part of a list of messages (a context, a run's new
+// messages), by identity: a run's requests send ever longer contexts of the same messages, and
+// each is then encoded once. Messages are not changed once they are in a transcript (pi's
+// append-only rule); TestValuesAndJSONGiveTheSameTrace compares every curated and many
+// generated runs with their encoding from JSON. A nil *encoder remembers nothing.
+type encoder struct {
+	memo map[loop.Message][]byte
+}
+
+func newEncoder() *encoder { return &encoder{memo: map[loop.Message][]byte{}} }
+
+// messages writes a list of messages, each from the memo when it has been written before.
+func (e *encoder) messages(b []byte, list []loop.Message) []byte {
+	if e == nil {
+		return appendList(b, list, appendMessage)
+	}
+	size := len(list) + 2
+	for _, m := range list {
+		if memoable(m) {
+			size += len(e.memo[m])
+		}
+	}
+	return appendList(slices.Grow(b, size), list, e.message)
+}
+
+// message writes m, remembering its encoding when it is one of the loop's message types.
+func (e *encoder) message(b []byte, m loop.Message) []byte {
+	if !memoable(m) {
+		return appendMessage(b, m)
+	}
+	if enc, ok := e.memo[m]; ok {
+		return append(b, enc...)
+	}
+	start := len(b)
+	b = appendMessage(b, m)
+	e.memo[m] = append([]byte(nil), b[start:]...)
+	return b
+}
+
+// memoable reports whether m is one of the loop's message types, all pointers, which can key
+// the memo.
+func memoable(m loop.Message) bool {
+	switch m.(type) {
+	case *loop.UserMessage, *loop.SystemMessage, *loop.AssistantMessage, *loop.ToolResultMessage, *loop.CustomMessage:
+		return true
+	}
+	return false
+}
+
+// value is appendCanonical, with the lists of messages inside v written through the memo.
+func (e *encoder) value(b []byte, v any) []byte {
 	switch x := v.(type) {
 	case nil:
 		return append(b, "null"...)
@@ -45,15 +99,15 @@ func appendCanonical(b []byte, v any) []byte {
 			}
 			b = appendString(b, k)
 			b = append(b, ':')
-			b = appendCanonical(b, x[k])
+			b = e.value(b, x[k])
 		}
 		return append(b, '}')
 	case []any:
-		return appendList(b, x, appendCanonical)
+		return appendList(b, x, e.value)
 	case []string:
 		return appendList(b, x, appendString)
 	case loop.Event:
-		return appendEvent(b, x)
+		return e.event(b, x)
 	case loop.StreamEvent:
 		return appendStreamEvent(b, &x)
 	case *loop.StreamEvent:
@@ -62,7 +116,7 @@ func appendCanonical(b []byte, v any) []byte {
 		}
 		return appendStreamEvent(b, x)
 	case []loop.Message:
-		return appendList(b, x, appendMessage)
+		return e.messages(b, x)
 	case loop.Message:
 		return appendMessage(b, x)
 	case loop.ToolResult:
@@ -138,12 +192,15 @@ func (o *obj) boolean(k string, v bool) {
 }
 func (o *obj) close() []byte { return append(o.b, '}') }
 
-func appendEvent(b []byte, e loop.Event) []byte {
+func appendEvent(b []byte, e loop.Event) []byte { return (*encoder)(nil).event(b, e) }
+
+// event writes a loop event, agent_end's messages through the memo.
+func (enc *encoder) event(b []byte, e loop.Event) []byte {
 	o := open(b)
 	switch e.Type {
 	case loop.AgentEnd:
 		o.key("messages")
-		o.b = appendList(o.b, nonNil(e.Messages), appendMessage)
+		o.b = enc.messages(o.b, nonNil(e.Messages))
 	case loop.TurnEnd:
 		o.key("message")
 		o.b = appendMessage(o.b, e.Message)

@@ -1,9 +1,9 @@
 package sim
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 )
 
 // Entry kinds of a trace.
@@ -32,6 +32,10 @@ type Entry struct {
 	Data   json.RawMessage `json:"data,omitempty"`
 	Answer json.RawMessage `json:"answer,omitempty"`
 	Error  string          `json:"error,omitempty"`
+
+	// canonical: the world wrote Data and Answer canonically (compact, valid, escaped as
+	// encoding/json escapes), so they can be copied into a line as they are.
+	canonical bool
 }
 
 // Trace is the ordered record of one simulated run.
@@ -46,16 +50,53 @@ type Trace struct {
 // JSONL renders the trace as canonical JSON lines: one entry a line, object keys sorted, no
 // insignificant space. The same run always gives the same bytes.
 func (t *Trace) JSONL() []byte {
-	var buf bytes.Buffer
-	for _, e := range t.Entries {
+	size := 0
+	for i := range t.Entries {
+		size += 80 + len(t.Entries[i].Data) + len(t.Entries[i].Answer)
+	}
+	buf := make([]byte, 0, size)
+	for i := range t.Entries {
+		buf = t.Entries[i].appendJSON(buf)
+		buf = append(buf, '\n')
+	}
+	return buf
+}
+
+// appendJSON appends the entry as json.Marshal writes it (members in field order), without
+// reflection for the entries the world recorded, whose payloads are canonical already.
+func (e *Entry) appendJSON(b []byte) []byte {
+	if !e.canonical {
 		line, err := json.Marshal(e)
 		if err != nil {
 			line = []byte(fmt.Sprintf(`{"kind":"fail","error":%q}`, err.Error()))
 		}
-		buf.Write(line)
-		buf.WriteByte('\n')
+		return append(b, line...)
 	}
-	return buf.Bytes()
+	b = append(b, `{"seq":`...)
+	b = strconv.AppendInt(b, int64(e.Seq), 10)
+	b = append(b, `,"t":`...)
+	b = strconv.AppendInt(b, e.T, 10)
+	b = append(b, `,"kind":`...)
+	b = appendString(b, e.Kind)
+	b = append(b, `,"name":`...)
+	b = appendString(b, e.Name)
+	if e.Target != "" {
+		b = append(b, `,"target":`...)
+		b = appendString(b, e.Target)
+	}
+	if len(e.Data) > 0 {
+		b = append(b, `,"data":`...)
+		b = append(b, e.Data...)
+	}
+	if len(e.Answer) > 0 {
+		b = append(b, `,"answer":`...)
+		b = append(b, e.Answer...)
+	}
+	if e.Error != "" {
+		b = append(b, `,"error":`...)
+		b = appendString(b, e.Error)
+	}
+	return append(b, '}')
 }
 
 // Failed reports whether the trace records a failure or a failed run.

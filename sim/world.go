@@ -18,6 +18,7 @@ type world struct {
 	seq      int64
 	schedule schedule
 	trace    Trace
+	enc      *encoder
 
 	steering *loop.Queue
 	followUp *loop.Queue
@@ -99,6 +100,7 @@ func newWorld(sc *Scenario) *world {
 		fired:       make([]bool, len(sc.User)),
 		trace:       Trace{Scenario: sc.Name},
 		budget:      sc.Budget.Or(DefaultBudget),
+		enc:         newEncoder(),
 	}
 	for i, a := range sc.User {
 		if a.At != nil {
@@ -164,6 +166,7 @@ func (w *world) record(e Entry) {
 	}
 	e.Seq = len(w.trace.Entries) + 1
 	e.T = w.now
+	e.canonical = true // every payload the world records is canonical JSON
 	n := lineSize(&e)
 	if w.bytes+n > w.budget.Bytes {
 		w.exceed("bytes", fmt.Sprintf("the trace reached %s bytes of JSON lines; budget %s", thousands(w.bytes), thousands(w.budget.Bytes)))
@@ -195,7 +198,7 @@ func (w *world) Call(c Call) Answer {
 		w.exceed("requests", fmt.Sprintf("the run made %s %s; budget %s", thousands(int64(w.requests)), pluralS(w.requests, "request"), thousands(int64(w.budget.Requests))))
 		return Answer{Error: "the simulation has ended: " + w.over.Text}
 	}
-	data := canonicalData(c.Data, c.Value)
+	data := w.canonicalData(c.Data, c.Value)
 	var a Answer
 	switch c.Kind {
 	case CallStream:
@@ -233,7 +236,7 @@ func (w *world) Notify(n Notification) {
 		var typ loop.EventType
 		var id string
 		if ev, ok := n.Value.(loop.Event); ok && len(n.Data) == 0 {
-			data, typ, id = appendCanonical(nil, ev), ev.Type, ev.ToolCallID
+			data, typ, id = w.enc.event(nil, ev), ev.Type, ev.ToolCallID
 		} else {
 			var top map[string]string
 			data, top = canonicalTop(n.Data)
@@ -244,7 +247,7 @@ func (w *world) Notify(n Notification) {
 			return t.Event == typ && (t.ToolCallID == "" || t.ToolCallID == id)
 		})
 	case NotifyEnd:
-		data := canonicalData(n.Data, n.Value)
+		data := w.canonicalData(n.Data, n.Value)
 		var end struct {
 			Error string `json:"error"`
 		}
@@ -257,9 +260,9 @@ func (w *world) Notify(n Notification) {
 }
 
 // canonicalData is the canonical form of a payload given as JSON or, in-process, as a value.
-func canonicalData(data json.RawMessage, value any) json.RawMessage {
+func (w *world) canonicalData(data json.RawMessage, value any) json.RawMessage {
 	if len(data) == 0 && value != nil {
-		return appendCanonical(nil, value)
+		return w.enc.value(nil, value)
 	}
 	return Canonical(data)
 }

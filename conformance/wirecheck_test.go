@@ -1,0 +1,216 @@
+package conformance_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/sim"
+)
+
+// wireLines runs part of the curated suite against an implementation and returns every line it
+// wrote, keyed by its message type, call kind and name (at most perKey lines each, the
+// longest kept last).
+func wireLines(t *testing.T, p *conformance.Process, perKey int) [][]byte {
+	t.Helper()
+	var log bytes.Buffer
+	p.Log = &log
+	// Three scenarios of each group of the suite give every kind of line.
+	var suite []*sim.Scenario
+	groups := map[string]int{}
+	for _, sc := range curatedSuite(t) {
+		group, _, _ := strings.Cut(sc.Name, "/")
+		if groups[group]++; groups[group] <= 3 {
+			suite = append(suite, sc)
+		}
+	}
+	conformance.Verify(context.Background(), suite, p, conformance.Options{})
+	_ = p.Close()
+	byKey := map[string][][]byte{}
+	var keys []string
+	for _, line := range bytes.Split(log.Bytes(), []byte("\n")) {
+		raw, ok := bytes.CutPrefix(line, []byte("< "))
+		if !ok {
+			continue
+		}
+		var head struct {
+			Type         string
+			Call         struct{ Kind, Name string }
+			Notification struct {
+				Kind string
+				Data struct{ Type string }
+			}
+		}
+		_ = json.Unmarshal(raw, &head)
+		key := strings.Join([]string{head.Type, head.Call.Kind, head.Call.Name, head.Notification.Kind, head.Notification.Data.Type}, "/")
+		if _, seen := byKey[key]; !seen {
+			keys = append(keys, key)
+		}
+		if len(byKey[key]) < perKey {
+			byKey[key] = append(byKey[key], bytes.Clone(raw))
+		}
+	}
+	var out [][]byte
+	for _, k := range keys {
+		out = append(out, byKey[k]...)
+	}
+	return out
+}
+
+func decodeWire(t *testing.T, line []byte) any {
+	t.Helper()
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(line))
+	if err != nil {
+		t.Fatalf("%v: %s", err, line)
+	}
+	return v
+}
+
+// replacements are the values a mutant puts in place of one value of a real line: every JSON
+// type, numbers spelled the ways the schema reads alike, and the words the schema names.
+var replacements = func() []any {
+	out := []any{nil, true, false, "", "x", []any{}, map[string]any{}, []any{"x"}, []any{map[string]any{}},
+		json.Number("0"), json.Number("1"), json.Number("1.0"), json.Number("-1"), json.Number("1e0"), json.Number("0.5"),
+		"assistant", "toolResult", "toolCall", "user", "stream", "tool", "hook", "event", "end",
+		"agent_end", "turn_end", "message_update", "tool_execution_start", "tool_execution_update", "tool_execution_end",
+		map[string]any{"role": "user"}, map[string]any{"type": "x"}, map[string]any{"content": nil}}
+	for _, h := range conformance.AllHooks {
+		out = append(out, h)
+	}
+	for _, f := range sim.Features {
+		out = append(out, f)
+	}
+	return out
+}()
+
+// mutants calls f with every single change of v: each value replaced by each replacement, each
+// object member removed; f gets a fresh copy each time.
+func mutants(decode func() any, f func(any)) {
+	var paths [][]any
+	var walk func(v any, path []any)
+	walk = func(v any, path []any) {
+		paths = append(paths, path)
+		switch x := v.(type) {
+		case map[string]any:
+			for k, c := range x {
+				walk(c, append(append([]any(nil), path...), k))
+			}
+		case []any:
+			for i, c := range x {
+				if i < 2 {
+					walk(c, append(append([]any(nil), path...), i))
+				}
+			}
+		}
+	}
+	walk(decode(), nil)
+	for _, p := range paths {
+		if len(p) == 0 {
+			continue
+		}
+		for _, r := range append(replacements, removeMember) {
+			root := decode()
+			parent := root
+			for _, step := range p[:len(p)-1] {
+				switch s := step.(type) {
+				case string:
+					parent = parent.(map[string]any)[s]
+				case int:
+					parent = parent.([]any)[s]
+				}
+			}
+			switch s := p[len(p)-1].(type) {
+			case string:
+				if r == removeMember {
+					delete(parent.(map[string]any), s)
+				} else {
+					parent.(map[string]any)[s] = r
+				}
+			case int:
+				if r == removeMember {
+					continue
+				}
+				parent.([]any)[s] = r
+			}
+			f(root)
+		}
+	}
+}
+
+// removeMember stands for deleting the member instead of replacing it.
+var removeMember any = struct{ remove bool }{true}
+
+// TestConformsNeverAcceptsWhatTheSchemaRejects holds the plain protocol check to the schema:
+// it accepts every line the reference adapter and pi's adapter write in the curated suite
+// (so the schema is not run on them), and none of thousands of mutants of those lines that
+// the schema rejects. ParseMessage's verdicts therefore stay the schema's.
+func TestConformsNeverAcceptsWhatTheSchemaRejects(t *testing.T) {
+	impls := map[string]*conformance.Process{"reference adapter": selfAdapter(t, "serve")}
+	adapter := filepath.Join("adapters", "pi", "adapter.mjs")
+	if _, err := os.Stat(filepath.Join("adapters", "pi", "node_modules")); err == nil {
+		impls["pi adapter"] = &conformance.Process{Command: []string{"node", adapter}}
+	} else {
+		t.Log("pi's adapter is not installed (npm ci --prefix conformance/adapters/pi); its lines are not checked")
+	}
+	// Lines no adapter here writes: a hello that lacks features.
+	extra := [][]byte{[]byte(`{"type":"hello","protocol":1,"name":"x","version":"1","tracks":"1.6.0","capabilities":{"hooks":["finishTurn"],"lacks":["continue","argumentsError"]}}`)}
+	seen := map[string]bool{}
+	for name, p := range impls {
+		lines := append(wireLines(t, p, 1), extra...)
+		if len(lines) < 20 {
+			t.Fatalf("%s: only %d kinds of line", name, len(lines))
+		}
+		checked, rejected := 0, 0
+		for _, line := range lines {
+			if seen[string(line)] {
+				continue // the same line from another adapter
+			}
+			seen[string(line)] = true
+			if !conformance.Conforms(decodeWire(t, line)) {
+				t.Errorf("%s: the plain check rejects a line the suite accepts (it would cost the schema): %s", name, line)
+				continue
+			}
+			v := decodeWire(t, line)
+			mutants(func() any { return deepCopy(v) }, func(m any) {
+				checked++
+				fast := conformance.Conforms(m)
+				if !fast {
+					rejected++
+				}
+				if fast && !conformance.SchemaAccepts(m) {
+					mb, _ := json.Marshal(m)
+					t.Errorf("%s: the plain check accepts what the schema rejects:\n%s", name, mb)
+				}
+			})
+		}
+		t.Logf("%s: %d kinds of line, %d mutants (%d left to the schema)", name, len(lines), checked, rejected)
+		if rejected == 0 || rejected == checked {
+			t.Errorf("%s: the mutants do not exercise both verdicts", name)
+		}
+	}
+}
+
+func deepCopy(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, c := range x {
+			m[k] = deepCopy(c)
+		}
+		return m
+	case []any:
+		l := make([]any, len(x))
+		for i, c := range x {
+			l[i] = deepCopy(c)
+		}
+		return l
+	}
+	return v
+}

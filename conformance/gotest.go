@@ -19,7 +19,7 @@ import (
 // testing/fstest.TestFS checks a file system: no protocol, no adapter process.
 type GoPort interface {
 	// Hello names the port and lists the hooks it supports (Hello.Hooks); scenarios that
-	// install others are skipped.
+	// install others, or need an optional feature it lacks (Hello.Lacks), are skipped.
 	Hello() Hello
 	// Run runs the port's loop for one scenario. It builds its configuration from
 	// env.Setup(), reaches the simulated world only through env (model, tools, hooks, clock),
@@ -101,6 +101,9 @@ func TestSuite(t *testing.T, port GoPort, suite []*sim.Scenario) {
 				if !supported[h] {
 					t.Skipf("installs hook %s, which the port does not support", h)
 				}
+			}
+			if reason := lacksReason(hello.Lacks, sc); reason != "" {
+				t.Skip(reason)
 			}
 			synctest.Test(t, func(t *testing.T) {
 				res := verifyOne(sc, sim.NewReferenceWith(behaviour), &inProcess{port: port}, Strict, 3)

@@ -210,6 +210,9 @@ func (p *Process) ensure() error {
 		hooks = m.Capabilities.Hooks
 	}
 	p.hello = Hello{Name: m.Name, Version: m.Version, Tracks: m.Tracks, Hooks: hooks}
+	if m.Capabilities != nil {
+		p.hello.Lacks = m.Capabilities.Lacks
+	}
 	return nil
 }
 

@@ -96,6 +96,8 @@ type Message struct {
 type Capabilities struct {
 	// Hooks lists the hooks it can install, by pi's names.
 	Hooks []string `json:"hooks"`
+	// Lacks lists the optional features (sim.Features) it does not support; optional.
+	Lacks []string `json:"lacks,omitempty"`
 }
 
 // Hello is an implementation's introduction.
@@ -105,6 +107,9 @@ type Hello struct {
 	// Tracks is the pi version whose behaviour it claims.
 	Tracks string
 	Hooks  []string
+	// Lacks lists the optional features (sim.Features, docs/SEMANTICS.md) it does not
+	// support: the scenarios needing one are skipped.
+	Lacks []string
 }
 
 // encode renders m as one protocol line, newline included.

@@ -12,7 +12,7 @@ import (
 )
 
 // topKeys are the keys of a scenario file, in the order the README documents them.
-var topKeys = []string{"name", "description", "since", "tools", "undefinedTools", "context", "config", "hooks",
+var topKeys = []string{"name", "description", "since", "rules", "features", "tools", "undefinedTools", "context", "config", "hooks",
 	"provider", "extraResponse", "toolCalls", "user", "run", "continue", "expect"}
 
 // refs remembers where things are named, for the checks that relate parts of a file.
@@ -46,9 +46,10 @@ type trigger struct {
 }
 
 // decodeScenario reads a scenario file's root mapping.
-func (d *decoder) decodeScenario(root ast.Node, sc *sim.Scenario, ex *Expect, r *refs) {
+func (d *decoder) decodeScenario(root ast.Node, sc *sim.Scenario, file *File, r *refs) {
+	ex := &file.Expect
 	sawRun := false
-	var continueKey ast.Node
+	var continueKey, featuresKey ast.Node
 	for _, f := range d.mapping(root, "the scenario", topKeys...) {
 		switch f.key {
 		case "name":
@@ -57,6 +58,11 @@ func (d *decoder) decodeScenario(root ast.Node, sc *sim.Scenario, ex *Expect, r 
 			sc.Description = d.str(f.value, "description")
 		case "since":
 			sc.Since = d.str(f.value, "since")
+		case "rules":
+			sc.Rules = d.rules(f.value)
+		case "features":
+			featuresKey = f.keyN
+			file.Features = d.features(f.value)
 		case "tools":
 			for i, n := range d.sequence(f.value, "tools", false) {
 				sc.Tools = append(sc.Tools, d.tool(n, i, r))
@@ -103,6 +109,9 @@ func (d *decoder) decodeScenario(root ast.Node, sc *sim.Scenario, ex *Expect, r 
 		d.errorf(continueKey, "a scenario either runs prompts (run:) or continues (continue: true), not both")
 	case !sawRun && !sc.Continue:
 		d.errorAt(1, 1, "the scenario needs an entry point: run: [prompts…] or continue: true")
+	}
+	if featuresKey != nil && len(d.errs) == 0 {
+		d.checkFeatures(featuresKey, file.Features, sim.NeededFeatures(sc))
 	}
 }
 

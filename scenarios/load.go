@@ -25,6 +25,9 @@ import (
 type File struct {
 	// Path is the file's path as given (slash-separated within a file system).
 	Path string
+	// Features is the file's features: list (nil without one); the loader has checked it
+	// against sim.NeededFeatures.
+	Features []string
 	// Rel is the path relative to the root it was found under, without extension: the
 	// scenario's default name and its golden file's name.
 	Rel      string
@@ -68,7 +71,7 @@ func Parse(filename, rel string, data []byte) (f *File, err error) {
 	f = &File{Path: filename, Rel: rel, Scenario: sc}
 	r := &refs{callIDs: map[string]ast.Node{}, dupCallIDs: map[string]bool{}, toolNames: map[string]ast.Node{}, undefinedTools: map[string]ast.Node{}}
 	d.collectAnchors(docs[0])
-	d.decodeScenario(docs[0], sc, &f.Expect, r)
+	d.decodeScenario(docs[0], sc, f, r)
 	if len(d.errs) == 0 {
 		d.check(sc, r)
 	}

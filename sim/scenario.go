@@ -10,6 +10,9 @@ type Scenario struct {
 	Description string
 	// Since is the pi version that introduced the behaviour the scenario pins down.
 	Since string
+	// Rules are the ids of the rules of docs/SEMANTICS.md the scenario pins (R-…). They
+	// describe the scenario and never reach its trace.
+	Rules []string
 
 	// Messages is the initial transcript.
 	Messages []loop.Message

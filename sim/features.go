@@ -1,0 +1,138 @@
+package sim
+
+import (
+	"slices"
+
+	"github.com/turnstile-dev/turnstile/loop"
+)
+
+// The optional features a scenario may need beyond installing hooks (docs/SEMANTICS.md,
+// "Optional features"). An implementation that lacks one has the scenarios needing it skipped.
+const (
+	// FeatureContinue: the run starts with Continue (pi's agentLoopContinue).
+	FeatureContinue = "continue"
+	// FeatureSeveralPrompts: Run gets more than one prompt message.
+	FeatureSeveralPrompts = "severalPrompts"
+	// FeatureCustomMessages: a message of a custom role appears, or convertToLlm turns custom
+	// messages into user messages.
+	FeatureCustomMessages = "customMessages"
+	// FeaturePrepareArguments: a tool has prepareArguments.
+	FeaturePrepareArguments = "prepareArguments"
+	// FeatureArgumentMutation: beforeToolCall changes the arguments execute receives.
+	FeatureArgumentMutation = "argumentMutation"
+	// FeatureThrowingHooks: a hook throws.
+	FeatureThrowingHooks = "throwingHooks"
+	// FeatureThrowingStreams: the stream function or the stream throws.
+	FeatureThrowingStreams = "throwingStreams"
+	// FeatureArgumentsError: a tool call carries argumentsError.
+	FeatureArgumentsError = "argumentsError"
+	// FeatureStructuredContent: a tool result or an afterToolCall answer has structuredContent.
+	FeatureStructuredContent = "structuredContent"
+)
+
+// Features lists every optional feature, in the order docs/SEMANTICS.md documents them.
+var Features = []string{
+	FeatureContinue, FeatureSeveralPrompts, FeatureCustomMessages, FeaturePrepareArguments,
+	FeatureArgumentMutation, FeatureThrowingHooks, FeatureThrowingStreams, FeatureArgumentsError,
+	FeatureStructuredContent,
+}
+
+// NeededFeatures returns the optional features sc needs, in the order of Features. They are
+// derived from the scenario's content, so a scenario cannot forget one.
+func NeededFeatures(sc *Scenario) []string {
+	need := map[string]bool{
+		FeatureContinue:       sc.Continue,
+		FeatureSeveralPrompts: !sc.Continue && len(sc.Prompts) > 1,
+	}
+	h := &sc.Hooks
+	messages := [][]loop.Message{sc.Messages, sc.Prompts}
+	for _, u := range sc.User {
+		messages = append(messages, u.Steer, u.FollowUp)
+	}
+	for _, s := range []*Script[PrepareAnswer]{h.PrepareRequest, h.PrepareNextTurn} {
+		if s == nil {
+			continue
+		}
+		for _, a := range scriptAnswers(s.Default, s.ByCall) {
+			messages = append(messages, a.Messages)
+			need[FeatureThrowingHooks] = need[FeatureThrowingHooks] || a.Throw != ""
+		}
+	}
+	for _, list := range messages {
+		for _, m := range list {
+			if _, ok := m.(*loop.CustomMessage); ok {
+				need[FeatureCustomMessages] = true
+			}
+		}
+	}
+	if h.ConvertToLLM != nil {
+		need[FeatureCustomMessages] = need[FeatureCustomMessages] || h.ConvertToLLM.KeepCustomAsUser
+		need[FeatureThrowingHooks] = need[FeatureThrowingHooks] || h.ConvertToLLM.Throw != ""
+	}
+	if h.TransformContext != nil && h.TransformContext.Throw != "" {
+		need[FeatureThrowingHooks] = true
+	}
+	if h.FinishTurn != nil {
+		for _, a := range scriptAnswers(h.FinishTurn.Default, h.FinishTurn.ByCall) {
+			need[FeatureThrowingHooks] = need[FeatureThrowingHooks] || a.Throw != ""
+		}
+	}
+	if h.BeforeToolCall != nil {
+		for _, a := range scriptAnswers(h.BeforeToolCall.Default, h.BeforeToolCall.ByToolCall) {
+			need[FeatureThrowingHooks] = need[FeatureThrowingHooks] || a.Throw != ""
+			need[FeatureArgumentMutation] = need[FeatureArgumentMutation] || a.SetArgs != nil
+		}
+	}
+	if h.AfterToolCall != nil {
+		for _, a := range scriptAnswers(h.AfterToolCall.Default, h.AfterToolCall.ByToolCall) {
+			need[FeatureThrowingHooks] = need[FeatureThrowingHooks] || a.Throw != ""
+			need[FeatureStructuredContent] = need[FeatureStructuredContent] || a.StructuredContent != nil
+		}
+	}
+	behaviours := []Behaviour{}
+	for _, t := range sc.Tools {
+		need[FeaturePrepareArguments] = need[FeaturePrepareArguments] || t.PrepareArguments != nil
+		behaviours = append(behaviours, t.Behaviour)
+	}
+	for _, b := range sc.ToolCalls {
+		behaviours = append(behaviours, b)
+	}
+	for _, b := range behaviours {
+		results := []loop.ToolResult{b.Result}
+		for _, u := range b.Updates {
+			results = append(results, u.Result)
+		}
+		if b.OnAbort != nil {
+			results = append(results, b.OnAbort.Result)
+		}
+		for _, r := range results {
+			need[FeatureStructuredContent] = need[FeatureStructuredContent] || r.StructuredContent != nil
+		}
+	}
+	responses := slices.Clone(sc.Responses)
+	if sc.ExtraResponse != nil {
+		responses = append(responses, *sc.ExtraResponse)
+	}
+	for _, r := range responses {
+		need[FeatureThrowingStreams] = need[FeatureThrowingStreams] || r.OpenError != "" || r.StreamError != ""
+		for _, tc := range loop.ToolCalls(r.Content) {
+			need[FeatureArgumentsError] = need[FeatureArgumentsError] || tc.ArgumentsError != ""
+		}
+	}
+	var out []string
+	for _, f := range Features {
+		if need[f] {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// scriptAnswers is a script's default answer followed by its answers by call.
+func scriptAnswers[K comparable, T any](def T, byCall map[K]T) []T {
+	out := []T{def}
+	for _, a := range byCall {
+		out = append(out, a)
+	}
+	return out
+}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/turnstile-dev/turnstile/diagnose"
+	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
 )
@@ -140,6 +141,10 @@ func testFiles(t *testing.T, port GoPort, files []*scenarios.File, options []Tes
 	if cfg.tracks != "" {
 		tracks = cfg.tracks
 	}
+	behaviour, err := loop.BehaviourOf(tracks)
+	if err != nil {
+		t.Fatalf("the port's hello: the reference cannot behave as the pi version it tracks: %v", err)
+	}
 	supported := map[string]bool{}
 	for _, h := range hello.Hooks {
 		supported[h] = true
@@ -167,7 +172,7 @@ func testFiles(t *testing.T, port GoPort, files []*scenarios.File, options []Tes
 				t.Skip(reason)
 			}
 			synctest.Test(t, func(t *testing.T) {
-				res = verifyOne(sc, sim.NewReference(), &inProcess{port: port}, cfg.profile, 3, desc, nil)
+				res = verifyOne(sc, sim.NewReferenceWith(behaviour), &inProcess{port: port}, cfg.profile, 3, desc, nil)
 				res.Family = desc.Family
 			})
 			switch {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/invariant"
+	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/sim"
 )
 
@@ -21,8 +22,12 @@ type Options struct {
 	// Profile is Strict (default) or Semantic.
 	Profile Profile
 	// Reference makes the implementation the traces are compared against, a new one per
-	// scenario; nil means sim.NewReference.
+	// scenario; nil means the reference loop behaving as the pi version Tracks names.
 	Reference func() sim.Implementation
+	// Tracks is the pi version the implementation is held to: the reference behaves as that
+	// release (loop.BehaviourOf) and scenarios of a later pi (since) are skipped. "" means
+	// the version of the implementation's hello (tracks), or the newest pi without one.
+	Tracks string
 	// Context is how many lines before the first divergence a result shows; 0 means 3.
 	Context int
 	// OnResult, when set, is called after each scenario, in order (for progress output).
@@ -210,6 +215,16 @@ func verify(ctx context.Context, suite []*sim.Scenario, impl sim.Implementation,
 			for _, name := range hello.Hooks {
 				hooks[name] = true
 			}
+		}
+	}
+	if opts.Tracks != "" {
+		tracks = opts.Tracks
+	}
+	if opts.Reference == nil && report.StartError == "" {
+		if b, err := loop.BehaviourOf(tracks); err != nil {
+			report.StartError = fmt.Sprintf("the reference cannot behave as the pi version it tracks: %v", err)
+		} else {
+			newRef = func() sim.Implementation { return sim.NewReferenceWith(b) }
 		}
 	}
 	if k, ok := impl.(killer); ok {
@@ -400,6 +415,9 @@ func verifyOne(sc *sim.Scenario, ref, impl sim.Implementation, profile Profile, 
 		res.Reason, res.Error = runErr.Error(), runErr.Error()
 	} else {
 		res.Reason = fmt.Sprintf("traces differ at entry %d", res.Divergence.Entry)
+	}
+	if invs == nil {
+		invs = invariantsOf(ref) // judged at the pi version the reference behaves as
 	}
 	dopts := diagnose.Options{RunError: runErr, Invariants: invs}
 	if profile == Semantic {

@@ -591,7 +591,7 @@ func (x *explorer) simulate(sc *sim.Scenario, impl sim.Implementation) outcome {
 
 func (x *explorer) impl() sim.Implementation {
 	if x.opts.Impl == nil {
-		return sim.NewReference()
+		return x.opts.Reference()
 	}
 	return x.opts.Impl()
 }

@@ -14,12 +14,14 @@ import (
 
 	"github.com/turnstile-dev/turnstile/conformance"
 	"github.com/turnstile-dev/turnstile/diagnose"
+	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/sim"
 )
 
 func conformCmd() *cobra.Command {
 	var (
 		impl, profile, junit, shard, expectFail, format string
+		tracks                                          string
 		reportDir                                       string
 		suite                                           []string
 		timeout                                         time.Duration
@@ -55,17 +57,22 @@ failed. An implementation that cannot start is one error and exit code 2.
 
 Profiles: strict compares canonical traces byte for byte; semantic allows free texts such as
 schema-validator messages to differ (conformance/PROTOCOL.md lists the rules).
-Scenarios that install a hook the implementation does not declare, or that pin behaviour of
-a later pi than it tracks, are skipped. --expect-fail FILE lists known failures (one
-scenario name a line, # comments; a name not in the suite is an error): they are counted
-as expected failures, apart from the failed and the skipped, and a listed scenario that
+The reference behaves as the pi release the implementation tracks (its hello's "tracks", any
+pi from 0.87.1 on; docs/VERSIONS.md lists what changed when); --tracks X holds it to pi X
+instead. Scenarios that install a hook the implementation does not declare, or whose
+situation first exists in a later pi than it tracks (since), are skipped. --expect-fail FILE
+lists known failures (one scenario name a line, # comments; a name not in the suite is an
+error): they are counted as expected failures, apart from the failed and the skipped, and a
+listed scenario that
 passes fails the run, so the list shrinks as the implementation improves.`,
 		Example: `  turnstile conform
   turnstile conform --impl "turnstile adapter"
   turnstile conform --impl "node conformance/adapters/pi/adapter.mjs" --junit pi.xml
   turnstile conform --impl "python3 my_adapter.py" --suite scenarios/queues --profile semantic --jobs 2
   turnstile conform --impl "./my-port" --expect-fail known.txt --format json > report.json
-  turnstile conform --impl "./my-port" --report conform-report   # then open conform-report/index.html`,
+  turnstile conform --impl "./my-port" --report conform-report   # then open conform-report/index.html
+  turnstile conform --impl "node conformance/adapters/pi/adapter.mjs --pi 1.3.0"
+  turnstile conform --impl "./my-port" --tracks 1.6.0     # hold a port to a newer pi than it claims`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			prof, err := conformance.ParseProfile(profile)
@@ -91,7 +98,12 @@ passes fails the run, so the list shrinks as the implementation improves.`,
 				list = append(list, f.Scenario)
 				names = append(names, f.Scenario.Name)
 			}
-			opts := conformance.Options{Profile: prof, Scenarios: diagnose.FromFiles(files)}
+			if tracks != "" {
+				if _, err := loop.BehaviourOf(tracks); err != nil {
+					return usage(fmt.Errorf("--tracks: %w", err))
+				}
+			}
+			opts := conformance.Options{Profile: prof, Scenarios: diagnose.FromFiles(files), Tracks: tracks}
 			if expectFail != "" {
 				listed, err := readNameList(expectFail)
 				if err != nil {
@@ -107,7 +119,7 @@ passes fails the run, so the list shrinks as the implementation improves.`,
 			if format == "text" {
 				opts.OnResult = func(r conformance.Result) { fmt.Fprint(out, progress.Text(r)) }
 			}
-			newImpl, err := implementation(impl, timeout)
+			newImpl, err := implementationAt(impl, timeout, tracks)
 			if err != nil {
 				return usage(err)
 			}
@@ -166,6 +178,7 @@ passes fails the run, so the list shrinks as the implementation improves.`,
 	f.StringVar(&expectFail, "expect-fail", "", "file listing scenarios known to fail, one name a line")
 	sel.register(f)
 	budget.register(f)
+	f.StringVar(&tracks, "tracks", "", `pi version to hold the implementation to (default: its hello's "tracks")`)
 	return cmd
 }
 
@@ -188,6 +201,19 @@ func implementation(command string, timeout time.Duration) (func() sim.Implement
 	return func() sim.Implementation {
 		return &conformance.Process{Command: argv, Timeout: timeout, Stderr: os.Stderr}
 	}, nil
+}
+
+// implementationAt is implementation with the built-in reference behaving as pi version
+// tracks ("" for the newest).
+func implementationAt(command string, timeout time.Duration, tracks string) (func() sim.Implementation, error) {
+	if strings.TrimSpace(command) == "" {
+		b, err := loop.BehaviourOf(tracks)
+		if err != nil {
+			return nil, err
+		}
+		return func() sim.Implementation { return sim.NewReferenceWith(b) }, nil
+	}
+	return implementation(command, timeout)
 }
 
 // closeImpl closes an implementation that holds a process.

@@ -12,6 +12,8 @@ import (
 
 	"github.com/turnstile-dev/turnstile/conformance"
 	"github.com/turnstile-dev/turnstile/explore"
+	"github.com/turnstile-dev/turnstile/invariant"
+	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/sim"
 )
 
@@ -126,6 +128,23 @@ failure was found.`,
 				opts.Impl = func() sim.Implementation { return shared }
 				opts.Command += " --impl " + strconv.Quote(impl)
 				opts.ImplCommand = impl
+				if h, ok := shared.(interface {
+					Hello() (conformance.Hello, error)
+				}); ok && tracks == "" {
+					hello, err := h.Hello()
+					if err != nil {
+						return usage(fmt.Errorf("the implementation did not start: %w", err))
+					}
+					tracks = hello.Tracks
+				}
+			}
+			b, err := loop.BehaviourOf(tracks)
+			if err != nil {
+				return usage(fmt.Errorf("the reference cannot behave as the pi version to hold the implementation to (--tracks or its hello): %w", err))
+			}
+			if b != (loop.Behaviour{}) {
+				opts.Reference = func() sim.Implementation { return sim.NewReferenceWith(b) }
+				opts.Invariants = invariant.AllAt(b)
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()

@@ -14,7 +14,7 @@ import (
 )
 
 func runCmd() *cobra.Command {
-	var format, impl, htmlOut string
+	var format, impl, htmlOut, tracks string
 	var timeout time.Duration
 	var sel selection
 	var budget budgetFlags
@@ -26,7 +26,8 @@ embedded suite) against the reference loop and prints its timeline, then checks 
 scenario's inline expectations. Without a path it runs the embedded curated suite. With
 --impl the scenarios run against that implementation (a command speaking the conformance
 protocol) instead, so you can read its timeline; turnstile conform compares it with the
-reference.
+reference. --tracks X runs the
+reference as it behaves for pi release X (docs/VERSIONS.md).
 
 A user action that never happened (its trigger did not fire, or the run ended before its
 time) is reported as a warning, at its position in the file, on stderr.
@@ -53,7 +54,7 @@ marked, and with --impl the reference's trace beside the implementation's.`,
 			if err != nil {
 				return err
 			}
-			newImpl, err := implementation(impl, timeout)
+			newImpl, err := implementationAt(impl, timeout, tracks)
 			if err != nil {
 				return usage(err)
 			}
@@ -65,7 +66,7 @@ marked, and with --impl the reference's trace beside the implementation's.`,
 			page := htmlRuns{impl: impl}
 			for _, f := range files {
 				if impl == "" {
-					target = sim.NewReference()
+					target = newImpl()
 				}
 				tr, err := sim.Run(f.Scenario, target)
 				var over *sim.BudgetError
@@ -117,6 +118,7 @@ marked, and with --impl the reference's trace beside the implementation's.`,
 	cmd.Flags().DurationVar(&timeout, "timeout", conformance.DefaultTimeout, "time limit per scenario for an --impl command")
 	sel.register(cmd.Flags())
 	budget.register(cmd.Flags())
+	cmd.Flags().StringVar(&tracks, "tracks", "", "pi version the reference behaves as (default: the newest)")
 	return cmd
 }
 

@@ -14,12 +14,13 @@ import (
 
 	"github.com/turnstile-dev/turnstile/conformance"
 	"github.com/turnstile-dev/turnstile/golden"
+	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/sim"
 )
 
 func testCmd() *cobra.Command {
 	var update bool
-	var dir, impl string
+	var dir, impl, tracks string
 	var timeout time.Duration
 	var sel selection
 	var budget budgetFlags
@@ -38,7 +39,10 @@ too, unless --golden is given.
 With --impl CMD it records and checks the goldens of that implementation instead (a command
 speaking the conformance protocol), in the directory --golden names (required): a team
 whose loop deliberately differs from pi keeps its own regression suite — record once with
---update, then every later run compares against its own past.`,
+--update, then every later run compares against its own past.
+
+The goldens are pi 1.6.0's; --tracks X runs the reference as pi release X instead (with
+goldens of your own, --golden DIR), skipping the scenarios of a later pi (since).`,
 		Example: `  turnstile test
   turnstile test scenarios/queues
   turnstile test scenarios --update && git diff golden/
@@ -69,15 +73,23 @@ whose loop deliberately differs from pi keeps its own regression suite — recor
 			if err != nil {
 				return usage(err)
 			}
+			behaviour, err := loop.BehaviourOf(tracks)
+			if err != nil {
+				return usage(fmt.Errorf("--tracks: %w", err))
+			}
 			target := newImpl()
 			defer closeImpl(target)
 			out := cmd.OutOrStdout()
 			st := newStyler(out)
-			passed, failures, updated := 0, 0, 0
+			passed, failures, updated, skipped := 0, 0, 0, 0
 			for _, f := range files {
 				rel := f.Rel
+				if tracks != "" && f.Scenario.Since != "" && loop.VersionLess(tracks, f.Scenario.Since) {
+					skipped++
+					continue
+				}
 				if impl == "" {
-					target = sim.NewReference()
+					target = sim.NewReferenceWith(behaviour)
 				}
 				tr, err := sim.Run(f.Scenario, target)
 				var over *sim.BudgetError
@@ -119,7 +131,11 @@ whose loop deliberately differs from pi keeps its own regression suite — recor
 				fmt.Fprintf(out, "%d updated, %d unchanged\n", updated, passed)
 				return nil
 			}
-			fmt.Fprintf(out, "%d passed, %d failed\n", passed, failures)
+			if skipped > 0 {
+				fmt.Fprintf(out, "%d passed, %d failed, %d skipped (scenarios of a later pi than %s)\n", passed, failures, skipped, tracks)
+			} else {
+				fmt.Fprintf(out, "%d passed, %d failed\n", passed, failures)
+			}
 			if failures > 0 {
 				return failed(fmt.Errorf("%d golden mismatches", failures))
 			}
@@ -132,5 +148,6 @@ whose loop deliberately differs from pi keeps its own regression suite — recor
 	cmd.Flags().DurationVar(&timeout, "timeout", conformance.DefaultTimeout, "time limit per scenario for an --impl command")
 	sel.register(cmd.Flags())
 	budget.register(cmd.Flags())
+	cmd.Flags().StringVar(&tracks, "tracks", "", "pi version the reference behaves as (default: the newest)")
 	return cmd
 }

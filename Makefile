@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: test lint bench bench-vs-pi build conform conform-pi mutation test-python conform-python
+.PHONY: test lint bench bench-vs-pi build conform conform-pi mutation test-python conform-python conform-pi-versions
 
 build:
 	$(GO) build -o bin/turnstile ./cmd/turnstile
@@ -31,6 +31,21 @@ conform:
 # pi 1.6.0 itself must pass the curated suite, byte for byte.
 conform-pi: conformance/adapters/pi/node_modules
 	$(GO) run ./cmd/turnstile conform --impl "node conformance/adapters/pi/adapter.mjs"
+
+# Every pi release the reference can behave as (loop.Releases), each through the adapter
+# against the reference at the same version (docs/VERSIONS.md). Releases before 1.5.0 validate
+# tool arguments with TypeBox, whose messages the reference does not reproduce: they are
+# compared with the semantic profile, which leaves only the validator's messages free.
+PI_RELEASES ?= 0.87.1 0.99.1 1.0.3 1.3.0 1.4.0 1.5.2 1.6.0
+PI_TYPEBOX_VALIDATOR := 0.87.1 0.99.1 1.0.3 1.3.0 1.4.0
+conform-pi-versions: conformance/adapters/pi/node_modules
+	$(GO) build -o bin/turnstile ./cmd/turnstile
+	@for v in $(PI_RELEASES); do \
+		profile=strict; case " $(PI_TYPEBOX_VALIDATOR) " in *" $$v "*) profile=semantic;; esac; \
+		out=$$(bin/turnstile conform --impl "node conformance/adapters/pi/adapter.mjs --pi $$v" --profile $$profile --jobs 2 2>&1) \
+			|| { echo "$$out" | grep -A8 '^FAIL' | head -80; echo "pi $$v, $$profile: $$(echo "$$out" | tail -2 | head -1)"; exit 1; }; \
+		echo "pi $$v, $$profile: $$(echo "$$out" | tail -1)"; \
+	done
 
 # The Python kit's own tests, and the example loop's validator against pi's cases (unittest).
 PYTHON ?= python3

@@ -10,6 +10,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
 )
@@ -83,6 +84,10 @@ func Test(t *testing.T, port GoPort) {
 func TestSuite(t *testing.T, port GoPort, suite []*sim.Scenario) {
 	t.Helper()
 	hello := port.Hello()
+	behaviour, err := loop.BehaviourOf(hello.Tracks)
+	if err != nil {
+		t.Fatalf("the port's hello: the reference cannot behave as the pi version it tracks: %v", err)
+	}
 	supported := map[string]bool{}
 	for _, h := range hello.Hooks {
 		supported[h] = true
@@ -101,7 +106,7 @@ func TestSuite(t *testing.T, port GoPort, suite []*sim.Scenario) {
 				t.Skip(reason)
 			}
 			synctest.Test(t, func(t *testing.T) {
-				res := verifyOne(sc, sim.NewReference(), &inProcess{port: port}, Strict, 3)
+				res := verifyOne(sc, sim.NewReferenceWith(behaviour), &inProcess{port: port}, Strict, 3)
 				if res.Status == Fail {
 					msg := res.Reason
 					if res.Divergence != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/turnstile-dev/turnstile/invariant"
+	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/sim"
 )
 
@@ -19,8 +20,12 @@ type Options struct {
 	// Profile is Strict (default) or Semantic.
 	Profile Profile
 	// Reference makes the implementation the traces are compared against, a new one per
-	// scenario; nil means sim.NewReference.
+	// scenario; nil means the reference loop behaving as the pi version Tracks names.
 	Reference func() sim.Implementation
+	// Tracks is the pi version the implementation is held to: the reference behaves as that
+	// release (loop.BehaviourOf) and scenarios of a later pi (since) are skipped. "" means
+	// the version of the implementation's hello (tracks), or the newest pi without one.
+	Tracks string
 	// Context is how many lines before the first divergence a result shows; 0 means 3.
 	Context int
 	// OnResult, when set, is called after each scenario, in order (for progress output).
@@ -146,6 +151,16 @@ func Verify(ctx context.Context, suite []*sim.Scenario, impl sim.Implementation,
 			}
 		}
 	}
+	if opts.Tracks != "" {
+		tracks = opts.Tracks
+	}
+	if opts.Reference == nil && startErr == nil {
+		if b, err := loop.BehaviourOf(tracks); err != nil {
+			startErr = fmt.Errorf("the reference cannot behave as the pi version it tracks: %w", err)
+		} else {
+			newRef = func() sim.Implementation { return sim.NewReferenceWith(b) }
+		}
+	}
 	if k, ok := impl.(killer); ok {
 		defer context.AfterFunc(ctx, k.Kill)()
 	}
@@ -248,7 +263,7 @@ func verifyOne(sc *sim.Scenario, ref, impl sim.Implementation, profile Profile, 
 		res.Status, res.Reason, res.Error = Fail, runErr.Error(), runErr.Error()
 	case res.Divergence != nil:
 		res.Status, res.Reason = Fail, fmt.Sprintf("traces differ at entry %d", res.Divergence.Entry)
-		for _, f := range invariant.CheckAll(got) {
+		for _, f := range invariant.CheckAll(got, invariantsOf(ref)...) {
 			res.Violations = append(res.Violations, f.String())
 		}
 	default:

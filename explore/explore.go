@@ -42,6 +42,14 @@ type Options struct {
 	// failure and the summary; nil is silent.
 	Progress io.Writer
 
+	// Reference makes the reference loop the implementation is compared with (and explored
+	// without Impl); nil means sim.NewReference, the newest pi. The CLI makes it behave as
+	// the pi the implementation tracks.
+	Reference func() sim.Implementation
+	// Agree decides whether the implementation's trace agrees with the reference's; nil means
+	// byte-equal JSON lines. The CLI's --profile semantic passes conformance's semantic
+	// comparison (validator messages free), for implementations of pi before 1.5.0.
+	Agree func(want, got *sim.Trace) bool
 	// Invariants are checked on the implementation's trace; nil means invariant.All().
 	Invariants []invariant.Invariant
 	// NoDiff skips the comparison with the reference, leaving the invariants alone to find
@@ -377,9 +385,16 @@ func (x *explorer) simulate(sc *sim.Scenario, impl sim.Implementation) outcome {
 
 func (x *explorer) impl() sim.Implementation {
 	if x.opts.Impl == nil {
-		return sim.NewReference()
+		return x.reference()
 	}
 	return x.opts.Impl()
+}
+
+func (x *explorer) reference() sim.Implementation {
+	if x.opts.Reference == nil {
+		return sim.NewReference()
+	}
+	return x.opts.Reference()
 }
 
 // check runs one scenario and returns what is wrong, or nil.
@@ -398,10 +413,14 @@ func (x *explorer) check(sc *sim.Scenario) *Problem {
 	if got.err != nil {
 		prob.Kind, prob.Message = KindError, got.err.Error()
 	} else if x.opts.Impl != nil && !x.opts.NoDiff {
-		want := x.simulate(sc, sim.NewReference())
+		want := x.simulate(sc, x.reference())
 		if want.err == nil && !want.hang && want.panic == nil {
 			gotJSONL = got.trace.JSONL()
-			if !bytes.Equal(gotJSONL, want.trace.JSONL()) {
+			agree := bytes.Equal(gotJSONL, want.trace.JSONL())
+			if !agree && x.opts.Agree != nil {
+				agree = x.opts.Agree(want.trace, got.trace)
+			}
+			if !agree {
 				prob.Kind = KindDiff
 				prob.Message = "the trace differs from the reference's in its JSON lines (the timelines agree)"
 				if d, differ := sim.FirstDivergence(sim.Lines(want.trace.Timeline()), sim.Lines(got.trace.Timeline()), 3); differ {
@@ -440,7 +459,7 @@ func (x *explorer) check(sc *sim.Scenario) *Problem {
 func (x *explorer) traces(sc *sim.Scenario) (impl, ref *sim.Trace) {
 	impl = x.simulate(sc, x.impl()).trace
 	if x.opts.Impl != nil {
-		ref = x.simulate(sc, sim.NewReference()).trace
+		ref = x.simulate(sc, x.reference()).trace
 	}
 	return impl, ref
 }

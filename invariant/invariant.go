@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/sim"
 )
 
@@ -43,6 +44,8 @@ type Invariant struct {
 	Check func(*sim.Trace) []Violation
 
 	check func(*view) []Violation
+	// at is the pi behaviour the trace is judged at (AllAt).
+	at loop.Behaviour
 }
 
 // Failure is a violation of a named invariant.
@@ -53,12 +56,21 @@ type Failure struct {
 
 func (f Failure) String() string { return f.Invariant + ": " + f.Violation.String() }
 
-func define(name, doc string, check func(*view) []Violation) Invariant {
-	return Invariant{Name: name, Doc: doc, check: check, Check: func(tr *sim.Trace) []Violation { return check(newView(tr)) }}
+func define(at loop.Behaviour, name, doc string, check func(*view) []Violation) Invariant {
+	return Invariant{Name: name, Doc: doc, check: check, at: at, Check: func(tr *sim.Trace) []Violation {
+		v := newView(tr)
+		v.at = at
+		return check(v)
+	}}
 }
 
-// All returns every invariant, in a fixed order.
-func All() []Invariant {
+// All returns every invariant, in a fixed order, judging traces of the newest pi.
+func All() []Invariant { return AllAt(loop.Behaviour{}) }
+
+// AllAt returns every invariant judging traces of a loop that behaves as b (a pi release,
+// loop.BehaviourOf): none demands a behaviour b lacks, such as durationMs before pi 1.3.0.
+func AllAt(b loop.Behaviour) []Invariant {
+	define := func(name, doc string, check func(*view) []Violation) Invariant { return define(b, name, doc, check) }
 	return []Invariant{
 		define("grammar", grammarDoc, checkGrammar),
 		define("replay", replayDoc, checkReplay),
@@ -94,6 +106,7 @@ func CheckAll(tr *sim.Trace, invs ...Invariant) []Failure {
 	for _, inv := range invs {
 		var vs []Violation
 		if inv.check != nil {
+			v.at = inv.at
 			vs = inv.check(v)
 		} else if inv.Check != nil {
 			vs = inv.Check(tr)
@@ -108,6 +121,8 @@ func CheckAll(tr *sim.Trace, invs ...Invariant) []Failure {
 // view is a trace decoded for checking: entries with their JSON decoded on demand, and the
 // run's structure (turns, outcome) parsed once.
 type view struct {
+	// at is the pi behaviour the trace is judged at.
+	at      loop.Behaviour
 	es      []sim.Entry
 	data    []any
 	answer  []any

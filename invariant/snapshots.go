@@ -3,6 +3,7 @@ package invariant
 import (
 	"maps"
 
+	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/sim"
 )
 
@@ -54,7 +55,9 @@ func checkSnapshots(v *view) []Violation {
 				if m == nil {
 					m = map[string]any{}
 				}
-				m["thinkingLevel"] = level
+				if v.at.Has(loop.ThinkingLevelStamp) {
+					m["thinkingLevel"] = level
+				}
 				if !started {
 					want = append(want, expectedEvent{name: "message_start", message: m, delivery: i})
 				}

@@ -179,9 +179,14 @@ func checkResults(v *view) []Violation {
 		for _, c := range t.calls {
 			calls[c.id] = c
 		}
-		// Starts in source order, one per call.
+		// Starts in source order, one per call. Before pi 1.6.0 an abort stopped the batch: the
+		// calls after the one that saw it got no start and no result.
+		cut := !v.at.Has(loop.AbortCompletesBatch) && v.abortedBefore(t.end)
 		for k, c := range t.calls {
 			if k >= len(tt.startOrder) {
+				if cut {
+					break
+				}
 				vs.add(v, t.end, "tool call %s never started", c.id)
 				continue
 			}
@@ -200,7 +205,7 @@ func checkResults(v *view) []Violation {
 			}
 		}
 		// Result messages: one per call, source order, after the ends before them.
-		if t.end >= 0 && len(tt.results) != len(t.calls) {
+		if t.end >= 0 && len(tt.results) != len(t.calls) && !(cut && len(tt.results) == len(tt.startOrder)) {
 			vs.add(v, t.end, "%d tool calls got %d tool-result messages", len(t.calls), len(tt.results))
 		}
 		lastEnd := -1
@@ -250,7 +255,11 @@ func checkResults(v *view) []Violation {
 			e := tt.ends[id]
 			call, executed := tt.toolCalls[id]
 			dur := v.d(e)["durationMs"]
-			if executed != (dur != nil) {
+			if !v.at.Has(loop.DurationMs) {
+				if dur != nil {
+					vs.add(v, e, "tool %s's end has a durationMs, which pi added in %s", id, loop.DurationMs.Since())
+				}
+			} else if executed != (dur != nil) {
 				if executed {
 					vs.add(v, e, "tool %s was executed but its end has no durationMs", id)
 				} else {

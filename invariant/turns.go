@@ -177,3 +177,17 @@ func (v *view) window(t *turn) window {
 	}
 	return w
 }
+
+// abortedBefore reports whether an abort was delivered before entry end (the whole trace when
+// end is -1).
+func (v *view) abortedBefore(end int) bool {
+	if end < 0 {
+		end = len(v.es)
+	}
+	for i := 0; i < end; i++ {
+		if v.es[i].Kind == sim.KindDeliver && v.es[i].Name == sim.DeliverAbort {
+			return true
+		}
+	}
+	return false
+}

@@ -119,6 +119,9 @@ type Config struct {
 	OnEvent func(Event)
 	// ToolExecution is Parallel (default) or Sequential.
 	ToolExecution ExecutionMode
+	// Behaviour selects the pi release the loop behaves as (BehaviourOf); the zero value is
+	// the newest.
+	Behaviour Behaviour
 
 	// ConvertToLLM turns the context into what the model understands; nil means
 	// DefaultConvertToLLM.

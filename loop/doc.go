@@ -1,5 +1,6 @@
 // Package loop is a reference agent loop with the behaviour of pi 1.6.0
-// (@earendil-works/pi-agent-core@1.6.0, dist/agent-loop.js), usable as a library.
+// (@earendil-works/pi-agent-core@1.6.0, dist/agent-loop.js), or of any earlier pi release
+// from 0.87.0 (Config.Behaviour, BehaviourOf; docs/VERSIONS.md), usable as a library.
 //
 // An agent loop asks a model for a response, runs the tools the response asks for, feeds the
 // results back and repeats until nothing requires another request. Run starts a run with new

@@ -96,6 +96,9 @@ func (r *run) executeSequential(ctx context.Context, msg *AssistantMessage, call
 		r.emitEnd(o)
 		messages = append(messages, r.emitResultMessage(o))
 		outcomes = append(outcomes, o)
+		if ctx.Err() != nil && !r.cfg.Behaviour.Has(AbortCompletesBatch) {
+			break
+		}
 	}
 	return outcomes, messages
 }
@@ -112,16 +115,20 @@ func (r *run) executeParallel(ctx context.Context, msg *AssistantMessage, calls 
 		if p.immediate != nil {
 			outcomes[i] = *p.immediate
 			r.emitEnd(outcomes[i])
-			continue
+		} else {
+			tasks = append(tasks, func() {
+				if ctx.Err() != nil {
+					outcomes[i] = outcome{call: call, result: errorResult(abortedText), isError: true}
+				} else {
+					outcomes[i] = r.finalize(ctx, msg, call, p, r.execute(ctx, call, p))
+				}
+				r.emitEnd(outcomes[i])
+			})
 		}
-		tasks = append(tasks, func() {
-			if ctx.Err() != nil {
-				outcomes[i] = outcome{call: call, result: errorResult(abortedText), isError: true}
-			} else {
-				outcomes[i] = r.finalize(ctx, msg, call, p, r.execute(ctx, call, p))
-			}
-			r.emitEnd(outcomes[i])
-		})
+		if ctx.Err() != nil && !r.cfg.Behaviour.Has(AbortCompletesBatch) {
+			outcomes = outcomes[:i+1] // before 1.6.0 the calls after it never start
+			break
+		}
 	}
 	if len(tasks) > 0 {
 		r.rt.Parallel(tasks)
@@ -150,7 +157,7 @@ func (r *run) prepare(ctx context.Context, msg *AssistantMessage, call ToolCall)
 		res.Terminate = terminate
 		return preparation{immediate: &outcome{call: call, result: res, isError: true}}
 	}
-	if ctx.Err() != nil {
+	if ctx.Err() != nil && r.cfg.Behaviour.Has(AbortFirst) {
 		return immediate(abortedText, false)
 	}
 	tool := r.findTool(call.Name)
@@ -179,6 +186,9 @@ func (r *run) prepare(ctx context.Context, msg *AssistantMessage, call ToolCall)
 			return immediate(reason, res.Terminate)
 		}
 	}
+	if ctx.Err() != nil && !r.cfg.Behaviour.Has(AbortFirst) {
+		return immediate(abortedText, false) // before 1.6.0 the abort was checked last
+	}
 	return preparation{tool: tool, args: args}
 }
 
@@ -192,7 +202,7 @@ func (r *run) validate(tool *Tool, call ToolCall) (map[string]any, error) {
 		}
 		raw = prepared
 	}
-	if call.ArgumentsError != "" {
+	if call.ArgumentsError != "" && r.cfg.Behaviour.Has(ArgumentsError) {
 		return nil, fmt.Errorf(`Invalid arguments for tool "%s": %s`, call.Name, call.ArgumentsError)
 	}
 	v, err := r.validators.get(tool)
@@ -248,7 +258,7 @@ func (r *run) execute(ctx context.Context, call ToolCall, p preparation) executi
 	if err != nil {
 		return execution{result: errorResult(err.Error()), isError: true, durationMs: durationMs}
 	}
-	return execution{result: res, isError: res.IsError, durationMs: durationMs}
+	return execution{result: res, isError: res.IsError && r.cfg.Behaviour.Has(ToolResultIsError), durationMs: durationMs}
 }
 
 // finalize is pi's finalizeExecutedToolCall: afterToolCall overrides field by field.
@@ -263,7 +273,7 @@ func (r *run) finalize(ctx context.Context, msg *AssistantMessage, call ToolCall
 			res, isError = errorResult(err.Error()), true
 		case after != nil:
 			structured := after.StructuredContent
-			if structured == nil && after.Content == nil {
+			if structured == nil && after.Content == nil || !r.cfg.Behaviour.Has(AfterToolCallStructuredContent) {
 				structured = res.StructuredContent
 			}
 			if after.Content != nil {
@@ -284,8 +294,12 @@ func (r *run) finalize(ctx context.Context, msg *AssistantMessage, call ToolCall
 			}
 		}
 	}
-	d := ex.durationMs
-	return outcome{call: call, result: res, isError: isError, durationMs: &d}
+	o := outcome{call: call, result: res, isError: isError}
+	if r.cfg.Behaviour.Has(DurationMs) {
+		d := ex.durationMs
+		o.durationMs = &d
+	}
+	return o
 }
 
 // callHook calls f, turning a panic into an error the way a throw becomes a rejected promise.

@@ -205,7 +205,9 @@ func (r *run) finishResponse(ctx context.Context, stream AssistantStream, added 
 		return nil, hookError("provider stream result", err)
 	}
 	msg := ShallowCopy(orEmpty(final)).(*AssistantMessage)
-	msg.ThinkingLevel = string(r.thinkingLevel())
+	if r.cfg.Behaviour.Has(ThinkingLevelStamp) {
+		msg.ThinkingLevel = string(r.thinkingLevel())
+	}
 	if added {
 		r.context.Messages[len(r.context.Messages)-1] = msg
 	} else {

@@ -40,6 +40,7 @@ func (r *Reference) build(setup Setup) (loop.Context, loop.Config, []loop.Messag
 		ThinkingLevel: loop.ThinkingLevel(setup.ThinkingLevel),
 		APIKey:        setup.APIKey,
 		ToolExecution: loop.ExecutionMode(setup.ToolExecution),
+		Behaviour:     r.behaviour,
 		Runtime:       r,
 		Stream:        r.stream,
 		OnEvent:       func(e loop.Event) { r.notify(NotifyEvent, e) },

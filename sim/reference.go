@@ -28,10 +28,30 @@ type Reference struct {
 	// direct is set when the port is the simulator's own world, which takes payloads as
 	// Go values.
 	direct bool
+	// behaviour is the pi release the loop behaves as (loop.Config.Behaviour).
+	behaviour loop.Behaviour
 }
 
-// NewReference returns the reference implementation, ready to Start.
+// NewReference returns the reference implementation, ready to Start, behaving as the newest
+// pi (loop.NewestVersion).
 func NewReference() *Reference { return &Reference{} }
+
+// NewReferenceWith returns the reference implementation behaving as b: a pi release
+// (loop.BehaviourOf), or any set of changes (a mutant that lacks one).
+func NewReferenceWith(b loop.Behaviour) *Reference { return &Reference{behaviour: b} }
+
+// NewReferenceAt returns the reference implementation behaving as pi release version ("" for
+// the newest); an error when the reference cannot behave as that version.
+func NewReferenceAt(version string) (*Reference, error) {
+	b, err := loop.BehaviourOf(version)
+	if err != nil {
+		return nil, err
+	}
+	return NewReferenceWith(b), nil
+}
+
+// Behaviour is the set of pi changes the reference behaves with.
+func (r *Reference) Behaviour() loop.Behaviour { return r.behaviour }
 
 // refStream is a stream on the implementation's side: the events delivered so far.
 type refStream struct {
@@ -55,7 +75,7 @@ type refToolCall struct {
 // Start implements Implementation.
 func (r *Reference) Start(setup Setup, port Port) error {
 	_, direct := port.(*world)
-	*r = Reference{sched: coop.New(), port: port, streams: map[string]*refStream{}, calls: map[string]*refToolCall{}, direct: direct}
+	*r = Reference{sched: coop.New(), port: port, streams: map[string]*refStream{}, calls: map[string]*refToolCall{}, direct: direct, behaviour: r.behaviour}
 	actx, cfg, prompts, err := r.build(setup)
 	if err != nil {
 		return err

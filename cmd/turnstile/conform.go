@@ -13,16 +13,17 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
 )
 
 func conformCmd() *cobra.Command {
 	var (
-		impl, profile, junit, shard, expectFail string
-		suite                                   []string
-		timeout                                 time.Duration
-		jobs                                    int
+		impl, profile, junit, shard, expectFail, tracks string
+		suite                                           []string
+		timeout                                         time.Duration
+		jobs                                            int
 	)
 	cmd := &cobra.Command{
 		Use:   "conform",
@@ -38,13 +39,17 @@ code is 0 exactly when M is 0.
 
 Profiles: strict compares canonical traces byte for byte; semantic allows free texts such as
 schema-validator messages to differ (conformance/PROTOCOL.md lists the rules).
-Scenarios that install a hook the implementation does not declare, or that pin behaviour of
-a later pi than it tracks, are skipped. --expect-fail FILE lists known failures (one
+The reference behaves as the pi release the implementation tracks (its hello's "tracks", any
+pi from 0.87.1 on; docs/VERSIONS.md lists what changed when); --tracks X holds it to pi X
+instead. Scenarios that install a hook the implementation does not declare, or whose
+situation first exists in a later pi than it tracks (since), are skipped. --expect-fail FILE lists known failures (one
 scenario name a line, # comments): they are reported as expected, and a listed scenario that
 passes fails the run, so the list shrinks as the implementation improves.`,
 		Example: `  turnstile conform
   turnstile conform --impl "turnstile adapter"
   turnstile conform --impl "node conformance/adapters/pi/adapter.mjs" --junit pi.xml
+  turnstile conform --impl "node conformance/adapters/pi/adapter.mjs --pi 1.3.0"
+  turnstile conform --impl "./my-port" --tracks 1.6.0     # hold a port to a newer pi than it claims
   turnstile conform --impl "python3 my_adapter.py" --suite scenarios/queues --profile semantic --jobs 2`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -63,7 +68,12 @@ passes fails the run, so the list shrinks as the implementation improves.`,
 			if list, err = applyShard(list, shard); err != nil {
 				return usage(err)
 			}
-			opts := conformance.Options{Profile: prof}
+			if tracks != "" {
+				if _, err := loop.BehaviourOf(tracks); err != nil {
+					return usage(fmt.Errorf("--tracks: %w", err))
+				}
+			}
+			opts := conformance.Options{Profile: prof, Tracks: tracks}
 			if expectFail != "" {
 				if opts.ExpectFail, err = readNameList(expectFail); err != nil {
 					return usage(err)
@@ -85,7 +95,7 @@ passes fails the run, so the list shrinks as the implementation improves.`,
 					fmt.Fprint(out, r.ViolationsText("      "))
 				}
 			}
-			newImpl, err := implementation(impl, timeout)
+			newImpl, err := implementationAt(impl, timeout, tracks)
 			if err != nil {
 				return usage(err)
 			}
@@ -123,6 +133,7 @@ passes fails the run, so the list shrinks as the implementation improves.`,
 	f.DurationVar(&timeout, "timeout", conformance.DefaultTimeout, "time limit per scenario for an --impl command")
 	f.IntVar(&jobs, "jobs", 1, "implementations to run at once")
 	f.StringVar(&expectFail, "expect-fail", "", "file listing scenarios known to fail")
+	f.StringVar(&tracks, "tracks", "", `pi version to hold the implementation to (default: its hello's "tracks")`)
 	return cmd
 }
 
@@ -145,6 +156,19 @@ func implementation(command string, timeout time.Duration) (func() sim.Implement
 	return func() sim.Implementation {
 		return &conformance.Process{Command: argv, Timeout: timeout, Stderr: os.Stderr}
 	}, nil
+}
+
+// implementationAt is implementation with the built-in reference behaving as pi version
+// tracks ("" for the newest).
+func implementationAt(command string, timeout time.Duration, tracks string) (func() sim.Implementation, error) {
+	if strings.TrimSpace(command) == "" {
+		b, err := loop.BehaviourOf(tracks)
+		if err != nil {
+			return nil, err
+		}
+		return func() sim.Implementation { return sim.NewReferenceWith(b) }, nil
+	}
+	return implementation(command, timeout)
 }
 
 // closeImpl closes an implementation that holds a process.

@@ -10,16 +10,19 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/turnstile-dev/turnstile/conformance"
 	"github.com/turnstile-dev/turnstile/explore"
+	"github.com/turnstile-dev/turnstile/invariant"
+	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/sim"
 )
 
 func exploreCmd() *cobra.Command {
 	var (
-		impl, seed, out, shard string
-		runs                   int
-		duration, timeout      time.Duration
-		noDiff                 bool
+		impl, seed, out, shard, tracks, profile string
+		runs                                    int
+		duration, timeout                       time.Duration
+		noDiff                                  bool
 	)
 	cmd := &cobra.Command{
 		Use:   "explore",
@@ -67,6 +70,32 @@ reference alone is explored, against the invariants.`,
 				defer closeImpl(shared)
 				opts.Impl = func() sim.Implementation { return shared }
 				opts.Command += " --impl " + strconv.Quote(impl)
+				if h, ok := shared.(interface {
+					Hello() (conformance.Hello, error)
+				}); ok && tracks == "" {
+					hello, err := h.Hello()
+					if err != nil {
+						return failed(fmt.Errorf("the implementation did not start: %w", err))
+					}
+					tracks = hello.Tracks
+				}
+			}
+			b, err := loop.BehaviourOf(tracks)
+			if err != nil {
+				return usage(fmt.Errorf("the reference cannot behave as the pi version to hold the implementation to (--tracks or its hello): %w", err))
+			}
+			prof, err := conformance.ParseProfile(profile)
+			if err != nil {
+				return usage(err)
+			}
+			if prof == conformance.Semantic {
+				opts.Agree = func(want, got *sim.Trace) bool { return conformance.Compare(want, got, prof, 0) == nil }
+				opts.Command += " --profile semantic"
+			}
+			if b != (loop.Behaviour{}) {
+				opts.Reference = func() sim.Implementation { return sim.NewReferenceWith(b) }
+				opts.Invariants = invariant.AllAt(b)
+				opts.Command += " --tracks " + tracks
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()
@@ -88,5 +117,7 @@ reference alone is explored, against the invariants.`,
 	f.StringVar(&shard, "shard", "", "explore only shard K of N (K/N, from 1)")
 	f.DurationVar(&timeout, "timeout", 10*time.Second, "time limit per run for an --impl command")
 	f.BoolVar(&noDiff, "no-diff", false, "check invariants only, without comparing with the reference")
+	f.StringVar(&profile, "profile", "strict", "how traces must agree with the reference's: strict (byte-equal) or semantic (validator messages free, as for pi before 1.5.0)")
+	f.StringVar(&tracks, "tracks", "", `pi version the reference behaves as (default: the implementation's hello "tracks", else the newest)`)
 	return cmd
 }

@@ -54,6 +54,11 @@ func TestInputErrorsExitTwo(t *testing.T) {
 		{"run", "--format", "xml"},
 		{"conform", "--shard", "3/2"},
 		{"conform", "--profile", "loose"},
+		{"conform", "--tracks", "0.80"},
+		{"conform", "--tracks", "latest"},
+		{"run", "scenarios/truncation/basic.yaml", "--tracks", "v1.0"},
+		{"test", "--tracks", "0.5"},
+		{"explore", "--runs", "1", "--tracks", "x"},
 		{"run", "scenarios/testdata/invalid/unknown-top-key.yaml"},
 		{"frobnicate"},
 	} {
@@ -174,4 +179,18 @@ func TestMain(m *testing.M) {
 		os.Exit(execute([]string{"adapter"}, os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
+}
+
+// TestTracksRunsTheReferenceAsAnOlderPi: --tracks makes the built-in reference behave as that
+// release (no durationMs before pi 1.3.0) and skips the scenarios of a later pi.
+func TestTracksRunsTheReferenceAsAnOlderPi(t *testing.T) {
+	old, _, code := turnstile(t, "run", "scenarios/tools-sequential/duration-ms.yaml", "--format", "jsonl", "--tracks", "1.0.3")
+	now, _, _ := turnstile(t, "run", "scenarios/tools-sequential/duration-ms.yaml", "--format", "jsonl")
+	if code != 0 || strings.Contains(old, "durationMs") || !strings.Contains(now, "durationMs") {
+		t.Fatalf("exit %d; durationMs at pi 1.0.3: %v, at the newest: %v", code, strings.Contains(old, "durationMs"), strings.Contains(now, "durationMs"))
+	}
+	out, _, code := turnstile(t, "conform", "--suite", "scenarios/tools-sequential", "--tracks", "1.0.3")
+	if code != 0 || !strings.Contains(out, "SKIP  tools-sequential/arguments-error: the scenario pins behaviour of pi 1.3.0; the implementation tracks pi 1.0.3") {
+		t.Fatalf("exit %d: %s", code, out)
+	}
 }

@@ -14,7 +14,7 @@ import (
 )
 
 func runCmd() *cobra.Command {
-	var format, impl string
+	var format, impl, tracks string
 	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "run [PATH…]",
@@ -23,7 +23,8 @@ func runCmd() *cobra.Command {
 reference loop and prints its timeline, then checks the scenario's inline expectations.
 Without a path it runs the embedded curated suite. With --impl the scenarios run against
 that implementation (a command speaking the conformance protocol) instead, so you can read
-its timeline; turnstile conform compares it with the reference.
+its timeline; turnstile conform compares it with the reference. --tracks X runs the
+reference as it behaves for pi release X (docs/VERSIONS.md).
 
 --format jsonl prints the canonical trace lines only: the same bytes on every run.`,
 		Example: `  turnstile run scenarios/truncation
@@ -37,7 +38,7 @@ its timeline; turnstile conform compares it with the reference.
 			if err != nil {
 				return usage(err)
 			}
-			newImpl, err := implementation(impl, timeout)
+			newImpl, err := implementationAt(impl, timeout, tracks)
 			if err != nil {
 				return usage(err)
 			}
@@ -48,7 +49,7 @@ its timeline; turnstile conform compares it with the reference.
 			var bad []string
 			for _, f := range files {
 				if impl == "" {
-					target = sim.NewReference()
+					target = newImpl()
 				}
 				tr, err := sim.Run(f.Scenario, target)
 				if err != nil {
@@ -79,5 +80,6 @@ its timeline; turnstile conform compares it with the reference.
 	cmd.Flags().StringVar(&format, "format", "timeline", "output format: timeline or jsonl")
 	cmd.Flags().StringVar(&impl, "impl", "", `command of an implementation to run instead of the built-in reference`)
 	cmd.Flags().DurationVar(&timeout, "timeout", conformance.DefaultTimeout, "time limit per scenario for an --impl command")
+	cmd.Flags().StringVar(&tracks, "tracks", "", "pi version the reference behaves as (default: the newest)")
 	return cmd
 }

@@ -12,13 +12,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/turnstile-dev/turnstile/golden"
+	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
 )
 
 func testCmd() *cobra.Command {
 	var update bool
-	var dir string
+	var dir, tracks string
 	cmd := &cobra.Command{
 		Use:   "test [PATH…]",
 		Short: "Compare scenario timelines with their golden files",
@@ -27,7 +28,9 @@ file, DIR/<path under the nearest scenarios/ folder>.golden (DIR is --golden, de
 mismatch prints the first difference with context. --update rewrites the golden files:
 read the diff (git diff) before committing it.
 
-Without a path it checks the embedded suite against the embedded goldens.`,
+Without a path it checks the embedded suite against the embedded goldens. The goldens are pi
+1.6.0's; --tracks X runs the reference as pi release X instead (with goldens of your own,
+--golden DIR), skipping the scenarios of a later pi (since).`,
 		Example: `  turnstile test
   turnstile test scenarios/queues
   turnstile test scenarios --update && git diff golden/`,
@@ -43,12 +46,20 @@ Without a path it checks the embedded suite against the embedded goldens.`,
 			if len(args) == 0 {
 				goldens = golden.Embedded()
 			}
+			behaviour, err := loop.BehaviourOf(tracks)
+			if err != nil {
+				return usage(fmt.Errorf("--tracks: %w", err))
+			}
 			out := cmd.OutOrStdout()
 			st := newStyler(out)
-			passed, failures, updated := 0, 0, 0
+			passed, failures, updated, skipped := 0, 0, 0, 0
 			for _, f := range files {
 				rel := f.Rel
-				tr, err := sim.Run(f.Scenario, sim.NewReference())
+				if tracks != "" && f.Scenario.Since != "" && loop.VersionLess(tracks, f.Scenario.Since) {
+					skipped++
+					continue
+				}
+				tr, err := sim.Run(f.Scenario, sim.NewReferenceWith(behaviour))
 				if err != nil {
 					return usage(err)
 				}
@@ -87,7 +98,11 @@ Without a path it checks the embedded suite against the embedded goldens.`,
 				fmt.Fprintf(out, "%d updated, %d unchanged\n", updated, passed)
 				return nil
 			}
-			fmt.Fprintf(out, "%d passed, %d failed\n", passed, failures)
+			if skipped > 0 {
+				fmt.Fprintf(out, "%d passed, %d failed, %d skipped (scenarios of a later pi than %s)\n", passed, failures, skipped, tracks)
+			} else {
+				fmt.Fprintf(out, "%d passed, %d failed\n", passed, failures)
+			}
 			if failures > 0 {
 				return failed(fmt.Errorf("%d golden mismatches", failures))
 			}
@@ -96,5 +111,6 @@ Without a path it checks the embedded suite against the embedded goldens.`,
 	}
 	cmd.Flags().BoolVar(&update, "update", false, "rewrite the golden files")
 	cmd.Flags().StringVar(&dir, "golden", "golden/testdata", "directory of the golden files")
+	cmd.Flags().StringVar(&tracks, "tracks", "", "pi version the reference behaves as (default: the newest)")
 	return cmd
 }

@@ -1,9 +1,15 @@
 #!/usr/bin/env node
-// The turnstile conformance adapter for pi's agent loop (@earendil-works/pi-agent-core@1.6.0):
-// protocol v1 (conformance/PROTOCOL.md) over stdin/stdout, one session per scenario.
+// The turnstile conformance adapter for pi's agent loop (@earendil-works/pi-agent-core, any
+// release from 0.87.1 to 1.6.0): protocol v1 (conformance/PROTOCOL.md) over stdin/stdout, one
+// session per scenario.
 //
 //	cd conformance/adapters/pi && npm ci
-//	node conformance/adapters/pi/adapter.mjs
+//	node conformance/adapters/pi/adapter.mjs              # pi 1.6.0
+//	node conformance/adapters/pi/adapter.mjs --pi 1.3.0   # an older release
+//
+// Each release is installed under an npm alias (package.json: "pi-agent-core-1.3.0") with the
+// pi-ai it was released with; --pi chooses one (the environment variable TURNSTILE_PI too).
+// The hello reports the pi-agent-core and pi-ai versions, and tracks the pi-agent-core one.
 //
 // It runs pi's own low-level loop, runAgentLoop / runAgentLoopContinue, with:
 //   - emit = async (event) => notify(event);
@@ -21,11 +27,53 @@
 // which it wrote nothing. stderr is for diagnostics only.
 
 import fs from "node:fs";
+import path from "node:path";
 import { createRequire } from "node:module";
-import { runAgentLoop, runAgentLoopContinue } from "@earendil-works/pi-agent-core";
+
+const require = createRequire(import.meta.url);
+/** The releases installed (package.json), newest last; the newest is the plain package. */
+const RELEASES = ["0.87.1", "0.99.1", "1.0.3", "1.3.0", "1.4.0", "1.5.2", "1.6.0"];
+const NEWEST = RELEASES[RELEASES.length - 1];
+
+function chosenRelease(argv) {
+	let release = process.env.TURNSTILE_PI || NEWEST;
+	for (let i = 0; i < argv.length; i++) {
+		const a = argv[i];
+		if (a === "--pi" && i + 1 < argv.length) release = argv[++i];
+		else if (a.startsWith("--pi=")) release = a.slice(5);
+		else if (a === "--help" || a === "-h") {
+			process.stdout.write(`usage: node adapter.mjs [--pi VERSION]\nreleases: ${RELEASES.join(", ")} (default ${NEWEST})\n`);
+			process.exit(0);
+		} else {
+			process.stderr.write(`pi adapter: unknown argument ${JSON.stringify(a)} (usage: node adapter.mjs [--pi VERSION])\n`);
+			process.exit(2);
+		}
+	}
+	if (!RELEASES.includes(release)) {
+		process.stderr.write(`pi adapter: pi ${release} is not installed here; the releases are ${RELEASES.join(", ")}\n`);
+		process.exit(2);
+	}
+	return release;
+}
+
+const RELEASE = chosenRelease(process.argv.slice(2));
+const CORE = RELEASE === NEWEST ? "@earendil-works/pi-agent-core" : `pi-agent-core-${RELEASE}`;
+const corePackage = require.resolve(`${CORE}/package.json`);
+const PI_VERSION = require(corePackage).version;
+/** pi-ai as this pi-agent-core resolves it (its own nested copy for the older releases). */
+const PI_AI_VERSION = (() => {
+	// Node's own lookup from the pi-agent-core folder (pi-ai exports no package.json).
+	for (let dir = path.dirname(corePackage); ; dir = path.dirname(dir)) {
+		const file = path.join(dir, "node_modules", "@earendil-works", "pi-ai", "package.json");
+		if (fs.existsSync(file)) return require(file).version;
+		if (path.dirname(dir) === dir) return "unknown";
+	}
+})();
+// pi is imported at the first start, not before the hello: loading pi-ai's providers takes
+// seconds on a busy machine, which the hello's 10 s must not pay.
+let pi = null;
 
 const PROTOCOL = 1;
-const PI_VERSION = createRequire(import.meta.url)("@earendil-works/pi-agent-core/package.json").version;
 const HOOKS = [
 	"convertToLlm",
 	"transformContext",
@@ -356,8 +404,8 @@ function start(msg) {
 	const signal = s.controller.signal;
 	const run =
 		s.setup.entry === "continue"
-			? runAgentLoopContinue(context, config, emit, signal, streamFn)
-			: runAgentLoop(prompts, context, config, emit, signal, streamFn);
+			? pi.runAgentLoopContinue(context, config, emit, signal, streamFn)
+			: pi.runAgentLoop(prompts, context, config, emit, signal, streamFn);
 	run.then(
 		(messages) => s.notify("end", { messages }),
 		(err) => s.notify("end", { error: err instanceof Error ? err.message : String(err) }),
@@ -442,13 +490,14 @@ async function main() {
 					type: "hello",
 					protocol: PROTOCOL,
 					name: "pi-agent-core",
-					version: PI_VERSION,
+					version: `${PI_VERSION} (pi-ai ${PI_AI_VERSION})`,
 					tracks: PI_VERSION,
 					capabilities: { hooks: HOOKS },
 				});
 				break;
 			case "start":
 				if (current) fatal(`protocol error at line ${input.line}: start of session ${msg.session} while session ${current.id} runs`);
+				pi ??= await import(CORE);
 				start(msg);
 				await settle();
 				writeLine({ type: "idle", session: msg.session });

@@ -1,0 +1,87 @@
+package conformance_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/loop"
+	"github.com/turnstile-dev/turnstile/sim"
+)
+
+// TestEveryChangeIsDetected flips each modelled behaviour change off in the reference (an
+// in-process mutant behaving as pi just before that change) and requires the curated suite to
+// catch it: at least one scenario runnable at the newest pi must differ. The detecting
+// scenarios are logged (docs/VERSIONS.md lists them).
+func TestEveryChangeIsDetected(t *testing.T) {
+	suite := curatedSuite(t)
+	for _, c := range loop.Changes() {
+		if !c.Modelled() {
+			continue
+		}
+		t.Run(c.String(), func(t *testing.T) {
+			mutant := loop.Behaviour{}.Without(c)
+			report := conformance.Verify(context.Background(), suite, sim.NewReferenceWith(mutant), conformance.Options{Tracks: loop.NewestVersion})
+			var caught []string
+			for _, res := range report.Results {
+				if res.Status == conformance.Fail {
+					caught = append(caught, res.Scenario)
+				}
+			}
+			if len(caught) == 0 {
+				t.Fatalf("no curated scenario catches the loop without %s (pi %s)", c, c.Since())
+			}
+			t.Logf("%s (%s) caught by %d: %s", c, c.Since(), len(caught), strings.Join(caught, " "))
+		})
+	}
+}
+
+// TestReferenceAtEveryRelease: the reference at each release runs the curated suite, skipping
+// exactly the scenarios of a later pi, and its traces keep every invariant at that release.
+func TestReferenceAtEveryRelease(t *testing.T) {
+	suite := curatedSuite(t)
+	for _, v := range loop.Releases {
+		t.Run(v, func(t *testing.T) {
+			ref, err := sim.NewReferenceAt(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			report := conformance.Verify(context.Background(), suite, ref, conformance.Options{Tracks: v})
+			for _, res := range report.Results {
+				sc := findScenario(suite, res.Scenario)
+				wantSkip := sc.Since != "" && loop.VersionLess(v, sc.Since)
+				switch {
+				case wantSkip && res.Status != conformance.Skip:
+					t.Errorf("%s (since %s) was not skipped at %s: %s", res.Scenario, sc.Since, v, res.Status)
+				case !wantSkip && res.Status != conformance.Pass:
+					t.Errorf("%s at %s: %s %s\n%s", res.Scenario, v, res.Status, res.Reason, strings.Join(res.Violations, "\n"))
+				}
+			}
+		})
+	}
+}
+
+// TestTracksOutOfRange: an implementation tracking a pi the reference cannot behave as fails
+// every scenario with a reason that says so, instead of being compared with the newest pi.
+func TestTracksOutOfRange(t *testing.T) {
+	suite := curatedSuite(t)[:2]
+	for _, tracks := range []string{"0.80", "latest"} {
+		report := conformance.Verify(context.Background(), suite, sim.NewReference(), conformance.Options{Tracks: tracks})
+		if report.Failed != len(suite) {
+			t.Fatalf("tracks %q: %s, want every scenario failed", tracks, report.Summary())
+		}
+		if r := report.Results[0].Reason; !strings.Contains(r, "cannot behave as") {
+			t.Errorf("tracks %q: reason %q does not say the reference cannot behave as that pi", tracks, r)
+		}
+	}
+}
+
+func findScenario(suite []*sim.Scenario, name string) *sim.Scenario {
+	for _, sc := range suite {
+		if sc.Name == name {
+			return sc
+		}
+	}
+	return &sim.Scenario{}
+}

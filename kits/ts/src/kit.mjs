@@ -55,6 +55,7 @@ export class Kit {
 	 * @param options {name, version, tracks, hooks, lacks, capabilities, load, input, output, log}
 	 */
 	constructor(run, options = {}) {
+		if (typeof run !== "function") throw new TypeError(`turnstile-kit: serve(run, options) needs run, a function (session) => the run's promise; got ${typeof run}`);
 		this.run = run;
 		const capabilities = { hooks: [...(options.hooks ?? [])], ...(options.capabilities ?? {}) };
 		if (options.lacks?.length) capabilities.lacks = [...options.lacks];
@@ -249,7 +250,8 @@ export class Kit {
  * It makes time virtual (installVirtualTime) and sends console.log and process.stdout to
  * stderr: stdout carries the protocol only.
  */
-export async function serve(run, options = {}) {
+export function serve(run, options = {}) {
+	const kit = new Kit(run, options); // a wrong run throws here, before anything is written
 	installVirtualTime();
 	const errorConsole = new console.Console({ stdout: process.stderr, stderr: process.stderr });
 	for (const m of ["log", "info", "debug", "dir", "dirxml", "table", "trace", "group", "groupCollapsed", "timeLog", "count"]) {
@@ -259,6 +261,5 @@ export async function serve(run, options = {}) {
 	process.on("unhandledRejection", (err) => {
 		process.stderr.write(`turnstile-kit: unhandled rejection: ${err?.stack ?? err}\n`);
 	});
-	const kit = new Kit(run, options);
-	process.exit(await kit.serve());
+	return kit.serve().then((status) => process.exit(status));
 }

@@ -293,19 +293,19 @@ func TestVersionLess(t *testing.T) {
 type oldPort struct{ *sim.Reference }
 
 func (oldPort) Hello() (conformance.Hello, error) {
-	return conformance.Hello{Name: "old", Tracks: "0.84", Hooks: conformance.AllHooks}, nil
+	return conformance.Hello{Name: "old", Tracks: "0.99.1", Hooks: conformance.AllHooks}, nil
 }
 
 func TestVerifySkipsScenariosNewerThanTracked(t *testing.T) {
 	newer := *byName("text-only")
-	newer.Name, newer.Since = "newer", "0.87"
+	newer.Name, newer.Since = "newer", "1.3.0"
 	older := *byName("text-only")
-	older.Name, older.Since = "older", "0.80"
+	older.Name, older.Since = "older", "0.87"
 	report := conformance.Verify(context.Background(), []*sim.Scenario{&newer, &older}, oldPort{sim.NewReference()}, conformance.Options{})
 	if report.Summary() != "1 passed, 0 failed, 1 skipped" {
 		t.Fatalf("summary %q", report.Summary())
 	}
-	if r := report.Results[0]; r.Status != conformance.Skip || r.Reason != "the scenario pins behaviour of pi 0.87; the implementation tracks pi 0.84" {
+	if r := report.Results[0]; r.Status != conformance.Skip || r.Reason != "the scenario pins behaviour of pi 1.3.0; the implementation tracks pi 0.99.1" {
 		t.Errorf("result %+v", r)
 	}
 }

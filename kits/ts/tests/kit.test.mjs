@@ -394,3 +394,14 @@ test("load runs once, after the hello, before the first session", async () => {
 	assert.deepEqual(order, ["load", "run", "run"]);
 	assert.equal(written[0].type, "hello");
 });
+
+test("a tool update after its result is accepted and calls nothing", async () => {
+	const loop = async (s) => {
+		const r = await s.runTool("t", "x", {}, (p) => s.emit({ type: "update", text: p }));
+		s.emit({ type: "result", text: r });
+		await s.runTool("u", "x", {});
+		return [];
+	};
+	const { written } = await converse(loop, [HELLO, start(), answer(1, {}), deliver("toolUpdate", 1, "t", "early"), deliver("toolResult", 2, "t", { result: "r" }), answer(2, {}), deliver("toolUpdate", 3, "t", "late"), stop()]);
+	assert.deepEqual(briefs(written), ["hello", "call 1 tool", "idle", "ev update early", "idle", "ev result r", "call 2 tool", "idle", "idle", "stopped"]);
+});

@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: test lint bench bench-vs-pi build conform conform-pi mutation test-python conform-python conform-pi-versions
+.PHONY: test lint bench bench-vs-pi build conform conform-pi mutation test-python conform-python test-ts conform-pi-versions
 
 build:
 	$(GO) build -o bin/turnstile ./cmd/turnstile
@@ -52,6 +52,11 @@ PYTHON ?= python3
 test-python:
 	cd kits/python && $(PYTHON) -m unittest
 	cd examples/python-loop && $(PYTHON) -m unittest
+
+# The TypeScript/JavaScript kit's own tests (node's built-in runner; no dependencies).
+NODE ?= node
+test-ts:
+	cd kits/ts && $(NODE) --test tests/
 
 # The example Python loop on the Python kit must pass the curated suite (semantic profile;
 # known gaps, if any, in examples/python-loop/expected-failures.txt): the asyncio loop, then its

@@ -1,0 +1,265 @@
+// The adapter's main loop: hello, sessions, deliveries, idle, stop and shutdown.
+
+import { DeliveryError, Session } from "./session.mjs";
+import { clock, discardJobs, hasRunnable, installVirtualTime, real, runJob, takeRunnable } from "./vtime.mjs";
+import { AdapterError, ProtocolError, Shutdown, Wire } from "./wire.mjs";
+
+/** The protocol version the kit speaks. */
+export const PROTOCOL = 1;
+
+/** Every hook of the protocol, by pi's names. */
+export const ALL_HOOKS = Object.freeze([
+	"convertToLlm",
+	"transformContext",
+	"getApiKey",
+	"prepareRequest",
+	"prepareNextTurn",
+	"finishTurn",
+	"getSteeringMessages",
+	"getFollowUpMessages",
+	"beforeToolCall",
+	"afterToolCall",
+]);
+
+/** The optional features a loop may lack (docs/SEMANTICS.md, "Optional features"). */
+export const FEATURES = Object.freeze([
+	"continue",
+	"severalPrompts",
+	"customMessages",
+	"prepareArguments",
+	"argumentMutation",
+	"throwingHooks",
+	"throwingStreams",
+	"argumentsError",
+	"structuredContent",
+]);
+
+// Real resources that cannot make the loop progress: stdio pipes and terminals, signal handlers.
+const QUIET = new Set(["PipeWrap", "TTYWrap", "SignalWrap"]);
+const MAX_JOBS = 10_000_000; // one settle; a loop that keeps itself busy is reported, not waited for
+const REAL_IO_LIMIT_MS = 10_000; // real I/O still in flight after this is reported
+
+/** A turn of Node's event loop: when it resolves, every microtask and nextTick queued before has run. */
+const turn = () => new Promise((resolve) => real.setImmediate(resolve));
+const pause = (ms) => new Promise((resolve) => real.setTimeout(resolve, ms));
+
+/** The text of a failed run: the error's message, as pi's rejected promise reports it. */
+export function errorText(err) {
+	return err instanceof Error ? err.message : String(err);
+}
+
+/** Serves one adapter process. Use serve(); this class is public for tests. */
+export class Kit {
+	/**
+	 * @param run (session) => the run's new messages (or a promise of them)
+	 * @param options {name, version, tracks, hooks, lacks, capabilities, load, input, output, log}
+	 */
+	constructor(run, options = {}) {
+		if (typeof run !== "function") throw new TypeError(`turnstile-kit: serve(run, options) needs run, a function (session) => the run's promise; got ${typeof run}`);
+		this.run = run;
+		const capabilities = { hooks: [...(options.hooks ?? [])], ...(options.capabilities ?? {}) };
+		if (options.lacks?.length) capabilities.lacks = [...options.lacks];
+		this.hello = {
+			type: "hello",
+			protocol: PROTOCOL,
+			name: options.name ?? "unnamed-loop",
+			version: options.version ?? "0.0.0",
+			tracks: options.tracks ?? "1.6.0",
+			capabilities,
+		};
+		this.load = options.load;
+		this.loaded = false;
+		this.wire = new Wire(options.input ?? 0, options.output ?? 1);
+		this.log = options.log ?? ((line) => process.stderr.write(line + "\n"));
+		this.current = null;
+		this.callId = 0;
+		this.fatal = null; // a Shutdown / ProtocolError / AdapterError met while the loop ran
+	}
+
+	send(msg) {
+		try {
+			this.wire.send(msg);
+		} catch (err) {
+			this.fatal ??= err;
+			throw err;
+		}
+	}
+
+	/** Serves until shutdown (0) or a protocol or adapter error (1, after reporting it). */
+	async serve() {
+		try {
+			for (;;) {
+				const msg = this.wire.receive();
+				if (msg.type === "hello") {
+					if (msg.protocol !== PROTOCOL) throw new ProtocolError(`the harness speaks protocol ${msg.protocol}; this adapter speaks ${PROTOCOL}`);
+					this.send(this.hello);
+				} else if (msg.type === "start") await this.session(msg);
+				else throw new ProtocolError(`protocol error at line ${this.wire.line}: unexpected "${msg.type}" message (no session is running)`);
+			}
+		} catch (err) {
+			if (err instanceof Shutdown) return 0;
+			const message = err instanceof ProtocolError || err instanceof AdapterError ? err.message : `adapter error: ${err?.stack ?? err}`;
+			const report = { type: "error", message };
+			if (this.current) report.session = this.current.id;
+			try {
+				this.wire.send(report);
+			} catch {
+				// stdout is gone: nothing to tell
+			}
+			return 1;
+		}
+	}
+
+	async session(msg) {
+		if (!Number.isInteger(msg.session) || msg.setup === null || typeof msg.setup !== "object") {
+			throw new ProtocolError(`protocol error at line ${this.wire.line}: start needs a session number and a setup`);
+		}
+		if (this.load && !this.loaded) {
+			this.loaded = true;
+			await this.loading();
+		}
+		discardJobs();
+		clock.ms = 0;
+		const s = new Session(this, msg.session, msg.setup);
+		this.current = s;
+		this.begin(s);
+		await this.settle();
+		this.send({ type: "idle", session: s.id });
+		for (;;) {
+			const m = this.wire.receive();
+			if (m.type !== "deliver" && m.type !== "stop") throw new ProtocolError(`protocol error at line ${this.wire.line}: unexpected "${m.type}" message while session ${s.id} runs`);
+			if (m.session !== s.id) throw new ProtocolError(`protocol error at line ${this.wire.line}: a "${m.type}" for session ${m.session}, but session ${s.id} is running`);
+			if (m.type === "stop") {
+				s.stop();
+				await this.settle();
+				discardJobs();
+				this.send({ type: "stopped", session: s.id });
+				this.current = null;
+				return;
+			}
+			const d = m.delivery !== null && typeof m.delivery === "object" ? m.delivery : {};
+			if (typeof d.now === "number") clock.ms = d.now;
+			if (hasRunnable()) await this.settle(); // timers due by now fire before the delivery
+			try {
+				s.deliver(d);
+			} catch (err) {
+				if (!(err instanceof DeliveryError)) throw err;
+				this.send({ type: "error", session: s.id, message: err.message });
+				continue; // the harness fails the scenario; no idle
+			}
+			await this.settle();
+			this.send({ type: "idle", session: s.id });
+		}
+	}
+
+	/** Awaits options.load: real work (imports, files) on Node's loop, the kit's queue pumped. */
+	async loading() {
+		let done = false;
+		let failure = null;
+		Promise.resolve()
+			.then(() => this.load())
+			.then(
+				() => (done = true),
+				(err) => {
+					done = true;
+					failure = err;
+				},
+			);
+		while (!done) {
+			await turn();
+			const job = takeRunnable();
+			if (job) runJob(job);
+			else if (!done) await pause(1);
+		}
+		if (failure) throw new AdapterError(`load failed: ${failure?.stack ?? failure}`);
+	}
+
+	/** Starts the run; its settlement is the `end` notification. */
+	begin(s) {
+		let result;
+		try {
+			result = this.run(s);
+		} catch (err) {
+			result = Promise.reject(err);
+		}
+		Promise.resolve(result).then(
+			(messages) => s.notify("end", { messages: messages ?? [] }),
+			(err) => {
+				if (!s.stopping && !this.fatal) this.log(`turnstile-kit: the run failed: ${process.env.TURNSTILE_KIT_DEBUG ? (err?.stack ?? err) : errorText(err)}`);
+				s.notify("end", { error: errorText(err) });
+			},
+		);
+	}
+
+	/**
+	 * Returns once nothing can make progress until the next delivery, exactly:
+	 *   1. a turn of Node's event loop runs every microtask and nextTick queued before it, and
+	 *      those they queue (Node empties both queues before it takes the next callback);
+	 *   2. the loop's own callbacks (immediates, timers) are on the kit's queue (vtime.mjs),
+	 *      never Node's: while one is runnable, run it and go back to 1;
+	 *   3. real I/O in flight (an import, a file read) will make progress without a delivery:
+	 *      wait for it. A real timer is refused: time is virtual here.
+	 * With all three empty, every task waits on a promise only a delivery (or stop) settles.
+	 * Throws the fatal error a call met, or an AdapterError.
+	 */
+	async settle() {
+		let jobs = 0;
+		let waitedSince = 0;
+		for (;;) {
+			await turn();
+			if (this.fatal) throw this.fatal;
+			const job = takeRunnable();
+			if (job) {
+				if (++jobs > MAX_JOBS) throw new AdapterError(`the loop keeps itself busy: ${MAX_JOBS} timer callbacks without becoming idle`);
+				try {
+					runJob(job);
+				} catch (err) {
+					if (this.fatal) throw this.fatal;
+					throw new AdapterError(`the loop threw from a timer callback (an uncaught exception): ${err?.stack ?? err}`);
+				}
+				continue;
+			}
+			const pending = process.getActiveResourcesInfo().filter((r) => !QUIET.has(r));
+			if (pending.length === 0) return;
+			const timers = pending.filter((r) => r === "Timeout" || r === "Immediate");
+			if (timers.length > 0) {
+				throw new AdapterError(
+					`the loop scheduled a real timer (${timers.join(", ")}) the kit cannot see: time is virtual here; ` +
+						"use the global setTimeout / setImmediate, or call installVirtualTime() before your loop captures them",
+				);
+			}
+			waitedSince ||= real.dateNow();
+			if (real.dateNow() - waitedSince > REAL_IO_LIMIT_MS) {
+				throw new AdapterError(`the loop has waited more than ${REAL_IO_LIMIT_MS / 1000} s for real I/O (${[...new Set(pending)].join(", ")}); the harness owns the world: reach it through the session`);
+			}
+			await pause(1);
+		}
+	}
+}
+
+/**
+ * Serves the protocol on stdin/stdout and exits: 0 at shutdown, 1 after a protocol error.
+ *
+ * `run(session)` builds the loop for `session.setup` and starts it, returning the run's new
+ * messages or a promise of them (the `end` notification); a throw or rejection is a failed
+ * run. Options: `name`, `version`, `tracks` (the pi release whose behaviour you claim),
+ * `hooks` (the hooks you can install), `lacks` (the optional features your loop does not
+ * have: their scenarios are skipped), `capabilities` (any other key), `load` (an async
+ * function awaited once before the first session, after the hello: slow imports go there).
+ *
+ * It makes time virtual (installVirtualTime) and sends console.log and process.stdout to
+ * stderr: stdout carries the protocol only.
+ */
+export function serve(run, options = {}) {
+	const kit = new Kit(run, options); // a wrong run throws here, before anything is written
+	installVirtualTime();
+	const errorConsole = new console.Console({ stdout: process.stderr, stderr: process.stderr });
+	for (const m of ["log", "info", "debug", "dir", "dirxml", "table", "trace", "group", "groupCollapsed", "timeLog", "count"]) {
+		if (typeof console[m] === "function") console[m] = errorConsole[m].bind(errorConsole);
+	}
+	Object.defineProperty(process, "stdout", { configurable: true, enumerable: true, get: () => process.stderr });
+	process.on("unhandledRejection", (err) => {
+		process.stderr.write(`turnstile-kit: unhandled rejection: ${err?.stack ?? err}\n`);
+	});
+	return kit.serve().then((status) => process.exit(status));
+}

@@ -1,0 +1,250 @@
+// A session: one scenario's run, its calls, notifications, streams, tool runs and abort signal.
+
+import { clock } from "./vtime.mjs";
+import { ProtocolError } from "./wire.mjs";
+
+/** The text every wait fails with once the session is stopped. */
+export const STOPPED = "the simulation session was stopped";
+
+/** The harness answered a call with an error: the hook, stream function or execute throws it. */
+export class CallError extends Error {
+	constructor(message) {
+		super(message);
+		this.name = "CallError";
+	}
+}
+
+/** A provider stream failed (a `streamFail` delivery): iterating it throws this. */
+export class StreamError extends Error {
+	constructor(message) {
+		super(message);
+		this.name = "StreamError";
+	}
+}
+
+/** A tool's execution failed in the world (a `toolResult` delivery with an error). */
+export class ToolError extends Error {
+	constructor(message) {
+		super(message);
+		this.name = "ToolError";
+	}
+}
+
+/** The session was stopped while the loop waited; every wait and call throws it from then on. */
+export class SessionStopped extends Error {
+	constructor() {
+		super(STOPPED);
+		this.name = "SessionStopped";
+	}
+}
+
+/** A delivery names nothing this session knows; the kit reports it to the harness. */
+export class DeliveryError extends Error {}
+
+/**
+ * A provider response fed by `streamEvent` / `streamEnd` / `streamFail` deliveries: an async
+ * iterable of pi-ai AssistantMessageEvents with `result()`, the shape pi's stream function
+ * returns. A `streamFail` makes the iteration throw a StreamError with its text.
+ */
+export class Stream {
+	constructor(session, id) {
+		this.session = session;
+		this.id = id;
+		this.queue = [];
+		this.ended = false;
+		this.final = undefined;
+		this.error = undefined;
+		this.waiter = null;
+	}
+
+	/** @internal a delivery arrived, or the session stopped */
+	wake() {
+		const w = this.waiter;
+		this.waiter = null;
+		w?.();
+	}
+
+	/** The next event ({value, done}), as an async iterator's next(). */
+	async next() {
+		for (;;) {
+			if (this.queue.length > 0) {
+				const event = this.queue.shift();
+				if (event?.type === "done" || event?.type === "error") {
+					this.ended = true;
+					this.final = event.type === "done" ? event.message : event.error;
+				}
+				return { value: event, done: false };
+			}
+			if (this.error) throw this.error;
+			if (this.ended) return { value: undefined, done: true };
+			if (this.session.stopping) throw new SessionStopped();
+			await new Promise((resolve) => {
+				this.waiter = resolve;
+			});
+		}
+	}
+
+	[Symbol.asyncIterator]() {
+		return { next: () => this.next() };
+	}
+
+	/** The final message: of `done` / `error`, or the one `streamEnd` carried. */
+	async result() {
+		if (!this.final) throw new StreamError("the stream ended without a final message");
+		return this.final;
+	}
+}
+
+/**
+ * One scenario. The adapter's `run(session)` builds its loop from `setup` and runs it;
+ * everything the loop asks of the world goes through this object.
+ */
+export class Session {
+	constructor(kit, id, setup) {
+		this.kit = kit;
+		/** The session number. */
+		this.id = id;
+		/** The scenario's setup (PROTOCOL.md §4). */
+		this.setup = setup;
+		this.controller = new AbortController();
+		/** The run's abort signal: the `abort` delivery fires it. */
+		this.signal = this.controller.signal;
+		/** True once `stop` arrived: calls fail locally, notifications are dropped. */
+		this.stopping = false;
+		this.streams = new Map(); // stream id -> Stream
+		this.tools = new Map(); // tool call id -> run
+	}
+
+	/** The virtual time in milliseconds. */
+	now() {
+		return clock.ms;
+	}
+
+	/** Whether the scenario installs this hook (setup.hooks). */
+	installed(hook) {
+		return (this.setup.hooks ?? []).includes(hook);
+	}
+
+	/**
+	 * Makes a call and returns its answer's data (undefined for null); throws CallError with the
+	 * answer's error. Synchronous: the harness answers at once. After a stop it throws
+	 * SessionStopped without asking the harness.
+	 */
+	call(kind, data, name) {
+		const kit = this.kit;
+		if (kit.fatal) throw kit.fatal;
+		if (this.stopping) throw new SessionStopped();
+		const id = ++kit.callId;
+		const call = name ? { kind, name, data } : { kind, data };
+		let msg;
+		try {
+			kit.wire.send({ type: "call", id, session: this.id, call });
+			msg = kit.wire.receive();
+			if (msg.type !== "answer") throw new ProtocolError(`protocol error at line ${kit.wire.line}: expected the answer to call ${id}, got a "${msg.type}" message`);
+			if (msg.id !== id) throw new ProtocolError(`protocol error at line ${kit.wire.line}: an answer for unknown call id ${msg.id} (the outstanding call is ${id})`);
+		} catch (err) {
+			kit.fatal = err; // the kit ends once the loop lets go, whatever the loop does with err
+			throw err;
+		}
+		if (typeof msg.error === "string") throw new CallError(msg.error);
+		return msg.data ?? undefined;
+	}
+
+	/** Calls an installed hook; returns its answer ({} when none); throws CallError. */
+	hook(name, data) {
+		const a = this.call("hook", data, name);
+		return a !== null && typeof a === "object" ? a : {};
+	}
+
+	/** Writes a notification now (nothing after a stop). */
+	notify(kind, data) {
+		if (this.stopping || this.kit.fatal) return;
+		this.kit.send({ type: "notify", session: this.id, notification: { kind, data } });
+	}
+
+	/** Reports one loop event; it is serialised now, so later mutation of it does not show. */
+	emit(event) {
+		this.notify("event", event);
+	}
+
+	/** Makes the `stream` call ({model, messages, thinkingLevel, apiKey}); returns its Stream. */
+	openStream(data) {
+		const answer = this.call("stream", data);
+		const stream = new Stream(this, String(answer?.stream));
+		this.streams.set(stream.id, stream);
+		return stream;
+	}
+
+	/**
+	 * Makes the `tool` call and returns a promise of the result that deliveries settle:
+	 * `toolUpdate` calls onUpdate(partial) at once, `toolResult` resolves it or rejects it with
+	 * a ToolError. Throws CallError (synchronously) when the harness refuses the call.
+	 */
+	runTool(toolCallId, toolName, args, onUpdate) {
+		const run = { onUpdate, settled: false, resolve: null, reject: null };
+		const settled = new Promise((resolve, reject) => {
+			run.resolve = resolve;
+			run.reject = reject;
+		});
+		this.tools.set(toolCallId, run);
+		try {
+			this.call("tool", { toolCallId, toolName, args });
+		} catch (err) {
+			run.settled = true; // execute throws at once; nothing will wait for this run
+			throw err;
+		}
+		return settled;
+	}
+
+	/** @internal Applies a delivery (the clock is already set); throws DeliveryError. */
+	deliver(d) {
+		const data = d.data !== null && typeof d.data === "object" ? d.data : {};
+		switch (d.kind) {
+			case "abort":
+				this.controller.abort();
+				return;
+			case "streamEvent":
+			case "streamEnd":
+			case "streamFail": {
+				const stream = this.streams.get(d.target);
+				if (!stream) throw new DeliveryError(`delivery for unknown stream "${d.target}"`);
+				if (d.kind === "streamEvent") stream.queue.push(d.data);
+				else if (d.kind === "streamEnd") {
+					stream.ended = true;
+					stream.final = data.message;
+				} else stream.error = new StreamError(String(data.error ?? ""));
+				stream.wake();
+				return;
+			}
+			case "toolUpdate":
+			case "toolResult": {
+				const run = this.tools.get(d.target);
+				if (!run) throw new DeliveryError(`delivery for unknown tool call "${d.target}"`);
+				if (run.settled) return;
+				if (d.kind === "toolUpdate") {
+					run.onUpdate?.(d.data);
+					return;
+				}
+				run.settled = true;
+				if (typeof data.error === "string" && data.error !== "") run.reject(new ToolError(data.error));
+				else run.resolve(data.result);
+				return;
+			}
+			default:
+				throw new DeliveryError(`unknown delivery kind "${d.kind}"`);
+		}
+	}
+
+	/** @internal The session ends: nothing more is reported, every wait fails, the signal fires. */
+	stop() {
+		this.stopping = true;
+		this.controller.abort();
+		for (const stream of this.streams.values()) stream.wake();
+		for (const run of this.tools.values()) {
+			if (!run.settled) {
+				run.settled = true;
+				run.reject(new SessionStopped());
+			}
+		}
+	}
+}

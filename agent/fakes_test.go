@@ -238,7 +238,7 @@ type recorded struct {
 	lines []string
 }
 
-func newAgent(p *provider, opts agent.Options) *recorded {
+func newRecorded(p *provider, opts agent.Options) *recorded {
 	if opts.Model == (loop.Model{}) {
 		opts.Model = testModel
 	}
@@ -269,3 +269,35 @@ func errText(err error) string {
 	}
 	return err.Error()
 }
+
+// subject is what the cases use of an Agent: the reference, or a deliberately wrong one.
+type subject interface {
+	Subscribe(agent.Listener) func()
+	State() agent.State
+	SetTools([]*loop.Tool)
+	SteeringMode() loop.QueueMode
+	SetSteeringMode(loop.QueueMode)
+	FollowUpMode() loop.QueueMode
+	SetFollowUpMode(loop.QueueMode)
+	Steer(loop.Message)
+	FollowUp(loop.Message)
+	HasQueuedMessages() bool
+	PeekQueuedMessages() []loop.Message
+	ClearSteeringQueue()
+	ClearFollowUpQueue()
+	ClearAllQueues()
+	Prompt(...loop.Message) error
+	Abort()
+	WaitForIdle(context.Context) error
+	Reset() error
+	PromptText(string) error
+	StartPrompt(...loop.Message) (*agent.Run, error)
+	Continue() error
+	Lines() []string
+	messages() []string
+}
+
+// builder makes the subject of a case.
+type builder func(p *provider, opts agent.Options) subject
+
+func newAgent(p *provider, opts agent.Options) subject { return newRecorded(p, opts) }

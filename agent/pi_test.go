@@ -70,29 +70,40 @@ func readPiOutput(t *testing.T) *observations {
 }
 
 func TestMatchesPi(t *testing.T) {
+	for _, f := range findings(t, newAgent) {
+		t.Error(f)
+	}
+}
+
+// findings runs the cases on the subjects build makes and returns one text per case whose
+// observation differs from pi's, naming the rules the case pins.
+func findings(t *testing.T, build builder) []string {
+	t.Helper()
 	want := readPiOutput(t)
 	got := &observations{}
-	runCases(t, got.show)
+	runCases(t, got.show, build)
 	if !reflect.DeepEqual(got.names, want.names) {
 		t.Fatalf("cases differ from pi's:\n got %q\nwant %q", got.names, want.names)
 	}
+	var out []string
 	for _, name := range want.names {
 		if !reflect.DeepEqual(got.values[name], want.values[name]) {
 			g, _ := json.Marshal(got.values[name])
 			w, _ := json.Marshal(want.values[name])
-			t.Errorf("%s:\n got %s\npi   %s", name, g, w)
+			out = append(out, fmt.Sprintf("%s: case %q differs from pi's Agent:\n got %s\npi   %s", ruleNames(t, name), name, g, w))
 		}
 	}
+	return out
 }
 
 func throws(text string) answer {
 	return func(int) (*loop.AssistantMessage, error) { return nil, errors.New(text) }
 }
 
-func runCases(t *testing.T, show func(string, any)) {
+func runCases(t *testing.T, show func(string, any), build builder) {
 	{
 		p := newProvider(says("hello"))
-		a := newAgent(p, agent.Options{})
+		a := build(p, agent.Options{})
 		must(t, a.PromptText("hi"))
 		show("prompt text lines", a.Lines())
 		show("prompt text state", a.messages())
@@ -102,30 +113,37 @@ func runCases(t *testing.T, show func(string, any)) {
 	}
 	{
 		p := newProvider(says("one"), says("two"))
-		a := newAgent(p, agent.Options{})
+		a := build(p, agent.Options{})
+		hold := make(chan struct{})
+		a.Subscribe(func(_ context.Context, e loop.Event) {
+			if e.Type == loop.AgentStart {
+				<-hold // the run goes on once the refusals are made, as pi's waits for its first await
+			}
+		})
 		run, err := a.StartPrompt(user("first"))
 		must(t, err)
 		refusals := []string{errText(a.PromptText("again")), errText(a.Continue()), errText(a.Reset())}
 		a.FollowUp(user("queued"))
+		close(hold)
 		run.Wait()
 		show("busy refusals", refusals)
 		show("busy lines", a.Lines())
 		show("busy requests", p.Requests())
 	}
 	{
-		a := newAgent(newProvider(), agent.Options{})
+		a := build(newProvider(), agent.Options{})
 		show("continue empty", errText(a.Continue()))
-		b := newAgent(newProvider(), agent.Options{SystemPrompt: "sys"})
+		b := build(newProvider(), agent.Options{SystemPrompt: "sys"})
 		show("continue system only", []any{errText(b.Continue()), b.messages(), b.Lines()})
 	}
 	{
 		p := newProvider()
-		a := newAgent(p, agent.Options{Messages: []loop.Message{user("hi"), says("hello")}})
+		a := build(p, agent.Options{Messages: []loop.Message{user("hi"), says("hello")}})
 		show("continue assistant empty queues", []any{errText(a.Continue()), a.Lines(), len(p.Requests())})
 	}
 	for _, mode := range []loop.QueueMode{loop.OneAtATime, loop.All} {
 		p := newProvider(says("r1"), says("r2"), says("r3"))
-		a := newAgent(p, agent.Options{Messages: []loop.Message{user("hi"), says("hello")}, SteeringMode: mode})
+		a := build(p, agent.Options{Messages: []loop.Message{user("hi"), says("hello")}, SteeringMode: mode})
 		a.Steer(user("s1"))
 		a.Steer(user("s2"))
 		a.FollowUp(user("f1"))
@@ -136,20 +154,20 @@ func runCases(t *testing.T, show func(string, any)) {
 	}
 	for _, mode := range []loop.QueueMode{loop.OneAtATime, loop.All} {
 		p := newProvider(says("r1"), says("r2"), says("r3"))
-		a := newAgent(p, agent.Options{Messages: []loop.Message{user("hi"), says("hello")}, FollowUpMode: mode})
+		a := build(p, agent.Options{Messages: []loop.Message{user("hi"), says("hello")}, FollowUpMode: mode})
 		a.FollowUp(user("f1"))
 		a.FollowUp(user("f2"))
 		show(fmt.Sprintf("continue assistant follow-ups %s", mode), []any{errText(a.Continue()), p.Requests()})
 	}
 	{
 		p := newProvider(says("again"))
-		a := newAgent(p, agent.Options{Messages: []loop.Message{user("hi")}})
+		a := build(p, agent.Options{Messages: []loop.Message{user("hi")}})
 		a.Steer(user("s1"))
 		show("continue user tail", []any{errText(a.Continue()), p.Requests(), a.Lines()})
 	}
 	{
 		p := newProvider(says("r1"), says("r2"))
-		a := newAgent(p, agent.Options{})
+		a := build(p, agent.Options{})
 		a.FollowUp(user("f1"))
 		a.Steer(user("s1"))
 		must(t, a.PromptText("p"))
@@ -158,7 +176,7 @@ func runCases(t *testing.T, show func(string, any)) {
 	}
 	for _, mode := range []loop.QueueMode{loop.OneAtATime, loop.All} {
 		p := newProvider(calls(call("t1", "echo")), says("r2"), says("r3"), says("r4"))
-		a := newAgent(p, agent.Options{Tools: []*loop.Tool{tool("echo", nil)}, SteeringMode: mode})
+		a := build(p, agent.Options{Tools: []*loop.Tool{tool("echo", nil)}, SteeringMode: mode})
 		a.Subscribe(func(_ context.Context, e loop.Event) {
 			if e.Type == loop.ToolExecutionEnd {
 				a.Steer(user("s1"))
@@ -170,7 +188,7 @@ func runCases(t *testing.T, show func(string, any)) {
 	}
 	{
 		p := newProvider(says("r1"), says("r2"), says("r3"), says("r4"))
-		a := newAgent(p, agent.Options{})
+		a := build(p, agent.Options{})
 		for _, s := range []string{"s1", "s2", "s3"} {
 			a.Steer(user(s))
 		}
@@ -186,7 +204,7 @@ func runCases(t *testing.T, show func(string, any)) {
 	}
 	{
 		p := newProvider(says("r1"), says("r2"), says("r3"))
-		a := newAgent(p, agent.Options{FollowUpMode: loop.All})
+		a := build(p, agent.Options{FollowUpMode: loop.All})
 		a.FollowUp(user("f1"))
 		a.Subscribe(func(_ context.Context, e loop.Event) {
 			if e.Type == loop.TurnEnd && len(p.Requests()) == 1 {
@@ -199,7 +217,7 @@ func runCases(t *testing.T, show func(string, any)) {
 	}
 	{
 		p := newProvider(throws("provider down"))
-		a := newAgent(p, agent.Options{Model: loop.Model{ID: "faux-1", Name: "test-model", API: "faux-api", Provider: "faux"}})
+		a := build(p, agent.Options{Model: loop.Model{ID: "faux-1", Name: "test-model", API: "faux-api", Provider: "faux"}})
 		var end loop.Message
 		a.Subscribe(func(_ context.Context, e loop.Event) {
 			if e.Type == loop.AgentEnd {
@@ -220,7 +238,7 @@ func runCases(t *testing.T, show func(string, any)) {
 	{
 		n := 0
 		p := newProvider(says("fine"))
-		a := newAgent(p, agent.Options{Loop: loop.Config{PrepareRequest: func(context.Context, loop.RequestState) (*loop.RequestUpdate, error) {
+		a := build(p, agent.Options{Loop: loop.Config{PrepareRequest: func(context.Context, loop.RequestState) (*loop.RequestUpdate, error) {
 			if n++; n == 1 {
 				return nil, errors.New("boom")
 			}
@@ -232,7 +250,7 @@ func runCases(t *testing.T, show func(string, any)) {
 	}
 	{
 		p := newProvider(calls(call("t1", "echo")), says("never"))
-		a := newAgent(p, agent.Options{Tools: []*loop.Tool{tool("echo", nil)}})
+		a := build(p, agent.Options{Tools: []*loop.Tool{tool("echo", nil)}})
 		a.FollowUp(user("f1"))
 		a.Subscribe(func(_ context.Context, e loop.Event) {
 			if e.Type == loop.TurnEnd {
@@ -247,8 +265,8 @@ func runCases(t *testing.T, show func(string, any)) {
 	{
 		n := 0
 		p := newProvider(calls(call("t1", "echo")), says("never"))
-		var a *recorded
-		a = newAgent(p, agent.Options{Tools: []*loop.Tool{tool("echo", nil)}, Loop: loop.Config{PrepareRequest: func(context.Context, loop.RequestState) (*loop.RequestUpdate, error) {
+		var a subject
+		a = build(p, agent.Options{Tools: []*loop.Tool{tool("echo", nil)}, Loop: loop.Config{PrepareRequest: func(context.Context, loop.RequestState) (*loop.RequestUpdate, error) {
 			if n++; n == 2 {
 				a.Abort()
 				return nil, errors.New("hook saw abort")
@@ -261,7 +279,7 @@ func runCases(t *testing.T, show func(string, any)) {
 	}
 	{
 		p := newProvider(says("hello"))
-		a := newAgent(p, agent.Options{})
+		a := build(p, agent.Options{})
 		var log []string
 		gate, entered := make(chan struct{}), make(chan struct{})
 		a.Subscribe(func(_ context.Context, e loop.Event) {
@@ -290,7 +308,7 @@ func runCases(t *testing.T, show func(string, any)) {
 	}
 	{
 		p := newProvider(says("hello"))
-		a := newAgent(p, agent.Options{})
+		a := build(p, agent.Options{})
 		var log []string
 		a.Subscribe(func(_ context.Context, e loop.Event) {
 			if e.Type == loop.MessageEnd {
@@ -309,7 +327,7 @@ func runCases(t *testing.T, show func(string, any)) {
 	}
 	{
 		p := newProvider(calls(call("t1", "echo")), says("r1"), says("r2"), says("r3"))
-		a := newAgent(p, agent.Options{SystemPrompt: "sys", Tools: []*loop.Tool{tool("echo", nil)}})
+		a := build(p, agent.Options{SystemPrompt: "sys", Tools: []*loop.Tool{tool("echo", nil)}})
 		show("initial state", a.messages())
 		must(t, a.PromptText("one"))
 		a.SetTools([]*loop.Tool{tool("grep", nil)})
@@ -324,14 +342,14 @@ func runCases(t *testing.T, show func(string, any)) {
 	}
 	{
 		p := newProvider(calls(call("t1", "probe")), says("done"))
-		var a *recorded
+		var a subject
 		var seen []string
 		probe := tool("probe", func() loop.ToolResult {
 			s := a.State()
 			seen = append(seen, fmt.Sprintf("in execute: pending=%s streaming=%v", strings.Join(s.PendingToolCalls, ","), s.IsStreaming))
 			return loop.ToolResult{Content: loop.Text("probed"), Details: map[string]any{}}
 		})
-		a = newAgent(p, agent.Options{Tools: []*loop.Tool{probe}})
+		a = build(p, agent.Options{Tools: []*loop.Tool{probe}})
 		a.Subscribe(func(_ context.Context, e loop.Event) {
 			switch e.Type {
 			case loop.AgentStart, loop.MessageStart, loop.MessageEnd, loop.ToolExecutionEnd, loop.AgentEnd:
@@ -349,7 +367,7 @@ func runCases(t *testing.T, show func(string, any)) {
 	}
 	{
 		p := newProvider(throws("down"), says("ok"))
-		a := newAgent(p, agent.Options{})
+		a := build(p, agent.Options{})
 		must(t, a.PromptText("hi"))
 		before := a.State().ErrorMessage
 		var atStart string
@@ -360,6 +378,76 @@ func runCases(t *testing.T, show func(string, any)) {
 		})
 		must(t, a.PromptText("again"))
 		show("error cleared by next run", []any{before, atStart, a.State().ErrorMessage})
+	}
+	{
+		p := newProvider(calls(call("t1", "echo")), says("r2"), says("r3"))
+		a := build(p, agent.Options{Tools: []*loop.Tool{tool("echo", nil)}})
+		a.Subscribe(func(_ context.Context, e loop.Event) {
+			if e.Type == loop.ToolExecutionEnd {
+				a.FollowUp(user("f1"))
+			}
+		})
+		must(t, a.PromptText("p"))
+		show("follow-up during run", p.Requests())
+	}
+	{
+		a := build(newProvider(), agent.Options{})
+		a.Abort()
+		resolved := a.WaitForIdle(context.Background()) == nil
+		show("idle calls", []any{resolved, a.State().IsStreaming, a.Lines()})
+	}
+	{
+		p := newProvider(says("r1"))
+		a := build(p, agent.Options{})
+		must(t, a.Prompt(user("a"), user("b")))
+		show("prompt messages", []any{p.Requests(), a.Lines()})
+	}
+	{
+		a := build(newProvider(), agent.Options{})
+		a.Steer(user("s1"))
+		a.Steer(user("s2"))
+		a.FollowUp(user("f1"))
+		a.FollowUp(user("f2"))
+		peeks := []any{summaries(a.PeekQueuedMessages())}
+		a.SetSteeringMode(loop.All)
+		peeks = append(peeks, summaries(a.PeekQueuedMessages()))
+		a.ClearSteeringQueue()
+		peeks = append(peeks, summaries(a.PeekQueuedMessages()))
+		a.SetFollowUpMode(loop.All)
+		peeks = append(peeks, summaries(a.PeekQueuedMessages()))
+		a.ClearFollowUpQueue()
+		peeks = append(peeks, summaries(a.PeekQueuedMessages()), a.HasQueuedMessages())
+		a.Steer(user("s3"))
+		a.FollowUp(user("f3"))
+		a.ClearAllQueues()
+		peeks = append(peeks, a.HasQueuedMessages())
+		show("peek and clear", peeks)
+	}
+	{
+		p := newProvider(says("hello"))
+		a := build(p, agent.Options{})
+		var log []string
+		var unsubscribeB func()
+		added := false
+		a.Subscribe(func(_ context.Context, e loop.Event) {
+			if e.Type == loop.MessageEnd && !added {
+				added = true
+				log = append(log, "A "+summary(e.Message))
+				unsubscribeB()
+				a.Subscribe(func(_ context.Context, e2 loop.Event) {
+					if e2.Type == loop.MessageEnd {
+						log = append(log, "C "+summary(e2.Message))
+					}
+				})
+			}
+		})
+		unsubscribeB = a.Subscribe(func(_ context.Context, e loop.Event) {
+			if e.Type == loop.MessageEnd {
+				log = append(log, "B "+summary(e.Message))
+			}
+		})
+		must(t, a.PromptText("hi"))
+		show("listener set changes during an event", log)
 	}
 }
 

@@ -351,3 +351,68 @@ for (const mode of ["one-at-a-time", "all"]) {
 	await a.prompt("again");
 	show("error cleared by next run", [before, atStart, a.state.errorMessage ?? ""]);
 }
+{
+	const p = provider(calls(call("t1", "echo")), says("r2"), says("r3"));
+	const a = agent(p, { initialState: { tools: [tool("echo")] } });
+	a.subscribe((e) => {
+		if (e.type === "tool_execution_end") a.followUp(u("f1"));
+	});
+	await a.prompt("p");
+	show("follow-up during run", p.requests);
+}
+{
+	const a = agent(provider());
+	a.abort();
+	let resolved = false;
+	await a.waitForIdle().then(() => (resolved = true));
+	show("idle calls", [resolved, a.state.isStreaming, a.lines]);
+}
+{
+	const p = provider(says("r1"));
+	const a = agent(p);
+	await a.prompt([u("a"), u("b")]);
+	show("prompt messages", [p.requests, a.lines]);
+}
+{
+	const a = agent(provider());
+	a.steer(u("s1"));
+	a.steer(u("s2"));
+	a.followUp(u("f1"));
+	a.followUp(u("f2"));
+	const peeks = [a.peekQueuedMessages().map(summary)];
+	a.steeringMode = "all";
+	peeks.push(a.peekQueuedMessages().map(summary));
+	a.clearSteeringQueue();
+	peeks.push(a.peekQueuedMessages().map(summary));
+	a.followUpMode = "all";
+	peeks.push(a.peekQueuedMessages().map(summary));
+	a.clearFollowUpQueue();
+	peeks.push(a.peekQueuedMessages().map(summary), a.hasQueuedMessages());
+	a.steer(u("s3"));
+	a.followUp(u("f3"));
+	a.clearAllQueues();
+	peeks.push(a.hasQueuedMessages());
+	show("peek and clear", peeks);
+}
+{
+	const p = provider(says("hello"));
+	const a = agent(p);
+	const log = [];
+	let unsubscribeB;
+	let added = false;
+	a.subscribe((e) => {
+		if (e.type === "message_end" && !added) {
+			added = true;
+			log.push(`A ${summary(e.message)}`);
+			unsubscribeB();
+			a.subscribe((e2) => {
+				if (e2.type === "message_end") log.push(`C ${summary(e2.message)}`);
+			});
+		}
+	});
+	unsubscribeB = a.subscribe((e) => {
+		if (e.type === "message_end") log.push(`B ${summary(e.message)}`);
+	});
+	await a.prompt("hi");
+	show("listener set changes during an event", log);
+}

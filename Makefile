@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: test lint bench bench-vs-pi build conform conform-pi mutation
+.PHONY: test lint bench bench-vs-pi build conform conform-pi mutation test-python conform-python
 
 build:
 	$(GO) build -o bin/turnstile ./cmd/turnstile
@@ -31,6 +31,21 @@ conform:
 # pi 1.6.0 itself must pass the curated suite, byte for byte.
 conform-pi: conformance/adapters/pi/node_modules
 	$(GO) run ./cmd/turnstile conform --impl "node conformance/adapters/pi/adapter.mjs"
+
+# The Python kit's own tests, and the example loop's validator against pi's cases (unittest).
+PYTHON ?= python3
+test-python:
+	cd kits/python && $(PYTHON) -m unittest
+	cd examples/python-loop && $(PYTHON) -m unittest
+
+# The example Python loop on the Python kit must pass the curated suite (semantic profile;
+# known gaps, if any, in examples/python-loop/expected-failures.txt): the asyncio loop, then its
+# synchronous twin in the kit's synchronous mode.
+conform-python:
+	$(GO) run ./cmd/turnstile conform --impl "$(PYTHON) examples/python-loop/adapter.py" --profile semantic \
+		--expect-fail examples/python-loop/expected-failures.txt
+	$(GO) run ./cmd/turnstile conform --impl "$(PYTHON) examples/python-loop/adapter.py --sync" --profile semantic \
+		--expect-fail examples/python-loop/expected-failures.txt
 
 bench-vs-pi: bench/node_modules
 	$(GO) run ./bench/vspi

@@ -1,0 +1,529 @@
+"""The example agent loop, synchronous: agentloop.py without asyncio, for the kit's synchronous mode.
+
+It is agentloop.py with every ``await`` gone; the one real difference is the parallel tool
+executor, which starts every prepared call (``Tool.start``) and then takes them as they
+complete (``Config.wait_any``), where the asyncio loop gathers tasks. Keep the two in step.
+
+Messages are plain dicts in pi's JSON shape ({"role": "user", "content": ..., "timestamp": ...}).
+A run asks the model, runs the tools it asked for, feeds the results back and polls the user's
+steering and follow-up queues, until nothing requires another request; every step is reported
+as an event through ``emit``. The optional hooks of :class:`Config` let an application change
+each request, each turn and each tool call.
+
+This module knows nothing of turnstile: ``adapter.py`` plugs it into the conformance kit.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+from jsonschema_lite import message as validation_message
+from jsonschema_lite import validate
+
+Message = dict[str, Any]
+Hook = Optional[Callable[..., Any]]
+
+ABORTED = "Operation aborted"
+BLOCKED = "Tool execution was blocked"
+LLM_ROLES = ("system", "user", "assistant", "toolResult")
+
+
+def truncated_text(name: str) -> str:
+    """The result text of a tool call in a batch cut by the output token limit."""
+    return (f'Tool call "{name}" was not executed: the response hit the output token limit, so its '
+            "arguments may be truncated. Re-issue the tool call with complete arguments.")
+
+
+class LoopError(Exception):
+    """The run cannot go on (a refused continue); the run fails with this message."""
+
+
+@dataclass
+class Tool:
+    """An executable tool. ``start(tool_call_id, args, signal, on_update)`` starts it and returns
+    a handle; ``Config.wait_any(handles)`` returns the first that has finished, and
+    ``handle.outcome()`` its result dict {content, details?, isError?, terminate?, …} or raises."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    start: Callable[..., Any]
+    execution_mode: Optional[str] = None  # "sequential" forces the whole batch sequential
+    prepare_arguments: Optional[Callable[[Any], Any]] = None  # synchronous, before validation
+
+    def declaration(self) -> dict[str, Any]:
+        """What the model is told: name, description, parameters."""
+        return json.loads(json.dumps({"name": self.name, "description": self.description, "parameters": self.parameters}))
+
+
+@dataclass
+class Context:
+    """The transcript and the executable tools."""
+
+    messages: list[Message]
+    tools: list[Tool] = field(default_factory=list)
+
+
+@dataclass
+class Config:
+    """A run's model and hooks. Every hook is a callable, or None when not installed."""
+
+    model: dict[str, Any]
+    clock: Callable[[], int | float]  # milliseconds: timestamps and durationMs
+    wait_any: Callable[[list[Any]], Any] = None  # blocks until one of the tool handles has finished
+    thinking_level: Optional[str] = None  # None or "off": no reasoning
+    api_key: Optional[str] = None
+    tool_execution: str = "parallel"
+    convert_to_llm: Hook = None  # (messages) -> messages; default keeps the LLM roles
+    transform_context: Hook = None  # (messages, signal) -> messages, a view for one request
+    get_api_key: Hook = None  # (provider) -> key
+    prepare_request: Hook = None  # ({context, model, thinkingLevel}, signal) -> {context?, model?, thinkingLevel?}
+    prepare_next_turn: Hook = None  # (turn) -> {context?, messages?, model?, thinkingLevel?}
+    finish_turn: Hook = None  # (turn, signal) -> "continue" | "end" | None
+    get_steering_messages: Hook = None  # () -> messages
+    get_follow_up_messages: Hook = None  # () -> messages
+    before_tool_call: Hook = None  # ({assistantMessage, toolCall, args, context}, signal) -> {block?, reason?, terminate?}
+    after_tool_call: Hook = None  # ({…, result, isError, context}, signal) -> overrides
+
+
+# ---- tool declarations in the transcript
+
+
+def declared_tools(messages: list[Message]) -> dict[str, dict[str, Any]]:
+    """The tools a transcript declares: its system messages replayed in order, removals first."""
+    tools: dict[str, dict[str, Any]] = {}
+    for m in messages:
+        if m.get("role") != "system":
+            continue
+        for r in m.get("toolsRemoved") or []:
+            tools.pop(r.get("name"), None)
+        for d in m.get("toolsAdded") or []:
+            tools[d["name"]] = d
+    return tools
+
+
+def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+def tool_changes(declared: dict[str, dict[str, Any]], executable: list[dict[str, Any]]) -> dict[str, list]:
+    """What turns the declared set into the executable one; a changed tool is removed and added."""
+    now = {d["name"]: d for d in executable}
+    added = [d for d in executable if d["name"] not in declared or not _same(declared[d["name"]], d)]
+    removed = [{"name": n} for n, d in declared.items() if n not in now or not _same(d, now[n])]
+    return {"toolsAdded": added, "toolsRemoved": removed}
+
+
+def _with_changes(system: Message, changes: dict[str, list]) -> Message:
+    out = {k: v for k, v in system.items() if k not in ("toolsAdded", "toolsRemoved")}
+    for key in ("toolsAdded", "toolsRemoved"):
+        if changes[key]:
+            out[key] = changes[key]
+    return out
+
+
+def declare_tool_changes(transcript: list[Message], tools: list[Tool], batch: list[Message], now: int | float) -> list[Message]:
+    """Makes the messages about to join the transcript declare the executable tools exactly.
+
+    The last system message of the batch carries the difference (its own claims replaced);
+    without one, a new system message is inserted before the first non-system message when
+    anything differs. Messages already in the transcript are never edited.
+    """
+    executable = [t.declaration() for t in tools]
+    last = max((i for i, m in enumerate(batch) if m.get("role") == "system"), default=-1)
+    baseline = list(batch)
+    if last >= 0:
+        baseline[last] = _with_changes(batch[last], {"toolsAdded": [], "toolsRemoved": []})
+    changes = tool_changes(declared_tools(transcript + baseline), executable)
+    empty = not changes["toolsAdded"] and not changes["toolsRemoved"]
+    if last >= 0:
+        sys_msg = batch[last]
+        if empty and not sys_msg.get("toolsAdded") and not sys_msg.get("toolsRemoved"):
+            return batch
+        baseline[last] = _with_changes(sys_msg, changes)
+        return baseline
+    if empty:
+        return batch
+    update = _with_changes({"role": "system", "content": "", "timestamp": now}, changes)
+    at = next((i for i, m in enumerate(batch) if m.get("role") != "system"), len(batch))
+    return batch[:at] + [update] + batch[at:]
+
+
+# ---- a run
+
+
+def _error_result(text: str) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": text}], "details": {}}
+
+
+@dataclass
+class _Outcome:
+    call: dict[str, Any]
+    result: dict[str, Any]
+    is_error: bool
+    duration_ms: Optional[int] = None
+
+
+@dataclass
+class _Started:
+    at: int | float
+    call: Any = None
+    handle: Any = None
+    error: Optional[BaseException] = None
+    accepting: bool = True
+
+
+@dataclass
+class _Prepared:
+    tool: Optional[Tool] = None
+    args: Any = None
+    immediate: Optional[_Outcome] = None
+
+
+class _Run:
+    def __init__(self, context: Context, config: Config, emit, signal, stream_fn) -> None:
+        self.context = Context(list(context.messages), list(context.tools))
+        self.cfg = config
+        self.model = config.model
+        self.level = config.thinking_level if config.thinking_level not in (None, "", "off") else None
+        self.emit = emit
+        self.signal = signal
+        self.stream_fn = stream_fn
+        self.new: list[Message] = []
+
+    def level_text(self) -> str:
+        return self.level or "off"
+
+    def wire_context(self) -> Context:
+        return Context(list(self.context.messages), list(self.context.tools))
+
+    def add(self, messages: list[Message]) -> None:
+        for m in messages:
+            self.emit({"type": "message_start", "message": m})
+            self.emit({"type": "message_end", "message": m})
+            self.context.messages.append(m)
+            self.new.append(m)
+
+    def poll(self, hook: Hook) -> list[Message]:
+        return list(hook() or []) if hook else []
+
+    def apply(self, update: Optional[dict[str, Any]]) -> None:
+        if not update:
+            return
+        if update.get("context") is not None:
+            self.context = update["context"]
+        if update.get("model") is not None:
+            self.model = update["model"]
+        level = update.get("thinkingLevel")
+        if level is not None:
+            self.level = None if level in ("", "off") else level
+
+    def turn(self, message: Message, results: list[Message]) -> dict[str, Any]:
+        return {"message": message, "toolResults": results, "context": self.wire_context(), "newMessages": list(self.new)}
+
+    # the loop proper
+    def loop(self) -> list[Message]:
+        cfg = self.cfg
+        pending = self.poll(cfg.get_steering_messages)  # poll A
+        last_turn = None
+        explicit = False
+        while True:
+            more_tools = True
+            while more_tools or pending:
+                prepared: list[Message] = []
+                if last_turn is not None:
+                    if cfg.prepare_next_turn:
+                        update = cfg.prepare_next_turn(last_turn)
+                        self.apply(update)
+                        prepared = list((update or {}).get("messages") or [])
+                    if not pending:
+                        pending = self.poll(cfg.get_steering_messages)  # poll B
+                    self.emit({"type": "turn_start"})
+                self.add(declare_tool_changes(self.context.messages, self.context.tools, prepared + pending, cfg.clock()))
+                pending = []
+                if cfg.prepare_request:
+                    update = cfg.prepare_request({"context": self.wire_context(), "model": self.model,
+                                                        "thinkingLevel": self.level_text()}, self.signal)
+                    self.apply({k: v for k, v in (update or {}).items() if k != "messages"})
+                message = self.stream()
+                self.new.append(message)
+                if message.get("stopReason") in ("error", "aborted"):
+                    if cfg.finish_turn:
+                        cfg.finish_turn(self.turn(message, []), self.signal)  # its answer is ignored
+                    self.emit({"type": "turn_end", "message": message, "toolResults": []})
+                    self.emit({"type": "agent_end", "messages": list(self.new)})
+                    return self.new
+                calls = [b for b in message.get("content") or [] if isinstance(b, dict) and b.get("type") == "toolCall"]
+                results: list[Message] = []
+                more_tools = False
+                if calls:
+                    if message.get("stopReason") == "length":
+                        results, terminate = self.truncated(calls), False
+                    else:
+                        results, terminate = self.execute(message, calls)
+                    more_tools = not terminate
+                    for r in results:
+                        self.context.messages.append(r)
+                        self.new.append(r)
+                turn = self.turn(message, results)
+                action = cfg.finish_turn(turn, self.signal) if cfg.finish_turn else None
+                self.emit({"type": "turn_end", "message": message, "toolResults": results})
+                if action == "end":
+                    self.emit({"type": "agent_end", "messages": list(self.new)})
+                    return self.new
+                last_turn = turn
+                explicit = action == "continue"
+                pending = self.poll(cfg.get_steering_messages)  # poll C
+                if more_tools or pending:
+                    explicit = False
+            follow_up = self.poll(cfg.get_follow_up_messages)
+            if follow_up:
+                pending = follow_up
+                continue
+            if explicit:
+                explicit = False
+                continue
+            break
+        self.emit({"type": "agent_end", "messages": list(self.new)})
+        return self.new
+
+    # one provider request
+    def stream(self) -> Message:
+        cfg = self.cfg
+        messages = list(self.context.messages)
+        if cfg.transform_context:
+            messages = list(cfg.transform_context(messages, self.signal))
+        if cfg.convert_to_llm:
+            llm = list(cfg.convert_to_llm(messages))
+        else:
+            llm = [m for m in messages if m.get("role") in LLM_ROLES]
+        key = (cfg.get_api_key(self.model.get("provider"))) if cfg.get_api_key else None
+        key = key or cfg.api_key or ""
+        stream = self.stream_fn(self.model, llm, self.level_text(), key, self.signal)
+        started = False
+        for event in stream:
+            kind = event.get("type")
+            if kind == "start":
+                partial = event.get("partial") or {}
+                self.context.messages.append(partial)
+                started = True
+                self.emit({"type": "message_start", "message": dict(partial)})
+            elif kind in ("done", "error"):
+                break
+            elif started:
+                partial = event.get("partial") or {}
+                self.context.messages[-1] = partial
+                self.emit({"type": "message_update", "assistantMessageEvent": event, "message": dict(partial)})
+        final = dict(stream.result() or {})
+        final["thinkingLevel"] = self.level_text()
+        if started:
+            self.context.messages[-1] = final
+        else:
+            self.context.messages.append(final)
+            self.emit({"type": "message_start", "message": dict(final)})
+        self.emit({"type": "message_end", "message": final})
+        return final
+
+    # tool calls
+    def truncated(self, calls: list[dict[str, Any]]) -> list[Message]:
+        results = []
+        for call in calls:
+            self.emit_start(call)
+            outcome = _Outcome(call, _error_result(truncated_text(call.get("name"))), True)
+            self.emit_end(outcome)
+            results.append(self.emit_result(outcome))
+        return results
+
+    def execute(self, message: Message, calls: list[dict[str, Any]]) -> tuple[list[Message], bool]:
+        by_name = {t.name: t for t in self.context.tools}
+        sequential = self.cfg.tool_execution == "sequential" or any(
+            by_name.get(c.get("name")) is not None and by_name[c.get("name")].execution_mode == "sequential" for c in calls)
+        outcomes: list[Optional[_Outcome]] = [None] * len(calls)
+        results: list[Message] = []
+        if sequential:
+            for i, call in enumerate(calls):
+                self.emit_start(call)
+                p = self.prepare(message, call)
+                outcomes[i] = p.immediate or self.finalize(message, call, p, self.run_tool(call, p))
+                self.emit_end(outcomes[i])
+                results.append(self.emit_result(outcomes[i]))
+        else:
+            ready = []
+            for i, call in enumerate(calls):
+                self.emit_start(call)
+                p = self.prepare(message, call)
+                if p.immediate:
+                    outcomes[i] = p.immediate
+                    self.emit_end(p.immediate)
+                else:
+                    ready.append((i, call, p))
+
+            running = {}
+            for i, call, p in ready:  # every prepared call starts, in source order
+                if self.signal.aborted:
+                    outcomes[i] = _Outcome(call, _error_result(ABORTED), True)
+                    self.emit_end(outcomes[i])
+                    continue
+                started = self.start_tool(call, p)
+                if started.error is None:
+                    running[i] = (call, p, started)
+                    continue
+                outcomes[i] = self.finalize(message, call, p, self.finish_tool(started))  # execute threw at once
+                self.emit_end(outcomes[i])
+            while running:  # then each is finalised as it completes
+                first = self.cfg.wait_any([entry[2].handle for entry in running.values()])
+                i = next(k for k, entry in running.items() if entry[2].handle is first)
+                call, p, started = running.pop(i)
+                outcomes[i] = self.finalize(message, call, p, self.finish_tool(started))
+                self.emit_end(outcomes[i])
+            for o in outcomes:
+                results.append(self.emit_result(o))
+        terminate = bool(outcomes) and all(o.result.get("terminate") is True for o in outcomes)
+        return results, terminate
+
+    def prepare(self, message: Message, call: dict[str, Any]) -> _Prepared:
+        def fail(text: str, terminate: bool = False) -> _Prepared:
+            result = _error_result(text)
+            if terminate:
+                result["terminate"] = True
+            return _Prepared(immediate=_Outcome(call, result, True))
+
+        if self.signal.aborted:
+            return fail(ABORTED)
+        tool = next((t for t in self.context.tools if t.name == call.get("name")), None)
+        if tool is None:
+            return fail(f"Tool {call.get('name')} not found")
+        try:
+            raw = call.get("arguments")
+            if tool.prepare_arguments:
+                raw = tool.prepare_arguments(raw)
+            if call.get("argumentsError"):
+                return fail(f'Invalid arguments for tool "{call.get("name")}": {call["argumentsError"]}')
+            raw = raw if raw is not None else {}
+            args, errors = validate(tool.parameters, raw)
+            if errors:
+                return fail(validation_message(tool.name, errors, raw))
+        except Exception as err:  # a throwing prepareArguments
+            return fail(str(err))
+        if self.cfg.before_tool_call:
+            try:
+                answer = self.cfg.before_tool_call({"assistantMessage": message, "toolCall": call, "args": args,
+                                                          "context": self.wire_context()}, self.signal)
+            except Exception as err:
+                return fail(str(err))
+            if self.signal.aborted:
+                return fail(ABORTED)
+            if answer and answer.get("block"):
+                return fail(answer.get("reason") or BLOCKED, answer.get("terminate") is True)
+        return _Prepared(tool=tool, args=args)
+
+    def start_tool(self, call: dict[str, Any], p: _Prepared) -> "_Started":
+        started = _Started(self.cfg.clock())
+
+        def on_update(partial: Any) -> None:
+            if started.accepting:
+                self.emit({"type": "tool_execution_update", "toolCallId": call.get("id"), "toolName": call.get("name"),
+                           "args": call.get("arguments"), "partialResult": partial})
+
+        started.call = call
+        try:
+            started.handle = p.tool.start(call.get("id"), p.args, self.signal, on_update)
+        except Exception as err:
+            started.error = err
+        return started
+
+    def finish_tool(self, started: "_Started") -> _Outcome:
+        try:
+            if started.error is not None:
+                raise started.error
+            result = started.handle.outcome()
+            result = result if isinstance(result, dict) else {"content": None}
+            is_error = result.get("isError") is True
+        except Exception as err:
+            result, is_error = _error_result(str(err)), True
+        started.accepting = False
+        return _Outcome(started.call, result, is_error, round(self.cfg.clock() - started.at))
+
+    def run_tool(self, call: dict[str, Any], p: _Prepared) -> _Outcome:
+        started = self.start_tool(call, p)
+        if started.error is None:
+            self.cfg.wait_any([started.handle])
+        return self.finish_tool(started)
+
+    def finalize(self, message: Message, call: dict[str, Any], p: _Prepared, ex: _Outcome) -> _Outcome:
+        if not self.cfg.after_tool_call:
+            return ex
+        result, is_error = dict(ex.result), ex.is_error
+        try:
+            over = self.cfg.after_tool_call({"assistantMessage": message, "toolCall": call, "args": p.args,
+                                                   "result": ex.result, "isError": ex.is_error,
+                                                   "context": self.wire_context()}, self.signal)
+        except Exception as err:
+            return _Outcome(call, _error_result(str(err)), True, ex.duration_ms)
+        if over:
+            structured = over.get("structuredContent")
+            if structured is None and over.get("content") is None:
+                structured = result.get("structuredContent")
+            for key in ("content", "details", "usage", "terminate"):
+                if over.get(key) is not None:
+                    result[key] = over[key]
+            result.pop("structuredContent", None)
+            if structured is not None:
+                result["structuredContent"] = structured
+            if over.get("isError") is not None:
+                is_error = over["isError"] is True
+        return _Outcome(call, result, is_error, ex.duration_ms)
+
+    def emit_start(self, call: dict[str, Any]) -> None:
+        self.emit({"type": "tool_execution_start", "toolCallId": call.get("id"), "toolName": call.get("name"),
+                         "args": call.get("arguments")})
+
+    def emit_end(self, o: _Outcome) -> None:
+        event = {"type": "tool_execution_end", "toolCallId": o.call.get("id"), "toolName": o.call.get("name"),
+                 "result": o.result, "isError": o.is_error}
+        if o.duration_ms is not None:
+            event["durationMs"] = o.duration_ms
+        self.emit(event)
+
+    def emit_result(self, o: _Outcome) -> Message:
+        m: Message = {"role": "toolResult", "toolCallId": o.call.get("id"), "toolName": o.call.get("name"),
+                      "content": o.result.get("content") if o.result.get("content") is not None else []}
+        for key in ("details", "usage"):
+            if o.result.get(key) is not None:
+                m[key] = o.result[key]
+        m["isError"] = o.is_error
+        if o.duration_ms is not None:
+            m["durationMs"] = o.duration_ms
+        m["timestamp"] = self.cfg.clock()
+        self.emit({"type": "message_start", "message": m})
+        self.emit({"type": "message_end", "message": m})
+        return m
+
+
+def run_agent_loop(prompts: list[Message], context: Context, config: Config, emit, signal, stream_fn) -> list[Message]:
+    """Runs the loop from new prompts; returns the run's new messages.
+
+    ``emit(event)`` is called for every event; ``signal.aborted`` tells an abort;
+    ``stream_fn(model, messages, thinking_level, api_key, signal)`` opens a response: an
+    iterable of pi-ai stream events with ``result()``, the final assistant message.
+    """
+    r = _Run(context, config, emit, signal, stream_fn)
+    batch = declare_tool_changes(r.context.messages, r.context.tools, list(prompts), config.clock())
+    emit({"type": "agent_start"})
+    emit({"type": "turn_start"})
+    r.add(batch)
+    return r.loop()
+
+
+def run_agent_loop_continue(context: Context, config: Config, emit, signal, stream_fn) -> list[Message]:
+    """Continues from the transcript as it is (its last message must not be the assistant's)."""
+    if not context.messages:
+        raise LoopError("Cannot continue: no messages in context")
+    if context.messages[-1].get("role") == "assistant":
+        raise LoopError("Cannot continue from message role: assistant")
+    r = _Run(context, config, emit, signal, stream_fn)
+    emit({"type": "agent_start"})
+    emit({"type": "turn_start"})
+    return r.loop()

@@ -1,0 +1,249 @@
+"""The adapter's main loop: hello, sessions, deliveries, idle, stop and shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import os
+import sys
+import traceback
+from typing import Any, Awaitable, BinaryIO, Callable, Iterable, Union
+
+from .session import Clock, DeliveryError, Session
+from .vloop import VirtualLoop
+from .wire import AdapterError, ProtocolError, Shutdown, Wire
+
+PROTOCOL = 1
+
+# Every hook of the protocol, by pi's names.
+ALL_HOOKS = (
+    "convertToLlm", "transformContext", "getApiKey", "prepareRequest", "prepareNextTurn",
+    "finishTurn", "getSteeringMessages", "getFollowUpMessages", "beforeToolCall", "afterToolCall",
+)
+
+RunFn = Callable[[Session], Union[Awaitable[Any], Any]]
+
+
+def error_text(err: BaseException) -> str:
+    """The text a failed run reports: the exception's message (its class name when empty)."""
+    return str(err) or type(err).__name__
+
+
+class Kit:
+    """Serves one adapter process. Use :func:`serve`; this class is public for tests."""
+
+    def __init__(self, run: RunFn, *, name: str, version: str, tracks: str, hooks: Iterable[str],
+                 capabilities: dict[str, Any] | None = None, clock: Clock | None = None,
+                 reader: BinaryIO | None = None, writer: BinaryIO | None = None,
+                 to_json: Callable[[Any], Any] | None = None) -> None:
+        self.run = run
+        self.is_async = inspect.iscoroutinefunction(run)
+        self.hello = {"type": "hello", "protocol": PROTOCOL, "name": name, "version": version,
+                      "tracks": tracks, "capabilities": {"hooks": list(hooks), **(capabilities or {})}}
+        self.wire = Wire(reader, writer, to_json)
+        self.clock = clock or CLOCK
+        self.session: Session | None = None
+        self.failed_session: int | None = None  # the session a fatal error ended, for its report
+        self.call_id = 0
+
+    def _next_call_id(self) -> int:
+        self.call_id += 1
+        return self.call_id
+
+    # ---- entry point
+
+    def serve(self) -> int:
+        """Serves until shutdown (0) or a protocol error (1, after reporting it)."""
+        try:
+            while True:
+                msg = self.wire.receive()
+                kind = msg["type"]
+                if kind == "hello":
+                    if msg.get("protocol") != PROTOCOL:
+                        raise ProtocolError(f"the harness speaks protocol {msg.get('protocol')}; this adapter speaks {PROTOCOL}")
+                    self.wire.send(self.hello)
+                elif kind == "start":
+                    self._session(msg)
+                else:
+                    raise ProtocolError(f'protocol error at line {self.wire.line}: unexpected "{kind}" message (no session is running)')
+        except Shutdown:
+            return 0
+        except (ProtocolError, AdapterError) as err:
+            self.wire.fatal = None
+            self._report(str(err), self.failed_session)
+            return 1
+
+    def _report(self, message: str, session: int | None = None) -> None:
+        msg: dict[str, Any] = {"type": "error", "message": message}
+        if session is not None:
+            msg["session"] = session
+        try:
+            self.wire.send(msg)
+        except (OSError, ValueError):
+            pass
+
+    # ---- a session
+
+    def _session(self, msg: dict[str, Any]) -> None:
+        setup = msg.get("setup")
+        if not isinstance(setup, dict) or not isinstance(msg.get("session"), int):
+            raise ProtocolError(f"protocol error at line {self.wire.line}: start needs a session number and a setup")
+        self.clock.ms = 0
+        s = Session(self, msg["session"], setup, self.wire, self.clock)
+        self.session = s
+        try:
+            if self.is_async:
+                self._run_async(s)
+            else:
+                self._run_sync(s)
+        except SystemExit:
+            self.failed_session = s.id
+            raise
+        finally:
+            self.session = None
+
+    def _end(self, s: Session, messages: Any = None, error: BaseException | None = None) -> None:
+        if error is not None:
+            s.notify("end", {"error": error_text(error)})
+        else:
+            s.notify("end", {"messages": messages if messages is not None else []})
+
+    def _check(self, msg: dict[str, Any], s: Session) -> None:
+        if msg.get("session") != s.id:
+            raise ProtocolError(f'protocol error at line {self.wire.line}: a "{msg["type"]}" for session {msg.get("session")}, but session {s.id} is running')
+
+    def _next(self, s: Session) -> dict[str, Any]:
+        """Reads the next deliver or stop of session s (anything else is a protocol error)."""
+        msg = self.wire.receive()
+        if msg["type"] not in ("deliver", "stop"):
+            raise ProtocolError(f'protocol error at line {self.wire.line}: unexpected "{msg["type"]}" message while session {s.id} runs')
+        self._check(msg, s)
+        return msg
+
+    def _apply(self, s: Session, msg: dict[str, Any]) -> bool:
+        """Applies a delivery; False (after reporting it) when it names nothing known."""
+        try:
+            s.deliver(msg.get("delivery") or {})
+            return True
+        except DeliveryError as err:
+            self._report(str(err), s.id)
+            return False
+
+    # asyncio: the run is a task on a VirtualLoop; idle is an empty ready queue.
+    def _run_async(self, s: Session) -> None:
+        vloop = VirtualLoop(self.clock.seconds)
+        s.vloop = vloop
+        task = vloop.create_task(self.run(s))
+
+        def done(t: asyncio.Task) -> None:
+            if t.cancelled():
+                return
+            err = t.exception()
+            if self.wire.fatal is not None:
+                return
+            if err is not None and not s.stopping:
+                _log_failure(err)
+            self._end(s, None if err else t.result(), err)
+
+        task.add_done_callback(done)
+
+        def settle() -> None:
+            vloop.run_until_idle()
+            if self.wire.fatal is not None:  # a task met shutdown / a protocol error in a call
+                raise self.wire.fatal
+
+        try:
+            settle()
+            self.wire.send({"type": "idle", "session": s.id})
+            while True:
+                msg = self._next(s)
+                if msg["type"] == "stop":
+                    with vloop.entered():
+                        s.stop()
+                    settle()
+                    for t in asyncio.all_tasks(vloop):
+                        t.cancel()
+                    settle()
+                    self.wire.send({"type": "stopped", "session": s.id})
+                    return
+                with vloop.entered():
+                    applied = self._apply(s, msg)
+                if applied:
+                    settle()
+                    self.wire.send({"type": "idle", "session": s.id})
+        finally:
+            if task.done() and not task.cancelled():
+                task.exception()  # retrieved: a shutdown met inside the run is not an error to log
+            vloop.close()
+
+    # synchronous: the run is called directly; it parks in the kit whenever it waits.
+    def _run_sync(self, s: Session) -> None:
+        try:
+            messages = self.run(s)
+            err = None
+        except SystemExit:  # Shutdown, ProtocolError, AdapterError
+            raise
+        except Exception as e:  # the run failed: pi's rejected promise
+            messages, err = None, e
+            if not s.stopping:
+                _log_failure(e)
+        if s.stopping:
+            self.wire.send({"type": "stopped", "session": s.id})
+            return
+        self._end(s, messages, err)
+        while not s.stopping:
+            self._park(s)
+        self.wire.send({"type": "stopped", "session": s.id})
+
+    def _park(self, s: Session) -> None:
+        """Synchronous loops: report idle, then apply the next delivery, or the stop."""
+        self.wire.send({"type": "idle", "session": s.id})
+        while True:
+            msg = self._next(s)
+            if msg["type"] == "stop":
+                s.stop()
+                return
+            if self._apply(s, msg):
+                return
+            self.wire.send({"type": "idle", "session": s.id})
+
+
+CLOCK = Clock()
+
+
+def _log_failure(err: BaseException) -> None:
+    """A failed run on stderr: one line, or the traceback when TURNSTILE_KIT_DEBUG is set."""
+    if os.environ.get("TURNSTILE_KIT_DEBUG"):
+        traceback.print_exception(err, file=sys.stderr)
+    else:
+        print(f"turnstile_kit: the run failed: {type(err).__name__}: {err}", file=sys.stderr)
+
+
+def now() -> int | float:
+    """The virtual time in milliseconds (the ``now`` of the latest delivery; 0 after start)."""
+    return CLOCK.now()
+
+
+def serve(run: RunFn, *, name: str, version: str = "0.0.0", tracks: str = "1.6.0",
+          hooks: Iterable[str] = (), lacks: Iterable[str] = (),
+          capabilities: dict[str, Any] | None = None, to_json: Callable[[Any], Any] | None = None) -> None:
+    """Serves the protocol on stdin/stdout and exits: 0 at shutdown, 1 after a protocol error.
+
+    ``run(session)`` builds the loop for ``session.setup`` and runs it, returning the run's new
+    messages (the ``end`` notification) or raising (a failed run). Make it ``async def`` for an
+    asyncio loop, a plain ``def`` for a synchronous one. ``hooks`` are the hooks you can
+    install (the hello's ``capabilities.hooks``); ``lacks`` the optional features your loop
+    does not have (``capabilities.lacks``: continue, severalPrompts, customMessages,
+    prepareArguments, argumentMutation, throwingHooks, throwingStreams, argumentsError,
+    structuredContent), whose scenarios the harness then skips; ``capabilities`` adds any other
+    key. ``to_json(obj)`` turns objects ``json`` cannot write (your message classes) into JSON
+    values in pi's shapes; without it such an object ends the adapter with a clear error. stdout carries the protocol only: from here on ``print`` writes to stderr.
+    """
+    protocol_out = sys.stdout.buffer
+    sys.stdout = sys.stderr  # print() in the loop or the adapter must not corrupt the protocol
+    extra = dict(capabilities or {})
+    if lacks:
+        extra["lacks"] = list(lacks)
+    kit = Kit(run, name=name, version=version, tracks=tracks, hooks=hooks, capabilities=extra,
+              writer=protocol_out, to_json=to_json)
+    sys.exit(kit.serve())

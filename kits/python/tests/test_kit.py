@@ -1,0 +1,336 @@
+import asyncio
+import unittest
+
+from tests.harness import HELLO, answer, brief, deliver, serve, start, stop
+from turnstile_kit import STOPPED, CallError, SessionStopped, ToolError
+
+DONE = {"type": "done", "reason": "stop", "message": {"role": "assistant", "content": [], "stopReason": "stop"}}
+
+
+# The same toy loop twice: under asyncio and synchronous. Both must speak identically.
+async def async_loop(s):
+    s.hook("getSteeringMessages", {})
+    s.emit({"type": "agent_start", "at": s.now()})
+    stream = s.open_stream({"messages": []})
+    async for event in stream:
+        s.emit({"type": "message_update", "event": event["type"], "at": s.now()})
+    final = stream.result()
+    a = s.start_tool("t1", "x", {}, on_update=lambda p: s.emit({"type": "tool_execution_update", "p": p}))
+    b = s.start_tool("t2", "x", {})
+    results = await asyncio.gather(a, b)
+    return [final, {"results": results, "at": s.now()}]
+
+
+def sync_loop(s):
+    s.hook("getSteeringMessages", {})
+    s.emit({"type": "agent_start", "at": s.now()})
+    stream = s.open_stream({"messages": []})
+    for event in stream:
+        s.emit({"type": "message_update", "event": event["type"], "at": s.now()})
+    final = stream.result()
+    a = s.start_tool("t1", "x", {}, on_update=lambda p: s.emit({"type": "tool_execution_update", "p": p}))
+    b = s.start_tool("t2", "x", {})
+    results = [s.wait(a), s.wait(b)]
+    return [final, {"results": results, "at": s.now()}]
+
+
+SCRIPT = [
+    HELLO,
+    start(),
+    answer(1, {"messages": []}),
+    answer(2, {"stream": "1"}),
+    deliver("streamEvent", 5, "1", {"type": "start", "partial": {}}),
+    deliver("streamEvent", 6, "1", DONE),
+    answer(3, {}),
+    answer(4, {}),
+    deliver("toolUpdate", 7, "t1", {"content": "half"}),
+    deliver("toolResult", 8, "t2", {"result": "two"}),
+    deliver("toolResult", 9, "t1", {"result": "one"}),
+    stop(),
+]
+
+EXPECTED = [
+    "hello",
+    "call 1 hook:getSteeringMessages",
+    "ev agent_start",
+    "call 2 stream",
+    "idle",  # after start: the stream waits
+    "ev message_update",
+    "idle",
+    "ev message_update",  # done ends the iteration
+    "call 3 tool",
+    "call 4 tool",
+    "idle",
+    "ev tool_execution_update",
+    "idle",
+    "idle",  # t2's result: the loop still waits for t1
+    'end {"messages": [{"content": [], "role": "assistant", "stopReason": "stop"}, {"at": 9, "results": ["one", "two"]}]}',
+    "idle",
+    "stopped",
+]
+
+
+class ConversationTest(unittest.TestCase):
+    def test_asyncio_loop(self):
+        status, out = serve(async_loop, *SCRIPT)
+        self.assertEqual(status, 0)
+        self.assertEqual([brief(m) for m in out], EXPECTED)
+        self.assertEqual(out[0], {"type": "hello", "protocol": 1, "name": "test", "version": "0", "tracks": "1.6.0",
+                                  "capabilities": {"hooks": ["getSteeringMessages"]}})
+        self.assertEqual(out[2]["notification"]["data"]["at"], 0, "the clock reads 0 until the first delivery")
+        self.assertEqual(out[5]["notification"]["data"]["at"], 5, "the clock reads the delivery's now")
+        self.assertEqual(out[11]["notification"]["data"]["p"], {"content": "half"})
+
+    def test_synchronous_loop_speaks_the_same(self):
+        status, out = serve(sync_loop, *SCRIPT)
+        self.assertEqual(status, 0)
+        self.assertEqual([brief(m) for m in out], EXPECTED)
+
+    def test_clock_restarts_at_zero_for_each_session(self):
+        def loop(s):
+            return [{"at": s.now()}]
+
+        status, out = serve(loop, HELLO, start(1), deliver("abort", 40), stop(1), start(2), stop(2))
+        ends = [m["notification"]["data"] for m in out if m["type"] == "notify"]
+        self.assertEqual(ends, [{"messages": [{"at": 0}]}, {"messages": [{"at": 0}]}])
+        self.assertEqual([brief(m) for m in out],
+                         ["hello", 'end {"messages": [{"at": 0}]}', "idle", "idle", "stopped",
+                          'end {"messages": [{"at": 0}]}', "idle", "stopped"])
+
+
+    def test_an_async_update_callback_runs_on_the_virtual_loop(self):
+        async def aloop(s):
+            async def on_update(partial):  # a coroutine: the kit must schedule it on its own loop
+                s.emit({"type": "tool_execution_update", "partial": partial})
+
+            return [await s.run_tool("t1", "x", {}, on_update)]
+
+        status, out = serve(aloop, HELLO, start(), answer(1, {}), deliver("toolUpdate", 1, "t1", {"n": 1}),
+                            deliver("toolResult", 2, "t1", {"result": "r"}), stop())
+        self.assertEqual([brief(m) for m in out], ["hello", "call 1 tool", "idle", "ev tool_execution_update", "idle",
+                                                    'end {"messages": ["r"]}', "idle", "stopped"])
+
+    def test_updates_after_the_result_are_not_passed_on(self):
+        seen = []
+
+        async def aloop(s):
+            return [await s.run_tool("t1", "x", {}, seen.append)]
+
+        serve(aloop, HELLO, start(), answer(1, {}), deliver("toolResult", 2, "t1", {"result": "r"}),
+              deliver("toolUpdate", 3, "t1", {"late": True}), stop())
+        self.assertEqual(seen, [])
+
+
+class StdoutTest(unittest.TestCase):
+    def test_serve_print_goes_to_stderr_and_the_hello_says_what_the_loop_lacks(self):
+        import subprocess
+        import sys as _sys
+        import os as _os
+
+        src = _os.path.join(_os.path.dirname(__file__), "..", "src")
+        program = (
+            "import turnstile_kit as kit\n"
+            "def run(s):\n"
+            "    print('debugging output')\n"
+            "    return []\n"
+            "kit.serve(run, name='p', hooks=['finishTurn'], lacks=['continue'])\n"
+        )
+        from tests.harness import lines
+        proc = subprocess.run([_sys.executable, "-c", program], input=lines(HELLO, start(), stop(), {"type": "shutdown"}),
+                              capture_output=True, env={**_os.environ, "PYTHONPATH": src}, timeout=30)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual([brief(__import__("json").loads(x)) for x in proc.stdout.decode().splitlines()],
+                         ["hello", 'end {"messages": []}', "idle", "stopped"])
+        self.assertIn(b"debugging output", proc.stderr)
+        hello = __import__("json").loads(proc.stdout.decode().splitlines()[0])
+        self.assertEqual(hello["capabilities"], {"hooks": ["finishTurn"], "lacks": ["continue"]})
+
+
+class FailureTest(unittest.TestCase):
+    def both(self, make):
+        """Runs make(mode) for an async and a sync loop; returns both outputs."""
+        return [make(True), make(False)]
+
+    def test_a_call_answered_with_an_error_raises_it_in_the_loop(self):
+        seen = []
+
+        async def aloop(s):
+            try:
+                s.hook("getSteeringMessages", {})
+            except CallError as err:
+                seen.append(str(err))
+            raise ValueError("the run failed")
+
+        status, out = serve(aloop, HELLO, start(), answer(1, error="hook broke"), stop())
+        self.assertEqual(seen, ["hook broke"])
+        self.assertEqual([brief(m) for m in out],
+                         ["hello", "call 1 hook:getSteeringMessages", 'end {"error": "the run failed"}', "idle", "stopped"])
+
+    def test_stop_fails_every_wait_and_silences_the_loop(self):
+        for mode in ("async", "sync"):
+            seen = []
+
+            def wind_down(s, err):
+                seen.append(str(err))
+                s.emit({"type": "agent_end"})  # not reported after stop
+                try:
+                    s.hook("getSteeringMessages", {})  # not sent: fails locally
+                except SessionStopped as again:
+                    seen.append(f"call: {again}")
+                seen.append(f"aborted={s.signal.aborted}")
+
+            async def aloop(s):
+                run = s.start_tool("t1", "x", {})
+                try:
+                    await run
+                except ToolError:
+                    raise
+                except SessionStopped as err:
+                    wind_down(s, err)
+                return []
+
+            def sloop(s):
+                run = s.start_tool("t1", "x", {})
+                try:
+                    s.wait(run)
+                except SessionStopped as err:
+                    wind_down(s, err)
+                return []
+
+            status, out = serve(aloop if mode == "async" else sloop, HELLO, start(), answer(1, {}), stop())
+            self.assertEqual(status, 0)
+            self.assertEqual([brief(m) for m in out], ["hello", "call 1 tool", "idle", "stopped"], mode)
+            self.assertEqual(seen, [STOPPED, f"call: {STOPPED}", "aborted=True"], mode)
+
+    def test_a_failed_tool_and_a_failed_stream_raise_their_text(self):
+        seen = []
+
+        async def aloop(s):
+            try:
+                await s.run_tool("t1", "x", {})
+            except ToolError as err:
+                seen.append(f"tool: {err}")
+            stream = s.open_stream({})
+            try:
+                async for _ in stream:
+                    pass
+            except CallError as err:
+                seen.append(f"stream: {err}")
+            return []
+
+        serve(aloop, HELLO, start(), answer(1, {}), deliver("toolResult", 1, "t1", {"error": "disk full"}),
+              answer(2, {"stream": "7"}), deliver("streamFail", 2, "7", {"error": "socket closed"}), stop())
+        self.assertEqual(seen, ["tool: disk full", "stream: socket closed"])
+
+    def test_abort_fires_the_signal_listeners(self):
+        seen = []
+
+        async def aloop(s):
+            s.signal.add_listener(lambda: seen.append(("listener", s.now())))
+            stream = s.open_stream({})
+            async for _ in stream:
+                pass
+            seen.append(("aborted", s.signal.aborted))
+            return []
+
+        serve(aloop, HELLO, start(), answer(1, {"stream": "1"}), deliver("abort", 3),
+              deliver("streamEnd", 4, "1", {"message": {"stopReason": "aborted"}}), stop())
+        self.assertEqual(seen, [("listener", 3), ("aborted", True)])
+
+    def test_an_abort_listener_can_use_asyncio(self):
+        seen = []
+
+        async def aloop(s):
+            woken = asyncio.Event()
+            s.signal.add_listener(woken.set)  # an asyncio.Event made inside the loop
+            s.signal.add_listener(lambda: asyncio.ensure_future(note()))
+
+            async def note():
+                seen.append("task made by a listener ran")
+
+            await woken.wait()
+            seen.append("woken")
+            return []
+
+        status, out = serve(aloop, HELLO, start(), deliver("abort", 3), stop())
+        self.assertEqual(seen, ["woken", "task made by a listener ran"])
+        self.assertEqual([brief(m) for m in out], ["hello", "idle", 'end {"messages": []}', "idle", "stopped"])
+
+    def test_a_delivery_for_an_unknown_target_is_reported(self):
+        async def aloop(s):
+            await s.run_tool("t1", "x", {})
+
+        status, out = serve(aloop, HELLO, start(), answer(1, {}), deliver("toolResult", 1, "nope", {"result": 1}), stop())
+        self.assertIn({"type": "error", "session": 1, "message": 'delivery for unknown tool call "nope"'}, out)
+        self.assertEqual(out[-1]["type"], "stopped")
+
+    def test_a_wrong_answer_is_a_protocol_error(self):
+        for loop in (lambda s: s.hook("getSteeringMessages", {}),):
+            async def aloop(s):
+                loop(s)
+
+            status, out = serve(aloop, HELLO, start(), answer(9, {}))
+            self.assertEqual(status, 1)
+            self.assertEqual(brief(out[-1]), "error protocol error at line 3: an answer for unknown call id 9 (the outstanding call is 1)")
+            status, out = serve(lambda s: loop(s), HELLO, start(), stop())
+            self.assertEqual(status, 1)
+            self.assertEqual(brief(out[-1]), 'error protocol error at line 3: expected the answer to call 1, got a "stop" message')
+
+    def test_shutdown_or_the_end_of_input_mid_call_exits_cleanly(self):
+        for script in ([HELLO, start(), {"type": "shutdown"}], [HELLO, start()]):
+            for run in (lambda s: s.hook("getSteeringMessages", {}),):
+                async def aloop(s):
+                    try:
+                        run(s)
+                    except Exception:  # a loop's broad except must not swallow the shutdown
+                        s.emit({"type": "swallowed"})
+
+                status, out = serve(aloop, *script)
+                self.assertEqual(status, 0)
+                self.assertEqual([brief(m) for m in out], ["hello", "call 1 hook:getSteeringMessages"])
+
+    def test_an_event_that_is_not_json_ends_the_adapter_with_a_clear_error(self):
+        class Message:  # a port's own class, not converted at the adapter's edge
+            pass
+
+        async def aloop(s):
+            s.emit({"type": "message_start", "message": Message()})
+            return []
+
+        status, out = serve(aloop, HELLO, start())
+        self.assertEqual(status, 1)
+        self.assertEqual(out[-1]["type"], "error")
+        self.assertEqual(out[-1]["session"], 1)
+        self.assertTrue(out[-1]["message"].startswith(
+            "the event message_start is not JSON: Object of type Message is not JSON serializable"), out[-1]["message"])
+
+    def test_to_json_converts_the_loops_objects(self):
+        import io
+        import json
+        from tests.harness import lines
+        from turnstile_kit import Kit
+
+        class Message:
+            def __init__(self, text):
+                self.text = text
+
+        def loop(s):
+            s.emit({"type": "message_start", "message": Message("hi")})
+            return [Message("hi")]
+
+        buf = io.BytesIO()
+        kit = Kit(loop, name="t", version="0", tracks="1.6.0", hooks=[], reader=io.BytesIO(lines(HELLO, start(), stop())),
+                  writer=buf, to_json=lambda m: {"role": "user", "content": m.text})
+        self.assertEqual(kit.serve(), 0)
+        out = [json.loads(x) for x in buf.getvalue().decode().splitlines()]
+        self.assertEqual(out[1]["notification"]["data"]["message"], {"role": "user", "content": "hi"})
+        self.assertEqual(out[2]["notification"]["data"], {"messages": [{"role": "user", "content": "hi"}]})
+
+    def test_other_protocol_versions_are_refused(self):
+        status, out = serve(lambda s: [], {"type": "hello", "protocol": 2})
+        self.assertEqual(status, 1)
+        self.assertEqual(out, [{"type": "error", "message": "the harness speaks protocol 2; this adapter speaks 1"}])
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -133,6 +133,8 @@ type provider struct {
 	mu       sync.Mutex
 	answers  []answer
 	requests [][]string
+	// meta records "model:thinkingLevel" per request.
+	meta []string
 }
 
 func newProvider(answers ...any) *provider {
@@ -157,6 +159,7 @@ func (p *provider) Requests() [][]string {
 func (p *provider) Stream(ctx context.Context, req loop.StreamRequest) (loop.AssistantStream, error) {
 	p.mu.Lock()
 	p.requests = append(p.requests, summaries(req.Messages))
+	p.meta = append(p.meta, req.Model.ID+":"+string(req.ThinkingLevel))
 	n := len(p.requests)
 	next := msg(says("(unscripted)"))
 	if len(p.answers) > 0 {
@@ -275,6 +278,9 @@ type subject interface {
 	Subscribe(agent.Listener) func()
 	State() agent.State
 	SetTools([]*loop.Tool)
+	SetMessages([]loop.Message)
+	SetModel(loop.Model)
+	SetThinkingLevel(loop.ThinkingLevel)
 	SteeringMode() loop.QueueMode
 	SetSteeringMode(loop.QueueMode)
 	FollowUpMode() loop.QueueMode

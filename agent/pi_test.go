@@ -449,6 +449,54 @@ func runCases(t *testing.T, show func(string, any), build builder) {
 		must(t, a.PromptText("hi"))
 		show("listener set changes during an event", log)
 	}
+	{
+		p := newProvider(says("r1"), says("r2"))
+		a := build(p, agent.Options{ThinkingLevel: "low"})
+		must(t, a.PromptText("one"))
+		a.SetModel(loop.Model{ID: "other-model", Name: "test-model", API: "test", Provider: "test"})
+		a.SetThinkingLevel(loop.ThinkingOff)
+		must(t, a.PromptText("two"))
+		show("model and thinking level between prompts", []any{p.meta, a.messages()})
+	}
+	{
+		p := newProvider(says("r1"), says("r2"))
+		history := []loop.Message{user("hi"), calls(call("t1", "echo")), &loop.ToolResultMessage{ToolCallID: "t1", ToolName: "echo", Content: loop.Text("echo ok")}}
+		a := build(p, agent.Options{Messages: history})
+		a.FollowUp(user("f1"))
+		show("continue tool-result tail", []any{errText(a.Continue()), p.Requests()})
+	}
+	{
+		p := newProvider(says("r1"))
+		a := build(p, agent.Options{})
+		a.SetMessages([]loop.Message{user("replaced")})
+		show("transcript replaced then continued", []any{errText(a.Continue()), p.Requests(), a.messages()})
+	}
+	{
+		p := newProvider(says("r1"), says("r2"))
+		a := build(p, agent.Options{})
+		a.Steer(user("s1"))
+		a.FollowUp(user("f1"))
+		hold := make(chan struct{})
+		a.Subscribe(func(_ context.Context, e loop.Event) {
+			if e.Type == loop.AgentStart {
+				<-hold
+			}
+		})
+		run, err := a.StartPrompt(agent.UserText("p", 0))
+		must(t, err)
+		refusals := []string{errText(a.PromptText("x")), errText(a.Continue())}
+		peek := summaries(a.PeekQueuedMessages())
+		close(hold)
+		run.Wait()
+		show("refusals keep the queues", []any{refusals, peek, p.Requests()})
+	}
+	{
+		p := newProvider(calls(call("t1", "echo")), throws("down on turn 2"))
+		a := build(p, agent.Options{Tools: []*loop.Tool{tool("echo", nil)}})
+		must(t, a.PromptText("p"))
+		lines := a.Lines()
+		show("error after a tool turn", []any{lines[len(lines)-4:], a.messages(), a.State().ErrorMessage})
+	}
 }
 
 func closed(ch <-chan struct{}) bool {

@@ -38,6 +38,11 @@ var caseRules = map[string][]string{
 	"state during run":                     {"R-AGENT-STATE"},
 	"tools change":                         {"R-AGENT-PROMPT"},
 	"reset":                                {"R-AGENT-RESET"},
+	"model and thinking level":             {"R-AGENT-PROMPT"},
+	"continue tool-result tail":            {"R-AGENT-CONTINUE", "R-AGENT-QUEUES"},
+	"transcript replaced":                  {"R-AGENT-CONTINUE", "R-AGENT-STATE"},
+	"refusals keep the queues":             {"R-AGENT-BUSY", "R-AGENT-QUEUES"},
+	"error after a tool turn":              {"R-AGENT-ERROR-TURN"},
 }
 
 // rulesOf returns the rules a case pins.

@@ -416,3 +416,50 @@ for (const mode of ["one-at-a-time", "all"]) {
 	await a.prompt("hi");
 	show("listener set changes during an event", log);
 }
+{
+	const p = provider(says("r1"), says("r2"));
+	const meta = [];
+	const streamFn = p.streamFn;
+	p.streamFn = (m, ctx, options) => {
+		meta.push(`${m.id}:${options.reasoning ?? "off"}`);
+		return streamFn(m, ctx, options);
+	};
+	const a = agent(p, { initialState: { thinkingLevel: "low" } });
+	await a.prompt("one");
+	a.state.model = { ...model, id: "other-model" };
+	a.state.thinkingLevel = "off";
+	await a.prompt("two");
+	show("model and thinking level between prompts", [meta, state(a)]);
+}
+{
+	const p = provider(says("r1"), says("r2"));
+	const history = [u("hi"), calls(call("t1", "echo")), { role: "toolResult", toolCallId: "t1", toolName: "echo", content: [{ type: "text", text: "echo ok" }], isError: false, timestamp: 0 }];
+	const a = agent(p, { initialState: { messages: history } });
+	a.followUp(u("f1"));
+	show("continue tool-result tail", [await err(() => a.continue()), p.requests]);
+}
+{
+	const p = provider(says("r1"));
+	const a = agent(p);
+	a.state.messages = [u("replaced")];
+	show("transcript replaced then continued", [await err(() => a.continue()), p.requests, state(a)]);
+}
+{
+	const p = provider(says("r1"), says("r2"));
+	const a = agent(p);
+	a.steer(u("s1"));
+	a.followUp(u("f1"));
+	const running = a.prompt("p");
+	const refusals = [await err(() => a.prompt("x")), await err(() => a.continue())];
+	const peek = a.peekQueuedMessages().map(summary);
+	await running;
+	show("refusals keep the queues", [refusals, peek, p.requests]);
+}
+{
+	const p = provider(calls(call("t1", "echo")), () => {
+		throw new Error("down on turn 2");
+	});
+	const a = agent(p, { initialState: { tools: [tool("echo")] } });
+	await a.prompt("p");
+	show("error after a tool turn", [a.lines.slice(-4), state(a), a.state.errorMessage]);
+}

@@ -185,12 +185,6 @@ func (d *decoder) behaviour(n ast.Node, what string) sim.Behaviour {
 			b.OnAbort = &a
 		}
 	}
-	for _, u := range b.Updates {
-		if u.At > b.Duration {
-			d.errorf(n, "%s has an update at %dms, after it settles at %dms; it would never be delivered", what, u.At, b.Duration)
-			break
-		}
-	}
 	return b
 }
 

@@ -25,6 +25,9 @@ var (
 	ErrContinueFromAssistant = errors.New("Cannot continue from message role: assistant")
 )
 
+// DefaultModel is the model of an Agent given none (pi's DEFAULT_MODEL).
+var DefaultModel = loop.Model{ID: "unknown", Name: "unknown", API: "unknown", Provider: "unknown"}
+
 // Options configure a new Agent.
 type Options struct {
 	// SystemPrompt and Tools make the initial system message, put first in Messages unless
@@ -32,7 +35,8 @@ type Options struct {
 	SystemPrompt string
 	Tools        []*loop.Tool
 	Messages     []loop.Message
-	Model        loop.Model
+	// Model is the model of every run; the zero Model means DefaultModel.
+	Model loop.Model
 	// ThinkingLevel is the requested reasoning level; "" means ThinkingOff.
 	ThinkingLevel loop.ThinkingLevel
 	// SteeringMode and FollowUpMode are the queue modes; "" means OneAtATime.
@@ -112,6 +116,9 @@ func New(opts Options) *Agent {
 		if m := initialSystemMessage(opts.SystemPrompt, opts.Tools); m != nil {
 			messages = append([]loop.Message{m}, messages...)
 		}
+	}
+	if opts.Model == (loop.Model{}) {
+		opts.Model = DefaultModel
 	}
 	level := opts.ThinkingLevel
 	if level == "" {

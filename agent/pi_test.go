@@ -497,6 +497,18 @@ func runCases(t *testing.T, show func(string, any), build builder) {
 		lines := a.Lines()
 		show("error after a tool turn", []any{lines[len(lines)-4:], a.messages(), a.State().ErrorMessage})
 	}
+	{
+		p := newProvider(throws("no model"))
+		a := agent.New(agent.Options{Loop: loop.Config{Stream: p.Stream}})
+		var end *loop.AssistantMessage
+		a.Subscribe(func(_ context.Context, e loop.Event) {
+			if e.Type == loop.AgentEnd {
+				end = e.Messages[0].(*loop.AssistantMessage)
+			}
+		})
+		must(t, a.PromptText("hi"))
+		show("default model", []any{end.API, end.Provider, end.Model, a.State().ThinkingLevel})
+	}
 }
 
 func closed(ch <-chan struct{}) bool {

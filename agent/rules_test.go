@@ -43,6 +43,7 @@ var caseRules = map[string][]string{
 	"transcript replaced":                  {"R-AGENT-CONTINUE", "R-AGENT-STATE"},
 	"refusals keep the queues":             {"R-AGENT-BUSY", "R-AGENT-QUEUES"},
 	"error after a tool turn":              {"R-AGENT-ERROR-TURN"},
+	"default model":                        {"R-AGENT-ERROR-TURN", "R-AGENT-STATE"},
 }
 
 // rulesOf returns the rules a case pins.

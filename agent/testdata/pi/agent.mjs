@@ -463,3 +463,15 @@ for (const mode of ["one-at-a-time", "all"]) {
 	await a.prompt("p");
 	show("error after a tool turn", [a.lines.slice(-4), state(a), a.state.errorMessage]);
 }
+{
+	const p = provider(() => {
+		throw new Error("no model");
+	});
+	const a = new core.Agent({ streamFn: p.streamFn });
+	let end;
+	a.subscribe((e) => {
+		if (e.type === "agent_end") end = e.messages[0];
+	});
+	await a.prompt("hi");
+	show("default model", [end.api, end.provider, end.model, a.state.thinkingLevel]);
+}

@@ -42,6 +42,10 @@ type Options struct {
 	// SteeringMode and FollowUpMode are the queue modes; "" means OneAtATime.
 	SteeringMode loop.QueueMode
 	FollowUpMode loop.QueueMode
+	// Go starts a run's body; nil means a new goroutine. A simulator passes its scheduler's
+	// spawn, so that the run takes turns with its other tasks; a Go that runs the body before
+	// returning makes StartPrompt and StartContinue return once the run is over.
+	Go func(body func())
 	// Loop holds the stream function, the runtime, the tool execution mode and the hooks
 	// every run gets. Its Model, ThinkingLevel, OnEvent, GetSteeringMessages and
 	// GetFollowUpMessages are ignored: the Agent supplies them.
@@ -84,6 +88,7 @@ type Agent struct {
 	listeners []*subscription
 	nextSub   int
 	active    *Run
+	spawn     func(func())
 }
 
 type subscription struct {
@@ -117,6 +122,10 @@ func New(opts Options) *Agent {
 			messages = append([]loop.Message{m}, messages...)
 		}
 	}
+	spawn := opts.Go
+	if spawn == nil {
+		spawn = func(body func()) { go body() }
+	}
 	if opts.Model == (loop.Model{}) {
 		opts.Model = DefaultModel
 	}
@@ -133,6 +142,7 @@ func New(opts Options) *Agent {
 		rt:       rt,
 		steering: newQueue(opts.SteeringMode),
 		followUp: newQueue(opts.FollowUpMode),
+		spawn:    spawn,
 	}
 }
 

@@ -34,11 +34,14 @@ func (a *Agent) PromptText(text string) error {
 // before its first await has happened (the refusal check, the context snapshot).
 func (a *Agent) StartPrompt(messages ...loop.Message) (*Run, error) {
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	if a.active != nil {
+		a.mu.Unlock()
 		return nil, ErrBusyPrompt
 	}
-	return a.startLocked(slices.Clone(messages), false, false), nil
+	run, launch := a.startLocked(slices.Clone(messages), false, false)
+	a.mu.Unlock()
+	launch()
+	return run, nil
 }
 
 // Continue resumes from the transcript and returns when the run is over. From a transcript
@@ -58,31 +61,44 @@ func (a *Agent) Continue() error {
 // StartContinue is Continue returning as soon as the run is active.
 func (a *Agent) StartContinue() (*Run, error) {
 	a.mu.Lock()
-	defer a.mu.Unlock()
+	run, launch, err := a.continueLocked()
+	a.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	launch()
+	return run, nil
+}
+
+func (a *Agent) continueLocked() (*Run, func(), error) {
 	if a.active != nil {
-		return nil, ErrBusyContinue
+		return nil, nil, ErrBusyContinue
 	}
 	msgs := a.state.Messages
 	if len(msgs) == 0 || !slices.ContainsFunc(msgs, func(m loop.Message) bool { return m.Role() != "system" }) {
-		return nil, ErrNothingToContinue
+		return nil, nil, ErrNothingToContinue
 	}
 	if msgs[len(msgs)-1].Role() == "assistant" {
 		if steering := a.steering.drain(); len(steering) > 0 {
-			return a.startLocked(steering, true, false), nil
+			run, launch := a.startLocked(steering, true, false)
+			return run, launch, nil
 		}
 		if followUps := a.followUp.drain(); len(followUps) > 0 {
-			return a.startLocked(followUps, false, false), nil
+			run, launch := a.startLocked(followUps, false, false)
+			return run, launch, nil
 		}
-		return nil, ErrContinueFromAssistant
+		return nil, nil, ErrContinueFromAssistant
 	}
-	return a.startLocked(nil, false, true), nil
+	run, launch := a.startLocked(nil, false, true)
+	return run, launch, nil
 }
 
 // startLocked is pi's runWithLifecycle up to its first await: the run becomes active, the
-// context and the loop config are snapshotted, and the loop starts in a goroutine.
-func (a *Agent) startLocked(prompts []loop.Message, skipInitialSteeringPoll, resume bool) *Run {
+// context and the loop config are snapshotted. launch, called without the lock, hands the
+// run to Options.Go.
+func (a *Agent) startLocked(prompts []loop.Message, skipInitialSteeringPoll, resume bool) (run *Run, launch func()) {
 	ctx, cancel := context.WithCancel(context.Background())
-	run := &Run{done: make(chan struct{}), ctx: ctx, cancel: cancel}
+	run = &Run{done: make(chan struct{}), ctx: ctx, cancel: cancel}
 	a.active = run
 	a.state.IsStreaming = true
 	a.state.StreamingMessage = nil
@@ -90,7 +106,7 @@ func (a *Agent) startLocked(prompts []loop.Message, skipInitialSteeringPoll, res
 	actx := loop.Context{Messages: slices.Clone(a.state.Messages), Tools: slices.Clone(a.state.Tools)}
 	cfg := a.loopConfig(run, skipInitialSteeringPoll)
 	model := a.state.Model
-	go func() {
+	body := func() {
 		defer cancel()
 		var err error
 		if resume {
@@ -102,8 +118,8 @@ func (a *Agent) startLocked(prompts []loop.Message, skipInitialSteeringPoll, res
 			a.handleRunFailure(run, model, err)
 		}
 		a.finishRun(run)
-	}()
-	return run
+	}
+	return run, func() { a.spawn(body) }
 }
 
 func (a *Agent) loopConfig(run *Run, skipInitialSteeringPoll bool) loop.Config {

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
 )
@@ -64,54 +66,129 @@ type Stream interface {
 	Result() (json.RawMessage, error)
 }
 
+// TestOption tunes Test and TestSuite.
+type TestOption func(*testConfig)
+
+type testConfig struct {
+	profile    Profile
+	expectFail []string
+	tracks     string
+}
+
+// WithProfile compares under profile (Strict by default).
+func WithProfile(p Profile) TestOption { return func(c *testConfig) { c.profile = p } }
+
+// ExpectFailures names scenarios known to fail: their failure is reported (and the subtest
+// skipped) as expected; such a scenario passing fails its subtest ("unexpected pass"), so
+// the list shrinks as the port improves. A name not in the suite fails the test at once.
+func ExpectFailures(names ...string) TestOption {
+	return func(c *testConfig) { c.expectFail = append(c.expectFail, names...) }
+}
+
+// Tracking says which pi version the port tracks, overriding Hello().Tracks: scenarios
+// pinning behaviour of a later pi are skipped.
+func Tracking(version string) TestOption { return func(c *testConfig) { c.tracks = version } }
+
 // Test runs the embedded curated suite against port, one subtest per scenario, each in a
-// synctest bubble, and fails a subtest with the first divergence from the reference.
-func Test(t *testing.T, port GoPort) {
+// synctest bubble. A failing subtest lists every finding (package diagnose): each region
+// and field where the port's trace differs from the reference's, each broken invariant,
+// each unmet expectation of the scenario. Once all have run, Test logs the causes ranked
+// by the number of scenarios they touch, the profile by family and invariant, and the
+// line "N passed, M failed, K skipped", as turnstile conform does.
+func Test(t *testing.T, port GoPort, opts ...TestOption) {
 	t.Helper()
 	files, err := scenarios.Suite()
 	if err != nil {
 		t.Fatal(err)
 	}
-	list := make([]*sim.Scenario, 0, len(files))
-	for _, f := range files {
-		list = append(list, f.Scenario)
-	}
-	TestSuite(t, port, list)
+	testFiles(t, port, files, opts)
 }
 
-// TestSuite is Test with a suite of one's own.
-func TestSuite(t *testing.T, port GoPort, suite []*sim.Scenario) {
+// TestSuite is Test with a suite of one's own (diagnosed without its files' rules and
+// expectations; TestFiles has them).
+func TestSuite(t *testing.T, port GoPort, suite []*sim.Scenario, opts ...TestOption) {
 	t.Helper()
+	files := make([]*scenarios.File, 0, len(suite))
+	for _, sc := range suite {
+		files = append(files, &scenarios.File{Rel: sc.Name, Scenario: sc})
+	}
+	testFiles(t, port, files, opts)
+}
+
+// TestFiles is Test with loaded scenario files (scenarios.Load).
+func TestFiles(t *testing.T, port GoPort, files []*scenarios.File, opts ...TestOption) {
+	t.Helper()
+	testFiles(t, port, files, opts)
+}
+
+func testFiles(t *testing.T, port GoPort, files []*scenarios.File, options []TestOption) {
+	t.Helper()
+	cfg := testConfig{profile: Strict}
+	for _, o := range options {
+		o(&cfg)
+	}
+	names := make([]string, 0, len(files))
+	for _, f := range files {
+		names = append(names, f.Scenario.Name)
+	}
+	expect, err := CheckNames(cfg.expectFail, names)
+	if err != nil {
+		t.Fatalf("ExpectFailures: %v", err)
+	}
 	hello := port.Hello()
+	tracks := hello.Tracks
+	if cfg.tracks != "" {
+		tracks = cfg.tracks
+	}
 	supported := map[string]bool{}
 	for _, h := range hello.Hooks {
 		supported[h] = true
 	}
-	for _, sc := range suite {
+	opts := Options{Profile: cfg.profile, ExpectFail: expect, Scenarios: diagnose.FromFiles(files)}
+	report := Report{Implementation: describeHello(Hello{Name: hello.Name, Version: hello.Version, Tracks: tracks}), Profile: cfg.profile}
+	began := time.Now()
+	for _, f := range files {
+		sc := f.Scenario
+		desc := opts.Scenarios[sc.Name]
+		res := Result{Scenario: sc.Name, Family: desc.Family, Status: Skip}
 		t.Run(sc.Name, func(t *testing.T) {
-			if sc.Since != "" && hello.Tracks != "" && VersionLess(hello.Tracks, sc.Since) {
-				t.Skipf("pins behaviour of pi %s; the port tracks pi %s", sc.Since, hello.Tracks)
+			if sc.Since != "" && tracks != "" && VersionLess(tracks, sc.Since) {
+				res.Reason = fmt.Sprintf("pins behaviour of pi %s; the port tracks pi %s", sc.Since, tracks)
+				t.Skip(res.Reason)
 			}
 			for _, h := range sc.Hooks.Installed() {
 				if !supported[h] {
-					t.Skipf("installs hook %s, which the port does not support", h)
+					res.Reason = fmt.Sprintf("installs hook %s, which the port does not support", h)
+					t.Skip(res.Reason)
 				}
 			}
 			if reason := lacksReason(hello.Lacks, sc); reason != "" {
+				res.Reason = reason
 				t.Skip(reason)
 			}
 			synctest.Test(t, func(t *testing.T) {
-				res := verifyOne(sc, sim.NewReference(), &inProcess{port: port}, Strict, 3)
-				if res.Status == Fail {
-					msg := res.Reason
-					if res.Divergence != nil {
-						msg += "\n" + res.Divergence.Text("  ")
-					}
-					t.Error(msg)
-				}
+				res = verifyOne(sc, sim.NewReference(), &inProcess{port: port}, cfg.profile, 3, desc, nil)
+				res.Family = desc.Family
 			})
+			switch {
+			case res.Status == Fail && expect[sc.Name]:
+				res.Status, res.Reason = ExpectedFail, "expected failure: "+res.Reason
+				t.Skip(res.Reason + "\n" + FindingsText(res.Findings, "  ", 0))
+			case res.Status == Fail:
+				t.Error(res.Reason + "\n" + FindingsText(res.Findings, "  ", 0))
+			case res.Status == Pass && expect[sc.Name]:
+				res.Status, res.Reason = Fail, "unexpected pass: the scenario is listed as a known failure; remove it from the list"
+				t.Error(res.Reason)
+			}
 		})
+		report.count(res)
+		report.Results = append(report.Results, res)
 	}
+	report.Duration = time.Since(began)
+	report.finish(opts)
+	var b strings.Builder
+	_ = report.WriteSummary(&b)
+	t.Log("\n" + b.String())
 }
 
 // inProcess drives a GoPort as a sim.Implementation inside a synctest bubble.
@@ -125,6 +202,10 @@ type inProcess struct {
 	streams map[string]*mailbox
 	tools   map[string]*mailbox
 	closed  chan struct{}
+	// idle tells when the port is idle outside a synctest bubble (ServePort); nil inside.
+	idle *idleTracker
+	// problems are what the port did that no trace entry can show; Stop returns them.
+	problems []string
 	// starting is closed once the task Parallel just started waits on the world.
 	starting chan struct{}
 }
@@ -134,11 +215,17 @@ type mailbox struct {
 	mu     sync.Mutex
 	queue  []sim.Delivery
 	signal chan struct{}
+	// idle, outside a synctest bubble, counts the port's running goroutines: a delivery
+	// put here carries a token for the goroutine it wakes.
+	idle *idleTracker
 }
 
-func newMailbox() *mailbox { return &mailbox{signal: make(chan struct{}, 1)} }
+func newMailbox(idle *idleTracker) *mailbox {
+	return &mailbox{signal: make(chan struct{}, 1), idle: idle}
+}
 
 func (m *mailbox) put(d sim.Delivery) {
+	m.idle.add(1)
 	m.mu.Lock()
 	m.queue = append(m.queue, d)
 	m.mu.Unlock()
@@ -149,24 +236,80 @@ func (m *mailbox) put(d sim.Delivery) {
 }
 
 // take waits for the next delivery, or fails once the session is closed; waiting is
-// reported to blocked first.
+// reported to blocked first. The goroutine gives up its token while it waits and takes the
+// delivery's when it wakes.
 func (m *mailbox) take(closed <-chan struct{}, blocked func()) (sim.Delivery, error) {
+	waited := false
 	for {
 		m.mu.Lock()
 		if len(m.queue) > 0 {
 			d := m.queue[0]
 			m.queue = m.queue[1:]
 			m.mu.Unlock()
+			if !waited {
+				m.idle.add(-1) // it still holds its own token: the delivery's is not needed
+			}
 			return d, nil
 		}
 		m.mu.Unlock()
 		blocked()
+		if !waited {
+			waited = true
+			m.idle.add(-1)
+		}
 		select {
 		case <-m.signal:
 		case <-closed:
+			m.idle.add(1)
 			return sim.Delivery{}, errors.New("the simulation session was stopped")
 		}
 	}
+}
+
+// idleTracker tells when a Go port served outside a synctest bubble (ServePort) is idle:
+// it counts the port's goroutines that are running — the run itself and Parallel's tasks —
+// each holding a token it gives up while it waits for the world in a mailbox. Zero tokens
+// is idle. A nil tracker does nothing (inside a bubble, synctest.Wait tells).
+type idleTracker struct {
+	mu     sync.Mutex
+	cond   *sync.Cond
+	active int
+}
+
+func newIdleTracker() *idleTracker {
+	t := &idleTracker{}
+	t.cond = sync.NewCond(&t.mu)
+	return t
+}
+
+func (t *idleTracker) add(n int) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	t.active += n
+	if t.active <= 0 {
+		t.cond.Broadcast()
+	}
+	t.mu.Unlock()
+}
+
+// wait returns once no goroutine of the port runs.
+func (t *idleTracker) wait() {
+	t.mu.Lock()
+	for t.active > 0 {
+		t.cond.Wait()
+	}
+	t.mu.Unlock()
+}
+
+// settle waits until the port waits on the world or has returned.
+func (p *inProcess) settle() {
+	if p.idle != nil {
+		p.idle.wait()
+		return
+	}
+	synctest.Wait()
 }
 
 func (p *inProcess) Start(setup sim.Setup, world sim.Port) error {
@@ -174,7 +317,9 @@ func (p *inProcess) Start(setup sim.Setup, world sim.Port) error {
 	p.streams, p.tools, p.closed = map[string]*mailbox{}, map[string]*mailbox{}, make(chan struct{})
 	ctx, cancel := context.WithCancel(context.Background())
 	p.cancel = cancel
+	p.idle.add(1)
 	go func() {
+		defer p.idle.add(-1)
 		msgs, err := p.port.Run(ctx, p)
 		end := map[string]any{"messages": msgs}
 		if err != nil {
@@ -187,11 +332,12 @@ func (p *inProcess) Start(setup sim.Setup, world sim.Port) error {
 		}
 		data, jerr := json.Marshal(end)
 		if jerr != nil {
-			data, _ = json.Marshal(map[string]string{"error": "unencodable new messages: " + jerr.Error()})
+			p.problem("the port returned new messages that cannot be encoded as JSON: " + jerr.Error())
+			data, _ = json.Marshal(map[string]any{"messages": nil})
 		}
 		p.world.Notify(sim.Notification{Kind: sim.NotifyEnd, Data: data})
 	}()
-	synctest.Wait()
+	p.settle()
 	return nil
 }
 
@@ -214,14 +360,21 @@ func (p *inProcess) Deliver(d sim.Delivery) error {
 		}
 		box.put(d)
 	}
-	synctest.Wait()
+	p.settle()
 	return nil
 }
 
+// Stop ends the session; its error lists what the port did that the trace cannot show
+// (values that cannot be encoded).
 func (p *inProcess) Stop() error {
 	close(p.closed)
 	p.cancel()
-	synctest.Wait()
+	p.settle()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.problems) > 0 {
+		return errors.New(strings.Join(p.problems, "; "))
+	}
 	return nil
 }
 
@@ -255,12 +408,23 @@ func (p *inProcess) Hook(name string, data any, out any) error {
 	return json.Unmarshal(raw, out)
 }
 
+// Emit reports an event. One that cannot be encoded as JSON is not recorded (there is no
+// honest event to record): it is a problem of the run, which Stop reports as its error, and
+// so a finding of the scenario.
 func (p *inProcess) Emit(event any) {
 	data, err := json.Marshal(event)
 	if err != nil {
-		data, _ = json.Marshal(map[string]string{"type": "unencodable event: " + err.Error()})
+		p.problem(fmt.Sprintf("the port emitted an event that cannot be encoded as JSON (%T): %v", event, err))
+		return
 	}
 	p.world.Notify(sim.Notification{Kind: sim.NotifyEvent, Data: data})
+}
+
+// problem notes something the port did that no trace entry can show.
+func (p *inProcess) problem(msg string) {
+	p.mu.Lock()
+	p.problems = append(p.problems, msg)
+	p.mu.Unlock()
 }
 
 func (p *inProcess) Stream(data any) (Stream, error) {
@@ -274,7 +438,7 @@ func (p *inProcess) Stream(data any) (Stream, error) {
 	if err := json.Unmarshal(raw, &out); err != nil {
 		return nil, err
 	}
-	box := newMailbox()
+	box := newMailbox(p.idle)
 	p.mu.Lock()
 	p.streams[out.Stream] = box
 	p.mu.Unlock()
@@ -283,16 +447,33 @@ func (p *inProcess) Stream(data any) (Stream, error) {
 
 func (p *inProcess) Parallel(tasks []func()) {
 	var wg sync.WaitGroup
+	// Outside a bubble, each task holds a token while it runs; the last to return hands
+	// its token to this goroutine, which gives its own up while it waits for them.
+	var left sync.Mutex
+	remaining := len(tasks)
 	for _, task := range tasks {
 		started := make(chan struct{})
 		p.mu.Lock()
 		p.starting = started
 		p.mu.Unlock()
+		p.idle.add(1)
 		wg.Go(func() {
+			defer func() {
+				left.Lock()
+				remaining--
+				last := remaining == 0
+				left.Unlock()
+				if !last {
+					p.idle.add(-1)
+				}
+			}()
 			defer p.release(started)
 			task()
 		})
 		<-started
+	}
+	if len(tasks) > 0 {
+		p.idle.add(-1)
 	}
 	wg.Wait()
 }
@@ -317,7 +498,7 @@ func (p *inProcess) release(started chan struct{}) {
 }
 
 func (p *inProcess) Tool(id, name string, args any, onUpdate func(json.RawMessage)) (json.RawMessage, error) {
-	box := newMailbox()
+	box := newMailbox(p.idle)
 	p.mu.Lock()
 	p.tools[id] = box
 	p.mu.Unlock()

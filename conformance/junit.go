@@ -8,7 +8,9 @@ import (
 )
 
 // JUnit XML, as CI systems read it: one testsuite for the implementation, one testcase per
-// scenario, with a <failure> (the reason and the first divergence) or a <skipped>.
+// scenario, with a <failure> (the reason and every finding in full) or a <skipped> (an
+// expected failure is a <skipped type="expected-failure"> with its findings; the suite's
+// properties count skips and expected failures apart, and name the causes).
 type junitSuites struct {
 	XMLName  xml.Name     `xml:"testsuites"`
 	Name     string       `xml:"name,attr"`
@@ -51,6 +53,8 @@ type junitFailure struct {
 
 type junitSkipped struct {
 	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr,omitempty"`
+	Text    string `xml:",chardata"`
 }
 
 // WriteJUnit writes the report as JUnit XML.
@@ -59,12 +63,19 @@ func WriteJUnit(w io.Writer, r Report) error {
 		Name:     "turnstile conformance: " + r.Implementation,
 		Tests:    len(r.Results),
 		Failures: r.Failed,
-		Skipped:  r.Skipped,
+		Skipped:  r.Skipped + r.ExpectedFailures,
 		Time:     seconds(r.Duration.Seconds()),
 		Properties: []junitProperty{
 			{Name: "implementation", Value: r.Implementation},
 			{Name: "profile", Value: string(r.Profile)},
+			{Name: "skipped", Value: fmt.Sprint(r.Skipped)},
+			{Name: "expected-failures", Value: fmt.Sprint(r.ExpectedFailures)},
+			{Name: "causes", Value: fmt.Sprint(len(r.Causes))},
 		},
+	}
+	for i, c := range r.Causes {
+		suite.Properties = append(suite.Properties, junitProperty{Name: fmt.Sprintf("cause.%d", i+1),
+			Value: fmt.Sprintf("%s — %d scenarios — rule: %s", c.Title, len(c.Scenarios), c.Rule)})
 	}
 	for _, res := range r.Results {
 		c := junitCase{Name: res.Scenario, Classname: "conformance." + string(r.Profile), Time: seconds(res.Duration.Seconds())}
@@ -75,10 +86,14 @@ func WriteJUnit(w io.Writer, r Report) error {
 				kind = "error"
 			}
 			text := res.Reason + "\n"
-			if res.Divergence != nil {
+			if len(res.Findings) > 0 {
+				text += FindingsText(res.Findings, "", 0)
+			} else if res.Divergence != nil {
 				text += res.Divergence.Text("")
 			}
 			c.Failure = &junitFailure{Message: firstLine(res.Reason), Type: kind, Text: text}
+		case ExpectedFail:
+			c.Skipped = &junitSkipped{Message: res.Reason, Type: "expected-failure", Text: FindingsText(res.Findings, "", 0)}
 		case Skip:
 			c.Skipped = &junitSkipped{Message: res.Reason}
 		}

@@ -22,7 +22,38 @@ const ReferenceName = "turnstile-reference"
 // The reference's calls are synchronous: while one is outstanding, its task is blocked in
 // Port.Call and the next line read must be that call's answer.
 func Serve(r io.Reader, w io.Writer) error {
-	s := &server{out: w, in: make(chan received), done: make(chan struct{})}
+	hello := Hello{Name: ReferenceName, Version: moduleVersion(), Tracks: Tracks, Hooks: AllHooks}
+	return serve(r, w, hello, func() sim.Implementation { return sim.NewReference() })
+}
+
+// ServePort serves a Go port over the wire protocol, as Serve serves the reference: with it,
+// a port verified in-process by Test is also an implementation for turnstile conform and
+// explore, through a main of a few lines:
+//
+//	func main() {
+//		if err := conformance.ServePort(os.Stdin, os.Stdout, myport.Port{}); err != nil {
+//			os.Exit(1)
+//		}
+//	}
+//
+// and then `turnstile conform --impl "go run ./cmd/myport-adapter"`. Outside a synctest
+// bubble, ServePort tells the port is idle by counting its goroutines: the run and the tasks
+// of Env.Parallel, each waiting only in Env's Stream and Tool. A port that starts goroutines
+// of its own, or blocks on anything else (its context, a channel, a sleep), is never seen
+// idle, and the harness's timeout ends the scenario.
+func ServePort(r io.Reader, w io.Writer, port GoPort) error {
+	h := port.Hello()
+	if h.Name == "" {
+		h.Name = "go-port"
+	}
+	if h.Version == "" {
+		h.Version = "devel" // the protocol requires one
+	}
+	return serve(r, w, h, func() sim.Implementation { return &inProcess{port: port, idle: newIdleTracker()} })
+}
+
+func serve(r io.Reader, w io.Writer, hello Hello, newImpl func() sim.Implementation) error {
+	s := &server{out: w, in: make(chan received), done: make(chan struct{}), hello: hello, newImpl: newImpl}
 	defer close(s.done)
 	go s.read(r)
 	return s.run()
@@ -39,6 +70,10 @@ type server struct {
 	in   chan received
 	done chan struct{}
 
+	// hello is what the implementation says of itself; newImpl makes one per session.
+	hello   Hello
+	newImpl func() sim.Implementation
+
 	outMu sync.Mutex
 	out   io.Writer
 
@@ -54,7 +89,7 @@ type server struct {
 
 type serveSession struct {
 	id  int
-	ref *sim.Reference
+	ref sim.Implementation
 }
 
 // read decodes the harness's lines and hands them to the server, one at a time.
@@ -97,8 +132,12 @@ func (s *server) run() error {
 			if m.Protocol != ProtocolVersion {
 				return s.reject(fmt.Errorf("the harness speaks protocol %d; this implementation speaks %d", m.Protocol, ProtocolVersion))
 			}
-			s.send(Message{Type: TypeHello, Protocol: ProtocolVersion, Name: ReferenceName, Version: moduleVersion(),
-				Tracks: Tracks, Capabilities: &Capabilities{Hooks: AllHooks}})
+			hooks := s.hello.Hooks
+			if hooks == nil {
+				hooks = []string{}
+			}
+			s.send(Message{Type: TypeHello, Protocol: ProtocolVersion, Name: s.hello.Name, Version: s.hello.Version,
+				Tracks: s.hello.Tracks, Capabilities: &Capabilities{Hooks: hooks}})
 		case TypeStart:
 			if s.sess != nil {
 				return s.reject(protocolError(rec.line, fmt.Errorf("start of session %d while session %d runs", m.Session, s.sess.id)))
@@ -106,7 +145,7 @@ func (s *server) run() error {
 			if m.Setup == nil {
 				return s.reject(protocolError(rec.line, errors.New("start without a setup")))
 			}
-			s.sess = &serveSession{id: m.Session, ref: sim.NewReference()}
+			s.sess = &serveSession{id: m.Session, ref: s.newImpl()}
 			err := s.sess.ref.Start(*m.Setup, &servePort{s: s, session: m.Session})
 			if done, ferr := s.afterStep(); done {
 				return ferr
@@ -136,10 +175,16 @@ func (s *server) run() error {
 			if err := s.check(rec, m); err != nil {
 				return s.reject(err)
 			}
-			_ = s.sess.ref.Stop()
+			err := s.sess.ref.Stop()
 			s.sess = nil
 			if done, ferr := s.afterStep(); done {
 				return ferr
+			}
+			if err != nil {
+				// What the implementation did that no trace entry shows (a Go port's
+				// event that cannot be encoded): the harness records the error.
+				s.send(Message{Type: TypeError, Session: m.Session, Message: fmt.Sprintf("stop: %v", err)})
+				continue
 			}
 			s.send(Message{Type: TypeStopped, Session: m.Session})
 		case TypeShutdown:

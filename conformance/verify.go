@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/invariant"
 	"github.com/turnstile-dev/turnstile/sim"
 )
@@ -26,9 +28,16 @@ type Options struct {
 	// OnResult, when set, is called after each scenario, in order (for progress output).
 	OnResult func(Result)
 	// ExpectFail names scenarios known to fail: such a failure is reported as expected
-	// (counted with the skipped), and such a scenario passing is a failure ("unexpected
-	// pass"), so the list shrinks as the implementation improves.
+	// (status ExpectedFail, counted apart), and such a scenario passing is a failure
+	// ("unexpected pass"), so the list shrinks as the implementation improves.
 	ExpectFail map[string]bool
+	// Scenarios describes the suite's scenarios by name (family, rule, expect: block) for
+	// the diagnosis of failures (diagnose.FromFiles); a scenario it lacks is diagnosed
+	// without them, its family taken from its name ("family/name").
+	Scenarios map[string]diagnose.Scenario
+	// Invariants are checked on a failing implementation's trace; nil means all
+	// (invariant.All).
+	Invariants []invariant.Invariant
 }
 
 // Status is a scenario's verdict.
@@ -39,6 +48,9 @@ const (
 	Pass Status = "pass"
 	Fail Status = "fail"
 	Skip Status = "skip"
+	// ExpectedFail is a failure the Options.ExpectFail list announced: not counted as a
+	// failure, nor as a skip.
+	ExpectedFail Status = "expected-fail"
 )
 
 // Result is the verdict on one scenario.
@@ -55,9 +67,20 @@ type Result struct {
 	Divergence *Divergence
 	// Violations are the invariants (package invariant) the implementation's trace breaks,
 	// when it differs from the reference's: they often say in words what the divergence
-	// shows.
+	// shows. Findings holds them too, with more.
 	Violations []string
-	Duration   time.Duration
+	// Family is the scenario's rule family (its suite folder); "" when it has none.
+	Family string
+	// Findings are everything wrong with a failing run (package diagnose): every region and
+	// field where the traces differ, each broken invariant, each unmet expectation of the
+	// scenario, the implementation's error. After Verify, each carries its Cause.
+	Findings []diagnose.Finding
+	// Broken names the invariants the implementation's trace breaks; Checked says whether
+	// the invariants were judged at all (a scenario skipped, or cut short by an error, is not).
+	Broken  []string
+	Checked bool
+	// Duration is the time the scenario took, both runs.
+	Duration time.Duration
 }
 
 // Divergence is where two traces part.
@@ -83,19 +106,56 @@ type Report struct {
 	Passed         int
 	Failed         int
 	Skipped        int
-	Duration       time.Duration
+	// ExpectedFailures counts the failures Options.ExpectFail announced, apart from the
+	// failed and the skipped.
+	ExpectedFailures int
+	Duration         time.Duration
+	// StartError is set when the implementation could not start (its command is missing, it
+	// crashed or spoke wrongly before its hello): then no scenario was run, every result is
+	// skipped, and the report is an input error rather than a verdict.
+	StartError string
+	// Causes are the defects behind the failures (package diagnose), the one touching the
+	// most scenarios first.
+	Causes []diagnose.Cause
+	// Symptoms are the kinds of findings seen only after the first divergence that no cause
+	// names (diagnose.Symptoms): consequences, or defects hidden behind a cause.
+	Symptoms []diagnose.Symptom
+	// Families is the outcome per rule family (suite folder), Invariants per invariant.
+	Families   []Tally
+	Invariants []Tally
 }
 
-// OK reports whether no scenario failed.
-func (r *Report) OK() bool { return r.Failed == 0 }
+// Tally is how many scenarios of a family, or judged by an invariant, passed, failed and
+// were skipped (an expected failure counts as failed here: the profile shows what holds).
+type Tally struct {
+	Name    string `json:"name"`
+	Passed  int    `json:"passed"`
+	Failed  int    `json:"failed"`
+	Skipped int    `json:"skipped"`
+}
+
+// OK reports whether no scenario failed (and the implementation started).
+func (r *Report) OK() bool { return r.Failed == 0 && r.StartError == "" }
 
 // Summary is the one-line outcome: "N passed, M failed" (and ", K skipped" when some were).
+// Expected failures are not in it: ExpectedText says them.
 func (r *Report) Summary() string {
 	s := fmt.Sprintf("%d passed, %d failed", r.Passed, r.Failed)
 	if r.Skipped > 0 {
 		s += fmt.Sprintf(", %d skipped", r.Skipped)
 	}
 	return s
+}
+
+// ExpectedText is the line counting the expected failures ("" when there are none).
+func (r *Report) ExpectedText() string {
+	switch r.ExpectedFailures {
+	case 0:
+		return ""
+	case 1:
+		return "1 expected failure (listed as known), not counted below"
+	}
+	return fmt.Sprintf("%d expected failures (listed as known), not counted below", r.ExpectedFailures)
 }
 
 // helloer is an implementation that can introduce itself (Process): Verify takes its name
@@ -114,6 +174,13 @@ type killer interface {
 // list in its hello capabilities is skipped. impl serves every scenario in turn. Cancelling
 // ctx kills impl (when it can be killed) and skips the scenarios not yet run.
 func Verify(ctx context.Context, suite []*sim.Scenario, impl sim.Implementation, opts Options) Report {
+	report := verify(ctx, suite, impl, opts)
+	report.finish(opts)
+	return report
+}
+
+// verify is Verify without the suite-wide analysis (causes, profile).
+func verify(ctx context.Context, suite []*sim.Scenario, impl sim.Implementation, opts Options) Report {
 	began := time.Now()
 	profile := opts.Profile
 	if profile == "" {
@@ -129,14 +196,13 @@ func Verify(ctx context.Context, suite []*sim.Scenario, impl sim.Implementation,
 	for _, h := range AllHooks {
 		hooks[h] = true
 	}
-	var startErr error
 	if _, ok := impl.(*sim.Reference); ok {
 		report.Implementation = ReferenceName + " (in-process)"
 	}
 	if h, ok := impl.(helloer); ok {
 		hello, err := h.Hello()
 		if err != nil {
-			startErr = err
+			report.StartError = err.Error()
 		} else {
 			report.Implementation = describeHello(hello)
 			tracks = hello.Tracks
@@ -152,41 +218,121 @@ func Verify(ctx context.Context, suite []*sim.Scenario, impl sim.Implementation,
 	for _, sc := range suite {
 		var res Result
 		switch {
+		case report.StartError != "":
+			res = Result{Scenario: sc.Name, Status: Skip, Reason: "not run: the implementation did not start"}
 		case ctx.Err() != nil:
 			res = Result{Scenario: sc.Name, Status: Skip, Reason: "not run: " + context.Cause(ctx).Error()}
-		case startErr != nil:
-			res = Result{Scenario: sc.Name, Status: Fail, Reason: "the implementation did not start: " + startErr.Error()}
 		case sc.Since != "" && tracks != "" && VersionLess(tracks, sc.Since):
 			res = Result{Scenario: sc.Name, Status: Skip,
 				Reason: fmt.Sprintf("the scenario pins behaviour of pi %s; the implementation tracks pi %s", sc.Since, tracks)}
 		case lacksReason(lacksOf(impl), sc) != "":
 			res = Result{Scenario: sc.Name, Status: Skip, Reason: lacksReason(lacksOf(impl), sc)}
 		default:
-			res = verifyOne(sc, newRef(), &guard{impl: impl, hooks: hooks}, profile, orInt(opts.Context, 3))
+			res = verifyOne(sc, newRef(), &guard{impl: impl, hooks: hooks}, profile, orInt(opts.Context, 3), describe(sc, opts), opts.Invariants)
 		}
+		res.Family = describe(sc, opts).Family
 		if opts.ExpectFail[sc.Name] {
 			switch res.Status {
 			case Fail:
-				res.Status, res.Reason = Skip, "expected failure: "+res.Reason
+				res.Status, res.Reason = ExpectedFail, "expected failure: "+res.Reason
 			case Pass:
 				res.Status, res.Reason = Fail, "unexpected pass: the scenario is listed as a known failure; remove it from the list"
 			}
 		}
-		switch res.Status {
-		case Pass:
-			report.Passed++
-		case Fail:
-			report.Failed++
-		case Skip:
-			report.Skipped++
-		}
+		report.count(res)
 		report.Results = append(report.Results, res)
-		if opts.OnResult != nil {
+		if opts.OnResult != nil && report.StartError == "" {
 			opts.OnResult(res)
 		}
 	}
 	report.Duration = time.Since(began)
 	return report
+}
+
+// count adds a result to the totals.
+func (r *Report) count(res Result) {
+	switch res.Status {
+	case Pass:
+		r.Passed++
+	case Fail:
+		r.Failed++
+	case Skip:
+		r.Skipped++
+	case ExpectedFail:
+		r.ExpectedFailures++
+	}
+}
+
+// describe is what the diagnosis knows of a scenario: opts.Scenarios's entry, or its name
+// with the family read from it.
+func describe(sc *sim.Scenario, opts Options) diagnose.Scenario {
+	if d, ok := opts.Scenarios[sc.Name]; ok {
+		return d
+	}
+	d := diagnose.Scenario{Name: sc.Name}
+	if fam, _, ok := strings.Cut(sc.Name, "/"); ok {
+		d.Family = fam
+	}
+	return d
+}
+
+// finish groups the failures into causes and tallies the profile by family and invariant.
+func (r *Report) finish(opts Options) {
+	var ds []diagnose.Diagnosis
+	fams := map[string]*Tally{}
+	var famOrder []string
+	invs := opts.Invariants
+	if invs == nil {
+		invs = invariant.All()
+	}
+	invTally := make([]Tally, len(invs))
+	for i, inv := range invs {
+		invTally[i].Name = inv.Name
+	}
+	for _, res := range r.Results {
+		failed := res.Status == Fail || res.Status == ExpectedFail
+		if failed && len(res.Findings) > 0 {
+			ds = append(ds, diagnose.Diagnosis{Scenario: diagnose.Scenario{Name: res.Scenario, Family: res.Family}, Findings: res.Findings})
+		}
+		name := res.Family
+		if name == "" {
+			name = "(no family)"
+		}
+		t := fams[name]
+		if t == nil {
+			t = &Tally{Name: name}
+			fams[name] = t
+			famOrder = append(famOrder, name)
+		}
+		switch {
+		case res.Status == Pass:
+			t.Passed++
+		case failed:
+			t.Failed++
+		default:
+			t.Skipped++
+		}
+		for i := range invTally {
+			switch {
+			case res.Status == Pass:
+				invTally[i].Passed++
+			case !res.Checked:
+				invTally[i].Skipped++
+			case slices.Contains(res.Broken, invTally[i].Name):
+				invTally[i].Failed++
+			default:
+				invTally[i].Passed++
+			}
+		}
+	}
+	r.Causes = diagnose.Group(ds)
+	r.Symptoms = diagnose.Symptoms(ds, r.Causes)
+	slices.Sort(famOrder)
+	r.Families = nil
+	for _, name := range famOrder {
+		r.Families = append(r.Families, *fams[name])
+	}
+	r.Invariants = invTally
 }
 
 // VersionLess reports whether version a comes before b, comparing dot-separated numbers
@@ -224,8 +370,8 @@ func describeHello(h Hello) string {
 	return s
 }
 
-// verifyOne runs one scenario both ways and judges it.
-func verifyOne(sc *sim.Scenario, ref, impl sim.Implementation, profile Profile, context int) Result {
+// verifyOne runs one scenario both ways and judges it; a failure gets its findings.
+func verifyOne(sc *sim.Scenario, ref, impl sim.Implementation, profile Profile, context int, desc diagnose.Scenario, invs []invariant.Invariant) Result {
 	began := time.Now()
 	res := Result{Scenario: sc.Name}
 	want, err := sim.Run(sc, ref)
@@ -233,6 +379,8 @@ func verifyOne(sc *sim.Scenario, ref, impl sim.Implementation, profile Profile, 
 		res.Status, res.Reason = Fail, "the reference failed (a bug in the scenario or the harness): "+err.Error()
 		res.Error = res.Reason
 		res.Duration = time.Since(began)
+		res.Findings = []diagnose.Finding{{Kind: diagnose.Error, Rule: "the scenario runs on the reference", Says: res.Reason,
+			Actual: err.Error(), Signature: "error: the reference fails", Headline: "the reference fails (a bug in a scenario or the harness)"}}
 		return res
 	}
 	got, runErr := sim.Run(sc, impl)
@@ -243,16 +391,42 @@ func verifyOne(sc *sim.Scenario, ref, impl sim.Implementation, profile Profile, 
 		return res
 	}
 	res.Divergence = Compare(want, got, profile, context)
-	switch {
-	case runErr != nil:
-		res.Status, res.Reason, res.Error = Fail, runErr.Error(), runErr.Error()
-	case res.Divergence != nil:
-		res.Status, res.Reason = Fail, fmt.Sprintf("traces differ at entry %d", res.Divergence.Entry)
-		for _, f := range invariant.CheckAll(got) {
-			res.Violations = append(res.Violations, f.String())
+	if runErr == nil && res.Divergence == nil {
+		res.Status, res.Checked = Pass, true
+		return res
+	}
+	res.Status = Fail
+	if runErr != nil {
+		res.Reason, res.Error = runErr.Error(), runErr.Error()
+	} else {
+		res.Reason = fmt.Sprintf("traces differ at entry %d", res.Divergence.Entry)
+	}
+	dopts := diagnose.Options{RunError: runErr, Invariants: invs}
+	if profile == Semantic {
+		dopts.Normalize = semanticValue
+	}
+	res.Findings = diagnose.Diagnose(desc, want, got, dopts)
+	if runErr == nil {
+		res.Checked = true
+		seen := map[string]bool{}
+		for _, f := range res.Findings {
+			if f.Kind != diagnose.Invariant {
+				continue
+			}
+			name, _, _ := strings.Cut(f.Rule, ":")
+			res.Violations = append(res.Violations, invariant.Failure{Invariant: name, Violation: invariant.Violation{Entry: f.At.Actual, Msg: f.Actual}}.String())
+			if !seen[name] {
+				seen[name] = true
+				res.Broken = append(res.Broken, name)
+			}
 		}
-	default:
-		res.Status = Pass
+		if len(res.Findings) == 0 {
+			// The traces differ only where alignment does not look (the sequence numbers).
+			d := res.Divergence
+			res.Findings = []diagnose.Finding{{Kind: diagnose.Divergence, Rule: desc.RuleName(),
+				Says: "the entries differ: " + d.Detail, At: diagnose.Position{Expected: d.Entry, Actual: d.Entry},
+				ExpectedLine: d.Expected, ActualLine: d.Actual, Signature: "entry differs: " + d.Detail, Headline: "an entry differs"}}
+		}
 	}
 	return res
 }
@@ -321,29 +495,19 @@ func Compare(want, got *sim.Trace, profile Profile, context int) *Divergence {
 	return nil
 }
 
-// WriteText renders the report for people: a line per scenario, the divergence under each
-// failure, and the summary.
+// WriteText renders the report for people: a line per scenario with its findings not shown
+// before (Progress), then the causes, the profile and the closing line (WriteSummary).
 func (r *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "conformance of %s, profile %s\n", r.Implementation, r.Profile)
+	p := &Progress{}
 	for _, res := range r.Results {
-		switch res.Status {
-		case Pass:
-			fmt.Fprintf(&b, "PASS  %s\n", res.Scenario)
-		case Skip:
-			fmt.Fprintf(&b, "SKIP  %s: %s\n", res.Scenario, res.Reason)
-		case Fail:
-			fmt.Fprintf(&b, "FAIL  %s: %s\n", res.Scenario, indentRest(res.Reason, "      "))
-			if d := res.Divergence; d != nil {
-				b.WriteString(d.Text("      "))
-			}
-			b.WriteString(violationsText(res.Violations, "      "))
-		}
+		b.WriteString(p.Text(res))
 	}
-	b.WriteString(r.Summary())
-	b.WriteByte('\n')
-	_, err := w.Write([]byte(b.String()))
-	return err
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return err
+	}
+	return r.WriteSummary(w)
 }
 
 // Text renders the divergence, each line prefixed with indent.
@@ -404,27 +568,26 @@ func VerifyParallel(ctx context.Context, suite []*sim.Scenario, newImpl func() s
 		wg.Go(func() {
 			impl := newImpl()
 			defer closeImpl(impl)
-			parts[j] = Verify(ctx, share, impl, part)
+			parts[j] = verify(ctx, share, impl, part)
 		})
 	}
 	wg.Wait()
 	report := Report{Implementation: parts[0].Implementation, Profile: parts[0].Profile}
+	for _, p := range parts {
+		if p.StartError != "" && report.StartError == "" {
+			report.StartError = p.StartError
+		}
+	}
 	for i := range suite {
 		res := parts[i%jobs].Results[i/jobs]
 		report.Results = append(report.Results, res)
-		switch res.Status {
-		case Pass:
-			report.Passed++
-		case Fail:
-			report.Failed++
-		case Skip:
-			report.Skipped++
-		}
-		if opts.OnResult != nil {
+		report.count(res)
+		if opts.OnResult != nil && report.StartError == "" {
 			opts.OnResult(res)
 		}
 	}
 	report.Duration = time.Since(began)
+	report.finish(opts)
 	return report
 }
 

@@ -128,7 +128,7 @@ func TestVerifyReportsFirstDivergence(t *testing.T) {
 	if err := report.WriteText(&text); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"FAIL  text-only: traces differ at entry 2", "first divergence at entry 2:", "- ", "+ ", "0 passed, 1 failed\n"} {
+	for _, want := range []string{"FAIL  text-only: traces differ at entry 2", "divergence at entry 2: ", "differ in type", "- ", "+ ", "0 passed, 1 failed\n"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text report lacks %q:\n%s", want, text.String())
 		}
@@ -320,8 +320,12 @@ func TestVerifyExpectFail(t *testing.T) {
 	report := conformance.Verify(context.Background(), []*sim.Scenario{broken}, impl, conformance.Options{
 		ExpectFail: map[string]bool{"text-only": true},
 	})
-	if r := report.Results[0]; r.Status != conformance.Skip || !strings.HasPrefix(r.Reason, "expected failure: traces differ") {
+	if r := report.Results[0]; r.Status != conformance.ExpectedFail || !strings.HasPrefix(r.Reason, "expected failure: traces differ") || len(r.Findings) == 0 {
 		t.Errorf("known failure reported as %+v", r)
+	}
+	// Counted apart: neither failed nor skipped, and the closing line keeps its form.
+	if report.ExpectedFailures != 1 || report.Skipped != 0 || report.Failed != 0 || report.Summary() != "0 passed, 0 failed" || !report.OK() {
+		t.Errorf("counts: %d expected, %d skipped, %d failed, summary %q", report.ExpectedFailures, report.Skipped, report.Failed, report.Summary())
 	}
 	report = conformance.Verify(context.Background(), []*sim.Scenario{broken}, sim.NewReference(), conformance.Options{
 		ExpectFail: map[string]bool{"text-only": true},
@@ -359,7 +363,7 @@ func TestVerifyNamesBrokenInvariants(t *testing.T) {
 	}
 	var text bytes.Buffer
 	_ = report.WriteText(&text)
-	if !strings.Contains(text.String(), "breaks grammar") {
+	if !strings.Contains(text.String(), "breaks invariant grammar") {
 		t.Errorf("the report does not name the invariant:\n%s", text.String())
 	}
 }

@@ -1,7 +1,10 @@
 // Package explore searches for behaviour that breaks the rules: it generates scenarios from a
-// seed, runs each against an implementation and the reference loop, compares their traces and
-// checks every invariant, and shrinks a failing scenario to a small one that still fails,
-// written out as a scenario file with both timelines and the command that reproduces it.
+// seed (only with the hooks and the situations the implementation under test supports), runs
+// each against the implementation and the reference loop, and diagnoses the traces: every
+// finding gets a cause signature. The exploration goes on after a failure; each distinct
+// cause is shrunk to a small scenario that still shows it first (and nothing new), written
+// out as a folder with the scenario, both timelines and the commands that reproduce it, and
+// the summary lists the causes with the number of runs each failed.
 //
 // Every run's scenario comes from a seed derived from the base seed and the run's index, so a
 // failing run can be reproduced alone: RunSeed(seed, 0) == seed, hence
@@ -9,16 +12,20 @@
 package explore
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/invariant"
 	"github.com/turnstile-dev/turnstile/sim"
 )
@@ -26,37 +33,59 @@ import (
 // Options configures an exploration.
 type Options struct {
 	// Impl makes a fresh implementation under test for each run. Nil explores the reference
-	// alone, checking invariants only.
+	// alone, checking invariants only. When what it makes introduces itself (a
+	// conformance.Process), its hello fills in Target where Target leaves it open.
 	Impl func() sim.Implementation
+	// Reference makes the implementation runs are compared with; nil means sim.NewReference.
+	Reference func() sim.Implementation
 	// Seed is the base seed; run i explores the scenario of RunSeed(Seed, i).
 	Seed uint64
 	// Runs bounds the number of runs (over all shards); Duration bounds the wall time. With
 	// neither, 100 runs.
 	Runs     int
 	Duration time.Duration
-	// Out is the directory failures are written to ("" writes nothing).
+	// Out is the directory failures are written to, a folder per cause ("" writes nothing).
 	Out string
 	// Shard makes this process explore only the runs i with i % N == K.
 	Shard Shard
-	// Progress receives the seed, a progress line (rewritten in place on a terminal), each
-	// failure and the summary; nil is silent.
+	// Progress receives the seed, a progress line (rewritten in place on a terminal) and
+	// each new cause as it is found; nil is silent. Summary(result) is the closing report.
 	Progress io.Writer
 
-	// Invariants are checked on the implementation's trace; nil means invariant.All().
+	// Target is what the implementation supports: scenarios install no other hook and make
+	// no situation newer than its version. Hooks nil and Tracks "" are taken from Impl's
+	// hello when it has one, and otherwise mean everything.
+	Target Target
+	// Profile is how the default diagnosis compares traces: conformance.Strict (default) or
+	// conformance.Semantic.
+	Profile conformance.Profile
+	// Diagnose finds what is wrong with a run and gives each finding its cause signature;
+	// nil means Diagnose(Profile, Invariants), conform's diagnosis.
+	Diagnose Diagnosis
+	// Ignore holds cause signatures known already: a run that shows one of them among its
+	// possible causes counts as ignored, not failed, as a run that shows a known cause counts
+	// for that cause.
+	Ignore map[string]bool
+	// Invariants are checked on the implementation's trace by the default diagnosis; nil
+	// means invariant.All().
 	Invariants []invariant.Invariant
 	// NoDiff skips the comparison with the reference, leaving the invariants alone to find
 	// failures.
 	NoDiff bool
-	// MaxFailures stops after that many failures (flaky ones included); 0 means 1.
+	// MaxFailures stops the exploration once that many distinct causes were found; 0 means
+	// no limit (the runs or the duration end it).
 	MaxFailures int
-	// ShrinkTime bounds the shrinking of one failure; 0 means 30s, negative disables it.
+	// ShrinkTime bounds the shrinking of one cause; 0 means 30s, negative disables it.
 	ShrinkTime time.Duration
 	// RunTimeout bounds one simulated run; a run that takes longer is a hang. 0 means 10s.
 	RunTimeout time.Duration
 	// Command is how the reproduce line starts, e.g. "turnstile explore --impl 'node a.mjs'";
 	// "" means "turnstile explore".
 	Command string
-	// Generate makes the scenario of a run seed; nil means the Scenario generator.
+	// ImplCommand is the --impl command of the implementation, for the commands that replay
+	// a minimal scenario ("" when the implementation is not a command).
+	ImplCommand string
+	// Generate makes the scenario of a run seed; nil means Generator(Target).
 	Generate func(seed uint64) *sim.Scenario
 }
 
@@ -84,11 +113,19 @@ func (s Shard) owns(i int) bool { return s.N <= 1 || i%s.N == s.K }
 // Result is what an exploration found.
 type Result struct {
 	Seed uint64
-	// Runs counts the runs made by this process; Failures those that failed (flaky ones
-	// included).
-	Runs     int
+	// Implementation names what was explored (from its hello); Target is what it was
+	// explored for.
+	Implementation string
+	Target         Target
+	// Runs counts the runs made by this process; Failing those that failed, Ignored those
+	// that showed an ignored cause.
+	Runs, Failing, Ignored int
+	// Failures holds one failure per distinct cause, in the order found: the first run that
+	// showed it, shrunk.
 	Failures []*Failure
 	Elapsed  time.Duration
+	// Err is why the exploration could not run at all (the implementation did not start).
+	Err error
 }
 
 // RunsPerSecond is the exploration's rate.
@@ -109,18 +146,25 @@ func (r Result) Failed() bool {
 	return false
 }
 
-// Failure is one failing run.
+// Failure is one cause: the first failing run that showed it, shrunk, and how many runs did.
 type Failure struct {
 	Seed    uint64 // the base seed
-	Run     int    // the run's index
-	RunSeed uint64 // the seed of the run's scenario: --seed RunSeed --runs 1 reproduces it
+	Run     int    // the index of the first run that showed the cause
+	RunSeed uint64 // the seed of that run's scenario: --seed RunSeed --runs 1 reproduces it
+	// Count is the number of runs that showed this cause (among their findings); Runs their
+	// indexes (the first 20).
+	Count int
+	Runs  []int
+	// Aliases are signatures first taken for new causes that turned out to be this one: the
+	// minimal scenario of one of the two showed the other's signature as well.
+	Aliases []string
 	// Problem is what is wrong with the minimal scenario; Original what was wrong with the
-	// generated one.
+	// generated one. Both show the cause as their first finding.
 	Problem
 	Original Problem
 	// Flaky: a re-run gave another trace, so this is not a reproducible bug.
 	Flaky bool
-	// Scenario is the generated scenario, Minimal the shrunk one that still fails.
+	// Scenario is the generated scenario, Minimal the shrunk one that still shows the cause.
 	Scenario *sim.Scenario
 	Minimal  *sim.Scenario
 	Shrink   ShrinkStats
@@ -128,6 +172,25 @@ type Failure struct {
 	ImplTrace, RefTrace *sim.Trace
 	// Dir is where the failure was written, "" when it was not.
 	Dir string
+}
+
+// count records that run i showed the cause.
+func (f *Failure) count(i int) {
+	f.Count++
+	if len(f.Runs) < 20 {
+		f.Runs = append(f.Runs, i)
+	}
+}
+
+// sameFault reports whether f and g, two causes, are one fault: the minimal scenario of either
+// also has the other's signature among its possible causes (its root findings), so nothing
+// tells them apart.
+func (f *Failure) sameFault(g *Failure) bool {
+	if f.Flaky || g.Flaky {
+		return false
+	}
+	shows := func(p *Problem, sig string) bool { return p.signatures()[sig] }
+	return shows(&f.Problem, g.Signature()) || shows(&g.Problem, f.Signature())
 }
 
 // Kinds of problems.
@@ -141,34 +204,56 @@ const (
 
 // Problem is what is wrong with one run.
 type Problem struct {
-	Kind    string
+	// Kind is the kind of the cause.
+	Kind string
+	// Findings lists everything wrong, in the diagnosis's order.
+	Findings []diagnose.Finding
+	// Causes are the findings that can be the run's cause, the cause first (see Cause).
+	Causes []diagnose.Finding
+	// Message lists the signatures of the causes.
 	Message string
-	// Violations are the invariant failures of the implementation's trace.
-	Violations []invariant.Failure
 	// Hash identifies the implementation's trace (sha256 of its JSONL).
 	Hash string
 }
 
-// names returns the invariants the problem breaks.
-func (p *Problem) names() map[string]bool {
+// Cause is the finding that is the run's cause: the implementation's error, else the broken
+// invariant at the earliest entry, else the first divergence.
+func (p *Problem) Cause() diagnose.Finding {
+	if p == nil || len(p.Causes) == 0 {
+		return diagnose.Finding{}
+	}
+	return p.Causes[0]
+}
+
+// Signature is the signature of the problem's cause.
+func (p *Problem) Signature() string { return p.Cause().Signature }
+
+// Rule is the rule the problem's cause breaks.
+func (p *Problem) Rule() string { return p.Cause().Rule }
+
+// signatures returns the set of the signatures of the problem's possible causes.
+func (p *Problem) signatures() map[string]bool {
 	out := map[string]bool{}
-	for _, v := range p.Violations {
-		out[v.Invariant] = true
+	for _, f := range p.Causes {
+		out[f.Signature] = true
 	}
 	return out
 }
 
-// like reports whether q is the same kind of failure as p, for shrinking: the same kind, and
-// for invariant failures a violation of p's first broken invariant (invariants are checked
-// in the order of invariant.All, the most basic first).
-func (p *Problem) like(q *Problem) bool {
-	if q == nil || p.Kind != q.Kind {
+// keeps reports whether q, a candidate of shrinking, still has p's cause and no possible
+// cause p does not have (a later divergence may change: it may be a consequence): shrinking
+// never drifts to another difference, nor brings one in.
+func (p *Problem) keeps(q *Problem) bool {
+	if q == nil || q.Signature() != p.Signature() {
 		return false
 	}
-	if p.Kind != KindInvariant || len(p.Violations) == 0 {
-		return true
+	have := p.signatures()
+	for sig := range q.signatures() {
+		if !have[sig] {
+			return false
+		}
 	}
-	return q.names()[p.Violations[0].Invariant]
+	return true
 }
 
 // RunSeed derives the seed of run i from the base seed; RunSeed(s, 0) == s.
@@ -210,51 +295,110 @@ func isHex(s string) bool {
 	return true
 }
 
-// GenerateScenario is the scenario of a run seed.
-func GenerateScenario(seed uint64) *sim.Scenario {
-	sc := Scenario().Example(int(seed))
-	sc.Name = fmt.Sprintf("seed-%d", seed)
-	return sc
-}
+// GenerateScenario is the scenario of a run seed, for an implementation that supports
+// everything.
+func GenerateScenario(seed uint64) *sim.Scenario { return Generator(Target{})(seed) }
 
 // explorer holds an exploration's settings.
 type explorer struct {
-	opts Options
-	invs []invariant.Invariant
+	opts     Options
+	diagnose Diagnosis
 }
 
-// Run explores until the runs or the duration are used up, ctx is done, or MaxFailures runs
-// failed.
+// withDefaults fills in what o leaves open, except what the implementation's hello gives.
+func (o Options) withDefaults() Options {
+	if o.Runs <= 0 && o.Duration <= 0 {
+		o.Runs = 100
+	}
+	if o.ShrinkTime == 0 {
+		o.ShrinkTime = 30 * time.Second
+	}
+	if o.RunTimeout <= 0 {
+		o.RunTimeout = 10 * time.Second
+	}
+	if o.Command == "" {
+		o.Command = "turnstile explore"
+	}
+	if o.Profile == "" {
+		o.Profile = conformance.Strict
+	}
+	if o.Reference == nil {
+		o.Reference = func() sim.Implementation { return sim.NewReference() }
+	}
+	return o
+}
+
+func newExplorer(opts Options) *explorer {
+	x := &explorer{opts: opts, diagnose: opts.Diagnose}
+	if x.diagnose == nil {
+		x.diagnose = Diagnose(opts.Profile, opts.Invariants)
+	}
+	return x
+}
+
+// helloer is an implementation that introduces itself (conformance.Process).
+type helloer interface {
+	Hello() (conformance.Hello, error)
+}
+
+// introduce asks the implementation for its hello, filling in what opts.Target leaves open.
+func introduce(opts *Options, res *Result) error {
+	res.Implementation = "the reference (in-process)"
+	if opts.Impl == nil {
+		return nil
+	}
+	res.Implementation = "the implementation"
+	impl := opts.Impl()
+	h, ok := impl.(helloer)
+	if !ok {
+		return nil
+	}
+	hello, err := h.Hello()
+	if err != nil {
+		return fmt.Errorf("the implementation did not start: %w", err)
+	}
+	res.Implementation = hello.Name
+	if hello.Version != "" {
+		res.Implementation += " " + hello.Version
+	}
+	if opts.Target.Hooks == nil {
+		opts.Target.Hooks = slices.Clone(hello.Hooks)
+		if opts.Target.Hooks == nil {
+			opts.Target.Hooks = []string{}
+		}
+	}
+	if opts.Target.Tracks == "" {
+		opts.Target.Tracks = hello.Tracks
+	}
+	return nil
+}
+
+// Run explores until the runs or the duration are used up, ctx is done, or MaxFailures
+// distinct causes were found. A failing run that shows a known cause among its findings is
+// counted for it; one that shows none has a new cause, its first finding, which is
+// investigated: re-run, shrunk keeping that cause, written out.
 func Run(ctx context.Context, opts Options) Result {
-	if opts.Runs <= 0 && opts.Duration <= 0 {
-		opts.Runs = 100
-	}
-	if opts.MaxFailures <= 0 {
-		opts.MaxFailures = 1
-	}
-	if opts.ShrinkTime == 0 {
-		opts.ShrinkTime = 30 * time.Second
-	}
-	if opts.RunTimeout <= 0 {
-		opts.RunTimeout = 10 * time.Second
-	}
-	if opts.Command == "" {
-		opts.Command = "turnstile explore"
-	}
-	if opts.Generate == nil {
-		opts.Generate = GenerateScenario
-	}
-	x := &explorer{opts: opts, invs: opts.Invariants}
-	if x.invs == nil {
-		x.invs = invariant.All()
-	}
+	opts = opts.withDefaults()
+	res := Result{Seed: opts.Seed}
 	p := newProgress(opts.Progress)
+	if err := introduce(&opts, &res); err != nil {
+		res.Err = err
+		return res
+	}
+	res.Target = opts.Target
+	if opts.Generate == nil {
+		opts.Generate = Generator(opts.Target)
+	}
+	x := newExplorer(opts)
 	p.printf("seed=%d", opts.Seed)
 	if opts.Shard.N > 1 {
 		p.printf(" shard=%s", opts.Shard)
 	}
 	p.printf("\n")
-	res := Result{Seed: opts.Seed}
+	if d := describeTarget(opts.Target); d != "" {
+		p.printf("%s\n", d)
+	}
+	byCause := map[string]*Failure{}
 	start := time.Now()
 	for i := 0; ; i++ {
 		if opts.Runs > 0 && i >= opts.Runs {
@@ -269,47 +413,110 @@ func Run(ctx context.Context, opts Options) Result {
 		runSeed := RunSeed(opts.Seed, i)
 		sc := opts.Generate(runSeed)
 		res.Runs++
-		if prob := x.check(sc); prob != nil {
-			p.clear()
-			f := x.investigate(ctx, sc, prob, opts.Seed, i, runSeed, p)
-			res.Failures = append(res.Failures, f)
-			if opts.Out != "" {
-				dir := opts.Out
-				if opts.MaxFailures > 1 {
-					dir = fmt.Sprintf("%s/run-%d", opts.Out, i)
-				}
-				if err := x.write(dir, f); err != nil {
-					p.printf("  could not write the failure: %v\n", err)
-				} else {
-					f.Dir = dir
-					p.printf("  written to %s\n", dir)
-				}
-			}
-			if len(res.Failures) >= opts.MaxFailures {
-				break
+		prob, ignored := x.check(sc)
+		if ignored {
+			res.Ignored++
+		}
+		if prob == nil {
+			p.tick(res.Runs, res.Failing, len(res.Failures), time.Since(start))
+			continue
+		}
+		res.Failing++
+		// A run that shows a known cause counts for every known cause it shows; only a run
+		// that shows none of them has a new cause, its first finding.
+		counted := map[*Failure]bool{}
+		for sig := range prob.signatures() {
+			if f := byCause[sig]; f != nil && !counted[f] {
+				counted[f] = true
+				f.count(i)
 			}
 		}
-		p.tick(res.Runs, len(res.Failures), time.Since(start))
+		if len(counted) > 0 {
+			p.tick(res.Runs, res.Failing, len(res.Failures), time.Since(start))
+			continue
+		}
+		p.clear()
+		f := x.investigate(ctx, sc, prob, opts.Seed, i, runSeed, p)
+		// Only minimal scenarios tell two causes apart: unshrunk, one scenario may show two
+		// faults.
+		if k := slices.IndexFunc(res.Failures, f.sameFault); k >= 0 && opts.ShrinkTime > 0 {
+			same := res.Failures[k]
+			p.printf("  the same fault as cause %d (%s): one minimal scenario shows both; counted there\n", k+1, same.Signature())
+			same.count(i)
+			same.Aliases = append(same.Aliases, f.Signature())
+			byCause[f.Signature()] = same
+			continue
+		}
+		byCause[prob.Signature()] = f
+		res.Failures = append(res.Failures, f)
+		if opts.Out != "" {
+			dir := filepath.Join(opts.Out, causeDir(prob.Signature()))
+			if err := x.write(dir, f); err != nil {
+				p.printf("  could not write the failure: %v\n", err)
+			} else {
+				f.Dir = dir
+				p.printf("  cause %d, written to %s\n  the minimal scenario: %s\n", len(res.Failures), dir, x.replay(dir))
+			}
+		}
+		if opts.MaxFailures > 0 && len(res.Failures) >= opts.MaxFailures {
+			break
+		}
+		p.tick(res.Runs, res.Failing, len(res.Failures), time.Since(start))
 	}
 	res.Elapsed = time.Since(start)
 	p.clear()
-	flaky := 0
 	for _, f := range res.Failures {
-		if f.Flaky {
-			flaky++
+		if f.Dir != "" {
+			// The counts are final now.
+			if err := os.WriteFile(filepath.Join(f.Dir, "README.md"), []byte(x.readme(f.Dir, f)), 0o644); err != nil {
+				p.printf("could not write the failure: %v\n", err)
+			}
 		}
 	}
-	p.printf("%d runs in %s (%.0f runs/s), %d failures (%d flaky)\n", res.Runs, res.Elapsed.Round(time.Millisecond),
-		res.RunsPerSecond(), len(res.Failures), flaky)
+	if opts.Out != "" && len(res.Failures) > 0 {
+		if err := writeCauses(opts.Out, res); err != nil {
+			p.printf("could not write the list of causes: %v\n", err)
+		}
+	}
 	return res
 }
 
-// investigate re-runs a failure to tell a bug from flakiness, then shrinks it.
+// describeTarget says what the exploration is restricted to, "" when to nothing.
+func describeTarget(t Target) string {
+	var parts []string
+	if t.Hooks != nil {
+		var missing []string
+		for _, h := range conformance.AllHooks {
+			if !t.Supports(h) {
+				missing = append(missing, h)
+			}
+		}
+		if len(missing) > 0 {
+			parts = append(parts, "hooks not declared, never installed: "+strings.Join(missing, ", "))
+		}
+	}
+	if t.Tracks != "" {
+		var newer []string
+		for _, s := range Situations {
+			if !t.Has(s.Name) {
+				newer = append(newer, fmt.Sprintf("%s (pi %s)", s.Name, s.Since))
+			}
+		}
+		if len(newer) > 0 {
+			parts = append(parts, fmt.Sprintf("tracks pi %s, so never generated: %s", t.Tracks, strings.Join(newer, ", ")))
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// investigate re-runs a failure with a new cause to tell a bug from flakiness, then shrinks
+// it, keeping its cause.
 func (x *explorer) investigate(ctx context.Context, sc *sim.Scenario, prob *Problem, seed uint64, i int, runSeed uint64, p *progress) *Failure {
-	f := &Failure{Seed: seed, Run: i, RunSeed: runSeed, Problem: *prob, Original: *prob, Scenario: sc, Minimal: sc}
-	p.printf("FAIL seed=%d run=%d: %s\n", seed, i, firstLines(prob.Message, 6))
+	f := &Failure{Seed: seed, Run: i, RunSeed: runSeed, Count: 1, Runs: []int{i}, Problem: *prob, Original: *prob, Scenario: sc, Minimal: sc}
+	p.printf("FAIL run %d, a new cause: %s\n", i, prob.Signature())
+	p.printf("%s", prob.Cause().Text("  "))
 	p.printf("  reproduce: %s --seed %d --runs 1\n", x.opts.Command, runSeed)
-	again := x.check(sc)
+	again, _ := x.check(sc)
 	if again == nil || again.Hash != prob.Hash {
 		f.Flaky = true
 		p.printf("  flaky: a re-run gave another trace (%s vs %s); not shrunk\n", shortHash(prob.Hash), shortHash(hashOf(again)))
@@ -319,7 +526,7 @@ func (x *explorer) investigate(ctx context.Context, sc *sim.Scenario, prob *Prob
 	if x.opts.ShrinkTime > 0 {
 		min, stats := x.shrink(ctx, sc, prob)
 		f.Minimal, f.Shrink = min, stats
-		if last := x.check(min); last != nil {
+		if last, _ := x.check(min); last != nil {
 			f.Problem = *last
 		}
 		p.printf("  shrunk in %s (%d steps): %s\n", stats.Elapsed.Round(time.Millisecond), stats.Accepted, stats)
@@ -382,65 +589,72 @@ func (x *explorer) impl() sim.Implementation {
 	return x.opts.Impl()
 }
 
-// check runs one scenario and returns what is wrong, or nil.
-func (x *explorer) check(sc *sim.Scenario) *Problem {
+// check runs one scenario and returns what is wrong, or nil; ignored says that it showed an
+// ignored cause (and then prob is nil).
+func (x *explorer) check(sc *sim.Scenario) (prob *Problem, ignored bool) {
 	got := x.simulate(sc, x.impl())
-	prob := &Problem{}
+	prob = &Problem{}
+	var findings []diagnose.Finding
+	failed := func(kind string, err error) {
+		prob.Kind = kind
+		findings = diagnose.Diagnose(diagnose.Scenario{Name: sc.Name}, nil, nil, diagnose.Options{RunError: err})
+	}
 	switch {
 	case got.hang:
-		prob.Kind, prob.Message = KindHang, fmt.Sprintf("the run did not finish within %s", x.opts.RunTimeout)
-		return prob
+		failed(KindHang, fmt.Errorf("the run did not finish within %s", x.opts.RunTimeout))
 	case got.panic != nil:
-		prob.Kind, prob.Message = KindPanic, fmt.Sprintf("the simulation panicked: %v", got.panic)
-		return prob
-	}
-	var gotJSONL []byte
-	if got.err != nil {
-		prob.Kind, prob.Message = KindError, got.err.Error()
-	} else if x.opts.Impl != nil && !x.opts.NoDiff {
-		want := x.simulate(sc, sim.NewReference())
-		if want.err == nil && !want.hang && want.panic == nil {
-			gotJSONL = got.trace.JSONL()
-			if !bytes.Equal(gotJSONL, want.trace.JSONL()) {
-				prob.Kind = KindDiff
-				prob.Message = "the trace differs from the reference's in its JSON lines (the timelines agree)"
-				if d, differ := sim.FirstDivergence(sim.Lines(want.trace.Timeline()), sim.Lines(got.trace.Timeline()), 3); differ {
-					prob.Message = "the trace differs from the reference's: " + d.String()
-				}
+		failed(KindPanic, fmt.Errorf("the simulation panicked: %v", got.panic))
+	case got.err != nil:
+		failed(KindError, got.err)
+	default:
+		var want *sim.Trace
+		if x.opts.Impl != nil && !x.opts.NoDiff {
+			if w := x.simulate(sc, x.opts.Reference()); w.err == nil && !w.hang && w.panic == nil {
+				want = w.trace
 			}
 		}
+		findings = x.diagnose(want, got.trace)
 	}
-	if prob.Kind != KindError {
-		prob.Violations = invariant.CheckAll(got.trace, x.invs...)
+	prob.Findings = findings
+	prob.Causes = causes(findings)
+	if len(prob.Causes) == 0 {
+		return nil, false
 	}
-	if len(prob.Violations) > 0 && prob.Kind == "" {
-		prob.Kind = KindInvariant
-		var lines []string
-		for k, v := range prob.Violations {
-			if k == 5 {
-				lines = append(lines, fmt.Sprintf("… and %d more", len(prob.Violations)-k))
-				break
-			}
-			lines = append(lines, v.String())
+	for _, f := range prob.Causes {
+		if x.opts.Ignore[f.Signature] {
+			// Like a known cause, an ignored one takes the whole run.
+			return nil, true
 		}
-		prob.Message = strings.Join(lines, "\n")
 	}
 	if prob.Kind == "" {
-		return nil
+		switch prob.Cause().Kind {
+		case diagnose.Invariant:
+			prob.Kind = KindInvariant
+		case diagnose.Error:
+			prob.Kind = KindError
+		default:
+			prob.Kind = KindDiff
+		}
 	}
-	if gotJSONL == nil {
-		gotJSONL = got.trace.JSONL()
+	var lines []string
+	for k, f := range prob.Causes {
+		if k == 5 {
+			lines = append(lines, fmt.Sprintf("… and %d more", len(prob.Causes)-k))
+			break
+		}
+		lines = append(lines, f.Signature)
 	}
-	sum := sha256.Sum256(gotJSONL)
+	prob.Message = strings.Join(lines, "\n")
+	sum := sha256.Sum256(got.trace.JSONL())
 	prob.Hash = hex.EncodeToString(sum[:])
-	return prob
+	return prob, ignored
 }
 
 // traces returns the implementation's and the reference's traces of sc.
 func (x *explorer) traces(sc *sim.Scenario) (impl, ref *sim.Trace) {
 	impl = x.simulate(sc, x.impl()).trace
 	if x.opts.Impl != nil {
-		ref = x.simulate(sc, sim.NewReference()).trace
+		ref = x.simulate(sc, x.opts.Reference()).trace
 	}
 	return impl, ref
 }

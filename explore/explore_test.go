@@ -103,7 +103,7 @@ func TestReferenceExplores(t *testing.T) {
 	if len(res.Failures) > 0 {
 		t.Fatalf("the reference fails: %s", res.Failures[0].Message)
 	}
-	if res.Runs != 300 || !strings.HasPrefix(out.String(), "seed=2026\n") || !strings.Contains(out.String(), "300 runs in") {
+	if res.Runs != 300 || !strings.HasPrefix(out.String(), "seed=2026\n") || !strings.HasPrefix(Summary(res), "seed 2026: 300 runs in") {
 		t.Fatalf("runs %d, output %q", res.Runs, out.String())
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/sim"
 )
 
@@ -271,7 +272,7 @@ func TestExploreFindsFaults(t *testing.T) {
 				start := time.Now()
 				res := Run(context.Background(), Options{
 					Impl: func() sim.Implementation { return &faulty{fault: fl} },
-					Seed: 1, Runs: 3000, Out: out, NoDiff: noDiff, ShrinkTime: 20 * time.Second,
+					Seed: 1, Runs: 3000, Out: out, NoDiff: noDiff, ShrinkTime: 20 * time.Second, MaxFailures: 1,
 				})
 				elapsed := time.Since(start)
 				if len(res.Failures) == 0 {
@@ -281,14 +282,16 @@ func TestExploreFindsFaults(t *testing.T) {
 				if f.Flaky {
 					t.Fatalf("reported flaky: %s", f.Message)
 				}
-				if noDiff && !f.Original.names()[fl.invariant] {
+				if noDiff && !slices.ContainsFunc(f.Original.Findings, func(fd diagnose.Finding) bool {
+					return fd.Signature == "invariant "+fl.invariant
+				}) {
 					t.Errorf("expected invariant %s to catch it, got: %s", fl.invariant, f.Original.Message)
 				}
 				if f.Shrink.After.Requests > 3 {
 					t.Errorf("the minimal scenario makes %d requests", f.Shrink.After.Requests)
 				}
 				for _, file := range []string{"minimal.yaml", "impl.timeline", "README.md"} {
-					if _, err := os.Stat(filepath.Join(out, file)); err != nil {
+					if _, err := os.Stat(filepath.Join(f.Dir, file)); err != nil {
 						t.Error(err)
 					}
 				}

@@ -8,6 +8,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/turnstile-dev/turnstile/conformance"
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/sim"
 )
@@ -23,13 +24,87 @@ import (
 // provider script is short, an extra response never calls tools, and finishTurn does not
 // answer continue by default when an extra response would answer every request. A run may
 // still exceed the script and fail; that is legal.
-func Scenario() *rapid.Generator[*sim.Scenario] {
-	return rapid.Custom(func(t *rapid.T) *sim.Scenario { return (&gen{t: t}).scenario() })
+func Scenario() *rapid.Generator[*sim.Scenario] { return ScenarioFor(Target{}) }
+
+// ScenarioFor generates scenarios an implementation can be given: only hooks it declares, and
+// only situations its tracked pi version has (see Situations).
+func ScenarioFor(target Target) *rapid.Generator[*sim.Scenario] {
+	return rapid.Custom(func(t *rapid.T) *sim.Scenario { return (&gen{t: t, target: target}).scenario() })
+}
+
+// Target is what an implementation under test declares in its hello: the hooks it supports
+// and the pi version whose behaviour it tracks. The zero Target supports everything.
+type Target struct {
+	// Hooks lists the supported hooks by pi's names (sim.Hook*); nil means every hook. Without
+	// getSteeringMessages (getFollowUpMessages), scenarios turn steering (follow-up) off and
+	// the simulated user never steers (follows up).
+	Hooks []string
+	// Tracks is the pi version the implementation claims; "" means the newest.
+	Tracks string
+}
+
+// Supports reports whether the target declares hook name.
+func (t Target) Supports(name string) bool { return t.Hooks == nil || slices.Contains(t.Hooks, name) }
+
+// Has reports whether a situation exists in the tracked pi version (true for unknown names).
+func (t Target) Has(situation string) bool {
+	for _, s := range Situations {
+		if s.Name == situation {
+			return t.Tracks == "" || !conformance.VersionLess(t.Tracks, s.Since)
+		}
+	}
+	return true
+}
+
+// Situation is a kind of scenario that exists only from some pi version on.
+type Situation struct {
+	Name  string
+	Since string // the pi version it exists from, as the curated scenarios pinning it say
+}
+
+// The situations the generator makes only for an implementation tracking their version or a
+// later one.
+const (
+	SitPrepareArguments = "a tool with prepareArguments"
+	SitLengthToolCalls  = "tool calls in a response stopped at the output token limit"
+	SitPrepareNextTurn  = "the prepareNextTurn hook"
+	SitFinishTurn       = "the finishTurn hook"
+	SitPrepareRequest   = "the prepareRequest hook"
+	SitDeclarations     = "tool declarations in the starting context"
+	SitIsErrorResult    = "a tool result with isError"
+	SitStructured       = "a tool result with structuredContent"
+	SitAbortWithTools   = "an abort in a run whose responses call tools"
+)
+
+// Situations lists every version-dependent situation with its `since`, from the curated
+// suite's tags and the version table of SPEC.md (prepareNextTurn counts from 0.84, where it
+// took its present place; before, it ran right after turn_end).
+var Situations = []Situation{
+	{SitPrepareArguments, "0.80"},
+	{SitLengthToolCalls, "0.80"},
+	{SitPrepareNextTurn, "0.84"},
+	{SitFinishTurn, "0.87"},
+	{SitPrepareRequest, "0.87"},
+	{SitDeclarations, "0.87"},
+	{SitIsErrorResult, "0.99.1"},
+	{SitStructured, "0.99.1"},
+	{SitAbortWithTools, "1.6.0"},
+}
+
+// Generator is the scenario of a run seed for target, named after the seed.
+func Generator(target Target) func(seed uint64) *sim.Scenario {
+	g := ScenarioFor(target)
+	return func(seed uint64) *sim.Scenario {
+		sc := g.Example(int(seed))
+		sc.Name = fmt.Sprintf("seed-%d", seed)
+		return sc
+	}
 }
 
 // gen draws one scenario.
 type gen struct {
 	t        *rapid.T
+	target   Target
 	sc       *sim.Scenario
 	ids      []string // tool-call ids, in order
 	repeated map[string]bool
@@ -131,7 +206,7 @@ func (g *gen) tool(i int, name string) sim.ToolSpec {
 	if i > 0 && g.chance(20, "inactive") {
 		t.Inactive = true
 	}
-	if g.chance(8, "prepareArguments") {
+	if g.target.Has(SitPrepareArguments) && g.chance(8, "prepareArguments") {
 		t.PrepareArguments = map[string]any{"path": "/prepared"}
 	}
 	t.Behaviour = g.behaviour(name)
@@ -142,13 +217,15 @@ func (g *gen) result(text string) loop.ToolResult {
 	r := loop.ToolResult{Content: loop.Text(text)}
 	switch g.intIn(0, 9, "result kind") {
 	case 0:
-		r.IsError = true
+		r.IsError = g.target.Has(SitIsErrorResult)
 	case 1:
 		r.Details = map[string]any{"lines": float64(g.intIn(0, 3, "lines"))}
 	case 2:
 		r.Content = nil
 	case 3:
-		r.StructuredContent = map[string]any{"ok": true}
+		if g.target.Has(SitStructured) {
+			r.StructuredContent = map[string]any{"ok": true}
+		}
 	}
 	if g.chance(25, "terminate") {
 		r.Terminate = true
@@ -166,7 +243,8 @@ func (g *gen) behaviour(name string) sim.Behaviour {
 	// settles the tool early (a panic; reported to the sim owners).
 	slices.SortStableFunc(b.Updates, func(x, y sim.Update) int { return int(x.At - y.At) })
 	if g.chance(8, "throw") {
-		b.Throw = name + " failed"
+		// A behaviour that throws has no result (the loader rejects both at once).
+		b.Throw, b.Result = name+" failed", loop.ToolResult{}
 	}
 	if g.chance(15, "onAbort") {
 		a := &sim.AbortReaction{Result: loop.ToolResult{Content: loop.Text("stopped"), IsError: true}}
@@ -253,7 +331,9 @@ func (g *gen) response(i, n int) sim.Response {
 	}
 	switch g.intIn(0, 19, "stop") {
 	case 0, 1:
-		r.StopReason = loop.StopLength
+		if len(loop.ToolCalls(r.Content)) == 0 || g.target.Has(SitLengthToolCalls) {
+			r.StopReason = loop.StopLength
+		}
 	case 2:
 		r.StopReason = loop.StopError
 		r.ErrorMessage = "overloaded"
@@ -349,7 +429,7 @@ var altModel = loop.Model{ID: "faux-2", API: "faux", Provider: "faux"}
 func (g *gen) hooks() {
 	sc, h := g.sc, &g.sc.Hooks
 	n := len(sc.Responses)
-	if g.chance(35, "finishTurn") {
+	if g.allowed(sim.HookFinishTurn, SitFinishTurn) && g.chance(35, "finishTurn") {
 		s := &sim.Script[sim.FinishAnswer]{ByCall: map[int]sim.FinishAnswer{}}
 		choices := []string{"none", "none", "end"}
 		if sc.ExtraResponse == nil {
@@ -367,7 +447,7 @@ func (g *gen) hooks() {
 		}
 		h.FinishTurn = s
 	}
-	if g.chance(30, "prepareRequest") {
+	if g.allowed(sim.HookPrepareRequest, SitPrepareRequest) && g.chance(30, "prepareRequest") {
 		s := &sim.Script[sim.PrepareAnswer]{ByCall: map[int]sim.PrepareAnswer{}}
 		for k := 1; k <= n; k++ {
 			if !g.chance(40, "prepareRequest answer") {
@@ -393,7 +473,7 @@ func (g *gen) hooks() {
 		}
 		h.PrepareRequest = s
 	}
-	if n > 1 && g.chance(30, "prepareNextTurn") {
+	if n > 1 && g.allowed(sim.HookPrepareNextTurn, SitPrepareNextTurn) && g.chance(30, "prepareNextTurn") {
 		s := &sim.Script[sim.PrepareAnswer]{ByCall: map[int]sim.PrepareAnswer{}}
 		for k := 1; k < n; k++ {
 			if !g.chance(50, "prepareNextTurn answer") {
@@ -420,7 +500,7 @@ func (g *gen) hooks() {
 		h.PrepareNextTurn = s
 	}
 	ids := g.scriptable()
-	if len(ids) > 0 && g.chance(30, "beforeToolCall") {
+	if len(ids) > 0 && g.target.Supports(sim.HookBeforeToolCall) && g.chance(30, "beforeToolCall") {
 		s := &sim.ToolScript[sim.BeforeAnswer]{ByToolCall: map[string]sim.BeforeAnswer{}}
 		if g.chance(10, "block by default") {
 			s.Default = sim.BeforeAnswer{Block: true}
@@ -439,7 +519,7 @@ func (g *gen) hooks() {
 		}
 		h.BeforeToolCall = s
 	}
-	if len(ids) > 0 && g.chance(30, "afterToolCall") {
+	if len(ids) > 0 && g.target.Supports(sim.HookAfterToolCall) && g.chance(30, "afterToolCall") {
 		s := &sim.ToolScript[sim.AfterAnswer]{ByToolCall: map[string]sim.AfterAnswer{}}
 		yes, no := true, false
 		for _, id := range ids {
@@ -460,23 +540,28 @@ func (g *gen) hooks() {
 		}
 		h.AfterToolCall = s
 	}
-	if g.chance(10, "transformContext") {
+	if g.target.Supports(sim.HookTransformContext) && g.chance(10, "transformContext") {
 		h.TransformContext = &sim.TransformScript{KeepLast: g.intIn(0, 3, "transform keepLast")}
 		if g.chance(10, "transform throws") {
 			h.TransformContext.Throw = "transformContext failed"
 		}
 	}
-	if g.chance(10, "convertToLlm") {
+	if g.target.Supports(sim.HookConvertToLLM) && g.chance(10, "convertToLlm") {
 		h.ConvertToLLM = &sim.ConvertScript{KeepCustomAsUser: g.chance(50, "custom as user")}
 		if g.chance(10, "convert throws") {
 			h.ConvertToLLM.Throw = "convertToLlm failed"
 		}
 	}
-	if g.chance(10, "getApiKey") {
+	if g.target.Supports(sim.HookGetAPIKey) && g.chance(10, "getApiKey") {
 		h.GetAPIKey = &sim.KeyScript{Key: "sk-hook"}
 	}
-	h.NoSteering = g.chance(8, "no steering")
-	h.NoFollowUp = g.chance(8, "no follow-up")
+	h.NoSteering = g.chance(8, "no steering") || !g.target.Supports(sim.HookSteering)
+	h.NoFollowUp = g.chance(8, "no follow-up") || !g.target.Supports(sim.HookFollowUp)
+}
+
+// allowed reports whether the target supports hook and has its situation.
+func (g *gen) allowed(hook, situation string) bool {
+	return g.target.Supports(hook) && g.target.Has(situation)
 }
 
 func finish(s string) sim.FinishAnswer {
@@ -495,7 +580,7 @@ func (g *gen) entry() {
 	if g.chance(25, "prior context") {
 		sc.Messages = append(sc.Messages, &loop.UserMessage{Text: "earlier question"},
 			&loop.AssistantMessage{Content: loop.Text("earlier answer"), API: "faux", Provider: "faux", Model: "faux-1", StopReason: loop.StopStop})
-		if len(sc.Tools) > 0 && g.chance(50, "declared earlier") {
+		if len(sc.Tools) > 0 && g.target.Has(SitDeclarations) && g.chance(50, "declared earlier") {
 			// An earlier declaration, possibly of another definition than the executable one.
 			t := sc.Tools[0]
 			desc := t.Description
@@ -567,13 +652,30 @@ func (g *gen) user() {
 			}
 			a.On = tr
 		}
-		switch g.intIn(0, 9, "action") {
-		case 0:
+		// Only actions the scenario allows: no steering with steering off, no follow-up with
+		// follow-up off, no abort among tool calls before the version that settled its rules.
+		canAbort := g.target.Has(SitAbortWithTools) || len(callIDs(sc)) == 0
+		kinds := []string{"abort", "steer", "steer", "steer", "steer", "follow-up", "follow-up", "follow-up", "follow-up", "follow-up"}
+		kind := kinds[g.uniform(len(kinds), "action")]
+		allowed := map[string]bool{"abort": canAbort, "steer": !sc.Hooks.NoSteering, "follow-up": !sc.Hooks.NoFollowUp}
+		if !allowed[kind] {
+			kind = ""
+			for _, k := range []string{"steer", "follow-up", "abort"} {
+				if allowed[k] {
+					kind = k
+					break
+				}
+			}
+		}
+		switch kind {
+		case "abort":
 			a.Abort = true
-		case 1, 2, 3, 4:
+		case "steer":
 			a.Steer = g.userMessages(fmt.Sprintf("steer %d", k+1))
-		default:
+		case "follow-up":
 			a.FollowUp = g.userMessages(fmt.Sprintf("follow up %d", k+1))
+		default:
+			continue
 		}
 		sc.User = append(sc.User, a)
 	}

@@ -1,13 +1,18 @@
 package explore
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/turnstile-dev/turnstile/conformance"
 	"github.com/turnstile-dev/turnstile/scenarios"
 )
 
@@ -37,7 +42,7 @@ func (p *progress) printf(format string, args ...any) {
 }
 
 // tick shows the progress line, at most five times a second (on a terminal only).
-func (p *progress) tick(runs, failures int, elapsed time.Duration) {
+func (p *progress) tick(runs, failing, causes int, elapsed time.Duration) {
 	if p.w == nil || !p.terminal || time.Since(p.last) < 200*time.Millisecond {
 		return
 	}
@@ -46,7 +51,7 @@ func (p *progress) tick(runs, failures int, elapsed time.Duration) {
 	if elapsed > 0 {
 		rate = float64(runs) / elapsed.Seconds()
 	}
-	fmt.Fprintf(p.w, "\r\033[Kruns %d  failures %d  %.0f runs/s  %s", runs, failures, rate, elapsed.Round(time.Second))
+	fmt.Fprintf(p.w, "\r\033[Kruns %d  failing %d  causes %d  %.0f runs/s  %s", runs, failing, causes, rate, elapsed.Round(time.Second))
 	p.shown = true
 }
 
@@ -58,7 +63,28 @@ func (p *progress) clear() {
 	}
 }
 
-// write saves a failure: the minimal scenario, both timelines and how to reproduce it.
+// causeDir is the folder name of a cause: a readable slug of its signature and a short hash
+// of it, so that a cause keeps its folder from one exploration to the next.
+func causeDir(signature string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(signature) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			b.WriteRune(r)
+			dash = false
+		} else if !dash && b.Len() > 0 {
+			b.WriteByte('-')
+			dash = true
+		}
+		if b.Len() >= 48 {
+			break
+		}
+	}
+	sum := sha256.Sum256([]byte(signature))
+	return strings.TrimRight(b.String(), "-") + "-" + hex.EncodeToString(sum[:4])
+}
+
+// write saves a cause: the minimal scenario, both timelines and how to reproduce it.
 func (x *explorer) write(dir string, f *Failure) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -79,6 +105,9 @@ func (x *explorer) write(dir string, f *Failure) error {
 		files["reference.timeline"] = f.RefTrace.Timeline()
 	}
 	files["README.md"] = []byte(x.readme(dir, f))
+	if data, err := json.MarshalIndent(f.Findings, "", "  "); err == nil {
+		files["findings.json"] = append(data, '\n')
+	}
 	for name, data := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 			return err
@@ -87,27 +116,131 @@ func (x *explorer) write(dir string, f *Failure) error {
 	return nil
 }
 
+// replay is the command that runs the minimal scenario of dir against the implementation
+// (or the reference) and judges it.
+func (x *explorer) replay(dir string) string {
+	file := filepath.Join(dir, "minimal.yaml")
+	if x.opts.ImplCommand == "" {
+		return "turnstile run " + file
+	}
+	cmd := fmt.Sprintf("turnstile conform --impl %s --suite %s", strconv.Quote(x.opts.ImplCommand), file)
+	if x.opts.Profile != "" && x.opts.Profile != conformance.Strict {
+		cmd += " --profile " + string(x.opts.Profile)
+	}
+	return cmd
+}
+
 func (x *explorer) readme(dir string, f *Failure) string {
 	var b strings.Builder
 	status := "a reproducible failure"
 	if f.Flaky {
 		status = "a flaky failure (a re-run gave another trace): suspect nondeterminism, not a loop bug"
 	}
-	fmt.Fprintf(&b, "# explore: seed=%d run=%d — %s (%s)\n\n", f.Seed, f.Run, status, f.Kind)
-	fmt.Fprintf(&b, "Reproduce: `%s --seed %d --runs 1`\n\n", x.opts.Command, f.RunSeed)
-	if x.opts.Impl == nil {
-		fmt.Fprintf(&b, "Or run the minimal scenario: `turnstile run %s`\n\n", filepath.Join(dir, "minimal.yaml"))
-	} else {
-		fmt.Fprintf(&b, "The minimal scenario against the reference: `turnstile run %s`\n\n", filepath.Join(dir, "minimal.yaml"))
+	fmt.Fprintf(&b, "# explore: %s\n\nSignature: `%s`\n\n", f.Cause().Headline, f.Signature())
+	runs := "1 failing run shows"
+	if f.Count != 1 {
+		runs = fmt.Sprintf("%d failing runs show", f.Count)
 	}
-	if !f.Flaky {
-		fmt.Fprintf(&b, "Shrunk: %s.\n\n", f.Shrink)
+	fmt.Fprintf(&b, "%s (%s), first seen in run %d of seed %d; %s this cause.\n\n", status, f.Kind, f.Run, f.Seed, runs)
+	if r := f.Rule(); r != "" {
+		fmt.Fprintf(&b, "Rule: %s\n\n", r)
 	}
-	fmt.Fprintf(&b, "```\n%s\n```\n\n", strings.TrimRight(f.Message, "\n"))
-	b.WriteString("Files: `minimal.yaml` (the shrunk scenario), `generated.yaml` (as generated), `impl.timeline`")
+	fmt.Fprintf(&b, "Reproduce the minimal scenario: `%s`\n\n", x.replay(dir))
+	fmt.Fprintf(&b, "Reproduce the generated run: `%s --seed %d --runs 1`\n\n", x.opts.Command, f.RunSeed)
+	if !f.Flaky && f.Shrink.Tried > 0 {
+		fmt.Fprintf(&b, "Shrunk (keeping this cause first and bringing in no other): %s.\n\n", f.Shrink)
+	}
+	b.WriteString("## Findings of the minimal scenario\n\n")
+	fmt.Fprintf(&b, "The cause:\n\n```\n%s```\n\n", f.Cause().Text(""))
+	var rest []string
+	for _, fd := range f.Findings {
+		if fd.Signature != f.Signature() {
+			rest = append(rest, fd.Text(""))
+		}
+	}
+	if len(rest) > 0 {
+		fmt.Fprintf(&b, "Every other finding (a divergence after the first may be its consequence):\n\n```\n%s```\n\n", strings.Join(rest, ""))
+	}
+	b.WriteString("Files: `minimal.yaml` (the shrunk scenario), `generated.yaml` (as generated), `findings.json` (every finding of the minimal scenario, values in full), `impl.timeline`")
 	if f.RefTrace != nil {
 		b.WriteString(", `reference.timeline`")
 	}
 	b.WriteString(" (the minimal scenario's timelines).\n")
 	return b.String()
+}
+
+// writeCauses writes causes.txt in out: the signature of every cause found, one a line after
+// a comment with its count and rule, in the form --ignore reads.
+func writeCauses(out string, res Result) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# causes found by turnstile explore (seed %d, %d runs); pass this file to --ignore to look past them\n", res.Seed, res.Runs)
+	for _, f := range res.Failures {
+		fmt.Fprintf(&b, "\n# %d runs", f.Count)
+		if f.Flaky {
+			b.WriteString(", flaky")
+		}
+		if r := f.Rule(); r != "" {
+			fmt.Fprintf(&b, "; %s", r)
+		}
+		fmt.Fprintf(&b, "\n%s\n", f.Signature())
+		for _, a := range f.Aliases {
+			fmt.Fprintf(&b, "%s\n", a)
+		}
+	}
+	return os.WriteFile(filepath.Join(out, "causes.txt"), []byte(b.String()), 0o644)
+}
+
+// Summary is the end of an exploration's output: the counts, then each cause with the number
+// of runs it failed, its rule and where its minimal scenario is.
+func Summary(res Result) string {
+	var b strings.Builder
+	flaky := 0
+	for _, f := range res.Failures {
+		if f.Flaky {
+			flaky++
+		}
+	}
+	fmt.Fprintf(&b, "seed %d: %s in %s (%.1f runs/s), %d failing", res.Seed, plural(res.Runs, "run"), res.Elapsed.Round(time.Millisecond), res.RunsPerSecond(), res.Failing)
+	if res.Ignored > 0 {
+		fmt.Fprintf(&b, ", %d more showing ignored causes", res.Ignored)
+	}
+	switch len(res.Failures) {
+	case 0:
+		b.WriteString("; no failure found\n")
+		return b.String()
+	case 1:
+		b.WriteString("; found 1 distinct failure")
+	default:
+		fmt.Fprintf(&b, "; found %d distinct failures", len(res.Failures))
+	}
+	if flaky > 0 {
+		fmt.Fprintf(&b, " (%d flaky)", flaky)
+	}
+	b.WriteString(":\n")
+	for k, f := range res.Failures {
+		fmt.Fprintf(&b, "%3d. %s  %s\n", k+1, plural(f.Count, "run"), f.Signature())
+		if r := f.Rule(); r != "" {
+			fmt.Fprintf(&b, "       rule: %s\n", r)
+		}
+		if len(f.Aliases) > 0 {
+			fmt.Fprintf(&b, "       also seen as: %s\n", strings.Join(f.Aliases, "; "))
+		}
+		if f.Flaky {
+			b.WriteString("       flaky: a re-run gave another trace\n")
+		} else if f.Shrink.Tried > 0 {
+			fmt.Fprintf(&b, "       minimal: %s\n", f.Shrink.After)
+		}
+		if f.Dir != "" {
+			fmt.Fprintf(&b, "       %s\n", f.Dir)
+		}
+	}
+	return b.String()
+}
+
+// plural is n and the noun, with an s unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

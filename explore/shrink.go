@@ -52,8 +52,8 @@ func (x *explorer) size(sc *sim.Scenario) Size {
 	return s
 }
 
-// shrink greedily simplifies a failing scenario while it keeps failing the same way: it
-// drops responses, user actions, hooks and their answers, tool calls and other blocks, tools,
+// shrink greedily simplifies a failing scenario while it keeps its cause (the signature of its
+// first finding) and shows no finding the current scenario does not: it drops responses, user actions, hooks and their answers, tool calls and other blocks, tools,
 // messages, and simplifies behaviours, responses and configuration, keeping each change after
 // which the failure persists, until no change helps or the time is up.
 func (x *explorer) shrink(ctx context.Context, sc *sim.Scenario, prob *Problem) (*sim.Scenario, ShrinkStats) {
@@ -88,8 +88,8 @@ func (x *explorer) shrink(ctx context.Context, sc *sim.Scenario, prob *Problem) 
 				continue
 			}
 			stats.Tried++
-			if p := x.check(cand); prob.like(p) {
-				cur, curFile = cand, file
+			if p, _ := x.check(cand); prob.keeps(p) {
+				cur, curFile, prob = cand, file, p
 				stats.Accepted++
 				from = (from + k) % len(es)
 				progress = true
@@ -270,14 +270,14 @@ func behaviourEdits(b sim.Behaviour) []edit0 {
 	for i := range b.Updates {
 		out = append(out, func(b *sim.Behaviour) { b.Updates = slices.Delete(b.Updates, i, i+1) })
 	}
+	plain := loop.ToolResult{Content: loop.Text("ok")}
 	if b.Throw != "" {
-		out = append(out, func(b *sim.Behaviour) { b.Throw = "" })
+		out = append(out, func(b *sim.Behaviour) { b.Throw, b.Result = "", plain })
 	}
 	if b.OnAbort != nil {
 		out = append(out, func(b *sim.Behaviour) { b.OnAbort = nil })
 	}
-	plain := loop.ToolResult{Content: loop.Text("ok")}
-	if !reflect.DeepEqual(b.Result, plain) {
+	if b.Throw == "" && !reflect.DeepEqual(b.Result, plain) {
 		out = append(out, func(b *sim.Behaviour) { b.Result = plain })
 	}
 	return out

@@ -33,6 +33,9 @@ type File struct {
 	Rel      string
 	Scenario *sim.Scenario
 	Expect   Expect
+	// Rule is the rule the scenario pins down, from the file's leading "# Rule:" comment
+	// (continued on the comment lines that follow it); "" when it has none.
+	Rule string
 }
 
 // RecoveredPanic starts the message of an error that stands for a panic of the YAML
@@ -85,7 +88,30 @@ func Parse(filename, rel string, data []byte) (f *File, err error) {
 	if sc.Name == "" {
 		sc.Name = rel
 	}
+	f.Rule = ruleComment(data)
 	return f, nil
+}
+
+// ruleComment reads the leading "# Rule: …" comment of a scenario file, joining the comment
+// lines that continue it (up to a blank comment line or one starting with "pi:").
+func ruleComment(data []byte) string {
+	lines := strings.Split(string(data), "\n")
+	if len(lines) == 0 || !strings.HasPrefix(lines[0], "# Rule:") {
+		return ""
+	}
+	parts := []string{strings.TrimSpace(strings.TrimPrefix(lines[0], "# Rule:"))}
+	for _, l := range lines[1:] {
+		l = strings.TrimSpace(strings.TrimRight(l, "\r"))
+		if !strings.HasPrefix(l, "#") {
+			break
+		}
+		l = strings.TrimSpace(strings.TrimPrefix(l, "#"))
+		if l == "" || strings.HasPrefix(l, "pi:") || strings.HasPrefix(l, "pi ") {
+			break
+		}
+		parts = append(parts, l)
+	}
+	return strings.Join(parts, " ")
 }
 
 // defaultModel is the model of a scenario that names none.

@@ -13,16 +13,18 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
 )
 
 func conformCmd() *cobra.Command {
 	var (
-		impl, profile, junit, shard, expectFail string
-		suite                                   []string
-		timeout                                 time.Duration
-		jobs                                    int
+		impl, profile, junit, shard, expectFail, format string
+		reportDir                                       string
+		suite                                           []string
+		timeout                                         time.Duration
+		jobs, maxFindings                               int
 	)
 	cmd := &cobra.Command{
 		Use:   "conform",
@@ -32,58 +34,77 @@ implementation, and compares the two traces. The implementation is the built-in 
 (default), or a command speaking the conformance protocol (conformance/PROTOCOL.md) on its
 stdin and stdout, e.g. pi's own loop through its adapter.
 
-Each failure shows the first divergence: the entry, the expected and actual timeline lines
-and the lines before them. The output ends with the line "N passed, M failed"; the exit
-code is 0 exactly when M is 0.
+Each failure lists its findings, every one, each named by the rule it breaks:
+  divergence   a region of entries missing, extra or of another kind than the reference's
+               (the two traces are aligned, so the comparison goes on past the first), or
+               a field that differs in a pair of matching entries (its path, both values);
+  invariant    a named invariant the implementation's trace breaks (package invariant);
+  expectation  a line of the scenario's own expect: block the trace does not meet;
+  error        the implementation timed out, crashed or broke the protocol.
+Findings after the first divergence are marked: they may be its consequences. A finding
+whose kind was already shown in full is only counted, so the output grows with the number
+of defects, not of scenarios (--max-findings caps the display further; the JSON and JUnit
+reports always hold everything).
+
+The run ends with the causes: the findings grouped by signature across the suite (what
+differs, where, in which shape), ranked by the number of scenarios they touch, each with its
+rule and an example; then a profile by rule family (the suite's folders) and by invariant;
+then the line "N passed, M failed, K skipped". The exit code is 0 exactly when no scenario
+failed. An implementation that cannot start is one error and exit code 2.
 
 Profiles: strict compares canonical traces byte for byte; semantic allows free texts such as
 schema-validator messages to differ (conformance/PROTOCOL.md lists the rules).
 Scenarios that install a hook the implementation does not declare, or that pin behaviour of
 a later pi than it tracks, are skipped. --expect-fail FILE lists known failures (one
-scenario name a line, # comments): they are reported as expected, and a listed scenario that
+scenario name a line, # comments; a name not in the suite is an error): they are counted
+as expected failures, apart from the failed and the skipped, and a listed scenario that
 passes fails the run, so the list shrinks as the implementation improves.`,
 		Example: `  turnstile conform
   turnstile conform --impl "turnstile adapter"
   turnstile conform --impl "node conformance/adapters/pi/adapter.mjs" --junit pi.xml
-  turnstile conform --impl "python3 my_adapter.py" --suite scenarios/queues --profile semantic --jobs 2`,
+  turnstile conform --impl "python3 my_adapter.py" --suite scenarios/queues --profile semantic --jobs 2
+  turnstile conform --impl "./my-port" --expect-fail known.txt --format json > report.json
+  turnstile conform --impl "./my-port" --report conform-report   # then open conform-report/index.html`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			prof, err := conformance.ParseProfile(profile)
 			if err != nil {
 				return usage(err)
 			}
+			if format != "text" && format != "json" {
+				return usage(fmt.Errorf("--format must be text or json, not %q", format))
+			}
+			if maxFindings < 0 {
+				return usage(fmt.Errorf("--max-findings must be 0 (no cap) or more, not %d", maxFindings))
+			}
 			files, err := scenarios.Load(suite)
 			if err != nil {
 				return usage(err)
 			}
-			list := make([]*sim.Scenario, 0, len(files))
-			for _, f := range files {
-				list = append(list, f.Scenario)
-			}
-			if list, err = applyShard(list, shard); err != nil {
+			if files, err = applyShard(files, shard); err != nil {
 				return usage(err)
 			}
-			opts := conformance.Options{Profile: prof}
+			list := make([]*sim.Scenario, 0, len(files))
+			names := make([]string, 0, len(files))
+			for _, f := range files {
+				list = append(list, f.Scenario)
+				names = append(names, f.Scenario.Name)
+			}
+			opts := conformance.Options{Profile: prof, Scenarios: diagnose.FromFiles(files)}
 			if expectFail != "" {
-				if opts.ExpectFail, err = readNameList(expectFail); err != nil {
+				listed, err := readNameList(expectFail)
+				if err != nil {
 					return usage(err)
+				}
+				if opts.ExpectFail, err = conformance.CheckNames(listed, names); err != nil {
+					return usage(fmt.Errorf("--expect-fail %s: %w", expectFail, err))
 				}
 			}
 			out := cmd.OutOrStdout()
 			st := newStyler(out)
-			opts.OnResult = func(r conformance.Result) {
-				switch r.Status {
-				case conformance.Pass:
-					fmt.Fprintf(out, "%s  %s\n", st.green("PASS"), r.Scenario)
-				case conformance.Skip:
-					fmt.Fprintf(out, "SKIP  %s: %s\n", r.Scenario, r.Reason)
-				case conformance.Fail:
-					fmt.Fprintf(out, "%s  %s: %s\n", st.red("FAIL"), r.Scenario, r.Reason)
-					if r.Divergence != nil {
-						fmt.Fprint(out, r.Divergence.Text("      "))
-					}
-					fmt.Fprint(out, r.ViolationsText("      "))
-				}
+			progress := &conformance.Progress{Max: maxFindings, Status: st.status}
+			if format == "text" {
+				opts.OnResult = func(r conformance.Result) { fmt.Fprint(out, progress.Text(r)) }
 			}
 			newImpl, err := implementation(impl, timeout)
 			if err != nil {
@@ -92,9 +113,20 @@ passes fails the run, so the list shrinks as the implementation improves.`,
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()
 			report := conformance.VerifyParallel(ctx, list, newImpl, jobs, opts)
-			fmt.Fprintf(out, "conformance of %s, profile %s, %d scenarios in %s\n", report.Implementation, report.Profile,
-				len(report.Results), report.Duration.Round(time.Millisecond))
-			fmt.Fprintln(out, report.Summary())
+			if report.StartError != "" {
+				return usage(fmt.Errorf("the implementation did not start: %s", report.StartError))
+			}
+			if format == "json" {
+				if err := report.WriteJSON(out); err != nil {
+					return failed(err)
+				}
+			} else {
+				fmt.Fprintf(out, "conformance of %s, profile %s, %d scenarios in %s\n", report.Implementation, report.Profile,
+					len(report.Results), report.Duration.Round(time.Millisecond))
+				if err := report.WriteSummary(out); err != nil {
+					return failed(err)
+				}
+			}
 			if junit != "" {
 				f, err := os.Create(junit)
 				if err != nil {
@@ -108,6 +140,11 @@ passes fails the run, so the list shrinks as the implementation improves.`,
 					return usage(err)
 				}
 			}
+			if reportDir != "" {
+				if err := writeConformReport(reportDir, report, files, newImpl); err != nil {
+					return usage(err)
+				}
+			}
 			if !report.OK() {
 				return failed(fmt.Errorf("%d scenarios failed", report.Failed))
 			}
@@ -118,11 +155,14 @@ passes fails the run, so the list shrinks as the implementation improves.`,
 	f.StringVar(&impl, "impl", "", `command of the implementation under test; "" is the built-in reference`)
 	f.StringArrayVar(&suite, "suite", nil, "scenario file or directory (repeatable); default: the embedded curated suite")
 	f.StringVar(&profile, "profile", "strict", "comparison profile: strict or semantic")
-	f.StringVar(&junit, "junit", "", "write a JUnit XML report to this file")
+	f.StringVar(&junit, "junit", "", "write a JUnit XML report to this file (every finding, one testcase per scenario)")
+	f.StringVar(&reportDir, "report", "", "write an HTML report into this directory: index.html and a page per failing scenario")
+	f.StringVar(&format, "format", "text", "output: text (for people) or json (the whole report, for machines)")
+	f.IntVar(&maxFindings, "max-findings", 0, "show at most N findings in full per scenario (0: all); reports keep all")
 	f.StringVar(&shard, "shard", "", "run only shard K of N (K/N, from 1), e.g. 2/4")
 	f.DurationVar(&timeout, "timeout", conformance.DefaultTimeout, "time limit per scenario for an --impl command")
 	f.IntVar(&jobs, "jobs", 1, "implementations to run at once")
-	f.StringVar(&expectFail, "expect-fail", "", "file listing scenarios known to fail")
+	f.StringVar(&expectFail, "expect-fail", "", "file listing scenarios known to fail, one name a line")
 	return cmd
 }
 
@@ -219,18 +259,18 @@ func applyShard[T any](list []T, shard string) ([]T, error) {
 }
 
 // readNameList reads one name a line; blank lines and # comments are ignored.
-func readNameList(path string) (map[string]bool, error) {
+func readNameList(path string) ([]string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	names := map[string]bool{}
+	var names []string
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		line, _, _ := strings.Cut(sc.Text(), "#")
 		if line = strings.TrimSpace(line); line != "" {
-			names[line] = true
+			names = append(names, line)
 		}
 	}
 	return names, sc.Err()

@@ -10,36 +10,66 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/turnstile-dev/turnstile/conformance"
 	"github.com/turnstile-dev/turnstile/explore"
 	"github.com/turnstile-dev/turnstile/sim"
 )
 
 func exploreCmd() *cobra.Command {
 	var (
-		impl, seed, out, shard string
-		runs                   int
-		duration, timeout      time.Duration
-		noDiff                 bool
+		impl, seed, out, shard, profile, ignore, tracks string
+		runs, maxCauses                                 int
+		duration, timeout, shrinkTime                   time.Duration
+		noDiff                                          bool
 	)
 	cmd := &cobra.Command{
 		Use:   "explore",
-		Short: "Run random scenarios, check invariants, shrink failures to a minimal scenario file",
+		Short: "Run random scenarios, group the failures by cause, shrink each cause to a minimal scenario",
 		Long: `Explore generates random scenarios from a seed, runs each against the implementation and the
-reference (differential: the traces must be identical) and checks every invariant on the
-implementation's trace. A failure is run once more — a different trace calls the
-implementation flaky instead of blaming a bug — then shrunk to a minimal scenario, written
-to --out as minimal.yaml with both timelines, and printed with the exact command that
-reproduces it.
+reference (differential: the traces must agree under --profile) and checks every invariant on
+the implementation's trace. Each finding gets a cause signature (what differs, where, in which
+shape — not the scenario's values).
+
+Exploration goes on after a failure until --runs or --duration is used up, and groups the
+failing runs by cause. A run's cause is the implementation's error, else the invariant it
+breaks at the earliest entry (an invariant names its rule), else its first divergence. A run
+that shows a known cause among these counts for it; one that shows none has a new cause. The
+first run of a new cause is run once more (a different trace calls the implementation flaky
+instead of blaming a bug), then shrunk to a minimal scenario that still has that cause and
+shows nothing the run did not (it never drifts to another, cheaper difference), and written
+to --out/<cause>/: minimal.yaml, generated.yaml, both timelines, findings.json and a README
+with the findings, the rule and the commands that reproduce it. Two causes of which one
+minimal scenario shows both are one. The summary at the end lists the causes with the number
+of runs that showed each; --out/causes.txt lists their signatures.
+
+Scenarios respect the implementation: a hook it does not declare in its hello is never
+installed (without getSteeringMessages or getFollowUpMessages there is no steering or
+follow-up), and no situation newer than the pi version it tracks is generated. --ignore FILE
+names known causes (one signature a line, # comments; causes.txt has that form): a run that
+shows one counts as ignored, so the next exploration looks past them.
 
 The seed is printed first; a 40-hex git commit hash is accepted as a seed, so CI can
 explore a different, reproducible part of the space for every commit. Without --impl the
-reference alone is explored, against the invariants.`,
+reference alone is explored, against the invariants. Exit code 1 when a reproducible
+failure was found.`,
 		Example: `  turnstile explore --runs 2000
   turnstile explore --impl "node conformance/adapters/pi/adapter.mjs" --duration 60s --out failures
+  turnstile explore --impl "python3 my_adapter.py" --runs 500 --profile semantic --ignore failures/causes.txt
   turnstile explore --seed "$(git rev-parse HEAD)" --runs 500 --shard 1/4`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts := explore.Options{Runs: runs, Duration: duration, Out: out, NoDiff: noDiff, Progress: cmd.ErrOrStderr()}
+			prof, err := conformance.ParseProfile(profile)
+			if err != nil {
+				return usage(err)
+			}
+			opts := explore.Options{Runs: runs, Duration: duration, Out: out, NoDiff: noDiff, Profile: prof,
+				MaxFailures: maxCauses, ShrinkTime: shrinkTime, Progress: cmd.ErrOrStderr()}
+			if runs < 0 || duration < 0 || maxCauses < 0 {
+				return usage(fmt.Errorf("--runs, --duration and --max-causes cannot be negative"))
+			}
+			if shrinkTime <= 0 {
+				opts.ShrinkTime = -1
+			}
 			if seed == "" {
 				opts.Seed = uint64(time.Now().UnixNano())
 			} else {
@@ -49,6 +79,7 @@ reference alone is explored, against the invariants.`,
 				}
 				opts.Seed = s
 			}
+			opts.Command = "turnstile explore"
 			if shard != "" {
 				s, err := explore.ParseShard(shard)
 				if err != nil {
@@ -56,7 +87,28 @@ reference alone is explored, against the invariants.`,
 				}
 				opts.Shard = s
 			}
-			opts.Command = "turnstile explore"
+			if ignore != "" {
+				f, err := os.Open(ignore)
+				if err != nil {
+					return usage(fmt.Errorf("--ignore: %w", err))
+				}
+				opts.Ignore, err = explore.ReadSignatures(f)
+				f.Close()
+				if err != nil {
+					return usage(fmt.Errorf("--ignore %s: %w", ignore, err))
+				}
+				opts.Command += " --ignore " + strconv.Quote(ignore)
+			}
+			if tracks != "" {
+				opts.Target.Tracks = tracks
+				opts.Command += " --tracks " + tracks
+			}
+			if prof != conformance.Strict {
+				opts.Command += " --profile " + string(prof)
+			}
+			if noDiff {
+				opts.Command += " --no-diff"
+			}
 			if impl != "" {
 				newImpl, err := implementation(impl, timeout)
 				if err != nil {
@@ -67,14 +119,21 @@ reference alone is explored, against the invariants.`,
 				defer closeImpl(shared)
 				opts.Impl = func() sim.Implementation { return shared }
 				opts.Command += " --impl " + strconv.Quote(impl)
+				opts.ImplCommand = impl
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()
 			res := explore.Run(ctx, opts)
-			fmt.Fprintf(cmd.OutOrStdout(), "seed %d: %d runs in %s (%.0f runs/s), %d failures\n",
-				res.Seed, res.Runs, res.Elapsed.Round(time.Millisecond), res.RunsPerSecond(), len(res.Failures))
+			if res.Err != nil {
+				return usage(res.Err)
+			}
+			fmt.Fprint(cmd.OutOrStdout(), explore.Summary(res))
 			if res.Failed() {
-				return failed(fmt.Errorf("explore found %d failing scenarios", len(res.Failures)))
+				causes := fmt.Sprintf("%d distinct failures", len(res.Failures))
+				if len(res.Failures) == 1 {
+					causes = "1 distinct failure"
+				}
+				return failed(fmt.Errorf("explore found %s in %d failing runs", causes, res.Failing))
 			}
 			return nil
 		},
@@ -84,8 +143,13 @@ reference alone is explored, against the invariants.`,
 	f.StringVar(&seed, "seed", "", "base seed: a number or a 40-hex git commit hash; default: from the clock (printed)")
 	f.IntVar(&runs, "runs", 0, "number of runs (default 100 when --duration is not given)")
 	f.DurationVar(&duration, "duration", 0, "explore for this long")
-	f.StringVar(&out, "out", "turnstile-failures", "directory for minimal failing scenarios and their traces")
+	f.StringVar(&out, "out", "turnstile-failures", "directory for the causes found: a folder each, and causes.txt")
 	f.StringVar(&shard, "shard", "", "explore only shard K of N (K/N, from 1)")
+	f.StringVar(&profile, "profile", "strict", "comparison profile: strict or semantic")
+	f.StringVar(&ignore, "ignore", "", "file of cause signatures to leave out, one a line (e.g. a previous causes.txt)")
+	f.StringVar(&tracks, "tracks", "", "pi version the implementation tracks; default: from its hello")
+	f.IntVar(&maxCauses, "max-causes", 0, "stop after this many distinct causes (0: no limit)")
+	f.DurationVar(&shrinkTime, "shrink-time", 30*time.Second, "time limit for shrinking one cause (0 or less: no shrinking)")
 	f.DurationVar(&timeout, "timeout", 10*time.Second, "time limit per run for an --impl command")
 	f.BoolVar(&noDiff, "no-diff", false, "check invariants only, without comparing with the reference")
 	return cmd

@@ -175,3 +175,36 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(m.Run())
 }
+
+func TestConformInputErrorsAreOneErrorAndExitTwo(t *testing.T) {
+	list := filepath.Join(t.TempDir(), "known.txt")
+	if err := os.WriteFile(list, []byte("# known\nqueues/steering-al\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := turnstile(t, "conform", "--suite", "scenarios/queues", "--expect-fail", list)
+	if code != 2 || !strings.Contains(errOut, `"queues/steering-al" is not a scenario of the suite (did you mean "queues/steering-all"?)`) {
+		t.Errorf("unknown expected failure: exit %d, %q", code, errOut)
+	}
+	if out != "" {
+		t.Errorf("output before the error:\n%s", out)
+	}
+	out, errOut, code = turnstile(t, "conform", "--suite", "scenarios/queues", "--impl", "/nonexistent/adapter")
+	if code != 2 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "the implementation did not start") || out != "" {
+		t.Errorf("missing implementation: exit %d, stderr %q, stdout %q", code, errOut, out)
+	}
+}
+
+func TestConformJSONIsTheWholeReport(t *testing.T) {
+	out, _, code := turnstile(t, "conform", "--suite", "scenarios/truncation", "--format", "json")
+	var doc struct {
+		Summary string
+		Results []struct{ Scenario, Status string }
+		Causes  []any
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != 0 {
+		t.Fatalf("exit %d, %v:\n%s", code, err, out)
+	}
+	if len(doc.Results) != 5 || doc.Summary != "5 passed, 0 failed" || doc.Causes == nil {
+		t.Errorf("report %+v", doc)
+	}
+}

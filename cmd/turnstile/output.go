@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/turnstile-dev/turnstile/conformance"
 )
 
 // styler colours output only on a terminal, and never when NO_COLOR is set.
@@ -28,3 +30,16 @@ func (s styler) wrap(code, text string) string {
 func (s styler) bold(t string) string  { return s.wrap("1", t) }
 func (s styler) red(t string) string   { return s.wrap("31", t) }
 func (s styler) green(t string) string { return s.wrap("32", t) }
+
+// status is a conformance verdict word, coloured.
+func (s styler) status(st conformance.Status) string {
+	switch st {
+	case conformance.Pass:
+		return s.green("PASS")
+	case conformance.Fail:
+		return s.red("FAIL")
+	case conformance.ExpectedFail:
+		return "XFAIL"
+	}
+	return "SKIP"
+}

@@ -14,7 +14,7 @@ import (
 )
 
 func runCmd() *cobra.Command {
-	var format, impl string
+	var format, impl, htmlOut string
 	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "run [PATH…]",
@@ -25,10 +25,13 @@ Without a path it runs the embedded curated suite. With --impl the scenarios run
 that implementation (a command speaking the conformance protocol) instead, so you can read
 its timeline; turnstile conform compares it with the reference.
 
---format jsonl prints the canonical trace lines only: the same bytes on every run.`,
+--format jsonl prints the canonical trace lines only: the same bytes on every run.
+--html FILE also writes the runs as one self-contained HTML page: a lane per actor, findings
+marked, and with --impl the reference's trace beside the implementation's.`,
 		Example: `  turnstile run scenarios/truncation
   turnstile run scenarios/queues/follow-up-batch-fine-print.yaml --format jsonl
-  turnstile run scenarios/abort-error --impl "node conformance/adapters/pi/adapter.mjs"`,
+  turnstile run scenarios/abort-error --impl "node conformance/adapters/pi/adapter.mjs"
+  turnstile run scenarios/tools-parallel --html run.html`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format != "timeline" && format != "jsonl" {
 				return usage(fmt.Errorf("--format must be timeline or jsonl, not %q", format))
@@ -46,6 +49,7 @@ its timeline; turnstile conform compares it with the reference.
 			out := cmd.OutOrStdout()
 			st := newStyler(out)
 			var bad []string
+			page := htmlRuns{impl: impl}
 			for _, f := range files {
 				if impl == "" {
 					target = sim.NewReference()
@@ -53,6 +57,11 @@ its timeline; turnstile conform compares it with the reference.
 				tr, err := sim.Run(f.Scenario, target)
 				if err != nil {
 					return usage(err)
+				}
+				if htmlOut != "" {
+					if err := page.add(f, tr); err != nil {
+						return usage(err)
+					}
 				}
 				if format == "jsonl" {
 					_, _ = out.Write(tr.JSONL())
@@ -70,6 +79,11 @@ its timeline; turnstile conform compares it with the reference.
 				}
 				fmt.Fprintln(out)
 			}
+			if htmlOut != "" {
+				if err := page.write(htmlOut); err != nil {
+					return usage(err)
+				}
+			}
 			if len(bad) > 0 {
 				return failed(fmt.Errorf("%d of %d scenarios did not meet their expectations: %s", len(bad), len(files), strings.Join(bad, ", ")))
 			}
@@ -78,6 +92,7 @@ its timeline; turnstile conform compares it with the reference.
 	}
 	cmd.Flags().StringVar(&format, "format", "timeline", "output format: timeline or jsonl")
 	cmd.Flags().StringVar(&impl, "impl", "", `command of an implementation to run instead of the built-in reference`)
+	cmd.Flags().StringVar(&htmlOut, "html", "", "also write the runs as a self-contained HTML page to this file")
 	cmd.Flags().DurationVar(&timeout, "timeout", conformance.DefaultTimeout, "time limit per scenario for an --impl command")
 	return cmd
 }

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/turnstile-dev/turnstile/audit"
+)
+
+func auditCmd() *cobra.Command {
+	var maxLine int
+	cmd := &cobra.Command{
+		Use:   "audit FILE…",
+		Short: "Check recordings of real runs (pi events, pi session files) against the loop's rules",
+		Long: `Audit reads recordings of real agent runs and checks them against every rule that needs no
+knowledge of the simulated world:
+
+  - JSON lines of pi AgentEvents, as an app logs them with agent.subscribe
+    (one event a line; several runs may follow one another),
+  - pi session files (pi-coding-agent's JSONL: a header line, then one entry a line),
+  - turnstile traces (turnstile run --format jsonl): their loop events.
+
+The format is told from the first line. Each finding names the file, the line it points at
+and the rule it breaks. Rules (audit/README.md says which of turnstile's invariants a
+recording cannot show, and why):
+
+` + ruleList() + `
+A recording is read as a stream: memory grows with one run's messages and the longest line,
+not with the file. "-" reads standard input.
+
+Exit codes: 0 no finding; 1 findings; 2 a file that cannot be read (with line:column).`,
+		Example: `  turnstile audit app-events.jsonl
+  turnstile audit ~/.pi/agent/sessions/*/*.jsonl
+  turnstile run scenarios/truncation --format jsonl | turnstile audit -`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			out := cmd.OutOrStdout()
+			st := newStyler(out)
+			findings := 0
+			for _, path := range args {
+				f := os.Stdin
+				if path != "-" {
+					var err error
+					if f, err = os.Open(path); err != nil {
+						return usage(err)
+					}
+				}
+				n := 0
+				sum, err := audit.Check(f, audit.Options{MaxLine: maxLine}, func(x audit.Finding) {
+					n++
+					fmt.Fprintf(out, "%s:%d: %s %s\n", path, x.Line, st.red(x.Rule+":"), x.Msg)
+				})
+				if path != "-" {
+					f.Close()
+				}
+				var ie *audit.InputError
+				if errors.As(err, &ie) {
+					return usage(fmt.Errorf("%s:%d:%d: %s", path, ie.Line, ie.Col, ie.Msg))
+				}
+				if err != nil {
+					return usage(fmt.Errorf("%s: %w", path, err))
+				}
+				for _, note := range sum.Notes {
+					fmt.Fprintf(out, "%s: note: %s\n", path, note)
+				}
+				what := fmt.Sprintf("%d %s", sum.Runs, plural(sum.Runs, "run", "runs"))
+				if sum.Format == audit.Session {
+					what = fmt.Sprintf("%d %s", sum.Runs, plural(sum.Runs, "message", "messages"))
+				}
+				verdict := st.green("ok")
+				if n > 0 {
+					verdict = st.red(fmt.Sprintf("%d %s", n, plural(n, "finding", "findings")))
+				}
+				fmt.Fprintf(out, "%s: %s, %d lines, %s: %s\n", path, sum.Format, sum.Lines, what, verdict)
+				findings += n
+			}
+			if findings > 0 {
+				return failed(fmt.Errorf("%d %s", findings, plural(findings, "finding", "findings")))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().IntVar(&maxLine, "max-line", audit.DefaultMaxLine, "longest line to read, in bytes")
+	return cmd
+}
+
+// ruleList lists the audit's rules, each doc wrapped to the width of the rest of the help.
+func ruleList() string {
+	var b strings.Builder
+	for _, r := range audit.Rules() {
+		line := fmt.Sprintf("  %-11s", r.Name)
+		for _, w := range strings.Fields(r.Doc) {
+			if len(line)+1+len(w) > 94 {
+				b.WriteString(line + "\n")
+				line = strings.Repeat(" ", 13)
+			}
+			line += " " + w
+		}
+		b.WriteString(line + "\n")
+	}
+	return b.String()
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

@@ -1,0 +1,42 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func TestExploreInputErrorsExitTwo(t *testing.T) {
+	for _, args := range [][]string{
+		{"explore", "--profile", "loose"},
+		{"explore", "--ignore", "no-such-file.txt"},
+		{"explore", "--runs", "-1"},
+		{"explore", "--impl", "/no/such/adapter", "--runs", "3"},
+	} {
+		_, errOut, code := turnstile(t, args...)
+		if code != 2 || strings.Count(errOut, "turnstile: ") != 1 {
+			t.Errorf("%v: exit %d, want 2 and one error: %q", args, code, errOut)
+		}
+	}
+}
+
+// TestExploreThroughTheProtocol explores the reference served over the protocol by this test
+// binary (see TestMain): nothing fails, the summary is printed, and an ignore file is read.
+func TestExploreThroughTheProtocol(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TURNSTILE_TEST_ADAPTER", "1")
+	ignore := filepath.Join(t.TempDir(), "known.txt")
+	if err := os.WriteFile(ignore, []byte("# known causes\ninvariant grammar\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := turnstile(t, "explore", "--impl", strconv.Quote(self), "--runs", "20", "--seed", "4",
+		"--profile", "semantic", "--ignore", ignore, "--out", t.TempDir())
+	if code != 0 || !strings.Contains(out, "seed 4: 20 runs in") || !strings.Contains(out, "no failure found") || !strings.HasPrefix(errOut, "seed=4\n") {
+		t.Fatalf("exit %d:\n%s\n%s", code, out, errOut)
+	}
+}

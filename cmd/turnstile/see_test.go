@@ -1,0 +1,84 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func TestAuditExitCodes(t *testing.T) {
+	honest := "audit/testdata/pi/events--tool-turn.events.jsonl"
+	out, _, code := turnstile(t, "audit", honest, "audit/testdata/pi/truncation--basic.session.jsonl")
+	if code != 0 || !strings.Contains(out, honest+": pi events, ") || !strings.Contains(out, "pi session") {
+		t.Fatalf("honest recordings: exit %d\n%s", code, out)
+	}
+
+	// A planted defect: agent_end reports the system message edited.
+	data, err := os.ReadFile(filepath.Join(repoRoot, honest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	for i, l := range lines {
+		if strings.Contains(l, `"type":"agent_end"`) {
+			lines[i] = strings.Replace(l, `"description":"Echo a value"`, `"description":"Echo"`, 1)
+		}
+	}
+	bad := filepath.Join(t.TempDir(), "bad.jsonl")
+	if err := os.WriteFile(bad, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := turnstile(t, "audit", bad)
+	if code != 1 || !strings.Contains(out, bad+":"+strconv.Itoa(len(lines))+": unchanged: agent_end's message") || !strings.Contains(errOut, "1 finding") {
+		t.Errorf("planted defect: exit %d\n%s%s", code, out, errOut)
+	}
+
+	broken := filepath.Join(t.TempDir(), "broken.jsonl")
+	if err := os.WriteFile(broken, []byte("{\"type\":\"agent_start\"}\n{\"type\": nope}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code = turnstile(t, "audit", broken)
+	if code != 2 || !strings.Contains(errOut, broken+":2:11: invalid JSON") {
+		t.Errorf("unreadable input: exit %d, %s", code, errOut)
+	}
+	if _, _, code := turnstile(t, "audit"); code != 2 {
+		t.Errorf("no file: exit %d, want 2", code)
+	}
+}
+
+func TestRunHTMLWritesAPage(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "run.html")
+	_, _, code := turnstile(t, "run", "scenarios/tools-parallel/completion-order.yaml", "--html", file)
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	page, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"<title>turnstile run: tools-parallel/completion-order</title>", "tool tool-1 (echo)", "stream #2"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	if _, _, code := turnstile(t, "run", "scenarios/truncation/basic.yaml", "--html", filepath.Join(t.TempDir(), "no", "dir", "x.html")); code != 2 {
+		t.Errorf("unwritable --html: exit %d, want 2", code)
+	}
+}
+
+func TestConformReportOfAPassingRun(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "report")
+	out, _, code := turnstile(t, "conform", "--suite", "scenarios/truncation", "--report", dir)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	index, err := os.ReadFile(filepath.Join(dir, "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(index), "5 passed, 0 failed") || strings.Contains(string(index), "Causes of failure") {
+		t.Errorf("index of a passing run:\n%s", index)
+	}
+}

@@ -1,0 +1,330 @@
+package conformance
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/turnstile-dev/turnstile/diagnose"
+)
+
+// FindingsText renders findings for people, each in full (diagnose.Finding.Text), each line
+// prefixed with indent. max > 0 shows at most max of them and says how many more there are.
+func FindingsText(fs []diagnose.Finding, indent string, max int) string {
+	var b strings.Builder
+	for i, f := range fs {
+		if max > 0 && i == max {
+			fmt.Fprintf(&b, "%s… and %d more findings (all are in the JSON and JUnit reports)\n", indent, len(fs)-i)
+			break
+		}
+		b.WriteString(f.Text(indent))
+	}
+	return b.String()
+}
+
+// Progress renders results one at a time, as a run goes, so that the output grows with the
+// number of distinct defects rather than with the number of scenarios: a finding whose
+// shape (diagnose.Finding.Shape: a field and how it differs, an invariant) was already shown
+// in full is only counted, and a scenario whose findings were all shown before takes one
+// line.
+type Progress struct {
+	// Max caps the findings shown in full per scenario (0: no cap).
+	Max int
+	// Status renders a verdict word ("PASS", "FAIL"); nil leaves it plain.
+	Status func(Status) string
+	shown  map[string]bool
+}
+
+// Text renders one result: its verdict line, then its findings not shown before, in full.
+func (p *Progress) Text(res Result) string {
+	word := map[Status]string{Pass: "PASS", Fail: "FAIL", Skip: "SKIP", ExpectedFail: "XFAIL"}[res.Status]
+	if p.Status != nil {
+		word = p.Status(res.Status)
+	}
+	if p.shown == nil {
+		p.shown = map[string]bool{}
+	}
+	switch res.Status {
+	case Pass:
+		return fmt.Sprintf("%s  %s\n", word, res.Scenario)
+	case Skip:
+		return fmt.Sprintf("%s  %s: %s\n", word, res.Scenario, res.Reason)
+	}
+	var fresh, seen []diagnose.Finding
+	for _, f := range res.Findings {
+		if p.shown[f.Shape()] {
+			seen = append(seen, f)
+		} else {
+			fresh = append(fresh, f)
+		}
+	}
+	var b strings.Builder
+	head := fmt.Sprintf("%s  %s: %s", word, res.Scenario, indentRest(res.Reason, "      "))
+	if len(res.Findings) > 0 {
+		// The findings say the reason in full.
+		head = fmt.Sprintf("%s  %s: %s", word, res.Scenario, firstLine(res.Reason))
+		head += fmt.Sprintf(" — %d finding%s", len(res.Findings), plural(len(res.Findings)))
+	}
+	if len(fresh) == 0 && len(seen) > 0 {
+		fmt.Fprintf(&b, "%s, all of kinds shown above: %s\n", head, headlines(seen, 2))
+		return b.String()
+	}
+	b.WriteString(head + "\n")
+	shownNow := fresh
+	if p.Max > 0 && len(shownNow) > p.Max {
+		shownNow = shownNow[:p.Max]
+	}
+	var full []diagnose.Finding
+	for _, f := range shownNow {
+		if !p.shown[f.Shape()] {
+			full = append(full, f)
+		} else {
+			seen = append(seen, f)
+		}
+		p.shown[f.Shape()] = true
+	}
+	b.WriteString(FindingsText(full, "      ", 0))
+	if len(fresh) > len(shownNow) {
+		fmt.Fprintf(&b, "      … and %d more findings (all are in the JSON and JUnit reports)\n", len(fresh)-len(shownNow))
+	}
+	if len(seen) > 0 {
+		fmt.Fprintf(&b, "      and %d finding%s of kinds shown above: %s\n", len(seen), plural(len(seen)), headlines(seen, 2))
+	}
+	return b.String()
+}
+
+// headlines lists the distinct shapes of findings (diagnose.Finding.Shape), at most n, with
+// the entries they are at.
+func headlines(fs []diagnose.Finding, n int) string {
+	var order []string
+	at := map[string][]string{}
+	for _, f := range fs {
+		h := f.Shape()
+		if _, ok := at[h]; !ok {
+			order = append(order, h)
+			at[h] = nil
+		}
+		e := ""
+		if f.At.Actual > 0 {
+			e = fmt.Sprint(f.At.Actual)
+		} else if f.At.Expected > 0 {
+			e = "ref " + fmt.Sprint(f.At.Expected)
+		}
+		if e != "" && !slices.Contains(at[h], e) {
+			at[h] = append(at[h], e)
+		}
+	}
+	var parts []string
+	for i, h := range order {
+		if i == n {
+			parts = append(parts, fmt.Sprintf("and %d more", len(order)-n))
+			break
+		}
+		if es := at[h]; len(es) == 1 {
+			h += " (entry " + es[0] + ")"
+		} else if len(es) > 1 {
+			h += " (entries " + strings.Join(es, ", ") + ")"
+		}
+		parts = append(parts, h)
+	}
+	return strings.Join(parts, "; ")
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// maxSymptoms is the number of symptoms WriteSummary lists.
+const maxSymptoms = 5
+
+// WriteSummary writes the end of a run for people: the causes ranked by the number of
+// scenarios they touch, each with its rule, an example finding in full and the scenarios;
+// the profile by rule family and by invariant; the expected failures; and the closing line
+// "N passed, M failed, K skipped".
+func (r *Report) WriteSummary(w io.Writer) error {
+	var b strings.Builder
+	if r.StartError != "" {
+		fmt.Fprintf(&b, "the implementation did not start: %s\n", r.StartError)
+	}
+	if len(r.Causes) > 0 {
+		fmt.Fprintf(&b, "\n%d cause%s of failure, the one touching the most scenarios first:\n", len(r.Causes), plural(len(r.Causes)))
+		for i, c := range r.Causes {
+			fmt.Fprintf(&b, "\n%2d. ", i+1)
+			b.WriteString(strings.TrimPrefix(c.Text("    "), "    "))
+			b.WriteString(wrapNames("    scenarios: ", c.Scenarios, "      "))
+		}
+	}
+	if len(r.Symptoms) > 0 {
+		b.WriteString("\nseen only after a first divergence (consequences, or defects the causes above hide):\n")
+		for i, sy := range r.Symptoms {
+			if i == maxSymptoms {
+				fmt.Fprintf(&b, "  … and %d more (all in the JSON report)\n", len(r.Symptoms)-i)
+				break
+			}
+			where := ""
+			if len(sy.Where) > 0 {
+				where = " on " + strings.Join(sy.Where, ", ")
+			}
+			fmt.Fprintf(&b, "  %s%s — %d scenario%s\n", sy.Title, where, len(sy.Scenarios), plural(len(sy.Scenarios)))
+		}
+	}
+	if len(r.Families) > 0 {
+		b.WriteString("\nprofile by rule family:\n")
+		writeTallies(&b, r.Families)
+	}
+	if len(r.Invariants) > 0 {
+		b.WriteString("by invariant (scenarios whose trace keeps it):\n")
+		writeTallies(&b, r.Invariants)
+	}
+	if s := r.ExpectedText(); s != "" {
+		b.WriteString(s + "\n")
+	}
+	b.WriteString(r.Summary() + "\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeTallies(b *strings.Builder, ts []Tally) {
+	width := 0
+	for _, t := range ts {
+		width = max(width, len(t.Name))
+	}
+	for _, t := range ts {
+		fmt.Fprintf(b, "  %-*s  %3d passed, %3d failed, %3d skipped\n", width, t.Name, t.Passed, t.Failed, t.Skipped)
+	}
+}
+
+// wrapNames lists names after a label, wrapped near 100 columns.
+func wrapNames(label string, names []string, indent string) string {
+	var b strings.Builder
+	line := label
+	for i, n := range names {
+		item := n
+		if i < len(names)-1 {
+			item += ","
+		}
+		if len(line)+len(item)+1 > 100 && line != label && line != indent {
+			b.WriteString(strings.TrimRight(line, " ") + "\n")
+			line = indent
+		}
+		line += item + " "
+	}
+	b.WriteString(strings.TrimRight(line, " ") + "\n")
+	return b.String()
+}
+
+// jsonReport is the report for machines (WriteJSON).
+type jsonReport struct {
+	Implementation   string             `json:"implementation"`
+	Profile          Profile            `json:"profile"`
+	Passed           int                `json:"passed"`
+	Failed           int                `json:"failed"`
+	Skipped          int                `json:"skipped"`
+	ExpectedFailures int                `json:"expectedFailures"`
+	DurationMs       int64              `json:"durationMs"`
+	StartError       string             `json:"startError,omitempty"`
+	Summary          string             `json:"summary"`
+	Causes           []jsonCause        `json:"causes"`
+	Symptoms         []diagnose.Symptom `json:"symptoms"`
+	Families         []Tally            `json:"families"`
+	Invariants       []Tally            `json:"invariants"`
+	Results          []jsonResult       `json:"results"`
+}
+
+type jsonCause struct {
+	Rank int `json:"rank"`
+	diagnose.Cause
+}
+
+type jsonResult struct {
+	Scenario   string             `json:"scenario"`
+	Family     string             `json:"family,omitempty"`
+	Status     Status             `json:"status"`
+	Reason     string             `json:"reason,omitempty"`
+	Error      string             `json:"error,omitempty"`
+	DurationMs int64              `json:"durationMs"`
+	Findings   []diagnose.Finding `json:"findings,omitempty"`
+}
+
+// WriteJSON writes the whole report as one JSON document: the totals, the causes ranked,
+// the profile by family and invariant, and every result with all its findings.
+func (r *Report) WriteJSON(w io.Writer) error {
+	out := jsonReport{Implementation: r.Implementation, Profile: r.Profile, Passed: r.Passed, Failed: r.Failed,
+		Skipped: r.Skipped, ExpectedFailures: r.ExpectedFailures, DurationMs: r.Duration.Milliseconds(),
+		StartError: r.StartError, Summary: r.Summary(), Families: r.Families, Invariants: r.Invariants,
+		Causes: []jsonCause{}, Symptoms: r.Symptoms, Results: []jsonResult{}}
+	if out.Symptoms == nil {
+		out.Symptoms = []diagnose.Symptom{}
+	}
+	for i, c := range r.Causes {
+		out.Causes = append(out.Causes, jsonCause{Rank: i + 1, Cause: c})
+	}
+	for _, res := range r.Results {
+		out.Results = append(out.Results, jsonResult{Scenario: res.Scenario, Family: res.Family, Status: res.Status,
+			Reason: res.Reason, Error: res.Error, DurationMs: res.Duration.Milliseconds(), Findings: res.Findings})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(out)
+}
+
+// CheckNames checks a list of scenario names (an expected-failure list) against the suite's
+// names and returns it as a set; a name not in the suite is an error naming the nearest
+// suite name.
+func CheckNames(list, suite []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	var bad []string
+	for _, n := range list {
+		if !slices.Contains(suite, n) {
+			msg := fmt.Sprintf("%q is not a scenario of the suite", n)
+			if near := nearest(n, suite); near != "" {
+				msg += fmt.Sprintf(" (did you mean %q?)", near)
+			}
+			bad = append(bad, msg)
+			continue
+		}
+		out[n] = true
+	}
+	if len(bad) > 0 {
+		return nil, fmt.Errorf("%s", strings.Join(bad, "; "))
+	}
+	return out, nil
+}
+
+// nearest is the name closest to s by edit distance ("" for an empty list).
+func nearest(s string, names []string) string {
+	best, bestD := "", -1
+	for _, n := range names {
+		if d := editDistance(s, n); bestD < 0 || d < bestD {
+			best, bestD = n, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}

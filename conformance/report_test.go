@@ -1,0 +1,199 @@
+package conformance_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"strings"
+	"testing"
+
+	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/diagnose"
+	curatedsuite "github.com/turnstile-dev/turnstile/scenarios"
+	"github.com/turnstile-dev/turnstile/sim"
+)
+
+// noThinkingLevel drops thinkingLevel from the assistant's final message event, the way pi
+// 0.87 did: one defect met by nearly every scenario.
+var noThinkingLevel = func(kind string, data json.RawMessage) json.RawMessage {
+	if kind != sim.NotifyEvent || !bytes.Contains(data, []byte(`"message_end"`)) {
+		return data
+	}
+	var ev map[string]any
+	if json.Unmarshal(data, &ev) != nil {
+		return data
+	}
+	if m, ok := ev["message"].(map[string]any); ok && m["role"] == "assistant" {
+		delete(m, "thinkingLevel")
+	}
+	out, _ := json.Marshal(ev)
+	return out
+}
+
+func curatedWithRules(t *testing.T) ([]*sim.Scenario, map[string]diagnose.Scenario) {
+	t.Helper()
+	files, err := curatedsuite.Suite()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var suite []*sim.Scenario
+	for _, f := range files {
+		suite = append(suite, f.Scenario)
+	}
+	return suite, diagnose.FromFiles(files)
+}
+
+// TestOneDefectIsOneCauseAndTheReportIsBoundedByCauses: a defect failing almost every
+// scenario is one cause, and the text report is one block for it plus a line per scenario.
+func TestOneDefectIsOneCauseAndTheReportIsBoundedByCauses(t *testing.T) {
+	suite, desc := curatedWithRules(t)
+	impl := rewriting{Reference: sim.NewReference(), rewrite: noThinkingLevel}
+	r := conformance.Verify(context.Background(), suite, impl, conformance.Options{Scenarios: desc})
+	if r.Failed < 100 {
+		t.Fatalf("only %d scenarios failed", r.Failed)
+	}
+	if len(r.Causes) != 1 {
+		for _, c := range r.Causes {
+			t.Logf("cause %s — %d", c.Title, len(c.Scenarios))
+		}
+		t.Fatalf("%d causes, want 1", len(r.Causes))
+	}
+	c := r.Causes[0]
+	if len(c.Scenarios) != r.Failed || !strings.Contains(c.Title, "thinkingLevel absent on event message_end assistant") {
+		t.Errorf("cause %q touches %d scenarios of %d failed", c.Title, len(c.Scenarios), r.Failed)
+	}
+	for _, res := range r.Results {
+		for _, f := range res.Findings {
+			if f.Cause != c.Title {
+				t.Fatalf("%s: finding %q has cause %q", res.Scenario, f.Signature, f.Cause)
+			}
+		}
+	}
+	var text bytes.Buffer
+	if err := r.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Count(text.String(), "\n")
+	// One line per scenario, the first failure's findings in full, the cause block (its
+	// list of scenarios wraps two to four to a line), the profile and the closing line.
+	if limit := len(r.Results) + r.Failed/2 + 60; lines > limit {
+		t.Errorf("the report has %d lines for %d scenarios and one cause (limit %d):\n%s", lines, len(r.Results), limit, text.String())
+	}
+	if !strings.HasSuffix(text.String(), "\n"+r.Summary()+"\n") {
+		t.Errorf("the report does not end with the closing line %q", r.Summary())
+	}
+}
+
+func TestJSONAndJUnitCarryEveryFinding(t *testing.T) {
+	suite, desc := curatedWithRules(t)
+	suite = suite[:20]
+	impl := rewriting{Reference: sim.NewReference(), rewrite: noThinkingLevel}
+	r := conformance.Verify(context.Background(), suite, impl, conformance.Options{Scenarios: desc,
+		ExpectFail: map[string]bool{suite[0].Name: true}})
+	total := 0
+	for _, res := range r.Results {
+		total += len(res.Findings)
+	}
+	if total == 0 || r.ExpectedFailures != 1 {
+		t.Fatalf("%d findings, %d expected failures", total, r.ExpectedFailures)
+	}
+	var js bytes.Buffer
+	if err := r.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Summary          string
+		ExpectedFailures int
+		Causes           []struct {
+			Rank      int
+			Title     string
+			Rule      string
+			Scenarios []string
+		}
+		Families   []conformance.Tally
+		Invariants []conformance.Tally
+		Results    []struct {
+			Scenario string
+			Status   string
+			Findings []diagnose.Finding
+		}
+	}
+	if err := json.Unmarshal(js.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, res := range doc.Results {
+		n += len(res.Findings)
+	}
+	if n != total || doc.Summary != r.Summary() || doc.ExpectedFailures != 1 || len(doc.Causes) != 1 || doc.Causes[0].Rank != 1 ||
+		doc.Causes[0].Rule == "" || len(doc.Families) == 0 || len(doc.Invariants) != 10 {
+		t.Errorf("JSON: %d findings of %d, summary %q, causes %+v, %d families, %d invariants", n, total, doc.Summary, doc.Causes, len(doc.Families), len(doc.Invariants))
+	}
+	var xb bytes.Buffer
+	if err := conformance.WriteJUnit(&xb, r); err != nil {
+		t.Fatal(err)
+	}
+	var ju struct {
+		Suites []struct {
+			Skipped    int `xml:"skipped,attr"`
+			Properties []struct {
+				Name  string `xml:"name,attr"`
+				Value string `xml:"value,attr"`
+			} `xml:"properties>property"`
+			Cases []struct {
+				Name    string `xml:"name,attr"`
+				Failure *struct {
+					Text string `xml:",chardata"`
+				} `xml:"failure"`
+				Skipped *struct {
+					Type string `xml:"type,attr"`
+				} `xml:"skipped"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal(xb.Bytes(), &ju); err != nil {
+		t.Fatal(err)
+	}
+	props := map[string]string{}
+	for _, p := range ju.Suites[0].Properties {
+		props[p.Name] = p.Value
+	}
+	if props["expected-failures"] != "1" || props["skipped"] != "0" || props["causes"] != "1" {
+		t.Errorf("JUnit properties %v", props)
+	}
+	for i, c := range ju.Suites[0].Cases {
+		res := r.Results[i]
+		switch {
+		case res.Status == conformance.ExpectedFail:
+			if c.Skipped == nil || c.Skipped.Type != "expected-failure" {
+				t.Errorf("%s: expected failure as %+v", c.Name, c.Skipped)
+			}
+		case res.Status == conformance.Fail:
+			if c.Failure == nil || strings.Count(c.Failure.Text, "\ndivergence")+strings.Count(c.Failure.Text, "\ninvariant") < len(res.Findings) {
+				t.Errorf("%s: the failure does not hold its %d findings:\n%v", c.Name, len(res.Findings), c.Failure)
+			}
+		}
+	}
+}
+
+func TestCheckNamesNamesTheNearest(t *testing.T) {
+	suite := []string{"truncation/basic", "queues/steering-all"}
+	if _, err := conformance.CheckNames([]string{"truncation/basc"}, suite); err == nil || !strings.Contains(err.Error(), `did you mean "truncation/basic"`) {
+		t.Errorf("error %v", err)
+	}
+	got, err := conformance.CheckNames([]string{"queues/steering-all"}, suite)
+	if err != nil || !got["queues/steering-all"] || len(got) != 1 {
+		t.Errorf("got %v, %v", got, err)
+	}
+}
+
+func TestImplementationThatCannotStartIsOneError(t *testing.T) {
+	suite, _ := curatedWithRules(t)
+	p := &conformance.Process{Command: []string{"/nonexistent/adapter"}}
+	calls := 0
+	r := conformance.Verify(context.Background(), suite[:5], p, conformance.Options{OnResult: func(conformance.Result) { calls++ }})
+	if r.StartError == "" || r.OK() || r.Failed != 0 || calls != 0 {
+		t.Errorf("start error %q, ok %v, %d failed, %d results reported", r.StartError, r.OK(), r.Failed, calls)
+	}
+}

@@ -1,0 +1,466 @@
+package diagnose
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/turnstile-dev/turnstile/invariant"
+	"github.com/turnstile-dev/turnstile/sim"
+)
+
+// Options tune Diagnose.
+type Options struct {
+	// Normalize turns an entry into the value compared (decoded JSON, without the sequence
+	// number); nil compares strictly: every field, numbers by their text. A looser comparison
+	// profile supplies its own.
+	Normalize func(sim.Entry) any
+	// Invariants are checked on the implementation's trace; nil means invariant.All().
+	Invariants []invariant.Invariant
+	// RunError is the implementation's failure (timeout, crash, protocol error), if any.
+	RunError error
+}
+
+// Diagnose returns every finding of an implementation's trace (got) against the reference's
+// (want) for scenario sc: the implementation's error, then the divergences, region by region
+// and field by field, then the broken invariants and the unmet expectations. A nil got (the
+// implementation produced no trace) gives only the error; when the implementation failed
+// (opts.RunError), invariants and expectations are not judged.
+func Diagnose(sc Scenario, want, got *sim.Trace, opts Options) []Finding {
+	var out []Finding
+	if opts.RunError != nil {
+		out = append(out, errorFinding(sc.Name, opts.RunError))
+	}
+	if want == nil || got == nil {
+		return out
+	}
+	norm := opts.Normalize
+	if norm == nil {
+		norm = StrictValue
+	}
+	divs := divergences(sc.RuleName(), want.Entries, got.Entries, norm)
+	first := Position{}
+	if len(divs) > 0 {
+		first = divs[0].At
+		for i := range divs[1:] {
+			divs[i+1].Consequence = true
+		}
+	}
+	out = append(out, divs...)
+	if opts.RunError != nil {
+		// A trace cut short by the implementation's failure breaks invariants and
+		// expectations for that reason alone.
+		return out
+	}
+	out = append(out, invariantFindings(want, got, opts.Invariants, first, len(divs) > 0)...)
+	if sc.Expect != nil {
+		for _, p := range sc.Expect.Check(got) {
+			what := expectationKind(p)
+			out = append(out, Finding{
+				Kind: Expectation, Rule: sc.RuleName(), Says: "the scenario's expectation fails: " + p,
+				Consequence: len(divs) > 0,
+				// An expectation is the scenario's own: its signature names the scenario, so
+				// that unrelated defects missing different expectations are not one cause.
+				Signature: "expectation " + what + " of " + sc.Name,
+				Headline:  "the expect: " + what + " of " + sc.Name + " is not met",
+			})
+		}
+	}
+	return out
+}
+
+// StrictValue is an entry as compared by the strict profile: its canonical JSON decoded
+// with numbers kept as text, without the sequence number (positions are aligned instead).
+func StrictValue(e sim.Entry) any {
+	e.Seq = 0
+	line, _ := json.Marshal(e)
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return string(line)
+	}
+	if m, ok := v.(map[string]any); ok {
+		delete(m, "seq")
+	}
+	return v
+}
+
+func errorFinding(scenario string, err error) Finding {
+	msg := err.Error()
+	// The harness prefixes "scenario NAME: "; the signature must not carry the name.
+	general := strings.TrimPrefix(firstLine(msg), "scenario "+scenario+": ")
+	if scenario != "" {
+		general = strings.ReplaceAll(general, scenario, "…")
+	}
+	return Finding{
+		Kind: Error, Rule: "the conformance protocol (conformance/PROTOCOL.md)",
+		Says:      "the implementation failed to run the scenario: " + general,
+		Actual:    msg,
+		Signature: "error: " + valueFree(general),
+		Headline:  "the implementation fails: " + valueFree(general),
+	}
+}
+
+// divergences aligns the traces and reports each region of missing or extra entries and
+// each field that differs in a pair of matched entries.
+func divergences(rule string, want, got []sim.Entry, norm func(sim.Entry) any) []Finding {
+	var out []Finding
+	steps := Align(want, got)
+	for k := 0; k < len(steps); {
+		s := steps[k]
+		if s.Op == Same {
+			out = append(out, changed(rule, want[s.Want], got[s.Got], s.Want+1, s.Got+1, norm)...)
+			k++
+			continue
+		}
+		var miss, extra []int
+		for k < len(steps) && steps[k].Op != Same {
+			if steps[k].Op == Missing {
+				miss = append(miss, steps[k].Want)
+			} else {
+				extra = append(extra, steps[k].Got)
+			}
+			k++
+		}
+		// Where the region sits in the other trace: the entry after it.
+		nextW, nextG := len(want), len(got)
+		if k < len(steps) {
+			nextW, nextG = steps[k].Want, steps[k].Got
+		}
+		out = append(out, region(rule, want, got, miss, extra, nextW, nextG))
+	}
+	return out
+}
+
+// region is the finding of a run of unmatched entries.
+func region(rule string, want, got []sim.Entry, miss, extra []int, nextW, nextG int) Finding {
+	lines := func(es []sim.Entry, idx []int) (timeline, full string) {
+		var t, f []string
+		for _, i := range idx {
+			t = append(t, sim.TimelineLine(es[i]))
+			line, _ := json.Marshal(es[i])
+			f = append(f, string(line))
+		}
+		return strings.Join(t, "\n"), strings.Join(f, "\n")
+	}
+	f := Finding{Kind: Divergence, Rule: rule}
+	f.ExpectedLine, f.Expected = lines(want, miss)
+	f.ActualLine, f.Actual = lines(got, extra)
+	entries := func(n int) string {
+		if n == 1 {
+			return "1 entry"
+		}
+		return fmt.Sprintf("%d entries", n)
+	}
+	switch {
+	case len(extra) == 0:
+		k := Key(want[miss[0]])
+		f.At = Position{Expected: miss[0] + 1}
+		if nextG < len(got) {
+			f.At.Actual = nextG + 1
+		}
+		where := "before entry " + fmt.Sprint(nextG+1)
+		if nextG >= len(got) {
+			where = "at the end of its trace"
+		}
+		f.Says = fmt.Sprintf("the implementation lacks %s the reference has %s, starting with %q", entries(len(miss)), where, k)
+		f.Signature = "missing " + k
+		f.Headline = "a " + k + " the reference has is missing"
+	case len(miss) == 0:
+		k := Key(got[extra[0]])
+		f.At = Position{Actual: extra[0] + 1}
+		if nextW < len(want) {
+			f.At.Expected = nextW + 1
+		}
+		f.Says = fmt.Sprintf("the implementation has %s the reference does not have, starting with %q", entries(len(extra)), k)
+		f.Signature = "extra " + k
+		f.Headline = "an extra " + k + " the reference does not have"
+	default:
+		wk, gk := Key(want[miss[0]]), Key(got[extra[0]])
+		f.At = Position{Expected: miss[0] + 1, Actual: extra[0] + 1}
+		differ := "kind"
+		if want[miss[0]].Kind == got[extra[0]].Kind {
+			differ = "type"
+		}
+		f.Says = fmt.Sprintf("where the reference has %s starting with %q, the implementation has %s starting with %q: they differ in %s",
+			entries(len(miss)), wk, entries(len(extra)), gk, differ)
+		f.Signature = gk + " instead of " + wk
+		f.Headline = "a " + gk + " where the reference has a " + wk
+	}
+	return f
+}
+
+// maxPaths bounds the differing fields reported for one pair of entries.
+const maxPaths = 20
+
+// changed compares a matched pair of entries field by field: one finding per differing
+// field (array indexes folded, so a field differing in every message of a list is one
+// finding).
+func changed(rule string, w, g sim.Entry, wi, gi int, norm func(sim.Entry) any) []Finding {
+	wv, gv := norm(w), norm(g)
+	if reflect.DeepEqual(wv, gv) {
+		return nil
+	}
+	var diffs []diff
+	walk(wv, gv, "", &diffs)
+	key := Key(w)
+	wl, gl := sim.TimelineLine(w), sim.TimelineLine(g)
+	var out []Finding
+	seen := map[string]bool{}
+	for _, d := range diffs {
+		shape := folded(d.path) + " " + d.shape
+		if seen[shape] {
+			continue
+		}
+		seen[shape] = true
+		if len(out) == maxPaths {
+			break
+		}
+		says := fmt.Sprintf("in %q, %s", key, d.sentence())
+		if wl == gl {
+			says += " (the two timeline lines read alike)"
+		}
+		out = append(out, Finding{
+			Kind: Divergence, Rule: rule, Says: says,
+			At:           Position{Expected: wi, Actual: gi},
+			ExpectedLine: wl, ActualLine: gl,
+			Path:     d.path,
+			Expected: d.show(d.want, d.wantAbsent), Actual: d.show(d.got, d.gotAbsent),
+			Signature: key + ": " + shape,
+			Headline:  fieldName(d.path) + " " + d.shape + " on " + key,
+		})
+	}
+	return out
+}
+
+// diff is one differing place between two decoded entries.
+type diff struct {
+	path                  string
+	shape                 string
+	want, got             any
+	wantAbsent, gotAbsent bool
+}
+
+func (d diff) show(v any, absent bool) string {
+	if absent {
+		return "(absent)"
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(data)
+}
+
+func (d diff) sentence() string {
+	switch d.shape {
+	case "absent":
+		return fmt.Sprintf("the field %s is absent; the reference has it", d.path)
+	case "unexpected":
+		return fmt.Sprintf("the field %s is present; the reference does not have it", d.path)
+	case "type":
+		return fmt.Sprintf("the field %s is %s; the reference's is %s", d.path, jsonType(d.got), jsonType(d.want))
+	case "length":
+		return fmt.Sprintf("the list %s has %d items; the reference's has %d", d.path, len(d.got.([]any)), len(d.want.([]any)))
+	}
+	return fmt.Sprintf("the field %s differs", d.path)
+}
+
+// walk collects every differing place of two decoded JSON values.
+func walk(w, g any, path string, out *[]diff) {
+	if len(*out) > 4*maxPaths || reflect.DeepEqual(w, g) {
+		return
+	}
+	sub := func(k string) string {
+		if path == "" {
+			return k
+		}
+		return path + "." + k
+	}
+	wm, wok := w.(map[string]any)
+	gm, gok := g.(map[string]any)
+	if wok && gok {
+		ks := make([]string, 0, len(wm)+len(gm))
+		for k := range wm {
+			ks = append(ks, k)
+		}
+		for k := range gm {
+			if _, ok := wm[k]; !ok {
+				ks = append(ks, k)
+			}
+		}
+		sort.Strings(ks)
+		for _, k := range ks {
+			wv, win := wm[k]
+			gv, gin := gm[k]
+			switch {
+			case win && !gin:
+				*out = append(*out, diff{path: sub(k), shape: "absent", want: wv, gotAbsent: true})
+			case !win && gin:
+				*out = append(*out, diff{path: sub(k), shape: "unexpected", got: gv, wantAbsent: true})
+			default:
+				walk(wv, gv, sub(k), out)
+			}
+		}
+		return
+	}
+	wa, wok := w.([]any)
+	ga, gok := g.([]any)
+	if wok && gok {
+		if len(wa) != len(ga) {
+			*out = append(*out, diff{path: path, shape: "length", want: w, got: g})
+			return
+		}
+		for i := range wa {
+			walk(wa[i], ga[i], fmt.Sprintf("%s[%d]", path, i), out)
+		}
+		return
+	}
+	shape := "differs"
+	if jsonType(w) != jsonType(g) {
+		shape = "type"
+	}
+	*out = append(*out, diff{path: path, shape: shape, want: w, got: g})
+}
+
+func jsonType(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case string:
+		return "a string"
+	case json.Number, float64:
+		return "a number"
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+var indexRE = regexp.MustCompile(`\[\d+\]`)
+
+// folded is a path without its array indexes: "data.messages[].usage".
+func folded(path string) string { return indexRE.ReplaceAllString(path, "[]") }
+
+// fieldName is the last member of a path ("thinkingLevel"), or the path when it has one.
+func fieldName(path string) string {
+	p := folded(path)
+	if i := strings.LastIndexByte(p, '.'); i >= 0 {
+		return p[i+1:]
+	}
+	return p
+}
+
+// invariantFindings checks the implementation's trace against the invariants; a violation
+// the reference's own trace shows too (the same invariant, the same message) is left out.
+func invariantFindings(want, got *sim.Trace, invs []invariant.Invariant, first Position, diverged bool) []Finding {
+	known := map[string]bool{}
+	for _, f := range invariant.CheckAll(want, invs...) {
+		known[f.Invariant+"\x00"+f.Msg] = true
+	}
+	docs := map[string]string{}
+	for _, inv := range invariant.All() {
+		docs[inv.Name] = firstSentence(inv.Doc)
+	}
+	for _, inv := range invs {
+		docs[inv.Name] = firstSentence(inv.Doc)
+	}
+	var out []Finding
+	for _, f := range invariant.CheckAll(got, invs...) {
+		if known[f.Invariant+"\x00"+f.Msg] {
+			continue
+		}
+		fd := Finding{
+			Kind: Invariant, Rule: f.Invariant,
+			Says:   "breaks invariant " + f.Invariant + ": " + f.Msg,
+			At:     Position{Actual: f.Entry},
+			Actual: f.Msg,
+			// The invariant is the rule: its violations, whatever their shape, are one
+			// signature (the message, with the scenario's values, is in Says).
+			Signature: "invariant " + f.Invariant,
+			Headline:  "breaks invariant " + f.Invariant,
+		}
+		if doc := docs[f.Invariant]; doc != "" {
+			fd.Rule = f.Invariant + ": " + doc
+		}
+		if f.Entry > 0 && f.Entry <= len(got.Entries) {
+			fd.ActualLine = sim.TimelineLine(got.Entries[f.Entry-1])
+		}
+		fd.Consequence = diverged && (f.Entry == 0 || first.Actual == 0 || f.Entry > first.Actual)
+		out = append(out, fd)
+	}
+	return out
+}
+
+// firstSentence is a doc's first sentence, on one line.
+func firstSentence(doc string) string {
+	doc = strings.Join(strings.Fields(doc), " ")
+	if i := strings.Index(doc, ". "); i >= 0 {
+		return doc[:i+1]
+	}
+	return doc
+}
+
+func expectationKind(problem string) string {
+	switch {
+	case strings.HasPrefix(problem, "expected no timeline line"):
+		return "absent"
+	case strings.HasPrefix(problem, "expected a timeline line"):
+		return "timeline"
+	case strings.HasPrefix(problem, "expected the run to"):
+		return "runFails"
+	case strings.Contains(problem, "requests"):
+		return "requests"
+	}
+	return "other"
+}
+
+var (
+	quotedRE = regexp.MustCompile(`"(?:[^"\\]|\\.)*"|'[^']*'`)
+	// A list of bare words (hook names, roles) is a shape; one holding anything else is a
+	// value.
+	listRE = regexp.MustCompile(`\[[^\[\]]*[^\[\]\sA-Za-z,_-][^\[\]]*\]|\{[^{}]*\}`)
+	idRE   = regexp.MustCompile(`\b[A-Za-z_]*\d[\w.-]*`)
+)
+
+// valueFree strips a message of the scenario's values — quoted texts, objects, lists of
+// anything but bare words, numbers and the ids that hold digits ("w1") — so that it can
+// serve as a signature.
+func valueFree(s string) string {
+	s = quotedRE.ReplaceAllString(s, "…")
+	for {
+		t := listRE.ReplaceAllString(s, "…")
+		if t == s {
+			break
+		}
+		s = t
+	}
+	return idRE.ReplaceAllString(s, "N")
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// sortedKeys returns a map's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}

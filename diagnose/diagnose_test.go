@@ -1,0 +1,230 @@
+package diagnose_test
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/turnstile-dev/turnstile/diagnose"
+	"github.com/turnstile-dev/turnstile/scenarios"
+	"github.com/turnstile-dev/turnstile/sim"
+)
+
+// reference runs a curated scenario with the reference loop and returns its description and
+// trace.
+func reference(t *testing.T, name string) (diagnose.Scenario, *sim.Trace) {
+	t.Helper()
+	files, err := scenarios.Suite()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if f.Scenario.Name == name {
+			tr, err := sim.Run(f.Scenario, sim.NewReference())
+			if err != nil {
+				t.Fatal(err)
+			}
+			return diagnose.FromFile(f), tr
+		}
+	}
+	t.Fatalf("no curated scenario %s", name)
+	return diagnose.Scenario{}, nil
+}
+
+// clone copies a trace so that its entries can be edited.
+func clone(tr *sim.Trace) *sim.Trace {
+	return &sim.Trace{Scenario: tr.Scenario, Entries: slices.Clone(tr.Entries)}
+}
+
+// edit rewrites the data of entry i (0-based) with f.
+func edit(t *testing.T, tr *sim.Trace, i int, f func(map[string]any)) {
+	t.Helper()
+	var d map[string]any
+	if err := json.Unmarshal(tr.Entries[i].Data, &d); err != nil {
+		t.Fatal(err)
+	}
+	f(d)
+	data, err := json.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.Entries[i].Data = data
+}
+
+// find is the index of the first entry of that key.
+func find(t *testing.T, tr *sim.Trace, key string) int {
+	t.Helper()
+	for i, e := range tr.Entries {
+		if diagnose.Key(e) == key {
+			return i
+		}
+	}
+	t.Fatalf("no entry %q", key)
+	return -1
+}
+
+// renumber sets the entries' seq as the world does.
+func renumber(tr *sim.Trace) {
+	for i := range tr.Entries {
+		tr.Entries[i].Seq = i + 1
+	}
+}
+
+func TestIdenticalTracesHaveNoFindings(t *testing.T) {
+	sc, want := reference(t, "truncation/basic")
+	if fs := diagnose.Diagnose(sc, want, clone(want), diagnose.Options{}); len(fs) != 0 {
+		t.Fatalf("findings on identical traces: %v", fs)
+	}
+}
+
+func TestFieldAbsentIsOneFindingWithItsPathAndFullValue(t *testing.T) {
+	sc, want := reference(t, "truncation/basic")
+	got := clone(want)
+	i := find(t, got, "event message_end assistant")
+	edit(t, got, i, func(d map[string]any) { delete(d["message"].(map[string]any), "thinkingLevel") })
+	fs := diagnose.Diagnose(sc, want, got, diagnose.Options{})
+	var divs []diagnose.Finding
+	for _, f := range fs {
+		if f.Kind == diagnose.Divergence {
+			divs = append(divs, f)
+		}
+	}
+	if len(divs) != 1 {
+		t.Fatalf("want 1 divergence, got %d: %v", len(divs), fs)
+	}
+	f := divs[0]
+	if f.Signature != "event message_end assistant: data.message.thinkingLevel absent" {
+		t.Errorf("signature %q", f.Signature)
+	}
+	if f.At.Expected != i+1 || f.At.Actual != i+1 || f.Path != "data.message.thinkingLevel" {
+		t.Errorf("at %+v path %q", f.At, f.Path)
+	}
+	if f.Expected != `"off"` || f.Actual != "(absent)" {
+		t.Errorf("values %q %q", f.Expected, f.Actual)
+	}
+	if f.Consequence {
+		t.Error("the first divergence is marked a consequence")
+	}
+	if !strings.Contains(f.Rule, "output token limit") {
+		t.Errorf("rule %q is not the scenario's # Rule", f.Rule)
+	}
+}
+
+func TestMissingEntryIsOneRegionAndTheRestStillAligns(t *testing.T) {
+	sc, want := reference(t, "truncation/basic")
+	got := clone(want)
+	i := find(t, got, "event tool_execution_end")
+	got.Entries = slices.Delete(got.Entries, i, i+1)
+	// A later entry differs too: it must be found, and marked as coming after.
+	j := find(t, got, "event turn_end")
+	edit(t, got, j, func(d map[string]any) { d["toolResults"] = []any{} })
+	renumber(got)
+	fs := diagnose.Diagnose(sc, want, got, diagnose.Options{})
+	var sigs []string
+	for _, f := range fs {
+		if f.Kind == diagnose.Divergence {
+			sigs = append(sigs, f.Signature)
+		}
+	}
+	wantSigs := []string{"missing event tool_execution_end", "event turn_end: data.toolResults length"}
+	if !slices.Equal(sigs, wantSigs) {
+		t.Fatalf("signatures %q, want %q", sigs, wantSigs)
+	}
+	if fs[0].At.Expected != i+1 || !strings.Contains(fs[0].ExpectedLine, "tool_execution_end w1 write error") {
+		t.Errorf("region at %+v, line %q", fs[0].At, fs[0].ExpectedLine)
+	}
+	if fs[0].Consequence || !fs[1].Consequence {
+		t.Errorf("consequence flags: %v %v", fs[0].Consequence, fs[1].Consequence)
+	}
+	// The expect: block names the missing line.
+	var exp []string
+	for _, f := range fs {
+		if f.Kind == diagnose.Expectation {
+			exp = append(exp, f.Signature)
+		}
+	}
+	if !slices.Contains(exp, "expectation timeline of truncation/basic") {
+		t.Errorf("expectation findings %q, want the timeline one", exp)
+	}
+}
+
+func TestEntriesOfAnotherKindAreSaidToDifferInKind(t *testing.T) {
+	sc, want := reference(t, "truncation/basic")
+	got := clone(want)
+	i := find(t, got, "event tool_execution_end")
+	got.Entries[i] = sim.Entry{T: got.Entries[i].T, Kind: sim.KindCall, Name: "tool", Data: json.RawMessage(`{"toolCallId":"w1","toolName":"write","args":{}}`)}
+	renumber(got)
+	fs := diagnose.Diagnose(sc, want, got, diagnose.Options{})
+	f := fs[0]
+	if f.Signature != "call tool instead of event tool_execution_end" || !strings.Contains(f.Says, "differ in kind") {
+		t.Fatalf("first finding %q: %s", f.Signature, f.Says)
+	}
+	if f.At.Expected != i+1 || f.At.Actual != i+1 {
+		t.Errorf("at %+v", f.At)
+	}
+}
+
+func TestValuesAreNeverCut(t *testing.T) {
+	sc, want := reference(t, "truncation/basic")
+	got := clone(want)
+	i := find(t, got, "event message_end assistant")
+	long := strings.Repeat("a long text ", 100)
+	edit(t, got, i, func(d map[string]any) {
+		d["message"].(map[string]any)["content"].([]any)[0].(map[string]any)["text"] = long
+	})
+	fs := diagnose.Diagnose(sc, want, got, diagnose.Options{})
+	if len(fs) == 0 || fs[0].Actual != `"`+long+`"` {
+		t.Fatalf("the actual value is not given in full: %+v", fs)
+	}
+	if fs[0].Path != "data.message.content[0].text" || fs[0].Signature != "event message_end assistant: data.message.content[].text differs" {
+		t.Errorf("path %q signature %q", fs[0].Path, fs[0].Signature)
+	}
+}
+
+func TestBrokenInvariantIsAFindingNamedByItsRule(t *testing.T) {
+	sc, want := reference(t, "truncation/basic")
+	got := clone(want)
+	// The implementation runs the truncated call: its result is ok, not the error.
+	i := find(t, got, "event tool_execution_end")
+	edit(t, got, i, func(d map[string]any) { d["isError"] = false })
+	fs := diagnose.Diagnose(sc, want, got, diagnose.Options{})
+	var inv *diagnose.Finding
+	for k := range fs {
+		if fs[k].Kind == diagnose.Invariant && strings.HasPrefix(fs[k].Rule, "truncation") {
+			inv = &fs[k]
+		}
+	}
+	if inv == nil {
+		t.Fatalf("no truncation invariant finding in %v", fs)
+	}
+	if inv.Signature != "invariant truncation" || inv.At.Actual == 0 {
+		t.Errorf("signature %q at %+v", inv.Signature, inv.At)
+	}
+}
+
+func TestRunErrorIsAnErrorFinding(t *testing.T) {
+	sc, _ := reference(t, "truncation/basic")
+	fs := diagnose.Diagnose(sc, nil, nil, diagnose.Options{RunError: errString(`timeout after 10s waiting for "w1"`)})
+	if len(fs) != 1 || fs[0].Kind != diagnose.Error || fs[0].Signature != "error: timeout after N waiting for …" {
+		t.Fatalf("findings %+v", fs)
+	}
+}
+
+type errString string
+
+func (e errString) Error() string { return string(e) }
+
+func TestAlignKeepsOrder(t *testing.T) {
+	e := func(kind, name string) sim.Entry { return sim.Entry{Kind: kind, Name: name} }
+	want := []sim.Entry{e("event", "a"), e("event", "b"), e("call", "c"), e("event", "d")}
+	got := []sim.Entry{e("event", "a"), e("call", "x"), e("event", "d"), e("event", "e")}
+	steps := diagnose.Align(want, got)
+	var ops []string
+	for _, s := range steps {
+		ops = append(ops, [...]string{"=", "-", "+"}[s.Op])
+	}
+	if strings.Join(ops, "") != "=--+=+" {
+		t.Fatalf("ops %q", strings.Join(ops, ""))
+	}
+}

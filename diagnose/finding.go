@@ -1,0 +1,189 @@
+package diagnose
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/turnstile-dev/turnstile/scenarios"
+)
+
+// Kind is what a finding is about.
+type Kind string
+
+// The kinds of findings.
+const (
+	// Divergence: the implementation's trace differs from the reference's.
+	Divergence Kind = "divergence"
+	// Invariant: the implementation's trace breaks a named invariant.
+	Invariant Kind = "invariant"
+	// Expectation: the implementation's trace misses a line of the scenario's expect: block.
+	Expectation Kind = "expectation"
+	// Error: the implementation failed to run the scenario (timeout, crash, protocol error).
+	Error Kind = "error"
+)
+
+// Position is where a finding shows in both traces: 1-based entry indexes into the
+// reference's (Expected) and the implementation's (Actual) trace; 0 when the finding has no
+// entry on that side (an entry missing or extra, a whole-trace finding).
+type Position struct {
+	Expected int `json:"expected,omitempty"`
+	Actual   int `json:"actual,omitempty"`
+}
+
+// Finding is one thing wrong with an implementation's run of one scenario.
+type Finding struct {
+	Kind Kind `json:"kind"`
+	// Rule is the rule the finding breaks: an invariant's name, or the scenario's rule (its
+	// rule ids, or its "# Rule:" sentence).
+	Rule string `json:"rule"`
+	// Says is what is wrong, in a sentence a person who never read pi understands.
+	Says string `json:"says"`
+	// At is where the finding shows in both traces.
+	At Position `json:"at"`
+	// ExpectedLine and ActualLine are the timeline lines (sim.TimelineLine) of the entries
+	// concerned, one a line, when there are any.
+	ExpectedLine string `json:"expectedLine,omitempty"`
+	ActualLine   string `json:"actualLine,omitempty"`
+	// Path is the JSON path inside the entry of a field that differs ("data.message.usage").
+	Path string `json:"path,omitempty"`
+	// Expected and Actual are the full values (JSON, or entries' JSON lines), never cut.
+	Expected string `json:"expected,omitempty"`
+	Actual   string `json:"actual,omitempty"`
+	// Consequence says the finding comes after the scenario's first divergence and may be
+	// its consequence rather than a fault of its own.
+	Consequence bool `json:"consequence,omitempty"`
+	// Signature is stable across scenarios: what differs, where and in which shape, never the
+	// scenario's values. Findings of one defect share it.
+	Signature string `json:"signature"`
+	// Headline is the signature as a sentence: the title of a cause made of this finding.
+	Headline string `json:"headline"`
+	// Cause is the title of the cause Group assigned the finding's scenario to ("" before
+	// Group runs).
+	Cause string `json:"cause,omitempty"`
+}
+
+// maxRegionShown is the number of entries of a region Text shows as full JSON lines; a
+// longer region shows its timeline lines only.
+const maxRegionShown = 3
+
+// maxLinesShown is the number of timeline lines of a region Text shows.
+const maxLinesShown = 12
+
+// String is the finding in one paragraph: kind, rule, sentence, and the values.
+func (f Finding) String() string { return f.Text("") }
+
+// Text renders the finding for people, each line prefixed with indent: a first line with
+// the kind, positions and sentence, then the rule, the timeline lines and the full values.
+func (f Finding) Text(indent string) string {
+	var b strings.Builder
+	mark := ""
+	if f.Consequence {
+		mark = " (after the first divergence)"
+	}
+	at := ""
+	switch {
+	case f.At.Expected > 0 && f.At.Actual > 0:
+		at = fmt.Sprintf(" at entry %d (reference %d)", f.At.Actual, f.At.Expected)
+		if f.At.Expected == f.At.Actual {
+			at = fmt.Sprintf(" at entry %d", f.At.Actual)
+		}
+	case f.At.Actual > 0:
+		at = fmt.Sprintf(" at entry %d", f.At.Actual)
+	case f.At.Expected > 0:
+		at = fmt.Sprintf(" at reference entry %d", f.At.Expected)
+	}
+	fmt.Fprintf(&b, "%s%s%s%s: %s\n", indent, f.Kind, at, mark, indentRest(f.Says, indent+"    "))
+	if f.Rule != "" {
+		fmt.Fprintf(&b, "%s    rule: %s\n", indent, indentRest(f.Rule, indent+"          "))
+	}
+	lines := func(text, mark string) {
+		if text == "" {
+			return
+		}
+		ls := strings.Split(text, "\n")
+		for i, l := range ls {
+			if i == maxLinesShown && len(ls) > maxLinesShown+1 {
+				fmt.Fprintf(&b, "%s  %s … %d more entries\n", indent, mark, len(ls)-i)
+				break
+			}
+			fmt.Fprintf(&b, "%s  %s %s\n", indent, mark, l)
+		}
+	}
+	lines(f.ExpectedLine, "-")
+	lines(f.ActualLine, "+")
+	region := f.Path == "" && (strings.Count(f.Expected, "\n") >= maxRegionShown || strings.Count(f.Actual, "\n") >= maxRegionShown)
+	switch {
+	case f.Kind == Error:
+		if f.Actual != "" && f.Actual != strings.TrimPrefix(f.Says, "the implementation failed to run the scenario: ") {
+			fmt.Fprintf(&b, "%s    the error in full: %s\n", indent, indentRest(f.Actual, indent+"      "))
+		}
+	case region:
+		fmt.Fprintf(&b, "%s    (the entries in full are in the JSON report)\n", indent)
+	case f.Path != "" || f.Expected != "" || f.Actual != "":
+		where := ""
+		if f.Path != "" {
+			where = " " + f.Path
+		}
+		if f.Expected != "" {
+			fmt.Fprintf(&b, "%s    expected%s: %s\n", indent, where, indentRest(f.Expected, indent+"      "))
+		}
+		if f.Actual != "" {
+			fmt.Fprintf(&b, "%s    actual%s:   %s\n", indent, where, indentRest(f.Actual, indent+"      "))
+		}
+	}
+	return b.String()
+}
+
+func indentRest(s, indent string) string {
+	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n"+indent)
+}
+
+// Scenario is what Diagnose needs to know of a scenario besides its traces.
+type Scenario struct {
+	// Name is the scenario's name.
+	Name string
+	// Family is its rule family: the suite folder it comes from ("truncation"); "" when it
+	// has none.
+	Family string
+	// Rule is the rule the scenario pins down, in words (its file's "# Rule:" comment).
+	Rule string
+	// Rules are the ids of the rules it pins down (docs/SEMANTICS.md), when it lists them.
+	Rules []string
+	// Expect is the scenario's expect: block; nil when it has none.
+	Expect *scenarios.Expect
+}
+
+// RuleName is the rule a divergence of the scenario breaks: its rule ids when it lists
+// them, else its rule sentence, else "the reference's trace".
+func (s Scenario) RuleName() string {
+	switch {
+	case len(s.Rules) > 0:
+		return strings.Join(s.Rules, ", ")
+	case s.Rule != "":
+		return s.Rule
+	}
+	return "the reference's trace"
+}
+
+// FromFile describes a loaded scenario file: its name, family (first folder of its path in
+// the suite), rule and expectations.
+func FromFile(f *scenarios.File) Scenario {
+	s := Scenario{Name: f.Scenario.Name, Rule: f.Rule}
+	if fam, _, ok := strings.Cut(f.Rel, "/"); ok {
+		s.Family = fam
+	}
+	if !f.Expect.Empty() {
+		ex := f.Expect
+		s.Expect = &ex
+	}
+	return s
+}
+
+// FromFiles describes loaded scenario files, by scenario name.
+func FromFiles(files []*scenarios.File) map[string]Scenario {
+	out := make(map[string]Scenario, len(files))
+	for _, f := range files {
+		out[f.Scenario.Name] = FromFile(f)
+	}
+	return out
+}

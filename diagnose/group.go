@@ -1,0 +1,346 @@
+package diagnose
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Diagnosis is the findings of one scenario.
+type Diagnosis struct {
+	Scenario Scenario
+	Findings []Finding
+}
+
+// Cause is one defect as the suite shows it: the findings of one signature, in every
+// scenario that has them.
+type Cause struct {
+	// Title says the defect in words ("thinkingLevel absent on event message_end assistant").
+	Title string `json:"title"`
+	// Signature is the findings' shared signature.
+	Signature string `json:"signature"`
+	Kind      Kind   `json:"kind"`
+	// Rule is the rule the defect breaks: the findings' rule when most scenarios agree on it,
+	// else the families of the scenarios.
+	Rule string `json:"rule"`
+	// Scenarios are the failing scenarios that have a finding of this signature, in the order
+	// given to Group.
+	Scenarios []string `json:"scenarios"`
+	// Explains are the scenarios this cause was chosen to explain (a subset of Scenarios): a
+	// scenario is explained by exactly one cause.
+	Explains []string `json:"explains"`
+	// Divergence is the signature of a divergence found, not as a consequence, in most
+	// scenarios an invariant cause explains: what the broken rule looks like in the traces.
+	Divergence string `json:"divergence,omitempty"`
+	// Example is the finding in the first of Scenarios, in full.
+	Example Finding `json:"example"`
+	// ExampleScenario is the scenario Example comes from.
+	ExampleScenario string `json:"exampleScenario"`
+}
+
+// Group picks the causes of a suite's diagnoses, ranked by the number of scenarios they
+// touch (most first; then by signature). It proceeds greedily: the signature that is a root
+// finding (not a consequence of an earlier divergence) in the most scenarios not yet
+// explained becomes a cause and explains them, until every scenario with findings is
+// explained. A finding after the first divergence never explains a scenario: it may be the
+// divergence's consequence, and two defects often end in the same symptom. Ties go to
+// invariants, which name their rule, then to the signature with more root findings in the
+// scenarios it would explain, then to the first signature in order. Group sets
+// each finding's Cause: the title of the cause of its signature, or else of the cause that
+// explains its scenario.
+func Group(ds []Diagnosis) []Cause {
+	type stat struct {
+		scenarios []int       // indexes into ds, each once
+		roots     []int       // the scenarios where a finding of this signature is not a consequence
+		primary   map[int]int // per scenario, the findings of this signature that are not consequences
+		kind      Kind
+	}
+	stats := map[string]*stat{}
+	for i, d := range ds {
+		seen, root := map[string]bool{}, map[string]bool{}
+		anyRoot := false
+		for _, f := range d.Findings {
+			anyRoot = anyRoot || !f.Consequence
+		}
+		for _, f := range d.Findings {
+			s := stats[f.Signature]
+			if s == nil {
+				s = &stat{kind: f.Kind, primary: map[int]int{}}
+				stats[f.Signature] = s
+			}
+			if !f.Consequence {
+				s.primary[i]++
+			}
+			if !seen[f.Signature] {
+				seen[f.Signature] = true
+				s.scenarios = append(s.scenarios, i)
+			}
+			// A scenario whose findings are all consequences (none should be) lets any
+			// of them explain it.
+			if (!f.Consequence || !anyRoot) && !root[f.Signature] {
+				root[f.Signature] = true
+				s.roots = append(s.roots, i)
+			}
+		}
+	}
+	explained := make([]int, len(ds)) // index+1 of the cause explaining ds[i]; 0: none yet
+	var chosen []string
+	for {
+		best, bestN, bestP := "", 0, 0
+		for _, sig := range sortedKeys(stats) {
+			s := stats[sig]
+			n, p := 0, 0
+			for _, i := range s.roots {
+				if explained[i] == 0 {
+					n++
+					p += s.primary[i]
+				}
+			}
+			if n == 0 {
+				continue
+			}
+			if best == "" || n > bestN || (n == bestN && better(p, s.kind, bestP, stats[best].kind)) {
+				best, bestN, bestP = sig, n, p
+			}
+		}
+		if best == "" {
+			break
+		}
+		chosen = append(chosen, best)
+		for _, i := range stats[best].roots {
+			if explained[i] == 0 {
+				explained[i] = len(chosen)
+			}
+		}
+	}
+	causes := make([]Cause, len(chosen))
+	for c, sig := range chosen {
+		s := stats[sig]
+		cause := Cause{Signature: sig, Kind: s.kind}
+		rules := map[string]int{}
+		families := map[string]bool{}
+		for _, i := range s.scenarios {
+			d := ds[i]
+			cause.Scenarios = append(cause.Scenarios, d.Scenario.Name)
+			if explained[i] == c+1 {
+				cause.Explains = append(cause.Explains, d.Scenario.Name)
+			}
+			if d.Scenario.Family != "" {
+				families[d.Scenario.Family] = true
+			}
+			for _, f := range d.Findings {
+				if f.Signature != sig {
+					continue
+				}
+				if cause.ExampleScenario == "" {
+					cause.Example, cause.ExampleScenario = f, d.Scenario.Name
+				}
+				rules[f.Rule]++
+				break
+			}
+		}
+		cause.Title = cause.Example.Headline
+		cause.Rule = ruleOf(rules, len(s.scenarios), families)
+		if s.kind == Invariant {
+			// Say what differs, when one divergence is a root finding in every scenario the
+			// invariant explains: the rule names it, the divergence shows it.
+			if sig, head := sharedDivergence(ds, explained, c+1); sig != "" {
+				cause.Title = head + " — " + cause.Example.Headline
+				cause.Divergence = sig
+			}
+		}
+		causes[c] = cause
+	}
+	titles := map[string]string{}
+	for _, c := range causes {
+		titles[c.Signature] = c.Title
+	}
+	for i := range ds {
+		for j := range ds[i].Findings {
+			f := &ds[i].Findings[j]
+			if t, ok := titles[f.Signature]; ok {
+				f.Cause = t
+			} else if explained[i] > 0 {
+				f.Cause = causes[explained[i]-1].Title
+			}
+		}
+	}
+	slices.SortStableFunc(causes, func(a, b Cause) int {
+		if len(a.Scenarios) != len(b.Scenarios) {
+			return len(b.Scenarios) - len(a.Scenarios)
+		}
+		return strings.Compare(a.Signature, b.Signature)
+	})
+	return causes
+}
+
+// better breaks a tie between two signatures explaining as many scenarios: an invariant
+// (it names its rule), then the one with more root findings in those scenarios; a tie
+// left goes to the signature first in order.
+func better(primary int, kind Kind, bestPrimary int, bestKind Kind) bool {
+	if (kind == Invariant) != (bestKind == Invariant) {
+		return kind == Invariant
+	}
+	return primary > bestPrimary
+}
+
+// ruleOf names a cause's rule: the rule most of its scenarios' findings give, or the
+// families the scenarios come from.
+func ruleOf(rules map[string]int, n int, families map[string]bool) string {
+	best, bestN := "", 0
+	for _, r := range sortedKeys(rules) {
+		if rules[r] > bestN {
+			best, bestN = r, rules[r]
+		}
+	}
+	if bestN*2 > n || len(rules) == 1 {
+		return best
+	}
+	fams := sortedKeys(families)
+	if len(fams) == 0 {
+		return fmt.Sprintf("the reference's trace (%d different scenario rules)", len(rules))
+	}
+	return fmt.Sprintf("the reference's trace, across %d scenario rules of the families %s", len(rules), strings.Join(fams, ", "))
+}
+
+// Text renders a cause for people: its title, rule and scenario count, its example finding
+// in full (each line prefixed with indent), then one line per scenario it touches.
+func (c Cause) Text(indent string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s%s — %d scenario%s\n", indent, c.Title, len(c.Scenarios), plural(len(c.Scenarios)))
+	fmt.Fprintf(&b, "%s  rule: %s\n", indent, indentRest(c.Rule, indent+"        "))
+	fmt.Fprintf(&b, "%s  signature: %s\n", indent, c.Signature)
+	fmt.Fprintf(&b, "%s  for example, in %s:\n", indent, c.ExampleScenario)
+	b.WriteString(c.Example.Text(indent + "    "))
+	return b.String()
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// sharedDivergence is the divergence signature that is a root finding in most (more than
+// half) of the scenarios explained by cause number c, and its headline; "" when there is
+// none.
+func sharedDivergence(ds []Diagnosis, explained []int, c int) (sig, headline string) {
+	count := map[string]int{}
+	heads := map[string]string{}
+	n := 0
+	for i, d := range ds {
+		if explained[i] != c {
+			continue
+		}
+		n++
+		seen := map[string]bool{}
+		for _, f := range d.Findings {
+			if f.Kind == Divergence && !f.Consequence && !seen[f.Signature] {
+				seen[f.Signature] = true
+				count[f.Signature]++
+				heads[f.Signature] = f.Headline
+			}
+		}
+	}
+	best := 0
+	for _, k := range sortedKeys(count) {
+		if count[k] > best {
+			sig, headline, best = k, heads[k], count[k]
+		}
+	}
+	if best*2 <= n {
+		return "", ""
+	}
+	return sig, headline
+}
+
+// Symptom is a kind of finding seen only after the first divergence of the scenarios it is
+// in, and that no cause's signature names: it may be a consequence of those causes, or a
+// defect of its own hidden behind them.
+type Symptom struct {
+	// Title says it: the field and how it differs, an invariant, a region.
+	Title string `json:"title"`
+	// Where lists the entry keys it shows on ("event tool_execution_end"), for a field.
+	Where []string `json:"where,omitempty"`
+	// Scenarios are the scenarios showing it.
+	Scenarios []string `json:"scenarios"`
+}
+
+// Symptoms groups the findings no cause explains by their root (each finding that comes
+// after a scenario's first divergence and whose signature is not a cause's): fields by name
+// and shape whatever the entry, invariants by name. A symptom of the same field as a
+// cause's divergence is left out (the same value, carried on). Ranked by scenarios.
+func Symptoms(ds []Diagnosis, causes []Cause) []Symptom {
+	chosen := map[string]bool{}
+	for _, c := range causes {
+		chosen[c.Signature] = true
+		if c.Divergence != "" {
+			chosen[c.Divergence] = true
+		}
+	}
+	causeKeys := map[string]bool{}
+	for _, d := range ds {
+		for _, f := range d.Findings {
+			if chosen[f.Signature] {
+				causeKeys[symptomKey(f)] = true
+			}
+		}
+	}
+	type acc struct {
+		where     map[string]bool
+		scenarios []string
+	}
+	byKey := map[string]*acc{}
+	for _, d := range ds {
+		seen := map[string]bool{}
+		for _, f := range d.Findings {
+			k := symptomKey(f)
+			if !f.Consequence || f.Kind == Expectation || chosen[f.Signature] || causeKeys[k] {
+				continue
+			}
+			a := byKey[k]
+			if a == nil {
+				a = &acc{where: map[string]bool{}}
+				byKey[k] = a
+			}
+			if f.Kind == Divergence && f.Path != "" {
+				a.where[strings.SplitN(f.Signature, ": ", 2)[0]] = true
+			}
+			if !seen[k] {
+				seen[k] = true
+				a.scenarios = append(a.scenarios, d.Scenario.Name)
+			}
+		}
+	}
+	var out []Symptom
+	for _, k := range sortedKeys(byKey) {
+		a := byKey[k]
+		out = append(out, Symptom{Title: k, Where: sortedKeys(a.where), Scenarios: a.scenarios})
+	}
+	slices.SortStableFunc(out, func(a, b Symptom) int { return len(b.Scenarios) - len(a.Scenarios) })
+	return out
+}
+
+// Shape is what a finding shows regardless of where: a field's name and how it differs
+// ("thinkingLevel absent"), an invariant's headline, the kind of an unmet expectation
+// ("unmet expectation timeline"), else the signature. Findings of one
+// shape on several kinds of entries are one symptom.
+func (f Finding) Shape() string {
+	switch {
+	case f.Kind == Divergence && f.Path != "":
+		_, shape, _ := strings.Cut(f.Signature, ": ")
+		if i := strings.LastIndexByte(shape, ' '); i >= 0 {
+			shape = shape[i+1:]
+		}
+		return fieldName(f.Path) + " " + shape
+	case f.Kind == Invariant:
+		return f.Headline
+	case f.Kind == Expectation:
+		what, _, _ := strings.Cut(f.Signature, " of ")
+		return "unmet " + what
+	}
+	return f.Signature
+}
+
+func symptomKey(f Finding) string { return f.Shape() }

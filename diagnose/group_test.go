@@ -1,0 +1,75 @@
+package diagnose_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/turnstile-dev/turnstile/diagnose"
+)
+
+func finding(sig string, consequence bool, rule string) diagnose.Finding {
+	return diagnose.Finding{Kind: diagnose.Divergence, Signature: sig, Headline: "title of " + sig, Consequence: consequence, Rule: rule}
+}
+
+func TestGroupPicksTheFewestCausesRankedByScenarios(t *testing.T) {
+	ds := []diagnose.Diagnosis{
+		{Scenario: diagnose.Scenario{Name: "s1", Family: "f"}, Findings: []diagnose.Finding{finding("A", false, "r1"), finding("C", true, "r1")}},
+		{Scenario: diagnose.Scenario{Name: "s2", Family: "f"}, Findings: []diagnose.Finding{finding("A", false, "r2"), finding("B", true, "r2")}},
+		{Scenario: diagnose.Scenario{Name: "s3", Family: "g"}, Findings: []diagnose.Finding{finding("A", false, "r3")}},
+		{Scenario: diagnose.Scenario{Name: "s4", Family: "g"}, Findings: []diagnose.Finding{finding("B", false, "r4")}},
+		{Scenario: diagnose.Scenario{Name: "s5", Family: "g"}},
+	}
+	causes := diagnose.Group(ds)
+	if len(causes) != 2 {
+		t.Fatalf("want 2 causes (A explains s1-s3, B explains s4), got %d: %+v", len(causes), causes)
+	}
+	a, b := causes[0], causes[1]
+	if a.Signature != "A" || !slices.Equal(a.Scenarios, []string{"s1", "s2", "s3"}) || !slices.Equal(a.Explains, a.Scenarios) {
+		t.Errorf("first cause %+v", a)
+	}
+	if b.Signature != "B" || !slices.Equal(b.Scenarios, []string{"s2", "s4"}) || !slices.Equal(b.Explains, []string{"s4"}) {
+		t.Errorf("second cause %+v", b)
+	}
+	// Three different rules over two families: the rule names the families.
+	if !strings.Contains(a.Rule, "f, g") {
+		t.Errorf("rule of A %q", a.Rule)
+	}
+	if ds[0].Findings[1].Cause != "title of A" || ds[1].Findings[1].Cause != "title of B" {
+		t.Errorf("finding causes %q %q", ds[0].Findings[1].Cause, ds[1].Findings[1].Cause)
+	}
+}
+
+func TestGroupPrefersInvariantsThenFirstFindingsOnTies(t *testing.T) {
+	ds := []diagnose.Diagnosis{
+		{Scenario: diagnose.Scenario{Name: "s1"}, Findings: []diagnose.Finding{finding("root", false, "r"), finding("after", true, "r")}},
+		{Scenario: diagnose.Scenario{Name: "s2"}, Findings: []diagnose.Finding{finding("root", false, "r"), finding("after", true, "r")}},
+	}
+	causes := diagnose.Group(ds)
+	if len(causes) != 1 || causes[0].Signature != "root" || causes[0].Rule != "r" {
+		t.Fatalf("causes %+v", causes)
+	}
+	inv := diagnose.Finding{Kind: diagnose.Invariant, Signature: "invariant x", Rule: "x: a rule"}
+	for i := range ds {
+		ds[i].Findings = append(ds[i].Findings, inv)
+	}
+	causes = diagnose.Group(ds)
+	if len(causes) != 1 || causes[0].Signature != "invariant x" || causes[0].Rule != "x: a rule" {
+		t.Fatalf("causes %+v", causes)
+	}
+}
+
+func TestGroupNeverExplainsByAConsequence(t *testing.T) {
+	// Two defects end in the same symptom after their first divergences: two causes.
+	ds := []diagnose.Diagnosis{
+		{Scenario: diagnose.Scenario{Name: "s1"}, Findings: []diagnose.Finding{finding("A", false, "r"), finding("symptom", true, "r")}},
+		{Scenario: diagnose.Scenario{Name: "s2"}, Findings: []diagnose.Finding{finding("B", false, "r"), finding("symptom", true, "r")}},
+	}
+	causes := diagnose.Group(ds)
+	if len(causes) != 2 || causes[0].Signature != "A" || causes[1].Signature != "B" {
+		t.Fatalf("causes %+v", causes)
+	}
+	if ds[0].Findings[1].Cause != "title of A" {
+		t.Errorf("the symptom's cause %q, want the cause of its scenario", ds[0].Findings[1].Cause)
+	}
+}

@@ -1,0 +1,177 @@
+package explore
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/diagnose"
+	"github.com/turnstile-dev/turnstile/invariant"
+	"github.com/turnstile-dev/turnstile/sim"
+)
+
+// Diagnosis lists what is wrong with got, an implementation's trace, compared with want, the
+// reference's trace of the same scenario (nil when there is no comparison); none when nothing
+// is. Every finding carries its cause signature.
+type Diagnosis func(want, got *sim.Trace) []diagnose.Finding
+
+// Diagnose is the diagnosis explore uses by default, conform's (package diagnose): every
+// divergence of the two traces under profile, region by region and field by field, and every
+// broken invariant of invs (nil: invariant.All()). Without want, the invariants alone.
+func Diagnose(profile conformance.Profile, invs []invariant.Invariant) Diagnosis {
+	if invs == nil {
+		invs = invariant.All()
+	}
+	opts := diagnose.Options{Invariants: invs}
+	if profile == conformance.Semantic {
+		opts.Normalize = semanticValue
+	}
+	// Alone, the invariants are judged against a trace that breaks none: diagnose leaves out
+	// what the reference's trace breaks too.
+	none := &sim.Trace{}
+	alone := opts
+	alone.Invariants = make([]invariant.Invariant, len(invs))
+	for i, inv := range invs {
+		alone.Invariants[i] = invariant.Invariant{Name: inv.Name, Doc: inv.Doc, Check: func(tr *sim.Trace) []invariant.Violation {
+			if tr == none {
+				return nil
+			}
+			return inv.Check(tr)
+		}}
+	}
+	return func(want, got *sim.Trace) []diagnose.Finding {
+		// Most runs pass: those are told cheaply, without aligning the traces.
+		broken := len(invariant.CheckAll(got, invs...)) > 0
+		if want == nil {
+			if !broken {
+				return nil
+			}
+			var out []diagnose.Finding
+			for _, f := range diagnose.Diagnose(diagnose.Scenario{}, none, got, alone) {
+				if f.Kind == diagnose.Invariant {
+					f.Consequence = false
+					out = append(out, f)
+				}
+			}
+			return out
+		}
+		if !broken && agree(want, got, profile) {
+			return nil
+		}
+		return diagnose.Diagnose(diagnose.Scenario{}, want, got, opts)
+	}
+}
+
+// agree reports whether two traces are the same under profile.
+func agree(want, got *sim.Trace, profile conformance.Profile) bool {
+	if profile == conformance.Semantic {
+		return conformance.Compare(want, got, profile, 0) == nil
+	}
+	return bytes.Equal(want.JSONL(), got.JSONL())
+}
+
+// semanticValue is an entry as the semantic profile compares it (conformance.SemanticRules):
+// decoded JSON with numbers as float64, without the sequence number, each string rewritten by
+// the rules. It must agree with conformance.Compare under conformance.Semantic (a test holds
+// it to that).
+func semanticValue(e sim.Entry) any {
+	e.Seq = 0
+	line, err := json.Marshal(e)
+	if err != nil {
+		return err.Error()
+	}
+	var v any
+	if json.NewDecoder(bytes.NewReader(line)).Decode(&v) != nil {
+		return string(line)
+	}
+	if m, ok := v.(map[string]any); ok {
+		delete(m, "seq")
+	}
+	return semanticStrings(v)
+}
+
+func semanticStrings(v any) any {
+	switch x := v.(type) {
+	case string:
+		const validation = `Validation failed for tool "`
+		if strings.HasPrefix(x, validation) {
+			if i := strings.IndexByte(x, '\n'); i >= 0 {
+				return x[:i]
+			}
+		}
+	case []any:
+		for i := range x {
+			x[i] = semanticStrings(x[i])
+		}
+	case map[string]any:
+		for k := range x {
+			x[k] = semanticStrings(x[k])
+		}
+	}
+	return v
+}
+
+// causes returns the findings that can be a run's cause, the cause first. As in conform's
+// grouping (diagnose.Group), only root findings can: a finding after the first divergence
+// may be its consequence. Of those, the implementation's errors come first, then the broken
+// invariants, earliest entry first (an invariant names its rule, and its signature does not
+// depend on the shape of the scenario), then the first divergence and any other finding.
+func causes(fs []diagnose.Finding) []diagnose.Finding {
+	rank := func(f diagnose.Finding) int {
+		switch f.Kind {
+		case diagnose.Error:
+			return 0
+		case diagnose.Invariant:
+			return 1
+		case diagnose.Divergence:
+			return 2
+		}
+		return 3
+	}
+	var out []diagnose.Finding
+	for _, f := range fs {
+		if !f.Consequence {
+			out = append(out, f)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b diagnose.Finding) int {
+		if c := cmp.Compare(rank(a), rank(b)); c != 0 || a.Kind != diagnose.Invariant {
+			return c
+		}
+		return cmp.Compare(entryOrder(a.At.Actual), entryOrder(b.At.Actual))
+	})
+	return out
+}
+
+// entryOrder places a finding of the trace as a whole (entry 0) after the others.
+func entryOrder(entry int) int {
+	if entry <= 0 {
+		return math.MaxInt
+	}
+	return entry
+}
+
+// ReadSignatures reads a list of cause signatures, one a line, as `turnstile explore` writes
+// them in causes.txt; blank lines and lines starting with # are ignored.
+func ReadSignatures(r io.Reader) (map[string]bool, error) {
+	out := map[string]bool{}
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		out[line] = true
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("reading signatures: %w", err)
+	}
+	return out, nil
+}

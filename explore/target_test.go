@@ -1,0 +1,192 @@
+package explore
+
+import (
+	"context"
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/loop"
+	"github.com/turnstile-dev/turnstile/scenarios"
+	"github.com/turnstile-dev/turnstile/sim"
+)
+
+// situationsOf lists the version-dependent situations a scenario makes.
+func situationsOf(sc *sim.Scenario) map[string]bool {
+	out := map[string]bool{}
+	h := sc.Hooks
+	out[SitPrepareNextTurn] = h.PrepareNextTurn != nil
+	out[SitFinishTurn] = h.FinishTurn != nil
+	out[SitPrepareRequest] = h.PrepareRequest != nil
+	results := func(b sim.Behaviour) {
+		out[SitIsErrorResult] = out[SitIsErrorResult] || b.Result.IsError
+		out[SitStructured] = out[SitStructured] || b.Result.StructuredContent != nil
+	}
+	for _, t := range sc.Tools {
+		out[SitPrepareArguments] = out[SitPrepareArguments] || t.PrepareArguments != nil
+		results(t.Behaviour)
+	}
+	for _, b := range sc.ToolCalls {
+		results(b)
+	}
+	for _, r := range sc.Responses {
+		if r.StopReason == loop.StopLength && len(loop.ToolCalls(r.Content)) > 0 {
+			out[SitLengthToolCalls] = true
+		}
+	}
+	for _, m := range sc.Messages {
+		if s, ok := m.(*loop.SystemMessage); ok && (len(s.ToolsAdded) > 0 || len(s.ToolsRemoved) > 0) {
+			out[SitDeclarations] = true
+		}
+	}
+	if len(callIDs(sc)) > 0 {
+		out[SitAbortWithTools] = slices.ContainsFunc(sc.User, func(a sim.UserAction) bool { return a.Abort })
+	}
+	return out
+}
+
+// TestGeneratorRespectsTheTrackedVersion: for an implementation tracking pi X, no generated
+// scenario makes a situation whose since is later than X, while the unrestricted generator
+// makes every situation (so the check can fail).
+func TestGeneratorRespectsTheTrackedVersion(t *testing.T) {
+	const n = 400
+	seen := map[string]int{}
+	for i := range n {
+		for s, ok := range situationsOf(GenerateScenario(RunSeed(5, i))) {
+			if ok {
+				seen[s]++
+			}
+		}
+	}
+	for _, s := range Situations {
+		if seen[s.Name] == 0 {
+			t.Errorf("the unrestricted generator never makes %q in %d scenarios", s.Name, n)
+		}
+	}
+	for _, tracks := range []string{"0.74", "0.80", "0.84", "0.87.1", "0.99.1", "1.3.0", "1.5.2", "1.6.0"} {
+		target := Target{Tracks: tracks}
+		gen := Generator(target)
+		for i := range n {
+			sc := gen(RunSeed(5, i))
+			for s, ok := range situationsOf(sc) {
+				if ok && !target.Has(s) {
+					t.Fatalf("tracks %s: seed %d makes %q", tracks, RunSeed(5, i), s)
+				}
+			}
+		}
+	}
+	if (Target{Tracks: "0.87.1"}).Has(SitIsErrorResult) || !(Target{Tracks: "0.87.1"}).Has(SitFinishTurn) || !(Target{}).Has(SitAbortWithTools) {
+		t.Error("Has disagrees with the version table")
+	}
+}
+
+// TestGeneratorRespectsDeclaredHooks: an implementation declaring only some hooks gets
+// scenarios installing no other; without the queue hooks, steering and follow-up are off and
+// the simulated user neither steers nor follows up. Every scenario stays valid.
+func TestGeneratorRespectsDeclaredHooks(t *testing.T) {
+	queues := []string{sim.HookSteering, sim.HookFollowUp}
+	for _, hooks := range [][]string{queues, {}, {sim.HookFinishTurn, sim.HookSteering}, {sim.HookBeforeToolCall}} {
+		gen := Generator(Target{Hooks: hooks})
+		users := 0
+		for i := range 60 {
+			sc := gen(RunSeed(8, i))
+			for _, h := range sc.Hooks.Installed() {
+				if !slices.Contains(hooks, h) {
+					t.Fatalf("hooks %v: seed %d installs %s", hooks, RunSeed(8, i), h)
+				}
+			}
+			for _, a := range sc.User {
+				users++
+				if len(a.Steer) > 0 && sc.Hooks.NoSteering || len(a.FollowUp) > 0 && sc.Hooks.NoFollowUp {
+					t.Fatalf("hooks %v: seed %d queues a message for a queue that is off", hooks, RunSeed(8, i))
+				}
+			}
+			data, err := scenarios.Write(sc)
+			if err == nil {
+				_, err = scenarios.Parse("gen.yaml", "gen", data)
+			}
+			if err != nil {
+				t.Fatalf("hooks %v: seed %d: %v", hooks, RunSeed(8, i), err)
+			}
+		}
+		if users == 0 {
+			t.Errorf("hooks %v: no user action in 60 scenarios", hooks)
+		}
+	}
+}
+
+// introducing is the reference introducing itself with a hello that declares some hooks and
+// tracks a version, and recording the hooks each scenario installs.
+type introducing struct {
+	*sim.Reference
+	hello     conformance.Hello
+	installed map[string]bool
+}
+
+func (r *introducing) Hello() (conformance.Hello, error) { return r.hello, nil }
+
+func (r *introducing) Start(setup sim.Setup, port sim.Port) error {
+	for _, h := range setup.Hooks {
+		r.installed[h] = true
+	}
+	return r.Reference.Start(setup, port)
+}
+
+// TestHelloSetsTheTarget: explore takes the hooks and the tracked version from the
+// implementation's hello; a fault-free implementation declaring only the two queue hooks
+// fails nothing, and is never given another hook.
+func TestHelloSetsTheTarget(t *testing.T) {
+	installed := map[string]bool{}
+	hello := conformance.Hello{Name: "queues-only", Tracks: "0.99.1", Hooks: []string{sim.HookSteering, sim.HookFollowUp}}
+	res := Run(context.Background(), Options{
+		Seed: 21, Runs: 150,
+		Impl: func() sim.Implementation {
+			return &introducing{Reference: sim.NewReference(), hello: hello, installed: installed}
+		},
+	})
+	if res.Err != nil || len(res.Failures) > 0 {
+		t.Fatalf("%v: %s", res.Err, Summary(res))
+	}
+	if res.Implementation != "queues-only" || res.Target.Tracks != "0.99.1" || !slices.Equal(res.Target.Hooks, hello.Hooks) {
+		t.Errorf("explored %q for %+v", res.Implementation, res.Target)
+	}
+	if len(installed) != 2 || !installed[sim.HookSteering] || !installed[sim.HookFollowUp] {
+		t.Errorf("installed %v", installed)
+	}
+}
+
+// TestSemanticValueAgreesWithCompare: explore's semantic normalization of an entry judges
+// pairs of entries as conformance.Compare does under the semantic profile: numbers by value,
+// a validation message up to its first line, everything else strictly.
+func TestSemanticValueAgreesWithCompare(t *testing.T) {
+	base := sim.Entry{Seq: 4, T: 10, Kind: sim.KindEvent, Name: "tool_execution_end",
+		Data: []byte(`{"result":{"content":[{"type":"text","text":"Validation failed for tool \"read\":\n  - path: must be string"}]},"n":1}`)}
+	variants := map[string]sim.Entry{}
+	with := func(name, data string) {
+		e := base
+		e.Data = []byte(data)
+		variants[name] = e
+	}
+	with("validator words", `{"result":{"content":[{"type":"text","text":"Validation failed for tool \"read\":\n  - path: expected string"}]},"n":1}`)
+	with("tool name", `{"result":{"content":[{"type":"text","text":"Validation failed for tool \"grep\":\n  - path: must be string"}]},"n":1}`)
+	with("number form", `{"result":{"content":[{"type":"text","text":"Validation failed for tool \"read\":\n  - path: must be string"}]},"n":1.0}`)
+	with("number value", `{"result":{"content":[{"type":"text","text":"Validation failed for tool \"read\":\n  - path: must be string"}]},"n":2}`)
+	with("other text", `{"result":{"content":[{"type":"text","text":"Validation failed for tool \"read\":\n  - path: must be string"}]},"n":1,"x":"y"}`)
+	seq := base
+	seq.Seq = 9
+	variants["seq"] = seq
+	late := base
+	late.T = 11
+	variants["time"] = late
+	for name, e := range variants {
+		compare := conformance.Compare(&sim.Trace{Entries: []sim.Entry{base}}, &sim.Trace{Entries: []sim.Entry{e}}, conformance.Semantic, 0) == nil
+		ours := reflect.DeepEqual(semanticValue(base), semanticValue(e))
+		if compare != ours {
+			t.Errorf("%s: Compare says equal=%v, semanticValue says %v", name, compare, ours)
+		}
+		if alike := name == "validator words" || name == "number form" || name == "seq"; ours != alike {
+			t.Errorf("%s: equal=%v under the semantic profile, want %v", name, ours, alike)
+		}
+	}
+}

@@ -1,0 +1,323 @@
+package faults_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/diagnose"
+	"github.com/turnstile-dev/turnstile/scenarios"
+	"github.com/turnstile-dev/turnstile/sim"
+)
+
+// buildAll compiles a turnstile binary whose loop carries every one of fs (their patches
+// may touch the same file), returning its path.
+func buildAll(t *testing.T, fs []fault, dir string) string {
+	t.Helper()
+	ov := writeOverlay(t, fs, dir)
+	bin := filepath.Join(dir, "turnstile")
+	if out, err := exec.Command("go", "build", "-overlay", ov, "-o", bin, "../cmd/turnstile").CombinedOutput(); err != nil {
+		t.Fatalf("building the faulty loop: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// writeOverlay writes the patched files of fs and the overlay that puts them in place of
+// loop/'s, returning the overlay's path.
+func writeOverlay(t *testing.T, fs []fault, dir string) string {
+	t.Helper()
+	texts := map[string]string{}
+	for _, f := range fs {
+		if _, ok := texts[f.file]; !ok {
+			data, err := os.ReadFile(filepath.Join("..", "loop", f.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			texts[f.file] = string(data)
+		}
+		for _, p := range f.patches {
+			if n := strings.Count(texts[f.file], p.old); n != 1 {
+				t.Fatalf("the patch for %q no longer applies: loop/%s holds its text %d times; update it", f.name, f.file, n)
+			}
+			texts[f.file] = strings.Replace(texts[f.file], p.old, p.new, 1)
+		}
+	}
+	replace := map[string]string{}
+	for file, text := range texts {
+		src, err := filepath.Abs(filepath.Join("..", "loop", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		patched := filepath.Join(dir, file)
+		if err := os.WriteFile(patched, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		replace[src] = patched
+	}
+	overlay, _ := json.Marshal(map[string]map[string]string{"Replace": replace})
+	ov := filepath.Join(dir, "overlay.json")
+	if err := os.WriteFile(ov, overlay, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return ov
+}
+
+func faultNamed(t *testing.T, name string) fault {
+	t.Helper()
+	for _, f := range faults {
+		if f.name == name {
+			return f
+		}
+	}
+	t.Fatalf("no fault %q", name)
+	return fault{}
+}
+
+// conformFaulty runs the curated suite against a loop carrying fs, through the protocol.
+func conformFaulty(t *testing.T, fs []fault) conformance.Report {
+	t.Helper()
+	files, err := scenarios.Suite()
+	if err != nil {
+		t.Fatal(err)
+	}
+	suite := make([]*sim.Scenario, 0, len(files))
+	for _, f := range files {
+		suite = append(suite, f.Scenario)
+	}
+	bin := buildAll(t, fs, t.TempDir())
+	p := &conformance.Process{Command: []string{bin, "adapter"}, Timeout: 10 * time.Second}
+	defer p.Close()
+	return conformance.Verify(context.Background(), suite, p, conformance.Options{Scenarios: diagnose.FromFiles(files)})
+}
+
+func logCauses(t *testing.T, r conformance.Report) {
+	t.Helper()
+	for i, c := range r.Causes {
+		t.Logf("cause %d: %s — %d scenarios (explains %d: %s) — rule: %s", i+1, c.Title, len(c.Scenarios), len(c.Explains), strings.Join(c.Explains, " "), c.Rule)
+	}
+}
+
+// The three independent faults the acceptance test combines, each with the rule (an
+// invariant) its cause must name. Each alone gives one cause. (Of the other faults, two
+// give two causes alone: "finishTurn end ignored" breaks invariant finish-turn in two of its
+// scenarios and only diverges in the third; "terminate when any result asks" may also time
+// out in termination/no-turn-limit on a loaded machine. "terminate when any result asks"
+// and "trusts stopReason" both end a run whose batch the reference continues, one symptom
+// (invariant termination) for two defects: combined, they are one cause.)
+var threeFaults = []struct{ fault, rule string }{
+	{"runs a truncated batch", "truncation"},
+	{"trusts stopReason", "results"},
+	{"turn cap of 2", "queue-timing"},
+}
+
+// TestOneFaultIsOneCause: a loop with one fault gets one cause in the summary, naming the
+// rule the fault breaks, whatever number of scenarios it fails.
+func TestOneFaultIsOneCause(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds one binary per fault")
+	}
+	for _, x := range threeFaults {
+		t.Run(x.fault, func(t *testing.T) {
+			r := conformFaulty(t, []fault{faultNamed(t, x.fault)})
+			logCauses(t, r)
+			if r.Failed == 0 {
+				t.Fatalf("nothing failed: %s", r.Summary())
+			}
+			if len(r.Causes) != 1 {
+				t.Fatalf("%d causes for one fault, want 1", len(r.Causes))
+			}
+			c := r.Causes[0]
+			if !strings.HasPrefix(c.Rule, x.rule+":") || len(c.Explains) != r.Failed {
+				t.Errorf("the cause names rule %q and explains %d of %d failures", c.Rule, len(c.Explains), r.Failed)
+			}
+		})
+	}
+}
+
+// TestThreeFaultsAreThreeCauses: a loop with three independent faults at once gets exactly
+// three causes, each naming its rule, with its scenario count.
+func TestThreeFaultsAreThreeCauses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a faulty binary")
+	}
+	var fs []fault
+	for _, x := range threeFaults {
+		fs = append(fs, faultNamed(t, x.fault))
+	}
+	r := conformFaulty(t, fs)
+	logCauses(t, r)
+	checkThreeCauses(t, r.Causes)
+	var text strings.Builder
+	if err := r.WriteSummary(&text); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "3 causes of failure") {
+		t.Errorf("the summary does not count three causes:\n%s", text.String())
+	}
+	t.Log("\n" + text.String())
+}
+
+// threeFaultsAtOnce is the three faults of threeFaults.
+func threeFaultsAtOnce(t *testing.T) []fault {
+	var fs []fault
+	for _, x := range threeFaults {
+		fs = append(fs, faultNamed(t, x.fault))
+	}
+	return fs
+}
+
+// TestThreeFaultsThroughTheGoPortServer: the example Go port (conformance/example, whose
+// loop is package loop) carrying the three faults, served by conformance.ServePort through
+// conformance/example/adapter, gets three causes, each naming its rule.
+func TestThreeFaultsThroughTheGoPortServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a faulty binary")
+	}
+	dir := t.TempDir()
+	ov := writeOverlay(t, threeFaultsAtOnce(t), dir)
+	bin := filepath.Join(dir, "example-adapter")
+	if out, err := exec.Command("go", "build", "-overlay", ov, "-o", bin, "../conformance/example/adapter").CombinedOutput(); err != nil {
+		t.Fatalf("building the faulty port's adapter: %v\n%s", err, out)
+	}
+	files, err := scenarios.Suite()
+	if err != nil {
+		t.Fatal(err)
+	}
+	suite := make([]*sim.Scenario, 0, len(files))
+	for _, f := range files {
+		suite = append(suite, f.Scenario)
+	}
+	p := &conformance.Process{Command: []string{bin}, Timeout: 10 * time.Second}
+	defer p.Close()
+	r := conformance.Verify(context.Background(), suite, p, conformance.Options{Scenarios: diagnose.FromFiles(files)})
+	logCauses(t, r)
+	checkThreeCauses(t, r.Causes)
+}
+
+// TestThreeFaultsThroughConformanceTest: a Go port carrying the three faults, checked by
+// its own go test with conformance.Test, logs three causes, each naming its rule. In-process
+// the reference is package loop too, so the port here is a copy of the example port over a
+// patched copy of loop/ in a package of its own (faults/faultyport, added by the overlay
+// only: it exists for this test's build and nowhere else).
+func TestThreeFaultsThroughConformanceTest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a faulty test binary")
+	}
+	dir := t.TempDir()
+	here, err := filepath.Abs(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const module = "github.com/turnstile-dev/turnstile/"
+	replace := map[string]string{}
+	add := func(target, text string) {
+		file := filepath.Join(dir, strings.ReplaceAll(strings.TrimPrefix(target, here+"/"), "/", "_"))
+		if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		replace[target] = file
+	}
+	// The faulty loop: every source file of loop/, patched, as package faultyport/loop.
+	sources, err := filepath.Glob(filepath.Join("..", "loop", "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	patched := map[string]string{}
+	for _, f := range threeFaultsAtOnce(t) {
+		for _, p := range f.patches {
+			text, ok := patched[f.file]
+			if !ok {
+				data, err := os.ReadFile(filepath.Join("..", "loop", f.file))
+				if err != nil {
+					t.Fatal(err)
+				}
+				text = string(data)
+			}
+			patched[f.file] = strings.Replace(text, p.old, p.new, 1)
+		}
+	}
+	for _, src := range sources {
+		name := filepath.Base(src)
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		text, ok := patched[name]
+		if !ok {
+			data, err := os.ReadFile(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			text = string(data)
+		}
+		add(filepath.Join(here, "faultyport", "loop", name), text)
+	}
+	// The port: the example's, over the faulty loop, and its go test.
+	example, err := os.ReadFile(filepath.Join("..", "conformance", "example", "example.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strings.Replace(string(example), `"`+module+`loop"`, `"`+module+`faults/faultyport/loop"`, 1)
+	port = strings.Replace(port, "package example", "package faultyport", 1)
+	add(filepath.Join(here, "faultyport", "port.go"), port)
+	add(filepath.Join(here, "faultyport", "port_test.go"), `package faultyport_test
+
+import (
+	"testing"
+
+	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/faults/faultyport"
+)
+
+func TestConformance(t *testing.T) { conformance.Test(t, faultyport.Port{}) }
+`)
+	overlay, _ := json.Marshal(map[string]map[string]string{"Replace": replace})
+	ov := filepath.Join(dir, "overlay.json")
+	if err := os.WriteFile(ov, overlay, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Built with -c and run here: the package's folder exists only in the overlay.
+	bin := filepath.Join(dir, "faultyport.test")
+	if out, err := exec.Command("go", "test", "-c", "-vet=off", "-overlay", ov, "-o", bin, "./faultyport/").CombinedOutput(); err != nil {
+		t.Fatalf("building the faulty port's test: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "-test.run", "^TestConformance$", "-test.v").CombinedOutput()
+	text := string(out)
+	if err == nil || !strings.Contains(text, "--- FAIL: TestConformance") {
+		t.Fatalf("the faulty port passed its conformance test (%v):\n%s", err, text)
+	}
+	if !strings.Contains(text, "3 causes of failure") {
+		t.Fatalf("the test output does not count three causes:\n%s", text)
+	}
+	for _, x := range threeFaults {
+		if !strings.Contains(text, "rule: "+x.rule+":") {
+			t.Errorf("no cause names rule %s", x.rule)
+		}
+	}
+	i := strings.Index(text, "3 causes of failure")
+	t.Log(text[i:min(len(text), i+2500)])
+}
+
+// checkThreeCauses requires exactly the three causes of threeFaults, by rule.
+func checkThreeCauses(t *testing.T, causes []diagnose.Cause) {
+	t.Helper()
+	if len(causes) != 3 {
+		t.Fatalf("%d causes for three faults, want 3", len(causes))
+	}
+	for _, x := range threeFaults {
+		found := false
+		for _, c := range causes {
+			if strings.HasPrefix(c.Rule, x.rule+":") && len(c.Scenarios) > 0 {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no cause names rule %s", x.rule)
+		}
+	}
+}

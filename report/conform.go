@@ -1,0 +1,166 @@
+package report
+
+import (
+	"bytes"
+	_ "embed"
+	"fmt"
+	"html/template"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/diagnose"
+	"github.com/turnstile-dev/turnstile/sim"
+)
+
+//go:embed index.html
+var indexHTML string
+
+var indexTemplate = template.Must(template.New("index").Funcs(template.FuncMap{
+	"inc":  func(i int) int { return i + 1 },
+	"page": func(name string) string { return PageName(name) },
+}).Parse(indexHTML))
+
+// Conformance is a conformance run to report.
+type Conformance struct {
+	Report conformance.Report
+	// Traces gives a failing scenario's two traces: the reference's and the implementation's.
+	// Runs are deterministic, so running the scenario again gives the traces the verdict saw.
+	Traces func(scenario string) (want, got *sim.Trace, err error)
+}
+
+// PageName is the file name of a scenario's page in a conformance report.
+func PageName(scenario string) string { return slug(scenario) + ".html" }
+
+// WriteConformance writes a conformance run's report into dir (created if needed):
+// index.html — the verdict, the causes of failure (each once, with the scenarios it
+// explains), the failing scenarios, and the outcome by rule family and by invariant — and a
+// page per failing scenario (PageName), its two traces side by side with every finding
+// marked.
+func WriteConformance(dir string, c Conformance) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	r := c.Report
+	type failing struct {
+		Name, Family, Page, Cause, Divergence string
+		// Expected and Actual are the first divergence's two timeline lines.
+		Expected, Actual string
+		Findings         int
+	}
+	type other struct{ Name, Status, Reason string }
+	view := struct {
+		Title, Profile, Duration, Summary, StartError string
+		CSS                                           template.CSS
+		Scenarios                                     int
+		Failed                                        bool
+		Causes                                        []diagnose.Cause
+		Failing                                       []failing
+		Others                                        []other
+		Families, Invariants                          []conformance.Tally
+	}{
+		Title: "conformance of " + or(r.Implementation, "the implementation"), Profile: string(r.Profile),
+		Duration: r.Duration.Round(time.Millisecond).String(), Summary: r.Summary(), StartError: r.StartError,
+		CSS: css, Scenarios: len(r.Results), Failed: !r.OK(), Causes: r.Causes,
+		Families: r.Families, Invariants: r.Invariants,
+	}
+	for _, res := range r.Results {
+		switch res.Status {
+		case conformance.Fail, conformance.ExpectedFail:
+			f := failing{Name: res.Scenario, Family: res.Family, Page: PageName(res.Scenario), Findings: len(res.Findings)}
+			causes := map[string]bool{}
+			for _, x := range res.Findings {
+				if x.Cause != "" && !causes[x.Cause] {
+					causes[x.Cause] = true
+					if f.Cause != "" {
+						f.Cause += "; "
+					}
+					f.Cause += x.Cause
+				}
+			}
+			if res.Divergence != nil {
+				f.Divergence = fmt.Sprintf("entry %d", res.Divergence.Entry)
+				f.Expected, f.Actual = strings.TrimSpace(res.Divergence.Expected), strings.TrimSpace(res.Divergence.Actual)
+			} else if res.Error != "" {
+				f.Divergence = res.Error
+			}
+			if res.Status == conformance.ExpectedFail {
+				f.Cause = "(expected to fail) " + f.Cause
+			}
+			view.Failing = append(view.Failing, f)
+			if err := writeScenarioPage(dir, r, res, c.Traces); err != nil {
+				return err
+			}
+		case conformance.Skip:
+			view.Others = append(view.Others, other{res.Scenario, string(res.Status), res.Reason})
+		}
+	}
+	var buf bytes.Buffer
+	if err := indexTemplate.Execute(&buf, view); err != nil {
+		return fmt.Errorf("report: rendering the index: %w", err)
+	}
+	return os.WriteFile(filepath.Join(dir, "index.html"), buf.Bytes(), 0o644)
+}
+
+// writeScenarioPage writes one failing scenario's page.
+func writeScenarioPage(dir string, r conformance.Report, res conformance.Result, traces func(string) (*sim.Trace, *sim.Trace, error)) error {
+	run := Run{Title: res.Scenario, Subtitle: res.Reason, ExpectedLabel: "expected: the reference", ActualLabel: "actual: " + or(r.Implementation, "the implementation"), Failed: true}
+	if traces != nil {
+		want, got, err := traces(res.Scenario)
+		if err != nil {
+			run.Subtitle += " (its traces could not be made again: " + err.Error() + ")"
+		}
+		run.Expected, run.Actual = want, got
+	}
+	if run.Expected == nil {
+		run.Expected = &sim.Trace{}
+	}
+	if run.Actual == nil {
+		run.Actual = &sim.Trace{}
+	}
+	var causes []string
+	seen := map[string]bool{}
+	for _, f := range res.Findings {
+		rf := Finding{Rule: string(f.Kind), Msg: f.Says}
+		if name, _, ok := strings.Cut(f.Rule, ": "); ok && f.Kind == diagnose.Invariant && !strings.Contains(name, " ") {
+			rf.Rule += " " + name
+		} else if f.Rule != "" {
+			rf.Detail = "rule: " + f.Rule
+		}
+		if f.Consequence {
+			rf.Msg += " (after the first divergence)"
+		}
+		if f.Cause != "" && !seen[f.Cause] {
+			seen[f.Cause] = true
+			causes = append(causes, f.Cause)
+		}
+		switch {
+		case f.ActualLine == "" && f.ExpectedLine != "" && f.At.Expected > 0 && f.At.Expected <= len(run.Expected.Entries):
+			// Entries the implementation lacks: marked where the reference has them.
+			rf.ExpectedEntry = run.Expected.Entries[f.At.Expected-1].Seq
+		case f.At.Actual > 0 && f.At.Actual <= len(run.Actual.Entries):
+			rf.Entry = run.Actual.Entries[f.At.Actual-1].Seq
+		case f.At.Expected > 0 && f.At.Expected <= len(run.Expected.Entries):
+			rf.ExpectedEntry = run.Expected.Entries[f.At.Expected-1].Seq
+		}
+		run.Findings = append(run.Findings, rf)
+	}
+	if len(causes) > 0 {
+		run.Subtitle += " · " + plural(len(causes), "cause", "causes") + ": " + strings.Join(causes, "; ")
+	}
+	p := Page{Title: res.Scenario, Intro: "A failing scenario of the conformance run: the reference's trace and the implementation's, aligned entry by entry, with every finding marked where it happens.", Back: "index.html", Runs: []Run{run}}
+	var buf bytes.Buffer
+	if err := Write(&buf, p); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, PageName(res.Scenario)), buf.Bytes(), 0o644)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

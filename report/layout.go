@@ -1,0 +1,449 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/turnstile-dev/turnstile/sim"
+)
+
+// Lane classes (colours).
+const (
+	laneLoop   = "loop"
+	laneHooks  = "hooks"
+	laneUser   = "user"
+	laneStream = "stream"
+	laneTool   = "tool"
+)
+
+// lane is one actor's column.
+type lane struct {
+	Key, Name, Class string
+}
+
+// laneOf says whose entry e is: the loop's events (and the run's end), the hooks, the
+// simulated user (and aborts), a provider stream, or a tool call.
+func laneOf(e sim.Entry, toolNames map[string]string) lane {
+	switch e.Kind {
+	case sim.KindCall:
+		switch e.Name {
+		case sim.CallStream:
+			return streamLane(e.Target)
+		case sim.CallTool:
+			var d struct {
+				ID   string `json:"toolCallId"`
+				Name string `json:"toolName"`
+			}
+			_ = json.Unmarshal(e.Data, &d)
+			if d.Name != "" {
+				toolNames[d.ID] = d.Name
+			}
+			return toolLane(d.ID, toolNames)
+		}
+		return lane{laneHooks, "hooks", laneHooks}
+	case sim.KindDeliver:
+		switch e.Name {
+		case sim.DeliverStreamEvent, sim.DeliverStreamEnd, sim.DeliverStreamFail:
+			return streamLane(e.Target)
+		case sim.DeliverToolUpdate, sim.DeliverToolResult:
+			return toolLane(e.Target, toolNames)
+		}
+		return lane{laneUser, "user", laneUser}
+	case sim.KindUser:
+		return lane{laneUser, "user", laneUser}
+	}
+	return lane{laneLoop, "loop events", laneLoop}
+}
+
+func streamLane(n string) lane {
+	return lane{laneStream + ":" + n, "stream #" + n, laneStream}
+}
+
+func toolLane(id string, names map[string]string) lane {
+	name := "tool " + id
+	if n := names[id]; n != "" {
+		name += " (" + n + ")"
+	}
+	return lane{laneTool + ":" + id, name, laneTool}
+}
+
+// isDelta reports whether e is a stream delta (a text, thinking or tool-call delta, as
+// delivered or as the loop's message_update): the bulk of most traces, which the page can fold.
+func isDelta(e sim.Entry) bool {
+	if e.Kind != sim.KindEvent && e.Kind != sim.KindDeliver {
+		return false
+	}
+	var d struct {
+		Type string `json:"type"`
+		AME  struct {
+			Type string `json:"type"`
+		} `json:"assistantMessageEvent"`
+	}
+	_ = json.Unmarshal(e.Data, &d)
+	return strings.HasSuffix(d.Type, "_delta") || strings.HasSuffix(d.AME.Type, "_delta")
+}
+
+// pair is a row of aligned entries: indexes into the expected and actual traces, -1 where a
+// side has no entry.
+type pair struct{ e, a int }
+
+// maxAlignCells bounds the alignment's table; longer traces are aligned by position.
+const maxAlignCells = 4_000_000
+
+// align pairs the entries of two traces: a longest common subsequence of equal entries (equal
+// but for their seq), with the unequal runs between them paired up in order.
+func align(exp, act []sim.Entry) []pair {
+	n, m := len(exp), len(act)
+	if n*m > maxAlignCells {
+		out := make([]pair, 0, max(n, m))
+		for i := 0; i < max(n, m); i++ {
+			p := pair{-1, -1}
+			if i < n {
+				p.e = i
+			}
+			if i < m {
+				p.a = i
+			}
+			out = append(out, p)
+		}
+		return out
+	}
+	ek, ak := make([]string, n), make([]string, m)
+	for i, e := range exp {
+		ek[i] = entryKey(e)
+	}
+	for j, e := range act {
+		ak[j] = entryKey(e)
+	}
+	// lcs[i][j] is the LCS length of exp[i:] and act[j:].
+	lcs := make([][]int32, n+1)
+	for i := range lcs {
+		lcs[i] = make([]int32, m+1)
+	}
+	for i := n - 1; i >= 0; i-- {
+		for j := m - 1; j >= 0; j-- {
+			if ek[i] == ak[j] {
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			} else {
+				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+			}
+		}
+	}
+	var out []pair
+	var dels, ins []int
+	flush := func() {
+		k := 0
+		for ; k < len(dels) && k < len(ins); k++ {
+			out = append(out, pair{dels[k], ins[k]})
+		}
+		for ; k < len(dels); k++ {
+			out = append(out, pair{dels[k], -1})
+		}
+		for ; k < len(ins); k++ {
+			out = append(out, pair{-1, ins[k]})
+		}
+		dels, ins = dels[:0], ins[:0]
+	}
+	i, j := 0, 0
+	for i < n || j < m {
+		switch {
+		case i < n && j < m && ek[i] == ak[j]:
+			flush()
+			out = append(out, pair{i, j})
+			i++
+			j++
+		case j >= m || (i < n && lcs[i+1][j] >= lcs[i][j+1]):
+			dels = append(dels, i)
+			i++
+		default:
+			ins = append(ins, j)
+			j++
+		}
+	}
+	flush()
+	return out
+}
+
+// entryKey is an entry's canonical JSON without its seq: what makes two entries equal.
+func entryKey(e sim.Entry) string {
+	e.Seq = 0
+	line, _ := json.Marshal(e)
+	return string(line)
+}
+
+// The view models the template renders.
+
+type pageView struct {
+	Title, Intro, Back string
+	CSS                template.CSS
+	JS                 template.JS
+	Runs               []runView
+	FailedRuns         int
+}
+
+type runView struct {
+	ID, Title, Subtitle string
+	Failed              bool
+	Sides               []string
+	Lanes               []lane
+	Rows                []rowView
+	// Findings lists every finding, with the row it is marked on ("" for the whole run).
+	Findings []findingView
+	// Stats is a one-line count of entries, rows that differ and findings.
+	Stats string
+	// Diverge is the row ID of the first divergence ("" when the traces agree or there is
+	// one side).
+	Diverge string
+}
+
+type findingView struct {
+	Rule, Msg, Detail, Row, Side string
+	Entry                        int
+}
+
+type rowView struct {
+	ID    string
+	Class string
+	Delta bool
+	Cells []cellView
+}
+
+type cellView struct {
+	Empty    bool
+	Seq      int
+	T        string
+	Kind     string
+	KindRaw  string
+	Lane     lane
+	Lanes    []string // per lane: "", "l" (alive) or "d" (this entry's actor)
+	Label    string
+	JSON     string
+	Findings []findingView
+}
+
+// buildRun lays a run out in rows and lanes.
+func buildRun(r Run) runView {
+	rv := runView{ID: r.ID, Title: r.Title, Subtitle: r.Subtitle, Failed: r.Failed || len(r.Findings) > 0}
+	var sides [][]sim.Entry
+	var pairs []pair
+	actual := entriesOf(r.Actual)
+	if r.Expected != nil {
+		expected := entriesOf(r.Expected)
+		sides = [][]sim.Entry{expected, actual}
+		rv.Sides = []string{or(r.ExpectedLabel, "expected"), or(r.ActualLabel, "actual")}
+		pairs = align(expected, actual)
+	} else {
+		sides = [][]sim.Entry{actual}
+		rv.Sides = []string{or(r.ActualLabel, "actual")}
+		for j := range actual {
+			pairs = append(pairs, pair{-1, j})
+		}
+	}
+	two := len(sides) == 2
+
+	// Lanes: the loop, the hooks and the user first, then streams and tool calls in order of
+	// first appearance on either side.
+	laneIdx := map[string]int{}
+	var lanes []lane
+	toolNames := []map[string]string{{}, {}}
+	rowLanes := make([][]string, len(pairs)) // per row, per side: the lane key
+	fixed := []lane{{laneLoop, "loop events", laneLoop}, {laneHooks, "hooks", laneHooks}, {laneUser, "user", laneUser}}
+	used := map[string]bool{laneLoop: true}
+	for ri, p := range pairs {
+		rowLanes[ri] = make([]string, len(sides))
+		for s := range sides {
+			i := sideIndex(p, s, two)
+			if i < 0 {
+				continue
+			}
+			ln := laneOf(sides[s][i], toolNames[s])
+			rowLanes[ri][s] = ln.Key
+			used[ln.Key] = true
+			if ln.Class == laneStream || ln.Class == laneTool {
+				if k, ok := laneIdx[ln.Key]; !ok {
+					laneIdx[ln.Key] = len(lanes)
+					lanes = append(lanes, ln)
+				} else if len(ln.Name) > len(lanes[k].Name) {
+					lanes[k].Name = ln.Name
+				}
+			}
+		}
+	}
+	var all []lane
+	for _, f := range fixed {
+		if used[f.Key] {
+			all = append(all, f)
+		}
+	}
+	all = append(all, lanes...)
+	laneIdx = map[string]int{}
+	for k, ln := range all {
+		laneIdx[ln.Key] = k
+	}
+	rv.Lanes = all
+
+	// Each lane's life on each side: from its first row to its last.
+	type span struct{ from, to int }
+	life := make([]map[int]span, len(sides))
+	for s := range sides {
+		life[s] = map[int]span{}
+		for ri := range pairs {
+			key := rowLanes[ri][s]
+			if key == "" {
+				continue
+			}
+			k := laneIdx[key]
+			sp, ok := life[s][k]
+			if !ok {
+				sp = span{ri, ri}
+			}
+			sp.to = ri
+			life[s][k] = sp
+		}
+	}
+
+	// Findings by the actual entry's seq.
+	bySeq := map[int][]Finding{}
+	byExpSeq := map[int][]Finding{}
+	seqs, expSeqs := map[int]bool{}, map[int]bool{}
+	for _, e := range actual {
+		seqs[e.Seq] = true
+	}
+	if two {
+		for _, e := range sides[0] {
+			expSeqs[e.Seq] = true
+		}
+	}
+	for _, f := range r.Findings {
+		if f.Entry != 0 && seqs[f.Entry] {
+			bySeq[f.Entry] = append(bySeq[f.Entry], f)
+		} else if f.Entry == 0 && f.ExpectedEntry != 0 && expSeqs[f.ExpectedEntry] {
+			byExpSeq[f.ExpectedEntry] = append(byExpSeq[f.ExpectedEntry], f)
+		} else {
+			rv.Findings = append(rv.Findings, findingView{Rule: f.Rule, Msg: f.Msg, Detail: f.Detail, Entry: f.Entry})
+		}
+	}
+
+	sideNames := []string{"actual"}
+	if two {
+		sideNames = []string{"expected", "actual"}
+	}
+	lastT := make([]int64, len(sides))
+	for s := range lastT {
+		lastT[s] = -1
+	}
+	differ := 0
+	for ri, p := range pairs {
+		row := rowView{ID: "r" + strconv.Itoa(ri+1), Class: "eq", Delta: true}
+		if two && (p.e < 0 || p.a < 0 || entryKey(sides[0][p.e]) != entryKey(sides[1][p.a])) {
+			row.Class = "diff"
+			differ++
+			if rv.Diverge == "" {
+				rv.Diverge = row.ID
+				row.Class = "diff first"
+			}
+		}
+		for s := range sides {
+			i := sideIndex(p, s, two)
+			c := cellView{Lanes: make([]string, len(all))}
+			for k := range all {
+				if sp, ok := life[s][k]; ok && ri >= sp.from && ri <= sp.to {
+					c.Lanes[k] = "l"
+				}
+			}
+			if i < 0 {
+				c.Empty = true
+				row.Delta = false
+				row.Cells = append(row.Cells, c)
+				continue
+			}
+			e := sides[s][i]
+			c.Seq, c.Kind, c.KindRaw, c.Label, c.JSON = e.Seq, kindShort(e.Kind), e.Kind, label(e), entryJSON(e)
+			k := laneIdx[rowLanes[ri][s]]
+			c.Lane = all[k]
+			c.Lanes[k] = "d"
+			if e.T != lastT[s] {
+				c.T = fmt.Sprintf("%dms", e.T)
+				lastT[s] = e.T
+			}
+			if !isDelta(e) {
+				row.Delta = false
+			}
+			marks := bySeq[e.Seq]
+			if s != len(sides)-1 {
+				marks = byExpSeq[e.Seq]
+			}
+			{
+				for _, f := range marks {
+					fv := findingView{Rule: f.Rule, Msg: f.Msg, Detail: f.Detail, Entry: e.Seq, Row: row.ID, Side: sideNames[s]}
+					c.Findings = append(c.Findings, fv)
+					rv.Findings = append(rv.Findings, fv)
+				}
+				if len(c.Findings) > 0 && !strings.Contains(row.Class, "find") {
+					row.Class += " find"
+				}
+			}
+			row.Cells = append(row.Cells, c)
+		}
+		rv.Rows = append(rv.Rows, row)
+	}
+	// Whole-run findings first, then by row.
+	sort.SliceStable(rv.Findings, func(i, j int) bool {
+		return rv.Findings[i].Row == "" && rv.Findings[j].Row != ""
+	})
+	stats := fmt.Sprintf("%d entries", len(actual))
+	if two {
+		stats = fmt.Sprintf("%d expected and %d actual entries, %d rows differ", len(sides[0]), len(actual), differ)
+		if differ > 0 {
+			rv.Failed = true
+		}
+	}
+	rv.Stats = fmt.Sprintf("%s, %d findings", stats, len(r.Findings))
+	return rv
+}
+
+// prefixRows makes row IDs unique on the page by prefixing the run's ID.
+func (rv *runView) prefixRows() {
+	p := rv.ID + "-"
+	for i := range rv.Rows {
+		rv.Rows[i].ID = p + rv.Rows[i].ID
+		for j := range rv.Rows[i].Cells {
+			for k := range rv.Rows[i].Cells[j].Findings {
+				rv.Rows[i].Cells[j].Findings[k].Row = p + rv.Rows[i].Cells[j].Findings[k].Row
+			}
+		}
+	}
+	for i := range rv.Findings {
+		if rv.Findings[i].Row != "" {
+			rv.Findings[i].Row = p + rv.Findings[i].Row
+		}
+	}
+	if rv.Diverge != "" {
+		rv.Diverge = p + rv.Diverge
+	}
+}
+
+func sideIndex(p pair, side int, two bool) int {
+	if two && side == 0 {
+		return p.e
+	}
+	return p.a
+}
+
+func entriesOf(t *sim.Trace) []sim.Entry {
+	if t == nil {
+		return nil
+	}
+	return t.Entries
+}
+
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

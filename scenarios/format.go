@@ -233,12 +233,6 @@ func (d *decoder) behaviour(n ast.Node, what string) sim.Behaviour {
 	if resultN != nil && throwN != nil {
 		d.errorf(throwN, "%s has both result: and throw:; a tool either returns or throws (throw would win and the result would be ignored)", what)
 	}
-	for _, u := range b.Updates {
-		if u.At > b.Duration {
-			d.errorf(n, "%s has an update at %dms, after it settles at %dms; it would never be delivered", what, u.At, b.Duration)
-			break
-		}
-	}
 	return b
 }
 

@@ -112,8 +112,8 @@ type ToolSpec struct {
 type Behaviour struct {
 	// Duration is when the execution settles, after its start.
 	Duration int64
-	// Updates are partial results at given times after the start (at most Duration; later
-	// ones are never delivered).
+	// Updates are partial results at given times after the start. One after Duration is
+	// delivered after the result, to an execution that has settled (pi emits nothing for it).
 	Updates []Update
 	// Result is what execute returns.
 	Result loop.ToolResult

@@ -42,10 +42,9 @@ func (w *world) startTool(data json.RawMessage) Answer {
 	t := &toolRun{id: st.ToolCallID, b: b}
 	w.tools = append(w.tools, t)
 	start := w.now
+	// An update after Duration is scheduled after the result (ties keep scheduling order, so
+	// one at Duration still comes first): it reaches a settled execution, which must ignore it.
 	for _, u := range b.Updates {
-		if u.At > b.Duration {
-			continue
-		}
 		s := w.at(start+u.At, Delivery{Kind: DeliverToolUpdate, Target: t.id, Now: start + u.At, Data: canonicalOf(u.Result), Value: u.Result})
 		t.pending = append(t.pending, s)
 		s.onRelease = func() { t.pending = slices.DeleteFunc(t.pending, func(p *scheduled) bool { return p == s }) }

@@ -137,7 +137,7 @@ func (s *server) run() error {
 				hooks = []string{}
 			}
 			s.send(Message{Type: TypeHello, Protocol: ProtocolVersion, Name: s.hello.Name, Version: s.hello.Version,
-				Tracks: s.hello.Tracks, Capabilities: &Capabilities{Hooks: hooks}})
+				Tracks: s.hello.Tracks, Capabilities: &Capabilities{Hooks: hooks, Lacks: s.hello.Lacks}})
 		case TypeStart:
 			if s.sess != nil {
 				return s.reject(protocolError(rec.line, fmt.Errorf("start of session %d while session %d runs", m.Session, s.sess.id)))

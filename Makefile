@@ -8,8 +8,10 @@ build:
 	$(GO) build -o bin/turnstile ./cmd/turnstile
 
 test: lint conformance/adapters/pi/node_modules
-	$(GO) test -race -count=1 $(PKGS)
+	$(GO) test -race -count=1 -timeout 30m $(PKGS)
+	$(MAKE) test-python test-ts
 	$(MAKE) conform-pi
+	$(MAKE) conform-python
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

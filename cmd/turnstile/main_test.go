@@ -476,11 +476,13 @@ func TestConformJSONIsTheWholeReport(t *testing.T) {
 }
 
 // TestTracksRunsTheReferenceAsAnOlderPi: --tracks makes the built-in reference behave as that
-// release (no durationMs before pi 1.3.0) and skips the scenarios of a later pi.
+// release (no durationMs before pi 1.3.0) and skips the scenarios of a later pi. The
+// scenario's inline expect: describes pi 1.6.0 (durations), so at 1.0.3 run reports it unmet
+// and exits 1, while at the newest it passes.
 func TestTracksRunsTheReferenceAsAnOlderPi(t *testing.T) {
 	old, _, code := turnstile(t, "run", "scenarios/tools-sequential/duration-ms.yaml", "--format", "jsonl", "--tracks", "1.0.3")
-	now, _, _ := turnstile(t, "run", "scenarios/tools-sequential/duration-ms.yaml", "--format", "jsonl")
-	if code != 0 || strings.Contains(old, "durationMs") || !strings.Contains(now, "durationMs") {
+	now, _, codeNow := turnstile(t, "run", "scenarios/tools-sequential/duration-ms.yaml", "--format", "jsonl")
+	if code != 1 || codeNow != 0 || strings.Contains(old, "durationMs") || !strings.Contains(now, "durationMs") {
 		t.Fatalf("exit %d; durationMs at pi 1.0.3: %v, at the newest: %v", code, strings.Contains(old, "durationMs"), strings.Contains(now, "durationMs"))
 	}
 	out, _, code := turnstile(t, "conform", "--suite", "scenarios/tools-sequential", "--tracks", "1.0.3")

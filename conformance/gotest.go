@@ -206,6 +206,9 @@ type inProcess struct {
 	now     int64
 	streams map[string]*mailbox
 	tools   map[string]*mailbox
+	// settled holds the tool calls whose execute has returned: an update delivered to one of
+	// them is accepted and dropped, as pi drops updates after a tool settles.
+	settled map[string]bool
 	closed  chan struct{}
 	// idle tells when the port is idle outside a synctest bubble (ServePort); nil inside.
 	idle *idleTracker
@@ -320,6 +323,7 @@ func (p *inProcess) settle() {
 func (p *inProcess) Start(setup sim.Setup, world sim.Port) error {
 	p.world, p.setup = world, setup
 	p.streams, p.tools, p.closed = map[string]*mailbox{}, map[string]*mailbox{}, make(chan struct{})
+	p.settled = map[string]bool{}
 	ctx, cancel := context.WithCancel(context.Background())
 	p.cancel = cancel
 	p.idle.add(1)
@@ -358,8 +362,9 @@ func (p *inProcess) Deliver(d sim.Delivery) error {
 	default:
 		box = p.streams[d.Target]
 	}
+	late := d.Kind == sim.DeliverToolUpdate && p.settled[d.Target]
 	p.mu.Unlock()
-	if d.Kind != sim.DeliverAbort {
+	if d.Kind != sim.DeliverAbort && !late {
 		if box == nil {
 			return fmt.Errorf("delivery %s for unknown target %q", d.Kind, d.Target)
 		}
@@ -507,6 +512,12 @@ func (p *inProcess) Tool(id, name string, args any, onUpdate func(json.RawMessag
 	p.mu.Lock()
 	p.tools[id] = box
 	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		delete(p.tools, id)
+		p.settled[id] = true
+		p.mu.Unlock()
+	}()
 	if _, err := p.call(sim.CallTool, "", map[string]any{"toolCallId": id, "toolName": name, "args": args}); err != nil {
 		return nil, err
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -350,29 +349,9 @@ func (r *Report) finish(opts Options) {
 	r.Invariants = invTally
 }
 
-// VersionLess reports whether version a comes before b, comparing dot-separated numbers
-// ("0.99.1" < "1.6.0"); a part that is not a number compares as text.
-func VersionLess(a, b string) bool {
-	pa, pb := strings.Split(a, "."), strings.Split(b, ".")
-	for i := range max(len(pa), len(pb)) {
-		x, y := "0", "0"
-		if i < len(pa) {
-			x = pa[i]
-		}
-		if i < len(pb) {
-			y = pb[i]
-		}
-		nx, errX := strconv.Atoi(x)
-		ny, errY := strconv.Atoi(y)
-		switch {
-		case errX == nil && errY == nil && nx != ny:
-			return nx < ny
-		case (errX != nil || errY != nil) && x != y:
-			return x < y
-		}
-	}
-	return false
-}
+// VersionLess reports whether pi version a comes before b; it is loop.VersionLess, kept here
+// for callers of the conformance API.
+func VersionLess(a, b string) bool { return loop.VersionLess(a, b) }
 
 func describeHello(h Hello) string {
 	s := h.Name

@@ -67,7 +67,7 @@ func entriesAgree(want, got *sim.Entry, profile Profile) (bool, string) {
 		}
 		return false, firstDifference(decodeLine(wl, false), decodeLine(gl, false), "")
 	}
-	wv, gv := semanticValue(*want), semanticValue(*got)
+	wv, gv := SemanticValue(*want), SemanticValue(*got)
 	if reflect.DeepEqual(wv, gv) {
 		return true, ""
 	}
@@ -80,9 +80,9 @@ func entryLine(e sim.Entry) []byte {
 	return bytes.TrimSuffix(t.JSONL(), []byte{'\n'})
 }
 
-// semanticValue is an entry decoded for the semantic profile: numbers as float64, strings
+// SemanticValue is an entry decoded for the semantic profile: numbers as float64, strings
 // rewritten by SemanticRules. The sequence number is left out (positions are compared).
-func semanticValue(e sim.Entry) any {
+func SemanticValue(e sim.Entry) any {
 	v := decodeLine(entryLine(e), true)
 	if m, ok := v.(map[string]any); ok {
 		delete(m, "seq")

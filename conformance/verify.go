@@ -400,7 +400,7 @@ func verifyOne(sc *sim.Scenario, ref, impl sim.Implementation, profile Profile, 
 	}
 	dopts := diagnose.Options{RunError: runErr, Invariants: invs}
 	if profile == Semantic {
-		dopts.Normalize = semanticValue
+		dopts.Normalize = SemanticValue
 	}
 	res.Findings = diagnose.Diagnose(desc, want, got, dopts)
 	if runErr == nil {

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -31,7 +30,7 @@ func Diagnose(profile conformance.Profile, invs []invariant.Invariant) Diagnosis
 	}
 	opts := diagnose.Options{Invariants: invs}
 	if profile == conformance.Semantic {
-		opts.Normalize = semanticValue
+		opts.Normalize = conformance.SemanticValue
 	}
 	// Alone, the invariants are judged against a trace that breaks none: diagnose leaves out
 	// what the reference's trace breaks too.
@@ -75,47 +74,6 @@ func agree(want, got *sim.Trace, profile conformance.Profile) bool {
 		return conformance.Compare(want, got, profile, 0) == nil
 	}
 	return bytes.Equal(want.JSONL(), got.JSONL())
-}
-
-// semanticValue is an entry as the semantic profile compares it (conformance.SemanticRules):
-// decoded JSON with numbers as float64, without the sequence number, each string rewritten by
-// the rules. It must agree with conformance.Compare under conformance.Semantic (a test holds
-// it to that).
-func semanticValue(e sim.Entry) any {
-	e.Seq = 0
-	line, err := json.Marshal(e)
-	if err != nil {
-		return err.Error()
-	}
-	var v any
-	if json.NewDecoder(bytes.NewReader(line)).Decode(&v) != nil {
-		return string(line)
-	}
-	if m, ok := v.(map[string]any); ok {
-		delete(m, "seq")
-	}
-	return semanticStrings(v)
-}
-
-func semanticStrings(v any) any {
-	switch x := v.(type) {
-	case string:
-		const validation = `Validation failed for tool "`
-		if strings.HasPrefix(x, validation) {
-			if i := strings.IndexByte(x, '\n'); i >= 0 {
-				return x[:i]
-			}
-		}
-	case []any:
-		for i := range x {
-			x[i] = semanticStrings(x[i])
-		}
-	case map[string]any:
-		for k := range x {
-			x[k] = semanticStrings(x[k])
-		}
-	}
-	return v
 }
 
 // causes returns the findings that can be a run's cause, the cause first. As in conform's

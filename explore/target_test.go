@@ -183,9 +183,9 @@ func TestSemanticValueAgreesWithCompare(t *testing.T) {
 	variants["time"] = late
 	for name, e := range variants {
 		compare := conformance.Compare(&sim.Trace{Entries: []sim.Entry{base}}, &sim.Trace{Entries: []sim.Entry{e}}, conformance.Semantic, 0) == nil
-		ours := reflect.DeepEqual(semanticValue(base), semanticValue(e))
+		ours := reflect.DeepEqual(conformance.SemanticValue(base), conformance.SemanticValue(e))
 		if compare != ours {
-			t.Errorf("%s: Compare says equal=%v, semanticValue says %v", name, compare, ours)
+			t.Errorf("%s: Compare says equal=%v, SemanticValue says %v", name, compare, ours)
 		}
 		if alike := name == "validator words" || name == "number form" || name == "seq"; ours != alike {
 			t.Errorf("%s: equal=%v under the semantic profile, want %v", name, ours, alike)

@@ -83,8 +83,8 @@ type Agent struct {
 	state     State
 	cfg       loop.Config
 	rt        loop.Runtime
-	steering  *queue
-	followUp  *queue
+	steering  *loop.Queue
+	followUp  *loop.Queue
 	listeners []*subscription
 	nextSub   int
 	active    *Run
@@ -140,8 +140,8 @@ func New(opts Options) *Agent {
 		},
 		cfg:      opts.Loop,
 		rt:       rt,
-		steering: newQueue(opts.SteeringMode),
-		followUp: newQueue(opts.FollowUpMode),
+		steering: loop.NewQueue(opts.SteeringMode),
+		followUp: loop.NewQueue(opts.FollowUpMode),
 		spawn:    spawn,
 	}
 }
@@ -235,48 +235,48 @@ func (a *Agent) SetThinkingLevel(level loop.ThinkingLevel) {
 }
 
 // SteeringMode is the steering queue's mode.
-func (a *Agent) SteeringMode() loop.QueueMode { return a.steering.getMode() }
+func (a *Agent) SteeringMode() loop.QueueMode { return a.steering.Mode() }
 
 // SetSteeringMode changes how later polls drain the steering queue.
-func (a *Agent) SetSteeringMode(mode loop.QueueMode) { a.steering.setMode(mode) }
+func (a *Agent) SetSteeringMode(mode loop.QueueMode) { a.steering.SetMode(mode) }
 
 // FollowUpMode is the follow-up queue's mode.
-func (a *Agent) FollowUpMode() loop.QueueMode { return a.followUp.getMode() }
+func (a *Agent) FollowUpMode() loop.QueueMode { return a.followUp.Mode() }
 
 // SetFollowUpMode changes how later polls drain the follow-up queue.
-func (a *Agent) SetFollowUpMode(mode loop.QueueMode) { a.followUp.setMode(mode) }
+func (a *Agent) SetFollowUpMode(mode loop.QueueMode) { a.followUp.SetMode(mode) }
 
 // Steer queues a message for the active run's next steering poll (or a later run's).
-func (a *Agent) Steer(m loop.Message) { a.steering.enqueue(m) }
+func (a *Agent) Steer(m loop.Message) { a.steering.Enqueue(m) }
 
 // FollowUp queues a message to run when the agent would otherwise stop.
-func (a *Agent) FollowUp(m loop.Message) { a.followUp.enqueue(m) }
+func (a *Agent) FollowUp(m loop.Message) { a.followUp.Enqueue(m) }
 
 // ClearSteeringQueue drops every queued steering message.
-func (a *Agent) ClearSteeringQueue() { a.steering.clear() }
+func (a *Agent) ClearSteeringQueue() { a.steering.Clear() }
 
 // ClearFollowUpQueue drops every queued follow-up message.
-func (a *Agent) ClearFollowUpQueue() { a.followUp.clear() }
+func (a *Agent) ClearFollowUpQueue() { a.followUp.Clear() }
 
 // ClearAllQueues drops every queued message.
 func (a *Agent) ClearAllQueues() {
-	a.steering.clear()
-	a.followUp.clear()
+	a.steering.Clear()
+	a.followUp.Clear()
 }
 
 // HasQueuedMessages reports whether either queue holds a message.
-func (a *Agent) HasQueuedMessages() bool { return a.steering.len() > 0 || a.followUp.len() > 0 }
+func (a *Agent) HasQueuedMessages() bool { return a.steering.Len() > 0 || a.followUp.Len() > 0 }
 
 // QueueLengths are the numbers of queued steering and follow-up messages.
-func (a *Agent) QueueLengths() (steering, followUp int) { return a.steering.len(), a.followUp.len() }
+func (a *Agent) QueueLengths() (steering, followUp int) { return a.steering.Len(), a.followUp.Len() }
 
 // PeekQueuedMessages are the messages the next poll would take: steering's if any, else
 // follow-up's; nothing is consumed.
 func (a *Agent) PeekQueuedMessages() []loop.Message {
-	if s := a.steering.peek(); len(s) > 0 {
+	if s := a.steering.Peek(); len(s) > 0 {
 		return s
 	}
-	return a.followUp.peek()
+	return a.followUp.Peek()
 }
 
 // Abort cancels the active run, if any.

@@ -79,11 +79,11 @@ func (a *Agent) continueLocked() (*Run, func(), error) {
 		return nil, nil, ErrNothingToContinue
 	}
 	if msgs[len(msgs)-1].Role() == "assistant" {
-		if steering := a.steering.drain(); len(steering) > 0 {
+		if steering := a.steering.Drain(); len(steering) > 0 {
 			run, launch := a.startLocked(steering, true, false)
 			return run, launch, nil
 		}
-		if followUps := a.followUp.drain(); len(followUps) > 0 {
+		if followUps := a.followUp.Drain(); len(followUps) > 0 {
 			run, launch := a.startLocked(followUps, false, false)
 			return run, launch, nil
 		}
@@ -134,10 +134,10 @@ func (a *Agent) loopConfig(run *Run, skipInitialSteeringPoll bool) loop.Config {
 			skip = false
 			return nil, nil
 		}
-		return a.steering.drain(), nil
+		return a.steering.Drain(), nil
 	}
 	cfg.GetFollowUpMessages = func(context.Context) ([]loop.Message, error) {
-		return a.followUp.drain(), nil
+		return a.followUp.Drain(), nil
 	}
 	return cfg
 }

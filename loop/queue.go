@@ -26,7 +26,12 @@ type Queue struct {
 }
 
 // NewQueue returns an empty queue; an empty mode means OneAtATime.
-func NewQueue(mode QueueMode) *Queue { return &Queue{mode: mode} }
+func NewQueue(mode QueueMode) *Queue {
+	if mode == "" {
+		mode = OneAtATime
+	}
+	return &Queue{mode: mode}
+}
 
 // Enqueue adds messages at the back.
 func (q *Queue) Enqueue(messages ...Message) {
@@ -39,13 +44,31 @@ func (q *Queue) Enqueue(messages ...Message) {
 func (q *Queue) Drain() []Message {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	taken := q.peekLocked()
+	q.messages = append([]Message(nil), q.messages[len(taken):]...)
+	return taken
+}
+
+// Peek returns what the next poll would take, without taking it (pi's peek).
+func (q *Queue) Peek() []Message {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.peekLocked()
+}
+
+func (q *Queue) peekLocked() []Message {
 	n := len(q.messages)
 	if q.mode != All && n > 1 {
 		n = 1
 	}
-	taken := append([]Message(nil), q.messages[:n]...)
-	q.messages = append([]Message(nil), q.messages[n:]...)
-	return taken
+	return append([]Message(nil), q.messages[:n]...)
+}
+
+// Mode is the queue's current mode.
+func (q *Queue) Mode() QueueMode {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.mode
 }
 
 // Poll is Drain with the signature of Config.GetSteeringMessages and GetFollowUpMessages.

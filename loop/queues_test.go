@@ -146,6 +146,18 @@ var _ = Describe("Steering and follow-up queues", func() {
 			Expect(q.Len()).To(BeZero())
 		})
 
+		It("peeks at what the next poll takes without taking it, by mode", func() {
+			q := loop.NewQueue("")
+			Expect(q.Mode()).To(Equal(loop.OneAtATime))
+			q.Enqueue(user("f1"), user("f2"))
+			Expect(texts(q.Peek())).To(Equal([]string{"f1"}))
+			Expect(q.Len()).To(Equal(2))
+			q.SetMode(loop.All)
+			Expect(texts(q.Peek())).To(Equal([]string{"f1", "f2"}))
+			Expect(texts(q.Drain())).To(Equal([]string{"f1", "f2"}))
+			Expect(q.Peek()).To(BeEmpty())
+		})
+
 		It("drops every queued message on Clear", func() {
 			q := loop.NewQueue(loop.All)
 			q.Enqueue(user("s1"))

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/sim"
 )
 
@@ -91,48 +92,10 @@ func isDelta(e sim.Entry) bool {
 // side has no entry.
 type pair struct{ e, a int }
 
-// maxAlignCells bounds the alignment's table; longer traces are aligned by position.
-const maxAlignCells = 4_000_000
-
-// align pairs the entries of two traces: a longest common subsequence of equal entries (equal
-// but for their seq), with the unequal runs between them paired up in order.
+// align pairs the entries of two traces row by row: diagnose.Align's matches (entries of the
+// same kind, name and role, the alignment the findings point into), with the unmatched runs
+// between them paired up in order.
 func align(exp, act []sim.Entry) []pair {
-	n, m := len(exp), len(act)
-	if n*m > maxAlignCells {
-		out := make([]pair, 0, max(n, m))
-		for i := 0; i < max(n, m); i++ {
-			p := pair{-1, -1}
-			if i < n {
-				p.e = i
-			}
-			if i < m {
-				p.a = i
-			}
-			out = append(out, p)
-		}
-		return out
-	}
-	ek, ak := make([]string, n), make([]string, m)
-	for i, e := range exp {
-		ek[i] = entryKey(e)
-	}
-	for j, e := range act {
-		ak[j] = entryKey(e)
-	}
-	// lcs[i][j] is the LCS length of exp[i:] and act[j:].
-	lcs := make([][]int32, n+1)
-	for i := range lcs {
-		lcs[i] = make([]int32, m+1)
-	}
-	for i := n - 1; i >= 0; i-- {
-		for j := m - 1; j >= 0; j-- {
-			if ek[i] == ak[j] {
-				lcs[i][j] = lcs[i+1][j+1] + 1
-			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
-			}
-		}
-	}
 	var out []pair
 	var dels, ins []int
 	flush := func() {
@@ -148,20 +111,15 @@ func align(exp, act []sim.Entry) []pair {
 		}
 		dels, ins = dels[:0], ins[:0]
 	}
-	i, j := 0, 0
-	for i < n || j < m {
-		switch {
-		case i < n && j < m && ek[i] == ak[j]:
+	for _, st := range diagnose.Align(exp, act) {
+		switch st.Op {
+		case diagnose.Same:
 			flush()
-			out = append(out, pair{i, j})
-			i++
-			j++
-		case j >= m || (i < n && lcs[i+1][j] >= lcs[i][j+1]):
-			dels = append(dels, i)
-			i++
+			out = append(out, pair{st.Want, st.Got})
+		case diagnose.Missing:
+			dels = append(dels, st.Want)
 		default:
-			ins = append(ins, j)
-			j++
+			ins = append(ins, st.Got)
 		}
 	}
 	flush()

@@ -37,11 +37,7 @@ func curatedWithRules(t *testing.T) ([]*sim.Scenario, map[string]diagnose.Scenar
 	if err != nil {
 		t.Fatal(err)
 	}
-	var suite []*sim.Scenario
-	for _, f := range files {
-		suite = append(suite, f.Scenario)
-	}
-	return suite, diagnose.FromFiles(files)
+	return curatedsuite.Scenarios(files), diagnose.FromFiles(files)
 }
 
 // TestOneDefectIsOneCauseAndTheReportIsBoundedByCauses: a defect failing almost every

@@ -13,7 +13,6 @@ import (
 	"github.com/turnstile-dev/turnstile/conformance"
 	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/scenarios"
-	"github.com/turnstile-dev/turnstile/sim"
 )
 
 // buildAll compiles a turnstile binary whose loop carries every one of fs (their patches
@@ -86,10 +85,7 @@ func conformFaulty(t *testing.T, fs []fault) conformance.Report {
 	if err != nil {
 		t.Fatal(err)
 	}
-	suite := make([]*sim.Scenario, 0, len(files))
-	for _, f := range files {
-		suite = append(suite, f.Scenario)
-	}
+	suite := scenarios.Scenarios(files)
 	bin := buildAll(t, fs, t.TempDir())
 	p := &conformance.Process{Command: []string{bin, "adapter"}, Timeout: 10 * time.Second}
 	defer p.Close()
@@ -189,10 +185,7 @@ func TestThreeFaultsThroughTheGoPortServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	suite := make([]*sim.Scenario, 0, len(files))
-	for _, f := range files {
-		suite = append(suite, f.Scenario)
-	}
+	suite := scenarios.Scenarios(files)
 	p := &conformance.Process{Command: []string{bin}, Timeout: 10 * time.Second}
 	defer p.Close()
 	r := conformance.Verify(context.Background(), suite, p, conformance.Options{Scenarios: diagnose.FromFiles(files)})

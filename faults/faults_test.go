@@ -146,10 +146,7 @@ func TestCuratedSuiteCatchesEveryFault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	suite := make([]*sim.Scenario, 0, len(files))
-	for _, f := range files {
-		suite = append(suite, f.Scenario)
-	}
+	suite := scenarios.Scenarios(files)
 	for i, f := range faults {
 		t.Run(f.name, func(t *testing.T) {
 			t.Parallel()

@@ -3,6 +3,8 @@ package scenarios
 import (
 	"embed"
 	"io/fs"
+
+	"github.com/turnstile-dev/turnstile/sim"
 )
 
 // suiteFS holds the curated suite: every scenario file in the family folders.
@@ -20,4 +22,13 @@ func Suite() ([]*File, error) {
 		f.Embedded = true
 	}
 	return files, err
+}
+
+// Scenarios returns the simulator scenarios of files, in order.
+func Scenarios(files []*File) []*sim.Scenario {
+	out := make([]*sim.Scenario, 0, len(files))
+	for _, f := range files {
+		out = append(out, f.Scenario)
+	}
+	return out
 }

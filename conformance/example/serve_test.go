@@ -11,7 +11,6 @@ import (
 	"github.com/turnstile-dev/turnstile/conformance/example"
 	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/scenarios"
-	"github.com/turnstile-dev/turnstile/sim"
 )
 
 // serveEnv, when set, makes the test binary serve the example port over the protocol (the
@@ -36,10 +35,7 @@ func TestServePortGivesTheSameVerdicts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	suite := make([]*sim.Scenario, 0, len(files))
-	for _, f := range files {
-		suite = append(suite, f.Scenario)
-	}
+	suite := scenarios.Scenarios(files)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

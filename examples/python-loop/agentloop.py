@@ -18,24 +18,12 @@ from typing import Any, Awaitable, Callable, Optional
 
 from jsonschema_lite import message as validation_message
 from jsonschema_lite import validate
+from transcript import ABORTED, BLOCKED, LLM_ROLES, LoopError, Message, declare_tool_changes, declared_tools, tool_changes, truncated_text
+from transcript import Outcome as _Outcome
+from transcript import Prepared as _Prepared
+from transcript import error_result as _error_result
 
-Message = dict[str, Any]
 Hook = Optional[Callable[..., Awaitable[Any]]]
-
-ABORTED = "Operation aborted"
-BLOCKED = "Tool execution was blocked"
-LLM_ROLES = ("system", "user", "assistant", "toolResult")
-
-
-def truncated_text(name: str) -> str:
-    """The result text of a tool call in a batch cut by the output token limit."""
-    return (f'Tool call "{name}" was not executed: the response hit the output token limit, so its '
-            "arguments may be truncated. Re-issue the tool call with complete arguments.")
-
-
-class LoopError(Exception):
-    """The run cannot go on (a refused continue); the run fails with this message."""
-
 
 @dataclass
 class Tool:
@@ -81,91 +69,6 @@ class Config:
     get_follow_up_messages: Hook = None  # () -> messages
     before_tool_call: Hook = None  # ({assistantMessage, toolCall, args, context}, signal) -> {block?, reason?, terminate?}
     after_tool_call: Hook = None  # ({…, result, isError, context}, signal) -> overrides
-
-
-# ---- tool declarations in the transcript
-
-
-def declared_tools(messages: list[Message]) -> dict[str, dict[str, Any]]:
-    """The tools a transcript declares: its system messages replayed in order, removals first."""
-    tools: dict[str, dict[str, Any]] = {}
-    for m in messages:
-        if m.get("role") != "system":
-            continue
-        for r in m.get("toolsRemoved") or []:
-            tools.pop(r.get("name"), None)
-        for d in m.get("toolsAdded") or []:
-            tools[d["name"]] = d
-    return tools
-
-
-def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
-
-
-def tool_changes(declared: dict[str, dict[str, Any]], executable: list[dict[str, Any]]) -> dict[str, list]:
-    """What turns the declared set into the executable one; a changed tool is removed and added."""
-    now = {d["name"]: d for d in executable}
-    added = [d for d in executable if d["name"] not in declared or not _same(declared[d["name"]], d)]
-    removed = [{"name": n} for n, d in declared.items() if n not in now or not _same(d, now[n])]
-    return {"toolsAdded": added, "toolsRemoved": removed}
-
-
-def _with_changes(system: Message, changes: dict[str, list]) -> Message:
-    out = {k: v for k, v in system.items() if k not in ("toolsAdded", "toolsRemoved")}
-    for key in ("toolsAdded", "toolsRemoved"):
-        if changes[key]:
-            out[key] = changes[key]
-    return out
-
-
-def declare_tool_changes(transcript: list[Message], tools: list[Tool], batch: list[Message], now: int | float) -> list[Message]:
-    """Makes the messages about to join the transcript declare the executable tools exactly.
-
-    The last system message of the batch carries the difference (its own claims replaced);
-    without one, a new system message is inserted before the first non-system message when
-    anything differs. Messages already in the transcript are never edited.
-    """
-    executable = [t.declaration() for t in tools]
-    last = max((i for i, m in enumerate(batch) if m.get("role") == "system"), default=-1)
-    baseline = list(batch)
-    if last >= 0:
-        baseline[last] = _with_changes(batch[last], {"toolsAdded": [], "toolsRemoved": []})
-    changes = tool_changes(declared_tools(transcript + baseline), executable)
-    empty = not changes["toolsAdded"] and not changes["toolsRemoved"]
-    if last >= 0:
-        sys_msg = batch[last]
-        if empty and not sys_msg.get("toolsAdded") and not sys_msg.get("toolsRemoved"):
-            return batch
-        baseline[last] = _with_changes(sys_msg, changes)
-        return baseline
-    if empty:
-        return batch
-    update = _with_changes({"role": "system", "content": "", "timestamp": now}, changes)
-    at = next((i for i, m in enumerate(batch) if m.get("role") != "system"), len(batch))
-    return batch[:at] + [update] + batch[at:]
-
-
-# ---- a run
-
-
-def _error_result(text: str) -> dict[str, Any]:
-    return {"content": [{"type": "text", "text": text}], "details": {}}
-
-
-@dataclass
-class _Outcome:
-    call: dict[str, Any]
-    result: dict[str, Any]
-    is_error: bool
-    duration_ms: Optional[int] = None
-
-
-@dataclass
-class _Prepared:
-    tool: Optional[Tool] = None
-    args: Any = None
-    immediate: Optional[_Outcome] = None
 
 
 class _Run:

@@ -283,7 +283,7 @@ func describe(sc *sim.Scenario, opts Options) diagnose.Scenario {
 	if d, ok := opts.Scenarios[sc.Name]; ok {
 		return d
 	}
-	d := diagnose.Scenario{Name: sc.Name}
+	d := diagnose.Scenario{Name: sc.Name, Rules: sc.Rules}
 	if fam, _, ok := strings.Cut(sc.Name, "/"); ok {
 		d.Family = fam
 	}
@@ -306,7 +306,11 @@ func (r *Report) finish(opts Options) {
 	for _, res := range r.Results {
 		failed := res.Status == Fail || res.Status == ExpectedFail
 		if failed && len(res.Findings) > 0 {
-			ds = append(ds, diagnose.Diagnosis{Scenario: diagnose.Scenario{Name: res.Scenario, Family: res.Family}, Findings: res.Findings})
+			desc, ok := opts.Scenarios[res.Scenario]
+			if !ok {
+				desc = diagnose.Scenario{Name: res.Scenario, Family: res.Family}
+			}
+			ds = append(ds, diagnose.Diagnosis{Scenario: desc, Findings: res.Findings})
 		}
 		name := res.Family
 		if name == "" {

@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"fmt"
+	"github.com/turnstile-dev/turnstile/docs"
 	"strings"
 
 	"github.com/turnstile-dev/turnstile/scenarios"
@@ -157,22 +158,38 @@ type Scenario struct {
 	Expect *scenarios.Expect
 }
 
-// RuleName is the rule a divergence of the scenario breaks: its rule ids when it lists
-// them, else its rule sentence, else "the reference's trace".
+// RuleName is the rule a divergence of the scenario breaks: its rule ids (docs/SEMANTICS.md)
+// followed by its rule sentence, either alone when the other is missing, else "the
+// reference's trace".
 func (s Scenario) RuleName() string {
 	switch {
+	case len(s.Rules) > 0 && s.Rule != "":
+		return strings.Join(s.Rules, ", ") + ": " + s.Rule
 	case len(s.Rules) > 0:
-		return strings.Join(s.Rules, ", ")
+		return RuleTitles(s.Rules)
 	case s.Rule != "":
 		return s.Rule
 	}
 	return "the reference's trace"
 }
 
+// RuleTitles names rules of docs/SEMANTICS.md by id and title: "R-POLL-B (…); R-TRUNC-1 (…)".
+func RuleTitles(ids []string) string {
+	parts := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if r, ok := docs.Lookup(id); ok {
+			parts = append(parts, id+" ("+r.Title+")")
+		} else {
+			parts = append(parts, id)
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
 // FromFile describes a loaded scenario file: its name, family (first folder of its path in
 // the suite), rule and expectations.
 func FromFile(f *scenarios.File) Scenario {
-	s := Scenario{Name: f.Scenario.Name, Rule: f.Rule}
+	s := Scenario{Name: f.Scenario.Name, Rule: f.Rule, Rules: f.Scenario.Rules}
 	if fam, _, ok := strings.Cut(f.Rel, "/"); ok {
 		s.Family = fam
 	}

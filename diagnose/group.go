@@ -119,8 +119,12 @@ func Group(ds []Diagnosis) []Cause {
 		cause := Cause{Signature: sig, Kind: s.kind}
 		rules := map[string]int{}
 		families := map[string]bool{}
+		ids := map[string]int{} // SEMANTICS rule ids, by how many of the scenarios pin them
 		for _, i := range s.scenarios {
 			d := ds[i]
+			for _, id := range d.Scenario.Rules {
+				ids[id]++
+			}
 			cause.Scenarios = append(cause.Scenarios, d.Scenario.Name)
 			if explained[i] == c+1 {
 				cause.Explains = append(cause.Explains, d.Scenario.Name)
@@ -141,6 +145,23 @@ func Group(ds []Diagnosis) []Cause {
 		}
 		cause.Title = cause.Example.Headline
 		cause.Rule = ruleOf(rules, len(s.scenarios), families)
+		if s.kind != Invariant {
+			// A divergence breaks what its scenarios pin: the rule ids most of them share.
+			var common []string
+			least := len(s.scenarios)
+			for _, id := range sortedKeys(ids) {
+				if ids[id]*2 > len(s.scenarios) {
+					common = append(common, id)
+					least = min(least, ids[id])
+				}
+			}
+			if len(common) > 0 {
+				cause.Rule = RuleTitles(common)
+				if least < len(s.scenarios) {
+					cause.Rule += fmt.Sprintf(" (pinned by %d of the %d scenarios)", least, len(s.scenarios))
+				}
+			}
+		}
 		if s.kind == Invariant {
 			// Say what differs, when one divergence is a root finding in every scenario the
 			// invariant explains: the rule names it, the divergence shows it.

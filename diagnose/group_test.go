@@ -73,3 +73,28 @@ func TestGroupNeverExplainsByAConsequence(t *testing.T) {
 		t.Errorf("the symptom's cause %q, want the cause of its scenario", ds[0].Findings[1].Cause)
 	}
 }
+
+// TestGroupNamesADivergenceByTheRuleIdsMostScenariosPin: a divergence-only cause cites the
+// SEMANTICS rule ids most of its scenarios pin, with their titles, and says when not all do.
+func TestGroupNamesADivergenceByTheRuleIdsMostScenariosPin(t *testing.T) {
+	pins := func(name string, ids ...string) diagnose.Diagnosis {
+		return diagnose.Diagnosis{Scenario: diagnose.Scenario{Name: name, Family: "f", Rules: ids},
+			Findings: []diagnose.Finding{finding("missing call finishTurn", false, "r-"+name)}}
+	}
+	causes := diagnose.Group([]diagnose.Diagnosis{
+		pins("s1", "R-FINISH-IGNORED", "R-EXIT-HARD"),
+		pins("s2", "R-FINISH-IGNORED"),
+		pins("s3", "R-STREAM-THINKING-LEVEL"),
+	})
+	if len(causes) != 1 {
+		t.Fatalf("causes %+v", causes)
+	}
+	rule := causes[0].Rule
+	if !strings.HasPrefix(rule, "R-FINISH-IGNORED (") || strings.Contains(rule, "R-EXIT-HARD") ||
+		!strings.HasSuffix(rule, "(pinned by 2 of the 3 scenarios)") {
+		t.Errorf("rule %q", rule)
+	}
+	if title := diagnose.RuleTitles([]string{"R-NOT-A-RULE"}); title != "R-NOT-A-RULE" {
+		t.Errorf("an unknown id is named as it is: %q", title)
+	}
+}

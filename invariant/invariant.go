@@ -279,14 +279,11 @@ func same(a, b any) bool {
 	return reflect.DeepEqual(a, b)
 }
 
-// show is a short rendering of a JSON value for messages.
+// show renders a JSON value for messages, whole: a finding shows the full values (the
+// timeline is where entries are abbreviated).
 func show(x any) string {
 	data, _ := json.Marshal(x)
-	s := string(data)
-	if len(s) > 160 {
-		s = s[:160] + "…"
-	}
-	return s
+	return string(data)
 }
 
 // messagesOf returns the list of messages at key in m.

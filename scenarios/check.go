@@ -93,7 +93,8 @@ func (d *decoder) checkActions(sc *sim.Scenario, r *refs) {
 		if a.followUp != nil && sc.Hooks.NoFollowUp {
 			d.errorf(a.followUp, "this action queues a follow-up, but hooks: {followUp: false} uninstalls the follow-up poll, so the message could never be taken")
 		}
-		if a.at == nil || a.a.At == nil {
+		if a.at == nil || a.a.At == nil || sc.Agent != nil {
+			// An Agent scenario's runs start at the user's operations, whenever they come.
 			continue
 		}
 		switch at := *a.a.At; {
@@ -145,4 +146,28 @@ func neverActs(sc *sim.Scenario, a sim.UserAction) bool {
 	}
 	end, bounded := latestEnd(sc)
 	return *a.At > sc.Budget.Or(sim.DefaultBudget).Time || (bounded && *a.At > end)
+}
+
+// checkAgent checks what an Agent scenario's operations name: barriers and tools that exist.
+func (d *decoder) checkAgent(sc *sim.Scenario, r *refs) {
+	barriers := map[string]bool{}
+	for _, b := range sc.Agent.Barriers {
+		barriers[b.ID] = true
+	}
+	tools := map[string]bool{}
+	for _, t := range sc.Tools {
+		tools[t.Name] = true
+	}
+	for _, a := range r.actions {
+		switch {
+		case a.release != nil && !barriers[a.a.Op.Barrier]:
+			d.errorf(a.release, "release: no barrier %s in agent.barriers", a.a.Op.Barrier)
+		case a.tools != nil:
+			for _, name := range a.a.Op.Tools {
+				if !tools[name] {
+					d.errorf(a.tools, "tools: no tool %s in tools:", name)
+				}
+			}
+		}
+	}
 }

@@ -13,7 +13,7 @@ import (
 
 // topKeys are the keys of a scenario file, in the order the README documents them.
 var topKeys = []string{"name", "description", "since", "rules", "features", "tools", "undefinedTools", "context", "config", "hooks",
-	"provider", "extraResponse", "toolCalls", "user", "run", "continue", "budget", "expect"}
+	"provider", "extraResponse", "toolCalls", "agent", "user", "run", "continue", "budget", "expect"}
 
 // refs remembers where things are named, for the checks that relate parts of a file.
 type refs struct {
@@ -35,6 +35,8 @@ type action struct {
 	n                   ast.Node
 	a                   sim.UserAction
 	at, steer, followUp ast.Node
+	// op is the key of the Agent operation; tools and release its value, when it has one.
+	op, tools, release ast.Node
 }
 
 type named struct {
@@ -57,7 +59,7 @@ type trigger struct {
 func (d *decoder) decodeScenario(root ast.Node, sc *sim.Scenario, file *File, r *refs) {
 	ex := &file.Expect
 	sawRun := false
-	var continueKey, featuresKey ast.Node
+	var continueKey, featuresKey, agentKey ast.Node
 	for _, f := range d.mapping(root, "the scenario", topKeys...) {
 		switch f.key {
 		case "name":
@@ -98,6 +100,9 @@ func (d *decoder) decodeScenario(root ast.Node, sc *sim.Scenario, file *File, r 
 				sc.ToolCalls[c.key] = d.behaviour(c.value, "toolCalls."+c.key)
 				r.toolCallKeys = append(r.toolCallKeys, named{c.key, c.keyN})
 			}
+		case "agent":
+			agentKey = f.keyN
+			sc.Agent = d.agentScript(f.value)
 		case "user":
 			for _, n := range d.sequence(f.value, "user", false) {
 				sc.User = append(sc.User, d.userAction(n, r))
@@ -115,10 +120,21 @@ func (d *decoder) decodeScenario(root ast.Node, sc *sim.Scenario, file *File, r 
 		}
 	}
 	switch {
+	case agentKey != nil && (sawRun || continueKey != nil):
+		d.errorf(agentKey, "an Agent scenario (agent:) starts its runs by user operations (prompt:, continue: true in user:), not by run: or continue:")
+	case agentKey != nil:
+		d.checkAgent(sc, r)
 	case sawRun && continueKey != nil:
 		d.errorf(continueKey, "a scenario either runs prompts (run:) or continues (continue: true), not both")
 	case !sawRun && !sc.Continue:
-		d.errorAt(1, 1, "the scenario needs an entry point: run: [prompts…] or continue: true")
+		d.errorAt(1, 1, "the scenario needs an entry point: run: [prompts…], continue: true, or agent: (an Agent scenario)")
+	}
+	if agentKey == nil {
+		for _, a := range r.actions {
+			if a.op != nil {
+				d.errorf(a.op, "an Agent operation needs an Agent scenario (agent: at the top level)")
+			}
+		}
 	}
 	if featuresKey != nil && len(d.errs) == 0 {
 		d.checkFeatures(featuresKey, file.Features, sim.NeededFeatures(sc))

@@ -1,6 +1,9 @@
 package scenarios
 
 import (
+	"strconv"
+	"strings"
+
 	"github.com/goccy/go-yaml/ast"
 
 	"github.com/turnstile-dev/turnstile/loop"
@@ -221,7 +224,13 @@ func (d *decoder) userAction(n ast.Node, r *refs) sim.UserAction {
 	var whenN ast.Node
 	where := action{n: n}
 	defer func() { where.a = a; r.actions = append(r.actions, where) }()
-	for i, f := range d.mapping(n, "a user action", "at", "on", "steer", "followUp", "abort") {
+	var opKeys []ast.Node
+	setOp := func(f field, op sim.AgentOp) {
+		opKeys = append(opKeys, f.keyN)
+		a.Op = &op
+		where.op = f.keyN
+	}
+	for i, f := range d.mapping(n, "a user action", userActionKeys...) {
 		if i == 0 {
 			where.n = f.keyN
 		}
@@ -243,6 +252,35 @@ func (d *decoder) userAction(n ast.Node, r *refs) sim.UserAction {
 			where.followUp = f.keyN
 		case "abort":
 			a.Abort = d.boolean(f.value, "abort")
+		case "prompt":
+			setOp(f, sim.AgentOp{Op: sim.OpPrompt, Messages: d.messages(f.value, "prompt")})
+		case "promptText":
+			setOp(f, sim.AgentOp{Op: sim.OpPrompt, Text: d.str(f.value, "promptText")})
+		case "steeringMode", "followUpMode":
+			op := sim.OpSetSteeringMode
+			if f.key == "followUpMode" {
+				op = sim.OpSetFollowUpMode
+			}
+			setOp(f, sim.AgentOp{Op: op, Mode: loop.QueueMode(d.oneOf(f.value, f.key, string(loop.OneAtATime), string(loop.All)))})
+		case "clearQueues":
+			setOp(f, sim.AgentOp{Op: sim.OpClearQueues, Queue: d.oneOf(f.value, "clearQueues", "steering", "followUp", "all")})
+		case "tools":
+			var names []string
+			for _, t := range d.sequence(f.value, "tools", false) {
+				names = append(names, d.str(t, "a tool name"))
+			}
+			setOp(f, sim.AgentOp{Op: sim.OpSetTools, Tools: names})
+			where.tools = f.value
+		case "release":
+			setOp(f, sim.AgentOp{Op: sim.OpRelease, Barrier: d.str(f.value, "release")})
+			where.release = f.value
+		case "continue", "waitForIdle", "reset", "state":
+			if d.boolean(f.value, f.key) {
+				setOp(f, sim.AgentOp{Op: map[string]string{"continue": sim.OpContinue, "waitForIdle": sim.OpWaitForIdle,
+					"reset": sim.OpReset, "state": sim.OpState}[f.key]})
+			} else {
+				d.errorf(f.value, "%s: false does nothing; leave the key out", f.key)
+			}
 		}
 	}
 	switch {
@@ -251,8 +289,58 @@ func (d *decoder) userAction(n ast.Node, r *refs) sim.UserAction {
 	case a.At == nil && a.On == nil:
 		d.errorf(n, "a user action needs at: (virtual ms) or on: (a trigger)")
 	}
-	if len(a.Steer) == 0 && len(a.FollowUp) == 0 && !a.Abort {
-		d.errorf(n, "a user action must steer, followUp or abort")
+	if len(opKeys) > 1 {
+		d.errorf(opKeys[1], "a user action does one Agent operation; put this one in an action of its own")
+	}
+	if len(opKeys) > 0 && (len(a.Steer) > 0 || len(a.FollowUp) > 0 || a.Abort) {
+		d.errorf(opKeys[0], "a user action does one Agent operation, or steers, follows up and aborts; not both")
+	}
+	if len(a.Steer) == 0 && len(a.FollowUp) == 0 && !a.Abort && a.Op == nil {
+		d.errorf(n, "a user action must steer, followUp or abort (or, in an Agent scenario, do an operation: %s)", strings.Join(userActionKeys[5:], ", "))
+	}
+	return a
+}
+
+// userActionKeys are the keys of a user action: when, the loop's queue actions, and the
+// Agent operations (Agent scenarios only).
+var userActionKeys = []string{"at", "on", "steer", "followUp", "abort",
+	"prompt", "promptText", "continue", "waitForIdle", "reset", "state", "steeringMode", "followUpMode", "clearQueues", "tools", "release"}
+
+// agentScript reads an Agent scenario's agent: block.
+func (d *decoder) agentScript(n ast.Node) *sim.AgentScript {
+	a := &sim.AgentScript{}
+	if _, ok := d.unwrap(n).(*ast.NullNode); ok {
+		return a
+	}
+	for _, f := range d.mapping(n, "agent", "systemPrompt", "barriers") {
+		switch f.key {
+		case "systemPrompt":
+			a.SystemPrompt = d.str(f.value, "agent.systemPrompt")
+		case "barriers":
+			seen := map[string]bool{}
+			for i, bn := range d.sequence(f.value, "agent.barriers", false) {
+				var b sim.Barrier
+				what := "agent.barriers[" + strconv.Itoa(i) + "]"
+				for _, bf := range d.mapping(bn, what, "id", "event", "nth") {
+					switch bf.key {
+					case "id":
+						b.ID = d.str(bf.value, what+".id")
+						if seen[b.ID] {
+							d.errorf(bf.value, "%s: barrier %s is defined twice", what, b.ID)
+						}
+						seen[b.ID] = true
+					case "event":
+						b.Event = loop.EventType(d.oneOf(bf.value, what+".event", eventTypes...))
+					case "nth":
+						b.Nth = int(d.duration(bf.value, what+".nth"))
+					}
+				}
+				if b.ID == "" || b.Event == "" {
+					d.errorf(bn, "%s needs id: and event:", what)
+				}
+				a.Barriers = append(a.Barriers, b)
+			}
+		}
 	}
 	return a
 }

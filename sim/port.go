@@ -51,10 +51,35 @@ type Setup struct {
 	// getApiKey, prepareRequest, prepareNextTurn, finishTurn, getSteeringMessages,
 	// getFollowUpMessages, beforeToolCall, afterToolCall). A hook not listed is not set.
 	Hooks []string `json:"hooks"`
-	// Entry is "run" (with Prompts) or "continue".
+	// Entry is "run" (with Prompts), "continue", or "agent" (with Agent).
 	Entry   string            `json:"entry"`
 	Prompts []json.RawMessage `json:"prompts,omitempty"`
+	// Agent configures the Agent of an Agent scenario (protocol §13.2).
+	Agent *AgentSetup `json:"agent,omitempty"`
 }
+
+// AgentSetup is the Agent of an Agent scenario: its queue modes, its initial system prompt
+// and the barriers of its event listener.
+type AgentSetup struct {
+	SteeringMode string         `json:"steeringMode"`
+	FollowUpMode string         `json:"followUpMode"`
+	SystemPrompt string         `json:"systemPrompt,omitempty"`
+	Barriers     []BarrierSetup `json:"barriers,omitempty"`
+}
+
+// BarrierSetup is a Barrier on the wire.
+type BarrierSetup struct {
+	ID    string `json:"id"`
+	Event string `json:"event"`
+	Nth   int    `json:"nth,omitempty"`
+}
+
+// Entry values of a Setup.
+const (
+	EntryRun      = "run"
+	EntryContinue = "continue"
+	EntryAgent    = "agent"
+)
 
 // ToolSetup describes one tool. Its behaviour lives in the world: execute is a "tool" call
 // followed by deliveries. PrepareArguments, when present, installs prepareArguments, which
@@ -109,6 +134,9 @@ const (
 	// NotifyEnd reports that the run returned; Data is {messages} (its new messages) or
 	// {error} when the run failed.
 	NotifyEnd = "end"
+	// NotifyOutcome reports the outcome of an Agent operation: Data is {id, op, outcome,
+	// error?, state?} (protocol §13.2).
+	NotifyOutcome = "outcome"
 )
 
 // Notification is something the implementation reports.
@@ -134,6 +162,9 @@ const (
 	DeliverToolResult = "toolResult"
 	// DeliverAbort aborts the run's signal.
 	DeliverAbort = "abort"
+	// DeliverAgent is an operation of the user on the Agent (Agent scenarios): Target is the
+	// operation's id, Data {op, …} (protocol §13.2).
+	DeliverAgent = "agent"
 )
 
 // Delivery is one scheduled happening released to the implementation at virtual time Now (ms).

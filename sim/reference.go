@@ -30,6 +30,8 @@ type Reference struct {
 	direct bool
 	// behaviour is the pi release the loop behaves as (loop.Config.Behaviour).
 	behaviour loop.Behaviour
+	// agent is the Agent of an Agent session.
+	agent *refAgent
 }
 
 // NewReference returns the reference implementation, ready to Start, behaving as the newest
@@ -76,6 +78,13 @@ type refToolCall struct {
 func (r *Reference) Start(setup Setup, port Port) error {
 	_, direct := port.(*world)
 	*r = Reference{sched: coop.New(), port: port, streams: map[string]*refStream{}, calls: map[string]*refToolCall{}, direct: direct, behaviour: r.behaviour}
+	if setup.Entry == EntryAgent {
+		if err := r.startAgent(setup); err != nil {
+			return err
+		}
+		r.sched.RunUntilIdle()
+		return nil
+	}
 	actx, cfg, prompts, err := r.build(setup)
 	if err != nil {
 		return err
@@ -107,7 +116,13 @@ func (r *Reference) Deliver(d Delivery) error {
 	r.now = d.Now
 	switch d.Kind {
 	case DeliverAbort:
-		r.cancel()
+		if r.cancel != nil {
+			r.cancel()
+		}
+	case DeliverAgent:
+		if err := r.operate(d); err != nil {
+			return err
+		}
 	case DeliverStreamEvent, DeliverStreamEnd, DeliverStreamFail:
 		s := r.streams[d.Target]
 		if s == nil {
@@ -184,7 +199,15 @@ func (r *Reference) Stop() error {
 	if r.cancel != nil {
 		r.cancel()
 	}
+	if r.agent != nil {
+		r.agent.a.Abort()
+	}
 	for r.sched.Live() > 0 {
+		if r.agent != nil {
+			for _, b := range r.agent.barriers {
+				r.wake(&b.waiter)
+			}
+		}
 		for _, s := range r.streams {
 			r.wake(&s.waiter)
 		}

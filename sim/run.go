@@ -22,6 +22,12 @@ func Run(sc *Scenario, impl Implementation) (*Trace, error) {
 	}
 	for !w.ended && w.over == nil {
 		s, ok := w.next()
+		if !ok && w.agent != nil {
+			if w.finishAgent() {
+				continue
+			}
+			break
+		}
 		if !ok {
 			w.fail("stuck", "the implementation waits for something that was never scheduled")
 			break

@@ -39,6 +39,12 @@ type Scenario struct {
 	// User lists the simulated user's actions.
 	User []UserAction
 
+	// Agent, when set, makes the scenario an Agent scenario: the implementation builds a
+	// stateful Agent (pi's Agent class) that owns the steering and follow-up queues, starts
+	// nothing by itself, and the user acts through operations (UserAction.Op): prompt,
+	// continue, steer, followUp, abort, waitForIdle, … Prompts and Continue are unused.
+	Agent *AgentScript
+
 	// Continue starts with loop.Continue instead of loop.Run with Prompts.
 	Continue bool
 	Prompts  []loop.Message
@@ -285,7 +291,69 @@ type UserAction struct {
 	FollowUp []loop.Message
 	// Abort aborts the run (delivered once the implementation is idle).
 	Abort bool
+	// Op is an operation on the Agent (Agent scenarios only); in an Agent scenario Steer,
+	// FollowUp and Abort are operations too, one per message.
+	Op *AgentOp
 }
+
+// AgentScript configures the Agent of an Agent scenario (the queue modes are the
+// scenario's SteeringMode and FollowUpMode).
+type AgentScript struct {
+	// SystemPrompt is the Agent's initial system prompt (pi: initialState.systemPrompt).
+	SystemPrompt string
+	// Barriers hold the implementation's event listener until released.
+	Barriers []Barrier
+}
+
+// Barrier holds the Agent's listener at the Nth (default 1) event of type Event until an
+// AgentOp with Op "release" names it: pi awaits listeners, so the run is held there.
+type Barrier struct {
+	ID    string
+	Event loop.EventType
+	Nth   int
+}
+
+// Agent operations (AgentOp.Op), pi's Agent methods.
+const (
+	OpPrompt          = "prompt"
+	OpContinue        = "continue"
+	OpWaitForIdle     = "waitForIdle"
+	OpSteer           = "steer"
+	OpFollowUp        = "followUp"
+	OpAbort           = "abort"
+	OpReset           = "reset"
+	OpSetSteeringMode = "setSteeringMode"
+	OpSetFollowUpMode = "setFollowUpMode"
+	OpClearQueues     = "clearQueues"
+	OpSetTools        = "setTools"
+	OpState           = "state"
+	OpRelease         = "release"
+)
+
+// AgentOp is one operation of the simulated user on the Agent. Which fields count depends on
+// Op: Messages or Text for prompt, Message for steer and followUp, Mode for the mode setters,
+// Queue ("steering", "followUp", "all") for clearQueues, Tools for setTools, Barrier for
+// release.
+type AgentOp struct {
+	Op       string
+	Messages []loop.Message
+	Text     string
+	Message  loop.Message
+	Mode     loop.QueueMode
+	Queue    string
+	Tools    []string
+	Barrier  string
+}
+
+// Outcomes of an Agent operation (the data of a NotifyOutcome).
+const (
+	// OutcomeAccepted: a synchronous operation was carried out.
+	OutcomeAccepted = "accepted"
+	// OutcomeResolved: the promise of prompt, continue or waitForIdle resolved.
+	OutcomeResolved = "resolved"
+	// OutcomeRefused: the operation threw, or its promise rejected; the outcome has error.
+	OutcomeRefused = "refused"
+)
 
 // Trigger fires the first time (or the Nth time) something happens.
 type Trigger struct {

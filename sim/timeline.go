@@ -28,7 +28,7 @@ func (t *Trace) Timeline() []byte {
 
 // TimelineLine renders one entry as a timeline line.
 func TimelineLine(e Entry) string {
-	kind := map[string]string{KindEvent: "ev", KindCall: "call", KindDeliver: "dlv", KindUser: "user", KindEnd: "end", KindFail: "FAIL"}[e.Kind]
+	kind := map[string]string{KindEvent: "ev", KindCall: "call", KindDeliver: "dlv", KindUser: "user", KindEnd: "end", KindFail: "FAIL", KindOutcome: "out"}[e.Kind]
 	return fmt.Sprintf("%7dms  %-4s  %s", e.T, kind, describe(e))
 }
 
@@ -54,8 +54,65 @@ func describe(e Entry) string {
 		return "run returned " + messageList(msgs)
 	case KindFail:
 		return e.Name + ": " + e.Error
+	case KindOutcome:
+		return describeOutcome(e, d)
 	}
 	return e.Name
+}
+
+// describeOutcome renders an Agent operation's outcome: "u3 prompt resolved", "u4 continue
+// refused: TEXT", "final state idle [system user assistant]#… queued=[]".
+func describeOutcome(e Entry, d map[string]any) string {
+	line := e.Target + " " + e.Name + " " + str(d["outcome"])
+	if e.Error != "" {
+		line += ": " + quote(e.Error, 80)
+	}
+	st, ok := d["state"].(map[string]any)
+	if !ok {
+		return line
+	}
+	msgs, _ := st["messages"].([]any)
+	queued, _ := st["queued"].([]any)
+	busy := "idle"
+	if st["isStreaming"] == true {
+		busy = "streaming"
+	}
+	line += " " + busy + " " + messageList(msgs) + " queued=" + messageList(queued)
+	if pending, _ := st["pendingToolCalls"].([]any); len(pending) > 0 {
+		line += " pending=" + names(pending)
+	}
+	if em, ok := st["errorMessage"]; ok {
+		line += " error=" + quote(str(em), 60)
+	}
+	if sm, ok := st["streamingMessage"]; ok {
+		line += " streaming=" + message(sm)
+	}
+	return line
+}
+
+// describeOperation renders an Agent operation delivery: "u2 steer user \"wait\"".
+func describeOperation(e Entry, d map[string]any) string {
+	op := str(d["op"])
+	line := e.Target + " " + op
+	switch op {
+	case OpPrompt:
+		if msgs, ok := d["messages"].([]any); ok {
+			return line + " " + messageList(msgs)
+		}
+		return line + " " + quote(str(d["text"]), 60)
+	case OpSteer, OpFollowUp:
+		return line + " " + message(d["message"])
+	case OpSetSteeringMode, OpSetFollowUpMode:
+		return line + " " + str(d["mode"])
+	case OpClearQueues:
+		return line + " " + str(d["queue"])
+	case OpSetTools:
+		tools, _ := d["tools"].([]any)
+		return line + " " + names(tools)
+	case OpRelease:
+		return line + " " + str(d["barrier"])
+	}
+	return line
 }
 
 func describeEvent(name string, d map[string]any) string {
@@ -175,6 +232,8 @@ func describeDelivery(e Entry, d map[string]any) string {
 		return "tool " + e.Target + " result " + result(d["result"])
 	case DeliverAbort:
 		return "abort"
+	case DeliverAgent:
+		return describeOperation(e, d)
 	}
 	return e.Name
 }

@@ -20,6 +20,9 @@ const (
 	KindEnd = "end"
 	// KindFail is a failure of the scenario or the implementation, found by the world.
 	KindFail = "fail"
+	// KindOutcome is the outcome of an Agent operation, as the implementation reported it:
+	// Name is the op, Target its id, Data {id, op, outcome, error?, state?}.
+	KindOutcome = "outcome"
 )
 
 // Entry is one line of a trace, stamped with virtual time T (ms).

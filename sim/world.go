@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/turnstile-dev/turnstile/loop"
@@ -39,6 +40,9 @@ type world struct {
 
 	triggerSeen []int
 	fired       []bool
+
+	// agent is set in Agent scenarios.
+	agent *agentWorld
 }
 
 // streamRun is an open provider stream on the world's side.
@@ -101,6 +105,10 @@ func newWorld(sc *Scenario) *world {
 		trace:       Trace{Scenario: sc.Name},
 		budget:      sc.Budget.Or(DefaultBudget),
 		enc:         newEncoder(),
+	}
+	if sc.Agent != nil {
+		w.agent = &agentWorld{pending: map[string]*opSent{}, known: map[string]AgentOp{},
+			seen: make([]int, len(sc.Agent.Barriers)), held: make([]bool, len(sc.Agent.Barriers))}
 	}
 	for i, a := range sc.User {
 		if a.At != nil {
@@ -243,6 +251,9 @@ func (w *world) Notify(n Notification) {
 			typ, id = loop.EventType(top["type"]), top["toolCallId"]
 		}
 		w.record(Entry{Kind: KindEvent, Name: string(typ), Target: id, Data: data})
+		if w.agent != nil {
+			w.agentEvent(typ)
+		}
 		w.fireTriggers(func(t *Trigger) bool {
 			return t.Event == typ && (t.ToolCallID == "" || t.ToolCallID == id)
 		})
@@ -254,6 +265,8 @@ func (w *world) Notify(n Notification) {
 		_ = json.Unmarshal(data, &end)
 		w.record(Entry{Kind: KindEnd, Name: "run", Data: data, Error: end.Error})
 		w.ended = true
+	case NotifyOutcome:
+		w.outcome(w.canonicalData(n.Data, n.Value))
 	default:
 		w.fail("protocol", fmt.Sprintf("unknown notification kind %q", n.Kind))
 	}
@@ -288,6 +301,10 @@ func (w *world) fireTriggers(match func(*Trigger) bool) {
 			continue
 		}
 		w.fired[i] = true
+		if w.agent != nil {
+			w.scheduleOps(i)
+			continue
+		}
 		if a.Abort {
 			// An abort reaches the implementation as a delivery, once it is idle, whichever
 			// port it uses.
@@ -300,6 +317,10 @@ func (w *world) fireTriggers(match func(*Trigger) bool) {
 // perform carries out a timed user action.
 func (w *world) perform(i int) {
 	w.fired[i] = true
+	if w.agent != nil {
+		w.scheduleOps(i)
+		return
+	}
 	if w.sc.User[i].Abort {
 		w.scheduleAbort(w.now)
 	}
@@ -377,7 +398,11 @@ func (w *world) setup() (Setup, error) {
 		ActiveTools:   []string{},
 	}
 	if sc.Continue {
-		s.Entry = "continue"
+		s.Entry = EntryContinue
+	}
+	if sc.Agent != nil {
+		s.Entry, s.Agent = EntryAgent, sc.agentSetup()
+		s.Hooks = slices.DeleteFunc(s.Hooks, func(h string) bool { return h == HookSteering || h == HookFollowUp })
 	}
 	for _, m := range sc.Messages {
 		raw, err := json.Marshal(m)
@@ -386,7 +411,7 @@ func (w *world) setup() (Setup, error) {
 		}
 		s.Messages = append(s.Messages, raw)
 	}
-	if !sc.Continue {
+	if !sc.Continue && sc.Agent == nil {
 		s.Prompts = []json.RawMessage{}
 		for _, m := range sc.Prompts {
 			raw, err := json.Marshal(m)

@@ -1,0 +1,194 @@
+package sim
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/turnstile-dev/turnstile/loop"
+)
+
+// The world's side of Agent scenarios (protocol §13.2): the user's actions become operation
+// deliveries, the implementation reports their outcomes, and the session ends with a last
+// state operation once the script is exhausted.
+
+// FinalStateID is the id of the state operation that ends every Agent scenario.
+const FinalStateID = "final"
+
+// agentWorld is what the world tracks of an Agent scenario.
+type agentWorld struct {
+	ops      int                // operations scheduled so far (their ids are u1, u2, …)
+	pending  map[string]*opSent // delivered prompt / continue / waitForIdle without an outcome
+	known    map[string]AgentOp // every delivered operation, by id
+	seen     []int              // events seen per barrier
+	held     []bool             // barriers holding the listener
+	finalSet bool               // the final state operation is scheduled
+}
+
+// opSent is a delivered operation whose promise has not settled.
+type opSent struct {
+	op string
+	at int64
+}
+
+// awaits reports whether op settles later than its delivery (a promise).
+func awaits(op string) bool {
+	return op == OpPrompt || op == OpContinue || op == OpWaitForIdle
+}
+
+// agentOps are the operations of user action a, in order: one per steered or followed-up
+// message, then the abort, then Op.
+func agentOps(a UserAction) []AgentOp {
+	var ops []AgentOp
+	for _, m := range a.Steer {
+		ops = append(ops, AgentOp{Op: OpSteer, Message: m})
+	}
+	for _, m := range a.FollowUp {
+		ops = append(ops, AgentOp{Op: OpFollowUp, Message: m})
+	}
+	if a.Abort {
+		ops = append(ops, AgentOp{Op: OpAbort})
+	}
+	if a.Op != nil {
+		ops = append(ops, *a.Op)
+	}
+	return ops
+}
+
+// wireOp is an operation's delivery data.
+type wireOp struct {
+	Op       string         `json:"op"`
+	Messages []loop.Message `json:"messages,omitempty"`
+	Text     string         `json:"text,omitempty"`
+	Message  loop.Message   `json:"message,omitempty"`
+	Mode     string         `json:"mode,omitempty"`
+	Queue    string         `json:"queue,omitempty"`
+	Tools    []string       `json:"tools,omitempty"`
+	Barrier  string         `json:"barrier,omitempty"`
+}
+
+// scheduleOps schedules user action i's operations now, to be delivered once the
+// implementation is idle.
+func (w *world) scheduleOps(i int) {
+	for _, op := range agentOps(w.sc.User[i]) {
+		w.agent.ops++
+		w.scheduleOp("u"+strconv.Itoa(w.agent.ops), op)
+	}
+}
+
+func (w *world) scheduleOp(id string, op AgentOp) {
+	data := canonicalOf(wireOp{Op: op.Op, Messages: op.Messages, Text: op.Text, Message: op.Message,
+		Mode: string(op.Mode), Queue: op.Queue, Tools: op.Tools, Barrier: op.Barrier})
+	s := w.at(w.now, Delivery{Kind: DeliverAgent, Target: id, Data: data})
+	s.onRelease = func() {
+		w.agent.known[id] = op
+		if awaits(op.Op) {
+			w.agent.pending[id] = &opSent{op: op.Op, at: w.now}
+		}
+		if op.Op == OpAbort {
+			w.reactToAbort()
+		}
+	}
+}
+
+// outcome records an operation's outcome.
+func (w *world) outcome(data json.RawMessage) {
+	var o struct {
+		ID      string `json:"id"`
+		Op      string `json:"op"`
+		Outcome string `json:"outcome"`
+		Error   string `json:"error"`
+	}
+	_ = json.Unmarshal(data, &o)
+	w.record(Entry{Kind: KindOutcome, Name: o.Op, Target: o.ID, Data: data, Error: o.Error})
+	if w.sc.Agent == nil {
+		w.fail("protocol", fmt.Sprintf("an outcome (of operation %q) in a scenario that is not an Agent scenario", o.ID))
+		return
+	}
+	op, ok := w.agent.known[o.ID]
+	switch {
+	case !ok:
+		w.fail("protocol", fmt.Sprintf("an outcome of operation %q, which was never delivered", o.ID))
+	case op.Op != o.Op:
+		w.fail("protocol", fmt.Sprintf("the outcome of operation %q names op %q; it was %q", o.ID, o.Op, op.Op))
+	case awaits(op.Op) && w.agent.pending[o.ID] == nil:
+		w.fail("protocol", fmt.Sprintf("a second outcome of operation %q (%s)", o.ID, op.Op))
+	}
+	delete(w.agent.pending, o.ID)
+	if op.Op == OpRelease && o.Outcome == OutcomeAccepted {
+		for b, bar := range w.sc.Agent.Barriers {
+			if bar.ID == op.Barrier {
+				w.agent.held[b] = false
+			}
+		}
+	}
+}
+
+// agentEvent notes an event of an Agent scenario: a new run has a new abort signal, and the
+// barriers count their events.
+func (w *world) agentEvent(typ loop.EventType) {
+	if typ == loop.AgentStart {
+		w.aborted = false
+	}
+	for b, bar := range w.sc.Agent.Barriers {
+		if bar.Event != typ {
+			continue
+		}
+		w.agent.seen[b]++
+		if w.agent.seen[b] == max(bar.Nth, 1) {
+			w.agent.held[b] = true
+		}
+	}
+}
+
+// finishAgent is called when nothing is scheduled: the first time it schedules the final
+// state operation and reports true (go on); then it records what never settled as stuck.
+func (w *world) finishAgent() bool {
+	if !w.agent.finalSet {
+		w.agent.finalSet = true
+		w.scheduleOp(FinalStateID, AgentOp{Op: OpState})
+		return true
+	}
+	var open []string
+	ids := make([]string, 0, len(w.agent.pending))
+	for id := range w.agent.pending {
+		ids = append(ids, id)
+	}
+	slices.SortFunc(ids, func(a, b string) int {
+		return cmp.Or(cmp.Compare(w.agent.pending[a].at, w.agent.pending[b].at), strings.Compare(a, b))
+	})
+	for _, id := range ids {
+		p := w.agent.pending[id]
+		open = append(open, fmt.Sprintf("%s %s (delivered at %dms) never settled", p.op, id, p.at))
+	}
+	for b, held := range w.agent.held {
+		if held {
+			open = append(open, fmt.Sprintf("barrier %s still holds the listener", w.sc.Agent.Barriers[b].ID))
+		}
+	}
+	if _, ok := w.agent.known[FinalStateID]; ok && !slices.ContainsFunc(w.trace.Entries, func(e Entry) bool {
+		return e.Kind == KindOutcome && e.Target == FinalStateID
+	}) {
+		open = append(open, "the final state operation got no outcome")
+	}
+	if len(open) > 0 {
+		w.fail("stuck", strings.Join(open, "; "))
+	}
+	return false
+}
+
+// agentSetup is the Setup's Agent of the scenario.
+func (sc *Scenario) agentSetup() *AgentSetup {
+	a := &AgentSetup{
+		SteeringMode: string(orDefault(sc.SteeringMode, loop.OneAtATime)),
+		FollowUpMode: string(orDefault(sc.FollowUpMode, loop.OneAtATime)),
+		SystemPrompt: sc.Agent.SystemPrompt,
+	}
+	for _, b := range sc.Agent.Barriers {
+		a.Barriers = append(a.Barriers, BarrierSetup{ID: b.ID, Event: string(b.Event), Nth: b.Nth})
+	}
+	return a
+}

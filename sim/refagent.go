@@ -1,0 +1,262 @@
+package sim
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/turnstile-dev/turnstile/agent"
+	"github.com/turnstile-dev/turnstile/loop"
+	"github.com/turnstile-dev/turnstile/sim/coop"
+)
+
+// The reference's side of Agent scenarios (protocol §13.2): package agent's Agent, its runs
+// taking turns on the scheduler, driven by operation deliveries.
+
+// refAgent is the Agent of an Agent session and what the reference tracks of it.
+type refAgent struct {
+	a     *agent.Agent
+	tools map[string]*loop.Tool
+	// starter is the id of the prompt or continue whose run is active; waiters the
+	// waitForIdle operations waiting for that run, in delivery order.
+	starter, starterOp string
+	waiters            []string
+	// barriers are the listener's barriers, as the setup gives them.
+	barriers []*refBarrier
+}
+
+// refBarrier is one barrier of the listener.
+type refBarrier struct {
+	BarrierSetup
+	seen   int
+	held   bool
+	waiter *coop.Task
+}
+
+// AgentState is the observable state of an Agent (pi's agent.state and its queues), the
+// state of a state operation's outcome.
+type AgentState struct {
+	IsStreaming       bool           `json:"isStreaming"`
+	Messages          []loop.Message `json:"messages"`
+	ErrorMessage      string         `json:"errorMessage,omitempty"`
+	PendingToolCalls  []string       `json:"pendingToolCalls"`
+	StreamingMessage  loop.Message   `json:"streamingMessage,omitempty"`
+	Queued            []loop.Message `json:"queued"`
+	HasQueuedMessages bool           `json:"hasQueuedMessages"`
+}
+
+// Outcome is the data of a NotifyOutcome.
+type Outcome struct {
+	ID      string      `json:"id"`
+	Op      string      `json:"op"`
+	Outcome string      `json:"outcome"`
+	Error   string      `json:"error,omitempty"`
+	State   *AgentState `json:"state,omitempty"`
+}
+
+// startAgent builds the session's Agent; it starts nothing.
+func (r *Reference) startAgent(setup Setup) error {
+	if setup.Agent == nil {
+		return fmt.Errorf("setup: entry agent without an agent object")
+	}
+	actx, cfg, _, err := r.build(setup)
+	if err != nil {
+		return err
+	}
+	ra := &refAgent{tools: map[string]*loop.Tool{}}
+	for _, t := range actx.Tools {
+		ra.tools[t.Name] = t
+	}
+	for _, ts := range setup.Tools {
+		if ra.tools[ts.Name] == nil {
+			ra.tools[ts.Name] = r.tool(ts)
+		}
+	}
+	for _, b := range setup.Agent.Barriers {
+		ra.barriers = append(ra.barriers, &refBarrier{BarrierSetup: b})
+	}
+	cfg.OnEvent = nil
+	ra.a = agent.New(agent.Options{
+		SystemPrompt:  setup.Agent.SystemPrompt,
+		Tools:         actx.Tools,
+		Messages:      actx.Messages,
+		Model:         cfg.Model,
+		ThinkingLevel: cfg.ThinkingLevel,
+		SteeringMode:  loop.QueueMode(setup.Agent.SteeringMode),
+		FollowUpMode:  loop.QueueMode(setup.Agent.FollowUpMode),
+		Go: func(body func()) {
+			r.sched.Go(func() {
+				body()
+				r.runOver()
+			})
+		},
+		Loop: cfg,
+	})
+	ra.a.Subscribe(r.listen)
+	r.agent = ra
+	return nil
+}
+
+// listen is the session's one listener: it reports the event, then holds at a barrier until
+// it is released (or the session stops).
+func (r *Reference) listen(_ context.Context, e loop.Event) {
+	r.notify(NotifyEvent, e)
+	for _, b := range r.agent.barriers {
+		if loop.EventType(b.Event) != e.Type {
+			continue
+		}
+		b.seen++
+		if b.seen != max(b.Nth, 1) {
+			continue
+		}
+		b.held = true
+		for b.held && !r.closed {
+			r.park(&b.waiter)
+		}
+	}
+}
+
+// runOver reports the outcomes of a run that is over: its waitForIdle operations, then the
+// prompt or continue that started it.
+func (r *Reference) runOver() {
+	ra := r.agent
+	waiters, starter, op := ra.waiters, ra.starter, ra.starterOp
+	ra.waiters, ra.starter, ra.starterOp = nil, "", ""
+	for _, id := range waiters {
+		r.report(Outcome{ID: id, Op: OpWaitForIdle, Outcome: OutcomeResolved})
+	}
+	if starter != "" {
+		r.report(Outcome{ID: starter, Op: op, Outcome: OutcomeResolved})
+	}
+}
+
+func (r *Reference) report(o Outcome) { r.notify(NotifyOutcome, o) }
+
+// operate carries out one operation delivery.
+func (r *Reference) operate(d Delivery) error {
+	ra := r.agent
+	if ra == nil {
+		return fmt.Errorf("an agent delivery in a session that is not an Agent session")
+	}
+	var op struct {
+		Op       string            `json:"op"`
+		Messages []json.RawMessage `json:"messages"`
+		Text     string            `json:"text"`
+		Message  json.RawMessage   `json:"message"`
+		Mode     string            `json:"mode"`
+		Queue    string            `json:"queue"`
+		Tools    []string          `json:"tools"`
+		Barrier  string            `json:"barrier"`
+	}
+	if err := json.Unmarshal(d.Data, &op); err != nil {
+		return fmt.Errorf("agent operation %s: %w", d.Target, err)
+	}
+	out := Outcome{ID: d.Target, Op: op.Op, Outcome: OutcomeAccepted}
+	refuse := func(err error) {
+		out.Outcome, out.Error = OutcomeRefused, err.Error()
+	}
+	message := func() (loop.Message, error) {
+		msgs, err := decodeMessages([]json.RawMessage{op.Message})
+		if err != nil {
+			return nil, fmt.Errorf("agent operation %s: message: %w", d.Target, err)
+		}
+		return msgs[0], nil
+	}
+	switch op.Op {
+	case OpPrompt, OpContinue:
+		var err error
+		if op.Op == OpPrompt {
+			var msgs []loop.Message
+			if op.Messages == nil {
+				msgs = []loop.Message{agent.UserText(op.Text, r.now)}
+			} else if msgs, err = decodeMessages(op.Messages); err != nil {
+				return fmt.Errorf("agent operation %s: messages: %w", d.Target, err)
+			}
+			_, err = ra.a.StartPrompt(msgs...)
+		} else {
+			_, err = ra.a.StartContinue()
+		}
+		if err != nil {
+			refuse(err)
+			break
+		}
+		ra.starter, ra.starterOp = d.Target, op.Op
+		out.Outcome = ""
+	case OpWaitForIdle:
+		if !ra.a.IsIdle() {
+			ra.waiters = append(ra.waiters, d.Target)
+			out.Outcome = ""
+			break
+		}
+		out.Outcome = OutcomeResolved
+	case OpSteer, OpFollowUp:
+		m, err := message()
+		if err != nil {
+			return err
+		}
+		if op.Op == OpSteer {
+			ra.a.Steer(m)
+		} else {
+			ra.a.FollowUp(m)
+		}
+	case OpAbort:
+		ra.a.Abort()
+	case OpReset:
+		if err := ra.a.Reset(); err != nil {
+			refuse(err)
+		}
+	case OpSetSteeringMode:
+		ra.a.SetSteeringMode(loop.QueueMode(op.Mode))
+	case OpSetFollowUpMode:
+		ra.a.SetFollowUpMode(loop.QueueMode(op.Mode))
+	case OpClearQueues:
+		switch op.Queue {
+		case "steering":
+			ra.a.ClearSteeringQueue()
+		case "followUp":
+			ra.a.ClearFollowUpQueue()
+		default:
+			ra.a.ClearAllQueues()
+		}
+	case OpSetTools:
+		var tools []*loop.Tool
+		for _, name := range op.Tools {
+			if t := ra.tools[name]; t != nil {
+				tools = append(tools, t)
+			}
+		}
+		ra.a.SetTools(tools)
+	case OpState:
+		out.State = r.agentState()
+	case OpRelease:
+		i := slices.IndexFunc(ra.barriers, func(b *refBarrier) bool { return b.ID == op.Barrier && b.held })
+		if i < 0 {
+			refuse(fmt.Errorf("barrier %s is not held", op.Barrier))
+			break
+		}
+		ra.barriers[i].held = false
+		r.wake(&ra.barriers[i].waiter)
+	default:
+		return fmt.Errorf("agent operation %s: unknown op %q", d.Target, op.Op)
+	}
+	if out.Outcome != "" {
+		r.report(out)
+	}
+	return nil
+}
+
+// agentState is the Agent's observable state now.
+func (r *Reference) agentState() *AgentState {
+	a := r.agent.a
+	st := a.State()
+	return &AgentState{
+		IsStreaming:       st.IsStreaming,
+		Messages:          nonNilMessages(st.Messages),
+		ErrorMessage:      st.ErrorMessage,
+		PendingToolCalls:  append([]string{}, st.PendingToolCalls...),
+		StreamingMessage:  st.StreamingMessage,
+		Queued:            nonNilMessages(a.PeekQueuedMessages()),
+		HasQueuedMessages: a.HasQueuedMessages(),
+	}
+}

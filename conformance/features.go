@@ -18,7 +18,7 @@ func lacksOf(impl sim.Implementation) []string {
 	if err != nil {
 		return nil
 	}
-	return hello.Lacks
+	return hello.Lacking()
 }
 
 // lacksReason is why sc is skipped for an implementation lacking the features lacks, or ""

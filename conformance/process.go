@@ -188,7 +188,7 @@ func (p *Process) ensure() error {
 	p.mu.Unlock()
 	p.phase = "hello"
 	p.deadline = time.Now().Add(orDuration(p.HelloTimeout, DefaultHelloTimeout))
-	if err := p.send(Message{Type: TypeHello, Protocol: ProtocolVersion}); err != nil {
+	if err := p.send(Message{Type: TypeHello, Protocol: 1, Protocols: Protocols}); err != nil {
 		return p.abort(err)
 	}
 	in, err := p.receive()
@@ -209,7 +209,7 @@ func (p *Process) ensure() error {
 	if m.Capabilities != nil && m.Capabilities.Hooks != nil {
 		hooks = m.Capabilities.Hooks
 	}
-	p.hello = Hello{Name: m.Name, Version: m.Version, Tracks: m.Tracks, Hooks: hooks}
+	p.hello = Hello{Name: m.Name, Version: m.Version, Tracks: m.Tracks, Hooks: hooks, Protocol: m.Protocol}
 	if m.Capabilities != nil {
 		p.hello.Lacks = m.Capabilities.Lacks
 	}

@@ -26,8 +26,13 @@ import (
 	"github.com/turnstile-dev/turnstile/sim"
 )
 
-// ProtocolVersion is the version of the wire protocol this package speaks.
-const ProtocolVersion = 1
+// ProtocolVersion is the newest version of the wire protocol this package speaks; it speaks
+// every version from 1 (Protocols).
+const ProtocolVersion = 2
+
+// Protocols are the versions this package speaks, offered in the harness's hello. The hello's
+// protocol field stays 1, which adapters written for version 1 check (PROTOCOL.md §13.1).
+var Protocols = []int{1, 2}
 
 // DefaultMaxLine is the longest line, in bytes, either side accepts unless told otherwise.
 const DefaultMaxLine = 16 << 20
@@ -67,7 +72,9 @@ type Message struct {
 	Type string `json:"type"`
 
 	// hello
-	Protocol     int           `json:"protocol,omitempty"`
+	Protocol int `json:"protocol,omitempty"`
+	// Protocols is every version the harness speaks (its hello only, from version 2).
+	Protocols    []int         `json:"protocols,omitempty"`
 	Name         string        `json:"name,omitempty"`
 	Version      string        `json:"version,omitempty"`
 	Tracks       string        `json:"tracks,omitempty"`
@@ -110,6 +117,24 @@ type Hello struct {
 	// Lacks lists the optional features (sim.Features, docs/SEMANTICS.md) it does not
 	// support: the scenarios needing one are skipped.
 	Lacks []string
+	// Protocol is the protocol version it speaks; below 2 (0 included: a Go port written
+	// before version 2) it lacks sim.ProtocolTwoFeatures too.
+	Protocol int
+}
+
+// Lacking is every optional feature the implementation lacks: Lacks, and the features of
+// protocol version 2 when it speaks an earlier one.
+func (h Hello) Lacking() []string {
+	if h.Protocol >= 2 {
+		return h.Lacks
+	}
+	out := slices.Clone(h.Lacks)
+	for _, f := range sim.ProtocolTwoFeatures {
+		if !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // encode renders m as one protocol line, newline included.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
+	"slices"
 	"sync"
 
 	"github.com/turnstile-dev/turnstile/sim"
@@ -22,7 +23,7 @@ const ReferenceName = "turnstile-reference"
 // The reference's calls are synchronous: while one is outstanding, its task is blocked in
 // Port.Call and the next line read must be that call's answer.
 func Serve(r io.Reader, w io.Writer) error {
-	hello := Hello{Name: ReferenceName, Version: moduleVersion(), Tracks: Tracks, Hooks: AllHooks}
+	hello := Hello{Name: ReferenceName, Version: moduleVersion(), Tracks: Tracks, Hooks: AllHooks, Protocol: ProtocolVersion}
 	return serve(r, w, hello, func() sim.Implementation { return sim.NewReference() })
 }
 
@@ -129,14 +130,21 @@ func (s *server) run() error {
 		m := rec.msg
 		switch m.Type {
 		case TypeHello:
-			if m.Protocol != ProtocolVersion {
-				return s.reject(fmt.Errorf("the harness speaks protocol %d; this implementation speaks %d", m.Protocol, ProtocolVersion))
+			version := s.hello.Protocol
+			if version < 1 {
+				version = 1
+			}
+			if !slices.Contains(m.Protocols, version) {
+				if m.Protocol != 1 {
+					return s.reject(fmt.Errorf("the harness speaks protocol %d; this implementation speaks 1 to %d", m.Protocol, version))
+				}
+				version = 1 // a harness of version 1 (no protocols field)
 			}
 			hooks := s.hello.Hooks
 			if hooks == nil {
 				hooks = []string{}
 			}
-			s.send(Message{Type: TypeHello, Protocol: ProtocolVersion, Name: s.hello.Name, Version: s.hello.Version,
+			s.send(Message{Type: TypeHello, Protocol: version, Name: s.hello.Name, Version: s.hello.Version,
 				Tracks: s.hello.Tracks, Capabilities: &Capabilities{Hooks: hooks, Lacks: s.hello.Lacks}})
 		case TypeStart:
 			if s.sess != nil {

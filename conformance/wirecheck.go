@@ -24,7 +24,7 @@ func conforms(v any) bool {
 	switch typ {
 	case TypeHello:
 		return hasKeys(m, "type", "protocol", "name", "version", "tracks", "capabilities") &&
-			isNumber(m["protocol"], "1") && isNonEmpty(m["name"]) && isString(m["version"]) && isString(m["tracks"]) &&
+			(isNumber(m["protocol"], "1") || isNumber(m["protocol"], "2")) && isNonEmpty(m["name"]) && isString(m["version"]) && isString(m["tracks"]) &&
 			isCapabilities(m["capabilities"])
 	case TypeCall:
 		return hasKeys(m, "type", "id", "session", "call") && isPositiveInt(m["id"]) && isPositiveInt(m["session"]) && isCall(m["call"])
@@ -258,8 +258,45 @@ func isNotification(v any) bool {
 		msgs, hasMessages := data["messages"]
 		e, hasError := data["error"]
 		return hasMessages != hasError && (!hasMessages || isMessages(msgs)) && (!hasError || isString(e))
+	case "outcome":
+		return isOutcome(data)
 	}
 	return false
+}
+
+// outcomeOps are the operations an outcome may name.
+var outcomeOps = []string{sim.OpPrompt, sim.OpContinue, sim.OpWaitForIdle, sim.OpSteer, sim.OpFollowUp, sim.OpAbort,
+	sim.OpReset, sim.OpSetSteeringMode, sim.OpSetFollowUpMode, sim.OpClearQueues, sim.OpSetTools, sim.OpState, sim.OpRelease}
+
+// isOutcome checks an Agent operation's outcome (protocol §13.2).
+func isOutcome(o map[string]any) bool {
+	op, _ := o["op"].(string)
+	outcome, _ := o["outcome"].(string)
+	e, hasError := o["error"]
+	if !hasKeys(o, "id", "op", "outcome") || !isString(o["id"]) || !slices.Contains(outcomeOps, op) ||
+		!slices.Contains([]string{sim.OutcomeAccepted, sim.OutcomeResolved, sim.OutcomeRefused}, outcome) ||
+		hasError != (outcome == sim.OutcomeRefused) || (hasError && !isString(e)) {
+		return false
+	}
+	st, present := o["state"]
+	if !present {
+		return true
+	}
+	s, ok := isObject(st)
+	if !ok || !hasKeys(s, "isStreaming", "messages", "pendingToolCalls", "queued", "hasQueuedMessages") ||
+		!isBool(s["isStreaming"]) || !isMessages(s["messages"]) || !isMessages(s["queued"]) || !isBool(s["hasQueuedMessages"]) {
+		return false
+	}
+	pending, ok := s["pendingToolCalls"].([]any)
+	if !ok || !optionalKey(s, "errorMessage", isString) || !optionalKey(s, "streamingMessage", isMessage) {
+		return false
+	}
+	for _, id := range pending {
+		if !isString(id) {
+			return false
+		}
+	}
+	return true
 }
 
 func isEvent(e map[string]any) bool {

@@ -33,6 +33,10 @@ func ScenarioFor(target Target) *rapid.Generator[*sim.Scenario] {
 }
 
 // Target is what an implementation under test declares in its hello: the hooks it supports
+// UngeneratedFeatures are the optional features no generated scenario needs: Agent scenarios
+// (sim.FeatureAgent) are curated only, so explore searches the loop, not the Agent's queues.
+var UngeneratedFeatures = []string{sim.FeatureAgent}
+
 // and the pi version whose behaviour it tracks. The zero Target supports everything.
 type Target struct {
 	// Hooks lists the supported hooks by pi's names (sim.Hook*); nil means every hook. Without

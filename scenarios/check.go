@@ -145,7 +145,7 @@ func neverActs(sc *sim.Scenario, a sim.UserAction) bool {
 		return false
 	}
 	end, bounded := latestEnd(sc)
-	return *a.At > sc.Budget.Or(sim.DefaultBudget).Time || (bounded && *a.At > end)
+	return *a.At > sc.Budget.Or(sim.DefaultBudget).Time || (bounded && sc.Agent == nil && *a.At > end)
 }
 
 // checkAgent checks what an Agent scenario's operations name: barriers and tools that exist.

@@ -216,6 +216,24 @@ func (w *writer) scenario(sc *sim.Scenario) error {
 		}
 		w.section("toolCalls", o)
 	}
+	if a := sc.Agent; a != nil {
+		var o object
+		if a.SystemPrompt != "" {
+			o.set("systemPrompt", a.SystemPrompt)
+		}
+		if len(a.Barriers) > 0 {
+			var bs []any
+			for _, b := range a.Barriers {
+				bo := object{{"id", b.ID}, {"event", string(b.Event)}}
+				if b.Nth != 0 {
+					bo.set("nth", b.Nth)
+				}
+				bs = append(bs, bo)
+			}
+			o.set("barriers", bs)
+		}
+		w.section("agent", o)
+	}
 	if len(sc.User) > 0 {
 		var actions []any
 		for i, a := range sc.User {
@@ -233,7 +251,9 @@ func (w *writer) scenario(sc *sim.Scenario) error {
 			w.list("user", actions)
 		}
 	}
-	if sc.Continue {
+	if sc.Agent != nil {
+		// An Agent scenario's runs start at the user's operations.
+	} else if sc.Continue {
 		if len(sc.Prompts) > 0 {
 			return errors.New("a scenario that continues has no prompts; the file format cannot express both")
 		}
@@ -755,6 +775,30 @@ func wUserAction(a sim.UserAction) (object, error) {
 	}
 	if a.Abort {
 		o.set("abort", true)
+	}
+	if op := a.Op; op != nil {
+		switch op.Op {
+		case sim.OpPrompt:
+			if op.Messages == nil {
+				o.set("promptText", op.Text)
+			} else {
+				o.set("prompt", op.Messages)
+			}
+		case sim.OpContinue, sim.OpWaitForIdle, sim.OpReset, sim.OpState:
+			o.set(op.Op, true)
+		case sim.OpSetSteeringMode:
+			o.set("steeringMode", string(op.Mode))
+		case sim.OpSetFollowUpMode:
+			o.set("followUpMode", string(op.Mode))
+		case sim.OpClearQueues:
+			o.set("clearQueues", op.Queue)
+		case sim.OpSetTools:
+			o.set("tools", op.Tools)
+		case sim.OpRelease:
+			o.set("release", op.Barrier)
+		default:
+			return nil, fmt.Errorf("unknown Agent operation %q", op.Op)
+		}
 	}
 	return o, nil
 }

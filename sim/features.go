@@ -28,13 +28,20 @@ const (
 	FeatureArgumentsError = "argumentsError"
 	// FeatureStructuredContent: a tool result or an afterToolCall answer has structuredContent.
 	FeatureStructuredContent = "structuredContent"
+	// FeatureAgent: the scenario drives a stateful Agent through user operations (protocol
+	// version 2, §13.2).
+	FeatureAgent = "agent"
 )
+
+// ProtocolTwoFeatures are the features that need protocol version 2: an implementation that
+// speaks only version 1 lacks them.
+var ProtocolTwoFeatures = []string{FeatureAgent}
 
 // Features lists every optional feature, in the order docs/SEMANTICS.md documents them.
 var Features = []string{
 	FeatureContinue, FeatureSeveralPrompts, FeatureCustomMessages, FeaturePrepareArguments,
 	FeatureArgumentMutation, FeatureThrowingHooks, FeatureThrowingStreams, FeatureArgumentsError,
-	FeatureStructuredContent,
+	FeatureStructuredContent, FeatureAgent,
 }
 
 // NeededFeatures returns the optional features sc needs, in the order of Features. They are
@@ -43,11 +50,15 @@ func NeededFeatures(sc *Scenario) []string {
 	need := map[string]bool{
 		FeatureContinue:       sc.Continue,
 		FeatureSeveralPrompts: !sc.Continue && len(sc.Prompts) > 1,
+		FeatureAgent:          sc.Agent != nil,
 	}
 	h := &sc.Hooks
 	messages := [][]loop.Message{sc.Messages, sc.Prompts}
 	for _, u := range sc.User {
 		messages = append(messages, u.Steer, u.FollowUp)
+		if u.Op != nil {
+			messages = append(messages, u.Op.Messages, []loop.Message{u.Op.Message})
+		}
 	}
 	for _, s := range []*Script[PrepareAnswer]{h.PrepareRequest, h.PrepareNextTurn} {
 		if s == nil {

@@ -132,3 +132,89 @@ test("an Agent scenario on pi's Agent: prompt, steer during the run, followUp, w
 	);
 	assert.deepEqual({ ...final, messages: undefined }, { isStreaming: false, messages: undefined, pendingToolCalls: [], queued: [], hasQueuedMessages: false });
 });
+
+const CLOCK = { name: "clock", description: "Reads the clock", parameters: { type: "object" } };
+const callClock = assistant([{ type: "toolCall", id: "t1", name: "clock", arguments: {} }], "toolUse");
+
+test("a tool resolving nothing (§13.3): pi 1.6.0 turns undefined and null into an error result", () => {
+	for (const nothing of ["undefined", "null"]) {
+		const out = converse([
+			HELLO2,
+			start({ tools: [CLOCK], activeTools: ["clock"], prompts: [user("time?")] }),
+			answer(1, { stream: "1" }),
+			deliver("streamEvent", 5, "1", done(callClock)),
+			answer(2, {}),
+			deliver("toolResult", 15, "t1", { nothing }),
+			answer(3, { stream: "2" }),
+			STOP,
+		]);
+		const end = find(out, (m) => m.notification?.data?.type === "tool_execution_end").notification.data;
+		const property = nothing === "undefined" ? "Cannot read properties of undefined (reading 'isError')" : "Cannot read properties of null (reading 'isError')";
+		assert.deepEqual(end, { type: "tool_execution_end", toolCallId: "t1", toolName: "clock", result: { content: text(property), details: {} }, isError: true, durationMs: 10 });
+		assert.equal(brief(out.at(-3)), "call 3 stream"); // the run goes on to the next request
+	}
+});
+
+test("stream options (§13.4): sessionId and identity reach the stream function; absent without streamOptions", () => {
+	const script = (setup) => [HELLO2, start({ prompts: [user("hi")], ...setup }), answer(1, { stream: "1" }), STOP];
+	const streamCall = (out) => find(out, (m) => m.type === "call").call;
+	const on = converse(script({ streamOptions: true, sessionId: "s-9", identity: { userAgent: "short", version: "9" } }));
+	assert.deepEqual(streamCall(on).data.options, { sessionId: "s-9", identity: { ...PI_IDENTITY, userAgent: "short", version: "9" } });
+	const bare = converse(script({ streamOptions: true }));
+	assert.deepEqual(streamCall(bare).data.options, { identity: PI_IDENTITY });
+	const off = converse(script({ sessionId: "s-9" }));
+	assert.deepEqual(Object.keys(streamCall(off).data).sort(), ["apiKey", "messages", "model", "thinkingLevel"]);
+	const old = converse(script({ streamOptions: true, sessionId: "s-9" }), ["--pi", "1.3.0"]);
+	assert.deepEqual(old[0].capabilities.lacks, ["streamOptions"]); // before 1.4.0 the stream function gets no identity
+});
+
+test("an abort during a hook (§13.5): the run's signal fires before beforeToolCall returns", () => {
+	const out = converse([
+		HELLO2,
+		start({ tools: [CLOCK], activeTools: ["clock"], hooks: ["beforeToolCall"], prompts: [user("time?")] }),
+		answer(1, { stream: "1" }),
+		deliver("streamEvent", 5, "1", done(callClock)),
+		answer(2, {}, { abort: true }),
+		answer(3, { stream: "2" }),
+		STOP,
+	]);
+	assert.deepEqual(out.slice(-9).map(brief), [
+		"call 2 hook:beforeToolCall",
+		"ev tool_execution_end error Operation aborted", // pi checks the signal right after beforeToolCall
+		"ev message_start toolResult Operation aborted",
+		"ev message_end toolResult Operation aborted",
+		"ev turn_end assistant toolCall",
+		"ev turn_start",
+		"call 3 stream", // the loop checks the signal nowhere else: the stream function must (a provider would)
+		"idle",
+		"stopped",
+	]);
+});
+
+test("an abort during a hook in an Agent scenario calls agent.abort(): the tool call is aborted, the Agent's signal fired", () => {
+	const out = converse([
+		HELLO2,
+		start({ entry: "agent", tools: [CLOCK], activeTools: ["clock"], hooks: ["beforeToolCall"], agent: { steeringMode: "all", followUpMode: "all" } }),
+		op(0, "u1", { op: "prompt", text: "time?" }),
+		answer(1, { stream: "1" }),
+		deliver("streamEvent", 5, "1", done(callClock)),
+		answer(2, {}, { abort: true }),
+		answer(3, { stream: "2" }),
+		op(6, "u2", { op: "state" }),
+		STOP,
+	]);
+	assert.deepEqual(out.slice(-11).map(brief), [
+		"call 2 hook:beforeToolCall",
+		"ev tool_execution_end error Operation aborted",
+		"ev message_start toolResult Operation aborted",
+		"ev message_end toolResult Operation aborted",
+		"ev turn_end assistant toolCall",
+		"ev turn_start",
+		"call 3 stream",
+		"idle",
+		"outcome u2 state accepted",
+		"idle",
+		"stopped",
+	]);
+	assert.equal(outcome(out, "u2").state.isStreaming, true);
+});

@@ -218,3 +218,53 @@ test("an abort during a hook in an Agent scenario calls agent.abort(): the tool 
 	]);
 	assert.equal(outcome(out, "u2").state.isStreaming, true);
 });
+
+test("barriers hold pi's Agent: nothing moves until the release; at agent_end, waitForIdle and the prompt settle after it", () => {
+	const out = converse([
+		HELLO2,
+		start({ entry: "agent", agent: { steeringMode: "all", followUpMode: "all", barriers: [{ id: "b1", event: "message_end", nth: 2 }, { id: "b2", event: "agent_end" }] } }),
+		op(0, "u1", { op: "prompt", text: "hi" }),
+		answer(1, { stream: "1" }),
+		deliver("streamEvent", 5, "1", done(assistant(text("one")))),
+		op(6, "u2", { op: "waitForIdle" }),
+		op(7, "u3", { op: "release", barrier: "b2" }),
+		op(8, "u4", { op: "release", barrier: "b1" }),
+		op(9, "u5", { op: "reset" }),
+		op(10, "u6", { op: "release", barrier: "b2" }),
+		op(11, "u7", { op: "reset" }),
+		op(12, "final", { op: "state" }),
+		STOP,
+	]);
+	assert.deepEqual(out.map(brief), [
+		"hello",
+		"idle",
+		"ev agent_start",
+		"ev turn_start",
+		"ev message_start user hi",
+		"ev message_end user hi",
+		"call 1 stream",
+		"idle",
+		"ev message_start assistant one",
+		"ev message_end assistant one", // the 2nd message_end: held by b1
+		"idle",
+		"idle",
+		"outcome u3 release refused: barrier b2 is not held",
+		"idle",
+		"outcome u4 release accepted",
+		"ev turn_end assistant one",
+		"ev agent_end", // held by b2
+		"idle",
+		"outcome u5 reset refused: Agent is already processing. Wait for completion before resetting.",
+		"idle",
+		"outcome u6 release accepted",
+		"outcome u2 waitForIdle resolved",
+		"outcome u1 prompt resolved",
+		"idle",
+		"outcome u7 reset accepted",
+		"idle",
+		"outcome final state accepted",
+		"idle",
+		"stopped",
+	]);
+	assert.deepEqual(outcome(out, "final").state, { isStreaming: false, messages: [], pendingToolCalls: [], queued: [], hasQueuedMessages: false });
+});

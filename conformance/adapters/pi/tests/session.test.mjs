@@ -50,7 +50,11 @@ function brief(m) {
 const find = (out, pred) => out.find(pred);
 const outcome = (out, id) => find(out, (m) => m.notification?.kind === "outcome" && m.notification.data.id === id)?.notification.data;
 
-test("an Agent scenario on pi's Agent: prompt, steer during the run, followUp, waitForIdle, state", () => {
+const RELEASES = ["0.87.1", "0.99.1", "1.0.3", "1.3.0", "1.4.0", "1.5.2", "1.6.0"];
+
+for (const release of RELEASES) test(`an Agent scenario on pi ${release}'s Agent: prompt, steer during the run, followUp, waitForIdle, state`, () => {
+	const old = RELEASES.indexOf(release) < RELEASES.indexOf("1.4.0"); // no identity before 1.4.0
+	const level = release === "0.87.1" ? {} : { thinkingLevel: "off" }; // 0.99.1 stamps the requested level
 	const out = converse([
 		HELLO2,
 		start({ entry: "agent", streamOptions: true, agent: { steeringMode: "one-at-a-time", followUpMode: "one-at-a-time", systemPrompt: "Be brief.", sessionId: "s-1" } }),
@@ -68,7 +72,7 @@ test("an Agent scenario on pi's Agent: prompt, steer during the run, followUp, w
 		deliver("streamEvent", 10, "3", done(assistant(text("three"), "stop", 8))),
 		op(10, "final", { op: "state" }),
 		STOP,
-	]);
+	], ["--pi", release]);
 	assert.deepEqual(out.map(brief), [
 		"hello",
 		"idle",
@@ -117,10 +121,10 @@ test("an Agent scenario on pi's Agent: prompt, steer during the run, followUp, w
 	assert.equal(out[0].protocol, 2);
 	const system = { role: "system", content: "Be brief.", timestamp: 0 };
 	const hi = { role: "user", content: text("hi"), timestamp: 0 };
-	assert.deepEqual(out[6].call.data, { model: MODEL, messages: [system, hi], thinkingLevel: "off", apiKey: "", options: { sessionId: "s-1", identity: PI_IDENTITY } });
+	assert.deepEqual(out[6].call.data, { model: MODEL, messages: [system, hi], thinkingLevel: "off", apiKey: "", options: old ? { sessionId: "s-1" } : { sessionId: "s-1", identity: PI_IDENTITY } });
 	assert.deepEqual(outcome(out, "u6").state, {
 		isStreaming: true,
-		messages: [system, hi, { ...assistant(text("one")), thinkingLevel: "off" }, user("steer", 1)],
+		messages: [system, hi, { ...assistant(text("one")), ...level }, user("steer", 1)],
 		pendingToolCalls: [],
 		queued: [user("later", 2)],
 		hasQueuedMessages: true,

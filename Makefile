@@ -2,14 +2,14 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: test lint bench bench-vs-pi build conform conform-pi mutation test-python conform-python test-ts conform-pi-versions
+.PHONY: test lint bench bench-vs-pi build conform conform-pi mutation test-python conform-python test-ts test-pi-adapter conform-pi-versions
 
 build:
 	$(GO) build -o bin/turnstile ./cmd/turnstile
 
 test: lint conformance/adapters/pi/node_modules
 	$(GO) test -race -count=1 -timeout 30m $(PKGS)
-	$(MAKE) test-python test-ts
+	$(MAKE) test-python test-ts test-pi-adapter
 	$(MAKE) conform-pi
 	$(MAKE) conform-python
 
@@ -59,6 +59,12 @@ test-python:
 NODE ?= node
 test-ts:
 	cd kits/ts && $(NODE) --test tests/
+
+# The pi adapter's scripted protocol-2 sessions on pi's own loop and Agent class, and the order
+# in which pi's Agent settles operations (which the Go reference reproduces), in every release.
+test-pi-adapter: conformance/adapters/pi/node_modules
+	$(NODE) --test conformance/adapters/pi/tests/
+	for v in 0.87.1 0.99.1 1.0.3 1.3.0 1.4.0 1.5.2 1.6.0; do $(NODE) conformance/adapters/pi/testdata/outcome-order.mjs --pi $$v >/dev/null || exit 1; done
 
 # The example Python loop on the Python kit must pass the curated suite (semantic profile;
 # known gaps, if any, in examples/python-loop/expected-failures.txt): the asyncio loop, then its

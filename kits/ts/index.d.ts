@@ -27,7 +27,11 @@ export type Feature =
 	| "throwingHooks"
 	| "throwingStreams"
 	| "argumentsError"
-	| "structuredContent";
+	| "structuredContent"
+	| "agent"
+	| "toolResolvesNothing"
+	| "streamOptions"
+	| "abortInHook";
 
 /** A tool as the setup describes it. */
 export interface ToolSpec {
@@ -57,9 +61,52 @@ export interface Setup {
 	apiKey?: string;
 	toolExecution?: "parallel" | "sequential";
 	hooks?: HookName[];
-	entry?: "run" | "continue";
+	entry?: "run" | "continue" | "agent";
 	prompts?: any[];
+	/** Version 2, `entry: "agent"` (PROTOCOL.md §13.2). */
+	agent?: AgentSetup;
+	/** Version 2: record the stream function's options in `stream` calls (§13.4). */
+	streamOptions?: boolean;
+	/** Version 2: the loop config's session id (§13.4). */
+	sessionId?: string;
+	/** Version 2: the loop config's identity (§13.4). */
+	identity?: { userAgent?: Json; attribution?: Json; version?: string };
 }
+
+/** An Agent scenario's `agent` object (PROTOCOL.md §13.2). */
+export interface AgentSetup {
+	steeringMode: "one-at-a-time" | "all";
+	followUpMode: "one-at-a-time" | "all";
+	systemPrompt?: string;
+	sessionId?: string;
+	/** The listener holds the `nth` (default 1) event of this type until the barrier's release. */
+	barriers?: { id: string; event: string; nth?: number }[];
+}
+
+/** One user operation of an Agent scenario: the `agent` delivery's data, with its id (the target). */
+export interface AgentOperation {
+	/** The operation's id ("u1", …, "final"). */
+	id: string;
+	op: "prompt" | "continue" | "waitForIdle" | "steer" | "followUp" | "abort" | "reset" | "setSteeringMode" | "setFollowUpMode" | "clearQueues" | "setTools" | "state" | string;
+	messages?: any[];
+	text?: string;
+	message?: any;
+	mode?: string;
+	queue?: "steering" | "followUp" | "all";
+	tools?: string[];
+	[key: string]: any;
+}
+
+/** What `options.agent(session)` returns: the kit hands it every operation but `release`. */
+export interface AgentHandler {
+	/** Applies one operation and reports its outcome (now, or with session.track when a promise settles). Throw DeliveryError for one it cannot apply. */
+	operate(op: AgentOperation): void;
+	/** The Agent's own abort (pi: agent.abort()): an answer's `abort: true`, and the stop. */
+	abort?(): void;
+}
+
+/** An operation's outcome. */
+export type Outcome = "accepted" | "resolved" | "refused";
 
 /** The data of a `stream` call. */
 export interface StreamRequest {
@@ -71,17 +118,30 @@ export interface StreamRequest {
 	apiKey: string;
 }
 
+/** What the stream function received besides the model and the context (§13.4). */
+export interface StreamOptions {
+	sessionId?: string;
+	identity?: Json;
+	[key: string]: any;
+}
+
 /** Every hook of the protocol, by pi's names. */
 export const ALL_HOOKS: readonly HookName[];
 /** Every optional feature name. */
 export const FEATURES: readonly Feature[];
-/** The protocol version the kit speaks (1). */
-export const PROTOCOL: 1;
+/** The newest protocol version the kit speaks (2). */
+export const PROTOCOL: 2;
+/** Every protocol version the kit speaks. */
+export const PROTOCOLS: readonly (1 | 2)[];
+/** The optional features protocol version 2 adds; a version-1 hello never lists them. */
+export const V2_FEATURES: readonly Feature[];
 /** "the simulation session was stopped" */
 export const STOPPED: string;
 
 /** The harness answered a call with an error: the hook, stream function or execute throws it. */
 export class CallError extends Error {}
+/** A delivery (or an Agent operation) the adapter cannot apply: reported as an error for the session. */
+export class DeliveryError extends Error {}
 /** A provider stream failed (`streamFail`): iterating it throws this. */
 export class StreamError extends Error {}
 /** A tool's execution failed in the world (`toolResult` with an error). */
@@ -114,6 +174,8 @@ export class Session {
 	readonly signal: AbortSignal;
 	/** True once `stop` arrived. */
 	readonly stopping: boolean;
+	/** The protocol version negotiated at the hello. */
+	readonly protocol: 1 | 2;
 	/** The virtual time in milliseconds. */
 	now(): number;
 	/** Whether the scenario installs this hook. */
@@ -123,11 +185,23 @@ export class Session {
 	/** An installed hook's answer ({} when none); throws CallError. */
 	hook(name: HookName | string, data: any): Record<string, any>;
 	/** Writes a notification now (nothing after a stop). */
-	notify(kind: "event" | "end", data: any): void;
+	notify(kind: "event" | "end" | "outcome", data: any): void;
 	/** Reports one loop event, serialised now. */
 	emit(event: { type: string; [key: string]: any }): void;
-	/** The `stream` call; its Stream. Throws CallError when refused. */
-	openStream(data: StreamRequest): Stream;
+	/** The `stream` call; its Stream. Throws CallError when refused. `options` go into the call's data only when the setup says streamOptions (v2). */
+	openStream(data: StreamRequest, options?: StreamOptions): Stream;
+	/** Whether the setup asks for stream options (v2, `streamOptions: true`). */
+	wantsStreamOptions(): boolean;
+	/** Fires the run's abort: the handler's abort() in an Agent scenario, else `signal`. */
+	abortRun(): void;
+	/** Agent scenarios: notifies the event; returns the promise a barrier's release resolves when the event is held, else undefined. Return it from the listener. */
+	agentEvent(event: { type: string; [key: string]: any }): Promise<void> | undefined;
+	/** Agent scenarios: writes an operation's outcome now. */
+	outcome(op: { id: string; op: string }, outcome: Outcome, extra?: { error?: string; state?: any }): void;
+	/** Agent scenarios: reports `resolved` / `refused` (with the message) when the promise settles. */
+	track(op: { id: string; op: string }, promise: Promise<unknown>): void;
+	/** Agent scenarios: the ids of the barriers held now. */
+	heldBarriers(): string[];
 	/** The `tool` call; a promise the deliveries settle (ToolError on failure). Throws CallError when refused. */
 	runTool(toolCallId: string, toolName: string, args: any, onUpdate?: (partial: any) => void): Promise<any>;
 }
@@ -148,6 +222,10 @@ export interface Options {
 	capabilities?: Record<string, Json>;
 	/** Awaited once after the hello, before the first session (slow imports). */
 	load?: () => Promise<void> | void;
+	/** The newest protocol version you speak (default 1). With 2, list in `lacks` the v2 features you do not have. */
+	protocol?: 1 | 2;
+	/** Version 2: builds an Agent scenario's Agent, subscribes its listener, returns its handler. Without it, the hello lacks `agent`. */
+	agent?: (session: Session) => AgentHandler;
 }
 
 /** What a run returns: the run's new messages (the `end` notification). */

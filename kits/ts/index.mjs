@@ -3,7 +3,7 @@
 // onto a Session; the kit does hello, sessions, calls, deliveries, virtual time, idle
 // detection, stop and shutdown. See README.md.
 
-export { ALL_HOOKS, FEATURES, Kit, PROTOCOL, errorText, serve } from "./src/kit.mjs";
-export { CallError, SessionStopped, Session, STOPPED, Stream, StreamError, ToolError } from "./src/session.mjs";
+export { ALL_HOOKS, FEATURES, Kit, PROTOCOL, PROTOCOLS, V2_FEATURES, errorText, serve } from "./src/kit.mjs";
+export { CallError, DeliveryError, SessionStopped, Session, STOPPED, Stream, StreamError, ToolError } from "./src/session.mjs";
 export { clock, installVirtualTime, now } from "./src/vtime.mjs";
 export { AdapterError, ProtocolError, Shutdown } from "./src/wire.mjs";

@@ -4,8 +4,11 @@ import { DeliveryError, Session } from "./session.mjs";
 import { clock, discardJobs, hasRunnable, installVirtualTime, real, runJob, takeRunnable } from "./vtime.mjs";
 import { AdapterError, ProtocolError, Shutdown, Wire } from "./wire.mjs";
 
-/** The protocol version the kit speaks. */
-export const PROTOCOL = 1;
+/** The newest protocol version the kit speaks. */
+export const PROTOCOL = 2;
+
+/** Every protocol version the kit speaks. An adapter chooses its own with `options.protocol`. */
+export const PROTOCOLS = Object.freeze([1, 2]);
 
 /** Every hook of the protocol, by pi's names. */
 export const ALL_HOOKS = Object.freeze([
@@ -32,7 +35,14 @@ export const FEATURES = Object.freeze([
 	"throwingStreams",
 	"argumentsError",
 	"structuredContent",
+	"agent",
+	"toolResolvesNothing",
+	"streamOptions",
+	"abortInHook",
 ]);
+
+/** The optional features version 2 adds (PROTOCOL.md §13): a version-1 hello never names them. */
+export const V2_FEATURES = Object.freeze(["agent", "toolResolvesNothing", "streamOptions", "abortInHook"]);
 
 // Real resources that cannot make the loop progress: stdio pipes and terminals, signal handlers.
 const QUIET = new Set(["PipeWrap", "TTYWrap", "SignalWrap"]);
@@ -52,21 +62,20 @@ export function errorText(err) {
 export class Kit {
 	/**
 	 * @param run (session) => the run's new messages (or a promise of them)
-	 * @param options {name, version, tracks, hooks, lacks, capabilities, load, input, output, log}
+	 * @param options {name, version, tracks, hooks, lacks, capabilities, protocol, agent, load, input, output, log}
 	 */
 	constructor(run, options = {}) {
 		if (typeof run !== "function") throw new TypeError(`turnstile-kit: serve(run, options) needs run, a function (session) => the run's promise; got ${typeof run}`);
+		const speaks = options.protocol ?? 1;
+		if (!PROTOCOLS.includes(speaks)) throw new TypeError(`turnstile-kit: options.protocol must be one of ${PROTOCOLS.join(", ")}; got ${JSON.stringify(options.protocol)}`);
+		if (options.agent !== undefined && typeof options.agent !== "function") throw new TypeError(`turnstile-kit: options.agent must be a function (session) => {operate, abort?}; got ${typeof options.agent}`);
 		this.run = run;
-		const capabilities = { hooks: [...(options.hooks ?? [])], ...(options.capabilities ?? {}) };
-		if (options.lacks?.length) capabilities.lacks = [...options.lacks];
-		this.hello = {
-			type: "hello",
-			protocol: PROTOCOL,
-			name: options.name ?? "unnamed-loop",
-			version: options.version ?? "0.0.0",
-			tracks: options.tracks ?? "1.6.0",
-			capabilities,
-		};
+		/** The newest version the adapter speaks; the hello negotiates `protocol`, the one spoken. */
+		this.speaks = speaks;
+		this.protocol = 1;
+		this.agent = options.agent;
+		this.options = options;
+		this.hello = null; // made by the harness's hello: it depends on the version negotiated
 		this.load = options.load;
 		this.loaded = false;
 		this.wire = new Wire(options.input ?? 0, options.output ?? 1);
@@ -91,7 +100,8 @@ export class Kit {
 			for (;;) {
 				const msg = this.wire.receive();
 				if (msg.type === "hello") {
-					if (msg.protocol !== PROTOCOL) throw new ProtocolError(`the harness speaks protocol ${msg.protocol}; this adapter speaks ${PROTOCOL}`);
+					this.protocol = this.negotiate(msg);
+					this.hello = this.helloFor(this.protocol);
 					this.send(this.hello);
 				} else if (msg.type === "start") await this.session(msg);
 				else throw new ProtocolError(`protocol error at line ${this.wire.line}: unexpected "${msg.type}" message (no session is running)`);
@@ -108,6 +118,42 @@ export class Kit {
 			}
 			return 1;
 		}
+	}
+
+	/**
+	 * The version to speak: the newest the harness lists (`protocols`, or only `protocol` from a
+	 * version-1 harness) that the adapter speaks too. PROTOCOL.md §13.1.
+	 */
+	negotiate(msg) {
+		const theirs = Array.isArray(msg.protocols) ? msg.protocols : [msg.protocol];
+		const ours = PROTOCOLS.filter((v) => v <= this.speaks);
+		const common = theirs.filter((v) => ours.includes(v));
+		if (common.length === 0) {
+			throw new ProtocolError(`the harness speaks protocol ${theirs.join(", ")}; this adapter speaks ${ours.join(", ")}`);
+		}
+		return Math.max(...common);
+	}
+
+	/**
+	 * The adapter's hello for a version. Version 1: the version-2 features are left out of
+	 * `lacks` (a version-1 harness knows none of them). Version 2: `agent` is lacked when the
+	 * adapter gave no `agent` function.
+	 */
+	helloFor(protocol) {
+		const options = this.options;
+		const capabilities = { hooks: [...(options.hooks ?? [])], ...(options.capabilities ?? {}) };
+		let lacks = [...(options.lacks ?? [])];
+		if (protocol < 2) lacks = lacks.filter((f) => !V2_FEATURES.includes(f));
+		else if (!this.agent && !lacks.includes("agent")) lacks.push("agent");
+		if (lacks.length) capabilities.lacks = lacks;
+		return {
+			type: "hello",
+			protocol,
+			name: options.name ?? "unnamed-loop",
+			version: options.version ?? "0.0.0",
+			tracks: options.tracks ?? "1.6.0",
+			capabilities,
+		};
 	}
 
 	async session(msg) {
@@ -174,8 +220,23 @@ export class Kit {
 		if (failure) throw new AdapterError(`load failed: ${failure?.stack ?? failure}`);
 	}
 
-	/** Starts the run; its settlement is the `end` notification. */
+	/**
+	 * Starts the run; its settlement is the `end` notification. An Agent scenario (version 2,
+	 * `entry: "agent"`) starts nothing: the adapter's `agent(session)` builds the Agent and
+	 * subscribes its listener, and the operations are the deliveries; it has no `end`.
+	 */
 	begin(s) {
+		if (s.setup.entry === "agent") {
+			if (this.protocol < 2 || !this.agent) {
+				throw new AdapterError(`session ${s.id} is an Agent scenario (entry "agent"), but ${this.protocol < 2 ? "protocol 1 was negotiated" : "the adapter gave serve() no agent function"}`);
+			}
+			const handler = this.agent(s);
+			if (handler === null || typeof handler !== "object" || typeof handler.operate !== "function") {
+				throw new AdapterError(`agent(session) must return {operate(op), abort?()}; got ${handler === null ? "null" : typeof handler}`);
+			}
+			s.agentHandler = handler;
+			return;
+		}
 		let result;
 		try {
 			result = this.run(s);
@@ -245,7 +306,9 @@ export class Kit {
  * run. Options: `name`, `version`, `tracks` (the pi release whose behaviour you claim),
  * `hooks` (the hooks you can install), `lacks` (the optional features your loop does not
  * have: their scenarios are skipped), `capabilities` (any other key), `load` (an async
- * function awaited once before the first session, after the hello: slow imports go there).
+ * function awaited once before the first session, after the hello: slow imports go there),
+ * `protocol` (the newest version you speak: 1, the default, or 2), `agent` (version 2: builds
+ * an Agent scenario's Agent; without it the hello lacks `agent`).
  *
  * It makes time virtual (installVirtualTime) and sends console.log and process.stdout to
  * stderr: stdout carries the protocol only.

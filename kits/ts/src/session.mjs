@@ -38,8 +38,18 @@ export class SessionStopped extends Error {
 	}
 }
 
-/** A delivery names nothing this session knows; the kit reports it to the harness. */
-export class DeliveryError extends Error {}
+/**
+ * A delivery names nothing this session knows (or an operation the adapter cannot apply); the
+ * kit reports it to the harness as an `error` for the session. An Agent's `operate` may throw it.
+ */
+export class DeliveryError extends Error {
+	constructor(message) {
+		super(message);
+		this.name = "DeliveryError";
+	}
+}
+
+const textOf = (err) => (err instanceof Error ? err.message : String(err));
 
 /**
  * A provider response fed by `streamEvent` / `streamEnd` / `streamFail` deliveries: an async
@@ -113,6 +123,13 @@ export class Session {
 		this.stopping = false;
 		this.streams = new Map(); // stream id -> Stream
 		this.tools = new Map(); // tool call id -> run
+		/** The protocol version negotiated at the hello (1 or 2). */
+		this.protocol = kit.protocol ?? 1;
+		/** An Agent scenario's handler, {operate(op), abort?()}: what options.agent returned. */
+		this.agentHandler = null;
+		// Barriers (PROTOCOL.md §13.2): each {id, event, nth}; held ones wait for their release.
+		this.barriers = (setup.agent?.barriers ?? []).map((b) => ({ id: b.id, event: b.event, nth: b.nth ?? 1, state: "waiting", release: null }));
+		this.eventCounts = new Map(); // event type -> occurrences seen by agentEvent
 	}
 
 	/** The virtual time in milliseconds. */
@@ -146,8 +163,19 @@ export class Session {
 			kit.fatal = err; // the kit ends once the loop lets go, whatever the loop does with err
 			throw err;
 		}
+		if (msg.abort === true && this.protocol >= 2) this.abortRun(); // §13.5: before the hook returns or throws
 		if (typeof msg.error === "string") throw new CallError(msg.error);
 		return msg.data ?? undefined;
+	}
+
+	/**
+	 * Fires the run's abort: an `abort` delivery, or an answer carrying `abort: true` (§13.5).
+	 * In a loop scenario it aborts `signal`; in an Agent scenario it calls the handler's
+	 * `abort()` (pi: `agent.abort()`), or aborts `signal` when the handler has none.
+	 */
+	abortRun() {
+		if (this.agentHandler?.abort) this.agentHandler.abort();
+		else this.controller.abort();
 	}
 
 	/** Calls an installed hook; returns its answer ({} when none); throws CallError. */
@@ -167,8 +195,19 @@ export class Session {
 		this.notify("event", event);
 	}
 
-	/** Makes the `stream` call ({model, messages, thinkingLevel, apiKey}); returns its Stream. */
-	openStream(data) {
+	/** Whether the setup asks for the stream function's options in `stream` calls (§13.4). */
+	wantsStreamOptions() {
+		return this.protocol >= 2 && this.setup.streamOptions === true;
+	}
+
+	/**
+	 * Makes the `stream` call ({model, messages, thinkingLevel, apiKey}); returns its Stream.
+	 * `options` is what the stream function received besides the model and the context
+	 * ({sessionId, identity}, PROTOCOL.md §13.4): added to the call's data as `options` only when
+	 * the setup says `streamOptions: true` (protocol 2), else left out.
+	 */
+	openStream(data, options) {
+		if (this.wantsStreamOptions()) data = { ...data, options: options ?? {} };
 		const answer = this.call("stream", data);
 		const stream = new Stream(this, String(answer?.stream));
 		this.streams.set(stream.id, stream);
@@ -201,7 +240,7 @@ export class Session {
 		const data = d.data !== null && typeof d.data === "object" ? d.data : {};
 		switch (d.kind) {
 			case "abort":
-				this.controller.abort();
+				this.abortRun();
 				return;
 			case "streamEvent":
 			case "streamEnd":
@@ -227,18 +266,103 @@ export class Session {
 				}
 				run.settled = true;
 				if (typeof data.error === "string" && data.error !== "") run.reject(new ToolError(data.error));
+				else if (this.protocol >= 2 && data.nothing === "undefined") run.resolve(undefined); // §13.3
+				else if (this.protocol >= 2 && data.nothing === "null") run.resolve(null);
 				else run.resolve(data.result);
 				return;
 			}
+			case "agent":
+				if (this.protocol >= 2) {
+					this.operate(d, data);
+					return;
+				}
+			// fall through: version 1 has no agent deliveries
 			default:
 				throw new DeliveryError(`unknown delivery kind "${d.kind}"`);
 		}
+	}
+
+	/**
+	 * Reports one Agent event (§13.2), from the Agent's listener: notifies it, then, when it is
+	 * the `nth` occurrence of a barrier's event type, returns a promise the barrier's `release`
+	 * resolves (return it from the listener: pi awaits listeners, so the run is held there).
+	 * Otherwise returns undefined. After a stop nothing is held.
+	 */
+	agentEvent(event) {
+		this.emit(event);
+		if (this.stopping || this.barriers.length === 0) return undefined;
+		const type = event?.type;
+		const n = (this.eventCounts.get(type) ?? 0) + 1;
+		this.eventCounts.set(type, n);
+		const holds = [];
+		for (const b of this.barriers) {
+			if (b.state !== "waiting" || b.event !== type || b.nth !== n) continue;
+			b.state = "held";
+			holds.push(new Promise((resolve) => (b.release = resolve)));
+		}
+		if (holds.length === 0) return undefined;
+		return holds.length === 1 ? holds[0] : Promise.all(holds).then(() => undefined);
+	}
+
+	/** Writes an operation's outcome (§13.2): `{id, op, outcome, error?, state?}`. */
+	outcome(op, outcome, extra = {}) {
+		const data = { id: op.id, op: op.op, outcome };
+		if (extra.error !== undefined) data.error = extra.error;
+		if (extra.state !== undefined) data.state = extra.state;
+		this.notify("outcome", data);
+	}
+
+	/**
+	 * Reports a promise's operation when the promise settles, at that moment: `resolved`, or
+	 * `refused` with the rejection's message (prompt, continue, waitForIdle). Attach it to the
+	 * loop's own promise right away, so the outcomes come in the order the loop settles them.
+	 */
+	track(op, promise) {
+		Promise.resolve(promise).then(
+			() => this.outcome(op, "resolved"),
+			(err) => this.outcome(op, "refused", { error: textOf(err) }),
+		);
+	}
+
+	/** @internal An `agent` delivery: `release` is the kit's; every other operation the handler's. */
+	operate(d, data) {
+		if (!this.agentHandler) throw new DeliveryError(`an agent delivery (${JSON.stringify(data.op)}), but session ${this.id} is not an Agent scenario`);
+		if (typeof d.target !== "string" || d.target === "") throw new DeliveryError(`an agent delivery without an operation id (target)`);
+		const op = { ...data, id: d.target };
+		if (op.op === "release") {
+			const b = this.barriers.find((x) => x.id === op.barrier);
+			if (!b || b.state !== "held") {
+				this.outcome(op, "refused", { error: `barrier ${op.barrier} is not held` });
+				return;
+			}
+			b.state = "released";
+			this.outcome(op, "accepted");
+			b.release();
+			return;
+		}
+		this.agentHandler.operate(op);
+	}
+
+	/** The ids of the barriers still held (a listener waits for their release). */
+	heldBarriers() {
+		return this.barriers.filter((b) => b.state === "held").map((b) => b.id);
 	}
 
 	/** @internal The session ends: nothing more is reported, every wait fails, the signal fires. */
 	stop() {
 		this.stopping = true;
 		this.controller.abort();
+		for (const b of this.barriers) {
+			if (b.state === "held") {
+				b.state = "released";
+				b.release();
+			}
+		}
+		try {
+			this.agentHandler?.abort?.();
+		} catch {
+			// winding down: the harness ignores what follows
+		}
 		for (const stream of this.streams.values()) stream.wake();
 		for (const run of this.tools.values()) {
 			if (!run.settled) {

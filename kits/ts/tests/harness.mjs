@@ -10,6 +10,8 @@ import path from "node:path";
 import { Kit } from "../index.mjs";
 
 export const HELLO = { type: "hello", protocol: 1 };
+/** A version-2 harness's hello (PROTOCOL.md §13.1). */
+export const HELLO2 = { type: "hello", protocol: 1, protocols: [1, 2] };
 
 export function start(session = 1, setup = {}) {
 	return { type: "start", session, setup: { model: { id: "m", api: "a", provider: "p" }, hooks: ["getSteeringMessages"], ...setup } };
@@ -58,6 +60,7 @@ export function brief(msg) {
 		case "notify": {
 			const n = msg.notification;
 			if (n.kind === "event") return `ev ${n.data.type}${n.data.at !== undefined ? "@" + n.data.at : ""}${n.data.text !== undefined ? " " + n.data.text : ""}`;
+			if (n.kind === "outcome") return `outcome ${n.data.id} ${n.data.op} ${n.data.outcome}${n.data.error !== undefined ? " " + n.data.error : ""}`;
 			return `end ${JSON.stringify(n.data)}`;
 		}
 		case "error":

@@ -46,6 +46,10 @@ type Invariant struct {
 	check func(*view) []Violation
 	// at is the pi behaviour the trace is judged at (AllAt).
 	at loop.Behaviour
+	// whole: the check judges an Agent trace as a whole; the loop's invariants judge each of
+	// its runs (runsOf), if perRun: termination and queue timing cannot, because the Agent's
+	// queues answer its polls without a call in the trace (agent-queues judges them).
+	whole, perRun bool
 }
 
 // Failure is a violation of a named invariant.
@@ -57,11 +61,88 @@ type Failure struct {
 func (f Failure) String() string { return f.Invariant + ": " + f.Violation.String() }
 
 func define(at loop.Behaviour, name, doc string, check func(*view) []Violation) Invariant {
-	return Invariant{Name: name, Doc: doc, check: check, at: at, Check: func(tr *sim.Trace) []Violation {
-		v := newView(tr)
-		v.at = at
-		return check(v)
-	}}
+	inv := Invariant{Name: name, Doc: doc, check: check, at: at, whole: strings.HasPrefix(name, "agent-"),
+		perRun: name != "termination" && name != "queue-timing"}
+	inv.Check = func(tr *sim.Trace) []Violation {
+		return inv.judge(newView(tr), runsOf(tr))
+	}
+	return inv
+}
+
+// judge checks a trace's view, or, for a loop invariant on an Agent trace, each of its runs.
+func (inv Invariant) judge(v *view, runs []*view) []Violation {
+	if runs == nil || inv.whole {
+		v.at = inv.at
+		return inv.check(v)
+	}
+	var out []Violation
+	if !inv.perRun {
+		return nil
+	}
+	for _, r := range runs {
+		r.at = inv.at
+		out = append(out, inv.check(r)...)
+	}
+	return out
+}
+
+// runsOf splits an Agent trace into its runs, each a view of its own as the loop's
+// invariants expect: from agent_start to agent_end, without the Agent's operations and
+// outcomes, ended by the end entry the loop's run would have made: the agent_end's messages,
+// or, when the Agent ended a failed run with its error turn (R-AGENT-ERROR-TURN), the loop's
+// failure, the error turn's four events left out. It is nil for other traces.
+func runsOf(tr *sim.Trace) []*view {
+	if len(tr.Entries) == 0 || tr.Entries[0].Kind != sim.KindUser || tr.Entries[0].Name != "agent" {
+		return nil
+	}
+	runs := []*view{}
+	var cur []sim.Entry
+	for _, e := range tr.Entries {
+		switch {
+		case e.Kind == sim.KindEvent && e.Name == string(loop.AgentStart):
+			cur = []sim.Entry{e}
+		case cur == nil, e.Kind == sim.KindOutcome, e.Kind == sim.KindDeliver && e.Name == sim.DeliverAgent:
+		case e.Kind == sim.KindEvent && e.Name == string(loop.AgentEnd):
+			runs = append(runs, newView(&sim.Trace{Scenario: tr.Scenario, Entries: endRun(cur, e)}))
+			cur = nil
+		default:
+			cur = append(cur, e)
+		}
+	}
+	if cur != nil {
+		runs = append(runs, newView(&sim.Trace{Scenario: tr.Scenario, Entries: cur}))
+	}
+	return runs
+}
+
+// endRun ends a run's entries at its agent_end with the end entry of the loop's run.
+func endRun(run []sim.Entry, agentEnd sim.Entry) []sim.Entry {
+	var end struct {
+		Messages []json.RawMessage `json:"messages"`
+	}
+	_ = json.Unmarshal(agentEnd.Data, &end)
+	if n := len(run); len(end.Messages) == 1 && n >= 4 &&
+		run[n-3].Name == string(loop.MessageStart) && run[n-2].Name == string(loop.MessageEnd) && run[n-1].Name == string(loop.TurnEnd) {
+		var m struct {
+			Role         string `json:"role"`
+			StopReason   string `json:"stopReason"`
+			ErrorMessage string `json:"errorMessage"`
+		}
+		_ = json.Unmarshal(end.Messages[0], &m)
+		emitted := 0
+		for _, e := range run[:n-3] {
+			if e.Kind == sim.KindEvent && e.Name == string(loop.MessageEnd) {
+				emitted++
+			}
+		}
+		if m.Role == "assistant" && (m.StopReason == string(loop.StopError) || m.StopReason == string(loop.StopAborted)) && emitted > 0 {
+			data, _ := json.Marshal(map[string]string{"error": m.ErrorMessage})
+			last := run[n-1]
+			return append(run[:n-3:n-3], sim.Entry{Seq: last.Seq, T: last.T, Kind: sim.KindEnd, Name: "run", Data: data, Error: m.ErrorMessage})
+		}
+	}
+	data, _ := json.Marshal(map[string]any{"messages": end.Messages})
+	return append(run, agentEnd, sim.Entry{Seq: agentEnd.Seq, T: agentEnd.T, Kind: sim.KindEnd, Name: "run", Data: data})
 }
 
 // All returns every invariant, in a fixed order, judging traces of the newest pi.
@@ -82,6 +163,8 @@ func AllAt(b loop.Behaviour) []Invariant {
 		define("results", resultsDoc, checkResults),
 		define("snapshots", snapshotsDoc, checkSnapshots),
 		define("reports", reportsDoc, checkReports),
+		define("agent-queues", agentQueuesDoc, checkAgentQueues),
+		define("agent-runs", agentRunsDoc, checkAgentRuns),
 	}
 }
 
@@ -102,12 +185,12 @@ func CheckAll(tr *sim.Trace, invs ...Invariant) []Failure {
 		invs = All()
 	}
 	v := newView(tr)
+	runs := runsOf(tr)
 	var out []Failure
 	for _, inv := range invs {
 		var vs []Violation
 		if inv.check != nil {
-			v.at = inv.at
-			vs = inv.check(v)
+			vs = inv.judge(v, runs)
 		} else if inv.Check != nil {
 			vs = inv.Check(tr)
 		}

@@ -418,7 +418,8 @@ func TestReports(t *testing.T) {
 // TestEveryInvariantIsTested keeps this file in step with All.
 func TestEveryInvariantIsTested(t *testing.T) {
 	tested := map[string]bool{"grammar": true, "replay": true, "truncation": true, "termination": true, "finish-turn": true,
-		"queue-timing": true, "hook-timing": true, "results": true, "snapshots": true, "reports": true}
+		"queue-timing": true, "hook-timing": true, "results": true, "snapshots": true, "reports": true,
+		"agent-queues": true, "agent-runs": true}
 	for _, inv := range invariant.All() {
 		if !tested[inv.Name] {
 			t.Errorf("invariant %s has no bad-trace test", inv.Name)

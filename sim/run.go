@@ -13,6 +13,11 @@ func Run(sc *Scenario, impl Implementation) (*Trace, error) {
 	if err != nil {
 		return &w.trace, err
 	}
+	if setup.Agent != nil {
+		// The Agent's configuration opens the trace: its queue modes are what the Agent
+		// invariants judge its polls by.
+		w.record(Entry{Kind: KindUser, Name: "agent", Data: canonicalOf(setup.Agent)})
+	}
 	// Actions at virtual time 0 happen before the run starts (a queue filled in advance).
 	w.performDue(0)
 	if err := impl.Start(setup, w); err != nil {

@@ -43,6 +43,20 @@ func describe(e Entry) string {
 	case KindDeliver:
 		return describeDelivery(e, d)
 	case KindUser:
+		if e.Name == "agent" {
+			line := "agent steering=" + str(d["steeringMode"]) + " followUp=" + str(d["followUpMode"])
+			if sp, ok := d["systemPrompt"]; ok {
+				line += " system=" + quote(str(sp), 60)
+			}
+			for _, b := range arrayOf(d["barriers"]) {
+				bo, _ := b.(map[string]any)
+				line += " barrier " + str(bo["id"]) + "@" + str(bo["event"])
+				if n, ok := bo["nth"].(float64); ok {
+					line += fmt.Sprintf("#%d", int(n))
+				}
+			}
+			return line
+		}
 		var msgs []any
 		_ = json.Unmarshal(e.Data, &msgs)
 		return e.Name + " " + messageList(msgs)
@@ -59,6 +73,8 @@ func describe(e Entry) string {
 	}
 	return e.Name
 }
+
+func arrayOf(v any) []any { a, _ := v.([]any); return a }
 
 // describeOutcome renders an Agent operation's outcome: "u3 prompt resolved", "u4 continue
 // refused: TEXT", "final state idle [system user assistant]#… queued=[]".

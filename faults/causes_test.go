@@ -34,7 +34,7 @@ func writeOverlay(t *testing.T, fs []fault, dir string) string {
 	texts := map[string]string{}
 	for _, f := range fs {
 		if _, ok := texts[f.file]; !ok {
-			data, err := os.ReadFile(filepath.Join("..", "loop", f.file))
+			data, err := os.ReadFile(f.path())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -42,18 +42,18 @@ func writeOverlay(t *testing.T, fs []fault, dir string) string {
 		}
 		for _, p := range f.patches {
 			if n := strings.Count(texts[f.file], p.old); n != 1 {
-				t.Fatalf("the patch for %q no longer applies: loop/%s holds its text %d times; update it", f.name, f.file, n)
+				t.Fatalf("the patch for %q no longer applies: %s holds its text %d times; update it", f.name, f.path(), n)
 			}
 			texts[f.file] = strings.Replace(texts[f.file], p.old, p.new, 1)
 		}
 	}
 	replace := map[string]string{}
 	for file, text := range texts {
-		src, err := filepath.Abs(filepath.Join("..", "loop", file))
+		src, err := filepath.Abs(fault{file: file}.path())
 		if err != nil {
 			t.Fatal(err)
 		}
-		patched := filepath.Join(dir, file)
+		patched := filepath.Join(dir, filepath.Base(file))
 		if err := os.WriteFile(patched, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -226,7 +226,7 @@ func TestThreeFaultsThroughConformanceTest(t *testing.T) {
 		for _, p := range f.patches {
 			text, ok := patched[f.file]
 			if !ok {
-				data, err := os.ReadFile(filepath.Join("..", "loop", f.file))
+				data, err := os.ReadFile(f.path())
 				if err != nil {
 					t.Fatal(err)
 				}

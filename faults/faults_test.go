@@ -20,11 +20,19 @@ import (
 	"github.com/turnstile-dev/turnstile/sim"
 )
 
-// fault is one deliberate bug: in file (under loop/), each old text is replaced by its new
-// one.
+// fault is one deliberate bug: in file (under loop/, or a path from the repository's root
+// such as agent/run.go), each old text is replaced by its new one.
 type fault struct {
 	name, file string
 	patches    []patch
+}
+
+// path is the patched file's path from this package's directory.
+func (f fault) path() string {
+	if strings.Contains(f.file, "/") {
+		return filepath.Join("..", filepath.FromSlash(f.file))
+	}
+	return filepath.Join("..", "loop", f.file)
 }
 
 type patch struct{ old, new string }
@@ -104,7 +112,7 @@ func build(f fault, dir string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	src, err := filepath.Abs(filepath.Join("..", "loop", f.file))
+	src, err := filepath.Abs(f.path())
 	if err != nil {
 		return "", err
 	}
@@ -115,11 +123,11 @@ func build(f fault, dir string) (string, error) {
 	text := string(data)
 	for _, p := range f.patches {
 		if n := strings.Count(text, p.old); n != 1 {
-			return "", fmt.Errorf("the patch for %q no longer applies: loop/%s holds its text %d times; update it", f.name, f.file, n)
+			return "", fmt.Errorf("the patch for %q no longer applies: %s holds its text %d times; update it", f.name, f.path(), n)
 		}
 		text = strings.Replace(text, p.old, p.new, 1)
 	}
-	patched := filepath.Join(dir, f.file)
+	patched := filepath.Join(dir, filepath.Base(f.file))
 	if err := os.WriteFile(patched, []byte(text), 0o644); err != nil {
 		return "", err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/turnstile-dev/turnstile/conformance"
 	"github.com/turnstile-dev/turnstile/diagnose"
+	"github.com/turnstile-dev/turnstile/invariant"
 	curatedsuite "github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
 )
@@ -123,7 +124,7 @@ func TestJSONAndJUnitCarryEveryFinding(t *testing.T) {
 		n += len(res.Findings)
 	}
 	if n != total || doc.Summary != r.Summary() || doc.ExpectedFailures != 1 || len(doc.Causes) != 1 || doc.Causes[0].Rank != 1 ||
-		doc.Causes[0].Rule == "" || len(doc.Families) == 0 || len(doc.Invariants) != 10 {
+		doc.Causes[0].Rule == "" || len(doc.Families) == 0 || len(doc.Invariants) != len(invariant.All()) {
 		t.Errorf("JSON: %d findings of %d, summary %q, causes %+v, %d families, %d invariants", n, total, doc.Summary, doc.Causes, len(doc.Families), len(doc.Invariants))
 	}
 	var xb bytes.Buffer

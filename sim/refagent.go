@@ -76,7 +76,8 @@ func (r *Reference) startAgent(setup Setup) error {
 	for _, b := range setup.Agent.Barriers {
 		ra.barriers = append(ra.barriers, &refBarrier{BarrierSetup: b})
 	}
-	cfg.OnEvent = nil
+	// pi's Agent has no static API key: the key is getApiKey's answer, else none.
+	cfg.OnEvent, cfg.APIKey = nil, ""
 	ra.a = agent.New(agent.Options{
 		SystemPrompt:  setup.Agent.SystemPrompt,
 		Tools:         actx.Tools,

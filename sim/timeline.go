@@ -43,6 +43,9 @@ func describe(e Entry) string {
 	case KindDeliver:
 		return describeDelivery(e, d)
 	case KindUser:
+		if e.Name == "abort" && len(e.Data) == 0 {
+			return "abort (while a hook runs)"
+		}
 		var msgs []any
 		_ = json.Unmarshal(e.Data, &msgs)
 		return e.Name + " " + messageList(msgs)

@@ -23,8 +23,10 @@ func (d *decoder) hooks(n ast.Node, h *sim.Hooks, r *refs) {
 			h.NoFollowUp = !d.boolean(f.value, what)
 		case "convertToLlm":
 			h.ConvertToLLM = &sim.ConvertScript{}
-			for _, cf := range d.throwAlone(d.mapping(f.value, what, "keepCustomAsUser", "throw"), what) {
+			for _, cf := range d.throwAlone(d.mapping(f.value, what, "keepCustomAsUser", "throw", "abort"), what) {
 				switch cf.key {
+				case "abort":
+					h.ConvertToLLM.Abort = d.boolean(cf.value, what+".abort")
 				case "keepCustomAsUser":
 					h.ConvertToLLM.KeepCustomAsUser = d.boolean(cf.value, what+".keepCustomAsUser")
 				case "throw":
@@ -33,8 +35,10 @@ func (d *decoder) hooks(n ast.Node, h *sim.Hooks, r *refs) {
 			}
 		case "transformContext":
 			h.TransformContext = &sim.TransformScript{}
-			for _, cf := range d.throwAlone(d.mapping(f.value, what, "keepLast", "throw"), what) {
+			for _, cf := range d.throwAlone(d.mapping(f.value, what, "keepLast", "throw", "abort"), what) {
 				switch cf.key {
+				case "abort":
+					h.TransformContext.Abort = d.boolean(cf.value, what+".abort")
 				case "keepLast":
 					h.TransformContext.KeepLast = int(d.duration(cf.value, what+".keepLast"))
 				case "throw":
@@ -43,7 +47,11 @@ func (d *decoder) hooks(n ast.Node, h *sim.Hooks, r *refs) {
 			}
 		case "getApiKey":
 			h.GetAPIKey = &sim.KeyScript{}
-			for _, cf := range d.mapping(f.value, what, "key") {
+			for _, cf := range d.mapping(f.value, what, "key", "abort") {
+				if cf.key == "abort" {
+					h.GetAPIKey.Abort = d.boolean(cf.value, what+".abort")
+					continue
+				}
 				h.GetAPIKey.Key = d.str(cf.value, what+".key")
 			}
 		case "prepareRequest":
@@ -122,8 +130,10 @@ func (d *decoder) contextChange(n ast.Node, what string, r *refs) *sim.ContextCh
 // prepareAnswer reads a prepareRequest or prepareNextTurn answer.
 func (d *decoder) prepareAnswer(n ast.Node, what string, r *refs) sim.PrepareAnswer {
 	var a sim.PrepareAnswer
-	for _, f := range d.throwAlone(d.mapping(n, what, "context", "messages", "model", "thinkingLevel", "throw"), what) {
+	for _, f := range d.throwAlone(d.mapping(n, what, "context", "messages", "model", "thinkingLevel", "throw", "abort"), what) {
 		switch f.key {
+		case "abort":
+			a.Abort = d.boolean(f.value, what+".abort")
 		case "context":
 			a.Context = d.contextChange(f.value, what+".context", r)
 		case "messages":
@@ -145,8 +155,10 @@ func (d *decoder) finishAnswer(n ast.Node, what string) sim.FinishAnswer {
 		return sim.FinishAnswer{Action: d.decision(n, what)}
 	}
 	var a sim.FinishAnswer
-	for _, f := range d.throwAlone(d.mapping(n, what, "action", "throw"), what) {
+	for _, f := range d.throwAlone(d.mapping(n, what, "action", "throw", "abort"), what) {
 		switch f.key {
+		case "abort":
+			a.Abort = d.boolean(f.value, what+".abort")
 		case "action":
 			a.Action = d.decision(f.value, what+".action")
 		case "throw":
@@ -168,8 +180,10 @@ func (d *decoder) decision(n ast.Node, what string) loop.TurnDecision {
 
 func (d *decoder) beforeAnswer(n ast.Node, what string) sim.BeforeAnswer {
 	var a sim.BeforeAnswer
-	for _, f := range d.throwAlone(d.mapping(n, what, "block", "reason", "terminate", "setArgs", "throw"), what) {
+	for _, f := range d.throwAlone(d.mapping(n, what, "block", "reason", "terminate", "setArgs", "throw", "abort"), what) {
 		switch f.key {
+		case "abort":
+			a.Abort = d.boolean(f.value, what+".abort")
 		case "block":
 			a.Block = d.boolean(f.value, what+".block")
 		case "reason":
@@ -187,8 +201,10 @@ func (d *decoder) beforeAnswer(n ast.Node, what string) sim.BeforeAnswer {
 
 func (d *decoder) afterAnswer(n ast.Node, what string) sim.AfterAnswer {
 	var a sim.AfterAnswer
-	for _, f := range d.throwAlone(d.mapping(n, what, "content", "details", "structuredContent", "isError", "terminate", "usage", "throw"), what) {
+	for _, f := range d.throwAlone(d.mapping(n, what, "content", "details", "structuredContent", "isError", "terminate", "usage", "throw", "abort"), what) {
 		switch f.key {
+		case "abort":
+			a.Abort = d.boolean(f.value, what+".abort")
 		case "content":
 			a.Content = d.blocks(f.value, what+".content")
 		case "details":

@@ -1,7 +1,7 @@
 package loop_test
 
-// Expectations checked against pi 1.6.0 and 0.87.1 by testdata/pi/nothing.mjs and
-// testdata/pi/streamoptions.mjs.
+// Expectations checked against pi 1.6.0, 1.4.0, 1.3.0, 0.99.1 and 0.87.1 by
+// testdata/pi/releases/nothing.mjs and testdata/pi/releases/options.mjs.
 
 import (
 	"context"

@@ -94,6 +94,8 @@ type Message struct {
 	// answer: Data, or Error when the call fails.
 	Data  json.RawMessage `json:"data,omitempty"`
 	Error string          `json:"error,omitempty"`
+	// Abort, on an answer, aborts the run before the hook returns (protocol 2, §13.5).
+	Abort bool `json:"abort,omitempty"`
 
 	// error
 	Message string `json:"message,omitempty"`
@@ -150,13 +152,13 @@ func encode(m Message) ([]byte, error) {
 // gave none) so that an adapter can tell it from a failure by the presence of "error".
 func answerLine(id int64, a sim.Answer) ([]byte, error) {
 	if a.Error != "" {
-		return encode(Message{Type: TypeAnswer, ID: id, Error: a.Error})
+		return encode(Message{Type: TypeAnswer, ID: id, Error: a.Error, Abort: a.Abort})
 	}
 	data := a.Data
 	if len(data) == 0 {
 		data = json.RawMessage("null")
 	}
-	return encode(Message{Type: TypeAnswer, ID: id, Data: data})
+	return encode(Message{Type: TypeAnswer, ID: id, Data: data, Abort: a.Abort})
 }
 
 //go:embed protocol.schema.json

@@ -210,13 +210,20 @@ func isCall(v any) bool {
 	}
 	switch c["kind"] {
 	case "stream":
-		return isModel(data["model"]) && isMessages(data["messages"]) && isString(data["thinkingLevel"]) && isString(data["apiKey"])
+		return isModel(data["model"]) && isMessages(data["messages"]) && isString(data["thinkingLevel"]) && isString(data["apiKey"]) &&
+			optionalKey(data, "options", isStreamOptions)
 	case "tool":
 		return isString(data["toolCallId"]) && isString(data["toolName"]) && isObj(data["args"])
 	case "hook":
 		return isHookData(c["name"], data)
 	}
 	return false
+}
+
+// isStreamOptions is a stream call's options (protocol 2): {sessionId?, identity?}.
+func isStreamOptions(v any) bool {
+	o, ok := isObject(v)
+	return ok && optionalKey(o, "sessionId", isString) && optionalKey(o, "identity", isObj)
 }
 
 // isHookData is $defs/hookCall for hook name.

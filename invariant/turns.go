@@ -185,9 +185,22 @@ func (v *view) abortedBefore(end int) bool {
 		end = len(v.es)
 	}
 	for i := 0; i < end; i++ {
-		if v.es[i].Kind == sim.KindDeliver && v.es[i].Name == sim.DeliverAbort {
+		if v.isAbort(i) {
 			return true
 		}
+	}
+	return false
+}
+
+// isAbort reports whether entry i aborts the run: an abort delivery, an abort fired while a
+// hook ran (the world's "user abort"), or an Agent's abort operation.
+func (v *view) isAbort(i int) bool {
+	e := &v.es[i]
+	switch {
+	case e.Kind == sim.KindDeliver && e.Name == sim.DeliverAbort, e.Kind == sim.KindUser && e.Name == "abort":
+		return true
+	case e.Kind == sim.KindDeliver && e.Name == sim.DeliverAgent:
+		return str(v.d(i)["op"]) == sim.OpAbort
 	}
 	return false
 }

@@ -85,7 +85,11 @@ type AfterToolCallContext struct {
 	ToolCall         ToolCall
 	Args             map[string]any
 	// Result is the executed result before any override.
-	Result  ToolResult
+	Result ToolResult
+	// Nothing is set, and Result zero, when execute resolved undefined or null and the loop
+	// behaves as pi before 0.99.1, which handed the hook no result (later releases turned it
+	// into an error result first).
+	Nothing *Nothing
 	IsError bool
 	Context Context
 }
@@ -122,6 +126,12 @@ type Config struct {
 	// Behaviour selects the pi release the loop behaves as (BehaviourOf); the zero value is
 	// the newest.
 	Behaviour Behaviour
+	// SessionID is passed to every request (pi: config.sessionId, in the stream function's
+	// options); "" for none.
+	SessionID string
+	// Identity is how requests identify the caller (pi: config.identity). Each request gets
+	// DefaultIdentity merged field by field with it (pi 1.4.0 and later; before, it as it is).
+	Identity *Identity
 
 	// ConvertToLLM turns the context into what the model understands; nil means
 	// DefaultConvertToLLM.

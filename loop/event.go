@@ -39,8 +39,11 @@ type Event struct {
 	Args           map[string]any
 	PartialResult  *ToolResult
 	Result         *ToolResult
-	IsError        bool
-	DurationMs     *int64
+	// ResultUndefined, on tool_execution_end, leaves the result field out (pi before 0.99.1,
+	// for an execute that resolved undefined); a nil Result with it unset is written null.
+	ResultUndefined bool
+	IsError         bool
+	DurationMs      *int64
 }
 
 // MarshalJSON writes the event in pi's shape, with exactly the fields of its type.
@@ -63,7 +66,9 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		out["toolName"] = e.ToolName
 		switch e.Type {
 		case ToolExecutionEnd:
-			out["result"] = e.Result
+			if !e.ResultUndefined {
+				out["result"] = e.Result
+			}
 			out["isError"] = e.IsError
 			if e.DurationMs != nil {
 				out["durationMs"] = *e.DurationMs

@@ -35,6 +35,17 @@ type outcome struct {
 	result     ToolResult
 	isError    bool
 	durationMs *int64
+	// nothing is set when the call ended with no result at all (pi before 0.99.1).
+	nothing *Nothing
+}
+
+// failure is the run failure of an outcome with no result, which pi before 0.99.1 could not
+// turn into a tool-result message; nil for any other outcome.
+func (o outcome) failure() error {
+	if o.nothing == nil {
+		return nil
+	}
+	return fmt.Errorf("tool %s: %w", o.call.ID, errors.New(o.nothing.readError("content")))
 }
 
 // preparation is a call ready to execute, or its immediate result when it cannot run.
@@ -57,7 +68,9 @@ func (r *run) failTruncated(calls []ToolCall) toolBatch {
 	return batch
 }
 
-func (r *run) executeToolCalls(ctx context.Context, msg *AssistantMessage, calls []ToolCall) toolBatch {
+// executeToolCalls runs a batch. An error is a run failure: a call ended with no result
+// (pi before 0.99.1).
+func (r *run) executeToolCalls(ctx context.Context, msg *AssistantMessage, calls []ToolCall) (toolBatch, error) {
 	sequential := r.cfg.ToolExecution == Sequential
 	for _, call := range calls {
 		if t := r.findTool(call.Name); t != nil && t.ExecutionMode == Sequential {
@@ -66,10 +79,14 @@ func (r *run) executeToolCalls(ctx context.Context, msg *AssistantMessage, calls
 	}
 	var outcomes []outcome
 	var batch toolBatch
+	var err error
 	if sequential {
-		outcomes, batch.messages = r.executeSequential(ctx, msg, calls)
+		outcomes, batch.messages, err = r.executeSequential(ctx, msg, calls)
 	} else {
-		outcomes, batch.messages = r.executeParallel(ctx, msg, calls)
+		outcomes, batch.messages, err = r.executeParallel(ctx, msg, calls)
+	}
+	if err != nil {
+		return batch, err
 	}
 	batch.terminate = len(outcomes) > 0
 	for _, o := range outcomes {
@@ -77,11 +94,11 @@ func (r *run) executeToolCalls(ctx context.Context, msg *AssistantMessage, calls
 			batch.terminate = false
 		}
 	}
-	return batch
+	return batch, nil
 }
 
 // executeSequential prepares, executes and finalises each call before the next one starts.
-func (r *run) executeSequential(ctx context.Context, msg *AssistantMessage, calls []ToolCall) ([]outcome, []*ToolResultMessage) {
+func (r *run) executeSequential(ctx context.Context, msg *AssistantMessage, calls []ToolCall) ([]outcome, []*ToolResultMessage, error) {
 	var outcomes []outcome
 	var messages []*ToolResultMessage
 	for _, call := range calls {
@@ -94,19 +111,22 @@ func (r *run) executeSequential(ctx context.Context, msg *AssistantMessage, call
 			o = r.finalize(ctx, msg, call, p, r.execute(ctx, call, p))
 		}
 		r.emitEnd(o)
+		if err := o.failure(); err != nil {
+			return outcomes, messages, err
+		}
 		messages = append(messages, r.emitResultMessage(o))
 		outcomes = append(outcomes, o)
 		if ctx.Err() != nil && !r.cfg.Behaviour.Has(AbortCompletesBatch) {
 			break
 		}
 	}
-	return outcomes, messages
+	return outcomes, messages, nil
 }
 
 // executeParallel prepares the calls in source order, emitting the end of those that cannot
 // run at once, then executes the rest concurrently: ends follow completion order, result
 // messages source order.
-func (r *run) executeParallel(ctx context.Context, msg *AssistantMessage, calls []ToolCall) ([]outcome, []*ToolResultMessage) {
+func (r *run) executeParallel(ctx context.Context, msg *AssistantMessage, calls []ToolCall) ([]outcome, []*ToolResultMessage, error) {
 	outcomes := make([]outcome, len(calls))
 	var tasks []func()
 	for i, call := range calls {
@@ -135,9 +155,12 @@ func (r *run) executeParallel(ctx context.Context, msg *AssistantMessage, calls 
 	}
 	messages := make([]*ToolResultMessage, 0, len(outcomes))
 	for _, o := range outcomes {
+		if err := o.failure(); err != nil {
+			return outcomes, messages, err
+		}
 		messages = append(messages, r.emitResultMessage(o))
 	}
-	return outcomes, messages
+	return outcomes, messages, nil
 }
 
 func (r *run) findTool(name string) *Tool {
@@ -225,6 +248,7 @@ type execution struct {
 	result     ToolResult
 	isError    bool
 	durationMs int64
+	nothing    *Nothing
 }
 
 // execute is pi's executePreparedToolCall: updates are emitted until execute returns and
@@ -255,7 +279,14 @@ func (r *run) execute(ctx context.Context, call ToolCall, p preparation) executi
 	mu.Lock()
 	accepting = false
 	mu.Unlock()
-	if err != nil {
+	var nothing Nothing
+	switch {
+	case errors.As(err, &nothing) && r.cfg.Behaviour.Has(ToolResultNothing):
+		// pi reads result.isError inside execute's try: the TypeError is the call's error.
+		return execution{result: errorResult(nothing.readError("isError")), isError: true, durationMs: durationMs}
+	case errors.As(err, &nothing):
+		return execution{nothing: &nothing, durationMs: durationMs}
+	case err != nil:
 		return execution{result: errorResult(err.Error()), isError: true, durationMs: durationMs}
 	}
 	return execution{result: res, isError: res.IsError && r.cfg.Behaviour.Has(ToolResultIsError), durationMs: durationMs}
@@ -263,15 +294,20 @@ func (r *run) execute(ctx context.Context, call ToolCall, p preparation) executi
 
 // finalize is pi's finalizeExecutedToolCall: afterToolCall overrides field by field.
 func (r *run) finalize(ctx context.Context, msg *AssistantMessage, call ToolCall, p preparation, ex execution) outcome {
-	res, isError := ex.result, ex.isError
+	res, isError, nothing := ex.result, ex.isError, ex.nothing
 	if r.cfg.AfterToolCall != nil {
 		after, err := callHook(func() (*AfterToolCallResult, error) {
-			return r.cfg.AfterToolCall(ctx, AfterToolCallContext{AssistantMessage: msg, ToolCall: call, Args: p.args, Result: res, IsError: isError, Context: r.snapshot()})
+			return r.cfg.AfterToolCall(ctx, AfterToolCallContext{AssistantMessage: msg, ToolCall: call, Args: p.args, Result: res, Nothing: nothing, IsError: isError, Context: r.snapshot()})
 		})
 		switch {
 		case err != nil:
-			res, isError = errorResult(err.Error()), true
+			res, isError, nothing = errorResult(err.Error()), true, nil
+		case after != nil && nothing != nil && missingOverride(after) != "":
+			// pi before 0.99.1 spread the missing result: reading a field the answer leaves
+			// out throws, and the throw is the call's error.
+			res, isError, nothing = errorResult(nothing.readError(missingOverride(after))), true, nil
 		case after != nil:
+			nothing = nil
 			structured := after.StructuredContent
 			if structured == nil && after.Content == nil || !r.cfg.Behaviour.Has(AfterToolCallStructuredContent) {
 				structured = res.StructuredContent
@@ -294,12 +330,28 @@ func (r *run) finalize(ctx context.Context, msg *AssistantMessage, call ToolCall
 			}
 		}
 	}
-	o := outcome{call: call, result: res, isError: isError}
+	o := outcome{call: call, result: res, isError: isError, nothing: nothing}
 	if r.cfg.Behaviour.Has(DurationMs) {
 		d := ex.durationMs
 		o.durationMs = &d
 	}
 	return o
+}
+
+// missingOverride is the first result field an afterToolCall answer leaves out, in the order
+// pi reads them (content, details, usage, terminate); "" when it gives all four.
+func missingOverride(a *AfterToolCallResult) string {
+	switch {
+	case a.Content == nil:
+		return "content"
+	case a.Details == nil:
+		return "details"
+	case a.Usage == nil:
+		return "usage"
+	case a.Terminate == nil:
+		return "terminate"
+	}
+	return ""
 }
 
 // callHook calls f, turning a panic into an error the way a throw becomes a rejected promise.
@@ -317,8 +369,12 @@ func (r *run) emitStart(call ToolCall) {
 }
 
 func (r *run) emitEnd(o outcome) {
-	res := o.result
-	r.emit(Event{Type: ToolExecutionEnd, ToolCallID: o.call.ID, ToolName: o.call.Name, Result: &res, IsError: o.isError, DurationMs: o.durationMs})
+	res := &o.result
+	if o.nothing != nil {
+		res = nil
+	}
+	r.emit(Event{Type: ToolExecutionEnd, ToolCallID: o.call.ID, ToolName: o.call.Name, Result: res,
+		ResultUndefined: o.nothing != nil && !o.nothing.Null, IsError: o.isError, DurationMs: o.durationMs})
 }
 
 // emitResultMessage builds the call's tool-result message, stamped now, and emits it.

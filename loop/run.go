@@ -229,8 +229,8 @@ func (r *run) loop(ctx context.Context) error {
 				var batch toolBatch
 				if msg.StopReason == StopLength {
 					batch = r.failTruncated(calls)
-				} else {
-					batch = r.executeToolCalls(ctx, msg, calls)
+				} else if batch, err = r.executeToolCalls(ctx, msg, calls); err != nil {
+					return r.fail("", err)
 				}
 				results = batch.messages
 				hasMoreToolCalls = !batch.terminate

@@ -115,6 +115,11 @@ type StreamRequest struct {
 	ThinkingLevel ThinkingLevel
 	// APIKey is getApiKey's answer, or Config.APIKey when that is empty.
 	APIKey string
+	// SessionID is Config.SessionID.
+	SessionID string
+	// Identity is DefaultIdentity merged with Config.Identity (pi 1.4.0 and later; before,
+	// Config.Identity as it is, nil when unset).
+	Identity *Identity
 }
 
 // StreamFunc opens a streamed response. Failures of the request belong in the stream, as a
@@ -160,6 +165,7 @@ func (r *run) streamResponse(ctx context.Context) (*AssistantMessage, error) {
 	}
 	stream, err := r.cfg.Stream(ctx, StreamRequest{
 		Model: r.cfg.Model, Messages: llm, ThinkingLevel: r.thinkingLevel(), APIKey: apiKey,
+		SessionID: r.cfg.SessionID, Identity: r.requestIdentity(),
 	})
 	if err != nil {
 		return nil, hookError("stream function", err)

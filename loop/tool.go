@@ -29,7 +29,8 @@ type Tool struct {
 	PrepareArguments func(args map[string]any) map[string]any
 	// Execute runs the tool with validated arguments. onUpdate reports partial results; calls
 	// made after Execute returns are dropped. A returned error becomes an error result with
-	// its text, as a thrown error does in pi.
+	// its text, as a thrown error does in pi; a returned Nothing stands for an execute that
+	// resolved undefined or null (see Nothing).
 	Execute func(ctx context.Context, toolCallID string, args map[string]any, onUpdate func(ToolResult)) (ToolResult, error)
 }
 
@@ -92,6 +93,31 @@ func (r *ToolResult) UnmarshalJSON(data []byte) error {
 		r.Terminate, r.TerminateSet = *aux.Terminate, true
 	}
 	return nil
+}
+
+// Nothing is what Execute returns, as its error, to resolve with no result at all: JavaScript's
+// undefined, or null when Null is set (a tool written without types can do that). pi 0.99.1
+// and later turn it into an error result, "Cannot read properties of undefined (reading
+// 'isError')"; earlier releases end the call with no result and fail the run when they build
+// its tool-result message (loop.ToolResultNothing).
+type Nothing struct {
+	// Null is set for null, unset for undefined.
+	Null bool
+}
+
+// Error is "execute resolved undefined" (or null).
+func (n Nothing) Error() string { return "execute resolved " + n.value() }
+
+func (n Nothing) value() string {
+	if n.Null {
+		return "null"
+	}
+	return "undefined"
+}
+
+// readError is the TypeError JavaScript throws on reading field of the missing result.
+func (n Nothing) readError(field string) string {
+	return "Cannot read properties of " + n.value() + " (reading '" + field + "')"
 }
 
 // errorResult is pi's createErrorToolResult.

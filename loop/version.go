@@ -24,6 +24,13 @@ const (
 	// result's, and content given without it drops it (before, the hook's structuredContent
 	// was ignored and the executed result's kept).
 	AfterToolCallStructuredContent
+	// ToolResultNothing (0.99.1): an execute that resolves undefined or null gets an error result
+	// "Cannot read properties of undefined (reading 'isError')" (of null), with durationMs from
+	// 1.3.0 (the same line that introduced ToolResultIsError reads result.isError). Before, the
+	// call ended with no result and isError false, and the run failed building its tool-result
+	// message ("Cannot read properties of undefined (reading 'content')"); an afterToolCall
+	// answer leaving content, details, usage or terminate out failed the call the same way.
+	ToolResultNothing
 	// ArgumentsError (1.3.0, pi-ai's validateToolArguments): a tool call with argumentsError
 	// fails with `Invalid arguments for tool "NAME": ERROR` (before, the field was ignored
 	// and the arguments validated as they were).
@@ -31,9 +38,9 @@ const (
 	// DurationMs (1.3.0): tool_execution_end and the tool-result message of an executed tool
 	// carry durationMs, execute's duration on the monotonic clock.
 	DurationMs
-	// RequestIdentity (1.4.0): the stream function's options carry identity (pi's
-	// DEFAULT_AGENT_IDENTITY merged with config.identity). Not observable: the protocol's
-	// stream call carries no options, and the reference's StreamRequest has no identity.
+	// RequestIdentity (1.4.0): the stream function's options carry identity, pi's
+	// DEFAULT_AGENT_IDENTITY merged field by field with Config.Identity (before, Config.Identity
+	// as it was, none when unset). Observable in scenarios with stream options (protocol 2).
 	RequestIdentity
 	// SchemaValidator (1.5.0, pi-ai): tool arguments are validated by pi-schema (package
 	// argschema); before, by a TypeBox-based validator whose error texts differ. The
@@ -60,6 +67,7 @@ var changes = [...]changeInfo{
 	ThinkingLevelStamp:             {"thinking-level-stamp", "0.99.1"},
 	ToolResultIsError:              {"tool-result-is-error", "0.99.1"},
 	AfterToolCallStructuredContent: {"after-tool-call-structured-content", "0.99.1"},
+	ToolResultNothing:              {"tool-result-nothing", "0.99.1"},
 	ArgumentsError:                 {"arguments-error", "1.3.0"},
 	DurationMs:                     {"duration-ms", "1.3.0"},
 	RequestIdentity:                {"request-identity", "1.4.0"},
@@ -95,14 +103,14 @@ func (c Change) Since() string {
 	return changes[c].since
 }
 
-// Observable reports whether the change can show in a trace of the conformance protocol.
-func (c Change) Observable() bool { return c != RequestIdentity }
+// Observable reports whether the change can show in a trace of the conformance protocol
+// (RequestIdentity only in scenarios with stream options, protocol 2).
+func (c Change) Observable() bool { return true }
 
-// Modelled reports whether the loop's behaviour depends on the change. Two do not:
-// RequestIdentity (the loop passes no identity to Config.Stream) and SchemaValidator (package
-// argschema is pi-schema's validator in every release; the older validator differs only in
-// its error texts, which the semantic comparison profile leaves free).
-func (c Change) Modelled() bool { return c != RequestIdentity && c != SchemaValidator }
+// Modelled reports whether the loop's behaviour depends on the change. One does not:
+// SchemaValidator (package argschema is pi-schema's validator in every release; the older
+// validator differs only in its error texts, which the semantic comparison profile leaves free).
+func (c Change) Modelled() bool { return c != SchemaValidator }
 
 // OldestVersion and NewestVersion bound the pi releases the reference can behave as.
 const (

@@ -25,8 +25,8 @@ func TestBehaviourOf(t *testing.T) {
 		{"1.3.0", "without request-identity, schema-validator, abort-first, abort-completes-batch"},
 		{"1.1.0", "without arguments-error, duration-ms, request-identity, schema-validator, abort-first, abort-completes-batch"},
 		{"0.99.1", "without arguments-error, duration-ms, request-identity, schema-validator, abort-first, abort-completes-batch"},
-		{"0.87", "without thinking-level-stamp, tool-result-is-error, after-tool-call-structured-content, arguments-error, duration-ms, request-identity, schema-validator, abort-first, abort-completes-batch"},
-		{"0.87.1", "without thinking-level-stamp, tool-result-is-error, after-tool-call-structured-content, arguments-error, duration-ms, request-identity, schema-validator, abort-first, abort-completes-batch"},
+		{"0.87", "without thinking-level-stamp, tool-result-is-error, after-tool-call-structured-content, tool-result-nothing, arguments-error, duration-ms, request-identity, schema-validator, abort-first, abort-completes-batch"},
+		{"0.87.1", "without thinking-level-stamp, tool-result-is-error, after-tool-call-structured-content, tool-result-nothing, arguments-error, duration-ms, request-identity, schema-validator, abort-first, abort-completes-batch"},
 		{"0.86.1", "error: pi 0.86.1 is older than 0.87.0"},
 		{"latest", `error: "latest" is not a pi version`},
 		{"v1.6.0", `error: "v1.6.0" is not a pi version`},
@@ -40,7 +40,7 @@ func TestBehaviourOf(t *testing.T) {
 
 func TestChangesInReleaseOrder(t *testing.T) {
 	cs := loop.Changes()
-	if len(cs) != 9 {
+	if len(cs) != 10 {
 		t.Fatalf("%d changes", len(cs))
 	}
 	for i, c := range cs {

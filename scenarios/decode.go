@@ -292,9 +292,11 @@ func (d *decoder) throwAlone(fields []field, what string) []field {
 	var throw *field
 	var others []string
 	for i := range fields {
-		if fields[i].key == "throw" {
+		switch fields[i].key {
+		case "throw":
 			throw = &fields[i]
-		} else {
+		case "abort": // a hook may abort the run and throw
+		default:
 			others = append(others, fields[i].key+":")
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
+	"strings"
 
 	"github.com/goccy/go-yaml/ast"
 
@@ -203,8 +204,8 @@ func (d *decoder) tool(n ast.Node, i int, r *refs) sim.ToolSpec {
 
 func (d *decoder) behaviour(n ast.Node, what string) sim.Behaviour {
 	var b sim.Behaviour
-	var resultN, throwN ast.Node
-	for _, f := range d.mapping(n, what, "duration", "updates", "result", "throw", "onAbort") {
+	var resultN, throwN, resolvesN ast.Node
+	for _, f := range d.mapping(n, what, "duration", "updates", "result", "throw", "resolves", "onAbort") {
 		switch f.key {
 		case "duration":
 			b.Duration = d.duration(f.value, what+".duration")
@@ -227,6 +228,9 @@ func (d *decoder) behaviour(n ast.Node, what string) sim.Behaviour {
 		case "throw":
 			b.Throw = d.str(f.value, what+".throw")
 			throwN = f.keyN
+		case "resolves":
+			b.Resolves = d.oneOf(f.value, what+".resolves", "undefined", "null")
+			resolvesN = f.keyN
 		case "onAbort":
 			var a sim.AbortReaction
 			var aResultN, aThrowN ast.Node
@@ -248,6 +252,9 @@ func (d *decoder) behaviour(n ast.Node, what string) sim.Behaviour {
 	}
 	if resultN != nil && throwN != nil {
 		d.errorf(throwN, "%s has both result: and throw:; a tool either returns or throws (throw would win and the result would be ignored)", what)
+	}
+	if resolvesN != nil && (resultN != nil || throwN != nil) {
+		d.errorf(resolvesN, "%s has resolves: beside result: or throw:; a tool resolving undefined or null returns nothing else", what)
 	}
 	return b
 }
@@ -401,7 +408,9 @@ func (d *decoder) message(n ast.Node, what string) loop.Message {
 }
 
 func (d *decoder) config(n ast.Node, sc *sim.Scenario) {
-	for _, f := range d.mapping(n, "config", "model", "thinkingLevel", "apiKey", "toolExecution", "steeringMode", "followUpMode") {
+	var sessionN, identityN ast.Node
+	for _, f := range d.mapping(n, "config", "model", "thinkingLevel", "apiKey", "toolExecution", "steeringMode", "followUpMode",
+		"streamOptions", "sessionId", "identity") {
 		switch f.key {
 		case "model":
 			m := d.model(f.value, "config.model")
@@ -416,8 +425,63 @@ func (d *decoder) config(n ast.Node, sc *sim.Scenario) {
 			sc.SteeringMode = loop.QueueMode(d.oneOf(f.value, "config.steeringMode", "one-at-a-time", "all"))
 		case "followUpMode":
 			sc.FollowUpMode = loop.QueueMode(d.oneOf(f.value, "config.followUpMode", "one-at-a-time", "all"))
+		case "streamOptions":
+			sc.StreamOptions = d.boolean(f.value, "config.streamOptions")
+		case "sessionId":
+			sc.SessionID = d.str(f.value, "config.sessionId")
+			sessionN = f.keyN
+		case "identity":
+			sc.Identity = d.identity(f.value, "config.identity")
+			identityN = f.keyN
 		}
 	}
+	for _, k := range []ast.Node{sessionN, identityN} {
+		if k != nil && !sc.StreamOptions {
+			d.errorf(k, "config.%s reaches only the stream function's options, which a trace shows with streamOptions: true; add it", strings.TrimSpace(k.String()))
+		}
+	}
+}
+
+// identity reads config.identity: userAgent (short, detailed or {custom}), attribution
+// ({name, url, categories} or null), version.
+func (d *decoder) identity(n ast.Node, what string) *loop.Identity {
+	id := &loop.Identity{}
+	for _, f := range d.mapping(n, what, "userAgent", "attribution", "version") {
+		switch f.key {
+		case "userAgent":
+			if d.isString(f.value) {
+				id.UserAgent = d.oneOf(f.value, what+".userAgent", "short", "detailed")
+				continue
+			}
+			for _, u := range d.mapping(f.value, what+".userAgent", "custom") {
+				id.UserAgent = map[string]any{"custom": d.str(u.value, what+".userAgent.custom")}
+			}
+		case "attribution":
+			if _, null := d.unwrap(f.value).(*ast.NullNode); null {
+				id.NoAttribution = true
+				continue
+			}
+			a := &loop.Attribution{}
+			for _, af := range d.mapping(f.value, what+".attribution", "name", "url", "categories") {
+				switch af.key {
+				case "name":
+					a.Name = d.str(af.value, what+".attribution.name")
+				case "url":
+					a.URL = d.str(af.value, what+".attribution.url")
+				case "categories":
+					a.Categories = []string{}
+					for _, c := range d.sequence(af.value, what+".attribution.categories", false) {
+						a.Categories = append(a.Categories, d.str(c, what+".attribution.categories[]"))
+					}
+				}
+			}
+			id.Attribution = a
+		case "version":
+			v := d.str(f.value, what+".version")
+			id.Version = &v
+		}
+	}
+	return id
 }
 
 func (d *decoder) thinkingLevel(n ast.Node, what string) loop.ThinkingLevel {

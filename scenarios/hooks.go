@@ -26,8 +26,10 @@ func (d *decoder) hooks(n ast.Node, h *sim.Hooks, r *refs) {
 			h.NoFollowUp = !d.boolean(f.value, what)
 		case "convertToLlm":
 			h.ConvertToLLM = &sim.ConvertScript{}
-			for _, cf := range d.throwAlone(d.mapping(f.value, what, "keepCustomAsUser", "throw"), what) {
+			for _, cf := range d.throwAlone(d.mapping(f.value, what, "keepCustomAsUser", "throw", "abort"), what) {
 				switch cf.key {
+				case "abort":
+					h.ConvertToLLM.Abort = d.boolean(cf.value, what+".abort")
 				case "keepCustomAsUser":
 					h.ConvertToLLM.KeepCustomAsUser = d.boolean(cf.value, what+".keepCustomAsUser")
 				case "throw":
@@ -36,8 +38,10 @@ func (d *decoder) hooks(n ast.Node, h *sim.Hooks, r *refs) {
 			}
 		case "transformContext":
 			h.TransformContext = &sim.TransformScript{}
-			for _, cf := range d.throwAlone(d.mapping(f.value, what, "keepLast", "throw"), what) {
+			for _, cf := range d.throwAlone(d.mapping(f.value, what, "keepLast", "throw", "abort"), what) {
 				switch cf.key {
+				case "abort":
+					h.TransformContext.Abort = d.boolean(cf.value, what+".abort")
 				case "keepLast":
 					h.TransformContext.KeepLast = int(d.duration(cf.value, what+".keepLast"))
 				case "throw":
@@ -46,7 +50,11 @@ func (d *decoder) hooks(n ast.Node, h *sim.Hooks, r *refs) {
 			}
 		case "getApiKey":
 			h.GetAPIKey = &sim.KeyScript{}
-			for _, cf := range d.mapping(f.value, what, "key") {
+			for _, cf := range d.mapping(f.value, what, "key", "abort") {
+				if cf.key == "abort" {
+					h.GetAPIKey.Abort = d.boolean(cf.value, what+".abort")
+					continue
+				}
 				h.GetAPIKey.Key = d.str(cf.value, what+".key")
 			}
 		case "prepareRequest":
@@ -125,8 +133,10 @@ func (d *decoder) contextChange(n ast.Node, what string, r *refs) *sim.ContextCh
 // prepareAnswer reads a prepareRequest or prepareNextTurn answer.
 func (d *decoder) prepareAnswer(n ast.Node, what string, r *refs) sim.PrepareAnswer {
 	var a sim.PrepareAnswer
-	for _, f := range d.throwAlone(d.mapping(n, what, "context", "messages", "model", "thinkingLevel", "throw"), what) {
+	for _, f := range d.throwAlone(d.mapping(n, what, "context", "messages", "model", "thinkingLevel", "throw", "abort"), what) {
 		switch f.key {
+		case "abort":
+			a.Abort = d.boolean(f.value, what+".abort")
 		case "context":
 			a.Context = d.contextChange(f.value, what+".context", r)
 		case "messages":
@@ -148,8 +158,10 @@ func (d *decoder) finishAnswer(n ast.Node, what string) sim.FinishAnswer {
 		return sim.FinishAnswer{Action: d.decision(n, what)}
 	}
 	var a sim.FinishAnswer
-	for _, f := range d.throwAlone(d.mapping(n, what, "action", "throw"), what) {
+	for _, f := range d.throwAlone(d.mapping(n, what, "action", "throw", "abort"), what) {
 		switch f.key {
+		case "abort":
+			a.Abort = d.boolean(f.value, what+".abort")
 		case "action":
 			a.Action = d.decision(f.value, what+".action")
 		case "throw":
@@ -171,8 +183,10 @@ func (d *decoder) decision(n ast.Node, what string) loop.TurnDecision {
 
 func (d *decoder) beforeAnswer(n ast.Node, what string) sim.BeforeAnswer {
 	var a sim.BeforeAnswer
-	for _, f := range d.throwAlone(d.mapping(n, what, "block", "reason", "terminate", "setArgs", "throw"), what) {
+	for _, f := range d.throwAlone(d.mapping(n, what, "block", "reason", "terminate", "setArgs", "throw", "abort"), what) {
 		switch f.key {
+		case "abort":
+			a.Abort = d.boolean(f.value, what+".abort")
 		case "block":
 			a.Block = d.boolean(f.value, what+".block")
 		case "reason":
@@ -190,8 +204,10 @@ func (d *decoder) beforeAnswer(n ast.Node, what string) sim.BeforeAnswer {
 
 func (d *decoder) afterAnswer(n ast.Node, what string) sim.AfterAnswer {
 	var a sim.AfterAnswer
-	for _, f := range d.throwAlone(d.mapping(n, what, "content", "details", "structuredContent", "isError", "terminate", "usage", "throw"), what) {
+	for _, f := range d.throwAlone(d.mapping(n, what, "content", "details", "structuredContent", "isError", "terminate", "usage", "throw", "abort"), what) {
 		switch f.key {
+		case "abort":
+			a.Abort = d.boolean(f.value, what+".abort")
 		case "content":
 			a.Content = d.blocks(f.value, what+".content")
 		case "details":

@@ -429,6 +429,9 @@ func wBehaviour(b sim.Behaviour) object {
 	if b.Throw != "" {
 		o.set("throw", b.Throw)
 	}
+	if b.Resolves != "" && b.Throw == "" && emptyResult(wToolResult(b.Result)) {
+		o.set("resolves", b.Resolves)
+	}
 	if b.OnAbort != nil {
 		a := object{}
 		if r := wToolResult(b.OnAbort.Result); !emptyResult(r) && b.OnAbort.Throw == "" {
@@ -553,6 +556,15 @@ func wConfig(sc *sim.Scenario) object {
 	if sc.FollowUpMode != "" {
 		o.set("followUpMode", sc.FollowUpMode)
 	}
+	if sc.StreamOptions {
+		o.set("streamOptions", true)
+		if sc.SessionID != "" {
+			o.set("sessionId", sc.SessionID)
+		}
+		if sc.Identity != nil {
+			o.set("identity", sc.Identity)
+		}
+	}
 	return o
 }
 
@@ -566,6 +578,9 @@ func wHooks(h sim.Hooks) object {
 		if h.ConvertToLLM.Throw != "" {
 			c.set("throw", h.ConvertToLLM.Throw)
 		}
+		if h.ConvertToLLM.Abort {
+			c.set("abort", true)
+		}
 		o.set("convertToLlm", c)
 	}
 	if h.TransformContext != nil {
@@ -576,10 +591,17 @@ func wHooks(h sim.Hooks) object {
 		if h.TransformContext.Throw != "" {
 			c.set("throw", h.TransformContext.Throw)
 		}
+		if h.TransformContext.Abort {
+			c.set("abort", true)
+		}
 		o.set("transformContext", c)
 	}
 	if h.GetAPIKey != nil {
-		o.set("getApiKey", object{{"key", h.GetAPIKey.Key}})
+		k := object{{"key", h.GetAPIKey.Key}}
+		if h.GetAPIKey.Abort {
+			k.set("abort", true)
+		}
+		o.set("getApiKey", k)
 	}
 	if h.PrepareRequest != nil {
 		o.set("prepareRequest", wByCall(h.PrepareRequest, wPrepareAnswer))
@@ -652,7 +674,7 @@ func wContextChange(c *sim.ContextChange) object {
 func wPrepareAnswer(a sim.PrepareAnswer) any {
 	if a.Throw != "" {
 		// A hook that throws answers nothing else (the loader rejects both).
-		return object{{"throw", a.Throw}}
+		return withAbort(object{{"throw", a.Throw}}, a.Abort)
 	}
 	o := object{}
 	if a.Context != nil {
@@ -667,8 +689,13 @@ func wPrepareAnswer(a sim.PrepareAnswer) any {
 	if a.ThinkingLevel != "" {
 		o.set("thinkingLevel", a.ThinkingLevel)
 	}
-	if a.Throw != "" {
-		o.set("throw", a.Throw)
+	return withAbort(o, a.Abort)
+}
+
+// withAbort adds abort: true to a hook answer that aborts the run.
+func withAbort(o object, abort bool) object {
+	if abort {
+		o.set("abort", true)
 	}
 	return o
 }
@@ -681,15 +708,18 @@ func wDecisionName(d loop.TurnDecision) string {
 }
 
 func wFinishAnswer(a sim.FinishAnswer) any {
-	if a.Throw == "" {
-		return wDecisionName(a.Action)
+	switch {
+	case a.Throw != "":
+		return withAbort(object{{"throw", a.Throw}}, a.Abort)
+	case a.Abort:
+		return object{{"action", wDecisionName(a.Action)}, {"abort", true}}
 	}
-	return object{{"throw", a.Throw}}
+	return wDecisionName(a.Action)
 }
 
 func wBeforeAnswer(a sim.BeforeAnswer) any {
 	if a.Throw != "" {
-		return object{{"throw", a.Throw}}
+		return withAbort(object{{"throw", a.Throw}}, a.Abort)
 	}
 	o := object{}
 	if a.Block {
@@ -704,15 +734,12 @@ func wBeforeAnswer(a sim.BeforeAnswer) any {
 	if a.SetArgs != nil {
 		o.set("setArgs", a.SetArgs)
 	}
-	if a.Throw != "" {
-		o.set("throw", a.Throw)
-	}
-	return o
+	return withAbort(o, a.Abort)
 }
 
 func wAfterAnswer(a sim.AfterAnswer) any {
 	if a.Throw != "" {
-		return object{{"throw", a.Throw}}
+		return withAbort(object{{"throw", a.Throw}}, a.Abort)
 	}
 	o := object{}
 	if a.Content != nil {
@@ -733,10 +760,7 @@ func wAfterAnswer(a sim.AfterAnswer) any {
 	if a.Usage != nil {
 		o.set("usage", a.Usage)
 	}
-	if a.Throw != "" {
-		o.set("throw", a.Throw)
-	}
-	return o
+	return withAbort(o, a.Abort)
 }
 
 func wUserAction(a sim.UserAction) (object, error) {

@@ -42,8 +42,12 @@ func (r *Reference) build(setup Setup) (loop.Context, loop.Config, []loop.Messag
 		ToolExecution: loop.ExecutionMode(setup.ToolExecution),
 		Behaviour:     r.behaviour,
 		Runtime:       r,
-		Stream:        r.stream,
-		OnEvent:       func(e loop.Event) { r.notify(NotifyEvent, e) },
+		SessionID:     setup.SessionID,
+		Identity:      setup.Identity,
+		Stream: func(ctx context.Context, req loop.StreamRequest) (loop.AssistantStream, error) {
+			return r.stream(ctx, req, setup.StreamOptions)
+		},
+		OnEvent: func(e loop.Event) { r.notify(NotifyEvent, e) },
 	}
 	installed := func(name string) bool { return slices.Contains(setup.Hooks, name) }
 	// contextOf decodes a hook's replacement context.
@@ -156,6 +160,12 @@ func (r *Reference) build(setup Setup) (loop.Context, loop.Config, []loop.Messag
 			}
 			data := map[string]any{"assistantMessage": c.AssistantMessage, "toolCall": c.ToolCall, "args": c.Args,
 				"result": c.Result, "isError": c.IsError, "context": toWireContext(c.Context)}
+			switch {
+			case c.Nothing != nil && c.Nothing.Null:
+				data["result"] = nil
+			case c.Nothing != nil:
+				delete(data, "result") // undefined: JSON leaves it out
+			}
 			if err := r.hook(HookAfterToolCall, data, &out); err != nil {
 				return nil, err
 			}
@@ -214,12 +224,24 @@ func (r *Reference) tool(ts ToolSetup) *loop.Tool {
 	return t
 }
 
-// stream opens a provider request through the port.
-func (r *Reference) stream(_ context.Context, req loop.StreamRequest) (loop.AssistantStream, error) {
-	raw, err := r.call(CallStream, "", map[string]any{
+// stream opens a provider request through the port; with options, the call's data has what
+// the stream function got besides the model and the context ({sessionId?, identity?}).
+func (r *Reference) stream(_ context.Context, req loop.StreamRequest, options bool) (loop.AssistantStream, error) {
+	data := map[string]any{
 		"model": wireModel(req.Model), "messages": nonNilMessages(req.Messages),
 		"thinkingLevel": req.ThinkingLevel, "apiKey": req.APIKey,
-	})
+	}
+	if options {
+		o := map[string]any{}
+		if req.SessionID != "" {
+			o["sessionId"] = req.SessionID
+		}
+		if req.Identity != nil {
+			o["identity"] = req.Identity
+		}
+		data["options"] = o
+	}
+	raw, err := r.call(CallStream, "", data)
 	if err != nil {
 		return nil, err
 	}

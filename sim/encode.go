@@ -232,7 +232,9 @@ func (enc *encoder) event(b []byte, e loop.Event) []byte {
 			o.num("durationMs", *e.DurationMs)
 		}
 		o.boolean("isError", e.IsError)
-		o.any("result", e.Result)
+		if !e.ResultUndefined {
+			o.any("result", e.Result)
+		}
 		o.str("toolCallId", e.ToolCallID)
 		o.str("toolName", e.ToolName)
 	}

@@ -28,6 +28,12 @@ const (
 	FeatureArgumentsError = "argumentsError"
 	// FeatureStructuredContent: a tool result or an afterToolCall answer has structuredContent.
 	FeatureStructuredContent = "structuredContent"
+	// FeatureToolResolvesNothing: a tool's execute resolves undefined or null (protocol 2).
+	FeatureToolResolvesNothing = "toolResolvesNothing"
+	// FeatureStreamOptions: the stream calls record the stream function's options (protocol 2).
+	FeatureStreamOptions = "streamOptions"
+	// FeatureAbortInHook: the run is aborted while a hook runs (protocol 2).
+	FeatureAbortInHook = "abortInHook"
 	// FeatureAgent: the scenario drives a stateful Agent through user operations (protocol
 	// version 2, §13.2).
 	FeatureAgent = "agent"
@@ -35,13 +41,14 @@ const (
 
 // ProtocolTwoFeatures are the features that need protocol version 2: an implementation that
 // speaks only version 1 lacks them.
-var ProtocolTwoFeatures = []string{FeatureAgent}
+var ProtocolTwoFeatures = []string{FeatureToolResolvesNothing, FeatureStreamOptions, FeatureAbortInHook, FeatureAgent}
 
 // Features lists every optional feature, in the order docs/SEMANTICS.md documents them.
 var Features = []string{
 	FeatureContinue, FeatureSeveralPrompts, FeatureCustomMessages, FeaturePrepareArguments,
 	FeatureArgumentMutation, FeatureThrowingHooks, FeatureThrowingStreams, FeatureArgumentsError,
-	FeatureStructuredContent, FeatureAgent,
+	FeatureStructuredContent, FeatureToolResolvesNothing, FeatureStreamOptions, FeatureAbortInHook,
+	FeatureAgent,
 }
 
 // NeededFeatures returns the optional features sc needs, in the order of Features. They are
@@ -50,6 +57,7 @@ func NeededFeatures(sc *Scenario) []string {
 	need := map[string]bool{
 		FeatureContinue:       sc.Continue,
 		FeatureSeveralPrompts: !sc.Continue && len(sc.Prompts) > 1,
+		FeatureStreamOptions:  sc.StreamOptions,
 		FeatureAgent:          sc.Agent != nil,
 	}
 	h := &sc.Hooks
@@ -67,6 +75,7 @@ func NeededFeatures(sc *Scenario) []string {
 		for _, a := range scriptAnswers(s.Default, s.ByCall) {
 			messages = append(messages, a.Messages)
 			need[FeatureThrowingHooks] = need[FeatureThrowingHooks] || a.Throw != ""
+			need[FeatureAbortInHook] = need[FeatureAbortInHook] || a.Abort
 		}
 	}
 	for _, list := range messages {
@@ -79,25 +88,33 @@ func NeededFeatures(sc *Scenario) []string {
 	if h.ConvertToLLM != nil {
 		need[FeatureCustomMessages] = need[FeatureCustomMessages] || h.ConvertToLLM.KeepCustomAsUser
 		need[FeatureThrowingHooks] = need[FeatureThrowingHooks] || h.ConvertToLLM.Throw != ""
+		need[FeatureAbortInHook] = need[FeatureAbortInHook] || h.ConvertToLLM.Abort
 	}
-	if h.TransformContext != nil && h.TransformContext.Throw != "" {
-		need[FeatureThrowingHooks] = true
+	if h.TransformContext != nil {
+		need[FeatureThrowingHooks] = need[FeatureThrowingHooks] || h.TransformContext.Throw != ""
+		need[FeatureAbortInHook] = need[FeatureAbortInHook] || h.TransformContext.Abort
+	}
+	if h.GetAPIKey != nil {
+		need[FeatureAbortInHook] = need[FeatureAbortInHook] || h.GetAPIKey.Abort
 	}
 	if h.FinishTurn != nil {
 		for _, a := range scriptAnswers(h.FinishTurn.Default, h.FinishTurn.ByCall) {
 			need[FeatureThrowingHooks] = need[FeatureThrowingHooks] || a.Throw != ""
+			need[FeatureAbortInHook] = need[FeatureAbortInHook] || a.Abort
 		}
 	}
 	if h.BeforeToolCall != nil {
 		for _, a := range scriptAnswers(h.BeforeToolCall.Default, h.BeforeToolCall.ByToolCall) {
 			need[FeatureThrowingHooks] = need[FeatureThrowingHooks] || a.Throw != ""
 			need[FeatureArgumentMutation] = need[FeatureArgumentMutation] || a.SetArgs != nil
+			need[FeatureAbortInHook] = need[FeatureAbortInHook] || a.Abort
 		}
 	}
 	if h.AfterToolCall != nil {
 		for _, a := range scriptAnswers(h.AfterToolCall.Default, h.AfterToolCall.ByToolCall) {
 			need[FeatureThrowingHooks] = need[FeatureThrowingHooks] || a.Throw != ""
 			need[FeatureStructuredContent] = need[FeatureStructuredContent] || a.StructuredContent != nil
+			need[FeatureAbortInHook] = need[FeatureAbortInHook] || a.Abort
 		}
 	}
 	behaviours := []Behaviour{}
@@ -109,6 +126,7 @@ func NeededFeatures(sc *Scenario) []string {
 		behaviours = append(behaviours, b)
 	}
 	for _, b := range behaviours {
+		need[FeatureToolResolvesNothing] = need[FeatureToolResolvesNothing] || b.Resolves != ""
 		results := []loop.ToolResult{b.Result}
 		for _, u := range b.Updates {
 			results = append(results, u.Result)

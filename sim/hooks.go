@@ -62,44 +62,44 @@ func (w *world) hook(name string, data json.RawMessage) Answer {
 		return answerJSON(map[string]any{"messages": nonNilMessages(w.followUp.Drain())})
 	case name == HookConvertToLLM && h.ConvertToLLM != nil:
 		if h.ConvertToLLM.Throw != "" {
-			return Answer{Error: h.ConvertToLLM.Throw}
+			return aborting(Answer{Error: h.ConvertToLLM.Throw}, h.ConvertToLLM.Abort)
 		}
-		return w.convert(in["messages"], h.ConvertToLLM)
+		return aborting(w.convert(in["messages"], h.ConvertToLLM), h.ConvertToLLM.Abort)
 	case name == HookTransformContext && h.TransformContext != nil:
 		if h.TransformContext.Throw != "" {
-			return Answer{Error: h.TransformContext.Throw}
+			return aborting(Answer{Error: h.TransformContext.Throw}, h.TransformContext.Abort)
 		}
-		return answerJSON(map[string]any{"messages": keepLast(in["messages"], h.TransformContext.KeepLast)})
+		return aborting(answerJSON(map[string]any{"messages": keepLast(in["messages"], h.TransformContext.KeepLast)}), h.TransformContext.Abort)
 	case name == HookGetAPIKey && h.GetAPIKey != nil:
-		return answerJSON(map[string]any{"apiKey": h.GetAPIKey.Key})
+		return aborting(answerJSON(map[string]any{"apiKey": h.GetAPIKey.Key}), h.GetAPIKey.Abort)
 	case name == HookPrepareRequest && h.PrepareRequest != nil:
 		a := h.PrepareRequest.answer(n)
 		if a.Throw != "" {
-			return Answer{Error: a.Throw}
+			return aborting(Answer{Error: a.Throw}, a.Abort)
 		}
-		return answerJSON(contextAnswer(in["context"], a.Context, a.Model, a.ThinkingLevel, a.Messages))
+		return aborting(answerJSON(contextAnswer(in["context"], a.Context, a.Model, a.ThinkingLevel, a.Messages)), a.Abort)
 	case name == HookPrepareNextTurn && h.PrepareNextTurn != nil:
 		a := h.PrepareNextTurn.answer(n)
 		if a.Throw != "" {
-			return Answer{Error: a.Throw}
+			return aborting(Answer{Error: a.Throw}, a.Abort)
 		}
 		var turn map[string]json.RawMessage
 		_ = json.Unmarshal(in["turn"], &turn)
-		return answerJSON(contextAnswer(turn["context"], a.Context, a.Model, a.ThinkingLevel, a.Messages))
+		return aborting(answerJSON(contextAnswer(turn["context"], a.Context, a.Model, a.ThinkingLevel, a.Messages)), a.Abort)
 	case name == HookFinishTurn && h.FinishTurn != nil:
 		a := h.FinishTurn.answer(n)
 		if a.Throw != "" {
-			return Answer{Error: a.Throw}
+			return aborting(Answer{Error: a.Throw}, a.Abort)
 		}
 		out := map[string]any{}
 		if a.Action != loop.DecisionNone {
 			out["action"] = a.Action
 		}
-		return answerJSON(out)
+		return aborting(answerJSON(out), a.Abort)
 	case name == HookBeforeToolCall && h.BeforeToolCall != nil:
 		a := h.BeforeToolCall.answer(toolCallID(in))
 		if a.Throw != "" {
-			return Answer{Error: a.Throw}
+			return aborting(Answer{Error: a.Throw}, a.Abort)
 		}
 		out := map[string]any{}
 		if a.Block {
@@ -114,11 +114,11 @@ func (w *world) hook(name string, data json.RawMessage) Answer {
 		if a.SetArgs != nil {
 			out["setArgs"] = a.SetArgs
 		}
-		return answerJSON(out)
+		return aborting(answerJSON(out), a.Abort)
 	case name == HookAfterToolCall && h.AfterToolCall != nil:
 		a := h.AfterToolCall.answer(toolCallID(in))
 		if a.Throw != "" {
-			return Answer{Error: a.Throw}
+			return aborting(Answer{Error: a.Throw}, a.Abort)
 		}
 		out := map[string]any{}
 		if a.Content != nil {
@@ -139,7 +139,7 @@ func (w *world) hook(name string, data json.RawMessage) Answer {
 		if a.Usage != nil {
 			out["usage"] = a.Usage
 		}
-		return answerJSON(out)
+		return aborting(answerJSON(out), a.Abort)
 	}
 	text := fmt.Sprintf("hook %s was called but the scenario does not install it", name)
 	w.fail("protocol", text)
@@ -224,6 +224,12 @@ func nonNilMessages(m []loop.Message) []loop.Message {
 		return []loop.Message{}
 	}
 	return m
+}
+
+// aborting marks an answer as aborting the run while the hook runs, when abort is set.
+func aborting(a Answer, abort bool) Answer {
+	a.Abort = abort
+	return a
 }
 
 func answerJSON(v any) Answer {

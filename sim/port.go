@@ -1,6 +1,10 @@
 package sim
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/turnstile-dev/turnstile/loop"
+)
 
 // The port is how an implementation under test and the simulated world talk. The same
 // messages flow in-process (Reference) and, as JSON lines, over the conformance protocol, so
@@ -54,6 +58,13 @@ type Setup struct {
 	// Entry is "run" (with Prompts), "continue", or "agent" (with Agent).
 	Entry   string            `json:"entry"`
 	Prompts []json.RawMessage `json:"prompts,omitempty"`
+	// StreamOptions asks for an options object, {sessionId?, identity?}, in every stream
+	// call's data: what the stream function got besides the model and the context (protocol 2).
+	StreamOptions bool `json:"streamOptions,omitempty"`
+	// SessionID is the loop's session id (pi: config.sessionId).
+	SessionID string `json:"sessionId,omitempty"`
+	// Identity is the loop's identity (pi: config.identity).
+	Identity *loop.Identity `json:"identity,omitempty"`
 	// Agent configures the Agent of an Agent scenario (protocol §13.2).
 	Agent *AgentSetup `json:"agent,omitempty"`
 }
@@ -102,8 +113,8 @@ type ModelSetup struct {
 
 // Call kinds.
 const (
-	// CallStream opens a provider request. Data: {model, messages, thinkingLevel, apiKey}.
-	// Answer: {stream: N}.
+	// CallStream opens a provider request. Data: {model, messages, thinkingLevel, apiKey}, and
+	// options: {sessionId?, identity?} when the setup asks for streamOptions. Answer: {stream: N}.
 	CallStream = "stream"
 	// CallTool starts a tool execution. Data: {toolCallId, toolName, args}. Answer: {}.
 	CallTool = "tool"
@@ -125,6 +136,9 @@ type Call struct {
 type Answer struct {
 	Data  json.RawMessage `json:"data,omitempty"`
 	Error string          `json:"error,omitempty"`
+	// Abort asks the implementation to fire the run's abort signal before the hook returns
+	// Data (or throws Error): an abort while a hook runs (protocol 2, feature abortInHook).
+	Abort bool `json:"abort,omitempty"`
 }
 
 // Notification kinds.
@@ -158,7 +172,8 @@ const (
 	DeliverStreamFail = "streamFail"
 	// DeliverToolUpdate reports a partial result of tool call Target (Data: the result).
 	DeliverToolUpdate = "toolUpdate"
-	// DeliverToolResult settles tool call Target: Data is {result} or {error}.
+	// DeliverToolResult settles tool call Target: Data is {result}, {error}, or {nothing:
+	// "undefined"} / {nothing: "null"} for an execute resolving that (protocol 2).
 	DeliverToolResult = "toolResult"
 	// DeliverAbort aborts the run's signal.
 	DeliverAbort = "abort"

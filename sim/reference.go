@@ -169,8 +169,9 @@ func (r *Reference) Deliver(d Delivery) error {
 			c.updates = append(c.updates, res)
 		} else {
 			var out struct {
-				Result json.RawMessage `json:"result"`
-				Error  string          `json:"error"`
+				Result  json.RawMessage `json:"result"`
+				Error   string          `json:"error"`
+				Nothing string          `json:"nothing"`
 			}
 			if err := json.Unmarshal(d.Data, &out); err != nil {
 				return err
@@ -178,6 +179,8 @@ func (r *Reference) Deliver(d Delivery) error {
 			c.settled = true
 			if out.Error != "" {
 				c.err = errors.New(out.Error)
+			} else if out.Nothing != "" {
+				c.err = loop.Nothing{Null: out.Nothing == "null"}
 			} else if err := decodeToolResult(out.Result, &c.result); err != nil {
 				return err
 			}
@@ -252,6 +255,9 @@ func (r *Reference) call(kind, name string, data any) (json.RawMessage, error) {
 		c = Call{Kind: kind, Name: name, Data: raw}
 	}
 	a := r.port.Call(c)
+	if a.Abort && r.cancel != nil {
+		r.cancel() // an abort while the hook runs: before it returns
+	}
 	if a.Error != "" {
 		return nil, errors.New(a.Error)
 	}

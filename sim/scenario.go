@@ -27,6 +27,14 @@ type Scenario struct {
 	SteeringMode  loop.QueueMode
 	FollowUpMode  loop.QueueMode
 	Hooks         Hooks
+	// StreamOptions asks the implementation to record, in every stream call, what the stream
+	// function got besides the model and the context: SessionID and the request identity
+	// (protocol 2; feature streamOptions).
+	StreamOptions bool
+	// SessionID is the loop's session id (pi: config.sessionId); "" for none.
+	SessionID string
+	// Identity is the loop's identity (pi: config.identity); nil for none.
+	Identity *loop.Identity
 
 	// Responses are the provider's answers, request by request.
 	Responses []Response
@@ -125,6 +133,9 @@ type Behaviour struct {
 	Result loop.ToolResult
 	// Throw, when set, makes execute fail with this text instead.
 	Throw string
+	// Resolves, when "undefined" or "null", makes execute resolve that instead of a result
+	// (feature toolResolvesNothing).
+	Resolves string
 	// OnAbort, when set, makes the tool honour abort: when the run is aborted while it runs, it
 	// settles at once with this reaction. Nil ignores abort.
 	OnAbort *AbortReaction
@@ -224,16 +235,24 @@ func (s *ToolScript[T]) answer(id string) T {
 type ConvertScript struct {
 	KeepCustomAsUser bool
 	Throw            string
+	// Abort aborts the run before each call returns (feature abortInHook).
+	Abort bool
 }
 
 // TransformScript scripts transformContext.
 type TransformScript struct {
 	KeepLast int
 	Throw    string
+	// Abort aborts the run before each call returns (feature abortInHook).
+	Abort bool
 }
 
 // KeyScript scripts getApiKey.
-type KeyScript struct{ Key string }
+type KeyScript struct {
+	Key string
+	// Abort aborts the run before each call returns (feature abortInHook).
+	Abort bool
+}
 
 // ContextChange replaces parts of the context from a hook.
 type ContextChange struct {
@@ -253,12 +272,16 @@ type PrepareAnswer struct {
 	// messages: answered there, a loop must ignore them.
 	Messages []loop.Message
 	Throw    string
+	// Abort aborts the run before the hook returns (feature abortInHook).
+	Abort bool
 }
 
 // FinishAnswer is finishTurn's scripted answer.
 type FinishAnswer struct {
 	Action loop.TurnDecision
 	Throw  string
+	// Abort aborts the run before the hook returns (feature abortInHook).
+	Abort bool
 }
 
 // BeforeAnswer is beforeToolCall's scripted answer.
@@ -269,6 +292,8 @@ type BeforeAnswer struct {
 	// SetArgs sets these keys on the validated arguments (they reach execute unvalidated).
 	SetArgs map[string]any
 	Throw   string
+	// Abort aborts the run before the hook returns (feature abortInHook).
+	Abort bool
 }
 
 // AfterAnswer is afterToolCall's scripted answer; nil fields keep the executed result's.
@@ -280,6 +305,8 @@ type AfterAnswer struct {
 	Terminate         *bool
 	Usage             *loop.Usage
 	Throw             string
+	// Abort aborts the run before the hook returns (feature abortInHook).
+	Abort bool
 }
 
 // UserAction is something the simulated user does: at a time, or when a trigger fires.

@@ -43,6 +43,9 @@ func describe(e Entry) string {
 	case KindDeliver:
 		return describeDelivery(e, d)
 	case KindUser:
+		if e.Name == "abort" && len(e.Data) == 0 {
+			return "abort (while a hook runs)"
+		}
 		if e.Name == "agent" {
 			line := "agent steering=" + str(d["steeringMode"]) + " followUp=" + str(d["followUpMode"])
 			if sp, ok := d["systemPrompt"]; ok {
@@ -245,6 +248,9 @@ func describeDelivery(e Entry, d map[string]any) string {
 		if errText, ok := d["error"]; ok {
 			return "tool " + e.Target + " throws " + quote(str(errText), 60)
 		}
+		if n, ok := d["nothing"].(string); ok {
+			return "tool " + e.Target + " resolves " + n
+		}
 		return "tool " + e.Target + " result " + result(d["result"])
 	case DeliverAbort:
 		return "abort"
@@ -341,6 +347,7 @@ func describeStream(e Entry) string {
 		Messages      json.RawMessage `json:"messages"`
 		ThinkingLevel string          `json:"thinkingLevel"`
 		APIKey        string          `json:"apiKey"`
+		Options       json.RawMessage `json:"options"`
 		Model         struct {
 			ID string `json:"id"`
 		} `json:"model"`
@@ -378,6 +385,9 @@ func describeStream(e Entry) string {
 	}
 	if d.Model.ID != "" {
 		s += " model=" + d.Model.ID
+	}
+	if len(d.Options) > 0 {
+		s += " options=" + string(Canonical(d.Options)) // protocol 2's stream options, in full
 	}
 	return s
 }

@@ -49,15 +49,18 @@ func (w *world) startTool(data json.RawMessage) Answer {
 		t.pending = append(t.pending, s)
 		s.onRelease = func() { t.pending = slices.DeleteFunc(t.pending, func(p *scheduled) bool { return p == s }) }
 	}
-	w.settleTool(t, start+b.Duration, b.Result, b.Throw)
+	w.settleTool(t, start+b.Duration, b.Result, b.Throw, b.Resolves)
 	return Answer{Data: json.RawMessage(`{}`)}
 }
 
 // settleTool schedules the end of a tool execution: a result, or a thrown error.
-func (w *world) settleTool(t *toolRun, at int64, result loop.ToolResult, throw string) {
+func (w *world) settleTool(t *toolRun, at int64, result loop.ToolResult, throw, nothing string) {
 	data := canonicalOf(map[string]any{"result": result})
-	if throw != "" {
+	switch {
+	case throw != "":
 		data = canonicalOf(map[string]string{"error": throw})
+	case nothing != "":
+		data = canonicalOf(map[string]string{"nothing": nothing})
 	}
 	s := w.at(at, Delivery{Kind: DeliverToolResult, Target: t.id, Now: at, Data: data})
 	t.pending = append(t.pending, s)

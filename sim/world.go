@@ -229,6 +229,11 @@ func (w *world) Call(c Call) Answer {
 		e.Answer = Canonical(a.Data)
 	}
 	w.record(e)
+	if a.Abort {
+		// The hook aborts the run before it returns (PROTOCOL.md §13.5).
+		w.record(Entry{Kind: KindUser, Name: "abort"})
+		w.reactToAbort()
+	}
 	w.afterCall(c)
 	return a
 }
@@ -365,7 +370,7 @@ func (w *world) reactToAbort() {
 			p.cancelled = true
 		}
 		t.pending = nil
-		w.settleTool(t, w.now, t.b.OnAbort.Result, t.b.OnAbort.Throw)
+		w.settleTool(t, w.now, t.b.OnAbort.Result, t.b.OnAbort.Throw, "")
 	}
 }
 
@@ -393,6 +398,9 @@ func (w *world) setup() (Setup, error) {
 		ToolExecution: string(orDefault(sc.ToolExecution, loop.Parallel)),
 		Hooks:         sc.Hooks.Installed(),
 		Entry:         "run",
+		StreamOptions: sc.StreamOptions,
+		SessionID:     sc.SessionID,
+		Identity:      sc.Identity,
 		Messages:      []json.RawMessage{},
 		Tools:         []ToolSetup{},
 		ActiveTools:   []string{},

@@ -9,6 +9,7 @@ import "fmt"
 // same verdict).
 func Run(sc *Scenario, impl Implementation) (*Trace, error) {
 	w := newWorld(sc)
+	_, w.valuesOnly = impl.(*Reference)
 	setup, err := w.setup()
 	if err != nil {
 		return &w.trace, err

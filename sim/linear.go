@@ -76,6 +76,9 @@ func appendLink(b []byte, l *Link) []byte {
 // linearizer is the world's memory of what the trace already holds: the last request's
 // context and the partial messages of the streams.
 type linearizer struct {
+	// inFull writes every entry in full (tests compare it with the expanded linear form).
+	inFull bool
+
 	// ctxSeq is the seq of the last recorded stream call (0: none yet), ctx its messages
 	// (in-process runs) and ctxEnc their canonical JSON.
 	ctxSeq int
@@ -100,6 +103,9 @@ type partialAt struct {
 // remember once the entry is recorded.
 func (w *world) streamData(c Call) (data json.RawMessage, link *Link, ctx []loop.Message, encs [][]byte) {
 	lin := &w.lin
+	if lin.inFull {
+		return w.canonicalData(c.Data, c.Value), nil, nil, nil
+	}
 	if m, ok := c.Value.(map[string]any); ok && len(c.Data) == 0 {
 		if msgs, ok := m["messages"].([]loop.Message); ok {
 			encs = make([][]byte, len(msgs))
@@ -173,7 +179,7 @@ func (w *world) deliveryData(d *Delivery) (json.RawMessage, *Link) {
 	if len(d.Data) == 0 && !w.valuesOnly {
 		d.Data = canonicalOf(ev)
 	}
-	if prev, ok := w.lin.partials[d.Target]; ok && ev.Partial != nil && advances(prev.msg, &ev) {
+	if prev, ok := w.lin.partials[d.Target]; ok && !w.lin.inFull && ev.Partial != nil && advances(prev.msg, &ev) {
 		return appendStreamEventWith(nil, &ev, false), &Link{Advances: prev.seq}
 	}
 	if len(d.Data) > 0 {
@@ -205,7 +211,7 @@ func (w *world) delivered(d *Delivery, seq int) {
 // delivery it repeats when it does.
 func (w *world) updateData(ev loop.Event) (json.RawMessage, *Link) {
 	last := w.lin.last
-	if last.seq == 0 || ev.AssistantEvent == nil || ev.AssistantEvent.Partial == nil ||
+	if w.lin.inFull || last.seq == 0 || ev.AssistantEvent == nil || ev.AssistantEvent.Partial == nil ||
 		!sameMessage(ev.AssistantEvent.Partial, last.msg) || !sameMessage(ev.Message, last.msg) {
 		return w.enc.event(nil, ev), nil
 	}
@@ -220,7 +226,7 @@ func (w *world) updateData(ev loop.Event) (json.RawMessage, *Link) {
 // repeats, when it does.
 func (w *world) linkUpdateJSON(data json.RawMessage) (json.RawMessage, *Link) {
 	last := w.lin.last
-	if last.seq == 0 || last.enc == nil {
+	if w.lin.inFull || last.seq == 0 || last.enc == nil {
 		return data, nil
 	}
 	evStart, evEnd, ok := memberValue(data, "assistantMessageEvent")
@@ -508,6 +514,9 @@ func advance(prev, ev map[string]any) (map[string]any, error) {
 	case "thinking_start":
 		next["content"] = append(content[:len(content):len(content)], map[string]any{"thinking": "", "type": "thinking"})
 		return next, nil
+	}
+	if typ != "text_delta" && typ != "thinking_delta" && typ != "toolcall_end" {
+		return nil, fmt.Errorf("a %q event does not advance a partial", typ)
 	}
 	if ci < 0 || ci >= len(content) || float64(ci) != f {
 		return nil, fmt.Errorf("%s at content index %v of a partial with %d blocks", typ, ev["contentIndex"], len(content))

@@ -39,6 +39,8 @@ func Diagnose(sc Scenario, want, got *sim.Trace, opts Options) []Finding {
 	if want == nil || got == nil {
 		return out
 	}
+	// Findings point into the traces in full: the linear form's links are expanded.
+	want, got = want.Expanded(), got.Expanded()
 	norm := opts.Normalize
 	if norm == nil {
 		norm = StrictValue

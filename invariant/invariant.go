@@ -95,6 +95,7 @@ func runsOf(tr *sim.Trace) []*view {
 	if len(tr.Entries) == 0 || tr.Entries[0].Kind != sim.KindUser || tr.Entries[0].Name != "agent" {
 		return nil
 	}
+	tr = tr.Expanded() // a run's entries may link to entries of earlier runs
 	runs := []*view{}
 	var cur []sim.Entry
 	for _, e := range tr.Entries {
@@ -225,6 +226,7 @@ type view struct {
 }
 
 func newView(tr *sim.Trace) *view {
+	tr = tr.Expanded()
 	v := &view{es: tr.Entries, endIdx: -1, agentEnd: -1, seen: map[string]bool{}}
 	v.data = make([]any, len(v.es))
 	v.answer = make([]any, len(v.es))

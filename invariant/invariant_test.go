@@ -25,7 +25,8 @@ func trace(t *testing.T, yaml string) *sim.Trace {
 	if fl := invariant.CheckAll(tr); len(fl) > 0 {
 		t.Fatalf("the reference trace already breaks invariants: %v\n%s", fl, tr.Timeline())
 	}
-	return tr
+	// The tests edit entries: they do so on the trace in full.
+	return tr.Expanded()
 }
 
 // copyTrace deep-copies a trace so that edits do not alias.

@@ -392,11 +392,12 @@ func sideIndex(p pair, side int, two bool) int {
 	return p.a
 }
 
+// entriesOf is the trace's entries in full (its links expanded).
 func entriesOf(t *sim.Trace) []sim.Entry {
 	if t == nil {
 		return nil
 	}
-	return t.Entries
+	return t.Expanded().Entries
 }
 
 func or(s, def string) string {

@@ -55,6 +55,7 @@ func (ex *Expect) Check(tr *sim.Trace) []string {
 	}
 	var problems []string
 	requests, failed := 0, false
+	tr = tr.Expanded()
 	lines := make([]string, 0, len(tr.Entries))
 	for _, e := range tr.Entries {
 		lines = append(lines, sim.TimelineLine(e))

@@ -19,6 +19,9 @@ func lineSize(e *Entry) int64 {
 	if len(e.Data) > 0 {
 		n += len(`,"data":`) + rawSize(e.Data)
 	}
+	if e.Link != nil {
+		n += len(`,"link":`) + len(appendLink(nil, e.Link))
+	}
 	if len(e.Answer) > 0 {
 		n += len(`,"answer":`) + rawSize(e.Answer)
 	}

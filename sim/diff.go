@@ -97,7 +97,9 @@ type TraceDivergence struct {
 }
 
 // FirstTraceDivergence compares two traces given as JSON lines, byte for byte, and returns
-// the first differing entry with context; ok is false exactly when the bytes are equal.
+// the first differing entry with context; ok is false exactly when the bytes are equal. The
+// entries are shown, and their differing field named, in full: the linear form's links are
+// expanded (when both sides are traces), so a field is named by its place in the whole entry.
 func FirstTraceDivergence(want, got []byte, context int) (d TraceDivergence, ok bool) {
 	if bytes.Equal(want, got) {
 		return TraceDivergence{}, false
@@ -111,21 +113,76 @@ func FirstTraceDivergence(want, got []byte, context int) (d TraceDivergence, ok 
 	wEnd := i >= len(wl) || len(wl[i]) == 0
 	gEnd := i >= len(gl) || len(gl[i]) == 0
 	d = TraceDivergence{Entry: i + 1, WantEnd: wEnd, GotEnd: gEnd}
+	wFull, wOK := expandedLines(wl, i)
+	gFull, gOK := expandedLines(gl, i)
+	text := func(full []Entry, ok bool, lines [][]byte, j int) string {
+		if ok {
+			return TimelineLine(full[j])
+		}
+		return lineText(lines[j])
+	}
 	for j := max(0, i-context); j < i; j++ {
-		d.Before = append(d.Before, lineText(wl[j]))
+		d.Before = append(d.Before, text(wFull, wOK, wl, j))
 	}
 	if !wEnd {
-		d.Want = lineText(wl[i])
+		d.Want = text(wFull, wOK, wl, i)
 	}
 	if !gEnd {
-		d.Got = lineText(gl[i])
+		d.Got = text(gFull, gOK, gl, i)
 	}
 	switch {
 	case wEnd || gEnd:
+	case wOK && gOK && (wFull[i].Link != nil || gFull[i].Link != nil || !bytes.Equal(entryLine(&wFull[i]), wl[i]) || !bytes.Equal(entryLine(&gFull[i]), gl[i])):
+		// A linked entry: what differs is said of the entries in full.
+		wf, gf := entryLine(&wFull[i]), entryLine(&gFull[i])
+		if bytes.Equal(wf, gf) {
+			d.Field = "the entries are equal in full but written differently: " + fieldDifference(wl[i], gl[i])
+		} else {
+			d.Field = fieldDifference(wf, gf)
+		}
 	default:
 		d.Field = fieldDifference(wl[i], gl[i])
 	}
 	return d, true
+}
+
+// expandedLines reads lines[0..i] as trace entries and expands them; ok is false when one is
+// not an entry or a link does not resolve.
+func expandedLines(lines [][]byte, i int) ([]Entry, bool) {
+	tr := &Trace{}
+	for j := 0; j <= i && j < len(lines); j++ {
+		line := bytes.TrimSuffix(lines[j], []byte("\n"))
+		if len(line) == 0 {
+			break
+		}
+		var e Entry
+		if err := json.Unmarshal(line, &e); err != nil {
+			return nil, false
+		}
+		tr.Entries = append(tr.Entries, e)
+	}
+	full, err := tr.Expand()
+	if err != nil || len(full.Entries) <= i {
+		return nil, false
+	}
+	return full.Entries, true
+}
+
+// entryLine is an entry's JSON line, newline included.
+func entryLine(e *Entry) []byte { return append(e.appendJSON(nil), '\n') }
+
+// ReadJSONL reads a trace's JSON lines (Trace.JSONL, in full or in the linear form) as the
+// entries they write; an error names the first line that is not an entry.
+func ReadJSONL(data []byte) (*Trace, error) {
+	tr := &Trace{}
+	for i, line := range Lines(data) {
+		var e Entry
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			return nil, fmt.Errorf("line %d: not a trace entry: %v", i+1, err)
+		}
+		tr.Entries = append(tr.Entries, e)
+	}
+	return tr, nil
 }
 
 // lineText renders one JSON line as a timeline line, or quotes it when it is not an entry.

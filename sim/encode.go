@@ -54,6 +54,20 @@ func (e *encoder) message(b []byte, m loop.Message) []byte {
 	return b
 }
 
+// encoded is the canonical JSON of m, from the memo when it has been written before; the
+// memo's own bytes, not to be changed.
+func (e *encoder) encoded(m loop.Message) []byte {
+	if !memoable(m) {
+		return appendMessage(nil, m)
+	}
+	if enc, ok := e.memo[m]; ok {
+		return enc
+	}
+	enc := appendMessage(nil, m)
+	e.memo[m] = enc
+	return enc
+}
+
 // memoable reports whether m is one of the loop's message types, all pointers, which can key
 // the memo.
 func memoable(m loop.Message) bool {
@@ -258,6 +272,12 @@ func nonNil[T any](list []T) []T {
 }
 
 func appendStreamEvent(b []byte, e *loop.StreamEvent) []byte {
+	return appendStreamEventWith(b, e, true)
+}
+
+// appendStreamEventWith writes a stream event, leaving its partial out unless withPartial
+// (the linear form of a trace).
+func appendStreamEventWith(b []byte, e *loop.StreamEvent, withPartial bool) []byte {
 	o := open(b)
 	switch e.Type {
 	case loop.StreamDone:
@@ -278,7 +298,14 @@ func appendStreamEvent(b []byte, e *loop.StreamEvent) []byte {
 		case loop.StreamTextDelta, loop.StreamThinkingDelta, loop.StreamToolCallDelta:
 			o.str("delta", e.Delta)
 		}
-		o.any("partial", assistantOrNil(e.Partial))
+		if withPartial {
+			o.key("partial")
+			if e.Partial == nil {
+				o.b = append(o.b, "null"...)
+			} else {
+				o.b = appendMessage(o.b, e.Partial)
+			}
+		}
 		if e.Type == loop.StreamToolCallEnd {
 			if e.ToolCall == nil {
 				o.key("toolCall")

@@ -74,8 +74,9 @@ func (w *world) openStream(data json.RawMessage, value any) Answer {
 }
 
 // pushStreamEvent schedules one stream event; releasing it updates the stream's partial.
+// Its JSON is written when it is released (deliveryData).
 func (w *world) pushStreamEvent(s *streamRun, t int64, ev loop.StreamEvent) {
-	w.pushStreamDelivery(s, t, Delivery{Kind: DeliverStreamEvent, Data: canonicalOf(ev), Value: ev}, &ev)
+	w.pushStreamDelivery(s, t, Delivery{Kind: DeliverStreamEvent, Value: ev}, &ev)
 }
 
 func (w *world) pushStreamDelivery(s *streamRun, t int64, d Delivery, ev *loop.StreamEvent) {

@@ -7,8 +7,13 @@ import "fmt"
 // could not be set up), not that the loop misbehaved — misbehaviour shows in the trace —
 // or, as a *BudgetError, that the run was stopped by its budget (the trace ends with the
 // same verdict).
-func Run(sc *Scenario, impl Implementation) (*Trace, error) {
+func Run(sc *Scenario, impl Implementation) (*Trace, error) { return run(sc, impl, false) }
+
+// run is Run; inFull makes the world write every entry in full (tests of the linear form).
+func run(sc *Scenario, impl Implementation, inFull bool) (*Trace, error) {
 	w := newWorld(sc)
+	_, w.valuesOnly = impl.(*Reference)
+	w.lin.inFull = inFull
 	setup, err := w.setup()
 	if err != nil {
 		return &w.trace, err

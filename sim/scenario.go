@@ -71,7 +71,8 @@ type Budget struct {
 	Time int64
 	// Entries is the most trace entries.
 	Entries int
-	// Bytes is the most bytes of the trace's canonical JSON lines (Trace.JSONL).
+	// Bytes is the most bytes of the trace's canonical JSON lines (Trace.JSONL, in the linear
+	// form).
 	Bytes int64
 }
 

@@ -17,16 +17,19 @@ import (
 //	12ms  ev    tool_execution_end t1 read ok 30ms "contents"
 //	12ms  call  getSteeringMessages -> []
 //	15ms  dlv   #2 text_delta [0] "Hel"
+//
+// A trace in the linear form is expanded first; TimelineLine needs entries in full.
 func (t *Trace) Timeline() []byte {
 	var buf bytes.Buffer
-	for _, e := range t.Entries {
+	for _, e := range t.Expanded().Entries {
 		buf.WriteString(TimelineLine(e))
 		buf.WriteByte('\n')
 	}
 	return buf.Bytes()
 }
 
-// TimelineLine renders one entry as a timeline line.
+// TimelineLine renders one entry as a timeline line. The entry must be in full (Expand): a
+// linked stream call would show only the messages it appends.
 func TimelineLine(e Entry) string {
 	kind := map[string]string{KindEvent: "ev", KindCall: "call", KindDeliver: "dlv", KindUser: "user", KindEnd: "end", KindFail: "FAIL", KindOutcome: "out"}[e.Kind]
 	return fmt.Sprintf("%7dms  %-4s  %s", e.T, kind, describe(e))

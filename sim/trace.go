@@ -33,6 +33,9 @@ type Entry struct {
 	Name   string          `json:"name"`
 	Target string          `json:"target,omitempty"`
 	Data   json.RawMessage `json:"data,omitempty"`
+	// Link, in the linear form of a trace, says what Data leaves out and which earlier
+	// entries hold it (see Link); nil when Data is written in full. Trace.Expand restores it.
+	Link   *Link           `json:"link,omitempty"`
 	Answer json.RawMessage `json:"answer,omitempty"`
 	Error  string          `json:"error,omitempty"`
 
@@ -90,6 +93,10 @@ func (e *Entry) appendJSON(b []byte) []byte {
 	if len(e.Data) > 0 {
 		b = append(b, `,"data":`...)
 		b = append(b, e.Data...)
+	}
+	if e.Link != nil {
+		b = append(b, `,"link":`...)
+		b = appendLink(b, e.Link)
 	}
 	if len(e.Answer) > 0 {
 		b = append(b, `,"answer":`...)

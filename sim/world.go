@@ -20,6 +20,10 @@ type world struct {
 	schedule schedule
 	trace    Trace
 	enc      *encoder
+	// lin is what the trace holds already, for its linear form; valuesOnly is set when the
+	// implementation reads deliveries' values and not their JSON (the in-process reference).
+	lin        linearizer
+	valuesOnly bool
 
 	steering *loop.Queue
 	followUp *loop.Queue
@@ -206,7 +210,15 @@ func (w *world) Call(c Call) Answer {
 		w.exceed("requests", fmt.Sprintf("the run made %s %s; budget %s", thousands(int64(w.requests)), pluralS(w.requests, "request"), thousands(int64(w.budget.Requests))))
 		return Answer{Error: "the simulation has ended: " + w.over.Text}
 	}
-	data := w.canonicalData(c.Data, c.Value)
+	var data json.RawMessage
+	var link *Link
+	var ctx []loop.Message
+	var ctxEnc [][]byte
+	if c.Kind == CallStream {
+		data, link, ctx, ctxEnc = w.streamData(c)
+	} else {
+		data = w.canonicalData(c.Data, c.Value)
+	}
 	var a Answer
 	switch c.Kind {
 	case CallStream:
@@ -218,7 +230,7 @@ func (w *world) Call(c Call) Answer {
 	default:
 		a = Answer{Error: fmt.Sprintf("unknown call kind %q", c.Kind)}
 	}
-	e := Entry{Kind: KindCall, Name: c.Kind, Data: data, Error: a.Error}
+	e := Entry{Kind: KindCall, Name: c.Kind, Data: data, Link: link, Error: a.Error}
 	if c.Kind == CallHook {
 		e.Name = c.Name
 	}
@@ -229,6 +241,9 @@ func (w *world) Call(c Call) Answer {
 		e.Answer = Canonical(a.Data)
 	}
 	w.record(e)
+	if seq := len(w.trace.Entries); c.Kind == CallStream && ctxEnc != nil && w.lastRecorded(seq, KindCall) {
+		w.lin.ctxSeq, w.lin.ctx, w.lin.ctxEnc = seq, ctx, ctxEnc
+	}
 	if a.Abort {
 		// The hook aborts the run before it returns (PROTOCOL.md §13.5).
 		w.record(Entry{Kind: KindUser, Name: "abort"})
@@ -246,16 +261,25 @@ func (w *world) Notify(n Notification) {
 	switch n.Kind {
 	case NotifyEvent:
 		var data json.RawMessage
+		var link *Link
 		var typ loop.EventType
 		var id string
 		if ev, ok := n.Value.(loop.Event); ok && len(n.Data) == 0 {
-			data, typ, id = w.enc.event(nil, ev), ev.Type, ev.ToolCallID
+			typ, id = ev.Type, ev.ToolCallID
+			if typ == loop.MessageUpdate {
+				data, link = w.updateData(ev)
+			} else {
+				data = w.enc.event(nil, ev)
+			}
 		} else {
 			var top map[string]string
 			data, top = canonicalTop(n.Data)
 			typ, id = loop.EventType(top["type"]), top["toolCallId"]
+			if typ == loop.MessageUpdate {
+				data, link = w.linkUpdateJSON(data)
+			}
 		}
-		w.record(Entry{Kind: KindEvent, Name: string(typ), Target: id, Data: data})
+		w.record(Entry{Kind: KindEvent, Name: string(typ), Target: id, Data: data, Link: link})
 		if w.agent != nil {
 			w.agentEvent(typ)
 		}
@@ -380,7 +404,9 @@ func (w *world) release(s *scheduled) {
 		s.onRelease()
 	}
 	// The world wrote the delivery's data canonically itself.
-	w.record(Entry{Kind: KindDeliver, Name: s.delivery.Kind, Target: s.delivery.Target, Data: s.delivery.Data})
+	data, link := w.deliveryData(&s.delivery)
+	w.record(Entry{Kind: KindDeliver, Name: s.delivery.Kind, Target: s.delivery.Target, Data: data, Link: link})
+	w.delivered(&s.delivery, len(w.trace.Entries))
 }
 
 // setup is what the implementation is told about the scenario.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -82,15 +81,15 @@ type side struct {
 
 // timelineOfJSONL renders JSON lines as timeline lines.
 func timelineOfJSONL(data []byte) ([]string, error) {
-	var lines []string
-	for i, raw := range sim.Lines(data) {
-		var e sim.Entry
-		if err := json.Unmarshal([]byte(raw), &e); err != nil {
-			return nil, fmt.Errorf("line %d: not a trace entry: %v", i+1, err)
-		}
-		lines = append(lines, sim.TimelineLine(e))
+	tr, err := sim.ReadJSONL(data)
+	if err != nil {
+		return nil, err
 	}
-	return lines, nil
+	full, err := tr.Expand()
+	if err != nil {
+		return nil, err
+	}
+	return sim.Lines(full.Timeline()), nil
 }
 
 // sideOf reads one side of a diff: a scenario (run against the reference), JSON lines, or a

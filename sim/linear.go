@@ -1,0 +1,688 @@
+package sim
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+
+	"github.com/turnstile-dev/turnstile/loop"
+)
+
+// The linear form of a trace.
+//
+// A run's requests send ever longer contexts of the same messages, and a streamed response
+// delivers ever longer partial messages, each twice (the streamEvent delivery and the
+// message_update event). Written in full, a trace grows with the square of the run. The
+// trace is therefore written in a linear form: an entry may leave out what an earlier entry
+// already holds, and say so in its "link" member:
+//
+//   - A stream call whose context begins with the first Keep messages of the context of an
+//     earlier stream call (Extends, its seq) writes only the messages after those in
+//     data.messages: {"extends":12,"keep":5}. When the context does not begin as the previous
+//     request's did (transformContext dropped or rewrote a message), it is written in full.
+//     A link whose keep equals the length of that earlier context shows the transcript's
+//     append-only rule at work.
+//   - A streamEvent delivery whose partial message is the partial of an earlier streamEvent
+//     delivery of the same stream (Advances, its seq) advanced by this event leaves out
+//     data.partial: {"advances":40}. Advancing follows pi-ai's streaming: text_start and
+//     thinking_start append an empty block; text_delta and thinking_delta append the delta to
+//     block contentIndex's text or thinking; text_end, thinking_end and toolcall_delta leave
+//     the partial as it was; toolcall_end makes block contentIndex the event's toolCall.
+//     Any other change is written in full.
+//   - A message_update event whose assistantMessageEvent.partial and message are both the
+//     partial message of an earlier entry (Repeats, its seq: the delivery it reports) leaves
+//     both out: {"repeats":41}.
+//
+// Whether an entry is linked, and how, is decided from the bytes of the full entries alone
+// (messages are compared by their canonical JSON), so the linear form is a function of the
+// full trace, and Expand is its inverse: two runs have byte-identical JSON lines exactly when
+// their full traces are identical. Nothing is abbreviated by a digest, so no collision can
+// make two different traces equal.
+
+// Link says what an entry of the linear form leaves out and where it is found; nil when the
+// entry is written in full. Its members are the seq numbers of earlier entries.
+type Link struct {
+	// Advances: a streamEvent delivery's partial is the partial of this delivery advanced by
+	// the event.
+	Advances int `json:"advances,omitempty"`
+	// Extends and Keep: a stream call's messages are the first Keep messages of this stream
+	// call's, followed by those written.
+	Extends int `json:"extends,omitempty"`
+	Keep    int `json:"keep,omitempty"`
+	// Repeats: a message_update event's assistantMessageEvent.partial and message are the
+	// partial of this entry.
+	Repeats int `json:"repeats,omitempty"`
+}
+
+// appendLink writes a link as json.Marshal writes it.
+func appendLink(b []byte, l *Link) []byte {
+	o := open(b)
+	if l.Advances != 0 {
+		o.num("advances", int64(l.Advances))
+	}
+	if l.Extends != 0 {
+		o.num("extends", int64(l.Extends))
+	}
+	if l.Keep != 0 {
+		o.num("keep", int64(l.Keep))
+	}
+	if l.Repeats != 0 {
+		o.num("repeats", int64(l.Repeats))
+	}
+	return o.close()
+}
+
+// linearizer is the world's memory of what the trace already holds: the last request's
+// context and the partial messages of the streams.
+type linearizer struct {
+	// inFull writes every entry in full (tests compare it with the expanded linear form).
+	inFull bool
+
+	// ctxSeq is the seq of the last recorded stream call (0: none yet), ctx its messages
+	// (in-process runs) and ctxEnc their canonical JSON.
+	ctxSeq int
+	ctx    []loop.Message
+	ctxEnc [][]byte
+
+	// partials holds, by stream id, the last streamEvent delivery that carried a partial.
+	partials map[string]partialAt
+	// last is the last streamEvent delivery that carried a partial, of any stream.
+	last partialAt
+}
+
+// partialAt is a partial message recorded at entry seq: as a value, and as canonical JSON
+// when the world wrote the delivery's JSON.
+type partialAt struct {
+	seq int
+	msg *loop.AssistantMessage
+	enc []byte
+}
+
+// streamData is a stream call's data in the linear form, with its link, and the context to
+// remember once the entry is recorded.
+func (w *world) streamData(c Call) (data json.RawMessage, link *Link, ctx []loop.Message, encs [][]byte) {
+	lin := &w.lin
+	if lin.inFull {
+		return w.canonicalData(c.Data, c.Value), nil, nil, nil
+	}
+	if m, ok := c.Value.(map[string]any); ok && len(c.Data) == 0 {
+		if msgs, ok := m["messages"].([]loop.Message); ok {
+			encs = make([][]byte, len(msgs))
+			keep, same := 0, true
+			for i, msg := range msgs {
+				if same && i < len(lin.ctx) && memoable(msg) && msg == lin.ctx[i] {
+					encs[i] = lin.ctxEnc[i]
+					keep++
+					continue
+				}
+				encs[i] = w.enc.encoded(msg)
+				if same && i < len(lin.ctxEnc) && bytes.Equal(encs[i], lin.ctxEnc[i]) {
+					keep++
+					continue
+				}
+				same = false
+			}
+			if keep == 0 || lin.ctxSeq == 0 {
+				return w.enc.value(nil, m), nil, msgs, encs
+			}
+			short := maps.Clone(m)
+			short["messages"] = msgs[keep:]
+			return w.enc.value(nil, short), &Link{Extends: lin.ctxSeq, Keep: keep}, msgs, encs
+		}
+	}
+	data = w.canonicalData(c.Data, c.Value)
+	start, end, ok := memberValue(data, "messages")
+	if !ok || data[start] != '[' {
+		return data, nil, nil, nil
+	}
+	encs, ok = elements(data[start:end])
+	if !ok {
+		return data, nil, nil, nil
+	}
+	keep := 0
+	for keep < len(encs) && keep < len(lin.ctxEnc) && bytes.Equal(encs[keep], lin.ctxEnc[keep]) {
+		keep++
+	}
+	if keep == 0 || lin.ctxSeq == 0 {
+		return data, nil, nil, encs
+	}
+	short := make([]byte, 0, len(data))
+	short = append(short, data[:start]...)
+	short = append(short, '[')
+	for i, e := range encs[keep:] {
+		if i > 0 {
+			short = append(short, ',')
+		}
+		short = append(short, e...)
+	}
+	short = append(short, ']')
+	short = append(short, data[end:]...)
+	return short, &Link{Extends: lin.ctxSeq, Keep: keep}, nil, encs
+}
+
+// lastRecorded reports whether the trace's last entry is the one of that seq and kind (and
+// not the budget's verdict, which takes the same seq).
+func (w *world) lastRecorded(seq int, kind string) bool {
+	n := len(w.trace.Entries)
+	return n > 0 && w.trace.Entries[n-1].Seq == seq && w.trace.Entries[n-1].Kind == kind
+}
+
+// deliveryData is the trace's data of a delivery about to be released, with its link. For a
+// stream event it also writes the delivery's JSON, unless the implementation reads values
+// only.
+func (w *world) deliveryData(d *Delivery) (json.RawMessage, *Link) {
+	ev, ok := d.Value.(loop.StreamEvent)
+	if d.Kind != DeliverStreamEvent || !ok {
+		return d.Data, nil
+	}
+	if len(d.Data) == 0 && !w.valuesOnly {
+		d.Data = canonicalOf(ev)
+	}
+	if prev, ok := w.lin.partials[d.Target]; ok && !w.lin.inFull && ev.Partial != nil && advances(prev.msg, &ev) {
+		return appendStreamEventWith(nil, &ev, false), &Link{Advances: prev.seq}
+	}
+	if len(d.Data) > 0 {
+		return d.Data, nil
+	}
+	return canonicalOf(ev), nil
+}
+
+// delivered remembers the partial of a stream event delivery once it is recorded at seq.
+func (w *world) delivered(d *Delivery, seq int) {
+	ev, ok := d.Value.(loop.StreamEvent)
+	if d.Kind != DeliverStreamEvent || !ok || ev.Partial == nil || !w.lastRecorded(seq, KindDeliver) {
+		return
+	}
+	p := partialAt{seq: seq, msg: ev.Partial}
+	if len(d.Data) > 0 {
+		if start, end, ok := memberValue(d.Data, "partial"); ok {
+			p.enc = d.Data[start:end]
+		}
+	}
+	if w.lin.partials == nil {
+		w.lin.partials = map[string]partialAt{}
+	}
+	w.lin.partials[d.Target] = p
+	w.lin.last = p
+}
+
+// updateData is the trace's data of a message_update event given as a value, linked to the
+// delivery it repeats when it does.
+func (w *world) updateData(ev loop.Event) (json.RawMessage, *Link) {
+	last := w.lin.last
+	if w.lin.inFull || last.seq == 0 || ev.AssistantEvent == nil || ev.AssistantEvent.Partial == nil ||
+		!sameMessage(ev.AssistantEvent.Partial, last.msg) || !sameMessage(ev.Message, last.msg) {
+		return w.enc.event(nil, ev), nil
+	}
+	o := open(nil)
+	o.key("assistantMessageEvent")
+	o.b = appendStreamEventWith(o.b, ev.AssistantEvent, false)
+	o.str("type", string(ev.Type))
+	return o.close(), &Link{Repeats: last.seq}
+}
+
+// linkUpdateJSON links a message_update event given as canonical JSON to the delivery it
+// repeats, when it does.
+func (w *world) linkUpdateJSON(data json.RawMessage) (json.RawMessage, *Link) {
+	last := w.lin.last
+	if w.lin.inFull || last.seq == 0 || last.enc == nil {
+		return data, nil
+	}
+	evStart, evEnd, ok := memberValue(data, "assistantMessageEvent")
+	if !ok || data[evStart] != '{' {
+		return data, nil
+	}
+	ame := data[evStart:evEnd]
+	pStart, pEnd, ok := memberValue(ame, "partial")
+	if !ok || !bytes.Equal(ame[pStart:pEnd], last.enc) {
+		return data, nil
+	}
+	mStart, mEnd, ok := memberValue(data, "message")
+	if !ok || !bytes.Equal(data[mStart:mEnd], last.enc) {
+		return data, nil
+	}
+	short := withoutMember(data, "message")
+	evStart, evEnd, _ = memberValue(short, "assistantMessageEvent")
+	out := make([]byte, 0, len(short))
+	out = append(out, short[:evStart]...)
+	out = append(out, withoutMember(short[evStart:evEnd], "partial")...)
+	out = append(out, short[evEnd:]...)
+	return out, &Link{Repeats: last.seq}
+}
+
+// advances reports whether ev's partial is prev advanced by ev, as the linear form's
+// advancing says (see Link), comparing as the canonical JSON would.
+func advances(prev *loop.AssistantMessage, ev *loop.StreamEvent) bool {
+	next := ev.Partial
+	if prev == nil || next == nil || !sameHead(prev, next) {
+		return false
+	}
+	ci := ev.ContentIndex
+	grow := 0
+	switch ev.Type {
+	case loop.StreamTextStart, loop.StreamThinkingStart:
+		grow = 1
+		if ci != len(prev.Content) {
+			return false
+		}
+	case loop.StreamTextDelta, loop.StreamThinkingDelta, loop.StreamToolCallEnd:
+		if ci < 0 || ci >= len(prev.Content) {
+			return false
+		}
+	case loop.StreamTextEnd, loop.StreamThinkingEnd, loop.StreamToolCallDelta:
+		ci = -1
+	default:
+		return false
+	}
+	if len(next.Content) != len(prev.Content)+grow {
+		return false
+	}
+	for j := range prev.Content {
+		if j != ci && !sameBlock(prev.Content[j], next.Content[j]) {
+			return false
+		}
+	}
+	switch ev.Type {
+	case loop.StreamTextStart:
+		return bytes.Equal(appendBlock(nil, next.Content[ci]), emptyText)
+	case loop.StreamThinkingStart:
+		return bytes.Equal(appendBlock(nil, next.Content[ci]), emptyThinking)
+	case loop.StreamTextDelta:
+		p, ok1 := prev.Content[ci].(loop.TextContent)
+		n, ok2 := next.Content[ci].(loop.TextContent)
+		return ok1 && ok2 && p.TextSignature == n.TextSignature && extendedBy(p.Text, n.Text, ev.Delta)
+	case loop.StreamThinkingDelta:
+		p, ok1 := prev.Content[ci].(loop.ThinkingContent)
+		n, ok2 := next.Content[ci].(loop.ThinkingContent)
+		return ok1 && ok2 && p.Redacted == n.Redacted && p.ThinkingSignature == n.ThinkingSignature && extendedBy(p.Thinking, n.Thinking, ev.Delta)
+	case loop.StreamToolCallEnd:
+		return ev.ToolCall != nil && sameBlock(*ev.ToolCall, next.Content[ci])
+	}
+	return true
+}
+
+var (
+	emptyText     = []byte(`{"text":"","type":"text"}`)
+	emptyThinking = []byte(`{"thinking":"","type":"thinking"}`)
+)
+
+// extendedBy reports whether next is prev followed by delta.
+func extendedBy(prev, next, delta string) bool {
+	return len(next) == len(prev)+len(delta) && next[:len(prev)] == prev && next[len(prev):] == delta
+}
+
+// sameMessage reports whether two messages have the same canonical JSON.
+func sameMessage(a loop.Message, b *loop.AssistantMessage) bool {
+	if x, ok := a.(*loop.AssistantMessage); ok && x != nil && b != nil {
+		if x == b {
+			return true
+		}
+		if !sameHead(x, b) || len(x.Content) != len(b.Content) {
+			return false
+		}
+		for i := range x.Content {
+			if !sameBlock(x.Content[i], b.Content[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return bytes.Equal(appendMessage(nil, a), appendMessage(nil, b))
+}
+
+// sameHead reports whether two assistant messages agree in the canonical JSON of everything
+// but their content: field by field, and by their JSON where the fields differ (pointers to
+// equal values, numbers written alike).
+func sameHead(a, b *loop.AssistantMessage) bool {
+	if a.API == b.API && a.Provider == b.Provider && a.Model == b.Model && a.ResponseModel == b.ResponseModel &&
+		a.ResponseID == b.ResponseID && a.ProviderThinkingLevel == b.ProviderThinkingLevel &&
+		a.ThinkingLevel == b.ThinkingLevel && a.Usage == b.Usage && a.StopReason == b.StopReason &&
+		a.ErrorMessage == b.ErrorMessage && a.RawStopReason == b.RawStopReason && a.EndTurn == b.EndTurn &&
+		a.Timestamp == b.Timestamp && a.DurationMs == b.DurationMs {
+		return true
+	}
+	x, y := *a, *b
+	x.Content, y.Content = nil, nil
+	return bytes.Equal(appendMessage(nil, &x), appendMessage(nil, &y))
+}
+
+// sameBlock reports whether two content blocks have the same canonical JSON.
+func sameBlock(a, b loop.Block) bool {
+	switch x := a.(type) {
+	case loop.TextContent:
+		if y, ok := b.(loop.TextContent); ok && x == y {
+			return true
+		}
+	case loop.ThinkingContent:
+		if y, ok := b.(loop.ThinkingContent); ok && x == y {
+			return true
+		}
+	case loop.ImageContent:
+		if y, ok := b.(loop.ImageContent); ok && x == y {
+			return true
+		}
+	}
+	return bytes.Equal(appendBlock(nil, a), appendBlock(nil, b))
+}
+
+// Expand returns the trace with every entry in full (no links): what the world recorded
+// before it wrote the linear form. It is t itself when no entry is linked. An error names
+// the first link that does not resolve (possible only in JSON lines read from elsewhere);
+// the entries from there on are then left as written.
+func (t *Trace) Expand() (*Trace, error) {
+	linked := false
+	for i := range t.Entries {
+		if t.Entries[i].Link != nil {
+			linked = true
+			break
+		}
+	}
+	if !linked {
+		return t, nil
+	}
+	out := &Trace{Scenario: t.Scenario, Entries: make([]Entry, len(t.Entries)), Unfired: t.Unfired}
+	copy(out.Entries, t.Entries)
+	x := expander{entries: out.Entries, bySeq: map[int]int{}, decoded: map[int]map[string]any{}}
+	for i := range out.Entries {
+		e := &out.Entries[i]
+		x.bySeq[e.Seq] = i
+		if e.Link == nil {
+			continue
+		}
+		if err := x.expand(e); err != nil {
+			return out, fmt.Errorf("entry %d: %w", e.Seq, err)
+		}
+	}
+	return out, nil
+}
+
+// Expanded is Expand for traces whose links are known to resolve (those sim.Run returns):
+// on an unresolved link it gives the trace as far as it could expand it.
+func (t *Trace) Expanded() *Trace {
+	out, _ := t.Expand()
+	return out
+}
+
+// expander restores linked entries in order; decoded caches the decoded data of entries
+// that later entries refer to.
+type expander struct {
+	entries []Entry
+	bySeq   map[int]int
+	decoded map[int]map[string]any
+}
+
+// data is the decoded (full) data of the earlier entry seq.
+func (x *expander) data(seq int) (map[string]any, error) {
+	if d, ok := x.decoded[seq]; ok {
+		return d, nil
+	}
+	i, ok := x.bySeq[seq]
+	if !ok {
+		return nil, fmt.Errorf("the link refers to entry %d, which is not an earlier entry", seq)
+	}
+	var d map[string]any
+	if err := json.Unmarshal(x.entries[i].Data, &d); err != nil || d == nil {
+		return nil, fmt.Errorf("the link refers to entry %d, whose data is not an object", seq)
+	}
+	x.decoded[seq] = d
+	return d, nil
+}
+
+// partial is the partial message of the earlier entry seq: a delivery's data.partial or an
+// event's data.assistantMessageEvent.partial.
+func (x *expander) partial(seq int) (map[string]any, error) {
+	d, err := x.data(seq)
+	if err != nil {
+		return nil, err
+	}
+	if ame, ok := d["assistantMessageEvent"].(map[string]any); ok {
+		d = ame
+	}
+	p, ok := d["partial"].(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("the link refers to entry %d, which holds no partial message", seq)
+	}
+	return p, nil
+}
+
+func (x *expander) expand(e *Entry) error {
+	var d map[string]any
+	if err := json.Unmarshal(e.Data, &d); err != nil || d == nil {
+		return fmt.Errorf("a linked entry's data is not an object")
+	}
+	l := e.Link
+	switch {
+	case l.Extends != 0 && l.Advances == 0 && l.Repeats == 0:
+		base, err := x.data(l.Extends)
+		if err != nil {
+			return err
+		}
+		prev, ok1 := base["messages"].([]any)
+		own, ok2 := d["messages"].([]any)
+		if !ok1 || !ok2 || l.Keep < 1 || l.Keep > len(prev) {
+			return fmt.Errorf("link keeps %d messages of entry %d, which has %d", l.Keep, l.Extends, len(prev))
+		}
+		d["messages"] = append(prev[:l.Keep:l.Keep], own...)
+	case l.Advances != 0 && l.Extends == 0 && l.Keep == 0 && l.Repeats == 0:
+		prev, err := x.partial(l.Advances)
+		if err != nil {
+			return err
+		}
+		next, err := advance(prev, d)
+		if err != nil {
+			return err
+		}
+		d["partial"] = next
+	case l.Repeats != 0 && l.Extends == 0 && l.Keep == 0 && l.Advances == 0:
+		p, err := x.partial(l.Repeats)
+		if err != nil {
+			return err
+		}
+		ame, ok := d["assistantMessageEvent"].(map[string]any)
+		if !ok {
+			return fmt.Errorf("a repeating entry has no assistantMessageEvent object")
+		}
+		ame["partial"] = p
+		d["message"] = p
+	default:
+		return fmt.Errorf("link %s is not one the linear form knows", appendLink(nil, l))
+	}
+	e.Data = appendCanonical(nil, d)
+	e.Link = nil
+	x.decoded[e.Seq] = d
+	return nil
+}
+
+// advance is the partial prev advanced by the stream event ev, as the linear form says
+// (see Link); prev is left as it is.
+func advance(prev, ev map[string]any) (map[string]any, error) {
+	typ, _ := ev["type"].(string)
+	content, ok := prev["content"].([]any)
+	if !ok {
+		return nil, fmt.Errorf("the partial to advance has no content list")
+	}
+	f, _ := ev["contentIndex"].(float64)
+	ci := int(f)
+	next := maps.Clone(prev)
+	switch typ {
+	case "text_end", "thinking_end", "toolcall_delta":
+		return next, nil
+	case "text_start":
+		next["content"] = append(content[:len(content):len(content)], map[string]any{"text": "", "type": "text"})
+		return next, nil
+	case "thinking_start":
+		next["content"] = append(content[:len(content):len(content)], map[string]any{"thinking": "", "type": "thinking"})
+		return next, nil
+	}
+	if typ != "text_delta" && typ != "thinking_delta" && typ != "toolcall_end" {
+		return nil, fmt.Errorf("a %q event does not advance a partial", typ)
+	}
+	if ci < 0 || ci >= len(content) || float64(ci) != f {
+		return nil, fmt.Errorf("%s at content index %v of a partial with %d blocks", typ, ev["contentIndex"], len(content))
+	}
+	blocks := append([]any(nil), content...)
+	next["content"] = blocks
+	switch typ {
+	case "text_delta", "thinking_delta":
+		key := "text"
+		if typ == "thinking_delta" {
+			key = "thinking"
+		}
+		b, ok := blocks[ci].(map[string]any)
+		s, ok2 := b[key].(string)
+		delta, ok3 := ev["delta"].(string)
+		if !ok || !ok2 || !ok3 {
+			return nil, fmt.Errorf("%s on a block without %s", typ, key)
+		}
+		nb := maps.Clone(b)
+		nb[key] = s + delta
+		blocks[ci] = nb
+	case "toolcall_end":
+		tc, ok := ev["toolCall"]
+		if !ok {
+			return nil, fmt.Errorf("toolcall_end without toolCall")
+		}
+		blocks[ci] = tc
+	default:
+		return nil, fmt.Errorf("a %q event does not advance a partial", typ)
+	}
+	return next, nil
+}
+
+// memberValue finds member key of the canonical JSON object obj and returns where its value
+// lies.
+func memberValue(obj []byte, key string) (start, end int, ok bool) {
+	_, start, end, ok = memberAt(obj, key)
+	return start, end, ok
+}
+
+// memberAt finds member key of the canonical JSON object obj and returns where it begins (its
+// key) and where its value lies.
+func memberAt(obj []byte, key string) (keyStart, start, end int, ok bool) {
+	if len(obj) < 2 || obj[0] != '{' {
+		return 0, 0, 0, false
+	}
+	i := 1
+	for i < len(obj) && obj[i] == '"' {
+		kEnd, ok := skipValue(obj, i)
+		if !ok || kEnd >= len(obj) || obj[kEnd] != ':' {
+			return 0, 0, 0, false
+		}
+		vStart := kEnd + 1
+		vEnd, ok := skipValue(obj, vStart)
+		if !ok {
+			return 0, 0, 0, false
+		}
+		if isKey(obj[i:kEnd], key) {
+			return i, vStart, vEnd, true
+		}
+		i = vEnd
+		if i < len(obj) && obj[i] == ',' {
+			i++
+		}
+	}
+	return 0, 0, 0, false
+}
+
+// isKey reports whether the JSON string s is key.
+func isKey(s []byte, key string) bool {
+	if len(s) == len(key)+2 && string(s[1:len(s)-1]) == key {
+		return true
+	}
+	if bytes.IndexByte(s, '\\') < 0 {
+		return false
+	}
+	var k string
+	return json.Unmarshal(s, &k) == nil && k == key
+}
+
+// withoutMember is the canonical JSON object obj without member key (obj itself when it has
+// none).
+func withoutMember(obj []byte, key string) []byte {
+	kStart, _, end, ok := memberAt(obj, key)
+	if !ok {
+		return obj
+	}
+	out := make([]byte, 0, len(obj))
+	switch {
+	case obj[end] == ',':
+		out = append(append(out, obj[:kStart]...), obj[end+1:]...)
+	case obj[kStart-1] == ',':
+		out = append(append(out, obj[:kStart-1]...), obj[end:]...)
+	default:
+		out = append(append(out, obj[:kStart]...), obj[end:]...)
+	}
+	return out
+}
+
+// elements splits a canonical JSON array into its elements.
+func elements(arr []byte) ([][]byte, bool) {
+	if len(arr) < 2 || arr[0] != '[' {
+		return nil, false
+	}
+	if arr[1] == ']' {
+		return [][]byte{}, true
+	}
+	var out [][]byte
+	i := 1
+	for {
+		end, ok := skipValue(arr, i)
+		if !ok || end >= len(arr) {
+			return nil, false
+		}
+		out = append(out, arr[i:end])
+		switch arr[end] {
+		case ',':
+			i = end + 1
+		case ']':
+			return out, true
+		default:
+			return nil, false
+		}
+	}
+}
+
+// skipValue returns where the canonical JSON value starting at i ends.
+func skipValue(b []byte, i int) (int, bool) {
+	if i >= len(b) {
+		return 0, false
+	}
+	switch b[i] {
+	case '"':
+		for j := i + 1; j < len(b); j++ {
+			switch b[j] {
+			case '\\':
+				j++
+			case '"':
+				return j + 1, true
+			}
+		}
+		return 0, false
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				end, ok := skipValue(b, j)
+				if !ok {
+					return 0, false
+				}
+				j = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1, true
+				}
+			}
+		}
+		return 0, false
+	}
+	j := i
+	for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' {
+		j++
+	}
+	return j, j > i
+}

@@ -1,0 +1,208 @@
+package sim_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/turnstile-dev/turnstile/explore"
+	"github.com/turnstile-dev/turnstile/loop"
+	"github.com/turnstile-dev/turnstile/scenarios"
+	"github.com/turnstile-dev/turnstile/sim"
+)
+
+// linearCorpus is every curated scenario and some generated ones (hooks that rewrite
+// contexts, steering, aborts, errors).
+func linearCorpus(t *testing.T) []*sim.Scenario {
+	t.Helper()
+	files, err := scenarios.Suite()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := scenarios.Scenarios(files)
+	n := 300
+	if testing.Short() {
+		n = 40
+	}
+	for i := range n {
+		out = append(out, explore.GenerateScenario(explore.RunSeed(11, i)))
+	}
+	return out
+}
+
+// TestLinearTraceExpandsToTheFullOne: the linear trace of a run, read back from its JSON
+// lines and expanded, is byte for byte the trace the world writes in full; in-process and
+// through JSON the linear traces are the same bytes; and the linear form is never longer.
+// It also requires each way of linking, and each way of not linking, to occur.
+func TestLinearTraceExpandsToTheFullOne(t *testing.T) {
+	seen := map[string]int{}
+	type run struct {
+		sc *sim.Scenario
+		// dropping: the implementation drops a message from each later request (dropsOne).
+		dropping bool
+	}
+	var runs []run
+	for _, sc := range linearCorpus(t) {
+		runs = append(runs, run{sc: sc})
+	}
+	runs = append(runs, run{sc: toolTurns(4), dropping: true})
+	for _, r := range runs {
+		sc := r.sc
+		impl := func() sim.Implementation { return sim.NewReference() }
+		if r.dropping {
+			impl = func() sim.Implementation { return dropsOne{sim.NewReference()} }
+		}
+		linear, err1 := sim.Run(sc, impl())
+		full, err2 := sim.RunInFull(sc, impl())
+		if (err1 == nil) != (err2 == nil) {
+			t.Fatalf("%s: errors %v, %v", sc.Name, err1, err2)
+		}
+		if !r.dropping {
+			viaWire, err := sim.Run(sc, viaJSON{sim.NewReference()})
+			if (err == nil) != (err1 == nil) {
+				t.Fatalf("%s: errors %v, %v", sc.Name, err1, err)
+			}
+			if a, b := linear.JSONL(), viaWire.JSONL(); !bytes.Equal(a, b) {
+				d, _ := sim.FirstTraceDivergence(b, a, 2)
+				t.Fatalf("%s: the linear trace differs in-process and through JSON (- JSON, + values):\n%s", sc.Name, d)
+			}
+		}
+		read, err := sim.ReadJSONL(linear.JSONL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		expanded, err := read.Expand()
+		if err != nil {
+			t.Fatalf("%s: %v", sc.Name, err)
+		}
+		if a, b := expanded.JSONL(), full.JSONL(); !bytes.Equal(a, b) {
+			d, _ := sim.FirstDivergence(sim.Lines(b), sim.Lines(a), 2)
+			t.Fatalf("%s: the expanded linear trace is not the full one (- full, + expanded):\n%s", sc.Name, d)
+		}
+		if len(linear.JSONL()) > len(full.JSONL()) {
+			t.Fatalf("%s: the linear trace is longer than the full one", sc.Name)
+		}
+		if !bytes.Equal(linear.Timeline(), full.Timeline()) {
+			t.Fatalf("%s: the timelines differ", sc.Name)
+		}
+		countLinks(t, full, linear, seen)
+	}
+	for _, kind := range []string{"extends", "extends all", "extends part", "context in full", "advances", "partial in full", "repeats"} {
+		if seen[kind] == 0 {
+			t.Errorf("no entry of the corpus shows %q (seen: %v)", kind, seen)
+		}
+	}
+}
+
+// countLinks tallies the ways linear's entries are linked, checking what each link says
+// against the full trace.
+func countLinks(t *testing.T, full, linear *sim.Trace, seen map[string]int) {
+	t.Helper()
+	prevContext := -1
+	for i, e := range linear.Entries {
+		l := e.Link
+		switch {
+		case e.Kind == sim.KindCall && e.Name == sim.CallStream:
+			n := len(messagesOf(t, full.Entries[i]))
+			switch {
+			case l != nil && l.Keep == prevContext:
+				seen["extends all"]++
+			case l != nil:
+				seen["extends part"]++
+			case prevContext > 0:
+				seen["context in full"]++
+			}
+			if l != nil {
+				seen["extends"]++
+				if l.Keep > prevContext || l.Keep < 1 {
+					t.Fatalf("entry %d keeps %d messages of a context of %d", e.Seq, l.Keep, prevContext)
+				}
+			}
+			prevContext = n
+		case e.Kind == sim.KindDeliver && e.Name == sim.DeliverStreamEvent:
+			switch {
+			case l != nil && l.Advances > 0:
+				seen["advances"]++
+			case bytes.Contains(e.Data, []byte(`"partial":`)) && !strings.Contains(string(e.Data), `"type":"start"`):
+				seen["partial in full"]++
+			}
+		case e.Kind == sim.KindEvent && l != nil && l.Repeats > 0:
+			seen["repeats"]++
+		}
+	}
+}
+
+// dropsOne is the reference with a transformContext of its own: from the second request on,
+// the one before the last message of the context is left out of the request, so a request's
+// context keeps only part of the previous one.
+type dropsOne struct{ *sim.Reference }
+
+func (d dropsOne) Start(setup sim.Setup, port sim.Port) error {
+	return d.Reference.Start(setup, droppingPort{port})
+}
+
+type droppingPort struct{ sim.Port }
+
+func (p droppingPort) Call(c sim.Call) sim.Answer {
+	if c.Kind != sim.CallStream {
+		return p.Port.Call(c)
+	}
+	var d map[string]any
+	if err := json.Unmarshal(c.Data, &d); err != nil {
+		return sim.Answer{Error: err.Error()}
+	}
+	if msgs, _ := d["messages"].([]any); len(msgs) > 2 {
+		d["messages"] = append(msgs[:len(msgs)-2:len(msgs)-2], msgs[len(msgs)-1])
+	}
+	c.Data, _ = json.Marshal(d)
+	return p.Port.Call(c)
+}
+
+// toolTurns is a scenario of n turns calling a tool, then a text turn.
+func toolTurns(n int) *sim.Scenario {
+	sc := &sim.Scenario{Name: "tool-turns", Prompts: []loop.Message{&loop.UserMessage{Text: "go"}},
+		Tools: []sim.ToolSpec{{Name: "a", Behaviour: sim.Behaviour{Result: loop.ToolResult{Content: loop.Text("ok")}}}}}
+	for i := range n {
+		sc.Responses = append(sc.Responses, sim.Response{Content: []loop.Block{loop.ToolCall{ID: fmt.Sprintf("t%d", i), Name: "a"}}})
+	}
+	sc.Responses = append(sc.Responses, sim.Response{Content: loop.Text("done")})
+	return sc
+}
+
+func messagesOf(t *testing.T, e sim.Entry) []json.RawMessage {
+	t.Helper()
+	var d struct {
+		Messages []json.RawMessage `json:"messages"`
+	}
+	if err := json.Unmarshal(e.Data, &d); err != nil {
+		t.Fatal(err)
+	}
+	return d.Messages
+}
+
+// TestExpandRejectsLinksThatDoNotResolve: a link to no earlier entry, to an entry without
+// the part it names, keeping more than there is, or of no known kind, is an error naming the
+// entry.
+func TestExpandRejectsLinksThatDoNotResolve(t *testing.T) {
+	stream := `{"seq":1,"t":0,"kind":"call","name":"stream","data":{"messages":[{"role":"user","content":"a","timestamp":0}]}}`
+	delivery := `{"seq":2,"t":0,"kind":"deliver","name":"streamEvent","target":"1","data":{"partial":{"content":[]},"type":"start"}}`
+	for _, c := range []struct{ line, want string }{
+		{`{"seq":3,"t":0,"kind":"call","name":"stream","data":{"messages":[]},"link":{"extends":9,"keep":1}}`, "entry 3: the link refers to entry 9"},
+		{`{"seq":3,"t":0,"kind":"call","name":"stream","data":{"messages":[]},"link":{"extends":1,"keep":2}}`, "entry 3: link keeps 2 messages of entry 1, which has 1"},
+		{`{"seq":3,"t":0,"kind":"deliver","name":"streamEvent","data":{"contentIndex":0,"delta":"x","type":"text_delta"},"link":{"advances":1}}`, "entry 3: the link refers to entry 1, which holds no partial"},
+		{`{"seq":3,"t":0,"kind":"deliver","name":"streamEvent","data":{"contentIndex":0,"delta":"x","type":"text_delta"},"link":{"advances":2}}`, "entry 3: text_delta at content index 0 of a partial with 0 blocks"},
+		{`{"seq":3,"t":0,"kind":"deliver","name":"streamEvent","data":{"type":"start"},"link":{"advances":2}}`, `entry 3: a "start" event does not advance a partial`},
+		{`{"seq":3,"t":0,"kind":"event","name":"message_update","data":{"type":"message_update"},"link":{"repeats":2}}`, "entry 3: a repeating entry has no assistantMessageEvent"},
+		{`{"seq":3,"t":0,"kind":"call","name":"stream","data":{"messages":[]},"link":{"extends":1,"keep":1,"repeats":2}}`, `entry 3: link {"extends":1,"keep":1,"repeats":2} is not one the linear form knows`},
+	} {
+		tr, err := sim.ReadJSONL([]byte(stream + "\n" + delivery + "\n" + c.line + "\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tr.Expand(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want %q", c.line, err, c.want)
+		}
+	}
+}

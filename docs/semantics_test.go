@@ -168,19 +168,6 @@ func slug(heading string) string {
 	return b.String()
 }
 
-// TestUnpinnedReason reads a rule's reason for not being pinned, over several lines.
-func TestUnpinnedReason(t *testing.T) {
-	var r *docs.Rule
-	for _, x := range docs.Rules() {
-		if x.ID == "R-EV-AWAITED" {
-			r = &x
-		}
-	}
-	if r == nil || !strings.HasPrefix(r.Unpinned, "the harness's listener answers at once,") || !strings.HasSuffix(r.Unpinned, "produces.") {
-		t.Errorf("R-EV-AWAITED's unpinned reason read as %+v", r)
-	}
-}
-
 func TestLookup(t *testing.T) {
 	r, ok := docs.Lookup("R-POLL-B")
 	if !ok || r.Title != "the poll before a later turn" {

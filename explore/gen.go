@@ -33,9 +33,10 @@ func ScenarioFor(target Target) *rapid.Generator[*sim.Scenario] {
 }
 
 // Target is what an implementation under test declares in its hello: the hooks it supports
-// UngeneratedFeatures are the optional features no generated scenario needs: Agent scenarios
-// (sim.FeatureAgent) are curated only, so explore searches the loop, not the Agent's queues.
-var UngeneratedFeatures = []string{sim.FeatureAgent}
+// UngeneratedFeatures are the optional features no generated scenario needs: those of protocol
+// version 2 are curated only so far — Agent scenarios (explore searches the loop, not the
+// Agent's queues), tools resolving nothing, stream options and aborts inside hooks.
+var UngeneratedFeatures = sim.ProtocolTwoFeatures
 
 // and the pi version whose behaviour it tracks. The zero Target supports everything.
 type Target struct {

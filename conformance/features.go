@@ -7,34 +7,43 @@ import (
 	"github.com/turnstile-dev/turnstile/sim"
 )
 
-// lacksOf returns the optional features impl says in its hello it lacks; none when it cannot
-// introduce itself.
-func lacksOf(impl sim.Implementation) []string {
+// helloOf returns impl's hello: the reference's (every feature) when it cannot introduce
+// itself.
+func helloOf(impl sim.Implementation) Hello {
 	h, ok := impl.(helloer)
 	if !ok {
-		return nil
+		return Hello{Protocol: ProtocolVersion}
 	}
 	hello, err := h.Hello()
 	if err != nil {
-		return nil
+		return Hello{Protocol: ProtocolVersion}
 	}
-	return hello.Lacking()
+	return hello
 }
 
-// lacksReason is why sc is skipped for an implementation lacking the features lacks, or ""
-// when it needs none of them.
-func lacksReason(lacks []string, sc *sim.Scenario) string {
+// lacksReason is why sc is skipped for an implementation introducing itself with h, or ""
+// when it has every feature sc needs.
+func lacksReason(h Hello, sc *sim.Scenario) string {
+	lacks := h.Lacking()
 	var missing []string
 	for _, f := range sim.NeededFeatures(sc) {
 		if slices.Contains(lacks, f) {
 			missing = append(missing, f)
 		}
 	}
+	var why string
 	switch len(missing) {
 	case 0:
 		return ""
 	case 1:
-		return "the scenario needs feature " + missing[0] + ", which the implementation lacks"
+		why = "the scenario needs feature " + missing[0] + ", which the implementation lacks"
+	default:
+		why = "the scenario needs features " + strings.Join(missing, ", ") + ", which the implementation lacks"
 	}
-	return "the scenario needs features " + strings.Join(missing, ", ") + ", which the implementation lacks"
+	for _, f := range missing {
+		if h.Protocol < 2 && slices.Contains(sim.ProtocolTwoFeatures, f) && !slices.Contains(h.Lacks, f) {
+			return why + " (it speaks protocol 1; the feature needs version 2, PROTOCOL.md §13)"
+		}
+	}
+	return why
 }

@@ -167,7 +167,7 @@ func testFiles(t *testing.T, port GoPort, files []*scenarios.File, options []Tes
 					t.Skip(res.Reason)
 				}
 			}
-			if reason := lacksReason(hello.Lacking(), sc); reason != "" {
+			if reason := lacksReason(hello, sc); reason != "" {
 				res.Reason = reason
 				t.Skip(reason)
 			}

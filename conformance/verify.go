@@ -240,8 +240,8 @@ func verify(ctx context.Context, suite []*sim.Scenario, impl sim.Implementation,
 		case sc.Since != "" && tracks != "" && VersionLess(tracks, sc.Since):
 			res = Result{Scenario: sc.Name, Status: Skip,
 				Reason: fmt.Sprintf("the scenario pins behaviour of pi %s; the implementation tracks pi %s", sc.Since, tracks)}
-		case lacksReason(lacksOf(impl), sc) != "":
-			res = Result{Scenario: sc.Name, Status: Skip, Reason: lacksReason(lacksOf(impl), sc)}
+		case lacksReason(helloOf(impl), sc) != "":
+			res = Result{Scenario: sc.Name, Status: Skip, Reason: lacksReason(helloOf(impl), sc)}
 		default:
 			res = verifyOne(sc, newRef(), &guard{impl: impl, hooks: hooks}, profile, orInt(opts.Context, 3), describe(sc, opts), opts.Invariants)
 		}

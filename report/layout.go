@@ -27,7 +27,8 @@ type lane struct {
 }
 
 // laneOf says whose entry e is: the loop's events (and the run's end), the hooks, the
-// simulated user (and aborts), a provider stream, or a tool call.
+// simulated user (and aborts, Agent operations and their outcomes), a provider stream, or a
+// tool call.
 func laneOf(e sim.Entry, toolNames map[string]string) lane {
 	switch e.Kind {
 	case sim.KindCall:
@@ -54,7 +55,8 @@ func laneOf(e sim.Entry, toolNames map[string]string) lane {
 			return toolLane(e.Target, toolNames)
 		}
 		return lane{laneUser, "user", laneUser}
-	case sim.KindUser:
+	case sim.KindUser, sim.KindOutcome:
+		// An Agent operation's outcome answers the user who did it.
 		return lane{laneUser, "user", laneUser}
 	}
 	return lane{laneLoop, "loop events", laneLoop}

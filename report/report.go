@@ -156,6 +156,8 @@ func kindShort(kind string) string {
 		return "end"
 	case sim.KindFail:
 		return "FAIL"
+	case sim.KindOutcome:
+		return "out"
 	}
 	return kind
 }

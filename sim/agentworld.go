@@ -23,6 +23,7 @@ type agentWorld struct {
 	ops      int                // operations scheduled so far (their ids are u1, u2, …)
 	pending  map[string]*opSent // delivered prompt / continue / waitForIdle without an outcome
 	known    map[string]AgentOp // every delivered operation, by id
+	settled  map[string]bool    // operations whose outcome came
 	seen     []int              // events seen per barrier
 	held     []bool             // barriers holding the listener
 	finalSet bool               // the final state operation is scheduled
@@ -114,9 +115,10 @@ func (w *world) outcome(data json.RawMessage) {
 		w.fail("protocol", fmt.Sprintf("an outcome of operation %q, which was never delivered", o.ID))
 	case op.Op != o.Op:
 		w.fail("protocol", fmt.Sprintf("the outcome of operation %q names op %q; it was %q", o.ID, o.Op, op.Op))
-	case awaits(op.Op) && w.agent.pending[o.ID] == nil:
+	case w.agent.settled[o.ID]:
 		w.fail("protocol", fmt.Sprintf("a second outcome of operation %q (%s)", o.ID, op.Op))
 	}
+	w.agent.settled[o.ID] = true
 	delete(w.agent.pending, o.ID)
 	if op.Op == OpRelease && o.Outcome == OutcomeAccepted {
 		for b, bar := range w.sc.Agent.Barriers {

@@ -111,7 +111,7 @@ func newWorld(sc *Scenario) *world {
 		enc:         newEncoder(),
 	}
 	if sc.Agent != nil {
-		w.agent = &agentWorld{pending: map[string]*opSent{}, known: map[string]AgentOp{},
+		w.agent = &agentWorld{pending: map[string]*opSent{}, known: map[string]AgentOp{}, settled: map[string]bool{},
 			seen: make([]int, len(sc.Agent.Barriers)), held: make([]bool, len(sc.Agent.Barriers))}
 	}
 	for i, a := range sc.User {
@@ -294,6 +294,9 @@ func (w *world) Notify(n Notification) {
 		_ = json.Unmarshal(data, &end)
 		w.record(Entry{Kind: KindEnd, Name: "run", Data: data, Error: end.Error})
 		w.ended = true
+		if w.agent != nil {
+			w.fail("protocol", "an end notification in an Agent scenario: an Agent session has no end (its runs settle their prompts; PROTOCOL.md §13.2)")
+		}
 	case NotifyOutcome:
 		w.outcome(w.canonicalData(n.Data, n.Value))
 	default:

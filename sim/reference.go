@@ -255,8 +255,15 @@ func (r *Reference) call(kind, name string, data any) (json.RawMessage, error) {
 		c = Call{Kind: kind, Name: name, Data: raw}
 	}
 	a := r.port.Call(c)
-	if a.Abort && r.cancel != nil {
-		r.cancel() // an abort while the hook runs: before it returns
+	if a.Abort {
+		// An abort while the hook runs, before it returns: the loop's run, or in an Agent
+		// session the Agent's active run (PROTOCOL.md §13.5).
+		switch {
+		case r.agent != nil:
+			r.agent.a.Abort()
+		case r.cancel != nil:
+			r.cancel()
+		}
 	}
 	if a.Error != "" {
 		return nil, errors.New(a.Error)

@@ -11,13 +11,17 @@ import (
 )
 
 // FindingsText renders findings for people, each in full (diagnose.Finding.Text), each line
-// prefixed with indent. max > 0 shows at most max of them and says how many more there are.
+// prefixed with indent; a rule already given by the finding before is not repeated ("as
+// above"). max > 0 shows at most max of them and says how many more there are.
 func FindingsText(fs []diagnose.Finding, indent string, max int) string {
 	var b strings.Builder
 	for i, f := range fs {
 		if max > 0 && i == max {
 			fmt.Fprintf(&b, "%s… and %d more findings (all are in the JSON and JUnit reports)\n", indent, len(fs)-i)
 			break
+		}
+		if i > 0 && f.Rule != "" && f.Rule == fs[i-1].Rule {
+			f.Rule = "(as above)"
 		}
 		b.WriteString(f.Text(indent))
 	}

@@ -382,6 +382,19 @@ func verifyOne(sc *sim.Scenario, ref, impl sim.Implementation, profile Profile, 
 			Actual: err.Error(), Signature: "error: the reference fails", Headline: "the reference fails (a bug in a scenario or the harness)"}}
 		return res
 	}
+	if desc.Expect != nil {
+		// The scenario's own expectations hold for the reference, or the scenario is wrong:
+		// an implementation agreeing with the reference would pass it unnoticed.
+		if problems := desc.Expect.Check(want); len(problems) > 0 {
+			res.Status = Fail
+			res.Reason = "the reference fails the scenario's expect: block (a bug in the scenario; turnstile run FILE shows it): " + strings.Join(problems, "; ")
+			res.Error = res.Reason
+			res.Duration = time.Since(began)
+			res.Findings = []diagnose.Finding{{Kind: diagnose.Error, Rule: "the scenario's expectations hold for the reference", Says: res.Reason,
+				Actual: strings.Join(problems, "\n"), Signature: "error: the reference fails the scenario's expectations", Headline: "the reference fails a scenario's expect: block (a bug in the scenario)"}}
+			return res
+		}
+	}
 	got, runErr := sim.Run(sc, impl)
 	res.Duration = time.Since(began)
 	var skip *skipError

@@ -1,0 +1,28 @@
+package conformance_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/diagnose"
+	suite "github.com/turnstile-dev/turnstile/scenarios"
+	"github.com/turnstile-dev/turnstile/sim"
+)
+
+// TestWrongExpectationFailsTheScenario: a scenario whose expect: block the reference itself
+// does not meet is a failing scenario (a bug in the scenario), even for an implementation
+// whose trace is the reference's.
+func TestWrongExpectationFailsTheScenario(t *testing.T) {
+	f, err := suite.Parse("wrong.yaml", "wrong", []byte("provider: [hello]\nrun: [hi]\nexpect:\n  requests: 7\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := conformance.Verify(context.Background(), []*sim.Scenario{f.Scenario}, sim.NewReference(),
+		conformance.Options{Scenarios: diagnose.FromFiles([]*suite.File{f})})
+	if r.Failed != 1 || !strings.Contains(r.Results[0].Reason, "the reference fails the scenario's expect: block") ||
+		!strings.Contains(r.Results[0].Reason, "expected 7 requests, the run made 1") {
+		t.Fatalf("%s: %q", r.Summary(), r.Results[0].Reason)
+	}
+}

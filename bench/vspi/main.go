@@ -193,11 +193,13 @@ func run(tests bool, rounds int) error {
 
 	p6 := row{id: "P6", what: "go test -count=1 ./...", target: "< 2 min", measured: "not measured (run with -tests)"}
 	if tests {
+		// A failing test does not stop the table: the time is still the suite's, and the
+		// row says the suite did not pass.
 		wall, err := timeCommand("go", "test", "-count=1", "./...")
+		p6.measured, p6.met = wall.Round(time.Second).String(), yes(wall < 2*time.Minute && err == nil)
 		if err != nil {
-			return err
+			p6.measured += " (the suite failed: " + err.Error() + ")"
 		}
-		p6.measured, p6.met = wall.Round(time.Second).String(), yes(wall < 2*time.Minute)
 	}
 	rows = append(rows, p6)
 
@@ -365,7 +367,7 @@ func timeCommand(name string, args ...string) (time.Duration, error) {
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	began := time.Now()
 	if err := cmd.Run(); err != nil {
-		return 0, fmt.Errorf("%s %s: %w", name, strings.Join(args, " "), err)
+		return time.Since(began), fmt.Errorf("%s %s: %w", name, strings.Join(args, " "), err)
 	}
 	return time.Since(began), nil
 }

@@ -226,7 +226,7 @@ func (w *world) Call(c Call) Answer {
 	case CallTool:
 		a = w.startTool(data, c.Value)
 	case CallHook:
-		a = w.hook(c.Name, data)
+		a = w.hook(c.Name, data, c.Value != nil && len(c.Data) == 0)
 	default:
 		a = Answer{Error: fmt.Sprintf("unknown call kind %q", c.Kind)}
 	}

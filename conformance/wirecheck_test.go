@@ -182,7 +182,9 @@ func TestConformsNeverAcceptsWhatTheSchemaRejects(t *testing.T) {
 			v := decodeWire(t, line)
 			mutants(func() any { return deepCopy(v) }, func(m any) {
 				checked++
-				if mb, err := json.Marshal(m); err == nil && checked%2 == 0 {
+				// Every 32nd mutant (some 2,000) is also decoded both ways: the one-pass
+				// decoding is held to encoding/json on lines no adapter writes.
+				if mb, err := json.Marshal(m); err == nil && checked%32 == 0 {
 					checkWireDecoding(t, mb, false)
 				}
 				fast := conformance.Conforms(m)

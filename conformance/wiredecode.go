@@ -19,11 +19,12 @@ import (
 // certain to decode exactly as encoding/json would: an escaped surrogate, bytes that are not
 // UTF-8, a key written twice, a member a Message would read under another spelling, a value
 // of an unexpected type. ParseMessage then decodes the line as before, so the verdicts and
-// error messages are unchanged. TestWireDecodingAgreesWithEncodingJSON holds the two to each
-// other on every line the adapters write and on mutants of them.
+// error messages are unchanged. TestConformsNeverAcceptsWhatTheSchemaRejects holds the two
+// to each other on every line the adapters write and on some 2,000 mutants of them,
+// TestWireDecodingAgreesWithEncodingJSON on lines written otherwise.
 
-// wireDecoder reads one JSON value from in, remembering where the values of the members
-// named in spans begin and end (the payloads a Message keeps as raw bytes).
+// wireDecoder reads one JSON value from in, keeping the bytes of call.data and
+// notification.data (the payloads a Message keeps as raw bytes).
 type wireDecoder struct {
 	in    []byte
 	pos   int

@@ -15,8 +15,9 @@ import (
 // The result is the bytes the decoding path (expander.expand) writes; when anything is
 // unusual (a key written with an escape, a member the link would add already present, a
 // content index that is not a plain integer, a link that does not resolve) fastExpand leaves
-// the entry to that path, which gives the same bytes or the error. TestLinearTraceExpandsToTheFullOne
-// and TestFastExpandAgreesWithDecoding hold the two paths to each other.
+// the entry to that path, which gives the same bytes or the error.
+// TestLinearTraceExpandsToTheFullOne expands every curated and many generated runs both ways,
+// and on the bytes alone, and requires the full trace's bytes each time.
 
 // fastExpand restores e on the bytes and reports whether it did.
 func (x *expander) fastExpand(e *Entry) bool {

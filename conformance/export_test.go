@@ -8,3 +8,7 @@ func SchemaAccepts(v any) bool {
 	s, err := compiledSchema()
 	return err == nil && s.Validate(v) == nil
 }
+
+// DecodeWire exposes the one-pass decoding of a line to the test that holds it to
+// encoding/json.
+var DecodeWire = decodeWire

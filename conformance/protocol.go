@@ -207,8 +207,13 @@ var expectedShapes = map[string]string{
 // schema. A line that is not a well-formed message gets an error saying what was expected
 // and what came.
 func ParseMessage(line []byte) (Message, error) {
+	// The lines of a run decode in one pass; any other line as before.
 	var m Message
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(line))
+	inst, decoded, fast := decodeWire(line)
+	var err error
+	if !fast {
+		inst, err = jsonschema.UnmarshalJSON(bytes.NewReader(line))
+	}
 	if err != nil {
 		hint := ""
 		if t := bytes.TrimSpace(line); len(t) > 0 && t[0] != '{' {
@@ -236,6 +241,9 @@ func ParseMessage(line []byte) (Message, error) {
 			}
 			return m, fmt.Errorf("a %q message does not match the protocol schema: %s\n  expected: %s\n  got: %s", typ, explain(err), want, excerpt(line))
 		}
+	}
+	if fast {
+		return decoded, nil
 	}
 	if err := json.Unmarshal(line, &m); err != nil {
 		return m, fmt.Errorf("a %q message: %v: %s", typ, err, excerpt(line))

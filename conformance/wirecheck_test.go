@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -173,6 +174,7 @@ func TestConformsNeverAcceptsWhatTheSchemaRejects(t *testing.T) {
 				continue // the same line from another adapter
 			}
 			seen[string(line)] = true
+			checkWireDecoding(t, line, true)
 			if !conformance.Conforms(decodeWire(t, line)) {
 				t.Errorf("%s: the plain check rejects a line the suite accepts (it would cost the schema): %s", name, line)
 				continue
@@ -180,6 +182,11 @@ func TestConformsNeverAcceptsWhatTheSchemaRejects(t *testing.T) {
 			v := decodeWire(t, line)
 			mutants(func() any { return deepCopy(v) }, func(m any) {
 				checked++
+				// Every 32nd mutant (some 2,000) is also decoded both ways: the one-pass
+				// decoding is held to encoding/json on lines no adapter writes.
+				if mb, err := json.Marshal(m); err == nil && checked%32 == 0 {
+					checkWireDecoding(t, mb, false)
+				}
 				fast := conformance.Conforms(m)
 				if !fast {
 					rejected++
@@ -213,4 +220,79 @@ func deepCopy(v any) any {
 		return l
 	}
 	return v
+}
+
+// checkWireDecoding holds the one-pass decoding of a line to encoding/json's two (the generic
+// value the protocol check reads, the Message the harness acts on): where it decodes a line,
+// both decode it to the same; mustDecode: it decodes this line (one an adapter writes).
+func checkWireDecoding(t *testing.T, line []byte, mustDecode bool) {
+	t.Helper()
+	v, m, ok := conformance.DecodeWire(line)
+	if !ok {
+		var head struct{ Type string }
+		_ = json.Unmarshal(line, &head)
+		if mustDecode && (head.Type == "call" || head.Type == "notify" || head.Type == "idle" || head.Type == "stopped") {
+			t.Errorf("a %s line an adapter writes is not decoded in one pass: %s", head.Type, line)
+		}
+		return
+	}
+	want, err := jsonschema.UnmarshalJSON(bytes.NewReader(line))
+	if err != nil {
+		t.Errorf("decoded in one pass, but encoding/json rejects it (%v): %s", err, line)
+		return
+	}
+	var wantMsg conformance.Message
+	if err := json.Unmarshal(line, &wantMsg); err != nil {
+		t.Errorf("decoded in one pass, but not into a Message by encoding/json (%v): %s", err, line)
+		return
+	}
+	if !reflect.DeepEqual(v, want) {
+		t.Errorf("the one-pass value differs from encoding/json's:\n%#v\n%#v\nline %s", v, want, line)
+	}
+	if !reflect.DeepEqual(m, wantMsg) {
+		t.Errorf("the one-pass Message differs from encoding/json's:\n%+v\n%+v\nline %s", m, wantMsg, line)
+	}
+}
+
+// TestWireDecodingAgreesWithEncodingJSON: lines written otherwise than adapters write them
+// (space, escapes, keys twice or in another case, bytes that are not UTF-8, other types)
+// decode in one pass to what encoding/json gives, or are left to it.
+func TestWireDecodingAgreesWithEncodingJSON(t *testing.T) {
+	lines := []string{
+		`{"type":"idle","session":3}`,
+		` { "type" : "stopped" , "session" : 12 } ` + "\n",
+		`{"type":"call","id":7,"session":1,"call":{"kind":"hook","name":"finishTurn","data":{"a":[1,2.5e3,-0,{"b":null}],"c":"\u00e9\n\t\"x\\/"}}}`,
+		`{"type":"call","id":7,"session":1,"call":{"kind":"hook","name":"finishTurn","data":"\ud83d\ude00"}}`,
+		`{"type":"call","id":7,"session":1,"call":{"kind":"hook","name":null,"data":{}}}`,
+		`{"type":"call","id":7,"session":1,"call":{"kind":"stream","data":null}}`,
+		`{"type":"call","id":7,"session":1,"call":{"kind":"stream","Data":{}}}`,
+		`{"type":"call","id":7,"session":1,"Session":2,"call":{"kind":"stream","data":{}}}`,
+		`{"type":"call","id":7,"session":1,"call":{"kind":"stream","data":{"x":1,"x":2}}}`,
+		`{"type":"call","id":7,"session":1,"call":{"kind":1,"data":{}}}`,
+		`{"type":"call","id":7.0,"session":1,"call":{"kind":"tool","data":{}}}`,
+		`{"type":"call","id":7,"session":1,"call":{"kind":"tool","data":{"s":"\xff"}}}`,
+		"{\"type\":\"call\",\"id\":7,\"session\":1,\"call\":{\"kind\":\"tool\",\"data\":\"\xff\"}}",
+		"{\"type\":\"call\",\"id\":7,\"session\":1,\"call\":{\"kind\":\"tool\",\"data\":\"a\tb\"}}",
+		`{"type":"notify","session":2,"notification":{"kind":"event","data":{"type":"agent_start"}}}`,
+		`{"type":"notify","session":2,"notification":{"kind":"end","data":{"messages":[]}}} x`,
+		`{"type":"notify","session":2,"notification":{"kind":"end","data":{"messages":[]}}`,
+		`{"type":"notify","session":2,"notification":{"kind":"end","data":[01]}}`,
+		`{"type":"notify","session":2,"notification":{"kind":"end","data":[1.]}}`,
+		`{"type":"notify","session":2,"notification":{"kind":"end","data":[-]}}`,
+		`{"type":"notify","session":2,"notification":{"kind":"end","data":[1e+5,1E-5,tru]}}`,
+		`{"type":"notify","session":2,"notification":{"kind":"end"}}`,
+		`{"type":"error","message":"x"}`,
+		`[1,2]`,
+		``,
+	}
+	decoded := 0
+	for _, l := range lines {
+		if _, _, ok := conformance.DecodeWire([]byte(l)); ok {
+			decoded++
+		}
+		checkWireDecoding(t, []byte(l), false)
+	}
+	if decoded < 6 || decoded == len(lines) {
+		t.Errorf("%d of %d lines decoded in one pass: the cases do not exercise both ways", decoded, len(lines))
+	}
 }

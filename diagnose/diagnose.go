@@ -41,11 +41,11 @@ func Diagnose(sc Scenario, want, got *sim.Trace, opts Options) []Finding {
 	}
 	// Findings point into the traces in full: the linear form's links are expanded.
 	want, got = want.Expanded(), got.Expanded()
-	norm := opts.Normalize
-	if norm == nil {
+	norm, strict := opts.Normalize, opts.Normalize == nil
+	if strict {
 		norm = StrictValue
 	}
-	divs := divergences(sc.RuleName(), want.Entries, got.Entries, norm)
+	divs := divergences(sc.RuleName(), want.Entries, got.Entries, norm, strict)
 	first := Position{}
 	if len(divs) > 0 {
 		first = divs[0].At
@@ -116,12 +116,17 @@ func errorFinding(scenario string, err error) Finding {
 
 // divergences aligns the traces and reports each region of missing or extra entries and
 // each field that differs in a pair of matched entries.
-func divergences(rule string, want, got []sim.Entry, norm func(sim.Entry) any) []Finding {
+func divergences(rule string, want, got []sim.Entry, norm func(sim.Entry) any, strict bool) []Finding {
 	var out []Finding
 	steps := Align(want, got)
 	for k := 0; k < len(steps); {
 		s := steps[k]
 		if s.Op == Same {
+			if strict && writtenAlike(&want[s.Want], &got[s.Got]) {
+				// Entries written alike but for their seq are equal under StrictValue.
+				k++
+				continue
+			}
 			out = append(out, changed(rule, want[s.Want], got[s.Got], s.Want+1, s.Got+1, norm)...)
 			k++
 			continue
@@ -143,6 +148,14 @@ func divergences(rule string, want, got []sim.Entry, norm func(sim.Entry) any) [
 		out = append(out, region(rule, want, got, miss, extra, nextW, nextG))
 	}
 	return out
+}
+
+// writtenAlike reports whether two entries are the same but for their sequence numbers:
+// their JSON, and so their StrictValue, is then the same.
+func writtenAlike(w, g *sim.Entry) bool {
+	return w.T == g.T && w.Kind == g.Kind && w.Name == g.Name && w.Target == g.Target && w.Error == g.Error &&
+		bytes.Equal(w.Data, g.Data) && bytes.Equal(w.Answer, g.Answer) &&
+		(w.Link == g.Link || w.Link != nil && g.Link != nil && *w.Link == *g.Link)
 }
 
 // region is the finding of a run of unmatched entries.
@@ -383,6 +396,7 @@ func invariantFindings(want, got *sim.Trace, invs []invariant.Invariant, first P
 		docs[inv.Name] = firstSentence(inv.Doc)
 	}
 	var out []Finding
+	lines := map[int]string{} // an entry breaks several invariants, or one several times
 	for _, f := range invariant.CheckAll(got, invs...) {
 		if known[f.Invariant+"\x00"+f.Msg] {
 			continue
@@ -401,7 +415,12 @@ func invariantFindings(want, got *sim.Trace, invs []invariant.Invariant, first P
 			fd.Rule = f.Invariant + ": " + doc
 		}
 		if f.Entry > 0 && f.Entry <= len(got.Entries) {
-			fd.ActualLine = sim.TimelineLine(got.Entries[f.Entry-1])
+			line, ok := lines[f.Entry]
+			if !ok {
+				line = sim.TimelineLine(got.Entries[f.Entry-1])
+				lines[f.Entry] = line
+			}
+			fd.ActualLine = line
 		}
 		fd.Consequence = diverged && (f.Entry == 0 || first.Actual == 0 || f.Entry > first.Actual)
 		out = append(out, fd)

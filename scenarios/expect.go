@@ -56,9 +56,16 @@ func (ex *Expect) Check(tr *sim.Trace) []string {
 	var problems []string
 	requests, failed := 0, false
 	tr = tr.Expanded()
-	lines := make([]string, 0, len(tr.Entries))
+	// Timeline lines are written when an expectation reads them, each once.
+	lines := make([]string, len(tr.Entries))
+	written := make([]bool, len(tr.Entries))
+	line := func(i int) string {
+		if !written[i] {
+			lines[i], written[i] = sim.TimelineLine(tr.Entries[i]), true
+		}
+		return lines[i]
+	}
 	for _, e := range tr.Entries {
-		lines = append(lines, sim.TimelineLine(e))
 		if e.Kind == sim.KindCall && e.Name == sim.CallStream {
 			requests++
 		}
@@ -81,7 +88,7 @@ func (ex *Expect) Check(tr *sim.Trace) []string {
 		found := false
 		for at < len(lines) {
 			at++
-			if strings.Contains(lines[at-1], want) {
+			if strings.Contains(line(at-1), want) {
 				found = true
 				break
 			}
@@ -92,8 +99,8 @@ func (ex *Expect) Check(tr *sim.Trace) []string {
 		}
 	}
 	for _, bad := range ex.Absent {
-		for _, l := range lines {
-			if strings.Contains(l, bad) {
+		for i := range lines {
+			if l := line(i); strings.Contains(l, bad) {
 				problems = append(problems, fmt.Sprintf("expected no timeline line containing %q, found: %s", bad, strings.TrimSpace(l)))
 				break
 			}

@@ -20,7 +20,7 @@ func lineSize(e *Entry) int64 {
 		n += len(`,"data":`) + rawSize(e.Data)
 	}
 	if e.Link != nil {
-		n += len(`,"link":`) + len(appendLink(nil, e.Link))
+		n += len(`,"link":`) + linkSize(e.Link)
 	}
 	if len(e.Answer) > 0 {
 		n += len(`,"answer":`) + rawSize(e.Answer)
@@ -29,6 +29,25 @@ func lineSize(e *Entry) int64 {
 		n += len(`,"error":`) + stringSize(e.Error)
 	}
 	return int64(n)
+}
+
+// linkSize is the length of appendLink's JSON of l, without writing it.
+func linkSize(l *Link) int {
+	n, members := 2, 0
+	member := func(key string, v int) {
+		if v != 0 {
+			n += len(key) + 3 + len(strconv.Itoa(v))
+			members++
+		}
+	}
+	member("advances", l.Advances)
+	member("extends", l.Extends)
+	member("keep", l.Keep)
+	member("repeats", l.Repeats)
+	if members > 1 {
+		n += members - 1
+	}
+	return n
 }
 
 // rawSize is the length json.Marshal gives a canonical raw message.

@@ -370,7 +370,19 @@ func sameBlock(a, b loop.Block) bool {
 // before it wrote the linear form. It is t itself when no entry is linked. An error names
 // the first link that does not resolve (possible only in JSON lines read from elsewhere);
 // the entries from there on are then left as written.
-func (t *Trace) Expand() (*Trace, error) {
+func (t *Trace) Expand() (*Trace, error) { return t.expand(onBytes) }
+
+// How expand restores links: by decoding the entries' data, on the bytes of canonical entries
+// where it can and by decoding elsewhere (Expand), or on the bytes only (tests: an error
+// where that cannot be done).
+const (
+	byDecoding = iota
+	onBytes
+	onBytesOnly
+)
+
+// expand is Expand, restoring links as how says.
+func (t *Trace) expand(how int) (*Trace, error) {
 	linked := false
 	for i := range t.Entries {
 		if t.Entries[i].Link != nil {
@@ -387,8 +399,11 @@ func (t *Trace) Expand() (*Trace, error) {
 	for i := range out.Entries {
 		e := &out.Entries[i]
 		x.bySeq[e.Seq] = i
-		if e.Link == nil {
+		if e.Link == nil || how != byDecoding && x.fastExpand(e) {
 			continue
+		}
+		if how == onBytesOnly {
+			return out, fmt.Errorf("entry %d: link %s cannot be restored on the bytes", e.Seq, appendLink(nil, e.Link))
 		}
 		if err := x.expand(e); err != nil {
 			return out, fmt.Errorf("entry %d: %w", e.Seq, err)

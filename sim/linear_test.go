@@ -81,6 +81,18 @@ func TestLinearTraceExpandsToTheFullOne(t *testing.T) {
 			d, _ := sim.FirstDivergence(sim.Lines(b), sim.Lines(a), 2)
 			t.Fatalf("%s: the expanded linear trace is not the full one (- full, + expanded):\n%s", sc.Name, d)
 		}
+		// In-process entries are canonical and every link between them is restored on their
+		// bytes; the same bytes as restoring it by decoding.
+		for how, expand := range map[string]func() (*sim.Trace, error){"on the bytes": linear.ExpandOnBytes, "by decoding": linear.ExpandByDecoding, "as Expand does": linear.Expand} {
+			expanded, err := expand()
+			if err != nil {
+				t.Fatalf("%s: expanding %s: %v", sc.Name, how, err)
+			}
+			if a, b := expanded.JSONL(), full.JSONL(); !bytes.Equal(a, b) {
+				d, _ := sim.FirstDivergence(sim.Lines(b), sim.Lines(a), 2)
+				t.Fatalf("%s: the linear trace expanded %s is not the full one (- full, + expanded):\n%s", sc.Name, how, d)
+			}
+		}
 		if len(linear.JSONL()) > len(full.JSONL()) {
 			t.Fatalf("%s: the linear trace is longer than the full one", sc.Name)
 		}

@@ -188,7 +188,7 @@ type Delivery struct {
 	Now    int64           `json:"now"`
 	Target string          `json:"target,omitempty"`
 	Data   json.RawMessage `json:"data,omitempty"`
-	// Value is Data already decoded (a loop.StreamEvent, or a loop.ToolResult for updates),
+	// Value is Data already decoded (a loop.StreamEvent, or a loop.ToolResult for updates and results),
 	// set by the world for in-process implementations so they can skip decoding. It never
 	// crosses the wire.
 	Value any `json:"-"`

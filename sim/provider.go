@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/turnstile-dev/turnstile/loop"
 )
@@ -149,10 +150,12 @@ func streamEvents(resp *Response, final *loop.AssistantMessage) []loop.StreamEve
 		case loop.ThinkingContent:
 			partial.Content = append(partial.Content, loop.ThinkingContent{})
 			out = append(out, loop.StreamEvent{Type: loop.StreamThinkingStart, ContentIndex: i, Partial: snap()})
-			acc := ""
+			at, acc := 0, ""
 			for _, d := range split(b.Thinking, resp.DeltaSize) {
-				acc += d
-				partial.Content[i] = loop.ThinkingContent{Thinking: acc}
+				// The text so far is a prefix of the block's: sharing its bytes keeps a
+				// k-delta response O(k), not O(k²), and equal partials cheap to compare.
+				at += len(d)
+				partial.Content[i] = loop.ThinkingContent{Thinking: prefix(b.Thinking, at, d, &acc)}
 				out = append(out, loop.StreamEvent{Type: loop.StreamThinkingDelta, ContentIndex: i, Delta: d, Partial: snap()})
 			}
 			partial.Content[i] = b
@@ -160,10 +163,10 @@ func streamEvents(resp *Response, final *loop.AssistantMessage) []loop.StreamEve
 		case loop.TextContent:
 			partial.Content = append(partial.Content, loop.TextContent{})
 			out = append(out, loop.StreamEvent{Type: loop.StreamTextStart, ContentIndex: i, Partial: snap()})
-			acc := ""
+			at, acc := 0, ""
 			for _, d := range split(b.Text, resp.DeltaSize) {
-				acc += d
-				partial.Content[i] = loop.TextContent{Text: acc}
+				at += len(d)
+				partial.Content[i] = loop.TextContent{Text: prefix(b.Text, at, d, &acc)}
 				out = append(out, loop.StreamEvent{Type: loop.StreamTextDelta, ContentIndex: i, Delta: d, Partial: snap()})
 			}
 			partial.Content[i] = b
@@ -194,10 +197,42 @@ func streamEvents(resp *Response, final *loop.AssistantMessage) []loop.StreamEve
 	return append(out, loop.StreamEvent{Type: loop.StreamDone, Reason: final.StopReason, Message: final})
 }
 
+// prefix is the text streamed so far once delta (ending at byte at of whole) is added to
+// *acc: whole[:at], sharing whole's bytes, when the deltas are pieces of whole (valid UTF-8,
+// which split cuts without re-encoding); otherwise the deltas concatenated.
+func prefix(whole string, at int, delta string, acc *string) string {
+	if at <= len(whole) && whole[at-len(delta):at] == delta && (*acc == "" || whole[:at-len(delta)] == *acc) {
+		*acc = whole[:at]
+		return *acc
+	}
+	*acc += delta
+	return *acc
+}
+
 // split cuts s into pieces of size runes (one piece when size <= 0; one empty piece for "").
+// The pieces of valid UTF-8 are substrings of s; invalid bytes become U+FFFD, as in a
+// conversion to runes.
 func split(s string, size int) []string {
+	if size <= 0 {
+		return []string{s}
+	}
+	if utf8.ValidString(s) {
+		if utf8.RuneCountInString(s) <= size {
+			return []string{s}
+		}
+		var out []string
+		start, n := 0, 0
+		for i := range s {
+			if n == size {
+				out = append(out, s[start:i])
+				start, n = i, 0
+			}
+			n++
+		}
+		return append(out, s[start:])
+	}
 	r := []rune(s)
-	if size <= 0 || len(r) <= size {
+	if len(r) <= size {
 		return []string{s}
 	}
 	var out []string

@@ -167,6 +167,8 @@ func (r *Reference) Deliver(d Delivery) error {
 				}
 			}
 			c.updates = append(c.updates, res)
+		} else if res, ok := d.Value.(loop.ToolResult); ok {
+			c.settled, c.result = true, res
 		} else {
 			var out struct {
 				Result  json.RawMessage `json:"result"`

@@ -15,10 +15,16 @@ type toolStart struct {
 	Args       map[string]any `json:"args"`
 }
 
-// startTool schedules a tool execution's updates and result.
-func (w *world) startTool(data json.RawMessage) Answer {
+// startTool schedules a tool execution's updates and result. value is the in-process form of
+// data, when there is one.
+func (w *world) startTool(data json.RawMessage, value any) Answer {
 	var st toolStart
-	if err := json.Unmarshal(data, &st); err != nil {
+	m, _ := value.(map[string]any)
+	id, ok1 := m["toolCallId"].(string)
+	name, ok2 := m["toolName"].(string)
+	if ok1 && ok2 {
+		st.ToolCallID, st.ToolName = id, name
+	} else if err := json.Unmarshal(data, &st); err != nil {
 		w.fail("protocol", "bad tool call: "+err.Error())
 		return Answer{Error: "bad tool call: " + err.Error()}
 	}
@@ -56,13 +62,14 @@ func (w *world) startTool(data json.RawMessage) Answer {
 // settleTool schedules the end of a tool execution: a result, or a thrown error.
 func (w *world) settleTool(t *toolRun, at int64, result loop.ToolResult, throw, nothing string) {
 	data := canonicalOf(map[string]any{"result": result})
+	var value any = result // in-process, the implementation takes the result as a value
 	switch {
 	case throw != "":
-		data = canonicalOf(map[string]string{"error": throw})
+		data, value = canonicalOf(map[string]string{"error": throw}), nil
 	case nothing != "":
-		data = canonicalOf(map[string]string{"nothing": nothing})
+		data, value = canonicalOf(map[string]string{"nothing": nothing}), nil
 	}
-	s := w.at(at, Delivery{Kind: DeliverToolResult, Target: t.id, Now: at, Data: data})
+	s := w.at(at, Delivery{Kind: DeliverToolResult, Target: t.id, Now: at, Data: data, Value: value})
 	t.pending = append(t.pending, s)
 	s.onRelease = func() {
 		t.pending = nil

@@ -224,9 +224,9 @@ func (w *world) Call(c Call) Answer {
 	case CallStream:
 		a = w.openStream(data, c.Value)
 	case CallTool:
-		a = w.startTool(data)
+		a = w.startTool(data, c.Value)
 	case CallHook:
-		a = w.hook(c.Name, data)
+		a = w.hook(c.Name, data, c.Value != nil && len(c.Data) == 0)
 	default:
 		a = Answer{Error: fmt.Sprintf("unknown call kind %q", c.Kind)}
 	}
@@ -291,7 +291,11 @@ func (w *world) Notify(n Notification) {
 		var end struct {
 			Error string `json:"error"`
 		}
-		_ = json.Unmarshal(data, &end)
+		if m, ok := n.Value.(map[string]any); ok && len(n.Data) == 0 {
+			end.Error, _ = m["error"].(string) // in-process: no need to decode the messages
+		} else {
+			_ = json.Unmarshal(data, &end)
+		}
 		w.record(Entry{Kind: KindEnd, Name: "run", Data: data, Error: end.Error})
 		w.ended = true
 		if w.agent != nil {

@@ -25,6 +25,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -152,12 +153,39 @@ func run(tests bool, rounds int) error {
 		target: "≥ 2,000/s", measured: perSec(generated, "scenarios/s"), met: yes(generated >= 2000)})
 
 	if adapterReady {
-		wall, summary, err := suiteAgainstPi()
+		// As a user runs it (one adapter process), and with two adapter processes at once
+		// (--jobs 2); each the best of two alternating runs.
+		dir, err := os.MkdirTemp("", "vspi-")
 		if err != nil {
 			return err
 		}
-		rows = append(rows, row{id: "P5", what: "curated suite against pi, wall, Node start included (" + summary + ")",
-			target: "< 2 s", measured: fmt.Sprintf("%.2f s", wall.Seconds()), met: yes(wall < 2*time.Second)})
+		defer os.RemoveAll(dir)
+		bin := filepath.Join(dir, "turnstile")
+		if out, err := exec.Command("go", "build", "-o", bin, "./cmd/turnstile").CombinedOutput(); err != nil {
+			return fmt.Errorf("building turnstile: %v\n%s", err, out)
+		}
+		walls := map[int]time.Duration{}
+		var summary string
+		for range 2 {
+			for _, jobs := range []int{1, 2} {
+				wall, s, err := suiteAgainstPi(bin, jobs)
+				if err != nil {
+					return err
+				}
+				if w, ok := walls[jobs]; !ok || wall < w {
+					walls[jobs] = wall
+				}
+				summary = s
+			}
+		}
+		for _, jobs := range []int{1, 2} {
+			what := "curated suite against pi, wall, Node start included (" + summary + ")"
+			if jobs > 1 {
+				what = fmt.Sprintf("the same with --jobs %d (adapter processes at once)", jobs)
+			}
+			rows = append(rows, row{id: "P5", what: what, target: "< 2 s", measured: fmt.Sprintf("%.2f s", walls[jobs].Seconds()),
+				met: yes(walls[jobs] < 2*time.Second)})
+		}
 	} else {
 		rows = append(rows, row{id: "P5", what: "curated suite against pi", target: "< 2 s",
 			measured: "not measured: npm ci --prefix conformance/adapters/pi"})
@@ -165,11 +193,13 @@ func run(tests bool, rounds int) error {
 
 	p6 := row{id: "P6", what: "go test -count=1 ./...", target: "< 2 min", measured: "not measured (run with -tests)"}
 	if tests {
+		// A failing test does not stop the table: the time is still the suite's, and the
+		// row says the suite did not pass.
 		wall, err := timeCommand("go", "test", "-count=1", "./...")
+		p6.measured, p6.met = wall.Round(time.Second).String(), yes(wall < 2*time.Minute && err == nil)
 		if err != nil {
-			return err
+			p6.measured += " (the suite failed: " + err.Error() + ")"
 		}
-		p6.measured, p6.met = wall.Round(time.Second).String(), yes(wall < 2*time.Minute)
 	}
 	rows = append(rows, p6)
 
@@ -310,23 +340,14 @@ func generatedPerSec() (perSec, entriesPerScenario float64, err error) {
 	return perSec, float64(entries) / float64(max(i, 1)), err
 }
 
-// suiteAgainstPi times `turnstile conform --impl <pi adapter>` as a user runs it (make
-// conform-pi), from a turnstile binary built beforehand; the build is not timed.
-func suiteAgainstPi() (time.Duration, string, error) {
-	dir, err := os.MkdirTemp("", "vspi-")
-	if err != nil {
-		return 0, "", err
-	}
-	defer os.RemoveAll(dir)
-	bin := filepath.Join(dir, "turnstile")
-	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/turnstile").CombinedOutput(); err != nil {
-		return 0, "", fmt.Errorf("building turnstile: %v\n%s", err, out)
-	}
-	cmd := exec.Command(bin, "conform", "--impl", strings.Join(piAdapter, " "))
+// suiteAgainstPi times `turnstile conform --impl <pi adapter> --jobs N` as a user runs it
+// (make conform-pi: one job), from a turnstile binary built beforehand; the build is not timed.
+func suiteAgainstPi(bin string, jobs int) (time.Duration, string, error) {
+	cmd := exec.Command(bin, "conform", "--impl", strings.Join(piAdapter, " "), "--jobs", strconv.Itoa(jobs))
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	began := time.Now()
-	err = cmd.Run()
+	err := cmd.Run()
 	wall := time.Since(began)
 	if err != nil {
 		return 0, "", fmt.Errorf("the curated suite against pi failed: %v\n%s", err, out.String())
@@ -346,7 +367,7 @@ func timeCommand(name string, args ...string) (time.Duration, error) {
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	began := time.Now()
 	if err := cmd.Run(); err != nil {
-		return 0, fmt.Errorf("%s %s: %w", name, strings.Join(args, " "), err)
+		return time.Since(began), fmt.Errorf("%s %s: %w", name, strings.Join(args, " "), err)
 	}
 	return time.Since(began), nil
 }

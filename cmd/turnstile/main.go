@@ -42,7 +42,15 @@ func (e *exitError) Unwrap() error { return e.err }
 func failed(err error) error { return &exitError{exitFailed, err} }
 func usage(err error) error  { return &exitError{exitUsage, err} }
 
-func main() { os.Exit(execute(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() {
+	// turnstile's live heap is small (a run's traces at a time) and it allocates a lot: a GC
+	// target of 400 % costs some ten MB of memory and saves about a quarter of its CPU
+	// (turnstile conform). GOGC, when set, still decides.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
+	os.Exit(execute(os.Args[1:], os.Stdout, os.Stderr))
+}
 
 // execute runs the command line and returns the exit code, printing an error once, plainly.
 func execute(args []string, stdout, stderr io.Writer) int {

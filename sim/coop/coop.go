@@ -17,6 +17,16 @@ type Scheduler struct {
 	current *Task
 	live    int
 	idle    chan struct{}
+	// workers are goroutines whose task has returned, each waiting on its channel for the
+	// next task to run: their stacks have grown already, which a new goroutine's would
+	// have to again. They are let go when no task is live.
+	workers []chan job
+}
+
+// job is a task and its function, given to a goroutine to run.
+type job struct {
+	t *Task
+	f func()
 }
 
 // Task is one cooperative goroutine.
@@ -35,12 +45,60 @@ func (s *Scheduler) Go(f func()) {
 	s.mu.Lock()
 	s.live++
 	s.ready = append(s.ready, t)
+	var w chan job
+	if n := len(s.workers); n > 0 {
+		w = s.workers[n-1]
+		s.workers = s.workers[:n-1]
+	}
 	s.mu.Unlock()
-	go func() {
-		<-t.wake
-		defer s.exit()
-		f()
+	if w != nil {
+		w <- job{t, f} // buffered: the worker takes it when it is free
+		return
+	}
+	go s.work(job{t, f})
+}
+
+// work runs tasks, one after another: j, then whichever Go gives it, until no task is live.
+func (s *Scheduler) work(j job) {
+	jobs := make(chan job, 1)
+	for {
+		<-j.t.wake
+		if !s.run(j.f, jobs) {
+			return
+		}
+		var ok bool
+		if j, ok = <-jobs; !ok {
+			return
+		}
+	}
+}
+
+// run runs a task's function and ends the task: the goroutine is then a worker waiting on jobs
+// (true), or, when no task is live, it is let go with every waiting worker (false).
+func (s *Scheduler) run(f func(), jobs chan job) (wait bool) {
+	done := false
+	defer func() {
+		if !done { // f called runtime.Goexit: the goroutine ends with the task
+			s.exit()
+		}
 	}()
+	f()
+	done = true
+	s.mu.Lock()
+	s.live--
+	var idle []chan job
+	wait = s.live > 0
+	if wait {
+		s.workers = append(s.workers, jobs)
+	} else {
+		idle, s.workers = s.workers, nil
+	}
+	s.mu.Unlock()
+	for _, w := range idle {
+		close(w)
+	}
+	s.handOff()
+	return wait
 }
 
 // Current is the running task; nil when called by the driver.

@@ -2,8 +2,10 @@ package coop
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestOrderIsFixedByReadyCalls checks that tasks interleave in the order they are readied,
@@ -52,4 +54,61 @@ func TestWaitRunsChildrenInOrderAndResumesParent(t *testing.T) {
 	if got := strings.Join(log, ","); got != "a,b,parent" {
 		t.Fatalf("log = %s", got)
 	}
+}
+
+// TestFinishedTasksGoroutinesRunLaterTasks: a task's goroutine runs later tasks once its own
+// has returned (Wait's children, turn after turn, take no new goroutine), and every goroutine
+// is gone once no task is live, a task ended by runtime.Goexit included.
+func TestFinishedTasksGoroutinesRunLaterTasks(t *testing.T) {
+	before := runtime.NumGoroutine()
+	s := New()
+	var log []string
+	most := 0
+	seen, fresh := map[string]bool{}, 0
+	child := func(name string) func() {
+		return func() {
+			log = append(log, name)
+			if id := goroutineID(); !seen[id] {
+				seen[id] = true
+				fresh++
+			}
+		}
+	}
+	s.Go(func() {
+		for turn := range 50 {
+			s.Wait([]func(){child(fmt.Sprintf("a%d", turn)), child(fmt.Sprintf("b%d", turn))})
+			most = max(most, runtime.NumGoroutine()-before)
+		}
+		s.Go(runtime.Goexit)
+		s.Wait([]func(){func() { log = append(log, "after") }})
+	})
+	s.RunUntilIdle()
+	if len(log) != 101 || log[0] != "a0" || log[1] != "b0" || log[99] != "b49" || log[100] != "after" {
+		t.Fatalf("log = %v", log)
+	}
+	if fresh > 2 {
+		t.Errorf("the children of 50 turns ran on %d goroutines, want the first turn's two", fresh)
+	}
+	// The parent, two children and the goroutines the runtime may hold meanwhile.
+	if most > 4 {
+		t.Errorf("up to %d goroutines for a task and its two children", most)
+	}
+	if s.Live() != 0 {
+		t.Fatalf("%d tasks live", s.Live())
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		t.Fatalf("%d goroutines before, %d after", before, n)
+	}
+}
+
+// goroutineID is the running goroutine's number, from its stack trace's first line.
+func goroutineID() string {
+	buf := make([]byte, 64)
+	buf = buf[:runtime.Stack(buf, false)]
+	id, _, _ := strings.Cut(strings.TrimPrefix(string(buf), "goroutine "), " ")
+	return id
 }

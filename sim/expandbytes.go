@@ -1,0 +1,309 @@
+package sim
+
+import (
+	"bytes"
+	"strconv"
+)
+
+// Expanding on the bytes.
+//
+// The entries the world records are canonical JSON (Entry.canonical), and so are the entries
+// Expand has restored. A link between two such entries is restored by splicing their bytes:
+// the members a linked entry leaves out are copied from the entry it names, and the text a
+// delta adds is appended to the JSON string it extends (a canonical string escapes each
+// character by itself, so two escaped strings put together are the escaped concatenation).
+// The result is the bytes the decoding path (expander.expand) writes; when anything is
+// unusual (a key written with an escape, a member the link would add already present, a
+// content index that is not a plain integer, a link that does not resolve) fastExpand leaves
+// the entry to that path, which gives the same bytes or the error.
+// TestLinearTraceExpandsToTheFullOne expands every curated and many generated runs both ways,
+// and on the bytes alone, and requires the full trace's bytes each time.
+
+// fastExpand restores e on the bytes and reports whether it did.
+func (x *expander) fastExpand(e *Entry) bool {
+	if !e.canonical {
+		return false
+	}
+	l := e.Link
+	var out []byte
+	switch {
+	case l.Extends != 0 && l.Advances == 0 && l.Repeats == 0:
+		base, ok := x.canonicalData(l.Extends)
+		if !ok {
+			return false
+		}
+		out, ok = extendMessages(base, e.Data, l.Keep)
+		if !ok {
+			return false
+		}
+	case l.Advances != 0 && l.Extends == 0 && l.Keep == 0 && l.Repeats == 0:
+		prev, ok := x.canonicalPartial(l.Advances)
+		if !ok {
+			return false
+		}
+		next, ok := advanceBytes(prev, e.Data)
+		if !ok {
+			return false
+		}
+		out, ok = withMember(e.Data, "partial", next)
+		if !ok {
+			return false
+		}
+	case l.Repeats != 0 && l.Extends == 0 && l.Keep == 0 && l.Advances == 0:
+		p, ok := x.canonicalPartial(l.Repeats)
+		if !ok {
+			return false
+		}
+		start, end, ok := memberValue(e.Data, "assistantMessageEvent")
+		if !ok || e.Data[start] != '{' {
+			return false
+		}
+		ame, ok := withMember(e.Data[start:end], "partial", p)
+		if !ok {
+			return false
+		}
+		spliced := make([]byte, 0, len(e.Data)+len(ame)-(end-start))
+		spliced = append(spliced, e.Data[:start]...)
+		spliced = append(spliced, ame...)
+		spliced = append(spliced, e.Data[end:]...)
+		out, ok = withMember(spliced, "message", p)
+		if !ok {
+			return false
+		}
+	default:
+		return false
+	}
+	e.Data, e.Link = out, nil
+	return true
+}
+
+// canonicalData is the (full) data of the earlier entry seq when it is canonical JSON.
+func (x *expander) canonicalData(seq int) ([]byte, bool) {
+	i, ok := x.index(seq)
+	if !ok || !x.entries[i].canonical || x.entries[i].Link != nil {
+		return nil, false
+	}
+	return x.entries[i].Data, true
+}
+
+// canonicalPartial is the partial message of the earlier entry seq, as expander.partial finds
+// it, when the entry is canonical JSON.
+func (x *expander) canonicalPartial(seq int) ([]byte, bool) {
+	d, ok := x.canonicalData(seq)
+	if !ok {
+		return nil, false
+	}
+	if start, end, ok := memberValue(d, "assistantMessageEvent"); ok {
+		if d[start] != '{' {
+			// expander.partial would look for the partial at the top level.
+			return nil, false
+		}
+		d = d[start:end]
+	}
+	start, end, ok := memberValue(d, "partial")
+	if !ok || d[start] != '{' {
+		return nil, false
+	}
+	return d[start:end], true
+}
+
+// index is where the entry seq is.
+func (x *expander) index(seq int) (int, bool) {
+	if seq >= 1 && seq <= len(x.entries) && x.entries[seq-1].Seq == seq {
+		return seq - 1, true
+	}
+	i, ok := x.bySeq[seq]
+	return i, ok
+}
+
+// extendMessages is a stream call's data with its messages preceded by the first keep of
+// base's.
+func extendMessages(base, data []byte, keep int) ([]byte, bool) {
+	bStart, bEnd, ok := memberValue(base, "messages")
+	if !ok {
+		return nil, false
+	}
+	prev, ok := elements(base[bStart:bEnd])
+	if !ok || keep < 1 || keep > len(prev) {
+		return nil, false
+	}
+	start, end, ok := memberValue(data, "messages")
+	if !ok {
+		return nil, false
+	}
+	own, ok := elements(data[start:end])
+	if !ok {
+		return nil, false
+	}
+	// The kept messages lie side by side in base.
+	kept := base[bStart+1 : offset(base, prev[keep-1])+len(prev[keep-1])]
+	out := make([]byte, 0, len(data)+len(kept)+1)
+	out = append(out, data[:start]...)
+	out = append(out, '[')
+	out = append(out, kept...)
+	if len(own) > 0 {
+		out = append(out, ',')
+		out = append(out, data[start+1:end-1]...)
+	}
+	out = append(out, ']')
+	out = append(out, data[end:]...)
+	return out, true
+}
+
+// offset is where sub, a slice of b, begins in b.
+func offset(b, sub []byte) int {
+	return cap(b) - cap(sub)
+}
+
+// advanceBytes is the canonical partial prev advanced by the stream event ev (canonical
+// JSON without its partial), as advance does on decoded values.
+func advanceBytes(prev, ev []byte) ([]byte, bool) {
+	typ, ok := plainString(ev, "type")
+	if !ok {
+		return nil, false
+	}
+	cStart, cEnd, ok := memberValue(prev, "content")
+	if !ok {
+		return nil, false
+	}
+	content, ok := elements(prev[cStart:cEnd])
+	if !ok {
+		return nil, false
+	}
+	var block []byte
+	ci := -1
+	switch typ {
+	case "text_end", "thinking_end", "toolcall_delta":
+		return prev, true
+	case "text_start":
+		block, ci = emptyText, len(content)
+	case "thinking_start":
+		block, ci = emptyThinking, len(content)
+	case "text_delta", "thinking_delta", "toolcall_end":
+		iStart, iEnd, ok := memberValue(ev, "contentIndex")
+		if !ok {
+			return nil, false
+		}
+		n, err := strconv.Atoi(string(ev[iStart:iEnd]))
+		if err != nil || n < 0 || n >= len(content) || (n > 0 && ev[iStart] == '0') || (n == 0 && iEnd-iStart != 1) {
+			return nil, false
+		}
+		ci = n
+		if typ == "toolcall_end" {
+			tStart, tEnd, ok := memberValue(ev, "toolCall")
+			if !ok {
+				return nil, false
+			}
+			block = ev[tStart:tEnd]
+			break
+		}
+		key := "text"
+		if typ == "thinking_delta" {
+			key = "thinking"
+		}
+		old := content[ci]
+		if len(old) == 0 || old[0] != '{' {
+			return nil, false
+		}
+		sStart, sEnd, ok := memberValue(old, key)
+		dStart, dEnd, ok2 := memberValue(ev, "delta")
+		if !ok || !ok2 || old[sStart] != '"' || ev[dStart] != '"' {
+			return nil, false
+		}
+		b := make([]byte, 0, len(old)+dEnd-dStart)
+		b = append(b, old[:sEnd-1]...)
+		b = append(b, ev[dStart+1:dEnd]...)
+		b = append(b, old[sEnd:]...)
+		block = b
+	default:
+		return nil, false
+	}
+	size := len(prev) + len(block) + 1
+	out := make([]byte, 0, size)
+	out = append(out, prev[:cStart]...)
+	out = append(out, '[')
+	for i, c := range content {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		if i == ci {
+			out = append(out, block...)
+		} else {
+			out = append(out, c...)
+		}
+	}
+	if ci == len(content) {
+		if len(content) > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, block...)
+	}
+	out = append(out, ']')
+	out = append(out, prev[cEnd:]...)
+	return out, true
+}
+
+// plainString is the value of member key of obj when it is a JSON string without escapes.
+func plainString(obj []byte, key string) (string, bool) {
+	start, end, ok := memberValue(obj, key)
+	if !ok || obj[start] != '"' || bytes.IndexByte(obj[start:end], '\\') >= 0 {
+		return "", false
+	}
+	return string(obj[start+1 : end-1]), true
+}
+
+// withMember is the canonical JSON object obj with member key (absent from it, and coming
+// in sorted order where no key is written with an escape) set to value.
+func withMember(obj []byte, key string, value []byte) ([]byte, bool) {
+	if len(obj) < 2 || obj[0] != '{' {
+		return nil, false
+	}
+	at := len(obj) - 1 // before the closing brace
+	i := 1
+	for i < len(obj) && obj[i] == '"' {
+		kEnd, ok := skipValue(obj, i)
+		if !ok || kEnd >= len(obj) || obj[kEnd] != ':' {
+			return nil, false
+		}
+		k := obj[i+1 : kEnd-1]
+		if bytes.IndexByte(k, '\\') >= 0 {
+			return nil, false
+		}
+		switch c := bytes.Compare(k, []byte(key)); {
+		case c == 0:
+			return nil, false
+		case c > 0:
+			at = i
+		}
+		if at == i {
+			break
+		}
+		vEnd, ok := skipValue(obj, kEnd+1)
+		if !ok {
+			return nil, false
+		}
+		i = vEnd
+		if i < len(obj) && obj[i] == ',' {
+			i++
+		}
+	}
+	out := make([]byte, 0, len(obj)+len(key)+len(value)+4)
+	if at == len(obj)-1 {
+		out = append(out, obj[:at]...)
+		if len(obj) > 2 {
+			out = append(out, ',')
+		}
+		out = append(out, '"')
+		out = append(out, key...)
+		out = append(out, '"', ':')
+		out = append(out, value...)
+		return append(out, '}'), true
+	}
+	out = append(out, obj[:at]...)
+	out = append(out, '"')
+	out = append(out, key...)
+	out = append(out, '"', ':')
+	out = append(out, value...)
+	out = append(out, ',')
+	return append(out, obj[at:]...), true
+}

@@ -45,10 +45,13 @@ class Queue {
 	push(m) {
 		this.items.push(m);
 	}
+	peek() {
+		return this.mode === "all" ? this.items.slice() : this.items.slice(0, 1);
+	}
 	drain() {
-		if (this.items.length === 0) return [];
-		if (this.mode === "all") return this.items.splice(0);
-		return this.items.splice(0, 1);
+		const taken = this.peek();
+		this.items = this.items.slice(taken.length);
+		return taken;
 	}
 	clear() {
 		this.items = [];
@@ -183,9 +186,14 @@ export class Agent {
 		this._steering.clear();
 		this._followUp.clear();
 	}
-	/** Every queued message: steering first, then follow-up. */
+	/**
+	 * The messages the next poll would take, without taking them: the steering queue's by its
+	 * mode (the oldest, or all), else the follow-up queue's. Not in the docs ("queued is
+	 * agent.peekQueuedMessages()"); found by running pi (NOTES.md).
+	 */
 	peekQueuedMessages() {
-		return [...this._steering.items, ...this._followUp.items];
+		const steering = this._steering.peek();
+		return steering.length > 0 ? steering : this._followUp.peek();
 	}
 	hasQueuedMessages() {
 		return this._steering.items.length > 0 || this._followUp.items.length > 0;

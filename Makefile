@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: test lint bench bench-vs-pi build conform conform-pi mutation test-python conform-python test-ts test-pi-adapter conform-pi-versions
+.PHONY: conform-ts-agent test lint bench bench-vs-pi build conform conform-pi mutation test-python conform-python test-ts test-pi-adapter conform-pi-versions
 
 build:
 	$(GO) build -o bin/turnstile ./cmd/turnstile
@@ -12,6 +12,7 @@ test: lint conformance/adapters/pi/node_modules
 	$(MAKE) test-python test-ts test-pi-adapter
 	$(MAKE) conform-pi
 	$(MAKE) conform-python
+	$(MAKE) conform-ts-agent
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
@@ -83,3 +84,9 @@ GREMLINS ?= $(shell go env GOPATH)/bin/gremlins
 mutation:
 	test -x $(GREMLINS) || $(GO) install github.com/go-gremlins/gremlins/cmd/gremlins@v0.6.0
 	$(GREMLINS) unleash --workers 2 --timeout-coefficient 5 --exclude-files argschema --coverpkg ./loop ./loop
+
+# The example Agent written from the contract (examples/ts-agent) against the Agent scenarios.
+examples/ts-agent/node_modules: examples/ts-agent/package-lock.json
+	npm ci --prefix examples/ts-agent --no-audit --no-fund
+conform-ts-agent: examples/ts-agent/node_modules
+	$(GO) run ./cmd/turnstile conform --impl "node examples/ts-agent/adapter.mjs" --run agent/

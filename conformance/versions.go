@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"github.com/turnstile-dev/turnstile/invariant"
+	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/sim"
 )
 
@@ -13,4 +14,11 @@ func invariantsOf(ref sim.Implementation) []invariant.Invariant {
 		return invariant.AllAt(r.Behaviour())
 	}
 	return invariant.All()
+}
+
+// behavesAsNewest reports whether ref is the reference behaving as the newest pi, the pi a
+// scenario's expect: block describes.
+func behavesAsNewest(ref sim.Implementation) bool {
+	r, ok := ref.(*sim.Reference)
+	return !ok || r.Behaviour() == (loop.Behaviour{})
 }

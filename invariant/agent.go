@@ -167,7 +167,7 @@ func checkAgentRuns(v *view) []Violation {
 			// Synchronous operations delivered before this one must have their outcome.
 			for _, id := range order {
 				d := ops[id]
-				if !d.settled && !awaitsOutcome(d.op) && d.at == lastDelivery {
+				if !d.settled && !sim.SettlesLater(d.op) && d.at == lastDelivery {
 					vs.add(v, i, "operation %s (%s) got no outcome before the next delivery", id, d.op)
 					d.settled = true
 				}
@@ -230,7 +230,7 @@ func checkAgentRuns(v *view) []Violation {
 		}
 	}
 	for _, id := range order {
-		if d := ops[id]; !d.settled && !awaitsOutcome(d.op) {
+		if d := ops[id]; !d.settled && !sim.SettlesLater(d.op) {
 			vs.add(v, d.at, "operation %s (%s) got no outcome", id, d.op)
 		}
 	}
@@ -249,11 +249,6 @@ func (v *view) settlesBeforeNextDelivery(i int, id string) bool {
 		}
 	}
 	return false
-}
-
-// awaitsOutcome reports whether op's outcome may come after later deliveries (a promise).
-func awaitsOutcome(op string) bool {
-	return op == sim.OpPrompt || op == sim.OpContinue || op == sim.OpWaitForIdle
 }
 
 // canonicalText is a decoded JSON value's canonical text (encoding/json sorts object keys),

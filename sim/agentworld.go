@@ -35,8 +35,9 @@ type opSent struct {
 	at int64
 }
 
-// awaits reports whether op settles later than its delivery (a promise).
-func awaits(op string) bool {
+// SettlesLater reports whether an operation's outcome may come after later deliveries: prompt,
+// continue and waitForIdle return promises; every other operation settles at its delivery.
+func SettlesLater(op string) bool {
 	return op == OpPrompt || op == OpContinue || op == OpWaitForIdle
 }
 
@@ -86,7 +87,7 @@ func (w *world) scheduleOp(id string, op AgentOp) {
 	s := w.at(w.now, Delivery{Kind: DeliverAgent, Target: id, Data: data})
 	s.onRelease = func() {
 		w.agent.known[id] = op
-		if awaits(op.Op) {
+		if SettlesLater(op.Op) {
 			w.agent.pending[id] = &opSent{op: op.Op, at: w.now}
 		}
 		if op.Op == OpAbort {

@@ -148,8 +148,12 @@ func neverActs(sc *sim.Scenario, a sim.UserAction) bool {
 	return *a.At > sc.Budget.Or(sim.DefaultBudget).Time || (bounded && sc.Agent == nil && *a.At > end)
 }
 
-// checkAgent checks what an Agent scenario's operations name: barriers and tools that exist.
+// checkAgent checks what an Agent scenario's operations name: barriers and tools that exist;
+// and that it does not switch the loop's queue polls, which the Agent owns.
 func (d *decoder) checkAgent(sc *sim.Scenario, r *refs) {
+	for _, n := range r.queueSwitches {
+		d.errorf(n, "an Agent owns its queues and answers the loop's polls itself: hooks.steering and hooks.followUp do nothing in an Agent scenario (use steeringMode/followUpMode, or clearQueues)")
+	}
 	barriers := map[string]bool{}
 	for _, b := range sc.Agent.Barriers {
 		barriers[b.ID] = true

@@ -29,6 +29,7 @@ type refs struct {
 	triggers       []trigger
 	contextTools   []named // tool names in hook context changes
 	actions        []action
+	queueSwitches  []ast.Node // hooks.steering and hooks.followUp keys
 }
 
 // action is where a user action's parts are, for the checks.

@@ -22,8 +22,10 @@ func (d *decoder) hooks(n ast.Node, h *sim.Hooks, r *refs) {
 		switch f.key {
 		case "steering":
 			h.NoSteering = !d.boolean(f.value, what)
+			r.queueSwitches = append(r.queueSwitches, f.keyN)
 		case "followUp":
 			h.NoFollowUp = !d.boolean(f.value, what)
+			r.queueSwitches = append(r.queueSwitches, f.keyN)
 		case "convertToLlm":
 			h.ConvertToLLM = &sim.ConvertScript{}
 			for _, cf := range d.throwAlone(d.mapping(f.value, what, "keepCustomAsUser", "throw", "abort"), what) {

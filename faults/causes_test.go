@@ -91,7 +91,12 @@ func conformFaulty(t *testing.T, fs []fault) conformance.Report {
 	}
 	files := slices.DeleteFunc(all, func(f *scenarios.File) bool { return strings.HasPrefix(f.Scenario.Name, "agent/") })
 	suite := scenarios.Scenarios(files)
-	bin := buildAll(t, fs, t.TempDir())
+	var bin string
+	if i := slices.IndexFunc(faults, func(f fault) bool { return len(fs) == 1 && f.name == fs[0].name }); i >= 0 {
+		bin = binary(t, i) // built once per test binary, shared with the other tests of that fault
+	} else {
+		bin = buildAll(t, fs, t.TempDir())
+	}
 	// Budgets stop a faulty loop that never ends; the timeout only guards against a hang, and
 	// is generous because -race on a loaded machine slows the reference's longest scenarios.
 	p := &conformance.Process{Command: []string{bin, "adapter"}, Timeout: 60 * time.Second}

@@ -50,7 +50,7 @@ func (v *view) agentOp(i int) (agentOp, bool) {
 
 // agentSetup returns the queue modes of an Agent trace; ok is false for other traces.
 func (v *view) agentSetup() (steering, followUp string, ok bool) {
-	if len(v.es) == 0 || v.es[0].Kind != sim.KindUser || v.es[0].Name != "agent" {
+	if !sim.IsAgentTrace(v.es) {
 		return "", "", false
 	}
 	d := v.d(0)

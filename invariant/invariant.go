@@ -92,7 +92,7 @@ func (inv Invariant) judge(v *view, runs []*view) []Violation {
 // or, when the Agent ended a failed run with its error turn (R-AGENT-ERROR-TURN), the loop's
 // failure, the error turn's four events left out. It is nil for other traces.
 func runsOf(tr *sim.Trace) []*view {
-	if len(tr.Entries) == 0 || tr.Entries[0].Kind != sim.KindUser || tr.Entries[0].Name != "agent" {
+	if !sim.IsAgentTrace(tr.Entries) {
 		return nil
 	}
 	tr = tr.Expanded() // a run's entries may link to entries of earlier runs

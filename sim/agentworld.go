@@ -1,10 +1,8 @@
 package sim
 
 import (
-	"cmp"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -21,18 +19,28 @@ const FinalStateID = "final"
 // agentWorld is what the world tracks of an Agent scenario.
 type agentWorld struct {
 	ops      int                // operations scheduled so far (their ids are u1, u2, …)
-	pending  map[string]*opSent // delivered prompt / continue / waitForIdle without an outcome
-	known    map[string]AgentOp // every delivered operation, by id
-	settled  map[string]bool    // operations whose outcome came
+	sent     map[string]*sentOp // every delivered operation, by id
+	order    []*sentOp          // the same, in delivery order
 	seen     []int              // events seen per barrier
 	held     []bool             // barriers holding the listener
 	finalSet bool               // the final state operation is scheduled
 }
 
-// opSent is a delivered operation whose promise has not settled.
-type opSent struct {
-	op string
-	at int64
+// sentOp is a delivered operation: when, and whether its outcome came.
+type sentOp struct {
+	AgentOp
+	id      string
+	at      int64
+	settled bool
+}
+
+// UserAgentEntry names the world's first entry of an Agent trace (kind user): the Agent's
+// setup, whose queue modes the Agent invariants judge its polls by.
+const UserAgentEntry = "agent"
+
+// IsAgentTrace reports whether entries are an Agent scenario's trace.
+func IsAgentTrace(entries []Entry) bool {
+	return len(entries) > 0 && entries[0].Kind == KindUser && entries[0].Name == UserAgentEntry
 }
 
 // SettlesLater reports whether an operation's outcome may come after later deliveries: prompt,
@@ -60,16 +68,22 @@ func agentOps(a UserAction) []AgentOp {
 	return ops
 }
 
-// wireOp is an operation's delivery data.
+// opFields are an operation's delivery data but its messages, which the world writes as
+// values (wireOp) and the reference reads as JSON.
+type opFields struct {
+	Op      string   `json:"op"`
+	Text    string   `json:"text,omitempty"`
+	Mode    string   `json:"mode,omitempty"`
+	Queue   string   `json:"queue,omitempty"`
+	Tools   []string `json:"tools,omitempty"`
+	Barrier string   `json:"barrier,omitempty"`
+}
+
+// wireOp is an operation's delivery data, as the world writes it.
 type wireOp struct {
-	Op       string         `json:"op"`
+	opFields
 	Messages []loop.Message `json:"messages,omitempty"`
-	Text     string         `json:"text,omitempty"`
 	Message  loop.Message   `json:"message,omitempty"`
-	Mode     string         `json:"mode,omitempty"`
-	Queue    string         `json:"queue,omitempty"`
-	Tools    []string       `json:"tools,omitempty"`
-	Barrier  string         `json:"barrier,omitempty"`
 }
 
 // scheduleOps schedules user action i's operations now, to be delivered once the
@@ -82,14 +96,13 @@ func (w *world) scheduleOps(i int) {
 }
 
 func (w *world) scheduleOp(id string, op AgentOp) {
-	data := canonicalOf(wireOp{Op: op.Op, Messages: op.Messages, Text: op.Text, Message: op.Message,
-		Mode: string(op.Mode), Queue: op.Queue, Tools: op.Tools, Barrier: op.Barrier})
+	data := canonicalOf(wireOp{Messages: op.Messages, Message: op.Message,
+		opFields: opFields{Op: op.Op, Text: op.Text, Mode: string(op.Mode), Queue: op.Queue, Tools: op.Tools, Barrier: op.Barrier}})
 	s := w.at(w.now, Delivery{Kind: DeliverAgent, Target: id, Data: data})
 	s.onRelease = func() {
-		w.agent.known[id] = op
-		if SettlesLater(op.Op) {
-			w.agent.pending[id] = &opSent{op: op.Op, at: w.now}
-		}
+		sent := &sentOp{AgentOp: op, id: id, at: w.now}
+		w.agent.sent[id] = sent
+		w.agent.order = append(w.agent.order, sent)
 		if op.Op == OpAbort {
 			w.reactToAbort()
 		}
@@ -110,17 +123,17 @@ func (w *world) outcome(data json.RawMessage) {
 		w.fail("protocol", fmt.Sprintf("an outcome (of operation %q) in a scenario that is not an Agent scenario", o.ID))
 		return
 	}
-	op, ok := w.agent.known[o.ID]
+	op, ok := w.agent.sent[o.ID]
 	switch {
 	case !ok:
 		w.fail("protocol", fmt.Sprintf("an outcome of operation %q, which was never delivered", o.ID))
+		return
 	case op.Op != o.Op:
 		w.fail("protocol", fmt.Sprintf("the outcome of operation %q names op %q; it was %q", o.ID, o.Op, op.Op))
-	case w.agent.settled[o.ID]:
+	case op.settled:
 		w.fail("protocol", fmt.Sprintf("a second outcome of operation %q (%s)", o.ID, op.Op))
 	}
-	w.agent.settled[o.ID] = true
-	delete(w.agent.pending, o.ID)
+	op.settled = true
 	if op.Op == OpRelease && o.Outcome == OutcomeAccepted {
 		for b, bar := range w.sc.Agent.Barriers {
 			if bar.ID == op.Barrier {
@@ -156,26 +169,19 @@ func (w *world) finishAgent() bool {
 		return true
 	}
 	var open []string
-	ids := make([]string, 0, len(w.agent.pending))
-	for id := range w.agent.pending {
-		ids = append(ids, id)
-	}
-	slices.SortFunc(ids, func(a, b string) int {
-		return cmp.Or(cmp.Compare(w.agent.pending[a].at, w.agent.pending[b].at), strings.Compare(a, b))
-	})
-	for _, id := range ids {
-		p := w.agent.pending[id]
-		open = append(open, fmt.Sprintf("%s %s (delivered at %dms) never settled", p.op, id, p.at))
+	for _, op := range w.agent.order {
+		switch {
+		case op.settled:
+		case SettlesLater(op.Op):
+			open = append(open, fmt.Sprintf("%s %s (delivered at %dms) never settled", op.Op, op.id, op.at))
+		case op.id == FinalStateID:
+			open = append(open, "the final state operation got no outcome")
+		}
 	}
 	for b, held := range w.agent.held {
 		if held {
 			open = append(open, fmt.Sprintf("barrier %s still holds the listener", w.sc.Agent.Barriers[b].ID))
 		}
-	}
-	if _, ok := w.agent.known[FinalStateID]; ok && !slices.ContainsFunc(w.trace.Entries, func(e Entry) bool {
-		return e.Kind == KindOutcome && e.Target == FinalStateID
-	}) {
-		open = append(open, "the final state operation got no outcome")
 	}
 	if len(open) > 0 {
 		w.fail("stuck", strings.Join(open, "; "))

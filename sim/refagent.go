@@ -141,14 +141,9 @@ func (r *Reference) operate(d Delivery) error {
 		return fmt.Errorf("an agent delivery in a session that is not an Agent session")
 	}
 	var op struct {
-		Op       string            `json:"op"`
+		opFields
 		Messages []json.RawMessage `json:"messages"`
-		Text     string            `json:"text"`
 		Message  json.RawMessage   `json:"message"`
-		Mode     string            `json:"mode"`
-		Queue    string            `json:"queue"`
-		Tools    []string          `json:"tools"`
-		Barrier  string            `json:"barrier"`
 	}
 	if err := json.Unmarshal(d.Data, &op); err != nil {
 		return fmt.Errorf("agent operation %s: %w", d.Target, err)

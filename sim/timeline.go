@@ -49,7 +49,7 @@ func describe(e Entry) string {
 		if e.Name == "abort" && len(e.Data) == 0 {
 			return "abort (while a hook runs)"
 		}
-		if e.Name == "agent" {
+		if e.Name == UserAgentEntry {
 			line := "agent steering=" + str(d["steeringMode"]) + " followUp=" + str(d["followUpMode"])
 			if sp, ok := d["systemPrompt"]; ok {
 				line += " system=" + quote(str(sp), 60)

@@ -111,7 +111,7 @@ func newWorld(sc *Scenario) *world {
 		enc:         newEncoder(),
 	}
 	if sc.Agent != nil {
-		w.agent = &agentWorld{pending: map[string]*opSent{}, known: map[string]AgentOp{}, settled: map[string]bool{},
+		w.agent = &agentWorld{sent: map[string]*sentOp{},
 			seen: make([]int, len(sc.Agent.Barriers)), held: make([]bool, len(sc.Agent.Barriers))}
 	}
 	for i, a := range sc.User {

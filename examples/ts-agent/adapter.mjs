@@ -4,20 +4,11 @@
 //
 //	go run ./cmd/turnstile conform --impl "node examples/ts-agent/adapter.mjs" --run agent/
 
-import { serve } from "turnstile-kit";
+import { ALL_HOOKS, serve } from "turnstile-kit";
 import { Agent } from "./agent.mjs";
 
 // The loop hooks the Agent passes to pi's loop; the Agent owns the two queue hooks.
-const HOOKS = [
-	"convertToLlm",
-	"transformContext",
-	"getApiKey",
-	"prepareRequest",
-	"prepareNextTurn",
-	"finishTurn",
-	"beforeToolCall",
-	"afterToolCall",
-];
+const HOOKS = ALL_HOOKS.filter((h) => h !== "getSteeringMessages" && h !== "getFollowUpMessages");
 
 const wireModel = (m) => ({ id: m.id, api: m.api, provider: m.provider });
 const wireContext = (ctx) => ({ messages: ctx.messages, tools: (ctx.tools ?? []).map((t) => t.name) });

@@ -36,8 +36,12 @@ func TimelineLine(e Entry) string {
 }
 
 func describe(e Entry) string {
+	// A call decodes only what it shows (a stream call's context may be long): the data is
+	// decoded as a whole for the other kinds only.
 	var d map[string]any
-	_ = json.Unmarshal(e.Data, &d)
+	if e.Kind != KindCall && e.Kind != KindFail {
+		_ = json.Unmarshal(e.Data, &d)
+	}
 	switch e.Kind {
 	case KindEvent:
 		return describeEvent(e.Name, d)

@@ -15,17 +15,17 @@ import (
 // no insignificant space, strings escaped the way encoding/json escapes them, numbers written
 // the way JavaScript writes them. Invalid JSON is returned as a JSON string holding it.
 func Canonical(data []byte) json.RawMessage {
-	out, _, err := canonicalize(data, false)
-	if err != nil {
-		quoted, _ := json.Marshal(string(data))
-		return quoted
-	}
+	out, _ := canonicalWith(data, false, nil)
 	return out
 }
 
-// canonicalTop is Canonical that also returns the top-level string members of an object.
-func canonicalTop(data []byte) (json.RawMessage, map[string]string) {
-	out, top, err := canonicalize(data, true)
+// canonicalWith is Canonical that also returns, when wantTop, the top-level string members
+// of an object, and remembers in memo the canonical form of the objects one or two levels
+// down (the messages of a context or an event): an implementation sends the same messages
+// again and again, written the same way, and the canonical form of an object is a function
+// of its bytes. memo may be nil.
+func canonicalWith(data []byte, wantTop bool, memo *canonicalMemo) (json.RawMessage, map[string]string) {
+	out, top, err := canonicalize(data, wantTop, memo)
 	if err != nil {
 		quoted, _ := json.Marshal(string(data))
 		return quoted, nil
@@ -33,11 +33,11 @@ func canonicalTop(data []byte) (json.RawMessage, map[string]string) {
 	return out, top
 }
 
-func canonicalize(data []byte, wantTop bool) (json.RawMessage, map[string]string, error) {
+func canonicalize(data []byte, wantTop bool, memo *canonicalMemo) (json.RawMessage, map[string]string, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, nil, nil
 	}
-	c := canonicalizer{in: data}
+	c := canonicalizer{in: data, memo: memo}
 	if wantTop {
 		c.top = map[string]string{}
 	}
@@ -55,9 +55,81 @@ func canonicalize(data []byte, wantTop bool) (json.RawMessage, map[string]string
 var errBadJSON = errors.New("invalid JSON")
 
 type canonicalizer struct {
-	in  []byte
-	pos int
-	top map[string]string
+	in   []byte
+	pos  int
+	top  map[string]string
+	memo *canonicalMemo
+}
+
+// canonicalMemo maps the bytes of an object as an implementation wrote it to its canonical
+// form.
+type canonicalMemo struct {
+	canonical map[string][]byte
+	// bytes is the size of the keys and values held, bounded by maxMemoBytes.
+	bytes int
+}
+
+// Objects shorter than minMemoBytes are canonicalized each time (cheaper than remembering);
+// the memo stops growing at maxMemoBytes.
+const (
+	minMemoBytes = 64
+	maxMemoBytes = 64 << 20
+	// maxMemoNesting keeps the memo far from the canonicalizer's depth limit, so that a
+	// remembered object would have been accepted at any depth it is met again.
+	maxMemoNesting = 1_000
+)
+
+// memoized appends the canonical form of the object starting at c.pos when the memo holds
+// it, and remembers it otherwise.
+func (c *canonicalizer) memoized(out []byte, depth int) ([]byte, error) {
+	end, nesting, ok := objectEnd(c.in, c.pos)
+	if !ok || end-c.pos < minMemoBytes || nesting > maxMemoNesting {
+		return c.object(out, depth)
+	}
+	if enc, ok := c.memo.canonical[string(c.in[c.pos:end])]; ok {
+		c.pos = end
+		return append(out, enc...), nil
+	}
+	start, inStart := len(out), c.pos
+	out, err := c.object(out, depth)
+	if err != nil || c.pos != end {
+		return out, err
+	}
+	if m := c.memo; m.bytes < maxMemoBytes {
+		if m.canonical == nil {
+			m.canonical = map[string][]byte{}
+		}
+		enc := slices.Clone(out[start:])
+		m.canonical[string(c.in[inStart:end])] = enc
+		m.bytes += end - inStart + len(enc)
+	}
+	return out, nil
+}
+
+// objectEnd returns where the JSON object starting at i ends, and how deep it nests, by its
+// brackets and strings alone (the canonicalizer validates it; a wrong guess only misses the
+// memo).
+func objectEnd(b []byte, i int) (end, nesting int, ok bool) {
+	depth := 0
+	for ; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			for i++; i < len(b) && b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+		case '{', '[':
+			depth++
+			nesting = max(nesting, depth)
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				return i + 1, nesting, true
+			}
+		}
+	}
+	return 0, 0, false
 }
 
 func (c *canonicalizer) space() {
@@ -82,6 +154,9 @@ func (c *canonicalizer) value(out []byte, depth int) ([]byte, error) {
 	}
 	switch ch := c.in[c.pos]; {
 	case ch == '{':
+		if c.memo != nil && (depth == 1 || depth == 2) {
+			return c.memoized(out, depth)
+		}
 		return c.object(out, depth)
 	case ch == '[':
 		c.pos++

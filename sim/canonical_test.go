@@ -1,6 +1,12 @@
 package sim
 
-import "testing"
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"pgregory.net/rapid"
+)
 
 // TestCanonical pins the canonical form: sorted keys, no space, encoding/json's string
 // escaping, JavaScript's number formatting — so Go and JavaScript producers agree.
@@ -33,4 +39,77 @@ func TestCanonical(t *testing.T) {
 			t.Errorf("Canonical(%s) = %s, want %s", c.in, got, c.want)
 		}
 	}
+}
+
+// TestCanonicalMemoChangesNothing holds the world's memo of canonical objects to Canonical:
+// documents that repeat objects (as contexts repeat messages), written alike or not, with
+// strings that hold brackets and escaped quotes, and documents that are not JSON after an
+// object the memo holds.
+func TestCanonicalMemoChangesNothing(t *testing.T) {
+	msg := `{"role":"user","content":[{"type":"text","text":"a \"}{\" b ]["}],"timestamp":1}`
+	docs := []string{
+		`{"messages":[` + msg + `]}`,
+		`{"messages":[` + msg + `,` + msg + `],"model":{"id":"m","name":"a model with a long name"}}`,
+		`{"message":` + msg + `,"type":"message_end"}`,
+		`{"messages":[ ` + msg + ` , {"role":"assistant","content":[],"stopReason":"stop","usage":{"input":1}}]}`,
+		`{"messages":[` + msg + `,]}`,
+		`{"messages":[` + msg,
+		`{"messages":[` + msg[:len(msg)-1] + `]}`,
+		`{"messages":[{"b":2,"a":1,"padding":"................................................"},{"a":1,"b":2,"padding":"................................................"}]}`,
+		`{"messages":[{"b":2,"a":1,"padding":"................................................"}],"x":{"b":2,"a":1,"padding":"................................................"}}`,
+		`{"messages":[{"a":1,"a":2,"padding":"................................................"}]}`,
+		`[[{"deep":[[[[[[1]]]]]],"padding":"..................................................."}]]`,
+	}
+	var memo canonicalMemo
+	for round := range 2 {
+		for _, d := range docs {
+			got, _ := canonicalWith([]byte(d), false, &memo)
+			if want := Canonical([]byte(d)); !bytes.Equal(got, want) {
+				t.Errorf("round %d: %s\nwith the memo %s\nwithout      %s", round, d, got, want)
+			}
+		}
+	}
+	if len(memo.canonical) == 0 {
+		t.Fatal("the memo remembered nothing: the test checks nothing")
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		var memo canonicalMemo
+		pool := rapid.SliceOfN(jsonObject(), 1, 4).Draw(t, "pool")
+		for range rapid.IntRange(1, 6).Draw(t, "docs") {
+			picks := rapid.SliceOf(rapid.IntRange(0, len(pool)-1)).Draw(t, "picks")
+			msgs := make([]any, len(picks))
+			for i, p := range picks {
+				msgs[i] = pool[p]
+			}
+			doc := map[string]any{"messages": msgs, "message": pool[0]}
+			var raw []byte
+			if rapid.Bool().Draw(t, "indent") {
+				raw, _ = json.MarshalIndent(doc, "", " ")
+			} else {
+				raw, _ = json.Marshal(doc)
+			}
+			if cut := rapid.IntRange(0, 3).Draw(t, "cut"); cut > 0 {
+				raw = raw[:len(raw)-cut] // not JSON
+			}
+			got, _ := canonicalWith(raw, false, &memo)
+			if want := Canonical(raw); !bytes.Equal(got, want) {
+				t.Fatalf("%s\nwith the memo %s\nwithout      %s", raw, got, want)
+			}
+		}
+	})
+}
+
+// jsonObject draws message-like objects, some long enough for the memo.
+func jsonObject() *rapid.Generator[map[string]any] {
+	text := rapid.StringMatching(`[a-z"{}\[\]\\ é<]{0,80}`)
+	return rapid.Custom(func(t *rapid.T) map[string]any {
+		o := map[string]any{"role": rapid.SampledFrom([]string{"user", "assistant"}).Draw(t, "role")}
+		var content []any
+		for range rapid.IntRange(0, 3).Draw(t, "blocks") {
+			content = append(content, map[string]any{"type": "text", "text": text.Draw(t, "text")})
+		}
+		o["content"] = content
+		o["n"] = rapid.Float64Range(-1e22, 1e22).Draw(t, "n")
+		return o
+	})
 }

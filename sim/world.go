@@ -24,6 +24,8 @@ type world struct {
 	// implementation reads deliveries' values and not their JSON (the in-process reference).
 	lin        linearizer
 	valuesOnly bool
+	// memo remembers the canonical form of the messages an implementation sends as JSON.
+	memo canonicalMemo
 
 	steering *loop.Queue
 	followUp *loop.Queue
@@ -273,7 +275,7 @@ func (w *world) Notify(n Notification) {
 			}
 		} else {
 			var top map[string]string
-			data, top = canonicalTop(n.Data)
+			data, top = canonicalWith(n.Data, true, &w.memo)
 			typ, id = loop.EventType(top["type"]), top["toolCallId"]
 			if typ == loop.MessageUpdate {
 				data, link = w.linkUpdateJSON(data)
@@ -313,7 +315,8 @@ func (w *world) canonicalData(data json.RawMessage, value any) json.RawMessage {
 	if len(data) == 0 && value != nil {
 		return w.enc.value(nil, value)
 	}
-	return Canonical(data)
+	out, _ := canonicalWith(data, false, &w.memo)
+	return out
 }
 
 // afterCall fires the triggers a call matches, once it is recorded.

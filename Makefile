@@ -2,17 +2,31 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: conform-ts-agent test lint bench bench-vs-pi build conform conform-pi mutation test-python conform-python test-ts test-pi-adapter conform-pi-versions
+.PHONY: conform-ts-agent test test-race-all lint bench bench-vs-pi build conform conform-pi mutation test-python conform-python test-ts test-pi-adapter conform-pi-versions
 
 build:
 	$(GO) build -o bin/turnstile ./cmd/turnstile
 
-test: lint conformance/adapters/pi/node_modules
+# The race detector runs on the packages whose own code runs goroutines (the protocol's process
+# I/O and parallel verification, the loop's parallel tools and argument validation, the Agent,
+# the cooperative scheduler, explore's workers, audit's reader) and on sim, which runs the loop's
+# goroutines over every kind of scenario. The other packages (diagnosis, invariants, scenario
+# files, goldens, the report, the CLI's wiring, the faults' builds) start no goroutine of their
+# own: they run without it, 2-5 times faster. `make test-race-all` runs everything under it.
+MODULE := github.com/turnstile-dev/turnstile
+RACE_PKGS := $(MODULE)/agent $(MODULE)/audit $(MODULE)/conformance $(MODULE)/explore \
+	$(MODULE)/loop $(MODULE)/loop/argschema $(MODULE)/sim $(MODULE)/sim/coop
+
+# make test: gofmt and vet; the Go tests; then the kits' and the adapters' own tests and the
+# curated suite against pi, the example Python loop and the example Agent, two at a time (each
+# is a pair of processes taking turns), their output kept together per step.
+test: lint conformance/adapters/pi/node_modules examples/ts-agent/node_modules
+	$(GO) test -race -count=1 -timeout 30m $(RACE_PKGS)
+	$(GO) test -count=1 -timeout 30m $(filter-out $(RACE_PKGS),$(shell $(GO) list $(PKGS)))
+	$(MAKE) -j2 --output-sync=target test-python test-ts test-pi-adapter conform-pi conform-python conform-ts-agent
+
+test-race-all:
 	$(GO) test -race -count=1 -timeout 30m $(PKGS)
-	$(MAKE) test-python test-ts test-pi-adapter
-	$(MAKE) conform-pi
-	$(MAKE) conform-python
-	$(MAKE) conform-ts-agent
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

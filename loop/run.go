@@ -27,7 +27,7 @@ func Run(ctx context.Context, prompts []Message, actx Context, cfg Config) ([]Me
 		return nil, ErrNoStream
 	}
 	r := newRun(actx, cfg)
-	initial := DeclareToolChanges(actx.Messages, Declarations(actx.Tools), prompts, r.rt.Now())
+	initial := DeclareToolChanges(actx.Messages, executableDeclarations(actx.Tools), prompts, r.rt.Now())
 	r.context.Messages = append(r.context.Messages, initial...)
 	r.newMessages = append(r.newMessages, initial...)
 	r.emit(Event{Type: AgentStart})
@@ -179,7 +179,7 @@ func (r *run) loop(ctx context.Context) error {
 				r.emit(Event{Type: TurnStart})
 			}
 			batch := append(slices.Clone(prepared), pending...)
-			for _, m := range DeclareToolChanges(r.context.Messages, Declarations(r.context.Tools), batch, r.rt.Now()) {
+			for _, m := range DeclareToolChanges(r.context.Messages, executableDeclarations(r.context.Tools), batch, r.rt.Now()) {
 				r.emit(Event{Type: MessageStart, Message: m})
 				r.emit(Event{Type: MessageEnd, Message: m})
 				r.context.Messages = append(r.context.Messages, m)

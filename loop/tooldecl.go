@@ -1,6 +1,9 @@
 package loop
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"math"
+)
 
 // ToolDeclaration is what the model is told about a tool: its name, description and JSON
 // Schema parameters. It is what ToolsAdded holds.
@@ -20,9 +23,111 @@ type ToolReference struct {
 // declarationsEqual). pi compares JSON texts, which keep JavaScript's key order; Go maps have
 // none, so here two schemas that differ only in key order are equal.
 func sameDeclaration(a, b ToolDeclaration) bool {
+	if a.Name != b.Name || a.Description != b.Description ||
+		(a.ConstrainedSampling == nil) != (b.ConstrainedSampling == nil) { // omitted when nil
+		return false
+	}
+	params, known := sameJSON(a.Parameters, b.Parameters)
+	sampling, knownSampling := sameJSON(a.ConstrainedSampling, b.ConstrainedSampling)
+	if known && knownSampling {
+		return params && sampling
+	}
+	// Values of other Go types: compared by their JSON text, as encoding/json writes it.
 	ja, errA := json.Marshal(a)
 	jb, errB := json.Marshal(b)
 	return errA == nil && errB == nil && string(ja) == string(jb)
+}
+
+// sameJSON compares two values made of what encoding/json decodes into (maps, slices,
+// strings, finite float64s, booleans, nil) as their JSON texts would compare; known is false
+// when either holds anything else, for which only the JSON text can tell.
+func sameJSON(a, b any) (same, known bool) {
+	if !plainJSON(a) || !plainJSON(b) {
+		return false, false
+	}
+	return equalJSON(a, b), true
+}
+
+// plainJSON reports whether v is made only of maps, slices, strings, finite float64s,
+// booleans and nil.
+func plainJSON(v any) bool {
+	switch x := v.(type) {
+	case nil, string, bool:
+		return true
+	case float64:
+		return !math.IsNaN(x) && !math.IsInf(x, 0)
+	case map[string]any:
+		for _, e := range x {
+			if !plainJSON(e) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		for _, e := range x {
+			if !plainJSON(e) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// equalJSON compares two plain JSON values as their texts: a nil map or slice is null, 0 and
+// -0 differ.
+func equalJSON(a, b any) bool {
+	if isNull(a) || isNull(b) {
+		return isNull(a) && isNull(b)
+	}
+	switch x := a.(type) {
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	case bool:
+		y, ok := b.(bool)
+		return ok && x == y
+	case float64:
+		y, ok := b.(float64)
+		return ok && math.Float64bits(x) == math.Float64bits(y)
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, e := range x {
+			f, ok := y[k]
+			if !ok || !equalJSON(e, f) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !equalJSON(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// isNull reports whether encoding/json writes v as null.
+func isNull(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case map[string]any:
+		return x == nil
+	case []any:
+		return x == nil
+	}
+	return false
 }
 
 // cloneJSON deep-copies a JSON value through encoding/json, as pi's

@@ -88,6 +88,16 @@ func Declarations(tools []*Tool) []ToolDeclaration {
 	return out
 }
 
+// executableDeclarations is Declarations sharing the tools' parameter schemas, for
+// DeclareToolChanges, which copies what it declares.
+func executableDeclarations(tools []*Tool) []ToolDeclaration {
+	out := make([]ToolDeclaration, 0, len(tools))
+	for _, t := range tools {
+		out = append(out, ToolDeclaration{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
+	}
+	return out
+}
+
 // DeclareToolChanges makes pending, the messages about to join transcript, declare exactly the
 // difference between the tools the transcript declares and the executable tools (pi's
 // declareToolChanges). If pending holds a system message, the last one gets its tool fields

@@ -1,0 +1,107 @@
+package loop
+
+import (
+	"encoding/json"
+	"math"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// TestSameDeclarationIsTheJSONTextComparison holds sameDeclaration's comparison of values to
+// the comparison of the declarations' JSON texts it stands for (pi's declarationsEqual):
+// drawn declarations with nested schemas, nil and empty maps and lists, 0 and -0, and values
+// of other Go types (compared by their text).
+func TestSameDeclarationIsTheJSONTextComparison(t *testing.T) {
+	negZero := math.Copysign(0, -1)
+	pairs := [][2]ToolDeclaration{
+		{{Name: "a"}, {Name: "a", ConstrainedSampling: map[string]any(nil)}}, // null is written, nil is omitted
+		{{Name: "a"}, {Name: "a", Parameters: map[string]any{}}},
+		{{Name: "a", Parameters: map[string]any{"x": 0.0}}, {Name: "a", Parameters: map[string]any{"x": negZero}}},
+		{{Name: "a", Parameters: map[string]any{"x": nil}}, {Name: "a", Parameters: map[string]any{"x": []any(nil)}}},
+		{{Name: "a", Parameters: map[string]any{"x": []any{}}}, {Name: "a", Parameters: map[string]any{"x": []any(nil)}}},
+		{{Name: "a", Parameters: map[string]any{"x": 1.0}}, {Name: "a", Parameters: map[string]any{"x": 1}}},
+		{{Name: "a", Parameters: map[string]any{"x": 1.0}}, {Name: "a", Parameters: map[string]any{"x": json.Number("1")}}},
+		{{Name: "a", Parameters: map[string]any{"x": "1"}}, {Name: "a", Parameters: map[string]any{"x": 1.0}}},
+		{{Name: "a", Parameters: map[string]any{"x": map[string]any{"y": true}}}, {Name: "a", Parameters: map[string]any{"x": map[string]any{"y": true}}}},
+		{{Name: "a", Description: "d"}, {Name: "a"}},
+	}
+	for _, p := range pairs {
+		ja, _ := json.Marshal(p[0])
+		jb, _ := json.Marshal(p[1])
+		if got, want := sameDeclaration(p[0], p[1]), string(ja) == string(jb); got != want {
+			t.Errorf("sameDeclaration = %v, the JSON texts say %v:\n%s\n%s", got, want, ja, jb)
+		}
+	}
+	value := jsonValue(2)
+	params := rapid.Custom(func(t *rapid.T) map[string]any {
+		switch rapid.IntRange(0, 2).Draw(t, "params") {
+		case 0:
+			return nil
+		case 1:
+			return map[string]any{}
+		}
+		return map[string]any{"type": "object", "properties": value.Draw(t, "properties")}
+	})
+	sampling := rapid.Custom(func(t *rapid.T) any {
+		if rapid.Bool().Draw(t, "sampling") {
+			return value.Draw(t, "constrainedSampling")
+		}
+		return nil
+	})
+	seenSame, seenDifferent := 0, 0
+	rapid.Check(t, func(t *rapid.T) {
+		// b is a with some fields drawn again: close pairs, often written alike.
+		a := ToolDeclaration{Name: "a", Description: "d", Parameters: params.Draw(t, "a.parameters"), ConstrainedSampling: sampling.Draw(t, "a.sampling")}
+		b := a
+		if rapid.Bool().Draw(t, "new parameters") {
+			b.Parameters = params.Draw(t, "b.parameters")
+		}
+		if rapid.Bool().Draw(t, "new sampling") {
+			b.ConstrainedSampling = sampling.Draw(t, "b.sampling")
+		}
+		ja, errA := json.Marshal(a)
+		jb, errB := json.Marshal(b)
+		want := errA == nil && errB == nil && string(ja) == string(jb)
+		if got := sameDeclaration(a, b); got != want {
+			t.Fatalf("sameDeclaration = %v, the JSON texts say %v:\n%s\n%s", got, want, ja, jb)
+		}
+		if want {
+			seenSame++
+		} else {
+			seenDifferent++
+		}
+	})
+	if seenSame == 0 || seenDifferent == 0 {
+		t.Fatalf("%d equal and %d different pairs drawn: the test needs both", seenSame, seenDifferent)
+	}
+}
+
+func jsonValue(depth int) *rapid.Generator[any] {
+	return rapid.Custom(func(t *rapid.T) any {
+		kinds := 7
+		if depth == 0 {
+			kinds = 5
+		}
+		switch rapid.IntRange(0, kinds-1).Draw(t, "kind") {
+		case 0:
+			return nil
+		case 1:
+			return rapid.SampledFrom([]string{"", "x"}).Draw(t, "s")
+		case 2:
+			return rapid.Bool().Draw(t, "b")
+		case 3:
+			return rapid.SampledFrom([]float64{0, math.Copysign(0, -1), 1, 1.5, 1e21}).Draw(t, "f")
+		case 4:
+			return rapid.SampledFrom([]any{map[string]any(nil), []any(nil), map[string]any{}, []any{}, 1, int64(-0), json.Number("1")}).Draw(t, "odd")
+		case 5:
+			m := map[string]any{}
+			for _, k := range rapid.SliceOfNDistinct(rapid.SampledFrom([]string{"p", "q"}), 0, 2, rapid.ID).Draw(t, "keys") {
+				m[k] = jsonValue(depth-1).Draw(t, "v")
+			}
+			return m
+		default:
+			return rapid.SliceOfN(jsonValue(depth-1), 0, 2).Draw(t, "list")
+		}
+	})
+}

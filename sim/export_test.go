@@ -1,5 +1,7 @@
 package sim
 
+import "encoding/json"
+
 // RunInFull is Run with every entry written in full: the trace the linear form stands for.
 func RunInFull(sc *Scenario, impl Implementation) (*Trace, error) { return run(sc, impl, true) }
 
@@ -8,3 +10,19 @@ func (t *Trace) ExpandByDecoding() (*Trace, error) { return t.expand(byDecoding)
 
 // ExpandOnBytes is Expand restoring every link on the bytes: an error where it cannot.
 func (t *Trace) ExpandOnBytes() (*Trace, error) { return t.expand(onBytesOnly) }
+
+// StreamLineByDecoding is a stream call's timeline line with its data decoded, never read on
+// the bytes.
+func StreamLineByDecoding(e Entry) string { return streamLine(e, false) }
+
+// DescribeStream is a stream call's timeline line as the timeline writes it.
+func DescribeStream(e Entry) string { return describeStream(e) }
+
+// ReadsStreamOnBytes reports whether a stream call's line is read on the bytes of its data.
+func ReadsStreamOnBytes(e Entry) bool {
+	var s, k, m string
+	var o json.RawMessage
+	_, ok := contextOf(e.Data)
+	_, ok2 := streamMembers(e.Data, &s, &k, &o, &m)
+	return ok && ok2
+}

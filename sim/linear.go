@@ -631,6 +631,38 @@ func withoutMember(obj []byte, key string) []byte {
 	return out
 }
 
+// eachMember calls f with each member of the compact JSON object obj, key as written (quoted);
+// false when obj is not a compact object (nothing but its members, without spaces).
+func eachMember(obj []byte, f func(key, value []byte)) bool {
+	if len(obj) < 2 || obj[0] != '{' {
+		return false
+	}
+	if string(obj) == "{}" {
+		return true
+	}
+	i := 1
+	for i < len(obj) && obj[i] == '"' {
+		kEnd, ok := skipValue(obj, i)
+		if !ok || kEnd >= len(obj) || obj[kEnd] != ':' {
+			return false
+		}
+		vEnd, ok := skipValue(obj, kEnd+1)
+		if !ok || vEnd >= len(obj) {
+			return false
+		}
+		f(obj[i:kEnd], obj[kEnd+1:vEnd])
+		switch obj[vEnd] {
+		case ',':
+			i = vEnd + 1
+		case '}':
+			return vEnd == len(obj)-1
+		default:
+			return false
+		}
+	}
+	return false
+}
+
 // elements splits a canonical JSON array into its elements.
 func elements(arr []byte) ([][]byte, bool) {
 	if len(arr) < 2 || arr[0] != '[' {

@@ -349,7 +349,11 @@ func messageList(msgs []any) string {
 // describeStream summarises a stream call: the roles of the messages sent (with a digest
 // of them), the tools they declare, the thinking level, the key and the model. It decodes
 // only what it shows, since requests carry the whole, growing context.
-func describeStream(e Entry) string {
+func describeStream(e Entry) string { return streamLine(e, true) }
+
+// streamLine is describeStream reading the data on its bytes when onBytes and it can, or
+// decoding it.
+func streamLine(e Entry, onBytes bool) string {
 	var d struct {
 		Messages      json.RawMessage `json:"messages"`
 		ThinkingLevel string          `json:"thinkingLevel"`
@@ -359,13 +363,20 @@ func describeStream(e Entry) string {
 			ID string `json:"id"`
 		} `json:"model"`
 	}
-	_ = json.Unmarshal(e.Data, &d)
-	var msgs []struct {
-		Role         string                  `json:"role"`
-		ToolsAdded   []struct{ Name string } `json:"toolsAdded"`
-		ToolsRemoved []struct{ Name string } `json:"toolsRemoved"`
+	var msgs []contextMessage
+	ok := false
+	if onBytes {
+		msgs, ok = contextOf(e.Data)
 	}
-	_ = json.Unmarshal(d.Messages, &msgs)
+	if ok {
+		d.Messages, ok = streamMembers(e.Data, &d.ThinkingLevel, &d.APIKey, &d.Options, &d.Model.ID)
+	}
+	if !ok {
+		d.ThinkingLevel, d.APIKey, d.Options, d.Model.ID = "", "", nil, ""
+		_ = json.Unmarshal(e.Data, &d)
+		msgs = nil
+		_ = json.Unmarshal(d.Messages, &msgs)
+	}
 	roles := make([]string, len(msgs))
 	var tools []string
 	for i, m := range msgs {
@@ -397,6 +408,135 @@ func describeStream(e Entry) string {
 		s += " options=" + string(Canonical(d.Options)) // protocol 2's stream options, in full
 	}
 	return s
+}
+
+// contextMessage is what a stream call's line shows of a context message.
+type contextMessage struct {
+	Role         string                  `json:"role"`
+	ToolsAdded   []struct{ Name string } `json:"toolsAdded"`
+	ToolsRemoved []struct{ Name string } `json:"toolsRemoved"`
+}
+
+// contextOf reads a stream call's context messages from its compact JSON data on the bytes
+// (the context is long and the timeline shows little of it), as decoding them into
+// contextMessage would; ok is false for anything out of the ordinary (another layout, a key
+// written in another case, a value of another type), to be decoded instead.
+func contextOf(data []byte) (msgs []contextMessage, ok bool) {
+	start, end, found := memberValue(data, "messages")
+	if !found {
+		return nil, false
+	}
+	elems, ok := elements(data[start:end])
+	if !ok {
+		return nil, false
+	}
+	msgs = make([]contextMessage, len(elems))
+	r := byteReader{good: true}
+	for i, el := range elems {
+		m := &msgs[i]
+		r.object(el, func(key string, v []byte) {
+			switch r.key(key, "role", "toolsAdded", "toolsRemoved") {
+			case "role":
+				m.Role = r.str(v)
+			case "toolsAdded":
+				m.ToolsAdded = r.toolNames(v)
+			case "toolsRemoved":
+				m.ToolsRemoved = r.toolNames(v)
+			}
+		})
+	}
+	return msgs, r.good
+}
+
+// streamMembers reads the other members a stream call's line shows from its compact JSON data.
+func streamMembers(data []byte, thinking, apiKey *string, options *json.RawMessage, model *string) (messages json.RawMessage, ok bool) {
+	r := byteReader{good: true}
+	r.object(data, func(key string, v []byte) {
+		switch r.key(key, "messages", "thinkingLevel", "apiKey", "options", "model") {
+		case "messages":
+			messages = v
+		case "thinkingLevel":
+			*thinking = r.str(v)
+		case "apiKey":
+			*apiKey = r.str(v)
+		case "options":
+			*options = v
+		case "model":
+			r.object(v, func(key string, v []byte) {
+				if r.key(key, "id") == "id" {
+					*model = r.str(v)
+				}
+			})
+		}
+	})
+	return messages, r.good
+}
+
+// byteReader reads compact JSON on the bytes as encoding/json decodes it into a struct; good
+// turns false at the first thing it would have to read otherwise.
+type byteReader struct{ good bool }
+
+// object calls f with each member of a compact JSON object.
+func (r *byteReader) object(obj []byte, f func(key string, value []byte)) {
+	ok := eachMember(obj, func(k, v []byte) {
+		key, ok := r.string(k)
+		r.good = r.good && ok
+		f(key, v)
+	})
+	r.good = r.good && ok
+}
+
+// key is the one of names that key is, "" for none; a key that is one of them but for case
+// (encoding/json would take it) is not read.
+func (r *byteReader) key(key string, names ...string) string {
+	for _, n := range names {
+		if key == n {
+			return n
+		}
+		if strings.EqualFold(key, n) {
+			r.good = false
+		}
+	}
+	return ""
+}
+
+// str reads a string value.
+func (r *byteReader) str(v []byte) string {
+	s, ok := r.string(v)
+	r.good = r.good && ok
+	return s
+}
+
+func (r *byteReader) string(v []byte) (string, bool) {
+	if len(v) < 2 || v[0] != '"' {
+		return "", false
+	}
+	if bytes.IndexByte(v, '\\') < 0 {
+		return string(v[1 : len(v)-1]), true
+	}
+	var s string
+	if json.Unmarshal(v, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// toolNames reads a list of tool declarations' or references' names.
+func (r *byteReader) toolNames(v []byte) []struct{ Name string } {
+	tools, ok := elements(v)
+	if !ok {
+		r.good = false
+		return nil
+	}
+	out := make([]struct{ Name string }, len(tools))
+	for i, t := range tools {
+		r.object(t, func(key string, v []byte) {
+			if r.key(key, "name") == "name" {
+				out[i].Name = r.str(v)
+			}
+		})
+	}
+	return out
 }
 
 // content summarises message content: a string, or its blocks.

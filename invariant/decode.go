@@ -5,13 +5,21 @@ import (
 	"errors"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/turnstile-dev/turnstile/jsonscan"
 )
 
 // decodeJSON decodes JSON into the values encoding/json gives an any (map[string]any, []any,
 // string, float64, bool, nil), several times faster: traces are large and decoding them is
 // most of the checking time. Input that it does not accept goes to encoding/json.
-func decodeJSON(data []byte) any {
-	d := jsonDecoder{in: data}
+func decodeJSON(data []byte) any { return decodeJSONWith(data, nil) }
+
+// decodeJSONWith is decodeJSON sharing, through memo, the values of the objects one or two
+// levels down (messages: a trace repeats each in several entries, written alike), decoded
+// once. The values are shared between entries: the invariants read them and never change
+// them. memo may be nil.
+func decodeJSONWith(data []byte, memo *decodeMemo) any {
+	d := jsonDecoder{in: data, memo: memo}
 	v, err := d.value(0)
 	if err == nil {
 		d.space()
@@ -27,8 +35,50 @@ func decodeJSON(data []byte) any {
 var errJSON = errors.New("invalid JSON")
 
 type jsonDecoder struct {
-	in  []byte
-	pos int
+	in   []byte
+	pos  int
+	memo *decodeMemo
+}
+
+// decodeMemo maps the bytes of an object to its decoded value.
+type decodeMemo struct {
+	values map[string]any
+	// bytes is the size of the keys held, bounded by maxMemoBytes.
+	bytes int
+}
+
+// Objects shorter than minMemoBytes are decoded each time; the memo stops growing at
+// maxMemoBytes; objects nesting deeper than maxMemoNesting are not remembered, so that a
+// remembered object would have been accepted at any depth it is met again.
+const (
+	minMemoBytes   = 64
+	maxMemoBytes   = 64 << 20
+	maxMemoNesting = 1_000
+)
+
+// memoized decodes the object at d.pos through the memo.
+func (d *jsonDecoder) memoized(depth int) (any, error) {
+	end, nesting, ok := jsonscan.End(d.in, d.pos)
+	if !ok || end-d.pos < minMemoBytes || nesting > maxMemoNesting {
+		return d.object(depth)
+	}
+	if v, ok := d.memo.values[string(d.in[d.pos:end])]; ok {
+		d.pos = end
+		return v, nil
+	}
+	start := d.pos
+	v, err := d.object(depth)
+	if err != nil || d.pos != end {
+		return v, err
+	}
+	if m := d.memo; m.bytes < maxMemoBytes {
+		if m.values == nil {
+			m.values = map[string]any{}
+		}
+		m.values[string(d.in[start:end])] = v
+		m.bytes += end - start
+	}
+	return v, nil
 }
 
 // interned holds the keys and values traces repeat most, so decoding them allocates nothing.
@@ -67,45 +117,10 @@ func (d *jsonDecoder) value(depth int) (any, error) {
 	}
 	switch c := d.in[d.pos]; {
 	case c == '{':
-		d.pos++
-		m := map[string]any{}
-		d.space()
-		if d.pos < len(d.in) && d.in[d.pos] == '}' {
-			d.pos++
-			return m, nil
+		if d.memo != nil && (depth == 1 || depth == 2) {
+			return d.memoized(depth)
 		}
-		for {
-			d.space()
-			if d.pos >= len(d.in) || d.in[d.pos] != '"' {
-				return nil, errJSON
-			}
-			k, err := d.str()
-			if err != nil {
-				return nil, err
-			}
-			d.space()
-			if d.pos >= len(d.in) || d.in[d.pos] != ':' {
-				return nil, errJSON
-			}
-			d.pos++
-			v, err := d.value(depth + 1)
-			if err != nil {
-				return nil, err
-			}
-			m[k] = v
-			d.space()
-			if d.pos >= len(d.in) {
-				return nil, errJSON
-			}
-			if d.in[d.pos] == '}' {
-				d.pos++
-				return m, nil
-			}
-			if d.in[d.pos] != ',' {
-				return nil, errJSON
-			}
-			d.pos++
-		}
+		return d.object(depth)
 	case c == '[':
 		d.pos++
 		a := []any{}
@@ -156,6 +171,49 @@ func (d *jsonDecoder) value(depth int) (any, error) {
 			return nil, errJSON
 		}
 		return f, nil
+	}
+}
+
+// object decodes the object at d.pos.
+func (d *jsonDecoder) object(depth int) (any, error) {
+	d.pos++
+	m := map[string]any{}
+	d.space()
+	if d.pos < len(d.in) && d.in[d.pos] == '}' {
+		d.pos++
+		return m, nil
+	}
+	for {
+		d.space()
+		if d.pos >= len(d.in) || d.in[d.pos] != '"' {
+			return nil, errJSON
+		}
+		k, err := d.str()
+		if err != nil {
+			return nil, err
+		}
+		d.space()
+		if d.pos >= len(d.in) || d.in[d.pos] != ':' {
+			return nil, errJSON
+		}
+		d.pos++
+		v, err := d.value(depth + 1)
+		if err != nil {
+			return nil, err
+		}
+		m[k] = v
+		d.space()
+		if d.pos >= len(d.in) {
+			return nil, errJSON
+		}
+		if d.in[d.pos] == '}' {
+			d.pos++
+			return m, nil
+		}
+		if d.in[d.pos] != ',' {
+			return nil, errJSON
+		}
+		d.pos++
 	}
 }
 

@@ -25,6 +25,52 @@ func TestDecodeJSON(t *testing.T) {
 	}
 }
 
+// TestDecodeMemoChangesNothing: decoding every entry of the curated suite's traces through
+// one memo, as a view does, gives what decoding each alone gives, and the memo is used; so do
+// documents that repeat an object written alike and otherwise, or break after it.
+func TestDecodeMemoChangesNothing(t *testing.T) {
+	files, err := scenarios.Suite()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		tr, err := sim.Run(f.Scenario, sim.NewReference())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var memo decodeMemo
+		for _, e := range tr.Expanded().Entries {
+			for _, data := range [][]byte{e.Data, e.Answer} {
+				if len(data) == 0 {
+					continue
+				}
+				if got, want := decodeJSONWith(data, &memo), decodeJSON(data); !reflect.DeepEqual(got, want) {
+					t.Fatalf("%s: entry %d decodes otherwise through the memo:\n%s", f.Rel, e.Seq, data)
+				}
+			}
+		}
+	}
+	msg := `{"role":"user","content":[{"type":"text","text":"a \"}{\" b ]["}],"timestamp":1}`
+	var memo decodeMemo
+	for range 2 {
+		for _, in := range []string{
+			`{"messages":[` + msg + `]}`,
+			`{"message":` + msg + `,"more":[` + msg + `,` + msg + `]}`,
+			`{"messages":[ ` + msg + ` ]}`,
+			`{"messages":[` + msg + `,]}`,
+			`{"messages":[` + msg,
+			`{"messages":[` + msg[:len(msg)-1] + `]}`,
+		} {
+			if got, want := decodeJSONWith([]byte(in), &memo), decodeJSON([]byte(in)); !reflect.DeepEqual(got, want) {
+				t.Errorf("%s: got %#v, want %#v", in, got, want)
+			}
+		}
+	}
+	if len(memo.values) == 0 {
+		t.Fatal("the memo remembered nothing: the test checks nothing")
+	}
+}
+
 // TestDeclaredNamesIsCurrentTools: the by-name replay agrees with loop.CurrentTools on the
 // requests of the curated suite.
 func TestDeclaredNamesIsCurrentTools(t *testing.T) {

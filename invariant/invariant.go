@@ -211,6 +211,8 @@ type view struct {
 	data    []any
 	answer  []any
 	decoded []bool
+	// memo shares the decoded values of the messages the entries repeat.
+	memo decodeMemo
 
 	// endIdx is the index of the end-of-run entry, -1 when there is none.
 	endIdx int
@@ -253,10 +255,10 @@ func (v *view) decode(i int) {
 	}
 	v.decoded[i] = true
 	if len(v.es[i].Data) > 0 {
-		v.data[i] = decodeJSON(v.es[i].Data)
+		v.data[i] = decodeJSONWith(v.es[i].Data, &v.memo)
 	}
 	if len(v.es[i].Answer) > 0 {
-		v.answer[i] = decodeJSON(v.es[i].Answer)
+		v.answer[i] = decodeJSONWith(v.es[i].Answer, &v.memo)
 	}
 }
 

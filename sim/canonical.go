@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/turnstile-dev/turnstile/jsonscan"
 )
 
 // Canonical re-encodes JSON in one fixed form, so that the same value gives the same bytes
@@ -82,7 +84,7 @@ const (
 // memoized appends the canonical form of the object starting at c.pos when the memo holds
 // it, and remembers it otherwise.
 func (c *canonicalizer) memoized(out []byte, depth int) ([]byte, error) {
-	end, nesting, ok := objectEnd(c.in, c.pos)
+	end, nesting, ok := jsonscan.End(c.in, c.pos)
 	if !ok || end-c.pos < minMemoBytes || nesting > maxMemoNesting {
 		return c.object(out, depth)
 	}
@@ -104,32 +106,6 @@ func (c *canonicalizer) memoized(out []byte, depth int) ([]byte, error) {
 		m.bytes += end - inStart + len(enc)
 	}
 	return out, nil
-}
-
-// objectEnd returns where the JSON object starting at i ends, and how deep it nests, by its
-// brackets and strings alone (the canonicalizer validates it; a wrong guess only misses the
-// memo).
-func objectEnd(b []byte, i int) (end, nesting int, ok bool) {
-	depth := 0
-	for ; i < len(b); i++ {
-		switch b[i] {
-		case '"':
-			for i++; i < len(b) && b[i] != '"'; i++ {
-				if b[i] == '\\' {
-					i++
-				}
-			}
-		case '{', '[':
-			depth++
-			nesting = max(nesting, depth)
-		case '}', ']':
-			depth--
-			if depth == 0 {
-				return i + 1, nesting, true
-			}
-		}
-	}
-	return 0, 0, false
 }
 
 func (c *canonicalizer) space() {

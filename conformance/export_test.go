@@ -10,5 +10,11 @@ func SchemaAccepts(v any) bool {
 }
 
 // DecodeWire exposes the one-pass decoding of a line to the test that holds it to
-// encoding/json.
-var DecodeWire = decodeWire
+// encoding/json; memo (nil: none) is shared by the lines a test decodes, as a session's are.
+func DecodeWire(line []byte, memo *WireMemo) (any, Message, bool) { return decodeWire(line, memo) }
+
+// WireMemo is a session's memo of decoded messages.
+type WireMemo = wireMemo
+
+// Remembered is the number of objects the memo holds.
+func (m *wireMemo) Remembered() int { return len(m.values) }

@@ -58,6 +58,7 @@ type Process struct {
 	hello Hello
 
 	session  int
+	memo     wireMemo // the session's messages, decoded
 	port     sim.Port
 	deadline time.Time
 	phase    string
@@ -79,6 +80,7 @@ func (p *Process) Start(setup sim.Setup, port sim.Port) error {
 		return err
 	}
 	p.session++
+	p.memo = wireMemo{}
 	p.port = port
 	p.ids = map[int64]bool{}
 	p.deadline = time.Now().Add(orDuration(p.Timeout, DefaultTimeout))
@@ -289,7 +291,7 @@ func (p *Process) receive() (inbound, error) {
 }
 
 func (p *Process) decode(in inbound) (Message, error) {
-	m, err := ParseMessage(in.raw)
+	m, err := parseMessage(in.raw, &p.memo)
 	if err != nil {
 		return m, protocolError(in.line, err)
 	}

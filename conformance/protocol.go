@@ -206,10 +206,13 @@ var expectedShapes = map[string]string{
 // ParseMessage decodes one line from an implementation and checks it against the protocol
 // schema. A line that is not a well-formed message gets an error saying what was expected
 // and what came.
-func ParseMessage(line []byte) (Message, error) {
+func ParseMessage(line []byte) (Message, error) { return parseMessage(line, nil) }
+
+// parseMessage is ParseMessage reading the messages of a line through memo (nil: none).
+func parseMessage(line []byte, memo *wireMemo) (Message, error) {
 	// The lines of a run decode in one pass; any other line as before.
 	var m Message
-	inst, decoded, fast := decodeWire(line)
+	inst, decoded, fast := decodeWire(line, memo)
 	var err error
 	if !fast {
 		inst, err = jsonschema.UnmarshalJSON(bytes.NewReader(line))

@@ -163,6 +163,7 @@ func TestConformsNeverAcceptsWhatTheSchemaRejects(t *testing.T) {
 	// Lines no adapter here writes: a hello that lacks features.
 	extra := [][]byte{[]byte(`{"type":"hello","protocol":1,"name":"x","version":"1","tracks":"1.6.0","capabilities":{"hooks":["finishTurn"],"lacks":["continue","argumentsError"]}}`)}
 	seen := map[string]bool{}
+	var memo conformance.WireMemo
 	for name, p := range impls {
 		lines := append(wireLines(t, p, 1), extra...)
 		if len(lines) < 20 {
@@ -174,7 +175,7 @@ func TestConformsNeverAcceptsWhatTheSchemaRejects(t *testing.T) {
 				continue // the same line from another adapter
 			}
 			seen[string(line)] = true
-			checkWireDecoding(t, line, true)
+			checkWireDecoding(t, line, true, &memo)
 			if !conformance.Conforms(decodeWire(t, line)) {
 				t.Errorf("%s: the plain check rejects a line the suite accepts (it would cost the schema): %s", name, line)
 				continue
@@ -185,7 +186,7 @@ func TestConformsNeverAcceptsWhatTheSchemaRejects(t *testing.T) {
 				// Every 32nd mutant (some 2,000) is also decoded both ways: the one-pass
 				// decoding is held to encoding/json on lines no adapter writes.
 				if mb, err := json.Marshal(m); err == nil && checked%32 == 0 {
-					checkWireDecoding(t, mb, false)
+					checkWireDecoding(t, mb, false, &memo)
 				}
 				fast := conformance.Conforms(m)
 				if !fast {
@@ -197,10 +198,13 @@ func TestConformsNeverAcceptsWhatTheSchemaRejects(t *testing.T) {
 				}
 			})
 		}
-		t.Logf("%s: %d kinds of line, %d mutants (%d left to the schema)", name, len(lines), checked, rejected)
+		t.Logf("%s: %d kinds of line, %d mutants (%d left to the schema), %d messages remembered", name, len(lines), checked, rejected, memo.Remembered())
 		if rejected == 0 || rejected == checked {
 			t.Errorf("%s: the mutants do not exercise both verdicts", name)
 		}
+	}
+	if memo.Remembered() == 0 {
+		t.Error("no message went through the memo: the decoding through it is not checked")
 	}
 }
 
@@ -225,9 +229,12 @@ func deepCopy(v any) any {
 // checkWireDecoding holds the one-pass decoding of a line to encoding/json's two (the generic
 // value the protocol check reads, the Message the harness acts on): where it decodes a line,
 // both decode it to the same; mustDecode: it decodes this line (one an adapter writes).
-func checkWireDecoding(t *testing.T, line []byte, mustDecode bool) {
+func checkWireDecoding(t *testing.T, line []byte, mustDecode bool, memo *conformance.WireMemo) {
 	t.Helper()
-	v, m, ok := conformance.DecodeWire(line)
+	v, m, ok := conformance.DecodeWire(line, nil)
+	if mv, mm, mok := conformance.DecodeWire(line, memo); mok != ok || !reflect.DeepEqual(mv, v) || !reflect.DeepEqual(mm, m) {
+		t.Errorf("the decoding through the session's memo differs (%v, %v):\n%#v\n%#v\nline %s", mok, ok, mv, v, line)
+	}
 	if !ok {
 		var head struct{ Type string }
 		_ = json.Unmarshal(line, &head)
@@ -286,11 +293,12 @@ func TestWireDecodingAgreesWithEncodingJSON(t *testing.T) {
 		``,
 	}
 	decoded := 0
+	var memo conformance.WireMemo
 	for _, l := range lines {
-		if _, _, ok := conformance.DecodeWire([]byte(l)); ok {
+		if _, _, ok := conformance.DecodeWire([]byte(l), nil); ok {
 			decoded++
 		}
-		checkWireDecoding(t, []byte(l), false)
+		checkWireDecoding(t, []byte(l), false, &memo)
 	}
 	if decoded < 6 || decoded == len(lines) {
 		t.Errorf("%d of %d lines decoded in one pass: the cases do not exercise both ways", decoded, len(lines))

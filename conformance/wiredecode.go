@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/turnstile-dev/turnstile/jsonscan"
 	"github.com/turnstile-dev/turnstile/sim"
 )
 
@@ -34,15 +35,40 @@ type wireDecoder struct {
 	// callData and noteData are the bytes of call.data and notification.data (copies: the
 	// line's buffer may be reused).
 	callData, noteData []byte
+	// memo, when set, holds the values of message objects read in earlier lines.
+	memo *wireMemo
 }
+
+// wireMemo maps the bytes of an object met at the depth of messages (a context's, an
+// event's) to the value decoding them gave: an adapter writes the same messages again and
+// again, a whole context each request. Decoding an object depends on its bytes alone (the
+// captured payloads are higher up, and the memo keeps away from the depth limit), so bytes
+// met again give the same value; the values are shared between lines, which only the
+// protocol check reads. A Process keeps one for a session.
+type wireMemo struct {
+	values map[string]any
+	// bytes is the size of the keys held, bounded by maxWireMemoBytes.
+	bytes int
+}
+
+// Objects shorter than minWireMemoBytes are decoded each time; the memo stops growing at
+// maxWireMemoBytes.
+const (
+	minWireMemoBytes = 64
+	maxWireMemoBytes = 64 << 20
+)
+
+// memoDepths are the depths at which objects go through the memo: a notification's
+// data.message (4) and a call's data.messages[i] or data.context.messages[i] (5, 6).
+func memoDepth(depth int) bool { return depth >= 4 && depth <= 6 }
 
 // maxWireDepth bounds nesting; deeper lines go to encoding/json (whose own limit is 10,000).
 const maxWireDepth = 500
 
 // decodeWire decodes a line as ParseMessage's two decodings would, and reports whether it
 // could.
-func decodeWire(line []byte) (any, Message, bool) {
-	d := wireDecoder{in: line}
+func decodeWire(line []byte, memo *wireMemo) (any, Message, bool) {
+	d := wireDecoder{in: line, memo: memo}
 	v, ok := d.value()
 	if !ok {
 		return nil, Message{}, false
@@ -176,6 +202,38 @@ func (d *wireDecoder) value() (any, bool) {
 }
 
 func (d *wireDecoder) object() (any, bool) {
+	if d.memo != nil && memoDepth(d.depth+1) {
+		return d.memoized()
+	}
+	return d.decodeObject()
+}
+
+// memoized reads the object at d.pos through the memo.
+func (d *wireDecoder) memoized() (any, bool) {
+	end, nesting, ok := jsonscan.End(d.in, d.pos)
+	if !ok || end-d.pos < minWireMemoBytes || d.depth+nesting > maxWireDepth {
+		return d.decodeObject()
+	}
+	if v, ok := d.memo.values[string(d.in[d.pos:end])]; ok {
+		d.pos = end
+		return v, true
+	}
+	start := d.pos
+	v, ok := d.decodeObject()
+	if !ok || d.pos != end {
+		return v, ok
+	}
+	if m := d.memo; m.bytes < maxWireMemoBytes {
+		if m.values == nil {
+			m.values = map[string]any{}
+		}
+		m.values[string(d.in[start:end])] = v
+		m.bytes += end - start
+	}
+	return v, true
+}
+
+func (d *wireDecoder) decodeObject() (any, bool) {
 	if d.depth++; d.depth > maxWireDepth {
 		return nil, false
 	}

@@ -7,8 +7,8 @@ import (
 )
 
 // lineSize is the length of e's line in Trace.JSONL, newline included, computed without
-// encoding it: the payloads are canonical already, and json.Marshal only escapes <, > and
-// & (6 bytes for 1) and U+2028, U+2029 (6 bytes for 3) in them.
+// encoding it: the world records canonical payloads, which the line holds as they are
+// (canonical JSON escapes <, >, &, U+2028 and U+2029 already, as json.Marshal would).
 func lineSize(e *Entry) int64 {
 	n := len(`{"seq":,"t":,"kind":,"name":}`) + 1
 	n += len(strconv.Itoa(e.Seq)) + len(strconv.FormatInt(e.T, 10))
@@ -17,13 +17,13 @@ func lineSize(e *Entry) int64 {
 		n += len(`,"target":`) + stringSize(e.Target)
 	}
 	if len(e.Data) > 0 {
-		n += len(`,"data":`) + rawSize(e.Data)
+		n += len(`,"data":`) + len(e.Data)
 	}
 	if e.Link != nil {
 		n += len(`,"link":`) + linkSize(e.Link)
 	}
 	if len(e.Answer) > 0 {
-		n += len(`,"answer":`) + rawSize(e.Answer)
+		n += len(`,"answer":`) + len(e.Answer)
 	}
 	if e.Error != "" {
 		n += len(`,"error":`) + stringSize(e.Error)
@@ -46,22 +46,6 @@ func linkSize(l *Link) int {
 	member("repeats", l.Repeats)
 	if members > 1 {
 		n += members - 1
-	}
-	return n
-}
-
-// rawSize is the length json.Marshal gives a canonical raw message.
-func rawSize(raw json.RawMessage) int {
-	n := len(raw)
-	for i, c := range raw {
-		switch c {
-		case '<', '>', '&':
-			n += 5
-		case 0xE2:
-			if i+2 < len(raw) && raw[i+1] == 0x80 && (raw[i+2] == 0xA8 || raw[i+2] == 0xA9) {
-				n += 3
-			}
-		}
 	}
 	return n
 }

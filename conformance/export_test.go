@@ -15,6 +15,3 @@ func DecodeWire(line []byte, memo *WireMemo) (any, Message, bool) { return decod
 
 // WireMemo is a session's memo of decoded messages.
 type WireMemo = wireMemo
-
-// Remembered is the number of objects the memo holds.
-func (m *wireMemo) Remembered() int { return len(m.values) }

@@ -198,12 +198,12 @@ func TestConformsNeverAcceptsWhatTheSchemaRejects(t *testing.T) {
 				}
 			})
 		}
-		t.Logf("%s: %d kinds of line, %d mutants (%d left to the schema), %d messages remembered", name, len(lines), checked, rejected, memo.Remembered())
+		t.Logf("%s: %d kinds of line, %d mutants (%d left to the schema), %d messages remembered", name, len(lines), checked, rejected, memo.Len())
 		if rejected == 0 || rejected == checked {
 			t.Errorf("%s: the mutants do not exercise both verdicts", name)
 		}
 	}
-	if memo.Remembered() == 0 {
+	if memo.Len() == 0 {
 		t.Error("no message went through the memo: the decoding through it is not checked")
 	}
 }

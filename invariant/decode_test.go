@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/turnstile-dev/turnstile/jsonvalue"
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
@@ -38,7 +39,7 @@ func TestDecodeMemoChangesNothing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var memo decodeMemo
+		var memo jsonvalue.Memo
 		for _, e := range tr.Expanded().Entries {
 			for _, data := range [][]byte{e.Data, e.Answer} {
 				if len(data) == 0 {
@@ -51,7 +52,7 @@ func TestDecodeMemoChangesNothing(t *testing.T) {
 		}
 	}
 	msg := `{"role":"user","content":[{"type":"text","text":"a \"}{\" b ]["}],"timestamp":1}`
-	var memo decodeMemo
+	var memo jsonvalue.Memo
 	for range 2 {
 		for _, in := range []string{
 			`{"messages":[` + msg + `]}`,
@@ -66,7 +67,7 @@ func TestDecodeMemoChangesNothing(t *testing.T) {
 			}
 		}
 	}
-	if len(memo.values) == 0 {
+	if memo.Len() == 0 {
 		t.Fatal("the memo remembered nothing: the test checks nothing")
 	}
 }

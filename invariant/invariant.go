@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/turnstile-dev/turnstile/jsonvalue"
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/sim"
 )
@@ -212,7 +213,7 @@ type view struct {
 	answer  []any
 	decoded []bool
 	// memo shares the decoded values of the messages the entries repeat.
-	memo decodeMemo
+	memo jsonvalue.Memo
 
 	// endIdx is the index of the end-of-run entry, -1 when there is none.
 	endIdx int

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/turnstile-dev/turnstile/jsonscan"
+	"github.com/turnstile-dev/turnstile/jsonvalue"
 )
 
 // Canonical re-encodes JSON in one fixed form, so that the same value gives the same bytes
@@ -84,7 +84,7 @@ const (
 // memoized appends the canonical form of the object starting at c.pos when the memo holds
 // it, and remembers it otherwise.
 func (c *canonicalizer) memoized(out []byte, depth int) ([]byte, error) {
-	end, nesting, ok := jsonscan.End(c.in, c.pos)
+	end, nesting, ok := jsonvalue.End(c.in, c.pos)
 	if !ok || end-c.pos < minMemoBytes || nesting > maxMemoNesting {
 		return c.object(out, depth)
 	}

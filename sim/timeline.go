@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/turnstile-dev/turnstile/jsonvalue"
 )
 
 // Timeline renders the trace for people and golden files: one line an entry, with virtual
@@ -40,7 +42,7 @@ func describe(e Entry) string {
 	// decoded as a whole for the other kinds only.
 	var d map[string]any
 	if e.Kind != KindCall && e.Kind != KindFail {
-		_ = json.Unmarshal(e.Data, &d)
+		d, _ = decoded(e.Data).(map[string]any)
 	}
 	switch e.Kind {
 	case KindEvent:
@@ -67,8 +69,7 @@ func describe(e Entry) string {
 			}
 			return line
 		}
-		var msgs []any
-		_ = json.Unmarshal(e.Data, &msgs)
+		msgs, _ := decoded(e.Data).([]any)
 		return e.Name + " " + messageList(msgs)
 	case KindEnd:
 		if e.Error != "" {
@@ -85,6 +86,17 @@ func describe(e Entry) string {
 }
 
 func arrayOf(v any) []any { a, _ := v.([]any); return a }
+
+// decoded is data decoded as encoding/json decodes it into an any, in one pass where
+// jsonvalue can (nil when it is not JSON).
+func decoded(data []byte) any {
+	if v, ok := jsonvalue.Decode(data); ok {
+		return v
+	}
+	var v any
+	_ = json.Unmarshal(data, &v)
+	return v
+}
 
 // describeOutcome renders an Agent operation's outcome: "u3 prompt resolved", "u4 continue
 // refused: TEXT", "final state idle [system user assistant]#… queued=[]".
@@ -177,7 +189,7 @@ func describeEvent(name string, d map[string]any) string {
 func describeCall(e Entry) string {
 	var d map[string]any
 	if e.Name != CallStream {
-		_ = json.Unmarshal(e.Data, &d)
+		d, _ = decoded(e.Data).(map[string]any)
 	}
 	var s string
 	switch e.Name {
@@ -192,9 +204,7 @@ func describeCall(e Entry) string {
 		return s + " -> throws " + quote(e.Error, 60)
 	}
 	if len(e.Answer) > 0 && e.Name != CallStream && e.Name != CallTool {
-		var a any
-		_ = json.Unmarshal(e.Answer, &a)
-		return s + " -> " + hookAnswer(a)
+		return s + " -> " + hookAnswer(decoded(e.Answer))
 	}
 	return s
 }

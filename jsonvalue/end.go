@@ -1,8 +1,4 @@
-// Package jsonscan finds where a JSON object or array ends in a text, on its brackets and
-// strings alone, without decoding or validating it. It serves memos that map the bytes of an
-// object to what decoding them gave: a lookup needs the object's extent before decoding it,
-// and a scan costs a fraction of a decode.
-package jsonscan
+package jsonvalue
 
 // End returns where the JSON object or array starting at b[i] ends (the index after its
 // closing bracket) and how deeply it nests; ok is false when b ends first or b[i] opens

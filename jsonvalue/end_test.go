@@ -1,4 +1,4 @@
-package jsonscan
+package jsonvalue
 
 import (
 	"encoding/json"

@@ -1,0 +1,411 @@
+// Package jsonvalue decodes JSON text into the Go values encoding/json gives an any
+// (map[string]any, []any, string, float64 or json.Number, bool, nil) in one pass, several
+// times faster than encoding/json, for the JSON this project reads all the time: protocol
+// lines and trace entries.
+//
+// It decodes only what it is certain to decode exactly as encoding/json would and reports
+// false for anything else (a key written twice, an escaped surrogate, bytes that are not
+// UTF-8, nesting deeper than MaxDepth, a number out of float64's range), which the caller
+// leaves to encoding/json. A Memo shares the values of the objects met again, looked up by
+// their bytes before they are decoded; End finds where an object or array ends without
+// decoding it.
+package jsonvalue
+
+import (
+	"encoding/json"
+	"strconv"
+	"unicode/utf8"
+)
+
+// MaxDepth bounds nesting; deeper text is reported undecodable (encoding/json's own limit
+// is 10,000).
+const MaxDepth = 500
+
+// Decoder holds the options of a decoding; the zero Decoder decodes numbers as float64,
+// without a memo.
+type Decoder struct {
+	// UseNumber decodes numbers as json.Number (their text), as json.Decoder.UseNumber does.
+	UseNumber bool
+	// Memo, when set, shares the values of the objects that open at a depth from MemoFrom to
+	// MemoTo (the top value is at depth 1, its members' and elements' values at 2, …). The
+	// values are shared by every decoding through the Memo: whoever reads them must not
+	// change them.
+	Memo             *Memo
+	MemoFrom, MemoTo int
+	// Capture, when set, is called with each member of an object at depth 1 or 2: the keys
+	// from the top value to the member, and the member value's bytes (valid only during
+	// the call).
+	Capture func(path []string, value []byte)
+}
+
+// Decode decodes data, the whole of which must be one JSON value; ok is false when it is
+// not, or holds anything encoding/json might decode otherwise.
+func (o *Decoder) Decode(data []byte) (v any, ok bool) {
+	d := decoding{Decoder: o, in: data}
+	v, ok = d.value()
+	if !ok {
+		return nil, false
+	}
+	d.space()
+	if d.pos != len(d.in) {
+		return nil, false
+	}
+	return v, true
+}
+
+// Decode decodes data with the zero Decoder (numbers as float64, no memo).
+func Decode(data []byte) (any, bool) { return (&Decoder{}).Decode(data) }
+
+// Memo maps the bytes of an object to its decoded value. Objects shorter than
+// minMemoBytes are decoded each time; the memo stops growing at maxMemoBytes. A Memo holds
+// the values of one way of decoding numbers: the first decoding through it decides, and a
+// decoding that reads numbers otherwise does not use it.
+type Memo struct {
+	values map[string]any
+	bytes  int
+	// numbers is the way its values hold numbers: 0 not decided yet, 1 float64, 2 json.Number.
+	numbers int8
+}
+
+const (
+	minMemoBytes = 64
+	maxMemoBytes = 64 << 20
+)
+
+// Len is the number of objects the memo holds.
+func (m *Memo) Len() int { return len(m.values) }
+
+// decoding is one pass over in.
+type decoding struct {
+	*Decoder
+	in    []byte
+	pos   int
+	depth int
+	// path is the keys from the top value to the value being read, kept for Capture.
+	path []string
+}
+
+func (d *decoding) space() {
+	for d.pos < len(d.in) {
+		switch d.in[d.pos] {
+		case ' ', '\t', '\n', '\r':
+			d.pos++
+		default:
+			return
+		}
+	}
+}
+
+func (d *decoding) value() (any, bool) {
+	d.space()
+	if d.pos >= len(d.in) {
+		return nil, false
+	}
+	switch c := d.in[d.pos]; {
+	case c == '{':
+		if d.Memo != nil && d.depth+1 >= d.MemoFrom && d.depth+1 <= d.MemoTo {
+			return d.memoized()
+		}
+		return d.object()
+	case c == '[':
+		return d.array()
+	case c == '"':
+		return d.str()
+	case c == '-' || c >= '0' && c <= '9':
+		return d.number()
+	}
+	for _, lit := range []struct {
+		text string
+		v    any
+	}{{"true", true}, {"false", false}, {"null", nil}} {
+		if len(d.in)-d.pos >= len(lit.text) && string(d.in[d.pos:d.pos+len(lit.text)]) == lit.text {
+			d.pos += len(lit.text)
+			return lit.v, true
+		}
+	}
+	return nil, false
+}
+
+// memoized reads the object at d.pos through the memo: decoding an object depends on its
+// bytes alone (the depth limit aside, which the memo keeps away from), so bytes met again
+// give the same value.
+func (d *decoding) memoized() (any, bool) {
+	numbers := int8(1)
+	if d.UseNumber {
+		numbers = 2
+	}
+	if d.Memo.numbers == 0 {
+		d.Memo.numbers = numbers
+	}
+	end, nesting, ok := End(d.in, d.pos)
+	if !ok || end-d.pos < minMemoBytes || d.depth+nesting > MaxDepth || d.Capture != nil && d.depth < 2 || d.Memo.numbers != numbers {
+		return d.object()
+	}
+	if v, ok := d.Memo.values[string(d.in[d.pos:end])]; ok {
+		d.pos = end
+		return v, true
+	}
+	start := d.pos
+	v, ok := d.object()
+	if !ok || d.pos != end {
+		return v, ok
+	}
+	if m := d.Memo; m.bytes < maxMemoBytes {
+		if m.values == nil {
+			m.values = map[string]any{}
+		}
+		m.values[string(d.in[start:end])] = v
+		m.bytes += end - start
+	}
+	return v, true
+}
+
+func (d *decoding) object() (any, bool) {
+	if d.depth++; d.depth > MaxDepth {
+		return nil, false
+	}
+	defer func() { d.depth-- }()
+	d.pos++ // {
+	m := map[string]any{}
+	d.space()
+	if d.pos < len(d.in) && d.in[d.pos] == '}' {
+		d.pos++
+		return m, true
+	}
+	capture := d.Capture != nil && d.depth <= 2
+	for {
+		d.space()
+		if d.pos >= len(d.in) || d.in[d.pos] != '"' {
+			return nil, false
+		}
+		k, ok := d.str()
+		if !ok {
+			return nil, false
+		}
+		key := k.(string)
+		if _, dup := m[key]; dup {
+			return nil, false
+		}
+		d.space()
+		if d.pos >= len(d.in) || d.in[d.pos] != ':' {
+			return nil, false
+		}
+		d.pos++
+		d.space()
+		start := d.pos
+		if capture {
+			d.path = append(d.path, key)
+		}
+		v, ok := d.value()
+		if capture {
+			if ok {
+				d.Capture(d.path, d.in[start:d.pos])
+			}
+			d.path = d.path[:len(d.path)-1]
+		}
+		if !ok {
+			return nil, false
+		}
+		m[key] = v
+		d.space()
+		if d.pos >= len(d.in) {
+			return nil, false
+		}
+		switch d.in[d.pos] {
+		case ',':
+			d.pos++
+		case '}':
+			d.pos++
+			return m, true
+		default:
+			return nil, false
+		}
+	}
+}
+
+func (d *decoding) array() (any, bool) {
+	if d.depth++; d.depth > MaxDepth {
+		return nil, false
+	}
+	defer func() { d.depth-- }()
+	d.pos++ // [
+	list := []any{}
+	d.space()
+	if d.pos < len(d.in) && d.in[d.pos] == ']' {
+		d.pos++
+		return list, true
+	}
+	for {
+		v, ok := d.value()
+		if !ok {
+			return nil, false
+		}
+		list = append(list, v)
+		d.space()
+		if d.pos >= len(d.in) {
+			return nil, false
+		}
+		switch d.in[d.pos] {
+		case ',':
+			d.pos++
+		case ']':
+			d.pos++
+			return list, true
+		default:
+			return nil, false
+		}
+	}
+}
+
+// str reads a string; escaped surrogates and bytes that are not UTF-8 are left to
+// encoding/json.
+func (d *decoding) str() (any, bool) {
+	d.pos++ // "
+	start := d.pos
+	for d.pos < len(d.in) {
+		c := d.in[d.pos]
+		switch {
+		case c == '"':
+			raw := d.in[start:d.pos]
+			d.pos++
+			if s, ok := interned[string(raw)]; ok {
+				return s, true
+			}
+			return string(raw), true
+		case c == '\\':
+			return d.escaped(start)
+		case c < 0x20:
+			return nil, false
+		case c < utf8.RuneSelf:
+			d.pos++
+		default:
+			r, size := utf8.DecodeRune(d.in[d.pos:])
+			if r == utf8.RuneError && size == 1 {
+				return nil, false
+			}
+			d.pos += size
+		}
+	}
+	return nil, false
+}
+
+// escaped reads the rest of a string holding escapes, from its start.
+func (d *decoding) escaped(start int) (any, bool) {
+	b := append([]byte(nil), d.in[start:d.pos]...)
+	for d.pos < len(d.in) {
+		c := d.in[d.pos]
+		switch {
+		case c == '"':
+			d.pos++
+			return string(b), true
+		case c == '\\':
+			if d.pos+1 >= len(d.in) {
+				return nil, false
+			}
+			e := d.in[d.pos+1]
+			d.pos += 2
+			switch e {
+			case '"', '\\', '/':
+				b = append(b, e)
+			case 'b':
+				b = append(b, '\b')
+			case 'f':
+				b = append(b, '\f')
+			case 'n':
+				b = append(b, '\n')
+			case 'r':
+				b = append(b, '\r')
+			case 't':
+				b = append(b, '\t')
+			case 'u':
+				if d.pos+4 > len(d.in) {
+					return nil, false
+				}
+				r, err := strconv.ParseUint(string(d.in[d.pos:d.pos+4]), 16, 32)
+				if err != nil || r >= 0xD800 && r <= 0xDFFF {
+					return nil, false
+				}
+				d.pos += 4
+				b = utf8.AppendRune(b, rune(r))
+			default:
+				return nil, false
+			}
+		case c < 0x20:
+			return nil, false
+		case c < utf8.RuneSelf:
+			b = append(b, c)
+			d.pos++
+		default:
+			r, size := utf8.DecodeRune(d.in[d.pos:])
+			if r == utf8.RuneError && size == 1 {
+				return nil, false
+			}
+			b = append(b, d.in[d.pos:d.pos+size]...)
+			d.pos += size
+		}
+	}
+	return nil, false
+}
+
+// number reads a number as JSON's grammar writes it: its text with UseNumber, else a
+// float64 (a number out of its range is left to encoding/json, which rejects it).
+func (d *decoding) number() (any, bool) {
+	start := d.pos
+	digits := func() bool {
+		n := 0
+		for d.pos < len(d.in) && d.in[d.pos] >= '0' && d.in[d.pos] <= '9' {
+			d.pos++
+			n++
+		}
+		return n > 0
+	}
+	if d.in[d.pos] == '-' {
+		d.pos++
+	}
+	if d.pos < len(d.in) && d.in[d.pos] == '0' {
+		d.pos++
+	} else if !digits() {
+		return nil, false
+	}
+	if d.pos < len(d.in) && d.in[d.pos] == '.' {
+		d.pos++
+		if !digits() {
+			return nil, false
+		}
+	}
+	if d.pos < len(d.in) && (d.in[d.pos] == 'e' || d.in[d.pos] == 'E') {
+		d.pos++
+		if d.pos < len(d.in) && (d.in[d.pos] == '+' || d.in[d.pos] == '-') {
+			d.pos++
+		}
+		if !digits() {
+			return nil, false
+		}
+	}
+	text := d.in[start:d.pos]
+	if d.UseNumber {
+		return json.Number(text), true
+	}
+	f, err := strconv.ParseFloat(string(text), 64)
+	if err != nil {
+		return nil, false
+	}
+	return f, true
+}
+
+// interned holds the keys and values agent traces and protocol lines repeat most, so that
+// decoding them allocates nothing.
+var interned = func() map[string]string {
+	m := map[string]string{}
+	for _, s := range []string{"type", "role", "content", "text", "thinking", "toolCall", "id", "name", "arguments",
+		"message", "messages", "partial", "contentIndex", "delta", "timestamp", "usage", "input", "output", "cacheRead",
+		"cacheWrite", "totalTokens", "cost", "total", "api", "provider", "model", "stopReason", "thinkingLevel",
+		"assistant", "user", "system", "toolResult", "toolCallId", "toolName", "isError", "details", "durationMs",
+		"result", "args", "assistantMessageEvent", "toolsAdded", "toolsRemoved", "description", "parameters",
+		"faux", "faux-1", "pending", "stop", "toolUse", "length", "error", "aborted", "off", "object", "properties",
+		"required", "context", "tools", "turn", "toolResults", "newMessages", "terminate", "stream", "reason",
+		"call", "notify", "idle", "kind", "data", "session", "notification", "event", "hook", "tool"} {
+		m[s] = s
+	}
+	return m
+}()

@@ -1,0 +1,139 @@
+package jsonvalue
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// unmarshal is what encoding/json gives an any.
+func unmarshal(data []byte, useNumber bool) (any, bool) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if useNumber {
+		dec.UseNumber()
+	}
+	var v any
+	if dec.Decode(&v) != nil {
+		return nil, false
+	}
+	if _, err := dec.Token(); err == nil {
+		return nil, false // more than one value
+	}
+	return v, true
+}
+
+// TestDecodeIsEncodingJSON: what Decode decodes, it decodes as encoding/json does, numbers as
+// float64 or as json.Number; text written otherwise (spaces, escapes, keys twice, bytes that
+// are not UTF-8, surrogates, bad numbers) is decoded alike or left to encoding/json.
+func TestDecodeIsEncodingJSON(t *testing.T) {
+	inputs := []string{
+		`{"a":1,"b":[true,false,null],"c":{"d":"e"},"f":-1.5e3,"g":"\u00e9\n\"x\"","h":"é","i":[],"j":{}}`,
+		`[]`, `"s"`, `0`, `-0`, ` {"a" : [ 1 , 2 ] } ` + "\n", `{"dup":1,"dup":2}`, `{"a":"\ud83d\ude00"}`,
+		`{"a":"\xff"}`, "\"a\tb\"", `1e400`, `01`, `1.`, `-`, `1e+5`, `1E-5`, `tru`, `{"bad":`, `[1,]`,
+		`{"a":1}x`, `{"a":1} {"b":2}`, ``, `"\u0041\/"`, `123456789012345678901234567890`,
+	}
+	decoded := 0
+	for _, useNumber := range []bool{false, true} {
+		for _, in := range inputs {
+			got, ok := (&Decoder{UseNumber: useNumber}).Decode([]byte(in))
+			if !ok {
+				continue
+			}
+			decoded++
+			want, wantOK := unmarshal([]byte(in), useNumber)
+			if !wantOK || !reflect.DeepEqual(got, want) {
+				t.Errorf("%s (UseNumber %v): decoded %#v, encoding/json %#v (%v)", in, useNumber, got, want, wantOK)
+			}
+		}
+	}
+	if decoded < 20 || decoded == 2*len(inputs) {
+		t.Errorf("%d of %d decoded: the inputs do not exercise both ways", decoded, 2*len(inputs))
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		v := jsonish(3).Draw(t, "v")
+		var text []byte
+		if rapid.Bool().Draw(t, "indent") {
+			text, _ = json.MarshalIndent(v, " ", "\t")
+		} else {
+			text, _ = json.Marshal(v)
+		}
+		useNumber := rapid.Bool().Draw(t, "useNumber")
+		got, ok := (&Decoder{UseNumber: useNumber}).Decode(text)
+		want, _ := unmarshal(text, useNumber)
+		if !ok || !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: decoded %#v (%v), encoding/json %#v", text, got, ok, want)
+		}
+	})
+}
+
+func jsonish(depth int) *rapid.Generator[any] {
+	return rapid.Custom(func(t *rapid.T) any {
+		n := 6
+		if depth == 0 {
+			n = 4
+		}
+		switch rapid.IntRange(0, n-1).Draw(t, "kind") {
+		case 0:
+			return nil
+		case 1:
+			return rapid.Bool().Draw(t, "b")
+		case 2:
+			return rapid.Float64().Draw(t, "f")
+		case 3:
+			return rapid.String().Draw(t, "s")
+		case 4:
+			return rapid.MapOfN(rapid.StringMatching(`[a-z"\\<é]{0,4}`), jsonish(depth-1), 0, 3).Draw(t, "m")
+		default:
+			return rapid.SliceOfN(jsonish(depth-1), 0, 3).Draw(t, "l")
+		}
+	})
+}
+
+// TestMemoChangesNothing: decoding through a memo gives what decoding alone gives, for
+// documents that repeat objects written alike or otherwise, or break after them; captured
+// members are reported as without it.
+func TestMemoChangesNothing(t *testing.T) {
+	msg := `{"role":"user","content":[{"type":"text","text":"a \"}{\" b ]["}],"timestamp":1}`
+	docs := []string{
+		`{"messages":[` + msg + `]}`,
+		`{"message":` + msg + `,"more":[` + msg + `,` + msg + `]}`,
+		`{"messages":[ ` + msg + ` ]}`,
+		`{"messages":[` + msg + `,]}`,
+		`{"messages":[` + msg,
+		`{"messages":[` + msg[:len(msg)-1] + `]}`,
+		`{"call":{"data":` + msg + `},"x":[` + msg + `]}`,
+	}
+	// One memo for each way of reading numbers, and one shared by both (only the first way
+	// uses it).
+	var byFloat, byNumber, shared Memo
+	for _, run := range []struct {
+		useNumber bool
+		memo      *Memo
+	}{{false, &byFloat}, {true, &byNumber}, {false, &shared}, {true, &shared}} {
+		useNumber, memo := run.useNumber, run.memo
+		for range 2 {
+			for _, doc := range docs {
+				var plainCaptured, memoCaptured []string
+				plain := Decoder{UseNumber: useNumber, Capture: func(p []string, v []byte) { plainCaptured = append(plainCaptured, fmtCapture(p, v)) }}
+				memoized := Decoder{UseNumber: useNumber, Memo: memo, MemoFrom: 1, MemoTo: 3,
+					Capture: func(p []string, v []byte) { memoCaptured = append(memoCaptured, fmtCapture(p, v)) }}
+				want, wantOK := plain.Decode([]byte(doc))
+				got, ok := memoized.Decode([]byte(doc))
+				if ok != wantOK || !reflect.DeepEqual(got, want) || !reflect.DeepEqual(memoCaptured, plainCaptured) {
+					t.Errorf("%s: through the memo %#v (%v) %q, alone %#v (%v) %q", doc, got, ok, memoCaptured, want, wantOK, plainCaptured)
+				}
+			}
+		}
+	}
+	if byFloat.Len() == 0 || byNumber.Len() == 0 {
+		t.Fatal("a memo remembered nothing: the test checks nothing")
+	}
+}
+
+func fmtCapture(path []string, v []byte) string {
+	b, _ := json.Marshal(path)
+	return string(b) + "=" + string(v)
+}

@@ -41,6 +41,8 @@ func linkSize(l *Link) int {
 		}
 	}
 	member("advances", l.Advances)
+	member("answerExtends", l.AnswerExtends)
+	member("answerKeep", l.AnswerKeep)
 	member("extends", l.Extends)
 	member("keep", l.Keep)
 	member("repeats", l.Repeats)

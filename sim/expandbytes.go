@@ -25,6 +25,20 @@ func (x *expander) fastExpand(e *Entry) bool {
 		return false
 	}
 	l := e.Link
+	answer := e.Answer
+	if l.AnswerExtends != 0 || l.AnswerKeep != 0 {
+		i, ok := x.index(l.AnswerExtends)
+		if !ok || l.AnswerExtends >= e.Seq || !x.entries[i].canonical || x.entries[i].Link != nil {
+			return false
+		}
+		if answer, ok = extendMessages(x.entries[i].Answer, e.Answer, l.AnswerKeep); !ok {
+			return false
+		}
+		if l.Advances == 0 && l.Extends == 0 && l.Keep == 0 && l.Repeats == 0 {
+			e.Answer, e.Link = answer, nil
+			return true
+		}
+	}
 	var out []byte
 	switch {
 	case l.Extends != 0 && l.Advances == 0 && l.Repeats == 0:
@@ -73,7 +87,7 @@ func (x *expander) fastExpand(e *Entry) bool {
 	default:
 		return false
 	}
-	e.Data, e.Link = out, nil
+	e.Data, e.Answer, e.Link = out, answer, nil
 	return true
 }
 
@@ -116,8 +130,8 @@ func (x *expander) index(seq int) (int, bool) {
 	return i, ok
 }
 
-// extendMessages is a stream call's data with its messages preceded by the first keep of
-// base's.
+// extendMessages is a context call's data (or a context hook's answer) with its messages
+// preceded by the first keep of base's.
 func extendMessages(base, data []byte, keep int) ([]byte, bool) {
 	bStart, bEnd, ok := memberValue(base, "messages")
 	if !ok {

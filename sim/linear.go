@@ -17,12 +17,14 @@ import (
 // trace is therefore written in a linear form: an entry may leave out what an earlier entry
 // already holds, and say so in its "link" member:
 //
-//   - A stream call whose context begins with the first Keep messages of the context of an
-//     earlier stream call (Extends, its seq) writes only the messages after those in
+//   - A stream call whose context begins with the first Keep messages of the context of the
+//     previous stream call (Extends, its seq) writes only the messages after those in
 //     data.messages: {"extends":12,"keep":5}. When the context does not begin as the previous
 //     request's did (transformContext dropped or rewrote a message), it is written in full.
 //     A link whose keep equals the length of that earlier context shows the transcript's
-//     append-only rule at work.
+//     append-only rule at work. Calls of transformContext and convertToLlm, which are given
+//     the context whole in data.messages, are linked alike, each to the previous call of the
+//     same hook.
 //   - A streamEvent delivery whose partial message is the partial of an earlier streamEvent
 //     delivery of the same stream (Advances, its seq) advanced by this event leaves out
 //     data.partial: {"advances":40}. Advancing follows pi-ai's streaming: text_start and
@@ -46,8 +48,13 @@ type Link struct {
 	// Advances: a streamEvent delivery's partial is the partial of this delivery advanced by
 	// the event.
 	Advances int `json:"advances,omitempty"`
-	// Extends and Keep: a stream call's messages are the first Keep messages of this stream
-	// call's, followed by those written.
+	// AnswerExtends and AnswerKeep: a transformContext or convertToLlm call's answer.messages
+	// are the first AnswerKeep messages of this earlier call's answer, followed by those
+	// written. (The members are in the order of their names: the line stays canonical.)
+	AnswerExtends int `json:"answerExtends,omitempty"`
+	AnswerKeep    int `json:"answerKeep,omitempty"`
+	// Extends and Keep: a stream call's (or a transformContext or convertToLlm call's)
+	// messages are the first Keep messages of this earlier call's, followed by those written.
 	Extends int `json:"extends,omitempty"`
 	Keep    int `json:"keep,omitempty"`
 	// Repeats: a message_update event's assistantMessageEvent.partial and message are the
@@ -60,6 +67,12 @@ func appendLink(b []byte, l *Link) []byte {
 	o := open(b)
 	if l.Advances != 0 {
 		o.num("advances", int64(l.Advances))
+	}
+	if l.AnswerExtends != 0 {
+		o.num("answerExtends", int64(l.AnswerExtends))
+	}
+	if l.AnswerKeep != 0 {
+		o.num("answerKeep", int64(l.AnswerKeep))
 	}
 	if l.Extends != 0 {
 		o.num("extends", int64(l.Extends))
@@ -79,16 +92,105 @@ type linearizer struct {
 	// inFull writes every entry in full (tests compare it with the expanded linear form).
 	inFull bool
 
-	// ctxSeq is the seq of the last recorded stream call (0: none yet), ctx its messages
-	// (in-process runs) and ctxEnc their canonical JSON.
-	ctxSeq int
-	ctx    []loop.Message
-	ctxEnc [][]byte
+	// contexts holds, by the name of the calls that send a context (contextName), the last
+	// such call recorded; answers, by hook name, the last such call recorded whose answer
+	// holds messages (only encs and seq are set).
+	contexts map[string]contextAt
+	answers  map[string]contextAt
 
 	// partials holds, by stream id, the last streamEvent delivery that carried a partial.
 	partials map[string]partialAt
 	// last is the last streamEvent delivery that carried a partial, of any stream.
 	last partialAt
+}
+
+// contextAt is a context recorded at entry seq: its messages (in-process runs) and their
+// canonical JSON.
+type contextAt struct {
+	seq  int
+	msgs []loop.Message
+	encs [][]byte
+}
+
+// contextName is the name under which the linear form links calls of c's kind and name, each
+// to the previous one: stream calls, and the calls of the hooks that are given the context
+// whole (transformContext, convertToLlm); "" for the calls it writes in full.
+func contextName(c Call) string {
+	switch {
+	case c.Kind == CallStream:
+		return CallStream
+	case c.Kind == CallHook && (c.Name == HookTransformContext || c.Name == HookConvertToLLM):
+		return c.Name
+	}
+	return ""
+}
+
+// remember keeps a context call's messages once it is recorded at seq.
+func (w *world) remember(name string, seq int, msgs []loop.Message, encs [][]byte) {
+	if name == "" || encs == nil || !w.lastRecorded(seq, KindCall) {
+		return
+	}
+	if w.lin.contexts == nil {
+		w.lin.contexts = map[string]contextAt{}
+	}
+	w.lin.contexts[name] = contextAt{seq: seq, msgs: msgs, encs: encs}
+}
+
+// answerLink links a context hook's answer (canonical JSON) to the previous answer of the same
+// hook when its messages begin with some of that answer's: the answer in the linear form, its
+// link members set on link (which may be nil), and the answer's messages to remember.
+func (w *world) answerLink(name string, answer json.RawMessage, link *Link) (json.RawMessage, *Link, [][]byte) {
+	if w.lin.inFull || name == "" || name == CallStream || len(answer) == 0 {
+		return answer, link, nil
+	}
+	start, end, ok := memberValue(answer, "messages")
+	if !ok || answer[start] != '[' {
+		return answer, link, nil
+	}
+	encs, ok := elements(answer[start:end])
+	if !ok {
+		return answer, link, nil
+	}
+	prev := w.lin.answers[name]
+	keep := 0
+	for keep < len(encs) && keep < len(prev.encs) && bytes.Equal(encs[keep], prev.encs[keep]) {
+		keep++
+	}
+	if keep == 0 || prev.seq == 0 {
+		return answer, link, encs
+	}
+	if link == nil {
+		link = &Link{}
+	}
+	link.AnswerExtends, link.AnswerKeep = prev.seq, keep
+	return withMessagesFrom(answer, start, end, encs, keep), link, encs
+}
+
+// withMessagesFrom is the canonical object obj, whose messages member's value lies at
+// [start, end) and holds encs, with only the messages from keep on.
+func withMessagesFrom(obj []byte, start, end int, encs [][]byte, keep int) []byte {
+	short := make([]byte, 0, len(obj))
+	short = append(short, obj[:start]...)
+	short = append(short, '[')
+	for i, e := range encs[keep:] {
+		if i > 0 {
+			short = append(short, ',')
+		}
+		short = append(short, e...)
+	}
+	short = append(short, ']')
+	return append(short, obj[end:]...)
+}
+
+// rememberAnswer keeps a context hook's answer messages once the call is recorded at seq.
+func (w *world) rememberAnswer(name string, seq int, encs [][]byte) {
+	if name == "" || encs == nil || !w.lastRecorded(seq, KindCall) {
+		return
+	}
+	if w.lin.answers == nil {
+		w.lin.answers = map[string]contextAt{}
+	}
+	w.lin.answers[name] = contextAt{seq: seq, encs: encs}
 }
 
 // partialAt is a partial message recorded at entry seq: as a value, and as canonical JSON
@@ -99,66 +201,62 @@ type partialAt struct {
 	enc []byte
 }
 
-// streamData is a stream call's data in the linear form, with its link, and the context to
-// remember once the entry is recorded.
-func (w *world) streamData(c Call) (data json.RawMessage, link *Link, ctx []loop.Message, encs [][]byte) {
+// contextData is the data of a call that sends a context (contextName) in the linear form,
+// with its link, and the context to remember once the entry is recorded; full is the data in
+// full when wantFull (a hook's answer is computed from it), else nil.
+func (w *world) contextData(c Call, wantFull bool) (full, data json.RawMessage, link *Link, ctx []loop.Message, encs [][]byte) {
 	lin := &w.lin
 	if lin.inFull {
-		return w.canonicalData(c.Data, c.Value), nil, nil, nil
+		data = w.canonicalData(c.Data, c.Value)
+		return data, data, nil, nil, nil
 	}
+	prev := lin.contexts[contextName(c)]
 	if m, ok := c.Value.(map[string]any); ok && len(c.Data) == 0 {
 		if msgs, ok := m["messages"].([]loop.Message); ok {
 			encs = make([][]byte, len(msgs))
 			keep, same := 0, true
 			for i, msg := range msgs {
-				if same && i < len(lin.ctx) && memoable(msg) && msg == lin.ctx[i] {
-					encs[i] = lin.ctxEnc[i]
+				if same && i < len(prev.msgs) && memoable(msg) && msg == prev.msgs[i] {
+					encs[i] = prev.encs[i]
 					keep++
 					continue
 				}
 				encs[i] = w.enc.encoded(msg)
-				if same && i < len(lin.ctxEnc) && bytes.Equal(encs[i], lin.ctxEnc[i]) {
+				if same && i < len(prev.encs) && bytes.Equal(encs[i], prev.encs[i]) {
 					keep++
 					continue
 				}
 				same = false
 			}
-			if keep == 0 || lin.ctxSeq == 0 {
-				return w.enc.value(nil, m), nil, msgs, encs
+			if keep == 0 || prev.seq == 0 {
+				data = w.enc.value(nil, m)
+				return data, data, nil, msgs, encs
+			}
+			if wantFull {
+				full = w.enc.value(nil, m)
 			}
 			short := maps.Clone(m)
 			short["messages"] = msgs[keep:]
-			return w.enc.value(nil, short), &Link{Extends: lin.ctxSeq, Keep: keep}, msgs, encs
+			return full, w.enc.value(nil, short), &Link{Extends: prev.seq, Keep: keep}, msgs, encs
 		}
 	}
 	data = w.canonicalData(c.Data, c.Value)
 	start, end, ok := memberValue(data, "messages")
 	if !ok || data[start] != '[' {
-		return data, nil, nil, nil
+		return data, data, nil, nil, nil
 	}
 	encs, ok = elements(data[start:end])
 	if !ok {
-		return data, nil, nil, nil
+		return data, data, nil, nil, nil
 	}
 	keep := 0
-	for keep < len(encs) && keep < len(lin.ctxEnc) && bytes.Equal(encs[keep], lin.ctxEnc[keep]) {
+	for keep < len(encs) && keep < len(prev.encs) && bytes.Equal(encs[keep], prev.encs[keep]) {
 		keep++
 	}
-	if keep == 0 || lin.ctxSeq == 0 {
-		return data, nil, nil, encs
+	if keep == 0 || prev.seq == 0 {
+		return data, data, nil, nil, encs
 	}
-	short := make([]byte, 0, len(data))
-	short = append(short, data[:start]...)
-	short = append(short, '[')
-	for i, e := range encs[keep:] {
-		if i > 0 {
-			short = append(short, ',')
-		}
-		short = append(short, e...)
-	}
-	short = append(short, ']')
-	short = append(short, data[end:]...)
-	return short, &Link{Extends: lin.ctxSeq, Keep: keep}, nil, encs
+	return data, withMessagesFrom(data, start, end, encs, keep), &Link{Extends: prev.seq, Keep: keep}, nil, encs
 }
 
 // lastRecorded reports whether the trace's last entry is the one of that seq and kind (and
@@ -462,11 +560,20 @@ func (x *expander) partial(seq int) (map[string]any, error) {
 }
 
 func (x *expander) expand(e *Entry) error {
+	l := e.Link
+	if l.AnswerExtends != 0 || l.AnswerKeep != 0 {
+		if err := x.expandAnswer(e); err != nil {
+			return err
+		}
+		if l.Advances == 0 && l.Extends == 0 && l.Keep == 0 && l.Repeats == 0 {
+			e.Link = nil
+			return nil
+		}
+	}
 	var d map[string]any
 	if err := json.Unmarshal(e.Data, &d); err != nil || d == nil {
 		return fmt.Errorf("a linked entry's data is not an object")
 	}
-	l := e.Link
 	switch {
 	case l.Extends != 0 && l.Advances == 0 && l.Repeats == 0:
 		base, err := x.data(l.Extends)
@@ -506,6 +613,33 @@ func (x *expander) expand(e *Entry) error {
 	e.Data = appendCanonical(nil, d)
 	e.Link = nil
 	x.decoded[e.Seq] = d
+	return nil
+}
+
+// expandAnswer restores a context hook's answer from the earlier answer it extends.
+func (x *expander) expandAnswer(e *Entry) error {
+	l := e.Link
+	i, ok := x.bySeq[l.AnswerExtends]
+	if !ok || l.AnswerExtends >= e.Seq {
+		return fmt.Errorf("the link refers to entry %d, which is not an earlier entry", l.AnswerExtends)
+	}
+	var base, own map[string]any
+	if err := json.Unmarshal(x.entries[i].Answer, &base); err != nil || base == nil {
+		return fmt.Errorf("the link refers to entry %d, whose answer is not an object", l.AnswerExtends)
+	}
+	if err := json.Unmarshal(e.Answer, &own); err != nil || own == nil {
+		return fmt.Errorf("a linked entry's answer is not an object")
+	}
+	prev, ok1 := base["messages"].([]any)
+	mine, ok2 := own["messages"].([]any)
+	if !ok1 || !ok2 || l.AnswerKeep < 1 || l.AnswerKeep > len(prev) {
+		return fmt.Errorf("link keeps %d answer messages of entry %d, which has %d", l.AnswerKeep, l.AnswerExtends, len(prev))
+	}
+	own["messages"] = append(prev[:l.AnswerKeep:l.AnswerKeep], mine...)
+	e.Answer = appendCanonical(nil, own)
+	rest := *l
+	rest.AnswerExtends, rest.AnswerKeep = 0, 0
+	e.Link = &rest
 	return nil
 }
 

@@ -101,7 +101,8 @@ func TestLinearTraceExpandsToTheFullOne(t *testing.T) {
 		}
 		countLinks(t, full, linear, seen)
 	}
-	for _, kind := range []string{"extends", "extends all", "extends part", "context in full", "advances", "partial in full", "repeats"} {
+	for _, kind := range []string{"extends", "extends all", "extends part", "context in full", "advances", "partial in full", "repeats",
+		"transformContext extends", "convertToLlm extends", "transformContext answer extends", "convertToLlm answer extends"} {
 		if seen[kind] == 0 {
 			t.Errorf("no entry of the corpus shows %q (seen: %v)", kind, seen)
 		}
@@ -142,6 +143,27 @@ func countLinks(t *testing.T, full, linear *sim.Trace, seen map[string]int) {
 			}
 		case e.Kind == sim.KindEvent && l != nil && l.Repeats > 0:
 			seen["repeats"]++
+		case e.Kind == sim.KindCall && (e.Name == sim.HookTransformContext || e.Name == sim.HookConvertToLLM) && l != nil:
+			for _, part := range []struct {
+				what          string
+				extends, keep int
+				messages      func(sim.Entry) []json.RawMessage
+			}{
+				{"extends", l.Extends, l.Keep, func(e sim.Entry) []json.RawMessage { return messagesOf(t, e) }},
+				{"answer extends", l.AnswerExtends, l.AnswerKeep, func(e sim.Entry) []json.RawMessage { return answerMessagesOf(t, e) }},
+			} {
+				if part.extends == 0 {
+					continue
+				}
+				seen[e.Name+" "+part.what]++
+				base := full.Entries[part.extends-1]
+				if base.Name != e.Name || base.Seq != part.extends {
+					t.Fatalf("entry %d (%s) %s entry %d (%s), not a call of the same hook", e.Seq, e.Name, part.what, part.extends, base.Name)
+				}
+				if n := len(part.messages(base)); part.keep < 1 || part.keep > n {
+					t.Fatalf("entry %d keeps %d messages of %d (%s)", e.Seq, part.keep, n, part.what)
+				}
+			}
 		}
 	}
 }
@@ -194,6 +216,18 @@ func messagesOf(t *testing.T, e sim.Entry) []json.RawMessage {
 	return d.Messages
 }
 
+// answerMessagesOf is a hook call's answer.messages.
+func answerMessagesOf(t *testing.T, e sim.Entry) []json.RawMessage {
+	t.Helper()
+	var a struct {
+		Messages []json.RawMessage `json:"messages"`
+	}
+	if err := json.Unmarshal(e.Answer, &a); err != nil {
+		t.Fatal(err)
+	}
+	return a.Messages
+}
+
 // TestExpandRejectsLinksThatDoNotResolve: a link to no earlier entry, to an entry without
 // the part it names, keeping more than there is, or of no known kind, is an error naming the
 // entry.
@@ -208,6 +242,9 @@ func TestExpandRejectsLinksThatDoNotResolve(t *testing.T) {
 		{`{"seq":3,"t":0,"kind":"deliver","name":"streamEvent","data":{"type":"start"},"link":{"advances":2}}`, `entry 3: a "start" event does not advance a partial`},
 		{`{"seq":3,"t":0,"kind":"event","name":"message_update","data":{"type":"message_update"},"link":{"repeats":2}}`, "entry 3: a repeating entry has no assistantMessageEvent"},
 		{`{"seq":3,"t":0,"kind":"call","name":"stream","data":{"messages":[]},"link":{"extends":1,"keep":1,"repeats":2}}`, `entry 3: link {"extends":1,"keep":1,"repeats":2} is not one the linear form knows`},
+		{`{"seq":3,"t":0,"kind":"call","name":"convertToLlm","data":{"messages":[]},"answer":{"messages":[]},"link":{"answerExtends":7,"answerKeep":1}}`, "entry 3: the link refers to entry 7, which is not an earlier entry"},
+		{`{"seq":3,"t":0,"kind":"call","name":"convertToLlm","data":{"messages":[]},"answer":{"messages":[]},"link":{"answerExtends":1,"answerKeep":1}}`, "entry 3: the link refers to entry 1, whose answer is not an object"},
+		{`{"seq":3,"t":0,"kind":"call","name":"convertToLlm","data":{"messages":[]},"answer":{"messages":[]},"link":{"answerExtends":3,"answerKeep":1}}`, "entry 3: the link refers to entry 3, which is not an earlier entry"},
 	} {
 		tr, err := sim.ReadJSONL([]byte(stream + "\n" + delivery + "\n" + c.line + "\n"))
 		if err != nil {

@@ -212,14 +212,17 @@ func (w *world) Call(c Call) Answer {
 		w.exceed("requests", fmt.Sprintf("the run made %s %s; budget %s", thousands(int64(w.requests)), pluralS(w.requests, "request"), thousands(int64(w.budget.Requests))))
 		return Answer{Error: "the simulation has ended: " + w.over.Text}
 	}
-	var data json.RawMessage
+	// full is the call's data; data what the trace's linear form writes of it.
+	var full, data json.RawMessage
 	var link *Link
 	var ctx []loop.Message
 	var ctxEnc [][]byte
-	if c.Kind == CallStream {
-		data, link, ctx, ctxEnc = w.streamData(c)
+	ctxName := contextName(c)
+	if ctxName != "" {
+		full, data, link, ctx, ctxEnc = w.contextData(c, c.Kind == CallHook)
 	} else {
 		data = w.canonicalData(c.Data, c.Value)
+		full = data
 	}
 	var a Answer
 	switch c.Kind {
@@ -228,7 +231,7 @@ func (w *world) Call(c Call) Answer {
 	case CallTool:
 		a = w.startTool(data, c.Value)
 	case CallHook:
-		a = w.hook(c.Name, data, c.Value != nil && len(c.Data) == 0)
+		a = w.hook(c.Name, full, c.Value != nil && len(c.Data) == 0)
 	default:
 		a = Answer{Error: fmt.Sprintf("unknown call kind %q", c.Kind)}
 	}
@@ -239,13 +242,13 @@ func (w *world) Call(c Call) Answer {
 	if c.Kind == CallStream {
 		e.Target = strconv.Itoa(w.requests)
 	}
+	var answerEncs [][]byte
 	if len(a.Data) > 0 {
-		e.Answer = Canonical(a.Data)
+		e.Answer, e.Link, answerEncs = w.answerLink(ctxName, Canonical(a.Data), e.Link)
 	}
 	w.record(e)
-	if seq := len(w.trace.Entries); c.Kind == CallStream && ctxEnc != nil && w.lastRecorded(seq, KindCall) {
-		w.lin.ctxSeq, w.lin.ctx, w.lin.ctxEnc = seq, ctx, ctxEnc
-	}
+	w.remember(ctxName, len(w.trace.Entries), ctx, ctxEnc)
+	w.rememberAnswer(ctxName, len(w.trace.Entries), answerEncs)
 	if a.Abort {
 		// The hook aborts the run before it returns (PROTOCOL.md §13.5).
 		w.record(Entry{Kind: KindUser, Name: "abort"})

@@ -1,6 +1,10 @@
 package sim
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/turnstile-dev/turnstile/loop"
+)
 
 // Run simulates the scenario against impl and returns its trace. The trace is returned even
 // on error; an error means the implementation broke the port's contract (or the scenario
@@ -12,6 +16,7 @@ func Run(sc *Scenario, impl Implementation) (*Trace, error) { return run(sc, imp
 // run is Run; inFull makes the world write every entry in full (tests of the linear form).
 func run(sc *Scenario, impl Implementation, inFull bool) (*Trace, error) {
 	w := newWorld(sc)
+	w.trace.Entries = make([]Entry, 0, min(expectedEntries(sc), w.budget.Entries+1))
 	_, w.valuesOnly = impl.(*Reference)
 	w.lin.inFull = inFull
 	setup, err := w.setup()
@@ -71,4 +76,26 @@ func run(sc *Scenario, impl Implementation, inFull bool) (*Trace, error) {
 		return &w.trace, w.over
 	}
 	return &w.trace, nil
+}
+
+// expectedEntries guesses how many entries the scenario's trace will hold, so that the trace
+// grows without copying its entries again and again: some for each response and each of its
+// streamed deltas (a delivery and an event), some for the run.
+func expectedEntries(sc *Scenario) int {
+	n := 32 + 8*len(sc.User)
+	for i := range sc.Responses {
+		r := &sc.Responses[i]
+		n += 24
+		if r.DeltaSize > 0 {
+			for _, b := range r.Content {
+				switch x := b.(type) {
+				case loop.TextContent:
+					n += 2 * (len(x.Text)/r.DeltaSize + 1)
+				case loop.ThinkingContent:
+					n += 2 * (len(x.Thinking)/r.DeltaSize + 1)
+				}
+			}
+		}
+	}
+	return min(n, 1<<14) // beyond, growing costs little against the run
 }

@@ -45,6 +45,8 @@ func linkSize(l *Link) int {
 	member("answerKeep", l.AnswerKeep)
 	member("extends", l.Extends)
 	member("keep", l.Keep)
+	member("newExtends", l.NewExtends)
+	member("newKeep", l.NewKeep)
 	member("repeats", l.Repeats)
 	if members > 1 {
 		n += members - 1

@@ -33,7 +33,9 @@ func TestEndlessRunEndsWithTheBudgetVerdict(t *testing.T) {
 		name   string
 		text   string
 	}{
-		{sim.Budget{}, "bytes", "budget 16,777,216"},
+		// The default budget: the linear trace of a thousand requests fits in 16 MiB.
+		{sim.Budget{}, "requests", "the run made 1,000 requests; budget 1,000"},
+		{sim.Budget{Bytes: 200_000}, "bytes", "budget 200,000"},
 		{sim.Budget{Requests: 100}, "requests", "the run made 100 requests; budget 100"},
 		{sim.Budget{Entries: 500}, "entries", "the trace reached 500 entries; budget 500"},
 		{sim.Budget{Requests: 7}, "requests", "the run made 7 requests; budget 7"},

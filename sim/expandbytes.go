@@ -28,29 +28,38 @@ func (x *expander) fastExpand(e *Entry) bool {
 	answer := e.Answer
 	if l.AnswerExtends != 0 || l.AnswerKeep != 0 {
 		i, ok := x.index(l.AnswerExtends)
-		if !ok || l.AnswerExtends >= e.Seq || !x.entries[i].canonical || x.entries[i].Link != nil {
+		path := listPath(e, listAnswer)
+		if !ok || path == nil || l.AnswerExtends >= e.Seq || !x.entries[i].canonical || x.entries[i].Link != nil {
 			return false
 		}
-		if answer, ok = extendMessages(x.entries[i].Answer, e.Answer, l.AnswerKeep); !ok {
+		if answer, ok = extendAt(x.entries[i].Answer, e.Answer, path, l.AnswerKeep); !ok {
 			return false
 		}
-		if l.Advances == 0 && l.Extends == 0 && l.Keep == 0 && l.Repeats == 0 {
+		if l.Advances == 0 && l.Extends == 0 && l.Keep == 0 && l.NewExtends == 0 && l.NewKeep == 0 && l.Repeats == 0 {
 			e.Answer, e.Link = answer, nil
 			return true
 		}
 	}
 	var out []byte
 	switch {
-	case l.Extends != 0 && l.Advances == 0 && l.Repeats == 0:
-		base, ok := x.canonicalData(l.Extends)
-		if !ok {
-			return false
+	case (l.Extends != 0 || l.NewExtends != 0) && l.Advances == 0 && l.Repeats == 0:
+		out = e.Data
+		for _, part := range []struct {
+			list, extends, keep int
+		}{{listMessages, l.Extends, l.Keep}, {listNewMessages, l.NewExtends, l.NewKeep}} {
+			if part.extends == 0 && part.keep == 0 {
+				continue
+			}
+			base, ok := x.canonicalData(part.extends)
+			path := listPath(e, part.list)
+			if !ok || path == nil {
+				return false
+			}
+			if out, ok = extendAt(base, out, path, part.keep); !ok {
+				return false
+			}
 		}
-		out, ok = extendMessages(base, e.Data, l.Keep)
-		if !ok {
-			return false
-		}
-	case l.Advances != 0 && l.Extends == 0 && l.Keep == 0 && l.Repeats == 0:
+	case l.Advances != 0 && l.Extends == 0 && l.Keep == 0 && l.NewExtends == 0 && l.NewKeep == 0 && l.Repeats == 0:
 		prev, ok := x.canonicalPartial(l.Advances)
 		if !ok {
 			return false
@@ -63,7 +72,7 @@ func (x *expander) fastExpand(e *Entry) bool {
 		if !ok {
 			return false
 		}
-	case l.Repeats != 0 && l.Extends == 0 && l.Keep == 0 && l.Advances == 0:
+	case l.Repeats != 0 && l.Extends == 0 && l.Keep == 0 && l.NewExtends == 0 && l.NewKeep == 0 && l.Advances == 0:
 		p, ok := x.canonicalPartial(l.Repeats)
 		if !ok {
 			return false
@@ -130,19 +139,19 @@ func (x *expander) index(seq int) (int, bool) {
 	return i, ok
 }
 
-// extendMessages is a context call's data (or a context hook's answer) with its messages
-// preceded by the first keep of base's.
-func extendMessages(base, data []byte, keep int) ([]byte, bool) {
-	bStart, bEnd, ok := memberValue(base, "messages")
-	if !ok {
+// extendAt is a context call's data (or a context hook's answer) with the list at path
+// preceded by the first keep of base's list there.
+func extendAt(base, data []byte, path []string, keep int) ([]byte, bool) {
+	bStart, bEnd, ok := spanAt(base, path)
+	if !ok || base[bStart] != '[' {
 		return nil, false
 	}
 	prev, ok := elements(base[bStart:bEnd])
 	if !ok || keep < 1 || keep > len(prev) {
 		return nil, false
 	}
-	start, end, ok := memberValue(data, "messages")
-	if !ok {
+	start, end, ok := spanAt(data, path)
+	if !ok || data[start] != '[' {
 		return nil, false
 	}
 	own, ok := elements(data[start:end])

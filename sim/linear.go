@@ -22,9 +22,9 @@ import (
 //     data.messages: {"extends":12,"keep":5}. When the context does not begin as the previous
 //     request's did (transformContext dropped or rewrote a message), it is written in full.
 //     A link whose keep equals the length of that earlier context shows the transcript's
-//     append-only rule at work. Calls of transformContext and convertToLlm, which are given
-//     the context whole in data.messages, are linked alike, each to the previous call of the
-//     same hook.
+//     append-only rule at work. The calls of the hooks given the context whole, their answers
+//     that return it and the run's new messages they are given are linked alike, each to the
+//     previous call of the same hook (contexts.go).
 //   - A streamEvent delivery whose partial message is the partial of an earlier streamEvent
 //     delivery of the same stream (Advances, its seq) advanced by this event leaves out
 //     data.partial: {"advances":40}. Advancing follows pi-ai's streaming: text_start and
@@ -48,15 +48,19 @@ type Link struct {
 	// Advances: a streamEvent delivery's partial is the partial of this delivery advanced by
 	// the event.
 	Advances int `json:"advances,omitempty"`
-	// AnswerExtends and AnswerKeep: a transformContext or convertToLlm call's answer.messages
-	// are the first AnswerKeep messages of this earlier call's answer, followed by those
-	// written. (The members are in the order of their names: the line stays canonical.)
+	// AnswerExtends and AnswerKeep: a context hook's answer messages are the first
+	// AnswerKeep messages of this earlier call's answer, followed by those written (see
+	// contexts.go; the members are in the order of their names, so the line stays canonical).
 	AnswerExtends int `json:"answerExtends,omitempty"`
 	AnswerKeep    int `json:"answerKeep,omitempty"`
-	// Extends and Keep: a stream call's (or a transformContext or convertToLlm call's)
-	// messages are the first Keep messages of this earlier call's, followed by those written.
+	// Extends and Keep: a stream call's (or a context hook's) context messages are the first
+	// Keep messages of this earlier call's, followed by those written.
 	Extends int `json:"extends,omitempty"`
 	Keep    int `json:"keep,omitempty"`
+	// NewExtends and NewKeep: a prepareNextTurn or finishTurn call's turn.newMessages are the
+	// first NewKeep of this earlier call's, followed by those written.
+	NewExtends int `json:"newExtends,omitempty"`
+	NewKeep    int `json:"newKeep,omitempty"`
 	// Repeats: a message_update event's assistantMessageEvent.partial and message are the
 	// partial of this entry.
 	Repeats int `json:"repeats,omitempty"`
@@ -80,6 +84,12 @@ func appendLink(b []byte, l *Link) []byte {
 	if l.Keep != 0 {
 		o.num("keep", int64(l.Keep))
 	}
+	if l.NewExtends != 0 {
+		o.num("newExtends", int64(l.NewExtends))
+	}
+	if l.NewKeep != 0 {
+		o.num("newKeep", int64(l.NewKeep))
+	}
 	if l.Repeats != 0 {
 		o.num("repeats", int64(l.Repeats))
 	}
@@ -92,105 +102,14 @@ type linearizer struct {
 	// inFull writes every entry in full (tests compare it with the expanded linear form).
 	inFull bool
 
-	// contexts holds, by the name of the calls that send a context (contextName), the last
-	// such call recorded; answers, by hook name, the last such call recorded whose answer
-	// holds messages (only encs and seq are set).
-	contexts map[string]contextAt
-	answers  map[string]contextAt
+	// lists holds the message lists of the last recorded call of each name that sends a
+	// context (contexts.go).
+	lists map[listKey]listAt
 
 	// partials holds, by stream id, the last streamEvent delivery that carried a partial.
 	partials map[string]partialAt
 	// last is the last streamEvent delivery that carried a partial, of any stream.
 	last partialAt
-}
-
-// contextAt is a context recorded at entry seq: its messages (in-process runs) and their
-// canonical JSON.
-type contextAt struct {
-	seq  int
-	msgs []loop.Message
-	encs [][]byte
-}
-
-// contextName is the name under which the linear form links calls of c's kind and name, each
-// to the previous one: stream calls, and the calls of the hooks that are given the context
-// whole (transformContext, convertToLlm); "" for the calls it writes in full.
-func contextName(c Call) string {
-	switch {
-	case c.Kind == CallStream:
-		return CallStream
-	case c.Kind == CallHook && (c.Name == HookTransformContext || c.Name == HookConvertToLLM):
-		return c.Name
-	}
-	return ""
-}
-
-// remember keeps a context call's messages once it is recorded at seq.
-func (w *world) remember(name string, seq int, msgs []loop.Message, encs [][]byte) {
-	if name == "" || encs == nil || !w.lastRecorded(seq, KindCall) {
-		return
-	}
-	if w.lin.contexts == nil {
-		w.lin.contexts = map[string]contextAt{}
-	}
-	w.lin.contexts[name] = contextAt{seq: seq, msgs: msgs, encs: encs}
-}
-
-// answerLink links a context hook's answer (canonical JSON) to the previous answer of the same
-// hook when its messages begin with some of that answer's: the answer in the linear form, its
-// link members set on link (which may be nil), and the answer's messages to remember.
-func (w *world) answerLink(name string, answer json.RawMessage, link *Link) (json.RawMessage, *Link, [][]byte) {
-	if w.lin.inFull || name == "" || name == CallStream || len(answer) == 0 {
-		return answer, link, nil
-	}
-	start, end, ok := memberValue(answer, "messages")
-	if !ok || answer[start] != '[' {
-		return answer, link, nil
-	}
-	encs, ok := elements(answer[start:end])
-	if !ok {
-		return answer, link, nil
-	}
-	prev := w.lin.answers[name]
-	keep := 0
-	for keep < len(encs) && keep < len(prev.encs) && bytes.Equal(encs[keep], prev.encs[keep]) {
-		keep++
-	}
-	if keep == 0 || prev.seq == 0 {
-		return answer, link, encs
-	}
-	if link == nil {
-		link = &Link{}
-	}
-	link.AnswerExtends, link.AnswerKeep = prev.seq, keep
-	return withMessagesFrom(answer, start, end, encs, keep), link, encs
-}
-
-// withMessagesFrom is the canonical object obj, whose messages member's value lies at
-// [start, end) and holds encs, with only the messages from keep on.
-func withMessagesFrom(obj []byte, start, end int, encs [][]byte, keep int) []byte {
-	short := make([]byte, 0, len(obj))
-	short = append(short, obj[:start]...)
-	short = append(short, '[')
-	for i, e := range encs[keep:] {
-		if i > 0 {
-			short = append(short, ',')
-		}
-		short = append(short, e...)
-	}
-	short = append(short, ']')
-	return append(short, obj[end:]...)
-}
-
-// rememberAnswer keeps a context hook's answer messages once the call is recorded at seq.
-func (w *world) rememberAnswer(name string, seq int, encs [][]byte) {
-	if name == "" || encs == nil || !w.lastRecorded(seq, KindCall) {
-		return
-	}
-	if w.lin.answers == nil {
-		w.lin.answers = map[string]contextAt{}
-	}
-	w.lin.answers[name] = contextAt{seq: seq, encs: encs}
 }
 
 // partialAt is a partial message recorded at entry seq: as a value, and as canonical JSON
@@ -199,64 +118,6 @@ type partialAt struct {
 	seq int
 	msg *loop.AssistantMessage
 	enc []byte
-}
-
-// contextData is the data of a call that sends a context (contextName) in the linear form,
-// with its link, and the context to remember once the entry is recorded; full is the data in
-// full when wantFull (a hook's answer is computed from it), else nil.
-func (w *world) contextData(c Call, wantFull bool) (full, data json.RawMessage, link *Link, ctx []loop.Message, encs [][]byte) {
-	lin := &w.lin
-	if lin.inFull {
-		data = w.canonicalData(c.Data, c.Value)
-		return data, data, nil, nil, nil
-	}
-	prev := lin.contexts[contextName(c)]
-	if m, ok := c.Value.(map[string]any); ok && len(c.Data) == 0 {
-		if msgs, ok := m["messages"].([]loop.Message); ok {
-			encs = make([][]byte, len(msgs))
-			keep, same := 0, true
-			for i, msg := range msgs {
-				if same && i < len(prev.msgs) && memoable(msg) && msg == prev.msgs[i] {
-					encs[i] = prev.encs[i]
-					keep++
-					continue
-				}
-				encs[i] = w.enc.encoded(msg)
-				if same && i < len(prev.encs) && bytes.Equal(encs[i], prev.encs[i]) {
-					keep++
-					continue
-				}
-				same = false
-			}
-			if keep == 0 || prev.seq == 0 {
-				data = w.enc.value(nil, m)
-				return data, data, nil, msgs, encs
-			}
-			if wantFull {
-				full = w.enc.value(nil, m)
-			}
-			short := maps.Clone(m)
-			short["messages"] = msgs[keep:]
-			return full, w.enc.value(nil, short), &Link{Extends: prev.seq, Keep: keep}, msgs, encs
-		}
-	}
-	data = w.canonicalData(c.Data, c.Value)
-	start, end, ok := memberValue(data, "messages")
-	if !ok || data[start] != '[' {
-		return data, data, nil, nil, nil
-	}
-	encs, ok = elements(data[start:end])
-	if !ok {
-		return data, data, nil, nil, nil
-	}
-	keep := 0
-	for keep < len(encs) && keep < len(prev.encs) && bytes.Equal(encs[keep], prev.encs[keep]) {
-		keep++
-	}
-	if keep == 0 || prev.seq == 0 {
-		return data, data, nil, nil, encs
-	}
-	return data, withMessagesFrom(data, start, end, encs, keep), &Link{Extends: prev.seq, Keep: keep}, nil, encs
 }
 
 // lastRecorded reports whether the trace's last entry is the one of that seq and kind (and
@@ -565,7 +426,7 @@ func (x *expander) expand(e *Entry) error {
 		if err := x.expandAnswer(e); err != nil {
 			return err
 		}
-		if l.Advances == 0 && l.Extends == 0 && l.Keep == 0 && l.Repeats == 0 {
+		if l.Advances == 0 && l.Extends == 0 && l.Keep == 0 && l.NewExtends == 0 && l.NewKeep == 0 && l.Repeats == 0 {
 			e.Link = nil
 			return nil
 		}
@@ -575,18 +436,29 @@ func (x *expander) expand(e *Entry) error {
 		return fmt.Errorf("a linked entry's data is not an object")
 	}
 	switch {
-	case l.Extends != 0 && l.Advances == 0 && l.Repeats == 0:
-		base, err := x.data(l.Extends)
-		if err != nil {
-			return err
+	case (l.Extends != 0 || l.NewExtends != 0) && l.Advances == 0 && l.Repeats == 0:
+		for _, part := range []struct {
+			list, extends, keep int
+		}{{listMessages, l.Extends, l.Keep}, {listNewMessages, l.NewExtends, l.NewKeep}} {
+			if part.extends == 0 && part.keep == 0 {
+				continue
+			}
+			path := listPath(e, part.list)
+			if path == nil {
+				return fmt.Errorf("link %s on a %s entry, which sends no such list", appendLink(nil, l), e.Name)
+			}
+			base, err := x.data(part.extends)
+			if err != nil {
+				return err
+			}
+			prev, ok1 := listIn(base, path)
+			own, ok2 := listIn(d, path)
+			if !ok1 || !ok2 || part.keep < 1 || part.keep > len(prev) {
+				return fmt.Errorf("link keeps %d messages of entry %d, which has %d", part.keep, part.extends, len(prev))
+			}
+			setListIn(d, path, append(prev[:part.keep:part.keep], own...))
 		}
-		prev, ok1 := base["messages"].([]any)
-		own, ok2 := d["messages"].([]any)
-		if !ok1 || !ok2 || l.Keep < 1 || l.Keep > len(prev) {
-			return fmt.Errorf("link keeps %d messages of entry %d, which has %d", l.Keep, l.Extends, len(prev))
-		}
-		d["messages"] = append(prev[:l.Keep:l.Keep], own...)
-	case l.Advances != 0 && l.Extends == 0 && l.Keep == 0 && l.Repeats == 0:
+	case l.Advances != 0 && l.Extends == 0 && l.Keep == 0 && l.NewExtends == 0 && l.NewKeep == 0 && l.Repeats == 0:
 		prev, err := x.partial(l.Advances)
 		if err != nil {
 			return err
@@ -596,7 +468,7 @@ func (x *expander) expand(e *Entry) error {
 			return err
 		}
 		d["partial"] = next
-	case l.Repeats != 0 && l.Extends == 0 && l.Keep == 0 && l.Advances == 0:
+	case l.Repeats != 0 && l.Extends == 0 && l.Keep == 0 && l.NewExtends == 0 && l.NewKeep == 0 && l.Advances == 0:
 		p, err := x.partial(l.Repeats)
 		if err != nil {
 			return err
@@ -623,6 +495,10 @@ func (x *expander) expandAnswer(e *Entry) error {
 	if !ok || l.AnswerExtends >= e.Seq {
 		return fmt.Errorf("the link refers to entry %d, which is not an earlier entry", l.AnswerExtends)
 	}
+	path := listPath(e, listAnswer)
+	if path == nil {
+		return fmt.Errorf("link %s on a %s entry, whose answer holds no messages", appendLink(nil, l), e.Name)
+	}
 	var base, own map[string]any
 	if err := json.Unmarshal(x.entries[i].Answer, &base); err != nil || base == nil {
 		return fmt.Errorf("the link refers to entry %d, whose answer is not an object", l.AnswerExtends)
@@ -630,12 +506,12 @@ func (x *expander) expandAnswer(e *Entry) error {
 	if err := json.Unmarshal(e.Answer, &own); err != nil || own == nil {
 		return fmt.Errorf("a linked entry's answer is not an object")
 	}
-	prev, ok1 := base["messages"].([]any)
-	mine, ok2 := own["messages"].([]any)
+	prev, ok1 := listIn(base, path)
+	mine, ok2 := listIn(own, path)
 	if !ok1 || !ok2 || l.AnswerKeep < 1 || l.AnswerKeep > len(prev) {
 		return fmt.Errorf("link keeps %d answer messages of entry %d, which has %d", l.AnswerKeep, l.AnswerExtends, len(prev))
 	}
-	own["messages"] = append(prev[:l.AnswerKeep:l.AnswerKeep], mine...)
+	setListIn(own, path, append(prev[:l.AnswerKeep:l.AnswerKeep], mine...))
 	e.Answer = appendCanonical(nil, own)
 	rest := *l
 	rest.AnswerExtends, rest.AnswerKeep = 0, 0

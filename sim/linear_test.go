@@ -102,7 +102,9 @@ func TestLinearTraceExpandsToTheFullOne(t *testing.T) {
 		countLinks(t, full, linear, seen)
 	}
 	for _, kind := range []string{"extends", "extends all", "extends part", "context in full", "advances", "partial in full", "repeats",
-		"transformContext extends", "convertToLlm extends", "transformContext answer extends", "convertToLlm answer extends"} {
+		"transformContext extends", "convertToLlm extends", "transformContext answer extends", "convertToLlm answer extends",
+		"prepareRequest extends", "prepareNextTurn extends", "prepareNextTurn new extends",
+		"finishTurn extends", "finishTurn new extends"} {
 		if seen[kind] == 0 {
 			t.Errorf("no entry of the corpus shows %q (seen: %v)", kind, seen)
 		}
@@ -143,14 +145,15 @@ func countLinks(t *testing.T, full, linear *sim.Trace, seen map[string]int) {
 			}
 		case e.Kind == sim.KindEvent && l != nil && l.Repeats > 0:
 			seen["repeats"]++
-		case e.Kind == sim.KindCall && (e.Name == sim.HookTransformContext || e.Name == sim.HookConvertToLLM) && l != nil:
+		case e.Kind == sim.KindCall && e.Name != sim.CallStream && l != nil:
 			for _, part := range []struct {
 				what          string
 				extends, keep int
 				messages      func(sim.Entry) []json.RawMessage
 			}{
-				{"extends", l.Extends, l.Keep, func(e sim.Entry) []json.RawMessage { return messagesOf(t, e) }},
-				{"answer extends", l.AnswerExtends, l.AnswerKeep, func(e sim.Entry) []json.RawMessage { return answerMessagesOf(t, e) }},
+				{"extends", l.Extends, l.Keep, func(e sim.Entry) []json.RawMessage { return listOf(t, e.Data, contextPath(e.Name)) }},
+				{"new extends", l.NewExtends, l.NewKeep, func(e sim.Entry) []json.RawMessage { return listOf(t, e.Data, []string{"turn", "newMessages"}) }},
+				{"answer extends", l.AnswerExtends, l.AnswerKeep, func(e sim.Entry) []json.RawMessage { return listOf(t, e.Answer, answerPath(e.Name)) }},
 			} {
 				if part.extends == 0 {
 					continue
@@ -216,16 +219,41 @@ func messagesOf(t *testing.T, e sim.Entry) []json.RawMessage {
 	return d.Messages
 }
 
-// answerMessagesOf is a hook call's answer.messages.
-func answerMessagesOf(t *testing.T, e sim.Entry) []json.RawMessage {
-	t.Helper()
-	var a struct {
-		Messages []json.RawMessage `json:"messages"`
+// contextPath and answerPath are where a hook's call holds the context's messages and
+// where its answer holds messages (PROTOCOL.md §4).
+func contextPath(hook string) []string {
+	switch hook {
+	case sim.HookPrepareRequest:
+		return []string{"context", "messages"}
+	case sim.HookPrepareNextTurn, sim.HookFinishTurn:
+		return []string{"turn", "context", "messages"}
 	}
-	if err := json.Unmarshal(e.Answer, &a); err != nil {
+	return []string{"messages"}
+}
+
+func answerPath(hook string) []string {
+	if hook == sim.HookPrepareRequest || hook == sim.HookPrepareNextTurn {
+		return []string{"context", "messages"}
+	}
+	return []string{"messages"}
+}
+
+// listOf is the list at path in a JSON object.
+func listOf(t *testing.T, data []byte, path []string) []json.RawMessage {
+	t.Helper()
+	var v any = json.RawMessage(data)
+	for _, key := range path {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(v.(json.RawMessage), &m); err != nil {
+			t.Fatal(err)
+		}
+		v = m[key]
+	}
+	var list []json.RawMessage
+	if err := json.Unmarshal(v.(json.RawMessage), &list); err != nil {
 		t.Fatal(err)
 	}
-	return a.Messages
+	return list
 }
 
 // TestExpandRejectsLinksThatDoNotResolve: a link to no earlier entry, to an entry without
@@ -242,6 +270,9 @@ func TestExpandRejectsLinksThatDoNotResolve(t *testing.T) {
 		{`{"seq":3,"t":0,"kind":"deliver","name":"streamEvent","data":{"type":"start"},"link":{"advances":2}}`, `entry 3: a "start" event does not advance a partial`},
 		{`{"seq":3,"t":0,"kind":"event","name":"message_update","data":{"type":"message_update"},"link":{"repeats":2}}`, "entry 3: a repeating entry has no assistantMessageEvent"},
 		{`{"seq":3,"t":0,"kind":"call","name":"stream","data":{"messages":[]},"link":{"extends":1,"keep":1,"repeats":2}}`, `entry 3: link {"extends":1,"keep":1,"repeats":2} is not one the linear form knows`},
+		{`{"seq":3,"t":0,"kind":"call","name":"stream","data":{"messages":[]},"link":{"newExtends":1,"newKeep":1}}`, `entry 3: link {"newExtends":1,"newKeep":1} on a stream entry, which sends no such list`},
+		{`{"seq":3,"t":0,"kind":"call","name":"stream","data":{"messages":[]},"answer":{"messages":[]},"link":{"answerExtends":1,"answerKeep":1}}`, `entry 3: link {"answerExtends":1,"answerKeep":1} on a stream entry, whose answer holds no messages`},
+		{`{"seq":3,"t":0,"kind":"call","name":"finishTurn","data":{"turn":{"context":{"messages":[]},"newMessages":[]}},"link":{"newExtends":1,"newKeep":1}}`, "entry 3: link keeps 1 messages of entry 1, which has 0"},
 		{`{"seq":3,"t":0,"kind":"call","name":"convertToLlm","data":{"messages":[]},"answer":{"messages":[]},"link":{"answerExtends":7,"answerKeep":1}}`, "entry 3: the link refers to entry 7, which is not an earlier entry"},
 		{`{"seq":3,"t":0,"kind":"call","name":"convertToLlm","data":{"messages":[]},"answer":{"messages":[]},"link":{"answerExtends":1,"answerKeep":1}}`, "entry 3: the link refers to entry 1, whose answer is not an object"},
 		{`{"seq":3,"t":0,"kind":"call","name":"convertToLlm","data":{"messages":[]},"answer":{"messages":[]},"link":{"answerExtends":3,"answerKeep":1}}`, "entry 3: the link refers to entry 3, which is not an earlier entry"},

@@ -215,11 +215,10 @@ func (w *world) Call(c Call) Answer {
 	// full is the call's data; data what the trace's linear form writes of it.
 	var full, data json.RawMessage
 	var link *Link
-	var ctx []loop.Message
-	var ctxEnc [][]byte
+	var lists []pendingList
 	ctxName := contextName(c)
 	if ctxName != "" {
-		full, data, link, ctx, ctxEnc = w.contextData(c, c.Kind == CallHook)
+		full, data, link, lists = w.contextData(c, ctxName, c.Kind == CallHook)
 	} else {
 		data = w.canonicalData(c.Data, c.Value)
 		full = data
@@ -242,13 +241,13 @@ func (w *world) Call(c Call) Answer {
 	if c.Kind == CallStream {
 		e.Target = strconv.Itoa(w.requests)
 	}
-	var answerEncs [][]byte
 	if len(a.Data) > 0 {
-		e.Answer, e.Link, answerEncs = w.answerLink(ctxName, Canonical(a.Data), e.Link)
+		var answerList []pendingList
+		e.Answer, e.Link, answerList = w.answerData(ctxName, Canonical(a.Data), e.Link)
+		lists = append(lists, answerList...)
 	}
 	w.record(e)
-	w.remember(ctxName, len(w.trace.Entries), ctx, ctxEnc)
-	w.rememberAnswer(ctxName, len(w.trace.Entries), answerEncs)
+	w.remember(len(w.trace.Entries), lists)
 	if a.Abort {
 		// The hook aborts the run before it returns (PROTOCOL.md §13.5).
 		w.record(Entry{Kind: KindUser, Name: "abort"})

@@ -232,8 +232,12 @@ func TestEndlessScenarioEndsWithTheBudgetVerdict(t *testing.T) {
 		t.Fatalf("run: exit %d:\n%s\n%s", code, lastLines(out, 3), errOut)
 	}
 	out, _, code = turnstile(t, "run", endless)
-	if code != 1 || !strings.Contains(out, "; budget 16,777,216") {
+	if code != 1 || !strings.Contains(out, "the run made 1,000 requests; budget 1,000") {
 		t.Fatalf("run with the default budget: exit %d:\n%s", code, lastLines(out, 3))
+	}
+	out, _, code = turnstile(t, "run", endless, "--max-bytes", "200000")
+	if code != 1 || !strings.Contains(out, "bytes of JSON lines; budget 200,000") {
+		t.Fatalf("run with a bytes budget: exit %d:\n%s", code, lastLines(out, 3))
 	}
 	out, _, code = turnstile(t, "conform", "--suite", endless, "--max-entries", "300")
 	if code != 1 || !strings.Contains(out, "the trace reached 300 entries; budget 300") {

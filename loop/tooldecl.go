@@ -3,6 +3,7 @@ package loop
 import (
 	"encoding/json"
 	"math"
+	"unicode/utf8"
 )
 
 // ToolDeclaration is what the model is told about a tool: its name, description and JSON
@@ -23,42 +24,36 @@ type ToolReference struct {
 // declarationsEqual). pi compares JSON texts, which keep JavaScript's key order; Go maps have
 // none, so here two schemas that differ only in key order are equal.
 func sameDeclaration(a, b ToolDeclaration) bool {
-	if a.Name != b.Name || a.Description != b.Description ||
-		(a.ConstrainedSampling == nil) != (b.ConstrainedSampling == nil) { // omitted when nil
-		return false
+	if plainDeclaration(a) && plainDeclaration(b) {
+		return a.Name == b.Name && a.Description == b.Description &&
+			(a.ConstrainedSampling == nil) == (b.ConstrainedSampling == nil) && // omitted when nil
+			equalJSON(a.Parameters, b.Parameters) && equalJSON(a.ConstrainedSampling, b.ConstrainedSampling)
 	}
-	params, known := sameJSON(a.Parameters, b.Parameters)
-	sampling, knownSampling := sameJSON(a.ConstrainedSampling, b.ConstrainedSampling)
-	if known && knownSampling {
-		return params && sampling
-	}
-	// Values of other Go types: compared by their JSON text, as encoding/json writes it.
+	// Anything else (other Go types, text that is not UTF-8): compared by the JSON texts.
 	ja, errA := json.Marshal(a)
 	jb, errB := json.Marshal(b)
 	return errA == nil && errB == nil && string(ja) == string(jb)
 }
 
-// sameJSON compares two values made of what encoding/json decodes into (maps, slices,
-// strings, finite float64s, booleans, nil) as their JSON texts would compare; known is false
-// when either holds anything else, for which only the JSON text can tell.
-func sameJSON(a, b any) (same, known bool) {
-	if !plainJSON(a) || !plainJSON(b) {
-		return false, false
-	}
-	return equalJSON(a, b), true
+// plainDeclaration reports whether d is made only of plain JSON values (plainJSON), which
+// compare as their texts do and come back equal from a JSON round trip.
+func plainDeclaration(d ToolDeclaration) bool {
+	return utf8.ValidString(d.Name) && utf8.ValidString(d.Description) && plainJSON(d.Parameters) && plainJSON(d.ConstrainedSampling)
 }
 
-// plainJSON reports whether v is made only of maps, slices, strings, finite float64s,
-// booleans and nil.
+// plainJSON reports whether v is made only of what encoding/json decodes into: maps, slices,
+// UTF-8 strings, finite float64s, booleans and nil.
 func plainJSON(v any) bool {
 	switch x := v.(type) {
-	case nil, string, bool:
+	case nil, bool:
 		return true
+	case string:
+		return utf8.ValidString(x)
 	case float64:
 		return !math.IsNaN(x) && !math.IsInf(x, 0)
 	case map[string]any:
-		for _, e := range x {
-			if !plainJSON(e) {
+		for k, e := range x {
+			if !utf8.ValidString(k) || !plainJSON(e) {
 				return false
 			}
 		}

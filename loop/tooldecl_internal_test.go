@@ -25,6 +25,10 @@ func TestSameDeclarationIsTheJSONTextComparison(t *testing.T) {
 		{{Name: "a", Parameters: map[string]any{"x": "1"}}, {Name: "a", Parameters: map[string]any{"x": 1.0}}},
 		{{Name: "a", Parameters: map[string]any{"x": map[string]any{"y": true}}}, {Name: "a", Parameters: map[string]any{"x": map[string]any{"y": true}}}},
 		{{Name: "a", Description: "d"}, {Name: "a"}},
+		{{Name: "a", Description: "\xff"}, {Name: "a", Description: "\xfe"}}, // both written as U+FFFD
+		{{Name: "a", Parameters: map[string]any{"\xff": 1.0}}, {Name: "a", Parameters: map[string]any{"\ufffd": 1.0}}},
+		{{Name: "a", Parameters: map[string]any{"x": int64(1<<53 + 1)}}, {Name: "a", Parameters: map[string]any{"x": float64(1<<53 + 1)}}},
+		{{Name: "a", Parameters: map[string]any{"x": struct{ B, A int }{1, 2}}}, {Name: "a", Parameters: map[string]any{"x": map[string]any{"B": 1.0, "A": 2.0}}}},
 	}
 	for _, p := range pairs {
 		ja, _ := json.Marshal(p[0])
@@ -104,4 +108,24 @@ func jsonValue(depth int) *rapid.Generator[any] {
 			return rapid.SliceOfN(jsonValue(depth-1), 0, 2).Draw(t, "list")
 		}
 	})
+}
+
+// TestToolsAreDeclaredOnce: a tool whose schema holds values a JSON copy changes (a large
+// integer, a struct, text that is not UTF-8) is declared once, not again every turn: the
+// transcript holds its JSON copy, and the loop compares the tool with that.
+func TestToolsAreDeclaredOnce(t *testing.T) {
+	tools := []*Tool{
+		{Name: "big", Description: "d", Parameters: map[string]any{"max": int64(1<<53 + 1)}},
+		{Name: "shaped", Description: "d", Parameters: map[string]any{"x": struct{ B, A int }{1, 2}}},
+		{Name: "bytes", Description: "d", Parameters: map[string]any{"\xfe": "\xfd"}},
+		{Name: "plain", Description: "d", Parameters: map[string]any{"type": "object"}},
+	}
+	first := DeclareToolChanges(nil, executableDeclarations(tools), []Message{&UserMessage{Text: "go"}}, 0)
+	if len(first) != 2 {
+		t.Fatalf("the first turn: %d messages, want the declarations and the prompt", len(first))
+	}
+	if again := DeclareToolChanges(first, executableDeclarations(tools), []Message{&UserMessage{Text: "more"}}, 0); len(again) != 1 {
+		sys, _ := again[0].(*SystemMessage)
+		t.Fatalf("the next turn declares the tools again: %+v", sys)
+	}
 }

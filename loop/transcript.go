@@ -88,12 +88,18 @@ func Declarations(tools []*Tool) []ToolDeclaration {
 	return out
 }
 
-// executableDeclarations is Declarations sharing the tools' parameter schemas, for
-// DeclareToolChanges, which copies what it declares.
+// executableDeclarations is Declarations for DeclareToolChanges, which copies what it
+// declares: a tool whose declaration is plain JSON (plainDeclaration) shares its schema, as it
+// would come back equal from the copy; any other is copied through JSON, as the transcript
+// holds it.
 func executableDeclarations(tools []*Tool) []ToolDeclaration {
 	out := make([]ToolDeclaration, 0, len(tools))
 	for _, t := range tools {
-		out = append(out, ToolDeclaration{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
+		d := ToolDeclaration{Name: t.Name, Description: t.Description, Parameters: t.Parameters}
+		if !plainDeclaration(d) {
+			d = t.Declaration()
+		}
+		out = append(out, d)
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -39,6 +40,7 @@ func TestEndlessRunEndsWithTheBudgetVerdict(t *testing.T) {
 		{sim.Budget{Requests: 100}, "requests", "the run made 100 requests; budget 100"},
 		{sim.Budget{Entries: 500}, "entries", "the trace reached 500 entries; budget 500"},
 		{sim.Budget{Requests: 7}, "requests", "the run made 7 requests; budget 7"},
+		{sim.Budget{Requests: 7, Entries: math.MaxInt}, "requests", "the run made 7 requests; budget 7"},
 	} {
 		sc := endless()
 		sc.Budget = c.budget

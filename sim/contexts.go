@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"maps"
+	"slices"
 
 	"github.com/turnstile-dev/turnstile/loop"
 )
@@ -184,9 +185,10 @@ func (w *world) contextData(c Call, name string, wantFull bool) (full, data json
 			cuts = append(cuts, cut{start, end, keep, encs})
 		}
 	}
+	// The list that lies later in the data first, so that the earlier one's offsets hold.
+	slices.SortFunc(cuts, func(a, b cut) int { return b.start - a.start })
 	short := data
-	for i := len(cuts) - 1; i >= 0; i-- { // the later list first: the earlier one's offsets hold
-		k := cuts[i]
+	for _, k := range cuts {
 		short = withListFrom(short, k.start, k.end, k.encs, k.keep)
 	}
 	return data, short, link, lists

@@ -447,6 +447,9 @@ func (x *expander) expand(e *Entry) error {
 			if path == nil {
 				return fmt.Errorf("link %s on a %s entry, which sends no such list", appendLink(nil, l), e.Name)
 			}
+			if part.extends >= e.Seq {
+				return fmt.Errorf("the link refers to entry %d, which is not an earlier entry", part.extends)
+			}
 			base, err := x.data(part.extends)
 			if err != nil {
 				return err

@@ -270,6 +270,7 @@ func TestExpandRejectsLinksThatDoNotResolve(t *testing.T) {
 		{`{"seq":3,"t":0,"kind":"deliver","name":"streamEvent","data":{"type":"start"},"link":{"advances":2}}`, `entry 3: a "start" event does not advance a partial`},
 		{`{"seq":3,"t":0,"kind":"event","name":"message_update","data":{"type":"message_update"},"link":{"repeats":2}}`, "entry 3: a repeating entry has no assistantMessageEvent"},
 		{`{"seq":3,"t":0,"kind":"call","name":"stream","data":{"messages":[]},"link":{"extends":1,"keep":1,"repeats":2}}`, `entry 3: link {"extends":1,"keep":1,"repeats":2} is not one the linear form knows`},
+		{`{"seq":3,"t":0,"kind":"call","name":"stream","data":{"messages":[]},"link":{"extends":3,"keep":1}}`, "entry 3: the link refers to entry 3, which is not an earlier entry"},
 		{`{"seq":3,"t":0,"kind":"call","name":"stream","data":{"messages":[]},"link":{"newExtends":1,"newKeep":1}}`, `entry 3: link {"newExtends":1,"newKeep":1} on a stream entry, which sends no such list`},
 		{`{"seq":3,"t":0,"kind":"call","name":"stream","data":{"messages":[]},"answer":{"messages":[]},"link":{"answerExtends":1,"answerKeep":1}}`, `entry 3: link {"answerExtends":1,"answerKeep":1} on a stream entry, whose answer holds no messages`},
 		{`{"seq":3,"t":0,"kind":"call","name":"finishTurn","data":{"turn":{"context":{"messages":[]},"newMessages":[]}},"link":{"newExtends":1,"newKeep":1}}`, "entry 3: link keeps 1 messages of entry 1, which has 0"},

@@ -16,7 +16,7 @@ func Run(sc *Scenario, impl Implementation) (*Trace, error) { return run(sc, imp
 // run is Run; inFull makes the world write every entry in full (tests of the linear form).
 func run(sc *Scenario, impl Implementation, inFull bool) (*Trace, error) {
 	w := newWorld(sc)
-	w.trace.Entries = make([]Entry, 0, min(expectedEntries(sc), w.budget.Entries+1))
+	w.trace.Entries = make([]Entry, 0, min(expectedEntries(sc), w.budget.Entries)+1) // +1: the budget's verdict
 	_, w.valuesOnly = impl.(*Reference)
 	w.lin.inFull = inFull
 	setup, err := w.setup()

@@ -58,6 +58,21 @@ func TestStreamLinesOnTheBytesAreTheDecodedOnes(t *testing.T) {
 		{`"messages":[`, `"messages":["x",`},
 		{`"messages":[`, `"Messages":[`},
 	}
+	// Entries read from JSON lines written elsewhere are decoded: their data may hold a key
+	// twice or text that is not UTF-8, which the bytes would read otherwise.
+	for _, data := range []string{
+		`{"messages":[{"role":"assistant","content":[]}],"messages":[{"role":"user","content":"x","timestamp":0}]}`,
+		"{\"messages\":[{\"role\":\"us\xffer\",\"content\":\"x\",\"timestamp\":0}]}",
+	} {
+		line := `{"seq":1,"t":0,"kind":"call","name":"stream","target":"1","data":` + data + "}\n"
+		read, err := sim.ReadJSONL([]byte(line))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := sim.DescribeStream(read.Entries[0]), sim.StreamLineByDecoding(read.Entries[0]); got != want {
+			t.Errorf("%s:\nread %s\ndecoded %s", data, got, want)
+		}
+	}
 	checked := 0
 	for _, e := range samples {
 		for _, o := range odd {

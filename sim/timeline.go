@@ -359,10 +359,10 @@ func messageList(msgs []any) string {
 // describeStream summarises a stream call: the roles of the messages sent (with a digest
 // of them), the tools they declare, the thinking level, the key and the model. It decodes
 // only what it shows, since requests carry the whole, growing context.
-func describeStream(e Entry) string { return streamLine(e, true) }
+func describeStream(e Entry) string { return streamLine(e, e.canonical) }
 
-// streamLine is describeStream reading the data on its bytes when onBytes and it can, or
-// decoding it.
+// streamLine is describeStream reading the data on its bytes when onBytes (the world's
+// canonical entries: one member per key, valid UTF-8 and JSON) and it can, or decoding it.
 func streamLine(e Entry, onBytes bool) string {
 	var d struct {
 		Messages      json.RawMessage `json:"messages"`

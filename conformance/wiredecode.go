@@ -24,18 +24,19 @@ import (
 // to each other on every line the adapters write and on some 2,000 mutants of them,
 // TestWireDecodingAgreesWithEncodingJSON on lines written otherwise.
 
-// wireMemo maps the bytes of an object met at the depth of messages (a context's, an
+// wireMemo maps the bytes of an object met again at the depth of messages (a context's, an
 // event's) to the value decoding them gave: an adapter writes the same messages again and
 // again, a whole context each request. A Process keeps one for a session; the values are
 // shared between its lines, which only the protocol check reads.
-type wireMemo = jsonvalue.Memo
+type wireMemo = jsonvalue.Memo[any]
 
 // decodeWire decodes a line as ParseMessage's two decodings would, and reports whether it
-// could. Objects at the depth of messages go through memo (nil: none): a notification's
-// data.message (4), a call's data.messages[i] and data.context.messages[i] (5, 6).
+// could. Objects at the depths of messages go through memo (nil: none): a notification's
+// data.message (4), a call's data.messages[i] (5), data.context.messages[i] (6) and
+// data.turn.context.messages[i] (7).
 func decodeWire(line []byte, memo *wireMemo) (any, Message, bool) {
 	var callData, noteData []byte
-	d := jsonvalue.Decoder{UseNumber: true, Memo: memo, MemoFrom: 4, MemoTo: 6,
+	d := jsonvalue.Decoder{UseNumber: true, Memo: memo, MemoFrom: 4, MemoTo: 7,
 		Capture: func(path []string, value []byte) {
 			if len(path) != 2 || path[1] != "data" {
 				return

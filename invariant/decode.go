@@ -12,12 +12,13 @@ import (
 // encoding/json.
 func decodeJSON(data []byte) any { return decodeJSONWith(data, nil) }
 
-// decodeJSONWith is decodeJSON sharing, through memo, the values of the objects one or two
-// levels down (messages: a trace repeats each in several entries, written alike), decoded
+// decodeJSONWith is decodeJSON sharing, through memo, the values of the objects at the
+// depths of messages (an event's message at 2, a context's at 3 to 5: data.messages[i],
+// data.context.messages[i], data.turn.context.messages[i]) that the entries repeat, decoded
 // once. The values are shared between entries: the invariants read them and never change
 // them. memo may be nil.
-func decodeJSONWith(data []byte, memo *jsonvalue.Memo) any {
-	d := jsonvalue.Decoder{Memo: memo, MemoFrom: 2, MemoTo: 3}
+func decodeJSONWith(data []byte, memo *jsonvalue.Memo[any]) any {
+	d := jsonvalue.Decoder{Memo: memo, MemoFrom: 2, MemoTo: 5}
 	if v, ok := d.Decode(data); ok {
 		return v
 	}

@@ -39,7 +39,7 @@ func TestDecodeMemoChangesNothing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var memo jsonvalue.Memo
+		var memo jsonvalue.Memo[any]
 		for _, e := range tr.Expanded().Entries {
 			for _, data := range [][]byte{e.Data, e.Answer} {
 				if len(data) == 0 {
@@ -52,7 +52,7 @@ func TestDecodeMemoChangesNothing(t *testing.T) {
 		}
 	}
 	msg := `{"role":"user","content":[{"type":"text","text":"a \"}{\" b ]["}],"timestamp":1}`
-	var memo jsonvalue.Memo
+	var memo jsonvalue.Memo[any]
 	for range 2 {
 		for _, in := range []string{
 			`{"messages":[` + msg + `]}`,

@@ -213,7 +213,7 @@ type view struct {
 	answer  []any
 	decoded []bool
 	// memo shares the decoded values of the messages the entries repeat.
-	memo jsonvalue.Memo
+	memo jsonvalue.Memo[any]
 
 	// endIdx is the index of the end-of-run entry, -1 when there is none.
 	endIdx int

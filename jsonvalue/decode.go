@@ -26,11 +26,12 @@ const MaxDepth = 500
 type Decoder struct {
 	// UseNumber decodes numbers as json.Number (their text), as json.Decoder.UseNumber does.
 	UseNumber bool
-	// Memo, when set, shares the values of the objects that open at a depth from MemoFrom to
-	// MemoTo (the top value is at depth 1, its members' and elements' values at 2, …). The
-	// values are shared by every decoding through the Memo: whoever reads them must not
-	// change them.
-	Memo             *Memo
+	// Memo, when set, shares the values of the objects met again that open at a depth from
+	// MemoFrom to MemoTo (the top value is at depth 1, its members' and elements' values at 2,
+	// …). The values are shared by every decoding through the Memo: whoever reads them must
+	// not change them. A Memo holds the values of one way of reading numbers: the first
+	// decoding through it decides, and a decoding that reads numbers otherwise does not use it.
+	Memo             *Memo[any]
 	MemoFrom, MemoTo int
 	// Capture, when set, is called with each member of an object at depth 1 or 2: the keys
 	// from the top value to the member, and the member value's bytes (valid only during
@@ -55,25 +56,6 @@ func (o *Decoder) Decode(data []byte) (v any, ok bool) {
 
 // Decode decodes data with the zero Decoder (numbers as float64, no memo).
 func Decode(data []byte) (any, bool) { return (&Decoder{}).Decode(data) }
-
-// Memo maps the bytes of an object to its decoded value. Objects shorter than
-// minMemoBytes are decoded each time; the memo stops growing at maxMemoBytes. A Memo holds
-// the values of one way of decoding numbers: the first decoding through it decides, and a
-// decoding that reads numbers otherwise does not use it.
-type Memo struct {
-	values map[string]any
-	bytes  int
-	// numbers is the way its values hold numbers: 0 not decided yet, 1 float64, 2 json.Number.
-	numbers int8
-}
-
-const (
-	minMemoBytes = 64
-	maxMemoBytes = 64 << 20
-)
-
-// Len is the number of objects the memo holds.
-func (m *Memo) Len() int { return len(m.values) }
 
 // decoding is one pass over in.
 type decoding struct {
@@ -138,26 +120,20 @@ func (d *decoding) memoized() (any, bool) {
 		d.Memo.numbers = numbers
 	}
 	end, nesting, ok := End(d.in, d.pos)
-	if !ok || end-d.pos < minMemoBytes || d.depth+nesting > MaxDepth || d.Capture != nil && d.depth < 2 || d.Memo.numbers != numbers {
+	if !ok || end-d.pos < MinMemoBytes || d.depth+nesting > MaxDepth || d.Capture != nil && d.depth < 2 || d.Memo.numbers != numbers {
 		return d.object()
 	}
-	if v, ok := d.Memo.values[string(d.in[d.pos:end])]; ok {
+	raw := d.in[d.pos:end]
+	v, ok, remember := d.Memo.Get(raw)
+	if ok {
 		d.pos = end
 		return v, true
 	}
-	start := d.pos
-	v, ok := d.object()
-	if !ok || d.pos != end {
-		return v, ok
+	v, ok = d.object()
+	if ok && remember && d.pos == end {
+		d.Memo.Put(raw, v, 3*len(raw)) // a decoded value weighs some three times its text
 	}
-	if m := d.Memo; m.bytes < maxMemoBytes {
-		if m.values == nil {
-			m.values = map[string]any{}
-		}
-		m.values[string(d.in[start:end])] = v
-		m.bytes += end - start
-	}
-	return v, true
+	return v, ok
 }
 
 func (d *decoding) object() (any, bool) {

@@ -108,10 +108,10 @@ func TestMemoChangesNothing(t *testing.T) {
 	}
 	// One memo for each way of reading numbers, and one shared by both (only the first way
 	// uses it).
-	var byFloat, byNumber, shared Memo
+	var byFloat, byNumber, shared Memo[any]
 	for _, run := range []struct {
 		useNumber bool
-		memo      *Memo
+		memo      *Memo[any]
 	}{{false, &byFloat}, {true, &byNumber}, {false, &shared}, {true, &shared}} {
 		useNumber, memo := run.useNumber, run.memo
 		for range 2 {

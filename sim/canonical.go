@@ -22,10 +22,10 @@ func Canonical(data []byte) json.RawMessage {
 }
 
 // canonicalWith is Canonical that also returns, when wantTop, the top-level string members
-// of an object, and remembers in memo the canonical form of the objects one or two levels
-// down (the messages of a context or an event): an implementation sends the same messages
-// again and again, written the same way, and the canonical form of an object is a function
-// of its bytes. memo may be nil.
+// of an object, and remembers in memo the canonical form of the objects at the depths of
+// messages (a context's, an event's) that are met again: an implementation sends the same
+// messages again and again, written the same way, and the canonical form of an object is a
+// function of its bytes. memo may be nil.
 func canonicalWith(data []byte, wantTop bool, memo *canonicalMemo) (json.RawMessage, map[string]string) {
 	out, top, err := canonicalize(data, wantTop, memo)
 	if err != nil {
@@ -65,47 +65,37 @@ type canonicalizer struct {
 
 // canonicalMemo maps the bytes of an object as an implementation wrote it to its canonical
 // form.
-type canonicalMemo struct {
-	canonical map[string][]byte
-	// bytes is the size of the keys and values held, bounded by maxMemoBytes.
-	bytes int
-}
+type canonicalMemo = jsonvalue.Memo[[]byte]
 
-// Objects shorter than minMemoBytes are canonicalized each time (cheaper than remembering);
-// the memo stops growing at maxMemoBytes.
+// The memo serves the objects at the depths of messages (an event's message at 1, a
+// context's messages at 2 to 4: data.messages, data.context.messages,
+// data.turn.context.messages). maxMemoNesting keeps it far from the canonicalizer's depth
+// limit, so that a remembered object would have been accepted at any depth it is met again.
 const (
-	minMemoBytes = 64
-	maxMemoBytes = 64 << 20
-	// maxMemoNesting keeps the memo far from the canonicalizer's depth limit, so that a
-	// remembered object would have been accepted at any depth it is met again.
-	maxMemoNesting = 1_000
+	minMemoDepth, maxMemoDepth = 1, 4
+	maxMemoNesting             = 1_000
 )
 
-// memoized appends the canonical form of the object starting at c.pos when the memo holds
-// it, and remembers it otherwise.
+// memoized appends the canonical form of the object starting at c.pos, from the memo when it
+// holds it.
 func (c *canonicalizer) memoized(out []byte, depth int) ([]byte, error) {
 	end, nesting, ok := jsonvalue.End(c.in, c.pos)
-	if !ok || end-c.pos < minMemoBytes || nesting > maxMemoNesting {
+	if !ok || end-c.pos < jsonvalue.MinMemoBytes || nesting > maxMemoNesting {
 		return c.object(out, depth)
 	}
-	if enc, ok := c.memo.canonical[string(c.in[c.pos:end])]; ok {
+	raw := c.in[c.pos:end]
+	enc, ok, remember := c.memo.Get(raw)
+	if ok {
 		c.pos = end
 		return append(out, enc...), nil
 	}
-	start, inStart := len(out), c.pos
+	start := len(out)
 	out, err := c.object(out, depth)
-	if err != nil || c.pos != end {
-		return out, err
-	}
-	if m := c.memo; m.bytes < maxMemoBytes {
-		if m.canonical == nil {
-			m.canonical = map[string][]byte{}
-		}
+	if err == nil && remember && c.pos == end {
 		enc := slices.Clone(out[start:])
-		m.canonical[string(c.in[inStart:end])] = enc
-		m.bytes += end - inStart + len(enc)
+		c.memo.Put(raw, enc, len(enc))
 	}
-	return out, nil
+	return out, err
 }
 
 func (c *canonicalizer) space() {
@@ -130,7 +120,7 @@ func (c *canonicalizer) value(out []byte, depth int) ([]byte, error) {
 	}
 	switch ch := c.in[c.pos]; {
 	case ch == '{':
-		if c.memo != nil && (depth == 1 || depth == 2) {
+		if c.memo != nil && depth >= minMemoDepth && depth <= maxMemoDepth {
 			return c.memoized(out, depth)
 		}
 		return c.object(out, depth)

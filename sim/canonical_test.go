@@ -69,7 +69,7 @@ func TestCanonicalMemoChangesNothing(t *testing.T) {
 			}
 		}
 	}
-	if len(memo.canonical) == 0 {
+	if memo.Len() == 0 {
 		t.Fatal("the memo remembered nothing: the test checks nothing")
 	}
 	rapid.Check(t, func(t *rapid.T) {

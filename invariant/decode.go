@@ -1,10 +1,6 @@
 package invariant
 
-import (
-	"encoding/json"
-
-	"github.com/turnstile-dev/turnstile/jsonvalue"
-)
+import "github.com/turnstile-dev/turnstile/jsonvalue"
 
 // decodeJSON decodes JSON into the values encoding/json gives an any (map[string]any, []any,
 // string, float64, bool, nil), several times faster (jsonvalue): traces are large and
@@ -19,10 +15,5 @@ func decodeJSON(data []byte) any { return decodeJSONWith(data, nil) }
 // them. memo may be nil.
 func decodeJSONWith(data []byte, memo *jsonvalue.Memo[any]) any {
 	d := jsonvalue.Decoder{Memo: memo, MemoFrom: 2, MemoTo: 5}
-	if v, ok := d.Decode(data); ok {
-		return v
-	}
-	var out any
-	_ = json.Unmarshal(data, &out)
-	return out
+	return d.DecodeAny(data)
 }

@@ -57,6 +57,21 @@ func (o *Decoder) Decode(data []byte) (v any, ok bool) {
 // Decode decodes data with the zero Decoder (numbers as float64, no memo).
 func Decode(data []byte) (any, bool) { return (&Decoder{}).Decode(data) }
 
+// DecodeAny is data decoded as encoding/json decodes it into an any: by the decoder where it
+// can, else by encoding/json (nil when data is not JSON). With UseNumber, text the decoder
+// leaves is nil (encoding/json would give float64s).
+func (o *Decoder) DecodeAny(data []byte) any {
+	if v, ok := o.Decode(data); ok {
+		return v
+	}
+	if o.UseNumber {
+		return nil
+	}
+	var v any
+	_ = json.Unmarshal(data, &v)
+	return v
+}
+
 // decoding is one pass over in.
 type decoding struct {
 	*Decoder

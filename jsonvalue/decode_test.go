@@ -137,3 +137,18 @@ func fmtCapture(path []string, v []byte) string {
 	b, _ := json.Marshal(path)
 	return string(b) + "=" + string(v)
 }
+
+// TestDecodeAnyLeavesTheRestToEncodingJSON: what the decoder leaves, encoding/json decodes
+// (a key twice: the last value), and text that is not JSON is nil.
+func TestDecodeAnyLeavesTheRestToEncodingJSON(t *testing.T) {
+	var d Decoder
+	if got := d.DecodeAny([]byte(`{"dup":1,"dup":2}`)); !reflect.DeepEqual(got, map[string]any{"dup": 2.0}) {
+		t.Errorf("a key twice: %#v", got)
+	}
+	if got := d.DecodeAny([]byte(`{"a":[1]}`)); !reflect.DeepEqual(got, map[string]any{"a": []any{1.0}}) {
+		t.Errorf("plain: %#v", got)
+	}
+	if got := d.DecodeAny([]byte(`nul`)); got != nil {
+		t.Errorf("not JSON: %#v", got)
+	}
+}

@@ -96,8 +96,9 @@ func appendLink(b []byte, l *Link) []byte {
 	return o.close()
 }
 
-// linearizer is the world's memory of what the trace already holds: the last request's
-// context and the partial messages of the streams.
+// linearizer is the world's memory of what the trace already holds: the message lists of the
+// last call of each name that sends a context (contexts.go), and the partial messages of the
+// streams.
 type linearizer struct {
 	// inFull writes every entry in full (tests compare it with the expanded linear form).
 	inFull bool

@@ -87,16 +87,8 @@ func describe(e Entry) string {
 
 func arrayOf(v any) []any { a, _ := v.([]any); return a }
 
-// decoded is data decoded as encoding/json decodes it into an any, in one pass where
-// jsonvalue can (nil when it is not JSON).
-func decoded(data []byte) any {
-	if v, ok := jsonvalue.Decode(data); ok {
-		return v
-	}
-	var v any
-	_ = json.Unmarshal(data, &v)
-	return v
-}
+// decoded is data decoded as encoding/json decodes it into an any (nil when it is not JSON).
+func decoded(data []byte) any { return (&jsonvalue.Decoder{}).DecodeAny(data) }
 
 // describeOutcome renders an Agent operation's outcome: "u3 prompt resolved", "u4 continue
 // refused: TEXT", "final state idle [system user assistant]#… queued=[]".

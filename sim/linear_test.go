@@ -29,7 +29,12 @@ func linearCorpus(t *testing.T) []*sim.Scenario {
 	for i := range n {
 		out = append(out, explore.GenerateScenario(explore.RunSeed(11, i)))
 	}
-	return out
+	// Hooks that answer with the context whole, every turn: their answers are linked too.
+	contexts := toolTurns(4)
+	contexts.Name = "context-answers"
+	contexts.Hooks.PrepareRequest = &sim.Script[sim.PrepareAnswer]{Default: sim.PrepareAnswer{Context: &sim.ContextChange{}}}
+	contexts.Hooks.PrepareNextTurn = &sim.Script[sim.PrepareAnswer]{Default: sim.PrepareAnswer{Context: &sim.ContextChange{}}}
+	return append(out, contexts)
 }
 
 // TestLinearTraceExpandsToTheFullOne: the linear trace of a run, read back from its JSON
@@ -103,7 +108,8 @@ func TestLinearTraceExpandsToTheFullOne(t *testing.T) {
 	}
 	for _, kind := range []string{"extends", "extends all", "extends part", "context in full", "advances", "partial in full", "repeats",
 		"transformContext extends", "convertToLlm extends", "transformContext answer extends", "convertToLlm answer extends",
-		"prepareRequest extends", "prepareNextTurn extends", "prepareNextTurn new extends",
+		"prepareRequest extends", "prepareRequest answer extends", "prepareNextTurn extends", "prepareNextTurn new extends",
+		"prepareNextTurn answer extends",
 		"finishTurn extends", "finishTurn new extends"} {
 		if seen[kind] == 0 {
 			t.Errorf("no entry of the corpus shows %q (seen: %v)", kind, seen)

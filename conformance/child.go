@@ -24,18 +24,19 @@ type child struct {
 	stdin  *os.File
 	stdout *os.File
 	stderr *os.File
-	lines  chan inbound
-	quit   chan struct{}
+	// out reads stdout's lines in the harness's own goroutine (Process.receive), under the
+	// scenario's deadline: no goroutine hands each line over.
+	out *lineReader
 
 	exited  chan struct{}
 	waitErr error
 	killed  atomic.Bool
 
-	stderrDone chan struct{}
-	outTail    *tail
-	errTail    *tail
-	killOnce   sync.Once
-	quitOnce   sync.Once
+	stderrDone  chan struct{}
+	outTail     *tail
+	errTail     *tail
+	killOnce    sync.Once
+	releaseOnce sync.Once
 }
 
 func startChild(p *Process) (*child, error) {
@@ -65,7 +66,7 @@ func startChild(p *Process) (*child, error) {
 	closeAll(inR, outW, errW)
 	c := &child{
 		cmd: cmd, stdin: inW, stdout: outR, stderr: errR,
-		lines: make(chan inbound), quit: make(chan struct{}),
+		out:    newLineReader(outR, orInt(p.MaxLine, DefaultMaxLine)),
 		exited: make(chan struct{}), stderrDone: make(chan struct{}),
 		outTail: newTail(tailLines), errTail: newTail(tailLines),
 	}
@@ -73,28 +74,8 @@ func startChild(p *Process) (*child, error) {
 		c.waitErr = cmd.Wait()
 		close(c.exited)
 	}()
-	go c.readStdout(orInt(p.MaxLine, DefaultMaxLine))
 	go c.readStderr(p.Stderr)
 	return c, nil
-}
-
-// readStdout feeds stdout lines to the harness until the stream ends or the child is released.
-func (c *child) readStdout(max int) {
-	lr := newLineReader(c.stdout, max)
-	for {
-		raw, err := lr.next()
-		if err == nil {
-			c.outTail.add(raw)
-		}
-		select {
-		case c.lines <- inbound{line: lr.n, raw: raw, err: err}:
-		case <-c.quit:
-			return
-		}
-		if err != nil {
-			return
-		}
-	}
 }
 
 // readStderr keeps the last stderr lines and copies them to w.
@@ -139,10 +120,9 @@ func (c *child) kill() {
 	killProcessGroup(c.cmd)
 }
 
-// release stops the reader goroutines and closes the harness's pipe ends.
+// release closes the harness's pipe ends (which ends the stderr reader).
 func (c *child) release() {
-	c.quitOnce.Do(func() {
-		close(c.quit)
+	c.releaseOnce.Do(func() {
 		_ = c.stdout.Close()
 		_ = c.stderr.Close()
 	})

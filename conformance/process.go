@@ -271,23 +271,23 @@ func (p *Process) receive() (inbound, error) {
 	if c == nil {
 		return inbound{}, errors.New("the implementation is not running")
 	}
-	timer := time.NewTimer(time.Until(p.deadline))
-	defer timer.Stop()
-	select {
-	case in := <-c.lines:
-		if in.err == nil && p.Log != nil {
+	_ = c.stdout.SetReadDeadline(p.deadline)
+	raw, err := c.out.next()
+	in := inbound{line: c.out.n, raw: raw, err: err}
+	if err == nil {
+		c.outTail.add(raw)
+		if p.Log != nil {
 			_, _ = fmt.Fprintf(p.Log, "< %s\n", in.raw)
 		}
-		if in.err != nil {
-			if errors.Is(in.err, ErrLineTooLong) {
-				return in, protocolError(in.line, in.err)
-			}
-			return in, p.exitError(c, in.err)
-		}
 		return in, nil
-	case <-timer.C:
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
 		return inbound{}, p.timeoutError()
 	}
+	if errors.Is(err, ErrLineTooLong) {
+		return in, protocolError(in.line, err)
+	}
+	return in, p.exitError(c, err)
 }
 
 func (p *Process) decode(in inbound) (Message, error) {

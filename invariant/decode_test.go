@@ -27,13 +27,14 @@ func TestDecodeJSON(t *testing.T) {
 }
 
 // TestDecodeMemoChangesNothing: decoding every entry of the curated suite's traces through
-// one memo, as a view does, gives what decoding each alone gives, and the memo is used; so do
-// documents that repeat an object written alike and otherwise, or break after it.
+// one memo per trace, as a view does, gives what decoding each alone gives, and the memo is
+// used (jsonvalue's tests hold the memo to plain decoding on odd documents).
 func TestDecodeMemoChangesNothing(t *testing.T) {
 	files, err := scenarios.Suite()
 	if err != nil {
 		t.Fatal(err)
 	}
+	remembered := 0
 	for _, f := range files {
 		tr, err := sim.Run(f.Scenario, sim.NewReference())
 		if err != nil {
@@ -50,24 +51,9 @@ func TestDecodeMemoChangesNothing(t *testing.T) {
 				}
 			}
 		}
+		remembered += memo.Len()
 	}
-	msg := `{"role":"user","content":[{"type":"text","text":"a \"}{\" b ]["}],"timestamp":1}`
-	var memo jsonvalue.Memo[any]
-	for range 2 {
-		for _, in := range []string{
-			`{"messages":[` + msg + `]}`,
-			`{"message":` + msg + `,"more":[` + msg + `,` + msg + `]}`,
-			`{"messages":[ ` + msg + ` ]}`,
-			`{"messages":[` + msg + `,]}`,
-			`{"messages":[` + msg,
-			`{"messages":[` + msg[:len(msg)-1] + `]}`,
-		} {
-			if got, want := decodeJSONWith([]byte(in), &memo), decodeJSON([]byte(in)); !reflect.DeepEqual(got, want) {
-				t.Errorf("%s: got %#v, want %#v", in, got, want)
-			}
-		}
-	}
-	if memo.Len() == 0 {
+	if remembered == 0 {
 		t.Fatal("the memo remembered nothing: the test checks nothing")
 	}
 }

@@ -198,20 +198,28 @@ func (d *decoding) object() (any, bool) {
 			return nil, false
 		}
 		m[key] = v
-		d.space()
-		if d.pos >= len(d.in) {
-			return nil, false
-		}
-		switch d.in[d.pos] {
-		case ',':
-			d.pos++
-		case '}':
-			d.pos++
-			return m, true
-		default:
-			return nil, false
+		if more, ok := d.separator('}'); !ok || !more {
+			return m, ok
 		}
 	}
+}
+
+// separator reads what follows a member or an element: a comma (more: true) or the closing
+// bracket (more: false); ok is false for anything else.
+func (d *decoding) separator(closing byte) (more, ok bool) {
+	d.space()
+	if d.pos >= len(d.in) {
+		return false, false
+	}
+	switch d.in[d.pos] {
+	case ',':
+		d.pos++
+		return true, true
+	case closing:
+		d.pos++
+		return false, true
+	}
+	return false, false
 }
 
 func (d *decoding) array() (any, bool) {
@@ -232,18 +240,8 @@ func (d *decoding) array() (any, bool) {
 			return nil, false
 		}
 		list = append(list, v)
-		d.space()
-		if d.pos >= len(d.in) {
-			return nil, false
-		}
-		switch d.in[d.pos] {
-		case ',':
-			d.pos++
-		case ']':
-			d.pos++
-			return list, true
-		default:
-			return nil, false
+		if more, ok := d.separator(']'); !ok || !more {
+			return list, ok
 		}
 	}
 }

@@ -127,7 +127,8 @@ func setListLink(link **Link, list, extends, keep int) {
 
 // contextData is the data of a call that sends a context (contextName) in the linear form,
 // with its link, and the lists to remember once the entry is recorded; full is the data in
-// full when wantFull (a hook's answer is computed from it), else nil.
+// full (a hook's answer is computed from it), nil when the data leaves something out and
+// wantFull is not set.
 func (w *world) contextData(c Call, name string, wantFull bool) (full, data json.RawMessage, link *Link, lists []pendingList) {
 	if w.lin.inFull {
 		data = w.canonicalData(c.Data, c.Value)

@@ -170,11 +170,7 @@ func (w *world) contextData(c Call, name string, wantFull bool) (full, data json
 	}
 	var cuts []cut
 	for list, path := range dataPaths {
-		start, end, ok := spanAt(data, path)
-		if !ok || data[start] != '[' {
-			continue
-		}
-		encs, ok := elements(data[start:end])
+		start, end, encs, ok := arrayAt(data, path...)
 		if !ok {
 			continue
 		}
@@ -223,11 +219,7 @@ func (w *world) answerData(name string, answer json.RawMessage, link *Link) (jso
 	if w.lin.inFull || path == nil || len(answer) == 0 {
 		return answer, link, nil
 	}
-	start, end, ok := spanAt(answer, path)
-	if !ok || answer[start] != '[' {
-		return answer, link, nil
-	}
-	encs, ok := elements(answer[start:end])
+	start, end, encs, ok := arrayAt(answer, path...)
 	if !ok {
 		return answer, link, nil
 	}
@@ -287,6 +279,17 @@ func spanAt(obj []byte, path []string) (start, end int, ok bool) {
 		start, end = start+s, start+e
 	}
 	return start, end, true
+}
+
+// arrayAt is where the array at path lies in the canonical JSON object obj, and its elements.
+func arrayAt(obj []byte, path ...string) (start, end int, elems [][]byte, ok bool) {
+	if start, end, ok = spanAt(obj, path); !ok {
+		return 0, 0, nil, false
+	}
+	if elems, ok = elements(obj[start:end]); !ok { // not an array
+		return 0, 0, nil, false
+	}
+	return start, end, elems, true
 }
 
 // withListFrom is the canonical JSON obj with the array at [start, end), whose elements are

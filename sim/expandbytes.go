@@ -142,19 +142,11 @@ func (x *expander) index(seq int) (int, bool) {
 // extendAt is a context call's data (or a context hook's answer) with the list at path
 // preceded by the first keep of base's list there.
 func extendAt(base, data []byte, path []string, keep int) ([]byte, bool) {
-	bStart, bEnd, ok := spanAt(base, path)
-	if !ok || base[bStart] != '[' {
-		return nil, false
-	}
-	prev, ok := elements(base[bStart:bEnd])
+	bStart, _, prev, ok := arrayAt(base, path...)
 	if !ok || keep < 1 || keep > len(prev) {
 		return nil, false
 	}
-	start, end, ok := spanAt(data, path)
-	if !ok || data[start] != '[' {
-		return nil, false
-	}
-	own, ok := elements(data[start:end])
+	start, end, own, ok := arrayAt(data, path...)
 	if !ok {
 		return nil, false
 	}
@@ -185,11 +177,7 @@ func advanceBytes(prev, ev []byte) ([]byte, bool) {
 	if !ok {
 		return nil, false
 	}
-	cStart, cEnd, ok := memberValue(prev, "content")
-	if !ok {
-		return nil, false
-	}
-	content, ok := elements(prev[cStart:cEnd])
+	cStart, cEnd, content, ok := arrayAt(prev, "content")
 	if !ok {
 		return nil, false
 	}

@@ -424,11 +424,7 @@ type contextMessage struct {
 // contextMessage would; ok is false for anything out of the ordinary (another layout, a key
 // written in another case, a value of another type), to be decoded instead.
 func contextOf(data []byte) (msgs []contextMessage, ok bool) {
-	start, end, found := memberValue(data, "messages")
-	if !found {
-		return nil, false
-	}
-	elems, ok := elements(data[start:end])
+	_, _, elems, ok := arrayAt(data, "messages")
 	if !ok {
 		return nil, false
 	}

@@ -22,8 +22,9 @@ RACE_PKGS := $(MODULE)/agent $(MODULE)/audit $(MODULE)/conformance $(MODULE)/exp
 # curated suite against pi, the example Python loop and the example Agent, two at a time (each
 # is a pair of processes taking turns), their output kept together per step.
 test: lint conformance/adapters/pi/node_modules examples/ts-agent/node_modules
-	$(GO) test -race -count=1 -timeout 30m $(RACE_PKGS)
-	$(GO) test -count=1 -timeout 30m $(filter-out $(RACE_PKGS),$(shell $(GO) list $(PKGS)))
+	$(eval TEST_PKGS := $(shell $(GO) list $(PKGS)))
+	$(if $(filter $(RACE_PKGS),$(TEST_PKGS)),$(GO) test -race -count=1 -timeout 30m $(filter $(RACE_PKGS),$(TEST_PKGS)))
+	$(if $(filter-out $(RACE_PKGS),$(TEST_PKGS)),$(GO) test -count=1 -timeout 30m $(filter-out $(RACE_PKGS),$(TEST_PKGS)))
 	$(MAKE) -j2 --output-sync=target test-python test-ts test-pi-adapter conform-pi conform-python conform-ts-agent
 
 test-race-all:

@@ -54,9 +54,6 @@ func (o *Decoder) Decode(data []byte) (v any, ok bool) {
 	return v, true
 }
 
-// Decode decodes data with the zero Decoder (numbers as float64, no memo).
-func Decode(data []byte) (any, bool) { return (&Decoder{}).Decode(data) }
-
 // DecodeAny is data decoded as encoding/json decodes it into an any: by the decoder where it
 // can, else by encoding/json (nil when data is not JSON). With UseNumber, text the decoder
 // leaves is nil (encoding/json would give float64s).

@@ -67,18 +67,15 @@ type listKey struct {
 	list int
 }
 
-// listAt is a message list recorded at entry seq: its messages (in-process runs) and their
-// canonical JSON.
+// listAt is a message list recorded at entry seq: its messages' canonical JSON.
 type listAt struct {
 	seq  int
-	msgs []loop.Message
 	encs [][]byte
 }
 
 // pendingList is a list of a call about to be recorded, to remember once it is.
 type pendingList struct {
 	key  listKey
-	msgs []loop.Message
 	encs [][]byte
 }
 
@@ -91,7 +88,7 @@ func (w *world) remember(seq int, lists []pendingList) {
 		w.lin.lists = map[listKey]listAt{}
 	}
 	for _, l := range lists {
-		w.lin.lists[l.key] = listAt{seq: seq, msgs: l.msgs, encs: l.encs}
+		w.lin.lists[l.key] = listAt{seq: seq, encs: l.encs}
 	}
 }
 
@@ -146,9 +143,13 @@ func (w *world) contextData(c Call, name string, wantFull bool) (full, data json
 				}
 				key := listKey{name, list}
 				prev := w.lin.lists[key]
-				encs, keep := w.encodeList(msgs, prev)
-				lists = append(lists, pendingList{key, msgs, encs})
-				if keep > 0 && prev.seq != 0 {
+				encs := make([][]byte, len(msgs))
+				for i, msg := range msgs {
+					encs[i] = w.enc.encoded(msg) // remembered by the encoder: the same slice each time
+				}
+				keep := keepOf(encs, prev)
+				lists = append(lists, pendingList{key, encs})
+				if keep > 0 {
 					setListLink(&link, list, prev.seq, keep)
 					short = withMessagesAt(short, path, msgs[keep:])
 				}
@@ -189,27 +190,6 @@ func (w *world) contextData(c Call, name string, wantFull bool) (full, data json
 		short = withListFrom(short, k.start, k.end, k.encs, k.keep)
 	}
 	return data, short, link, lists
-}
-
-// encodeList is msgs' canonical JSON, each message's, and how many begin the list prev: by
-// identity where a message is the very one prev holds, else by its JSON.
-func (w *world) encodeList(msgs []loop.Message, prev listAt) (encs [][]byte, keep int) {
-	encs = make([][]byte, len(msgs))
-	same := prev.seq != 0
-	for i, msg := range msgs {
-		if same && i < len(prev.msgs) && memoable(msg) && msg == prev.msgs[i] {
-			encs[i] = prev.encs[i]
-			keep++
-			continue
-		}
-		encs[i] = w.enc.encoded(msg)
-		if same && i < len(prev.encs) && bytes.Equal(encs[i], prev.encs[i]) {
-			keep++
-			continue
-		}
-		same = false
-	}
-	return encs, keep
 }
 
 // answerData is a context hook's answer (canonical JSON) in the linear form, its link

@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -52,6 +53,10 @@ type Process struct {
 	// Log, when set, receives every protocol line in both directions, prefixed with "> "
 	// (harness to implementation) or "< " (implementation to harness).
 	Log io.Writer
+	// OneAtATime sends each delivery only once the implementation is idle, even to one whose
+	// hello says it takes deliveries ahead (PROTOCOL.md §14): the plain exchange, to read in
+	// a Log or to compare with.
+	OneAtATime bool
 
 	mu    sync.Mutex // guards child against Kill
 	child *child
@@ -63,7 +68,25 @@ type Process struct {
 	deadline time.Time
 	phase    string
 	ids      map[int64]bool
+	// ahead holds the deliveries sent before the implementation was idle (§14) that the
+	// world has not released yet, in order; aheadBytes is the size of the lines sent ahead
+	// whose idle has not come yet.
+	ahead      []sentAhead
+	aheadBytes int
 }
+
+// sentAhead is a delivery sent ahead and the size of its line.
+type sentAhead struct {
+	d    sim.Delivery
+	size int
+}
+
+// Bounds of the deliveries sent ahead: well under a pipe's buffer (64 KiB on Linux), so a
+// write never blocks on an implementation that reads only once it is idle.
+const (
+	maxAhead      = 16
+	maxAheadBytes = 32 << 10
+)
 
 // Hello starts the implementation if needed and returns its introduction.
 func (p *Process) Hello() (Hello, error) {
@@ -83,6 +106,7 @@ func (p *Process) Start(setup sim.Setup, port sim.Port) error {
 	p.memo = wireMemo{}
 	p.port = port
 	p.ids = map[int64]bool{}
+	p.ahead, p.aheadBytes = p.ahead[:0], 0
 	p.deadline = time.Now().Add(orDuration(p.Timeout, DefaultTimeout))
 	p.phase = "start"
 	if err := p.send(Message{Type: TypeStart, Session: p.session, Setup: &setup}); err != nil {
@@ -98,10 +122,52 @@ func (p *Process) Deliver(d sim.Delivery) error {
 		return errors.New("deliver: the implementation is not running")
 	}
 	p.phase = fmt.Sprintf("delivery %s at %dms", d.Kind, d.Now)
-	if err := p.send(Message{Type: TypeDeliver, Session: p.session, Delivery: &d}); err != nil {
+	// The world has released d: it is no longer due. Sent ahead, its line counts against the
+	// bounds until its idle comes.
+	aheadSize := 0
+	if len(p.ahead) == 0 {
+		if err := p.send(Message{Type: TypeDeliver, Session: p.session, Delivery: &d}); err != nil {
+			return p.abort(err)
+		}
+	} else if first := p.ahead[0]; first.d.Kind != d.Kind || first.d.Target != d.Target || first.d.Now != d.Now || !bytes.Equal(first.d.Data, d.Data) {
+		return p.abort(fmt.Errorf("internal error: the world released %s %q at %dms, but %s %q was sent ahead", d.Kind, d.Target, d.Now, first.d.Kind, first.d.Target))
+	} else {
+		aheadSize = first.size
+		p.ahead = p.ahead[1:]
+	}
+	if err := p.sendAhead(); err != nil {
 		return p.abort(err)
 	}
-	return p.await(TypeIdle)
+	if err := p.await(TypeIdle); err != nil {
+		return err
+	}
+	p.aheadBytes -= aheadSize
+	return nil
+}
+
+// sendAhead sends the deliveries the world says are certain to come next and were not sent
+// yet, within the bounds, when the implementation takes deliveries ahead (§14).
+func (p *Process) sendAhead() error {
+	world, ok := p.port.(sim.Ahead)
+	if !ok || p.OneAtATime || !p.hello.DeliveriesAhead || len(p.ahead) >= maxAhead || p.aheadBytes >= maxAheadBytes {
+		return nil
+	}
+	due := world.Due(maxAhead)
+	for i := len(p.ahead); i < len(due) && len(p.ahead) < maxAhead; i++ {
+		line, err := encode(Message{Type: TypeDeliver, Session: p.session, Delivery: &due[i]})
+		if err != nil {
+			return err
+		}
+		if p.aheadBytes+len(line) > maxAheadBytes {
+			return nil
+		}
+		if err := p.write(line); err != nil {
+			return err
+		}
+		p.ahead = append(p.ahead, sentAhead{d: due[i], size: len(line)})
+		p.aheadBytes += len(line)
+	}
+	return nil
 }
 
 // Stop implements sim.Implementation: it sends stop and answers the calls of the winding-down
@@ -214,6 +280,7 @@ func (p *Process) ensure() error {
 	p.hello = Hello{Name: m.Name, Version: m.Version, Tracks: m.Tracks, Hooks: hooks, Protocol: m.Protocol}
 	if m.Capabilities != nil {
 		p.hello.Lacks = m.Capabilities.Lacks
+		p.hello.DeliveriesAhead = m.Capabilities.DeliveriesAhead
 	}
 	return nil
 }
@@ -244,6 +311,11 @@ func (p *Process) await(until string) error {
 			}
 			if err := p.write(line); err != nil {
 				return p.abort(err)
+			}
+			if until == TypeIdle {
+				if err := p.sendAhead(); err != nil {
+					return p.abort(err)
+				}
 			}
 		case TypeNotify:
 			p.port.Notify(*m.Notification)

@@ -107,6 +107,9 @@ type Capabilities struct {
 	Hooks []string `json:"hooks"`
 	// Lacks lists the optional features (sim.Features) it does not support; optional.
 	Lacks []string `json:"lacks,omitempty"`
+	// DeliveriesAhead says it takes deliveries before it is idle, queueing each until it is
+	// (PROTOCOL.md §14); optional.
+	DeliveriesAhead bool `json:"deliveriesAhead,omitempty"`
 }
 
 // Hello is an implementation's introduction.
@@ -122,6 +125,9 @@ type Hello struct {
 	// Protocol is the protocol version it speaks; below 2 (0 included: a Go port written
 	// before version 2) it lacks sim.ProtocolTwoFeatures too.
 	Protocol int
+	// DeliveriesAhead says it takes deliveries before it is idle (PROTOCOL.md §14): the
+	// harness then sends those certain to come next without waiting for each idle.
+	DeliveriesAhead bool
 }
 
 // Lacking is every optional feature the implementation lacks: Lacks, and the features of

@@ -36,6 +36,7 @@ func TestProtocolExampleIsCurrent(t *testing.T) {
 	var log bytes.Buffer
 	p := selfAdapter(t, "serve")
 	p.Log = &log
+	p.OneAtATime = true // §11 shows the plain exchange; §14 the deliveries sent ahead
 	if _, err := sim.Run(exampleScenario(), p); err != nil {
 		t.Fatal(err)
 	}

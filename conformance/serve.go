@@ -80,6 +80,9 @@ type server struct {
 
 	sess   *serveSession
 	nextID int64
+	// queued holds the deliveries that came ahead, while a call waited for its answer
+	// (PROTOCOL.md §14); each is applied once the session is idle.
+	queued []received
 
 	// gone is set once the harness can no longer be talked to (end of input, shutdown, a
 	// write failure); fatal holds a protocol violation seen inside a call.
@@ -119,7 +122,7 @@ func (s *server) read(r io.Reader) {
 
 func (s *server) run() error {
 	for {
-		rec := <-s.in
+		rec := s.next()
 		if rec.err != nil {
 			s.endSession()
 			if errors.Is(rec.err, io.EOF) {
@@ -145,7 +148,7 @@ func (s *server) run() error {
 				hooks = []string{}
 			}
 			s.send(Message{Type: TypeHello, Protocol: version, Name: s.hello.Name, Version: s.hello.Version,
-				Tracks: s.hello.Tracks, Capabilities: &Capabilities{Hooks: hooks, Lacks: s.hello.Lacks}})
+				Tracks: s.hello.Tracks, Capabilities: &Capabilities{Hooks: hooks, Lacks: s.hello.Lacks, DeliveriesAhead: true}})
 		case TypeStart:
 			if s.sess != nil {
 				return s.reject(protocolError(rec.line, fmt.Errorf("start of session %d while session %d runs", m.Session, s.sess.id)))
@@ -205,6 +208,16 @@ func (s *server) run() error {
 			return s.reject(protocolError(rec.line, fmt.Errorf("unknown message type %q (expected hello, start, answer, deliver, stop or shutdown)", m.Type)))
 		}
 	}
+}
+
+// next is the next message to act on once idle: a delivery that came ahead first.
+func (s *server) next() received {
+	if len(s.queued) > 0 {
+		rec := s.queued[0]
+		s.queued = s.queued[1:]
+		return rec
+	}
+	return <-s.in
 }
 
 // check requires a running session that m belongs to.
@@ -276,6 +289,10 @@ func (p *servePort) Call(c sim.Call) sim.Answer {
 	id := s.nextID
 	s.send(Message{Type: TypeCall, ID: id, Session: p.session, Call: &c})
 	rec := <-s.in
+	for rec.err == nil && rec.msg.Type == TypeDeliver {
+		s.queued = append(s.queued, rec) // sent ahead (§14): applied once idle
+		rec = <-s.in
+	}
 	switch {
 	case rec.err != nil && errors.Is(rec.err, io.EOF):
 		s.gone = true

@@ -97,7 +97,7 @@ func isCapabilities(v any) bool {
 	return uniqueStrings(hooks, isHookName) && optionalKey(m, "lacks", func(v any) bool {
 		lacks, ok := v.([]any)
 		return ok && uniqueStrings(lacks, isFeature)
-	})
+	}) && optionalKey(m, "deliveriesAhead", isBool)
 }
 
 // isFeature reports whether v names an optional feature (the schema's enum of "lacks").

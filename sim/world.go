@@ -49,6 +49,8 @@ type world struct {
 
 	// agent is set in Agent scenarios.
 	agent *agentWorld
+	// due is what Due found last.
+	due dueOrder
 }
 
 // streamRun is an open provider stream on the world's side.
@@ -97,6 +99,7 @@ func (s *schedule) Pop() any {
 	old := *s
 	e := old[len(old)-1]
 	*s = old[:len(old)-1]
+	e.index = -1 // no longer scheduled
 	return e
 }
 

@@ -81,8 +81,31 @@ export class Kit {
 		this.wire = new Wire(options.input ?? 0, options.output ?? 1);
 		this.log = options.log ?? ((line) => process.stderr.write(line + "\n"));
 		this.current = null;
+		/** Deliveries that came ahead, while a call waited for its answer (§14), with their line numbers. */
+		this.queued = [];
 		this.callId = 0;
 		this.fatal = null; // a Shutdown / ProtocolError / AdapterError met while the loop ran
+	}
+
+	/**
+	 * The next message for a call waiting for its answer. A delivery sent ahead (PROTOCOL.md
+	 * §14: the kit's hello says `deliveriesAhead`) is queued: it is applied once the run is
+	 * idle, exactly as if it had come after the idle.
+	 */
+	receiveAnswer() {
+		for (;;) {
+			const msg = this.wire.receive();
+			if (msg.type !== "deliver") return msg;
+			this.queued.push({ msg, line: this.wire.line });
+		}
+	}
+
+	/** The next message of a session: a delivery that came ahead first, then the wire's. */
+	receiveNext() {
+		const next = this.queued.shift();
+		if (next) return next;
+		const msg = this.wire.receive();
+		return { msg, line: this.wire.line };
 	}
 
 	send(msg) {
@@ -141,7 +164,7 @@ export class Kit {
 	 */
 	helloFor(protocol) {
 		const options = this.options;
-		const capabilities = { hooks: [...(options.hooks ?? [])], ...(options.capabilities ?? {}) };
+		const capabilities = { hooks: [...(options.hooks ?? [])], deliveriesAhead: true, ...(options.capabilities ?? {}) };
 		let lacks = [...(options.lacks ?? [])];
 		if (protocol < 2) lacks = lacks.filter((f) => !V2_FEATURES.includes(f));
 		else if (!this.agent && !lacks.includes("agent")) lacks.push("agent");
@@ -165,6 +188,7 @@ export class Kit {
 			await this.loading();
 		}
 		discardJobs();
+		this.queued = [];
 		clock.ms = 0;
 		const s = new Session(this, msg.session, msg.setup);
 		this.current = s;
@@ -172,9 +196,9 @@ export class Kit {
 		await this.settle();
 		this.send({ type: "idle", session: s.id });
 		for (;;) {
-			const m = this.wire.receive();
-			if (m.type !== "deliver" && m.type !== "stop") throw new ProtocolError(`protocol error at line ${this.wire.line}: unexpected "${m.type}" message while session ${s.id} runs`);
-			if (m.session !== s.id) throw new ProtocolError(`protocol error at line ${this.wire.line}: a "${m.type}" for session ${m.session}, but session ${s.id} is running`);
+			const { msg: m, line } = this.receiveNext();
+			if (m.type !== "deliver" && m.type !== "stop") throw new ProtocolError(`protocol error at line ${line}: unexpected "${m.type}" message while session ${s.id} runs`);
+			if (m.session !== s.id) throw new ProtocolError(`protocol error at line ${line}: a "${m.type}" for session ${m.session}, but session ${s.id} is running`);
 			if (m.type === "stop") {
 				s.stop();
 				await this.settle();

@@ -156,7 +156,7 @@ export class Session {
 		let msg;
 		try {
 			kit.wire.send({ type: "call", id, session: this.id, call });
-			msg = kit.wire.receive();
+			msg = kit.receiveAnswer();
 			if (msg.type !== "answer") throw new ProtocolError(`protocol error at line ${kit.wire.line}: expected the answer to call ${id}, got a "${msg.type}" message`);
 			if (msg.id !== id) throw new ProtocolError(`protocol error at line ${kit.wire.line}: an answer for unknown call id ${msg.id} (the outstanding call is ${id})`);
 		} catch (err) {

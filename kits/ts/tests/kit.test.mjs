@@ -57,17 +57,46 @@ test("a whole session: calls, events, stream, tools, the clock, end, idle, stop"
 		"idle",
 		"stopped",
 	]);
-	assert.deepEqual(written[0], { type: "hello", protocol: 1, name: "test", version: "0", tracks: "1.6.0", capabilities: { hooks: ["getSteeringMessages"] } });
+	assert.deepEqual(written[0], { type: "hello", protocol: 1, name: "test", version: "0", tracks: "1.6.0", capabilities: { hooks: ["getSteeringMessages"], deliveriesAhead: true } });
 	assert.deepEqual(written[1], { type: "call", id: 1, session: 1, call: { kind: "hook", name: "getSteeringMessages", data: {} } });
 	assert.deepEqual(written[8].call, { kind: "tool", data: { toolCallId: "t1", toolName: "x", args: {} } });
 });
 
 test("the hello carries lacks and extra capabilities; a wrong protocol is refused", async () => {
 	const { written } = await converse(() => [], [HELLO], { lacks: ["continue"], capabilities: { note: 1 } });
-	assert.deepEqual(written[0].capabilities, { hooks: ["getSteeringMessages"], note: 1, lacks: ["continue"] });
+	assert.deepEqual(written[0].capabilities, { hooks: ["getSteeringMessages"], deliveriesAhead: true, note: 1, lacks: ["continue"] });
 	const bad = await converse(() => [], [{ type: "hello", protocol: 2 }]);
 	assert.equal(bad.status, 1);
 	assert.deepEqual(briefs(bad.written), ["error the harness speaks protocol 2; this adapter speaks 1"]);
+});
+
+test("deliveries sent ahead (§14) wait in a queue until the run is idle: the same conversation as one at a time", async () => {
+	// Each stream event makes a hook call; the second event comes before the first one's answer.
+	const loop = async (s) => {
+		const stream = s.openStream({});
+		for await (const ev of stream) {
+			const got = s.hook("getSteeringMessages", {});
+			s.emit({ type: "seen", text: `${ev.type} ${got.messages.length} @${Date.now()}` });
+		}
+		return [];
+	};
+	const steps = (ahead) => [
+		HELLO,
+		start(),
+		answer(1, { stream: "s" }),
+		deliver("streamEvent", 1, "s", { type: "x" }),
+		...(ahead ? [deliver("streamEvent", 2, "s", { type: "y" }), answer(2, { messages: [] })] : [answer(2, { messages: [] }), deliver("streamEvent", 2, "s", { type: "y" })]),
+		answer(3, { messages: [1] }),
+		deliver("streamEnd", 3, "s", { message: {} }),
+		stop(),
+	];
+	const one = await converse(loop, steps(false));
+	const ahead = await converse(loop, steps(true));
+	assert.deepEqual(briefs(one.written), ["hello", "call 1 stream", "idle", "call 2 hook:getSteeringMessages", "ev seen x 0 @1", "idle", "call 3 hook:getSteeringMessages", "ev seen y 1 @2", "idle", 'end {"messages":[]}', "idle", "stopped"]);
+	assert.deepEqual(ahead.written, one.written);
+	// A delivery ahead names its own line when it is wrong.
+	const wrong = await converse(loop, [HELLO, start(), answer(1, { stream: "s" }), deliver("streamEvent", 1, "s", { type: "x" }), deliver("streamEvent", 2, "s", { type: "y" }, 2), answer(2, { messages: [] })]);
+	assert.match(wrong.written.at(-1).message, /^protocol error at line 5: a "deliver" for session 2, but session 1 is running/);
 });
 
 test("events are serialised when emitted: later mutation does not show", async () => {
@@ -288,7 +317,8 @@ test("protocol errors end the adapter with status 1 and say what came", async ()
 		[["[1]"], /^protocol error at line 1: expected an object with a "type"/],
 		[[HELLO, stop()], /^protocol error at line 2: unexpected "stop" message \(no session is running\)/],
 		[[HELLO, start(), answer(7, {})], /^protocol error at line 3: an answer for unknown call id 7 \(the outstanding call is 1\)/],
-		[[HELLO, start(), deliver("abort", 1)], /^protocol error at line 3: expected the answer to call 1, got a "deliver" message/],
+		[[HELLO, start(), start()], /^protocol error at line 3: expected the answer to call 1, got a "start" message/],
+		[[HELLO, start(), deliver("abort", 1), start()], /^protocol error at line 4: expected the answer to call 1, got a "start" message/],
 		[[HELLO, start(), answer(1, {}), deliver("abort", 1, undefined, undefined, 2)], /^protocol error at line 4: a "deliver" for session 2, but session 1 is running/],
 		[[HELLO, { type: "start", session: "one", setup: {} }], /start needs a session number and a setup/],
 	];

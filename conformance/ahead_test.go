@@ -1,0 +1,78 @@
+package conformance_test
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/turnstile-dev/turnstile/loop"
+	"github.com/turnstile-dev/turnstile/sim"
+)
+
+// aheadLines counts the deliver lines of a protocol log written while the implementation was
+// not idle: after a line of its own other than idle (a call answered, an event), or after
+// another delivery.
+func aheadLines(log string) int {
+	n, idle := 0, true
+	for _, line := range strings.Split(log, "\n") {
+		switch {
+		case strings.HasPrefix(line, `> {"type":"deliver"`):
+			if !idle {
+				n++
+			}
+			idle = false
+		case strings.HasPrefix(line, `< {"type":"idle"`):
+			idle = true
+		case strings.HasPrefix(line, "< "), strings.HasPrefix(line, `> {"type":"answer"`):
+			idle = false
+		}
+	}
+	return n
+}
+
+// TestDeliveriesAhead: the reference served over the protocol takes deliveries ahead (§14);
+// the harness sends those certain to come next without waiting for each idle, and the trace
+// is the one of the exchange one delivery at a time, byte for byte.
+func TestDeliveriesAhead(t *testing.T) {
+	tools := sim.Scenario{
+		Name: "ahead", Model: testModel, Prompts: []loop.Message{user("go")},
+		Tools: []sim.ToolSpec{tool("a", ok("1", 0)), tool("b", ok("2", 0))},
+		Responses: []sim.Response{
+			{Content: []loop.Block{call("a1", "a", map[string]any{}), call("b1", "b", map[string]any{})}},
+			{Content: loop.Text("done"), DeltaSize: 1},
+		},
+		User: []sim.UserAction{{On: &sim.Trigger{Event: loop.ToolExecutionEnd, ToolCallID: "a1"}, Steer: []loop.Message{user("and?")}}},
+	}
+	// The same, stopped by its budget in the middle of a stream whose events were sent ahead:
+	// the implementation applies them after the world closed, which must show nowhere.
+	stopped := tools
+	stopped.Name, stopped.Budget = "ahead-budget", sim.Budget{Entries: 40}
+	for _, sc := range []*sim.Scenario{&tools, &stopped} {
+		t.Run(sc.Name, func(t *testing.T) {
+			want, wantErr := sim.Run(sc, sim.NewReference())
+			var logs [2]bytes.Buffer
+			for i, oneAtATime := range []bool{false, true} {
+				p := selfAdapter(t, "serve")
+				p.Log, p.OneAtATime = &logs[i], oneAtATime
+				got, err := sim.Run(sc, p)
+				var wantBudget, gotBudget *sim.BudgetError
+				if errors.As(wantErr, &wantBudget) != errors.As(err, &gotBudget) || (wantErr == nil) != (err == nil) {
+					t.Fatalf("one at a time %v: error %v, the reference's %v", oneAtATime, err, wantErr)
+				}
+				if !bytes.Equal(got.JSONL(), want.JSONL()) {
+					t.Fatalf("one at a time %v: traces differ\nwant:\n%s\ngot:\n%s", oneAtATime, want.Timeline(), got.Timeline())
+				}
+			}
+			if n := aheadLines(logs[0].String()); n < 3 {
+				t.Errorf("%d deliveries sent ahead; want at least the stream's events and a tool result:\n%s", n, logs[0].String())
+			}
+			if n := aheadLines(logs[1].String()); n != 0 {
+				t.Errorf("OneAtATime: %d deliveries sent ahead:\n%s", n, logs[1].String())
+			}
+			if sc.Budget.Entries > 0 && !bytes.Contains(want.Timeline(), []byte("budget")) {
+				t.Fatalf("the budget did not stop the run:\n%s", want.Timeline())
+			}
+		})
+	}
+}

@@ -1,0 +1,97 @@
+package sim_test
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+
+	"github.com/turnstile-dev/turnstile/sim"
+)
+
+// promiseChecker runs the reference as an implementation that asks the world, after every
+// call and at every delivery, which deliveries are certain to come next (sim.Ahead), and
+// checks that the world keeps its word: each promise extends the last one, and every delivery
+// released is the head of the promise.
+type promiseChecker struct {
+	ref      *sim.Reference
+	world    sim.Ahead
+	promised []sim.Delivery
+	kept     int
+	err      error
+}
+
+func (c *promiseChecker) Start(setup sim.Setup, world sim.Port) error {
+	c.world = world.(sim.Ahead)
+	return c.ref.Start(setup, promisePort{world, c})
+}
+
+func (c *promiseChecker) Deliver(d sim.Delivery) error {
+	if len(c.promised) > 0 {
+		if p := c.promised[0]; p.Kind != d.Kind || p.Target != d.Target || p.Now != d.Now || !bytes.Equal(p.Data, d.Data) {
+			c.fail(fmt.Errorf("released %s %q at %d, but %s %q at %d was promised", d.Kind, d.Target, d.Now, p.Kind, p.Target, p.Now))
+		}
+		c.promised = c.promised[1:]
+		c.kept++
+	}
+	c.ask()
+	return c.ref.Deliver(d)
+}
+
+func (c *promiseChecker) Stop() error { return c.ref.Stop() }
+
+// ask takes the world's promise, which must extend the one still outstanding.
+func (c *promiseChecker) ask() {
+	due := c.world.Due(64)
+	for i, p := range c.promised {
+		if i >= len(due) || due[i].Kind != p.Kind || due[i].Target != p.Target || !bytes.Equal(due[i].Data, p.Data) {
+			if len(due) == 0 {
+				return // the world closed: nothing more is delivered
+			}
+			c.fail(fmt.Errorf("promised %s %q, then no longer (now %d due)", p.Kind, p.Target, len(due)))
+			return
+		}
+	}
+	c.promised = due
+}
+
+func (c *promiseChecker) fail(err error) {
+	if c.err == nil {
+		c.err = err
+	}
+}
+
+type promisePort struct {
+	sim.Port
+	c *promiseChecker
+}
+
+func (p promisePort) Call(call sim.Call) sim.Answer {
+	a := p.Port.Call(call)
+	p.c.ask()
+	return a
+}
+
+// TestDueDeliveriesComeNext: what the world says is certain to be released next (sim.Ahead,
+// which the protocol's deliveries ahead rely on) is released next, in every curated scenario
+// and generated ones with aborts, steering, hooks and errors; and the promises do cover
+// most deliveries.
+func TestDueDeliveriesComeNext(t *testing.T) {
+	kept, delivered := 0, 0
+	for _, sc := range linearCorpus(t) {
+		c := &promiseChecker{ref: sim.NewReference()}
+		tr, _ := sim.Run(sc, c)
+		if c.err != nil {
+			t.Fatalf("scenario %s: %v\n%s", sc.Name, c.err, tr.Timeline())
+		}
+		kept += c.kept
+		for _, e := range tr.Entries {
+			if e.Kind == sim.KindDeliver {
+				delivered++
+			}
+		}
+	}
+	if kept*2 < delivered {
+		t.Errorf("%d of %d deliveries were promised ahead; want most", kept, delivered)
+	}
+	t.Logf("%d of %d deliveries promised ahead", kept, delivered)
+}

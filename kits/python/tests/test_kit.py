@@ -76,7 +76,7 @@ class ConversationTest(unittest.TestCase):
         self.assertEqual(status, 0)
         self.assertEqual([brief(m) for m in out], EXPECTED)
         self.assertEqual(out[0], {"type": "hello", "protocol": 1, "name": "test", "version": "0", "tracks": "1.6.0",
-                                  "capabilities": {"hooks": ["getSteeringMessages"]}})
+                                  "capabilities": {"hooks": ["getSteeringMessages"], "deliveriesAhead": True}})
         self.assertEqual(out[2]["notification"]["data"]["at"], 0, "the clock reads 0 until the first delivery")
         self.assertEqual(out[5]["notification"]["data"]["at"], 5, "the clock reads the delivery's now")
         self.assertEqual(out[11]["notification"]["data"]["p"], {"content": "half"})
@@ -85,6 +85,23 @@ class ConversationTest(unittest.TestCase):
         status, out = serve(sync_loop, *SCRIPT)
         self.assertEqual(status, 0)
         self.assertEqual([brief(m) for m in out], EXPECTED)
+
+    def test_deliveries_sent_ahead_wait_until_idle(self):
+        # PROTOCOL.md §14: t1's update comes while call 4 waits for its answer; it is applied
+        # once the loop is idle, so the conversation is the one of SCRIPT, line for line.
+        i = SCRIPT.index(answer(4, {}))
+        ahead = SCRIPT[:i] + [SCRIPT[i + 1], SCRIPT[i]] + SCRIPT[i + 2:]
+        self.assertEqual(ahead[i]["delivery"]["kind"], "toolUpdate")
+        for loop in (async_loop, sync_loop):
+            status, out = serve(loop, *ahead)
+            self.assertEqual(status, 0)
+            self.assertEqual([brief(m) for m in out], EXPECTED, loop.__name__)
+            self.assertEqual(out[11]["notification"]["data"]["p"], {"content": "half"}, loop.__name__)
+        # A wrong delivery ahead names its own line.
+        wrong = dict(ahead[i], session=2)
+        status, out = serve(sync_loop, *ahead[:i], wrong, *ahead[i + 1:])
+        self.assertEqual(status, 1)
+        self.assertRegex(out[-1]["message"], rf'^protocol error at line {i + 1}: a "deliver" for session 2, but session 1 is running')
 
     def test_clock_restarts_at_zero_for_each_session(self):
         def loop(s):
@@ -143,7 +160,7 @@ class StdoutTest(unittest.TestCase):
                          ["hello", 'end {"messages": []}', "idle", "stopped"])
         self.assertIn(b"debugging output", proc.stderr)
         hello = __import__("json").loads(proc.stdout.decode().splitlines()[0])
-        self.assertEqual(hello["capabilities"], {"hooks": ["finishTurn"], "lacks": ["continue"]})
+        self.assertEqual(hello["capabilities"], {"hooks": ["finishTurn"], "deliveriesAhead": True, "lacks": ["continue"]})
 
 
 class FailureTest(unittest.TestCase):

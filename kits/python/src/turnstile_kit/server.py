@@ -39,12 +39,15 @@ class Kit:
         self.run = run
         self.is_async = inspect.iscoroutinefunction(run)
         self.hello = {"type": "hello", "protocol": PROTOCOL, "name": name, "version": version,
-                      "tracks": tracks, "capabilities": {"hooks": list(hooks), **(capabilities or {})}}
+                      "tracks": tracks, "capabilities": {"hooks": list(hooks), "deliveriesAhead": True, **(capabilities or {})}}
         self.wire = Wire(reader, writer, to_json)
         self.clock = clock or CLOCK
         self.session: Session | None = None
         self.failed_session: int | None = None  # the session a fatal error ended, for its report
         self.call_id = 0
+        # Deliveries that came ahead, while a call waited for its answer (PROTOCOL.md §14),
+        # with their line numbers: each is applied once the session is idle.
+        self.queued: list[tuple[dict[str, Any], int]] = []
 
     def _next_call_id(self) -> int:
         self.call_id += 1
@@ -89,6 +92,7 @@ class Kit:
         if not isinstance(setup, dict) or not isinstance(msg.get("session"), int):
             raise ProtocolError(f"protocol error at line {self.wire.line}: start needs a session number and a setup")
         self.clock.ms = 0
+        self.queued.clear()
         s = Session(self, msg["session"], setup, self.wire, self.clock)
         self.session = s
         try:
@@ -108,16 +112,30 @@ class Kit:
         else:
             s.notify("end", {"messages": messages if messages is not None else []})
 
-    def _check(self, msg: dict[str, Any], s: Session) -> None:
+    def _check(self, msg: dict[str, Any], s: Session, line: int) -> None:
         if msg.get("session") != s.id:
-            raise ProtocolError(f'protocol error at line {self.wire.line}: a "{msg["type"]}" for session {msg.get("session")}, but session {s.id} is running')
+            raise ProtocolError(f'protocol error at line {line}: a "{msg["type"]}" for session {msg.get("session")}, but session {s.id} is running')
+
+    def receive_answer(self) -> dict[str, Any]:
+        """The next message for a call waiting for its answer. A delivery sent ahead (§14: the
+        hello says ``deliveriesAhead``) is queued, to be applied once the session is idle,
+        exactly as if it had come after the idle."""
+        while True:
+            msg = self.wire.receive()
+            if msg["type"] != "deliver":
+                return msg
+            self.queued.append((msg, self.wire.line))
 
     def _next(self, s: Session) -> dict[str, Any]:
-        """Reads the next deliver or stop of session s (anything else is a protocol error)."""
-        msg = self.wire.receive()
+        """The next deliver or stop of session s, a delivery that came ahead first (anything
+        else is a protocol error)."""
+        if self.queued:
+            msg, line = self.queued.pop(0)
+        else:
+            msg, line = self.wire.receive(), self.wire.line
         if msg["type"] not in ("deliver", "stop"):
-            raise ProtocolError(f'protocol error at line {self.wire.line}: unexpected "{msg["type"]}" message while session {s.id} runs')
-        self._check(msg, s)
+            raise ProtocolError(f'protocol error at line {line}: unexpected "{msg["type"]}" message while session {s.id} runs')
+        self._check(msg, s, line)
         return msg
 
     def _apply(self, s: Session, msg: dict[str, Any]) -> bool:

@@ -2,10 +2,12 @@ package conformance_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"strings"
 	"testing"
 
+	"github.com/turnstile-dev/turnstile/conformance"
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/sim"
 )
@@ -74,5 +76,33 @@ func TestDeliveriesAhead(t *testing.T) {
 				t.Fatalf("the budget did not stop the run:\n%s", want.Timeline())
 			}
 		})
+	}
+}
+
+// TestFailuresWithDeliveriesAheadPointToOneAtATime: a report of a run with deliveries ahead
+// that failed says how to rule the adapter's queue out; one that passed, or ran one at a
+// time, says nothing of it.
+func TestFailuresWithDeliveriesAheadPointToOneAtATime(t *testing.T) {
+	sc := []*sim.Scenario{{Name: "ahead", Model: testModel, Prompts: []loop.Message{user("go")},
+		Responses: []sim.Response{{Content: loop.Text("hi")}}}}
+	for _, c := range []struct {
+		oneAtATime, fail, note bool
+	}{{false, true, true}, {false, false, false}, {true, true, false}} {
+		p := selfAdapter(t, "serve")
+		p.OneAtATime = c.oneAtATime
+		r := conformance.Verify(context.Background(), sc, p, conformance.Options{})
+		if r.DeliveriesAhead == c.oneAtATime {
+			t.Errorf("one at a time %v: DeliveriesAhead %v", c.oneAtATime, r.DeliveriesAhead)
+		}
+		if c.fail {
+			r.Failed++
+		}
+		var b strings.Builder
+		if err := r.WriteSummary(&b); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(b.String(), "--one-at-a-time"); got != c.note {
+			t.Errorf("one at a time %v, failed %v: note %v, want %v:\n%s", c.oneAtATime, c.fail, got, c.note, b.String())
+		}
 	}
 }

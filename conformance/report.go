@@ -190,6 +190,10 @@ func (r *Report) WriteSummary(w io.Writer) error {
 	if s := r.ExpectedText(); s != "" {
 		b.WriteString(s + "\n")
 	}
+	if r.DeliveriesAhead && r.Failed > 0 {
+		b.WriteString("deliveries were sent ahead (the hello says deliveriesAhead, PROTOCOL.md §14): if the failures go away with\n" +
+			"turnstile conform --one-at-a-time, the adapter applies a delivery before it is idle instead of queueing it\n")
+	}
 	b.WriteString(r.Summary() + "\n")
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -234,6 +238,7 @@ type jsonReport struct {
 	ExpectedFailures int                `json:"expectedFailures"`
 	DurationMs       int64              `json:"durationMs"`
 	StartError       string             `json:"startError,omitempty"`
+	DeliveriesAhead  bool               `json:"deliveriesAhead,omitempty"`
 	Summary          string             `json:"summary"`
 	Causes           []jsonCause        `json:"causes"`
 	Symptoms         []diagnose.Symptom `json:"symptoms"`
@@ -262,7 +267,7 @@ type jsonResult struct {
 func (r *Report) WriteJSON(w io.Writer) error {
 	out := jsonReport{Implementation: r.Implementation, Profile: r.Profile, Passed: r.Passed, Failed: r.Failed,
 		Skipped: r.Skipped, ExpectedFailures: r.ExpectedFailures, DurationMs: r.Duration.Milliseconds(),
-		StartError: r.StartError, Summary: r.Summary(), Families: r.Families, Invariants: r.Invariants,
+		StartError: r.StartError, DeliveriesAhead: r.DeliveriesAhead, Summary: r.Summary(), Families: r.Families, Invariants: r.Invariants,
 		Causes: []jsonCause{}, Symptoms: r.Symptoms, Results: []jsonResult{}}
 	if out.Symptoms == nil {
 		out.Symptoms = []diagnose.Symptom{}

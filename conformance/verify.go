@@ -115,6 +115,9 @@ type Report struct {
 	// failed and the skipped.
 	ExpectedFailures int
 	Duration         time.Duration
+	// DeliveriesAhead is set when the harness sent deliveries ahead (PROTOCOL.md §14): the
+	// implementation's hello says it takes them, and the Process is not OneAtATime.
+	DeliveriesAhead bool
 	// StartError is set when the implementation could not start (its command is missing, it
 	// crashed or spoke wrongly before its hello): then no scenario was run, every result is
 	// skipped, and the report is an input error rather than a verdict.
@@ -210,6 +213,8 @@ func verify(ctx context.Context, suite []*sim.Scenario, impl sim.Implementation,
 			report.StartError = err.Error()
 		} else {
 			report.Implementation = describeHello(hello)
+			p, isProcess := impl.(*Process)
+			report.DeliveriesAhead = hello.DeliveriesAhead && isProcess && !p.OneAtATime
 			tracks = hello.Tracks
 			hooks = map[string]bool{}
 			for _, name := range hello.Hooks {
@@ -594,7 +599,7 @@ func VerifyParallel(ctx context.Context, suite []*sim.Scenario, newImpl func() s
 		})
 	}
 	wg.Wait()
-	report := Report{Implementation: parts[0].Implementation, Profile: parts[0].Profile}
+	report := Report{Implementation: parts[0].Implementation, Profile: parts[0].Profile, DeliveriesAhead: parts[0].DeliveriesAhead}
 	for _, p := range parts {
 		if p.StartError != "" && report.StartError == "" {
 			report.StartError = p.StartError

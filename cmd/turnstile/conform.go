@@ -24,7 +24,7 @@ func conformCmd() *cobra.Command {
 		tracks                                          string
 		reportDir                                       string
 		suite                                           []string
-		timeout                                         time.Duration
+		proc                                            processFlags
 		jobs, maxFindings                               int
 		sel                                             selection
 		budget                                          budgetFlags
@@ -119,7 +119,7 @@ passes fails the run, so the list shrinks as the implementation improves.`,
 			if format == "text" {
 				opts.OnResult = func(r conformance.Result) { fmt.Fprint(out, progress.Text(r)) }
 			}
-			newImpl, err := implementationAt(impl, timeout, tracks)
+			newImpl, err := implementationAt(impl, proc, tracks)
 			if err != nil {
 				return usage(err)
 			}
@@ -173,7 +173,7 @@ passes fails the run, so the list shrinks as the implementation improves.`,
 	f.StringVar(&format, "format", "text", "output: text (for people) or json (the whole report, for machines)")
 	f.IntVar(&maxFindings, "max-findings", 0, "show at most N findings in full per scenario (0: all); reports keep all")
 	f.StringVar(&shard, "shard", "", "run only shard K of N (K/N, from 1), e.g. 2/4")
-	f.DurationVar(&timeout, "timeout", conformance.DefaultTimeout, "time limit per scenario for an --impl command")
+	proc.register(f, conformance.DefaultTimeout, "scenario")
 	f.IntVar(&jobs, "jobs", 1, "implementations to run at once")
 	f.StringVar(&expectFail, "expect-fail", "", "file listing scenarios known to fail, one name a line")
 	sel.register(f)
@@ -185,7 +185,7 @@ passes fails the run, so the list shrinks as the implementation improves.`,
 // implementation makes the implementation under test: the reference in-process, or a
 // command. A command starting with "turnstile" runs this very binary, so that
 // --impl "turnstile adapter" works without turnstile on the PATH.
-func implementation(command string, timeout time.Duration) (func() sim.Implementation, error) {
+func implementation(command string, proc processFlags) (func() sim.Implementation, error) {
 	if strings.TrimSpace(command) == "" {
 		return func() sim.Implementation { return sim.NewReference() }, nil
 	}
@@ -199,13 +199,13 @@ func implementation(command string, timeout time.Duration) (func() sim.Implement
 		}
 	}
 	return func() sim.Implementation {
-		return &conformance.Process{Command: argv, Timeout: timeout, Stderr: os.Stderr}
+		return &conformance.Process{Command: argv, Timeout: proc.timeout, OneAtATime: proc.oneAtATime, Stderr: os.Stderr}
 	}, nil
 }
 
 // implementationAt is implementation with the built-in reference behaving as pi version
 // tracks ("" for the newest).
-func implementationAt(command string, timeout time.Duration, tracks string) (func() sim.Implementation, error) {
+func implementationAt(command string, proc processFlags, tracks string) (func() sim.Implementation, error) {
 	if strings.TrimSpace(command) == "" {
 		b, err := loop.BehaviourOf(tracks)
 		if err != nil {
@@ -213,7 +213,7 @@ func implementationAt(command string, timeout time.Duration, tracks string) (fun
 		}
 		return func() sim.Implementation { return sim.NewReferenceWith(b) }, nil
 	}
-	return implementation(command, timeout)
+	return implementation(command, proc)
 }
 
 // closeImpl closes an implementation that holds a process.

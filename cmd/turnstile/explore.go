@@ -21,7 +21,8 @@ func exploreCmd() *cobra.Command {
 	var (
 		impl, seed, out, shard, profile, ignore, tracks string
 		runs, maxCauses                                 int
-		duration, timeout, shrinkTime                   time.Duration
+		duration, shrinkTime                            time.Duration
+		proc                                            processFlags
 		noDiff                                          bool
 		budget                                          budgetFlags
 	)
@@ -118,7 +119,7 @@ failure was found.`,
 				opts.Command += " --no-diff"
 			}
 			if impl != "" {
-				newImpl, err := implementation(impl, timeout)
+				newImpl, err := implementation(impl, proc)
 				if err != nil {
 					return usage(err)
 				}
@@ -175,7 +176,7 @@ failure was found.`,
 	f.StringVar(&tracks, "tracks", "", "pi version the implementation tracks; default: from its hello")
 	f.IntVar(&maxCauses, "max-causes", 0, "stop after this many distinct causes (0: no limit)")
 	f.DurationVar(&shrinkTime, "shrink-time", 30*time.Second, "time limit for shrinking one cause (0 or less: no shrinking)")
-	f.DurationVar(&timeout, "timeout", 10*time.Second, "time limit per run for an --impl command")
+	proc.register(f, 10*time.Second, "run")
 	f.BoolVar(&noDiff, "no-diff", false, "check invariants only, without comparing with the reference")
 	budget.register(f)
 	return cmd

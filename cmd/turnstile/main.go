@@ -121,6 +121,18 @@ func version() string {
 		v, conformance.Tracks, conformance.Tracks, conformance.ProtocolVersion)
 }
 
+// processFlags are how an --impl command is driven: its time limit per scenario, and whether
+// every delivery waits for its idle even when the implementation takes deliveries ahead.
+type processFlags struct {
+	timeout    time.Duration
+	oneAtATime bool
+}
+
+func (p *processFlags) register(f *pflag.FlagSet, timeout time.Duration, per string) {
+	f.DurationVar(&p.timeout, "timeout", timeout, "time limit per "+per+" for an --impl command")
+	f.BoolVar(&p.oneAtATime, "one-at-a-time", false, "send each delivery only once the --impl command is idle, even when its hello says deliveriesAhead (PROTOCOL.md §14): rules out its queue when a trace looks wrong")
+}
+
 // budgetFlags are the --max-* flags; a flag given wins over the scenario file's budget.
 type budgetFlags struct {
 	requests, entries int

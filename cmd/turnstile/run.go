@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -15,7 +14,7 @@ import (
 
 func runCmd() *cobra.Command {
 	var format, impl, htmlOut, tracks string
-	var timeout time.Duration
+	var proc processFlags
 	var sel selection
 	var budget budgetFlags
 	cmd := &cobra.Command{
@@ -54,7 +53,7 @@ marked, and with --impl the reference's trace beside the implementation's.`,
 			if err != nil {
 				return err
 			}
-			newImpl, err := implementationAt(impl, timeout, tracks)
+			newImpl, err := implementationAt(impl, proc, tracks)
 			if err != nil {
 				return usage(err)
 			}
@@ -115,7 +114,7 @@ marked, and with --impl the reference's trace beside the implementation's.`,
 	cmd.Flags().StringVar(&format, "format", "timeline", "output format: timeline or jsonl")
 	cmd.Flags().StringVar(&impl, "impl", "", `command of an implementation to run instead of the built-in reference`)
 	cmd.Flags().StringVar(&htmlOut, "html", "", "also write the runs as a self-contained HTML page to this file")
-	cmd.Flags().DurationVar(&timeout, "timeout", conformance.DefaultTimeout, "time limit per scenario for an --impl command")
+	proc.register(cmd.Flags(), conformance.DefaultTimeout, "scenario")
 	sel.register(cmd.Flags())
 	budget.register(cmd.Flags())
 	cmd.Flags().StringVar(&tracks, "tracks", "", "pi version the reference behaves as (default: the newest)")

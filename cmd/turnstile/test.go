@@ -8,7 +8,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -21,7 +20,7 @@ import (
 func testCmd() *cobra.Command {
 	var update bool
 	var dir, impl, tracks string
-	var timeout time.Duration
+	var proc processFlags
 	var sel selection
 	var budget budgetFlags
 	cmd := &cobra.Command{
@@ -69,7 +68,7 @@ goldens of your own, --golden DIR), skipping the scenarios of a later pi (since)
 			if embedded {
 				goldens = golden.Embedded()
 			}
-			newImpl, err := implementation(impl, timeout)
+			newImpl, err := implementation(impl, proc)
 			if err != nil {
 				return usage(err)
 			}
@@ -145,7 +144,7 @@ goldens of your own, --golden DIR), skipping the scenarios of a later pi (since)
 	cmd.Flags().BoolVar(&update, "update", false, "rewrite the golden files")
 	cmd.Flags().StringVar(&dir, "golden", "golden/testdata", "directory of the golden files")
 	cmd.Flags().StringVar(&impl, "impl", "", "command of an implementation whose own goldens to record and check (needs --golden)")
-	cmd.Flags().DurationVar(&timeout, "timeout", conformance.DefaultTimeout, "time limit per scenario for an --impl command")
+	proc.register(cmd.Flags(), conformance.DefaultTimeout, "scenario")
 	sel.register(cmd.Flags())
 	budget.register(cmd.Flags())
 	cmd.Flags().StringVar(&tracks, "tracks", "", "pi version the reference behaves as (default: the newest)")

@@ -126,7 +126,11 @@ func (p *Process) Deliver(d sim.Delivery) error {
 	// bounds until its idle comes.
 	aheadSize := 0
 	if len(p.ahead) == 0 {
-		if err := p.send(Message{Type: TypeDeliver, Session: p.session, Delivery: &d}); err != nil {
+		line, err := deliverLine(p.session, &d)
+		if err == nil {
+			err = p.write(line)
+		}
+		if err != nil {
 			return p.abort(err)
 		}
 	} else if first := p.ahead[0]; first.d.Kind != d.Kind || first.d.Target != d.Target || first.d.Now != d.Now || !bytes.Equal(first.d.Data, d.Data) {
@@ -154,7 +158,7 @@ func (p *Process) sendAhead() error {
 	}
 	due := world.Due(maxAhead)
 	for i := len(p.ahead); i < len(due) && len(p.ahead) < maxAhead; i++ {
-		line, err := encode(Message{Type: TypeDeliver, Session: p.session, Delivery: &due[i]})
+		line, err := deliverLine(p.session, &due[i])
 		if err != nil {
 			return err
 		}

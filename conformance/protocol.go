@@ -155,7 +155,8 @@ func encode(m Message) ([]byte, error) {
 }
 
 // answerLine renders an answer; a successful answer always carries data (null when the world
-// gave none) so that an adapter can tell it from a failure by the presence of "error".
+// gave none) so that an adapter can tell it from a failure by the presence of "error". The
+// world writes its data as canonical JSON, which goes on the line as it is.
 func answerLine(id int64, a sim.Answer) ([]byte, error) {
 	if a.Error != "" {
 		return encode(Message{Type: TypeAnswer, ID: id, Error: a.Error, Abort: a.Abort})
@@ -164,7 +165,43 @@ func answerLine(id int64, a sim.Answer) ([]byte, error) {
 	if len(data) == 0 {
 		data = json.RawMessage("null")
 	}
-	return encode(Message{Type: TypeAnswer, ID: id, Data: data, Abort: a.Abort})
+	line := make([]byte, 0, len(data)+64)
+	line = append(line, `{"type":"answer","id":`...)
+	line = strconv.AppendInt(line, id, 10)
+	line = append(line, `,"data":`...)
+	line = append(line, data...)
+	if a.Abort {
+		line = append(line, `,"abort":true`...)
+	}
+	return append(line, "}\n"...), nil
+}
+
+// deliverLine renders a delivery of a session; its data, canonical JSON from the world, goes
+// on the line as it is.
+func deliverLine(session int, d *sim.Delivery) ([]byte, error) {
+	if len(d.Data) == 0 {
+		return encode(Message{Type: TypeDeliver, Session: session, Delivery: d})
+	}
+	line := make([]byte, 0, len(d.Data)+len(d.Kind)+len(d.Target)+96)
+	line = append(line, `{"type":"deliver","session":`...)
+	line = strconv.AppendInt(line, int64(session), 10)
+	line = append(line, `,"delivery":{"kind":`...)
+	line = appendJSONString(line, d.Kind)
+	line = append(line, `,"now":`...)
+	line = strconv.AppendInt(line, d.Now, 10)
+	if d.Target != "" {
+		line = append(line, `,"target":`...)
+		line = appendJSONString(line, d.Target)
+	}
+	line = append(line, `,"data":`...)
+	line = append(line, d.Data...)
+	return append(line, "}}\n"...), nil
+}
+
+// appendJSONString appends s as a JSON string, as encoding/json writes it.
+func appendJSONString(b []byte, s string) []byte {
+	q, _ := json.Marshal(s)
+	return append(b, q...)
 }
 
 //go:embed protocol.schema.json

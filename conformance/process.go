@@ -134,7 +134,8 @@ func (p *Process) Deliver(d sim.Delivery) error {
 			return p.abort(err)
 		}
 	} else if first := p.ahead[0]; first.d.Kind != d.Kind || first.d.Target != d.Target || first.d.Now != d.Now || !bytes.Equal(first.d.Data, d.Data) {
-		return p.abort(fmt.Errorf("internal error: the world released %s %q at %dms, but %s %q was sent ahead", d.Kind, d.Target, d.Now, first.d.Kind, first.d.Target))
+		return p.abort(fmt.Errorf("internal error: the world released %s %q at %dms, but %s %q at %dms was sent ahead (with data %s, released with %s)",
+			d.Kind, d.Target, d.Now, first.d.Kind, first.d.Target, first.d.Now, excerpt(first.d.Data), excerpt(d.Data)))
 	} else {
 		aheadSize = first.size
 		p.ahead = p.ahead[1:]
@@ -182,6 +183,16 @@ func (p *Process) Stop() error {
 		return nil
 	}
 	p.phase = "stop"
+	// Deliveries sent ahead that the run no longer needs (it ended, or a budget stopped it)
+	// are applied all the same: their idles come first, or stop would reach the
+	// implementation while one of their calls waits for its answer. The world is closed by
+	// now: their calls get errors, their events are not recorded.
+	for range p.ahead {
+		if err := p.await(TypeIdle); err != nil {
+			return err
+		}
+	}
+	p.ahead, p.aheadBytes = p.ahead[:0], 0
 	if err := p.send(Message{Type: TypeStop, Session: p.session}); err != nil {
 		return p.abort(err)
 	}

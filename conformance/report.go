@@ -192,7 +192,8 @@ func (r *Report) WriteSummary(w io.Writer) error {
 	}
 	if r.DeliveriesAhead && r.Failed > 0 {
 		b.WriteString("deliveries were sent ahead (the hello says deliveriesAhead, PROTOCOL.md §14): if the failures go away with\n" +
-			"turnstile conform --one-at-a-time, the adapter applies a delivery before it is idle instead of queueing it\n")
+			"turnstile conform --one-at-a-time, they are the cause: most likely the adapter applies a delivery before it is idle\n" +
+			"instead of queueing it\n")
 	}
 	b.WriteString(r.Summary() + "\n")
 	_, err := io.WriteString(w, b.String())

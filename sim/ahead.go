@@ -16,8 +16,9 @@ type Ahead interface {
 	// current virtual time: whatever the implementation makes the world schedule before it
 	// is idle is due at that time or later and, ties going by scheduling order, after them.
 	// The list stops before the first delivery whose release changes the schedule (an abort
-	// cancels streams and tools; an Agent operation starts one) and is empty once the world
-	// is closed. At most n are returned.
+	// cancels streams and tools; an Agent operation starts one). It is empty once the run
+	// has ended or the world is closed, and in a scenario that aborts inside a hook (the
+	// abort, answered with a call, cancels deliveries already due). At most n are returned.
 	Due(n int) []Delivery
 }
 
@@ -38,7 +39,7 @@ func aheadable(kind string) bool {
 // (a thousand deltas due at once are sorted once, not at each release). A stream event gets
 // its JSON now, which its release then reuses.
 func (w *world) Due(n int) []Delivery {
-	if w.closed || w.over != nil || w.valuesOnly {
+	if w.closed || w.ended || w.over != nil || w.valuesOnly || w.abortsInHooks {
 		return nil
 	}
 	if w.due.seq != w.seq || w.due.now != w.now {

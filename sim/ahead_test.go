@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/sim"
 )
 
@@ -77,7 +78,7 @@ func (p promisePort) Call(call sim.Call) sim.Answer {
 // most deliveries.
 func TestDueDeliveriesComeNext(t *testing.T) {
 	kept, delivered := 0, 0
-	for _, sc := range linearCorpus(t) {
+	for _, sc := range append(linearCorpus(t), abortInHookSameTime()) {
 		c := &promiseChecker{ref: sim.NewReference()}
 		tr, _ := sim.Run(sc, c)
 		if c.err != nil {
@@ -94,4 +95,21 @@ func TestDueDeliveriesComeNext(t *testing.T) {
 		t.Errorf("%d of %d deliveries were promised ahead; want most", kept, delivered)
 	}
 	t.Logf("%d of %d deliveries promised ahead", kept, delivered)
+}
+
+// abortInHookSameTime: tools a and b settle at the same time, b honours an abort, and
+// afterToolCall(a) aborts the run; the abort, answered with the hook's call, cancels b's
+// result, which was already due (found by a review: Due promised it).
+func abortInHookSameTime() *sim.Scenario {
+	work := sim.Behaviour{Duration: 10, Result: loop.ToolResult{Content: loop.Text("done")}}
+	b := work
+	b.OnAbort = &sim.AbortReaction{Throw: "b stopped"}
+	return &sim.Scenario{Name: "abort-in-hook-same-time", Prompts: []loop.Message{&loop.UserMessage{Text: "go"}},
+		Tools:     []sim.ToolSpec{{Name: "work", Behaviour: work}},
+		ToolCalls: map[string]sim.Behaviour{"b": b},
+		Hooks:     sim.Hooks{AfterToolCall: &sim.ToolScript[sim.AfterAnswer]{ByToolCall: map[string]sim.AfterAnswer{"a": {Abort: true}}}},
+		Responses: []sim.Response{
+			{Content: []loop.Block{loop.ToolCall{ID: "a", Name: "work"}, loop.ToolCall{ID: "b", Name: "work"}}},
+			{Content: loop.Text("never streamed")},
+		}}
 }

@@ -49,8 +49,10 @@ type world struct {
 
 	// agent is set in Agent scenarios.
 	agent *agentWorld
-	// due is what Due found last.
-	due dueOrder
+	// due is what Due found last; abortsInHooks is set when a hook's answer may abort the
+	// run, cancelling deliveries in the middle of a call (Due then promises nothing).
+	due           dueOrder
+	abortsInHooks bool
 }
 
 // streamRun is an open provider stream on the world's side.
@@ -115,6 +117,7 @@ func newWorld(sc *Scenario) *world {
 		budget:      sc.Budget.Or(DefaultBudget),
 		enc:         newEncoder(),
 	}
+	w.abortsInHooks = slices.Contains(NeededFeatures(sc), FeatureAbortInHook)
 	if sc.Agent != nil {
 		w.agent = &agentWorld{sent: map[string]*sentOp{},
 			seen: make([]int, len(sc.Agent.Barriers)), held: make([]bool, len(sc.Agent.Barriers))}

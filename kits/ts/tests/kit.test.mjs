@@ -65,6 +65,8 @@ test("a whole session: calls, events, stream, tools, the clock, end, idle, stop"
 test("the hello carries lacks and extra capabilities; a wrong protocol is refused", async () => {
 	const { written } = await converse(() => [], [HELLO], { lacks: ["continue"], capabilities: { note: 1 } });
 	assert.deepEqual(written[0].capabilities, { hooks: ["getSteeringMessages"], deliveriesAhead: true, note: 1, lacks: ["continue"] });
+	const optOut = await converse(() => [], [HELLO], { capabilities: { deliveriesAhead: false } });
+	assert.equal(optOut.written[0].capabilities.deliveriesAhead, false, "an adapter may turn deliveries ahead off");
 	const bad = await converse(() => [], [{ type: "hello", protocol: 2 }]);
 	assert.equal(bad.status, 1);
 	assert.deepEqual(briefs(bad.written), ["error the harness speaks protocol 2; this adapter speaks 1"]);

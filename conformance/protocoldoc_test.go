@@ -2,8 +2,11 @@ package conformance_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"os"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -82,4 +85,65 @@ func versionIn(log string) string {
 	}
 	rest := log[i+len(key):]
 	return rest[:strings.IndexByte(rest, '"')]
+}
+
+// TestProtocolAheadExampleIsCurrent checks the exchange §14 shows (elided by hand, so not
+// rewritten by -update) against the worked example served with deliveries ahead: the same
+// lines in the same order, by direction, message type and event type.
+func TestProtocolAheadExampleIsCurrent(t *testing.T) {
+	doc, err := os.ReadFile("PROTOCOL.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const marker = "Example (§11's first turn, ahead)"
+	i := bytes.Index(doc, []byte(marker))
+	if i < 0 {
+		t.Fatal("PROTOCOL.md: §14's example is missing")
+	}
+	block := doc[i:]
+	block = block[bytes.Index(block, []byte("```\n"))+4:]
+	block = block[:bytes.Index(block, []byte("```"))]
+	types := regexp.MustCompile(`"type":"(\w+)"`)
+	var want []string
+	for _, line := range strings.Split(strings.TrimSpace(string(block)), "\n") {
+		if line == "…" {
+			continue
+		}
+		shape := line[:1]
+		for _, m := range types.FindAllStringSubmatch(line, 2) {
+			shape += " " + m[1]
+		}
+		want = append(want, shape)
+	}
+
+	var log bytes.Buffer
+	p := selfAdapter(t, "serve")
+	p.Log = &log
+	if _, err := sim.Run(exampleScenario(), p); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(log.String(), "\n")
+	first := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, `> {"type":"answer","id":2,`) })
+	if first < 0 || first+len(want) > len(lines) {
+		t.Fatalf("no answer to call 2 with %d lines after it:\n%s", len(want), log.String())
+	}
+	var got []string
+	for _, line := range lines[first : first+len(want)] {
+		var m struct {
+			Type         string
+			Delivery     struct{ Data struct{ Type string } }
+			Notification struct{ Data struct{ Type string } }
+		}
+		if err := json.Unmarshal([]byte(line[2:]), &m); err != nil {
+			t.Fatalf("%v: %s", err, line)
+		}
+		shape := line[:1] + " " + m.Type
+		if ev := m.Delivery.Data.Type + m.Notification.Data.Type; ev != "" {
+			shape += " " + ev
+		}
+		got = append(got, shape)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("PROTOCOL.md §14's example is out of date:\n doc: %q\n now: %q", want, got)
+	}
 }

@@ -23,6 +23,7 @@ import (
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
+	"github.com/turnstile-dev/turnstile/jsonvalue"
 	"github.com/turnstile-dev/turnstile/sim"
 )
 
@@ -186,22 +187,16 @@ func deliverLine(session int, d *sim.Delivery) ([]byte, error) {
 	line = append(line, `{"type":"deliver","session":`...)
 	line = strconv.AppendInt(line, int64(session), 10)
 	line = append(line, `,"delivery":{"kind":`...)
-	line = appendJSONString(line, d.Kind)
+	line = jsonvalue.AppendString(line, d.Kind)
 	line = append(line, `,"now":`...)
 	line = strconv.AppendInt(line, d.Now, 10)
 	if d.Target != "" {
 		line = append(line, `,"target":`...)
-		line = appendJSONString(line, d.Target)
+		line = jsonvalue.AppendString(line, d.Target)
 	}
 	line = append(line, `,"data":`...)
 	line = append(line, d.Data...)
 	return append(line, "}}\n"...), nil
-}
-
-// appendJSONString appends s as a JSON string, as encoding/json writes it.
-func appendJSONString(b []byte, s string) []byte {
-	q, _ := json.Marshal(s)
-	return append(b, q...)
 }
 
 //go:embed protocol.schema.json

@@ -8,7 +8,7 @@
 // UTF-8, nesting deeper than MaxDepth, a number out of float64's range), which the caller
 // leaves to encoding/json. A Memo shares the values of the objects met again, looked up by
 // their bytes before they are decoded; End finds where an object or array ends without
-// decoding it.
+// decoding it. AppendString writes a string as encoding/json does.
 package jsonvalue
 
 import (

@@ -156,7 +156,7 @@ func (c *canonicalizer) value(out []byte, depth int) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		return appendString(out, s), nil
+		return jsonvalue.AppendString(out, s), nil
 	case ch == 't':
 		return c.literal(out, "true")
 	case ch == 'f':
@@ -208,7 +208,7 @@ func (c *canonicalizer) object(out []byte, depth int) ([]byte, error) {
 			sorted = false
 		}
 		start := len(out)
-		out = appendString(out, key)
+		out = jsonvalue.AppendString(out, key)
 		out = append(out, ':')
 		valueStart, inStart := len(out), c.pos
 		if out, err = c.value(out, depth+1); err != nil {
@@ -347,30 +347,4 @@ func stringsCut(s string, sep byte) (string, string, bool) {
 		return s[:i], s[i+1:], true
 	}
 	return s, "", false
-}
-
-// plainByte marks the bytes encoding/json writes as they are inside a string.
-var plainByte = func() (t [256]bool) {
-	for c := 0x20; c < utf8.RuneSelf; c++ {
-		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
-	}
-	return t
-}()
-
-// appendString writes s as encoding/json writes strings.
-func appendString(out []byte, s string) []byte {
-	simple := true
-	for i := 0; i < len(s); i++ {
-		if !plainByte[s[i]] {
-			simple = false
-			break
-		}
-	}
-	if simple {
-		out = append(out, '"')
-		out = append(out, s...)
-		return append(out, '"')
-	}
-	quoted, _ := json.Marshal(s)
-	return append(out, quoted...)
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/turnstile-dev/turnstile/jsonvalue"
 	"github.com/turnstile-dev/turnstile/loop"
 )
 
@@ -89,7 +90,7 @@ func (e *encoder) value(b []byte, v any) []byte {
 		}
 		return append(b, "false"...)
 	case string:
-		return appendString(b, x)
+		return jsonvalue.AppendString(b, x)
 	case float64:
 		return appendJSNumber(b, x)
 	case int:
@@ -111,7 +112,7 @@ func (e *encoder) value(b []byte, v any) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendString(b, k)
+			b = jsonvalue.AppendString(b, k)
 			b = append(b, ':')
 			b = e.value(b, x[k])
 		}
@@ -119,7 +120,7 @@ func (e *encoder) value(b []byte, v any) []byte {
 	case []any:
 		return appendList(b, x, e.value)
 	case []string:
-		return appendList(b, x, appendString)
+		return appendList(b, x, jsonvalue.AppendString)
 	case loop.Event:
 		return e.event(b, x)
 	case loop.StreamEvent:
@@ -193,7 +194,7 @@ func (o *obj) key(k string) {
 	o.b = append(o.b, '"', ':')
 }
 
-func (o *obj) str(k, v string)       { o.key(k); o.b = appendString(o.b, v) }
+func (o *obj) str(k, v string)       { o.key(k); o.b = jsonvalue.AppendString(o.b, v) }
 func (o *obj) num(k string, v int64) { o.key(k); o.b = appendJSNumber(o.b, float64(v)) }
 func (o *obj) any(k string, v any)   { o.key(k); o.b = appendCanonical(o.b, v) }
 func (o *obj) boolean(k string, v bool) {
@@ -383,7 +384,7 @@ func appendContent(o *obj, text string, blocks []loop.Block) {
 	if blocks != nil {
 		o.b = appendBlocks(o.b, blocks)
 	} else {
-		o.b = appendString(o.b, text)
+		o.b = jsonvalue.AppendString(o.b, text)
 	}
 }
 
@@ -414,12 +415,12 @@ func appendMessage(b []byte, m loop.Message) []byte {
 				if i > 0 {
 					o.b = append(o.b, ',')
 				}
-				o.b = appendString(o.b, k)
+				o.b = jsonvalue.AppendString(o.b, k)
 				o.b = append(o.b, ':')
 				if v := x.Sections[k]; v == nil {
 					o.b = append(o.b, "null"...)
 				} else {
-					o.b = appendString(o.b, *v)
+					o.b = jsonvalue.AppendString(o.b, *v)
 				}
 			}
 			o.b = append(o.b, '}')

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+
+	"github.com/turnstile-dev/turnstile/jsonvalue"
 )
 
 // Entry kinds of a trace.
@@ -83,12 +85,12 @@ func (e *Entry) appendJSON(b []byte) []byte {
 	b = append(b, `,"t":`...)
 	b = strconv.AppendInt(b, e.T, 10)
 	b = append(b, `,"kind":`...)
-	b = appendString(b, e.Kind)
+	b = jsonvalue.AppendString(b, e.Kind)
 	b = append(b, `,"name":`...)
-	b = appendString(b, e.Name)
+	b = jsonvalue.AppendString(b, e.Name)
 	if e.Target != "" {
 		b = append(b, `,"target":`...)
-		b = appendString(b, e.Target)
+		b = jsonvalue.AppendString(b, e.Target)
 	}
 	if len(e.Data) > 0 {
 		b = append(b, `,"data":`...)
@@ -104,7 +106,7 @@ func (e *Entry) appendJSON(b []byte) []byte {
 	}
 	if e.Error != "" {
 		b = append(b, `,"error":`...)
-		b = appendString(b, e.Error)
+		b = jsonvalue.AppendString(b, e.Error)
 	}
 	return append(b, '}')
 }

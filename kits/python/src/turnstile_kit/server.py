@@ -116,7 +116,7 @@ class Kit:
         if msg.get("session") != s.id:
             raise ProtocolError(f'protocol error at line {line}: a "{msg["type"]}" for session {msg.get("session")}, but session {s.id} is running')
 
-    def receive_answer(self) -> dict[str, Any]:
+    def _receive_answer(self) -> dict[str, Any]:
         """The next message for a call waiting for its answer. A delivery sent ahead (§14: the
         hello says ``deliveriesAhead``) is queued, to be applied once the session is idle,
         exactly as if it had come after the idle."""

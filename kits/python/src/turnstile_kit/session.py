@@ -237,7 +237,7 @@ class Session:
         if name:
             call["name"] = name
         self.wire.send({"type": "call", "id": call_id, "session": self.id, "call": call})
-        msg = self._kit.receive_answer()
+        msg = self._kit._receive_answer()
         bad = None
         if msg["type"] != "answer":
             bad = f'expected the answer to call {call_id}, got a "{msg["type"]}" message'

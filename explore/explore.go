@@ -665,11 +665,3 @@ func (x *explorer) traces(sc *sim.Scenario) (impl, ref *sim.Trace) {
 	}
 	return impl, ref
 }
-
-func firstLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = append(lines[:n], "…")
-	}
-	return strings.Join(lines, "\n  ")
-}

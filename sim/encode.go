@@ -207,8 +207,6 @@ func (o *obj) boolean(k string, v bool) {
 }
 func (o *obj) close() []byte { return append(o.b, '}') }
 
-func appendEvent(b []byte, e loop.Event) []byte { return (*encoder)(nil).event(b, e) }
-
 // event writes a loop event, agent_end's messages through the memo.
 func (enc *encoder) event(b []byte, e loop.Event) []byte {
 	o := open(b)

@@ -211,12 +211,6 @@ func (r *resolver) pointer(root any, base, fragment string) (target, error) {
 	return target{node: node, base: b}, nil
 }
 
-// isSchemaObject is pi-schema's isSchemaObject: an object (not a boolean, an array or a primitive).
-func isSchemaObject(v any) bool {
-	_, ok := v.(*object)
-	return ok
-}
-
 // specialSchemes are the WHATWG URL schemes whose host is normalized.
 var specialSchemes = map[string]bool{"http": true, "https": true, "ws": true, "wss": true, "ftp": true, "file": true}
 

@@ -32,8 +32,10 @@ import (
 
 // Options configures an exploration.
 type Options struct {
-	// Impl makes a fresh implementation under test for each run. Nil explores the reference
-	// alone, checking invariants only. When what it makes introduces itself (a
+	// Impl makes a fresh implementation under test for each run; with Jobs > 1 it is called
+	// from several goroutines at once, and the implementations it makes must be able to run
+	// at the same time (conformance.Pool lends one process to each). Nil explores the
+	// reference alone, checking invariants only. When what it makes introduces itself (a
 	// conformance.Process), its hello fills in Target where Target leaves it open.
 	Impl func() sim.Implementation
 	// Reference makes the implementation runs are compared with; nil means sim.NewReference.
@@ -44,6 +46,11 @@ type Options struct {
 	// neither, 100 runs.
 	Runs     int
 	Duration time.Duration
+	// Jobs is how many runs are checked at once (0 or 1: one after another). The result is
+	// the same as with one job: runs are taken in their order, the jobs only check them
+	// ahead (at most 2×Jobs runs). A new cause is investigated (re-run, shrunk) in the
+	// exploration's order too.
+	Jobs int
 	// Out is the directory failures are written to, a folder per cause ("" writes nothing).
 	Out string
 	// Shard makes this process explore only the runs i with i % N == K.
@@ -404,20 +411,15 @@ func Run(ctx context.Context, opts Options) Result {
 	}
 	byCause := map[string]*Failure{}
 	start := time.Now()
-	for i := 0; ; i++ {
-		if opts.Runs > 0 && i >= opts.Runs {
+	next, stop := x.checks(ctx, start)
+	defer stop()
+	for {
+		c, ok := next()
+		if !ok {
 			break
 		}
-		if opts.Duration > 0 && time.Since(start) >= opts.Duration || ctx.Err() != nil {
-			break
-		}
-		if !opts.Shard.owns(i) {
-			continue
-		}
-		runSeed := RunSeed(opts.Seed, i)
-		sc := opts.Generate(runSeed)
+		i, sc, prob, ignored := c.i, c.sc, c.prob, c.ignored
 		res.Runs++
-		prob, ignored := x.check(sc)
 		if ignored {
 			res.Ignored++
 		}
@@ -440,7 +442,7 @@ func Run(ctx context.Context, opts Options) Result {
 			continue
 		}
 		p.clear()
-		f := x.investigate(ctx, sc, prob, opts.Seed, i, runSeed, p)
+		f := x.investigate(ctx, sc, prob, opts.Seed, i, c.runSeed, p)
 		// Only minimal scenarios tell two causes apart: unshrunk, one scenario may show two
 		// faults.
 		if k := slices.IndexFunc(res.Failures, f.sameFault); k >= 0 && opts.ShrinkTime > 0 {
@@ -468,6 +470,7 @@ func Run(ctx context.Context, opts Options) Result {
 		p.tick(res.Runs, res.Failing, len(res.Failures), time.Since(start))
 	}
 	res.Elapsed = time.Since(start)
+	stop()
 	p.clear()
 	for _, f := range res.Failures {
 		if f.Dir != "" {

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -191,10 +190,13 @@ func TestExploreCatchesEveryFault(t *testing.T) {
 		t.Run(f.name, func(t *testing.T) {
 			t.Parallel()
 			bin := binary(t, i)
-			procs := &pool{command: []string{bin, "adapter"}}
-			defer procs.close()
+			// A faulty loop may never stop; 10 s is ample for any generated scenario.
+			procs := &conformance.Pool{New: func() *conformance.Process {
+				return &conformance.Process{Command: []string{bin, "adapter"}, Timeout: 10 * time.Second}
+			}}
+			defer procs.Close()
 			res := explore.Run(context.Background(), explore.Options{
-				Impl:        procs.impl,
+				Impl:        procs.Impl,
 				Seed:        1,
 				Duration:    60 * time.Second,
 				MaxFailures: 1,
@@ -216,73 +218,4 @@ func TestExploreCatchesEveryFault(t *testing.T) {
 			t.Logf("found after %d runs in %s; minimal scenario: %d requests", res.Runs, res.Elapsed.Round(time.Millisecond), requests)
 		})
 	}
-}
-
-// pool hands explore's runs adapter processes to reuse: a run takes an idle process (or
-// starts one) and gives it back once stopped, so that a run costs a session, not a process
-// start. A run that never stops (a hang explore gave up on) keeps its process to itself.
-type pool struct {
-	command []string
-	mu      sync.Mutex
-	idle    []*conformance.Process
-	all     []*conformance.Process
-}
-
-// impl is explore's Impl: one run's implementation.
-func (p *pool) impl() sim.Implementation { return &pooled{pool: p} }
-
-func (p *pool) get() *conformance.Process {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if n := len(p.idle); n > 0 {
-		proc := p.idle[n-1]
-		p.idle = p.idle[:n-1]
-		return proc
-	}
-	// A faulty loop may never stop; 10 s is ample for any generated scenario.
-	proc := &conformance.Process{Command: p.command, Timeout: 10 * time.Second}
-	p.all = append(p.all, proc)
-	return proc
-}
-
-func (p *pool) put(proc *conformance.Process) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.idle = append(p.idle, proc)
-}
-
-// close shuts the idle processes down and kills those still held by abandoned runs.
-func (p *pool) close() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, proc := range p.all {
-		if slices.Contains(p.idle, proc) {
-			_ = proc.Close()
-		} else {
-			proc.Kill()
-		}
-	}
-}
-
-// pooled is one run's implementation: a process of the pool for the run's duration.
-type pooled struct {
-	pool *pool
-	proc *conformance.Process
-}
-
-func (r *pooled) Start(setup sim.Setup, world sim.Port) error {
-	r.proc = r.pool.get()
-	return r.proc.Start(setup, world)
-}
-
-func (r *pooled) Deliver(d sim.Delivery) error { return r.proc.Deliver(d) }
-
-func (r *pooled) Stop() error {
-	if r.proc == nil {
-		return nil
-	}
-	err := r.proc.Stop()
-	r.pool.put(r.proc)
-	r.proc = nil
-	return err
 }

@@ -189,6 +189,15 @@ func implementation(command string, proc processFlags) (func() sim.Implementatio
 	if strings.TrimSpace(command) == "" {
 		return func() sim.Implementation { return sim.NewReference() }, nil
 	}
+	newProcess, err := process(command, proc)
+	if err != nil {
+		return nil, err
+	}
+	return func() sim.Implementation { return newProcess() }, nil
+}
+
+// process makes the adapter processes of command, a command line that is not blank.
+func process(command string, proc processFlags) (func() *conformance.Process, error) {
 	argv, err := splitCommand(command)
 	if err != nil {
 		return nil, err
@@ -198,7 +207,7 @@ func implementation(command string, proc processFlags) (func() sim.Implementatio
 			argv[0] = self
 		}
 	}
-	return func() sim.Implementation {
+	return func() *conformance.Process {
 		return &conformance.Process{Command: argv, Timeout: proc.timeout, OneAtATime: proc.oneAtATime, Stderr: os.Stderr}
 	}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
 	"strconv"
 	"time"
 
@@ -20,7 +21,7 @@ import (
 func exploreCmd() *cobra.Command {
 	var (
 		impl, seed, out, shard, profile, ignore, tracks string
-		runs, maxCauses                                 int
+		runs, maxCauses, jobs                           int
 		duration, shrinkTime                            time.Duration
 		proc                                            processFlags
 		noDiff                                          bool
@@ -119,25 +120,34 @@ failure was found.`,
 				opts.Command += " --no-diff"
 			}
 			if impl != "" {
-				newImpl, err := implementation(impl, proc)
+				newProcess, err := process(impl, proc)
 				if err != nil {
 					return usage(err)
 				}
-				// One process serves every run, a session each, as in a suite.
-				shared := newImpl()
-				defer closeImpl(shared)
-				opts.Impl = func() sim.Implementation { return shared }
+				// A process serves runs one after another, a session each, as in a suite; each
+				// job has one.
+				procs := &conformance.Pool{New: newProcess}
+				defer procs.Close()
+				opts.Impl = procs.Impl
 				opts.Command += " --impl " + strconv.Quote(impl)
 				opts.ImplCommand = impl
-				if h, ok := shared.(interface {
-					Hello() (conformance.Hello, error)
-				}); ok && tracks == "" {
-					hello, err := h.Hello()
+				if tracks == "" {
+					hello, err := procs.Hello()
 					if err != nil {
 						return usage(fmt.Errorf("the implementation did not start: %w", err))
 					}
 					tracks = hello.Tracks
 				}
+			}
+			switch {
+			case jobs < 0:
+				return usage(fmt.Errorf("--jobs cannot be negative"))
+			case jobs > 0:
+				opts.Jobs = jobs
+			case impl == "":
+				opts.Jobs = runtime.GOMAXPROCS(0)
+			default:
+				opts.Jobs = 1
 			}
 			b, err := loop.BehaviourOf(tracks)
 			if err != nil {
@@ -174,6 +184,7 @@ failure was found.`,
 	f.StringVar(&profile, "profile", "strict", "comparison profile: strict or semantic")
 	f.StringVar(&ignore, "ignore", "", "file of cause signatures to leave out, one a line (e.g. a previous causes.txt)")
 	f.StringVar(&tracks, "tracks", "", "pi version the implementation tracks; default: from its hello")
+	f.IntVar(&jobs, "jobs", 0, "runs checked at once, each job with its own adapter process (default: one per CPU in-process, 1 with --impl); the result is the same as with one")
 	f.IntVar(&maxCauses, "max-causes", 0, "stop after this many distinct causes (0: no limit)")
 	f.DurationVar(&shrinkTime, "shrink-time", 30*time.Second, "time limit for shrinking one cause (0 or less: no shrinking)")
 	proc.register(f, 10*time.Second, "run")

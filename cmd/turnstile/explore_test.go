@@ -13,6 +13,8 @@ func TestExploreInputErrorsExitTwo(t *testing.T) {
 		{"explore", "--profile", "loose"},
 		{"explore", "--ignore", "no-such-file.txt"},
 		{"explore", "--runs", "-1"},
+		{"explore", "--jobs", "-2"},
+		{"explore", "--impl", "  ", "--runs", "3"},
 		{"explore", "--impl", "/no/such/adapter", "--runs", "3"},
 	} {
 		_, errOut, code := turnstile(t, args...)
@@ -34,9 +36,12 @@ func TestExploreThroughTheProtocol(t *testing.T) {
 	if err := os.WriteFile(ignore, []byte("# known causes\ninvariant grammar\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, errOut, code := turnstile(t, "explore", "--impl", strconv.Quote(self), "--runs", "20", "--seed", "4",
-		"--profile", "semantic", "--ignore", ignore, "--out", t.TempDir())
-	if code != 0 || !strings.Contains(out, "seed 4: 20 runs in") || !strings.Contains(out, "no failure found") || !strings.HasPrefix(errOut, "seed=4\n") {
-		t.Fatalf("exit %d:\n%s\n%s", code, out, errOut)
+	// One adapter process, and two runs at once, each with its own.
+	for _, jobs := range []string{"1", "2"} {
+		out, errOut, code := turnstile(t, "explore", "--impl", strconv.Quote(self), "--runs", "20", "--seed", "4",
+			"--profile", "semantic", "--ignore", ignore, "--out", t.TempDir(), "--jobs", jobs)
+		if code != 0 || !strings.Contains(out, "seed 4: 20 runs in") || !strings.Contains(out, "no failure found") || !strings.HasPrefix(errOut, "seed=4\n") {
+			t.Fatalf("--jobs %s: exit %d:\n%s\n%s", jobs, code, out, errOut)
+		}
 	}
 }

@@ -50,14 +50,13 @@ func (w *world) hook(name string, data json.RawMessage, inProcess bool) Answer {
 	w.hookCalls[name]++
 	n := w.hookCalls[name]
 	h := w.sc.Hooks
-	var in map[string]json.RawMessage
+	in := hookData(data)
 	// A queue poll reads nothing of its data, which the world wrote itself in-process.
 	poll := name == HookSteering && !h.NoSteering || name == HookFollowUp && !h.NoFollowUp
-	if !inProcess || !poll {
-		if err := json.Unmarshal(data, &in); err != nil {
-			w.fail("protocol", fmt.Sprintf("%s call %d: bad data: %v", name, n, err))
-			return Answer{Error: "bad hook data: " + err.Error()}
-		}
+	if (!inProcess || !poll) && !in.valid() {
+		err := fmt.Errorf("not a JSON object: %.40s", data)
+		w.fail("protocol", fmt.Sprintf("%s call %d: bad data: %v", name, n, err))
+		return Answer{Error: "bad hook data: " + err.Error()}
 	}
 	switch {
 	case name == HookSteering && !h.NoSteering:
@@ -68,12 +67,12 @@ func (w *world) hook(name string, data json.RawMessage, inProcess bool) Answer {
 		if h.ConvertToLLM.Throw != "" {
 			return aborting(Answer{Error: h.ConvertToLLM.Throw}, h.ConvertToLLM.Abort)
 		}
-		return aborting(w.convert(in["messages"], h.ConvertToLLM), h.ConvertToLLM.Abort)
+		return aborting(w.convert(in.member("messages"), h.ConvertToLLM), h.ConvertToLLM.Abort)
 	case name == HookTransformContext && h.TransformContext != nil:
 		if h.TransformContext.Throw != "" {
 			return aborting(Answer{Error: h.TransformContext.Throw}, h.TransformContext.Abort)
 		}
-		return aborting(answerJSON(map[string]any{"messages": keepLast(in["messages"], h.TransformContext.KeepLast)}), h.TransformContext.Abort)
+		return aborting(answerJSON(map[string]any{"messages": keepLast(in.member("messages"), h.TransformContext.KeepLast)}), h.TransformContext.Abort)
 	case name == HookGetAPIKey && h.GetAPIKey != nil:
 		return aborting(answerJSON(map[string]any{"apiKey": h.GetAPIKey.Key}), h.GetAPIKey.Abort)
 	case name == HookPrepareRequest && h.PrepareRequest != nil:
@@ -81,15 +80,13 @@ func (w *world) hook(name string, data json.RawMessage, inProcess bool) Answer {
 		if a.Throw != "" {
 			return aborting(Answer{Error: a.Throw}, a.Abort)
 		}
-		return aborting(answerJSON(contextAnswer(in["context"], a.Context, a.Model, a.ThinkingLevel, a.Messages)), a.Abort)
+		return aborting(answerJSON(contextAnswer(in.member("context"), a.Context, a.Model, a.ThinkingLevel, a.Messages)), a.Abort)
 	case name == HookPrepareNextTurn && h.PrepareNextTurn != nil:
 		a := h.PrepareNextTurn.answer(n)
 		if a.Throw != "" {
 			return aborting(Answer{Error: a.Throw}, a.Abort)
 		}
-		var turn map[string]json.RawMessage
-		_ = json.Unmarshal(in["turn"], &turn)
-		return aborting(answerJSON(contextAnswer(turn["context"], a.Context, a.Model, a.ThinkingLevel, a.Messages)), a.Abort)
+		return aborting(answerJSON(contextAnswer(hookData(in.member("turn")).member("context"), a.Context, a.Model, a.ThinkingLevel, a.Messages)), a.Abort)
 	case name == HookFinishTurn && h.FinishTurn != nil:
 		a := h.FinishTurn.answer(n)
 		if a.Throw != "" {
@@ -171,12 +168,28 @@ func (w *world) convert(raw json.RawMessage, s *ConvertScript) Answer {
 	return answerJSON(map[string]any{"messages": out})
 }
 
-func toolCallID(in map[string]json.RawMessage) string {
-	var tc struct {
-		ID string `json:"id"`
+func toolCallID(in hookData) string {
+	var id string
+	_ = json.Unmarshal(hookData(in.member("toolCall")).member("id"), &id)
+	return id
+}
+
+// hookData is a hook call's data as the world has it: canonical JSON, written by the world's
+// encoder, so its members are found on the bytes.
+type hookData []byte
+
+// valid reports whether the data is an object (or null, which has no members).
+func (d hookData) valid() bool {
+	return len(d) >= 2 && d[0] == '{' || string(d) == "null"
+}
+
+// member is the value of member key, nil when there is none.
+func (d hookData) member(key string) json.RawMessage {
+	start, end, ok := memberValue(d, key)
+	if !ok {
+		return nil
 	}
-	_ = json.Unmarshal(in["toolCall"], &tc)
-	return tc.ID
+	return json.RawMessage(d[start:end])
 }
 
 // contextAnswer builds a prepareRequest / prepareNextTurn answer from the context the hook

@@ -125,6 +125,68 @@ func isNull(v any) bool {
 	return false
 }
 
+// cloneDeclaration is cloneJSON(d), copied by hand when d holds only what a JSON round trip
+// keeps as it is (valid UTF-8, finite numbers as float64, maps and slices of those): the loop
+// declares tool changes every turn.
+func cloneDeclaration(d ToolDeclaration) ToolDeclaration {
+	if !utf8.ValidString(d.Name) || !utf8.ValidString(d.Description) {
+		return cloneJSON(d)
+	}
+	params, ok := copyJSON(d.Parameters)
+	if !ok {
+		return cloneJSON(d)
+	}
+	constrained, ok := copyJSON(d.ConstrainedSampling)
+	if !ok {
+		return cloneJSON(d)
+	}
+	out := ToolDeclaration{Name: d.Name, Description: d.Description, ConstrainedSampling: constrained}
+	if params != nil {
+		out.Parameters = params.(map[string]any)
+	}
+	return out
+}
+
+// copyJSON deep-copies v when a JSON round trip would give it back equal (ok); any other
+// value (an int, a NaN, a string that is not UTF-8, a struct...) is not copied.
+func copyJSON(v any) (any, bool) {
+	switch x := v.(type) {
+	case nil, bool:
+		return x, true
+	case string:
+		return x, utf8.ValidString(x)
+	case float64:
+		return x, !math.IsNaN(x) && !math.IsInf(x, 0)
+	case map[string]any:
+		if x == nil {
+			return nil, true
+		}
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			c, ok := copyJSON(e)
+			if !ok || !utf8.ValidString(k) {
+				return nil, false
+			}
+			out[k] = c
+		}
+		return out, true
+	case []any:
+		if x == nil {
+			return nil, true
+		}
+		out := make([]any, len(x))
+		for i, e := range x {
+			c, ok := copyJSON(e)
+			if !ok {
+				return nil, false
+			}
+			out[i] = c
+		}
+		return out, true
+	}
+	return nil, false
+}
+
 // cloneJSON deep-copies a JSON value through encoding/json, as pi's
 // JSON.parse(JSON.stringify(x)) does.
 func cloneJSON[T any](v T) T {

@@ -3,6 +3,7 @@ package loop
 import (
 	"encoding/json"
 	"math"
+	"reflect"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -128,4 +129,45 @@ func TestToolsAreDeclaredOnce(t *testing.T) {
 		sys, _ := again[0].(*SystemMessage)
 		t.Fatalf("the next turn declares the tools again: %+v", sys)
 	}
+}
+
+// TestCloneDeclarationIsTheJSONCopy holds cloneDeclaration to cloneJSON, the JSON round trip
+// it stands for: drawn declarations (nil and empty maps and lists, -0, ints, json.Number), and
+// values a round trip changes (text that is not UTF-8 in a name, a description or a key, a
+// struct, a NaN); the copy shares no map with the original (unless, as the JSON copy, it
+// could not be written).
+func TestCloneDeclarationIsTheJSONCopy(t *testing.T) {
+	value := jsonValue(3)
+	check := func(t interface{ Fatalf(string, ...any) }, d ToolDeclaration) {
+		got, want := cloneDeclaration(d), cloneJSON(d)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("cloneDeclaration(%#v) =\n%#v\nthe JSON copy is\n%#v", d, got, want)
+		}
+		if _, err := json.Marshal(d); err == nil && len(d.Parameters) > 0 && reflect.ValueOf(got.Parameters).UnsafePointer() == reflect.ValueOf(d.Parameters).UnsafePointer() {
+			t.Fatalf("the copy shares the parameters map")
+		}
+	}
+	for _, d := range []ToolDeclaration{
+		{Name: "\xff", Parameters: map[string]any{}},
+		{Name: "a", Description: "\xfe\xfd"},
+		{Name: "a", Parameters: map[string]any{"\xfe": 1.0}},
+		{Name: "a", Parameters: map[string]any{"x": []any{"\xfe"}}},
+		{Name: "a", Parameters: map[string]any{"x": struct{ B, A int }{1, 2}}},
+		{Name: "a", Parameters: map[string]any{"x": math.NaN()}},
+		{Name: "a", ConstrainedSampling: math.Inf(1)},
+		{Name: "a", ConstrainedSampling: map[string]any(nil)},
+		{Name: "a", ConstrainedSampling: []any{}},
+	} {
+		check(t, d)
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		d := ToolDeclaration{Name: "a", Description: "d"}
+		if v, ok := value.Draw(t, "parameters").(map[string]any); ok {
+			d.Parameters = v
+		}
+		if rapid.Bool().Draw(t, "sampling") {
+			d.ConstrainedSampling = value.Draw(t, "constrainedSampling")
+		}
+		check(t, d)
+	})
 }

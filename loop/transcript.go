@@ -68,7 +68,7 @@ func ToolStateChanges(previous, current []ToolDeclaration) ToolChanges {
 	var c ToolChanges
 	for _, d := range current {
 		if p, ok := find(previous, d.Name); !ok || !sameDeclaration(p, d) {
-			c.Added = append(c.Added, cloneJSON(d))
+			c.Added = append(c.Added, cloneDeclaration(d))
 		}
 	}
 	for _, d := range previous {

@@ -1,6 +1,9 @@
 package jsonvalue
 
-import "hash/maphash"
+import (
+	"bytes"
+	"hash/maphash"
+)
 
 // Memo remembers what was made of the bytes of objects met more than once: their decoded
 // value (Decoder), their canonical form (the simulator's canonicalizer). An object is
@@ -16,6 +19,60 @@ type Memo[T any] struct {
 	// numbers is the way the values a Decoder remembers hold numbers: 0 not decided yet,
 	// 1 float64, 2 json.Number.
 	numbers int8
+	// arrays are the last long arrays made, newest last: a context repeats the one before
+	// it and adds to its end, and what was made of the elements they share is taken whole.
+	arrays []memoArray[T]
+}
+
+// memoArray is a long array made before: its bytes from the '[' through its last element,
+// the depth it opened at, and what was made of those elements.
+type memoArray[T any] struct {
+	raw   []byte
+	depth int
+	made  T
+}
+
+const (
+	// MinMemoArrayBytes: shorter arrays are not remembered whole.
+	MinMemoArrayBytes = 1024
+	// memoArrays is how many arrays are remembered whole (a call's lists, a hook's).
+	memoArrays = 4
+)
+
+// ArrayPrefix finds the longest remembered array, opened at depth, that in[pos:] begins with
+// and whose last element is followed there by ',' or ']': n is the length of its bytes (from
+// the '[' through that element), made what was made of its elements.
+func (m *Memo[T]) ArrayPrefix(in []byte, pos, depth int) (n int, made T, ok bool) {
+	for _, a := range m.arrays {
+		end := pos + len(a.raw)
+		if a.depth != depth || len(a.raw) <= n || end >= len(in) || in[end] != ',' && in[end] != ']' {
+			continue
+		}
+		if bytes.Equal(in[pos:end], a.raw) {
+			n, made, ok = len(a.raw), a.made, true
+		}
+	}
+	return n, made, ok
+}
+
+// PutArray remembers what was made of the elements of an array opened at depth, raw its bytes
+// from the '[' through its last element (copied), when it is long enough. It replaces the
+// remembered array it extends, or else the oldest.
+func (m *Memo[T]) PutArray(raw []byte, depth int, made T) {
+	if len(raw) < MinMemoArrayBytes {
+		return
+	}
+	a := memoArray[T]{raw: bytes.Clone(raw), depth: depth, made: made}
+	for i, old := range m.arrays {
+		if old.depth == depth && bytes.HasPrefix(raw, old.raw) {
+			m.arrays = append(append(m.arrays[:i:i], m.arrays[i+1:]...), a)
+			return
+		}
+	}
+	if len(m.arrays) == memoArrays {
+		m.arrays = append(m.arrays[:0:0], m.arrays[1:]...)
+	}
+	m.arrays = append(m.arrays, a)
 }
 
 const (

@@ -33,3 +33,59 @@ func TestMemoRemembersWhatIsMetAgain(t *testing.T) {
 		t.Fatalf("%d objects met once are remembered", d.Memo.Len())
 	}
 }
+
+// TestMemoArraysArePrefixesOfWhatFollows: a long array is remembered whole; an array that
+// begins with it (its elements, then ',' or ']') is served the longest one remembered at its
+// depth, and nothing else is: not a shorter array, not one at another depth, not bytes that
+// go on inside an element; an array that extends a remembered one takes its place, and only
+// the last four are kept.
+func TestMemoArraysArePrefixesOfWhatFollows(t *testing.T) {
+	var m Memo[string]
+	elem := func(i int) string { return fmt.Sprintf(`{"i":%d,"pad":"%0300d"}`, i, 0) }
+	arr := func(n int) string {
+		s := "["
+		for i := range n {
+			if i > 0 {
+				s += ","
+			}
+			s += elem(i)
+		}
+		return s
+	}
+	m.PutArray([]byte(`[{"short":1}`), 1, "short")
+	if _, _, ok := m.ArrayPrefix([]byte(`[{"short":1}]`), 0, 1); ok {
+		t.Fatal("a short array was remembered")
+	}
+	m.PutArray([]byte(arr(4)), 1, "four")
+	m.PutArray([]byte(arr(6)), 1, "six") // extends four: takes its place
+	if len(m.arrays) != 1 {
+		t.Fatalf("%d arrays kept; six should have taken four's place", len(m.arrays))
+	}
+	in := []byte(`{"messages":` + arr(8) + `]}`)
+	at := len(`{"messages":`)
+	if n, made, ok := m.ArrayPrefix(in, at, 1); !ok || made != "six" || n != len(arr(6)) {
+		t.Fatalf("got %q (%d bytes, %v), want six", made, n, ok)
+	}
+	if _, _, ok := m.ArrayPrefix(in, at, 2); ok {
+		t.Fatal("served at another depth")
+	}
+	if n, made, ok := m.ArrayPrefix([]byte(arr(6)+"]"), 0, 1); !ok || made != "six" || n != len(arr(6)) {
+		t.Fatalf("the same array: %q, %v", made, ok)
+	}
+	if _, _, ok := m.ArrayPrefix([]byte(arr(5)+`]`), 0, 1); ok {
+		t.Fatal("served an array longer than the input's")
+	}
+	goesOn := arr(6)[:len(arr(6))-1] + `x"}]`
+	if _, _, ok := m.ArrayPrefix([]byte(goesOn), 0, 1); ok {
+		t.Fatal("served although the last element goes on")
+	}
+	for i := range 4 {
+		m.PutArray([]byte(fmt.Sprintf(`[{"other":%d,"pad":"%01100d"}`, i, 0)), 1, fmt.Sprint("other", i))
+	}
+	if len(m.arrays) != memoArrays {
+		t.Fatalf("%d arrays kept, want %d", len(m.arrays), memoArrays)
+	}
+	if _, _, ok := m.ArrayPrefix(in, at, 1); ok {
+		t.Fatal("the oldest array was not let go")
+	}
+}

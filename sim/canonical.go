@@ -125,24 +125,46 @@ func (c *canonicalizer) value(out []byte, depth int) ([]byte, error) {
 		}
 		return c.object(out, depth)
 	case ch == '[':
-		c.pos++
-		out = append(out, '[')
-		c.space()
-		if c.pos < len(c.in) && c.in[c.pos] == ']' {
+		// An array of objects the memo serves (a context's messages) that begins with one
+		// made before takes what was made of those elements whole, and goes on after them.
+		whole := c.memo != nil && depth+1 >= minMemoDepth && depth+1 <= maxMemoDepth
+		start, outStart := c.pos, len(out)
+		if whole {
+			if n, made, ok := c.memo.ArrayPrefix(c.in, c.pos, depth); ok {
+				c.pos += n
+				out = append(out, made...)
+				if c.in[c.pos] == ']' {
+					c.pos++
+					return append(out, ']'), nil
+				}
+				c.pos++
+				out = append(out, ',')
+			}
+		}
+		if c.pos == start {
 			c.pos++
-			return append(out, ']'), nil
+			out = append(out, '[')
+			c.space()
+			if c.pos < len(c.in) && c.in[c.pos] == ']' {
+				c.pos++
+				return append(out, ']'), nil
+			}
 		}
 		for {
 			var err error
 			if out, err = c.value(out, depth+1); err != nil {
 				return nil, err
 			}
+			end, outEnd := c.pos, len(out)
 			c.space()
 			if c.pos >= len(c.in) {
 				return nil, errBadJSON
 			}
 			if c.in[c.pos] == ']' {
 				c.pos++
+				if whole {
+					c.memo.PutArray(c.in[start:end], depth, slices.Clone(out[outStart:outEnd]))
+				}
 				return append(out, ']'), nil
 			}
 			if c.in[c.pos] != ',' {

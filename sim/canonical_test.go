@@ -3,6 +3,7 @@ package sim
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -112,4 +113,55 @@ func jsonObject() *rapid.Generator[map[string]any] {
 		o["n"] = rapid.Float64Range(-1e22, 1e22).Draw(t, "n")
 		return o
 	})
+}
+
+// TestCanonicalArraysTakenWholeChangeNothing holds the memo's long arrays (a context that
+// begins with the last one is not read again) to Canonical: contexts that grow, that change
+// a message the last one had, that drop its last message, that continue it with whitespace,
+// and that are cut short (not JSON), each long enough to be remembered whole.
+func TestCanonicalArraysTakenWholeChangeNothing(t *testing.T) {
+	taken := 0
+	rapid.Check(t, func(t *rapid.T) {
+		var memo canonicalMemo
+		pad := strings.Repeat(".", 300)
+		var msgs []any
+		for range rapid.IntRange(2, 8).Draw(t, "contexts") {
+			switch rapid.IntRange(0, 4).Draw(t, "change") {
+			case 0, 1: // grows
+				for range rapid.IntRange(1, 3).Draw(t, "added") {
+					m := jsonObject().Draw(t, "message")
+					m["padding"] = pad
+					msgs = append(msgs, m)
+				}
+			case 2: // a message changes
+				if len(msgs) > 0 {
+					i := rapid.IntRange(0, len(msgs)-1).Draw(t, "changed")
+					msgs = append(msgs[:i:i], append([]any{map[string]any{"role": "user", "padding": pad}}, msgs[i+1:]...)...)
+				}
+			case 3: // the last one goes
+				if len(msgs) > 0 {
+					msgs = msgs[: len(msgs)-1 : len(msgs)-1]
+				}
+			}
+			raw, _ := json.Marshal(map[string]any{"apiKey": "k", "messages": msgs, "model": map[string]any{"id": "m"}})
+			if rapid.IntRange(0, 5).Draw(t, "spaced") == 0 {
+				raw = bytes.ReplaceAll(raw, []byte(`},{"`), []byte(`} , {"`))
+			}
+			if cut := rapid.IntRange(0, 8).Draw(t, "cut"); cut > 5 {
+				raw = raw[:len(raw)-(cut-5)]
+			}
+			start := bytes.Index(raw, []byte(`"messages":`)) + len(`"messages":`)
+			if _, _, ok := memo.ArrayPrefix(raw, start, 1); ok {
+				taken++
+			}
+			got, _ := canonicalWith(raw, false, &memo)
+			if want := Canonical(raw); !bytes.Equal(got, want) {
+				t.Fatalf("%s\nwith the memo %s\nwithout      %s", raw, got, want)
+			}
+		}
+	})
+	if taken == 0 {
+		t.Fatal("no context began with one remembered whole: the test checks nothing")
+	}
+	t.Logf("%d contexts began with one remembered whole", taken)
 }

@@ -171,12 +171,12 @@ func (w *world) contextData(c Call, name string, wantFull bool) (full, data json
 	}
 	var cuts []cut
 	for list, path := range dataPaths {
-		start, end, encs, ok := arrayAt(data, path...)
+		key := listKey{name, list}
+		prev := w.lin.lists[key]
+		start, end, encs, ok := arrayAtLike(data, prev.encs, path...)
 		if !ok {
 			continue
 		}
-		key := listKey{name, list}
-		prev := w.lin.lists[key]
 		lists = append(lists, pendingList{key: key, encs: encs})
 		if keep := keepOf(encs, prev); keep > 0 {
 			setListLink(&link, list, prev.seq, keep)
@@ -199,12 +199,12 @@ func (w *world) answerData(name string, answer json.RawMessage, link *Link) (jso
 	if w.lin.inFull || path == nil || len(answer) == 0 {
 		return answer, link, nil
 	}
-	start, end, encs, ok := arrayAt(answer, path...)
+	key := listKey{name, listAnswer}
+	prev := w.lin.lists[key]
+	start, end, encs, ok := arrayAtLike(answer, prev.encs, path...)
 	if !ok {
 		return answer, link, nil
 	}
-	key := listKey{name, listAnswer}
-	prev := w.lin.lists[key]
 	remembered := []pendingList{{key: key, encs: encs}}
 	keep := keepOf(encs, prev)
 	if keep == 0 {
@@ -245,31 +245,88 @@ func withMessagesAt(v any, path []string, msgs []loop.Message) any {
 	return m
 }
 
-// spanAt is where the value at path lies in the canonical JSON object obj.
-func spanAt(obj []byte, path []string) (start, end int, ok bool) {
-	if len(path) == 0 {
-		return 0, 0, false
-	}
-	start, end = 0, len(obj)
-	for _, key := range path {
-		s, e, ok := memberValue(obj[start:end], key)
-		if !ok {
-			return 0, 0, false
-		}
-		start, end = start+s, start+e
-	}
-	return start, end, true
-}
-
 // arrayAt is where the array at path lies in the canonical JSON object obj, and its elements.
 func arrayAt(obj []byte, path ...string) (start, end int, elems [][]byte, ok bool) {
-	if start, end, ok = spanAt(obj, path); !ok {
+	return arrayAtLike(obj, nil, path...)
+}
+
+// arrayAtLike is arrayAt for an array that may begin with the elements like (those of the
+// same list met before, a context being the last one and more): an element that has the
+// bytes of its counterpart in like is that one, found by comparing bytes instead of reading
+// it; the others are read. Neither the objects around the array nor the array itself is
+// read past its end.
+func arrayAtLike(obj []byte, like [][]byte, path ...string) (start, end int, elems [][]byte, ok bool) {
+	if len(path) == 0 {
 		return 0, 0, nil, false
 	}
-	if elems, ok = elements(obj[start:end]); !ok { // not an array
+	for _, key := range path {
+		if start, ok = valueOf(obj, start, key); !ok {
+			return 0, 0, nil, false
+		}
+	}
+	if start >= len(obj) || obj[start] != '[' {
 		return 0, 0, nil, false
 	}
-	return start, end, elems, true
+	i := start + 1
+	if i < len(obj) && obj[i] == ']' {
+		return start, i + 1, [][]byte{}, true
+	}
+	for {
+		var next int
+		if k := len(elems); k < len(like) && hasValue(obj, i, like[k]) {
+			elems, next = append(elems, like[k]), i+len(like[k])
+		} else {
+			if next, ok = skipValue(obj, i); !ok {
+				return 0, 0, nil, false
+			}
+			elems = append(elems, obj[i:next])
+		}
+		if next >= len(obj) {
+			return 0, 0, nil, false
+		}
+		switch obj[next] {
+		case ',':
+			i = next + 1
+		case ']':
+			return start, next + 1, elems, true
+		default:
+			return 0, 0, nil, false
+		}
+	}
+}
+
+// hasValue reports whether the canonical JSON value at obj[i:] is v: its bytes, followed by
+// the end of an element.
+func hasValue(obj []byte, i int, v []byte) bool {
+	end := i + len(v)
+	return end < len(obj) && (obj[end] == ',' || obj[end] == ']') && bytes.Equal(obj[i:end], v)
+}
+
+// valueOf is where the value of member key of the canonical JSON object at obj[at:] begins;
+// the members before it are skipped, the value itself is not read.
+func valueOf(obj []byte, at int, key string) (int, bool) {
+	if at >= len(obj) || obj[at] != '{' {
+		return 0, false
+	}
+	i := at + 1
+	for i < len(obj) && obj[i] == '"' {
+		kEnd, ok := skipValue(obj, i)
+		if !ok || kEnd >= len(obj) || obj[kEnd] != ':' {
+			return 0, false
+		}
+		if isKey(obj[i:kEnd], key) {
+			return kEnd + 1, true
+		}
+		vEnd, ok := skipValue(obj, kEnd+1)
+		if !ok {
+			return 0, false
+		}
+		i = vEnd
+		if i < len(obj) && obj[i] == ',' {
+			i++
+		}
+	}
+	return 0, false
 }
 
 // withListFrom is the canonical JSON obj with the array at [start, end), whose elements are

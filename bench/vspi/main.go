@@ -28,6 +28,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -138,7 +139,7 @@ func run(tests bool, rounds int) error {
 			if err != nil {
 				return err
 			}
-			rows = append(rows, row{id: "P2", what: "protocol, pi adapter, " + s.Name, target: "≥ 1,000 turns/s",
+			rows = append(rows, row{id: "P2", what: "protocol, pi adapter, " + s.Name + " (GC as the CLI sets it)", target: "≥ 1,000 turns/s",
 				measured: perSec(tps, "turns/s"), pi: perSec(pi[s.Name], "turns/s"), ratio: fmt.Sprintf("%.3f×", tps/pi[s.Name]),
 				met: yes(tps >= 1000)})
 		}
@@ -319,6 +320,11 @@ func cpuTime() time.Duration {
 // protocolTurnsPerSec runs shape s against the pi adapter through the protocol, one adapter
 // process serving every run as in a suite.
 func protocolTurnsPerSec(s bench.Shape) (float64, error) {
+	// The harness collects garbage as turnstile conform and run do (cmd/turnstile sets a GC
+	// target of 400 % unless GOGC is set); P1 measures the library with Go's default.
+	if os.Getenv("GOGC") == "" {
+		defer debug.SetGCPercent(debug.SetGCPercent(400))
+	}
 	p := &conformance.Process{Command: piAdapter, Stderr: os.Stderr}
 	defer func() { _ = p.Close() }()
 	if _, err := p.Hello(); err != nil {

@@ -54,6 +54,10 @@ situation newer than the pi version it tracks (or --tracks) is generated. --igno
 names known causes (one signature a line, # comments; causes.txt has that form): a run that
 shows one counts as ignored, so the next exploration looks past them.
 
+--jobs N checks N runs at once: in-process one per CPU by default; with --impl one by
+default, and each job starts its own adapter process. The runs are still taken in their
+order, so the causes, their counts and their minimal scenarios are those of one job.
+
 The seed is printed first; a 40-hex git commit hash is accepted as a seed, so CI can
 explore a different, reproducible part of the space for every commit. Without --impl the
 reference alone is explored, against the invariants. Exit code 1 when a reproducible

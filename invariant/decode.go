@@ -8,6 +8,11 @@ import "github.com/turnstile-dev/turnstile/jsonvalue"
 // encoding/json.
 func decodeJSON(data []byte) any { return decodeJSONWith(data, nil) }
 
+// traceMemo is the memo a view decodes its trace's entries through. It is eager: a trace's
+// objects mostly come back (a streamed partial is delivered, then is its event's message and
+// that event's partial), and the trace is read once.
+func traceMemo() jsonvalue.Memo[any] { return jsonvalue.Memo[any]{Eager: true} }
+
 // decodeJSONWith is decodeJSON sharing, through memo, the values of the objects at the
 // depths of messages (an event's message at 2, a context's at 3 to 5: data.messages[i],
 // data.context.messages[i], data.turn.context.messages[i]) that the entries repeat, decoded

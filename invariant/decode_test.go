@@ -5,7 +5,6 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/turnstile-dev/turnstile/jsonvalue"
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
@@ -40,7 +39,7 @@ func TestDecodeMemoChangesNothing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var memo jsonvalue.Memo[any]
+		memo := traceMemo()
 		for _, e := range tr.Expanded().Entries {
 			for _, data := range [][]byte{e.Data, e.Answer} {
 				if len(data) == 0 {

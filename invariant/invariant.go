@@ -231,6 +231,7 @@ type view struct {
 func newView(tr *sim.Trace) *view {
 	tr = tr.Expanded()
 	v := &view{es: tr.Entries, endIdx: -1, agentEnd: -1, seen: map[string]bool{}}
+	v.memo = traceMemo()
 	v.data = make([]any, len(v.es))
 	v.answer = make([]any, len(v.es))
 	v.decoded = make([]bool, len(v.es))

@@ -19,6 +19,9 @@ type Memo[T any] struct {
 	// numbers is the way the values a Decoder remembers hold numbers: 0 not decided yet,
 	// 1 float64, 2 json.Number.
 	numbers int8
+	// Eager remembers an object the first time its bytes are met (a trace read once, whose
+	// objects mostly come back: a streamed partial is delivered, then in its event twice).
+	Eager bool
 	// arrays are the last long arrays made, newest last: a context repeats the one before
 	// it and adds to its end, and what was made of the elements they share is taken whole.
 	arrays []memoArray[T]
@@ -87,6 +90,9 @@ const (
 func (m *Memo[T]) Get(raw []byte) (v T, ok, remember bool) {
 	if v, ok := m.values[string(raw)]; ok {
 		return v, true, false
+	}
+	if m.Eager {
+		return v, false, true
 	}
 	if m.seen == nil {
 		m.seen, m.seed = map[uint64]struct{}{}, maphash.MakeSeed()

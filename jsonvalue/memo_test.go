@@ -7,7 +7,7 @@ import (
 
 // TestMemoRemembersWhatIsMetAgain: an object is worth remembering the second time its bytes
 // are met, and what is put is got back; objects met once (a growing partial message) are not
-// kept, only their sighting.
+// kept, only their sighting, unless the memo is eager.
 func TestMemoRemembersWhatIsMetAgain(t *testing.T) {
 	var m Memo[string]
 	a := []byte(`{"role":"user","content":"a"}`)
@@ -31,6 +31,20 @@ func TestMemoRemembersWhatIsMetAgain(t *testing.T) {
 	}
 	if d.Memo.Len() != 0 {
 		t.Fatalf("%d objects met once are remembered", d.Memo.Len())
+	}
+	// An eager memo remembers at the first sighting.
+	eager := Memo[string]{Eager: true}
+	if _, ok, remember := eager.Get(a); ok || !remember {
+		t.Fatalf("eager, first sighting: ok %v, remember %v", ok, remember)
+	}
+	d.Memo = &Memo[any]{Eager: true}
+	for range 2 {
+		if _, ok := d.Decode([]byte(`{"role":"assistant","content":[{"type":"text","text":"once, and again"}],"stopReason":"stop"}`)); !ok {
+			t.Fatal("not decoded")
+		}
+		if d.Memo.Len() != 1 {
+			t.Fatalf("eager: %d objects remembered after a sighting, want 1", d.Memo.Len())
+		}
 	}
 }
 

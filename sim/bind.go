@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -258,10 +259,17 @@ func (r *Reference) stream(_ context.Context, req loop.StreamRequest, options bo
 
 // messagesHook calls a hook that answers {messages}.
 func (r *Reference) messagesHook(name string, data any) ([]loop.Message, error) {
+	raw, err := r.call(CallHook, name, data)
+	if err != nil {
+		return nil, err
+	}
+	if bytes.Equal(raw, noMessages) {
+		return []loop.Message{}, nil // what decoding it gives
+	}
 	var out struct {
 		Messages []json.RawMessage `json:"messages"`
 	}
-	if err := r.hook(name, data, &out); err != nil {
+	if err := decodeAnswer(name, raw, &out); err != nil {
 		return nil, err
 	}
 	return decodeMessages(out.Messages)

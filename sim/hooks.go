@@ -60,9 +60,9 @@ func (w *world) hook(name string, data json.RawMessage, inProcess bool) Answer {
 	}
 	switch {
 	case name == HookSteering && !h.NoSteering:
-		return answerJSON(map[string]any{"messages": nonNilMessages(w.steering.Drain())})
+		return messagesAnswer(w.steering.Drain())
 	case name == HookFollowUp && !h.NoFollowUp:
-		return answerJSON(map[string]any{"messages": nonNilMessages(w.followUp.Drain())})
+		return messagesAnswer(w.followUp.Drain())
 	case name == HookConvertToLLM && h.ConvertToLLM != nil:
 		if h.ConvertToLLM.Throw != "" {
 			return aborting(Answer{Error: h.ConvertToLLM.Throw}, h.ConvertToLLM.Abort)
@@ -247,6 +247,18 @@ func nonNilMessages(m []loop.Message) []loop.Message {
 func aborting(a Answer, abort bool) Answer {
 	a.Abort = abort
 	return a
+}
+
+// noMessages is the answer of a queue poll that finds the queue empty, as answerJSON writes
+// it: most polls find nothing, and the reference reads it without decoding.
+var noMessages = json.RawMessage(`{"messages":[]}`)
+
+// messagesAnswer is a queue poll's answer: the messages drained from the queue.
+func messagesAnswer(drained []loop.Message) Answer {
+	if len(drained) == 0 {
+		return Answer{Data: noMessages}
+	}
+	return answerJSON(map[string]any{"messages": drained})
 }
 
 func answerJSON(v any) Answer {

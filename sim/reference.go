@@ -279,6 +279,11 @@ func (r *Reference) hook(name string, data any, out any) error {
 	if err != nil {
 		return err
 	}
+	return decodeAnswer(name, raw, out)
+}
+
+// decodeAnswer decodes hook name's answer into out (nil: nothing is read of it).
+func decodeAnswer(name string, raw json.RawMessage, out any) error {
 	if out == nil || len(raw) == 0 {
 		return nil
 	}

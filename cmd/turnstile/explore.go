@@ -133,7 +133,7 @@ failure was found.`,
 				procs := &conformance.Pool{New: newProcess}
 				defer procs.Close()
 				opts.Impl = procs.Impl
-				opts.Command += " --impl " + strconv.Quote(impl)
+				opts.Command += " --impl " + strconv.Quote(impl) + proc.args()
 				opts.ImplCommand = impl
 				if tracks == "" {
 					hello, err := procs.Hello()

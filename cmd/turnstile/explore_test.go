@@ -6,6 +6,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
 )
 
 func TestExploreInputErrorsExitTwo(t *testing.T) {
@@ -42,6 +45,29 @@ func TestExploreThroughTheProtocol(t *testing.T) {
 			"--profile", "semantic", "--ignore", ignore, "--out", t.TempDir(), "--jobs", jobs)
 		if code != 0 || !strings.Contains(out, "seed 4: 20 runs in") || !strings.Contains(out, "no failure found") || !strings.HasPrefix(errOut, "seed=4\n") {
 			t.Fatalf("--jobs %s: exit %d:\n%s\n%s", jobs, code, out, errOut)
+		}
+	}
+}
+
+// TestReproduceCommandRepeatsTheProcessFlags: the command explore prints to reproduce a run
+// repeats --timeout when it is not the default, and --one-at-a-time.
+func TestReproduceCommandRepeatsTheProcessFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, ""},
+		{[]string{"--timeout", "10s"}, ""},
+		{[]string{"--timeout", "2s", "--one-at-a-time"}, " --timeout 2s --one-at-a-time"},
+	} {
+		var p processFlags
+		f := pflag.NewFlagSet("explore", pflag.ContinueOnError)
+		p.register(f, 10*time.Second, "run")
+		if err := f.Parse(c.args); err != nil {
+			t.Fatal(err)
+		}
+		if got := p.args(); got != c.want {
+			t.Errorf("%v: %q, want %q", c.args, got, c.want)
 		}
 	}
 }

@@ -124,11 +124,24 @@ func version() string {
 // processFlags are how an --impl command is driven: its time limit per scenario, and whether
 // every delivery waits for its idle even when the implementation takes deliveries ahead.
 type processFlags struct {
-	timeout    time.Duration
-	oneAtATime bool
+	timeout, defaultTimeout time.Duration
+	oneAtATime              bool
+}
+
+// args is the flags given, as a command line that repeats them needs them.
+func (p *processFlags) args() string {
+	var s string
+	if p.timeout != p.defaultTimeout {
+		s += " --timeout " + p.timeout.String()
+	}
+	if p.oneAtATime {
+		s += " --one-at-a-time"
+	}
+	return s
 }
 
 func (p *processFlags) register(f *pflag.FlagSet, timeout time.Duration, per string) {
+	p.defaultTimeout = timeout
 	f.DurationVar(&p.timeout, "timeout", timeout, "time limit per "+per+" for an --impl command")
 	f.BoolVar(&p.oneAtATime, "one-at-a-time", false, "send each delivery only once the --impl command is idle, even when its hello says deliveriesAhead (PROTOCOL.md §14): rules out its queue when a trace looks wrong")
 }

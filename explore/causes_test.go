@@ -16,6 +16,16 @@ import (
 // planted are the three faults of TestThreeFaultsAreThreeCauses, each alone.
 var planted = []string{"ignores-finish-turn-end", "drops-a-tool-result", "tells-the-model-no-tools"}
 
+// allPlanted is the fault of an implementation with every planted fault at once.
+func allPlanted(t *testing.T) fault {
+	t.Helper()
+	var fs []fault
+	for _, name := range planted {
+		fs = append(fs, faultNamed(t, name))
+	}
+	return combine(fs...)
+}
+
 func faultNamed(t *testing.T, name string) fault {
 	t.Helper()
 	i := slices.IndexFunc(faults, func(f fault) bool { return f.name == name })
@@ -64,11 +74,7 @@ func combine(fs ...fault) fault {
 // cause, and passes against each of the other two alone.
 func TestThreeFaultsAreThreeCauses(t *testing.T) {
 	t.Parallel()
-	var fs []fault
-	for _, name := range planted {
-		fs = append(fs, faultNamed(t, name))
-	}
-	all := combine(fs...)
+	all := allPlanted(t)
 	out := t.TempDir()
 	var progress bytes.Buffer
 	res := Run(context.Background(), Options{

@@ -59,11 +59,7 @@ func failureFacts(t *testing.T, f *Failure) string {
 // stopped.
 func TestJobsFindWhatOneJobFinds(t *testing.T) {
 	t.Parallel()
-	var fs []fault
-	for _, name := range planted {
-		fs = append(fs, faultNamed(t, name))
-	}
-	all := combine(fs...)
+	all := allPlanted(t)
 	explore := func(jobs int) (Result, *activeRuns) {
 		active := &activeRuns{}
 		res := Run(context.Background(), Options{

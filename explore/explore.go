@@ -49,7 +49,8 @@ type Options struct {
 	// Jobs is how many runs are checked at once (0 or 1: one after another). The result is
 	// the same as with one job: runs are taken in their order, the jobs only check them
 	// ahead (at most 2×Jobs runs). A new cause is investigated (re-run, shrunk) in the
-	// exploration's order too.
+	// exploration's order too; only a shrink that runs out of ShrinkTime, a bound in wall
+	// time with any number of jobs, can end elsewhere.
 	Jobs int
 	// Out is the directory failures are written to, a folder per cause ("" writes nothing).
 	Out string

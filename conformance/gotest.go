@@ -511,6 +511,7 @@ func (p *inProcess) Tool(id, name string, args any, onUpdate func(json.RawMessag
 	box := newMailbox(p.idle)
 	p.mu.Lock()
 	p.tools[id] = box
+	delete(p.settled, id) // a later call may reuse a settled call's id (a model repeats ids)
 	p.mu.Unlock()
 	defer func() {
 		p.mu.Lock()

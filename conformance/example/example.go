@@ -18,9 +18,12 @@ import (
 // this port lacks are skipped, which is how a port adopts the suite step by step.
 type Port struct{}
 
-// Hello names the port and the hooks it supports; scenarios needing others are skipped.
+// Hello names the port, the hooks it supports and the optional features it lacks (it does not
+// wire the tools' prepareArguments); scenarios needing others are skipped, in conform and in
+// explore.
 func (Port) Hello() conformance.Hello {
-	return conformance.Hello{Name: "example", Tracks: "1.6.0", Hooks: []string{"getSteeringMessages", "getFollowUpMessages"}}
+	return conformance.Hello{Name: "example", Tracks: "1.6.0", Hooks: []string{"getSteeringMessages", "getFollowUpMessages"},
+		Lacks: []string{"prepareArguments"}}
 }
 
 // Run builds the loop from the scenario's setup, every part reaching the world through env.

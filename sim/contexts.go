@@ -155,13 +155,13 @@ func (w *world) contextData(c Call, name string, wantFull bool) (full, data json
 				}
 			}
 			if link == nil {
-				data = w.enc.value(nil, root)
+				data = w.enc.valueBytes(root)
 				return data, data, nil, lists
 			}
 			if wantFull {
-				full = w.enc.value(nil, root)
+				full = w.enc.valueBytes(root)
 			}
-			return full, w.enc.value(nil, short), link, lists
+			return full, w.enc.valueBytes(short), link, lists
 		}
 	}
 	data = w.canonicalData(c.Data, c.Value)

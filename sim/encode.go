@@ -23,6 +23,36 @@ func appendCanonical(b []byte, v any) []byte { return (*encoder)(nil).value(b, v
 // generated runs with their encoding from JSON. A nil *encoder remembers nothing.
 type encoder struct {
 	memo map[loop.Message][]byte
+	// scratch is where sized writes, before copying out at the size written; writing is busy
+	// while it does (a write it makes meanwhile gets a buffer of its own).
+	scratch []byte
+	writing bool
+}
+
+// eventBytes is e's canonical JSON, in a slice of its own.
+func (enc *encoder) eventBytes(e loop.Event) []byte {
+	return enc.sized(func(b []byte) []byte { return enc.event(b, e) })
+}
+
+// valueBytes is v's canonical JSON, in a slice of its own.
+func (e *encoder) valueBytes(v any) []byte {
+	return e.sized(func(b []byte) []byte { return e.value(b, v) })
+}
+
+// sized is what write appends to an empty buffer, in a slice of just that size: written into
+// the scratch buffer and copied, one allocation, instead of a buffer grown by doubling (a
+// trace entry is written once and kept).
+func (e *encoder) sized(write func([]byte) []byte) []byte {
+	if e.writing {
+		return write(nil)
+	}
+	e.writing = true
+	e.scratch = write(e.scratch[:0])
+	e.writing = false
+	if e.scratch == nil {
+		return nil
+	}
+	return append(make([]byte, 0, len(e.scratch)), e.scratch...)
 }
 
 func newEncoder() *encoder { return &encoder{memo: map[loop.Message][]byte{}} }
@@ -58,13 +88,14 @@ func (e *encoder) message(b []byte, m loop.Message) []byte {
 // encoded is the canonical JSON of m, from the memo when it has been written before; the
 // memo's own bytes, not to be changed.
 func (e *encoder) encoded(m loop.Message) []byte {
+	write := func(b []byte) []byte { return appendMessage(b, m) }
 	if !memoable(m) {
-		return appendMessage(nil, m)
+		return e.sized(write)
 	}
 	if enc, ok := e.memo[m]; ok {
 		return enc
 	}
-	enc := appendMessage(nil, m)
+	enc := e.sized(write)
 	e.memo[m] = enc
 	return enc
 }

@@ -173,7 +173,7 @@ func (w *world) updateData(ev loop.Event) (json.RawMessage, *Link) {
 	last := w.lin.last
 	if w.lin.inFull || last.seq == 0 || ev.AssistantEvent == nil || ev.AssistantEvent.Partial == nil ||
 		!sameMessage(ev.AssistantEvent.Partial, last.msg) || !sameMessage(ev.Message, last.msg) {
-		return w.enc.event(nil, ev), nil
+		return w.enc.eventBytes(ev), nil
 	}
 	o := open(nil)
 	o.key("assistantMessageEvent")

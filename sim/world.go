@@ -279,7 +279,7 @@ func (w *world) Notify(n Notification) {
 			if typ == loop.MessageUpdate {
 				data, link = w.updateData(ev)
 			} else {
-				data = w.enc.event(nil, ev)
+				data = w.enc.eventBytes(ev)
 			}
 		} else {
 			var top map[string]string
@@ -321,7 +321,7 @@ func (w *world) Notify(n Notification) {
 // canonicalData is the canonical form of a payload given as JSON or, in-process, as a value.
 func (w *world) canonicalData(data json.RawMessage, value any) json.RawMessage {
 	if len(data) == 0 && value != nil {
-		return w.enc.value(nil, value)
+		return w.enc.valueBytes(value)
 	}
 	out, _ := canonicalWith(data, false, &w.memo)
 	return out

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"sync"
 
 	"github.com/turnstile-dev/turnstile/loop"
 )
@@ -245,9 +246,9 @@ func advances(prev *loop.AssistantMessage, ev *loop.StreamEvent) bool {
 	}
 	switch ev.Type {
 	case loop.StreamTextStart:
-		return bytes.Equal(appendBlock(nil, next.Content[ci]), emptyText)
+		return sameEncoding(func(b []byte) []byte { return appendBlock(b, next.Content[ci]) }, func(b []byte) []byte { return append(b, emptyText...) })
 	case loop.StreamThinkingStart:
-		return bytes.Equal(appendBlock(nil, next.Content[ci]), emptyThinking)
+		return sameEncoding(func(b []byte) []byte { return appendBlock(b, next.Content[ci]) }, func(b []byte) []byte { return append(b, emptyThinking...) })
 	case loop.StreamTextDelta:
 		p, ok1 := prev.Content[ci].(loop.TextContent)
 		n, ok2 := next.Content[ci].(loop.TextContent)
@@ -288,7 +289,7 @@ func sameMessage(a loop.Message, b *loop.AssistantMessage) bool {
 		}
 		return true
 	}
-	return bytes.Equal(appendMessage(nil, a), appendMessage(nil, b))
+	return sameEncoding(func(buf []byte) []byte { return appendMessage(buf, a) }, func(buf []byte) []byte { return appendMessage(buf, b) })
 }
 
 // sameHead reports whether two assistant messages agree in the canonical JSON of everything
@@ -304,7 +305,7 @@ func sameHead(a, b *loop.AssistantMessage) bool {
 	}
 	x, y := *a, *b
 	x.Content, y.Content = nil, nil
-	return bytes.Equal(appendMessage(nil, &x), appendMessage(nil, &y))
+	return sameEncoding(func(b []byte) []byte { return appendMessage(b, &x) }, func(b []byte) []byte { return appendMessage(b, &y) })
 }
 
 // sameBlock reports whether two content blocks have the same canonical JSON.
@@ -323,7 +324,21 @@ func sameBlock(a, b loop.Block) bool {
 			return true
 		}
 	}
-	return bytes.Equal(appendBlock(nil, a), appendBlock(nil, b))
+	return sameEncoding(func(buf []byte) []byte { return appendBlock(buf, a) }, func(buf []byte) []byte { return appendBlock(buf, b) })
+}
+
+// comparisons holds pairs of buffers that sameEncoding writes into: comparing two values by
+// their canonical JSON, as the linear form does for every streamed block, then allocates
+// nothing (worlds run on several goroutines at once, so the pairs are pooled).
+var comparisons = sync.Pool{New: func() any { return new([2][]byte) }}
+
+// sameEncoding reports whether a and b write the same bytes.
+func sameEncoding(a, b func([]byte) []byte) bool {
+	bufs := comparisons.Get().(*[2][]byte)
+	bufs[0], bufs[1] = a(bufs[0][:0]), b(bufs[1][:0])
+	same := bytes.Equal(bufs[0], bufs[1])
+	comparisons.Put(bufs)
+	return same
 }
 
 // Expand returns the trace with every entry in full (no links): what the world recorded

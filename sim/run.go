@@ -79,13 +79,18 @@ func run(sc *Scenario, impl Implementation, inFull bool) (*Trace, error) {
 }
 
 // expectedEntries guesses how many entries the scenario's trace will hold, so that the trace
-// grows without copying its entries again and again: some for each response and each of its
-// streamed deltas (a delivery and an event), some for the run.
+// grows without copying its entries again and again: some for each response, each of its
+// tool calls and each of its streamed deltas (a delivery and an event), some for the run.
 func expectedEntries(sc *Scenario) int {
 	n := 32 + 8*len(sc.User)
 	for i := range sc.Responses {
 		r := &sc.Responses[i]
-		n += 24
+		n += 12 // the request, its events and the turn's
+		for _, b := range r.Content {
+			if _, ok := b.(loop.ToolCall); ok {
+				n += 12 // the call's events, its tool call and result, its message
+			}
+		}
 		if r.DeltaSize > 0 {
 			for _, b := range r.Content {
 				switch x := b.(type) {

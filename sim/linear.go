@@ -246,9 +246,9 @@ func advances(prev *loop.AssistantMessage, ev *loop.StreamEvent) bool {
 	}
 	switch ev.Type {
 	case loop.StreamTextStart:
-		return sameEncoding(func(b []byte) []byte { return appendBlock(b, next.Content[ci]) }, func(b []byte) []byte { return append(b, emptyText...) })
+		return encodesAs(func(b []byte) []byte { return appendBlock(b, next.Content[ci]) }, emptyText)
 	case loop.StreamThinkingStart:
-		return sameEncoding(func(b []byte) []byte { return appendBlock(b, next.Content[ci]) }, func(b []byte) []byte { return append(b, emptyThinking...) })
+		return encodesAs(func(b []byte) []byte { return appendBlock(b, next.Content[ci]) }, emptyThinking)
 	case loop.StreamTextDelta:
 		p, ok1 := prev.Content[ci].(loop.TextContent)
 		n, ok2 := next.Content[ci].(loop.TextContent)
@@ -331,6 +331,11 @@ func sameBlock(a, b loop.Block) bool {
 // their canonical JSON, as the linear form does for every streamed block, then allocates
 // nothing (worlds run on several goroutines at once, so the pairs are pooled).
 var comparisons = sync.Pool{New: func() any { return new([2][]byte) }}
+
+// encodesAs reports whether write writes want.
+func encodesAs(write func([]byte) []byte, want []byte) bool {
+	return sameEncoding(write, func(b []byte) []byte { return append(b, want...) })
+}
 
 // sameEncoding reports whether a and b write the same bytes.
 func sameEncoding(a, b func([]byte) []byte) bool {

@@ -49,21 +49,7 @@ func TestProtocolExampleIsCurrent(t *testing.T) {
 	// The reference's version depends on how the test binary was built: show it as "devel".
 	got := strings.Replace(log.String(), `"version":"`+versionIn(log.String())+`"`, `"version":"devel"`, 1)
 
-	doc, err := os.ReadFile("PROTOCOL.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	const marker = "(`>` harness to adapter, `<` adapter to\nharness; recorded, not edited):\n\n```\n"
-	start := bytes.Index(doc, []byte(marker))
-	if start < 0 {
-		t.Fatal("PROTOCOL.md: the worked example's marker is missing")
-	}
-	start += len(marker)
-	end := bytes.Index(doc[start:], []byte("```\n"))
-	if end < 0 {
-		t.Fatal("PROTOCOL.md: the worked example is not closed")
-	}
-	end += start
+	doc, start, end := fencedAfter(t, "(`>` harness to adapter, `<` adapter to\nharness; recorded, not edited):")
 	if string(doc[start:end]) == got {
 		return
 	}
@@ -75,6 +61,30 @@ func TestProtocolExampleIsCurrent(t *testing.T) {
 		return
 	}
 	t.Errorf("the worked example in PROTOCOL.md is out of date; run go test ./conformance -run TestProtocolExampleIsCurrent -update\nnow:\n%s", got)
+}
+
+// fencedAfter reads PROTOCOL.md and finds the first fenced block after marker: the doc and
+// where the block's lines lie.
+func fencedAfter(t *testing.T, marker string) (doc []byte, start, end int) {
+	t.Helper()
+	doc, err := os.ReadFile("PROTOCOL.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := bytes.Index(doc, []byte(marker))
+	if at < 0 {
+		t.Fatalf("PROTOCOL.md: %q is missing", marker)
+	}
+	open := bytes.Index(doc[at:], []byte("```\n"))
+	if open < 0 {
+		t.Fatalf("PROTOCOL.md: no fenced block after %q", marker)
+	}
+	start = at + open + len("```\n")
+	end = bytes.Index(doc[start:], []byte("```\n"))
+	if end < 0 {
+		t.Fatalf("PROTOCOL.md: the block after %q is not closed", marker)
+	}
+	return doc, start, start + end
 }
 
 func versionIn(log string) string {
@@ -91,18 +101,8 @@ func versionIn(log string) string {
 // rewritten by -update) against the worked example served with deliveries ahead: the same
 // lines in the same order, by direction, message type and event type.
 func TestProtocolAheadExampleIsCurrent(t *testing.T) {
-	doc, err := os.ReadFile("PROTOCOL.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	const marker = "Example (§11's first turn, ahead)"
-	i := bytes.Index(doc, []byte(marker))
-	if i < 0 {
-		t.Fatal("PROTOCOL.md: §14's example is missing")
-	}
-	block := doc[i:]
-	block = block[bytes.Index(block, []byte("```\n"))+4:]
-	block = block[:bytes.Index(block, []byte("```"))]
+	doc, start, end := fencedAfter(t, "Example (§11's first turn, ahead)")
+	block := doc[start:end]
 	types := regexp.MustCompile(`"type":"(\w+)"`)
 	var want []string
 	for _, line := range strings.Split(strings.TrimSpace(string(block)), "\n") {

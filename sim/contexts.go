@@ -260,7 +260,7 @@ func arrayAtLike(obj []byte, like [][]byte, path ...string) (start, end int, ele
 		return 0, 0, nil, false
 	}
 	for _, key := range path {
-		if start, ok = valueOf(obj, start, key); !ok {
+		if _, start, ok = memberStart(obj, start, key); !ok {
 			return 0, 0, nil, false
 		}
 	}
@@ -300,33 +300,6 @@ func arrayAtLike(obj []byte, like [][]byte, path ...string) (start, end int, ele
 func hasValue(obj []byte, i int, v []byte) bool {
 	end := i + len(v)
 	return end < len(obj) && (obj[end] == ',' || obj[end] == ']') && bytes.Equal(obj[i:end], v)
-}
-
-// valueOf is where the value of member key of the canonical JSON object at obj[at:] begins;
-// the members before it are skipped, the value itself is not read.
-func valueOf(obj []byte, at int, key string) (int, bool) {
-	if at >= len(obj) || obj[at] != '{' {
-		return 0, false
-	}
-	i := at + 1
-	for i < len(obj) && obj[i] == '"' {
-		kEnd, ok := skipValue(obj, i)
-		if !ok || kEnd >= len(obj) || obj[kEnd] != ':' {
-			return 0, false
-		}
-		if isKey(obj[i:kEnd], key) {
-			return kEnd + 1, true
-		}
-		vEnd, ok := skipValue(obj, kEnd+1)
-		if !ok {
-			return 0, false
-		}
-		i = vEnd
-		if i < len(obj) && obj[i] == ',' {
-			i++
-		}
-	}
-	return 0, false
 }
 
 // withListFrom is the canonical JSON obj with the array at [start, end), whose elements are

@@ -609,29 +609,39 @@ func memberValue(obj []byte, key string) (start, end int, ok bool) {
 // memberAt finds member key of the canonical JSON object obj and returns where it begins (its
 // key) and where its value lies.
 func memberAt(obj []byte, key string) (keyStart, start, end int, ok bool) {
-	if len(obj) < 2 || obj[0] != '{' {
+	if keyStart, start, ok = memberStart(obj, 0, key); !ok {
 		return 0, 0, 0, false
 	}
-	i := 1
+	end, ok = skipValue(obj, start)
+	return keyStart, start, end, ok
+}
+
+// memberStart finds member key of the canonical JSON object at obj[at:] and returns where it
+// begins (its key) and where its value begins; the members before it are skipped, its value
+// is not read.
+func memberStart(obj []byte, at int, key string) (keyStart, start int, ok bool) {
+	if at+1 >= len(obj) || obj[at] != '{' {
+		return 0, 0, false
+	}
+	i := at + 1
 	for i < len(obj) && obj[i] == '"' {
 		kEnd, ok := skipValue(obj, i)
 		if !ok || kEnd >= len(obj) || obj[kEnd] != ':' {
-			return 0, 0, 0, false
-		}
-		vStart := kEnd + 1
-		vEnd, ok := skipValue(obj, vStart)
-		if !ok {
-			return 0, 0, 0, false
+			return 0, 0, false
 		}
 		if isKey(obj[i:kEnd], key) {
-			return i, vStart, vEnd, true
+			return i, kEnd + 1, true
+		}
+		vEnd, ok := skipValue(obj, kEnd+1)
+		if !ok {
+			return 0, 0, false
 		}
 		i = vEnd
 		if i < len(obj) && obj[i] == ',' {
 			i++
 		}
 	}
-	return 0, 0, 0, false
+	return 0, 0, false
 }
 
 // isKey reports whether the JSON string s is key.

@@ -108,12 +108,7 @@ func (x *explorer) checks(ctx context.Context, start time.Time) (next func() (ch
 		if !ok {
 			return checked{}, false
 		}
-		select {
-		case c := <-s.done:
-			return c, true
-		case <-quit:
-			return checked{}, false
-		}
+		return <-s.done, true // a job fills every slot handed out before stop
 	}
 	return next, stop
 }

@@ -3,6 +3,7 @@
 //
 //	P1  reference + simulator + trace vs pi's loop in-process, every shape   ≥ 3×
 //	P2  through the protocol against the pi adapter, 100-turn shape           ≥ 1,000 turns/s
+//	    and what bounds it: each side alone, against a played-back other side
 //	P3  explore in-process: generated scenarios with every invariant, with one
 //	    job and with the default (one per CPU)                                ≥ 2,000/s
 //	P5  the curated suite against pi, wall, Node start included               < 2 s
@@ -37,6 +38,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/turnstile-dev/turnstile/bench"
+	"github.com/turnstile-dev/turnstile/bench/exchange"
 	"github.com/turnstile-dev/turnstile/conformance"
 	"github.com/turnstile-dev/turnstile/explore"
 	"github.com/turnstile-dev/turnstile/sim"
@@ -58,6 +60,17 @@ type row struct {
 }
 
 func main() {
+	if path := os.Getenv(serveExchangeEnv); path != "" {
+		e, err := exchange.Load(path)
+		if err == nil {
+			err = e.ServeAdapter(os.Stdin, os.Stdout)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "vspi (played-back adapter):", err)
+			os.Exit(1)
+		}
+		return
+	}
 	fs := flag.NewFlagSet("vspi", flag.ExitOnError)
 	tests := fs.Bool("tests", false, "also time go test -count=1 ./... for P6 (takes minutes)")
 	rounds := fs.Int("rounds", 3, "alternating rounds of pi's and turnstile's in-process measurements; each keeps its best")
@@ -142,6 +155,19 @@ func run(tests bool, rounds int) error {
 			rows = append(rows, row{id: "P2", what: "protocol, pi adapter, " + s.Name + " (GC as the CLI sets it)", target: "≥ 1,000 turns/s",
 				measured: perSec(tps, "turns/s"), pi: perSec(pi[s.Name], "turns/s"), ratio: fmt.Sprintf("%.3f×", tps/pi[s.Name]),
 				met: yes(tps >= 1000)})
+			adapter, harness, err := protocolCeilings(s)
+			if err != nil {
+				return err
+			}
+			rows = append(rows,
+				row{id: "P2", what: "bound: the pi adapter alone, against a played-back harness (bench/exchange)",
+					measured: perSec(adapter.TurnsPerSec, "turns/s") + fmt.Sprintf(" (adapter CPU %.2f ms/turn)", ms(adapter.CPUPerTurn))},
+				row{id: "P2", what: "bound: the harness alone, against a played-back adapter",
+					measured: perSec(harness.TurnsPerSec, "turns/s") + fmt.Sprintf(" (harness CPU %.2f ms/turn)", ms(harness.CPUPerTurn))},
+				// Every call waits for its answer: where neither side works while the other
+				// does, a turn costs the two sides' turns added.
+				row{id: "P2", what: "bound: the two alone, one after the other (1 / (1/adapter + 1/harness))",
+					measured: perSec(1/(1/adapter.TurnsPerSec+1/harness.TurnsPerSec), "turns/s")})
 		}
 	} else {
 		rows = append(rows, row{id: "P2", what: "protocol, pi adapter, 100-turns", target: "≥ 1,000 turns/s",
@@ -345,6 +371,57 @@ func protocolTurnsPerSec(s bench.Shape) (float64, error) {
 	}
 	return turnsPerSec(s.Turns, run)
 }
+
+// serveExchangeEnv makes vspi play back a saved exchange's adapter side on stdin/stdout: the
+// adapter that answers at once, against which the harness's ceiling is measured.
+const serveExchangeEnv = "TURNSTILE_VSPI_SERVE_EXCHANGE"
+
+// protocolCeilings measures each side of the protocol alone on shape s, the best of three
+// playbacks of a recorded exchange (bench/exchange): the pi adapter against a harness that
+// only writes its recorded lines, and the harness (as the CLI collects garbage) against an
+// adapter that only writes its recorded lines.
+func protocolCeilings(s bench.Shape) (adapter, harness exchange.Measure, err error) {
+	const runs = 11 // the first warms up
+	e, err := exchange.Record(piAdapter, s.Scenario(), s.Turns, runs)
+	if err != nil {
+		return adapter, harness, err
+	}
+	dir, err := os.MkdirTemp("", "vspi-exchange-")
+	if err != nil {
+		return adapter, harness, err
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "exchange.log")
+	if err := e.Save(path); err != nil {
+		return adapter, harness, err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return adapter, harness, err
+	}
+	if os.Getenv("GOGC") == "" {
+		defer debug.SetGCPercent(debug.SetGCPercent(400))
+	}
+	for range 3 {
+		a, err := e.Harness(piAdapter)
+		if err != nil {
+			return adapter, harness, fmt.Errorf("playing the harness's side to the pi adapter: %w", err)
+		}
+		h, err := e.HarnessCeiling([]string{self}, []string{serveExchangeEnv + "=" + path}, s.Scenario())
+		if err != nil {
+			return adapter, harness, fmt.Errorf("the harness against the played-back pi adapter: %w", err)
+		}
+		if a.TurnsPerSec > adapter.TurnsPerSec {
+			adapter = a
+		}
+		if h.TurnsPerSec > harness.TurnsPerSec {
+			harness = h
+		}
+	}
+	return adapter, harness, nil
+}
+
+func ms(d time.Duration) float64 { return d.Seconds() * 1000 }
 
 // exploredPerSec is explore's in-process rate as a user sees it: the runs/s that `turnstile
 // explore --runs 4000 --seed 1 --jobs N` reports (generate a scenario, run it against the

@@ -408,7 +408,7 @@ func (g *gates) open(id string) { close(g.release[id]) }
 // fakeRuntime has a fixed wall clock and a monotonic clock that only tools advance, so
 // durationMs is exact. Its Parallel runs the tasks one after another in source order — what
 // pi does with tools that settle at once, and deterministic — unless concurrent is set, when
-// it is RealRuntime's (one goroutine per task, for specs that hold tools on gates).
+// it is RealRuntime's (the tasks at once, for specs that hold tools on gates).
 type fakeRuntime struct {
 	concurrent bool
 	mu         sync.Mutex

@@ -18,7 +18,7 @@ type Runtime interface {
 	Parallel(tasks []func())
 }
 
-// RealRuntime is the default Runtime: the system clock and one goroutine per task.
+// RealRuntime is the default Runtime: the system clock, and tasks run at once on goroutines.
 type RealRuntime struct{}
 
 var processStart = time.Now()
@@ -29,11 +29,16 @@ func (RealRuntime) Now() int64 { return time.Now().UnixMilli() }
 // Monotonic implements Runtime.
 func (RealRuntime) Monotonic() time.Duration { return time.Since(processStart) }
 
-// Parallel implements Runtime.
+// Parallel implements Runtime. The last task runs on the calling goroutine, after the others
+// have started, while they run: a single task (one tool call) starts no goroutine.
 func (RealRuntime) Parallel(tasks []func()) {
+	if len(tasks) == 0 {
+		return
+	}
 	var wg sync.WaitGroup
-	for _, task := range tasks {
+	for _, task := range tasks[:len(tasks)-1] {
 		wg.Go(task)
 	}
+	tasks[len(tasks)-1]()
 	wg.Wait()
 }

@@ -149,9 +149,17 @@ func (e *Exchange) Harness(argv []string) (Measure, error) {
 		return Measure{}, fmt.Errorf("start %s: %w", strings.Join(argv, " "), err)
 	}
 	defer func() {
+		// The recording ends with the shutdown: the adapter exits by itself, unless the
+		// playback stopped early.
 		_ = stdin.Close()
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
+		exited := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(exited) }()
+		select {
+		case <-exited:
+		case <-time.After(5 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
 	}()
 	out := bufio.NewReaderSize(stdout, 1<<16)
 	var unsent []byte

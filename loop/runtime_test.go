@@ -41,3 +41,29 @@ func TestRealRuntimeRunsTasksAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestRealRuntimeWaitsWhenTheLastTaskPanics: a panic of the last task (the one on the caller's
+// goroutine) reaches the caller only once the other tasks have returned.
+func TestRealRuntimeWaitsWhenTheLastTaskPanics(t *testing.T) {
+	var mu sync.Mutex
+	otherDone := false
+	other := func() {
+		time.Sleep(50 * time.Millisecond)
+		mu.Lock()
+		otherDone = true
+		mu.Unlock()
+	}
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("the last task's panic did not reach the caller")
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if !otherDone {
+				t.Error("Parallel let the panic through while another task was still running")
+			}
+		}()
+		loop.RealRuntime{}.Parallel([]func(){other, func() { panic("the last task") }})
+	}()
+}

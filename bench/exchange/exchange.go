@@ -2,14 +2,16 @@
 // one scenario, and plays either side of them back without doing that side's work. Each
 // playback measures the other side alone:
 //
-//   - Harness plays the harness's lines to a fresh adapter process, writing them as the
-//     harness did and reading the adapter's: the adapter's ceiling, what it does against a
-//     harness that costs nothing.
-//   - ServeAdapter plays the adapter's lines to a harness (`turnstile conform`, a
-//     conformance.Process): the harness's ceiling, against an adapter that answers at once.
+//   - Harness plays the harness's lines to a fresh adapter process and reads the adapter's:
+//     the adapter's ceiling, what it does against a harness that costs nothing.
+//   - ServeAdapter plays the adapter's lines to a harness (a conformance.Process, as
+//     `turnstile conform` runs; HarnessCeiling): the harness's ceiling, against an adapter
+//     that answers at once.
 //
-// Both check every line they read against the recording, so a playback that drifted from the
-// recorded exchange fails instead of measuring something else.
+// Each side's lines are written as that side writes them, one write a line, at the point of
+// the exchange where it wrote them. Both check every line they read against the recording,
+// so a playback that drifted from the recorded exchange fails instead of measuring something
+// else.
 package exchange
 
 import (
@@ -49,11 +51,7 @@ func Record(argv []string, sc *sim.Scenario, turns, runs int) (*Exchange, error)
 	var log bytes.Buffer
 	p := &conformance.Process{Command: argv, Stderr: os.Stderr, Log: &log}
 	for i := range runs {
-		tr, err := sim.Run(sc, p)
-		if err == nil && tr.Failed() {
-			err = errors.New("the run failed")
-		}
-		if err != nil {
+		if err := runOnce(sc, p); err != nil {
 			_ = p.Close()
 			return nil, fmt.Errorf("recording %s, run %d: %w", sc.Name, i+1, err)
 		}
@@ -61,16 +59,30 @@ func Record(argv []string, sc *sim.Scenario, turns, runs int) (*Exchange, error)
 	if err := p.Close(); err != nil {
 		return nil, fmt.Errorf("recording %s: %w", sc.Name, err)
 	}
-	lines, err := parseLog(log.Bytes())
+	lines, err := parseLog(log.Bytes(), 1)
 	if err != nil {
 		return nil, fmt.Errorf("recording %s: %w", sc.Name, err)
 	}
 	return &Exchange{Lines: lines, Runs: runs, Turns: turns}, nil
 }
 
+// runOnce runs sc through p; a failed run is an error naming the failure.
+func runOnce(sc *sim.Scenario, p *conformance.Process) error {
+	tr, err := sim.Run(sc, p)
+	if err != nil {
+		return err
+	}
+	for _, e := range tr.Entries {
+		if e.Kind == sim.KindFail {
+			return fmt.Errorf("the run failed: %s %s", e.Name, e.Error)
+		}
+	}
+	return nil
+}
+
 // parseLog reads a conformance.Process log: "> " before the harness's lines, "< " before the
-// adapter's.
-func parseLog(log []byte) ([]Line, error) {
+// adapter's. Errors name the line counting from first (the log's first line).
+func parseLog(log []byte, first int) ([]Line, error) {
 	var lines []Line
 	for text := range bytes.Lines(log) {
 		text = bytes.TrimSuffix(text, []byte("\n"))
@@ -80,7 +92,7 @@ func parseLog(log []byte) ([]Line, error) {
 		case bytes.HasPrefix(text, []byte("< ")):
 			lines = append(lines, Line{Text: text[2:]})
 		default:
-			return nil, fmt.Errorf("log line %d has no direction: %.80q", len(lines)+1, text)
+			return nil, fmt.Errorf("line %d has no direction (\"> \" or \"< \"): %.80q", first+len(lines), text)
 		}
 	}
 	return lines, nil
@@ -110,10 +122,10 @@ func Load(path string) (*Exchange, error) {
 	}
 	head, rest, _ := bytes.Cut(data, []byte("\n"))
 	e := &Exchange{}
-	if _, err := fmt.Sscanf(string(head), "# runs %d turns %d", &e.Runs, &e.Turns); err != nil {
-		return nil, fmt.Errorf("%s: line 1: %w", path, err)
+	if _, err := fmt.Sscanf(string(head), "# runs %d turns %d", &e.Runs, &e.Turns); err != nil || string(head) != fmt.Sprintf("# runs %d turns %d", e.Runs, e.Turns) {
+		return nil, fmt.Errorf("%s:1: expected \"# runs N turns N\", got %.80q", path, head)
 	}
-	if e.Lines, err = parseLog(rest); err != nil {
+	if e.Lines, err = parseLog(rest, 2); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return e, nil
@@ -122,6 +134,8 @@ func Load(path string) (*Exchange, error) {
 // Measure is what one playback measured over the runs after the first (which warms the
 // playing-against side up: Node imports pi after its hello).
 type Measure struct {
+	// Turns is the number of provider requests timed.
+	Turns int
 	// TurnsPerSec is provider requests per wall second.
 	TurnsPerSec float64
 	// CPUPerTurn is the CPU time (user and system) per turn of the side measured: the
@@ -130,39 +144,60 @@ type Measure struct {
 	CPUPerTurn time.Duration
 }
 
+// timedTurns is the number of turns a playback times, or an error when the recording has no
+// run after the warm-up one.
+func (e *Exchange) timedTurns() (int, error) {
+	starts := 0
+	for _, l := range e.Lines {
+		if l.FromHarness && isStart(l.Text) {
+			starts++
+		}
+	}
+	if starts < 2 || e.Runs != starts {
+		return 0, fmt.Errorf("the recording has %d runs (it says %d): a playback needs two or more, the first warms up", starts, e.Runs)
+	}
+	return (e.Runs - 1) * e.Turns, nil
+}
+
 // Harness plays the harness's side of e to a fresh process of argv and measures the adapter.
-func (e *Exchange) Harness(argv []string) (Measure, error) {
-	if e.Runs < 2 {
-		return Measure{}, errors.New("a playback needs two runs or more: the first warms up")
+// Like the harness (conformance.Process), it writes each of its lines as it comes, one write a
+// line, and waits at most timeout for each line of the adapter's; after the recorded shutdown
+// the adapter must write nothing more and exit with status 0.
+func (e *Exchange) Harness(argv []string, timeout time.Duration) (Measure, error) {
+	turns, err := e.timedTurns()
+	if err != nil {
+		return Measure{}, err
+	}
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return Measure{}, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		closeAll(inR, inW)
+		return Measure{}, err
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return Measure{}, err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return Measure{}, err
-	}
-	cmd.Stderr = os.Stderr
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, os.Stderr
 	if err := cmd.Start(); err != nil {
+		closeAll(inR, inW, outR, outW)
 		return Measure{}, fmt.Errorf("start %s: %w", strings.Join(argv, " "), err)
 	}
+	closeAll(inR, outW)
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
 	defer func() {
-		// The recording ends with the shutdown: the adapter exits by itself, unless the
-		// playback stopped early.
-		_ = stdin.Close()
-		exited := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(exited) }()
+		closeAll(inW, outR)
 		select {
 		case <-exited:
-		case <-time.After(5 * time.Second):
+		case <-time.After(timeout):
 			_ = cmd.Process.Kill()
 			<-exited
 		}
 	}()
-	out := bufio.NewReaderSize(stdout, 1<<16)
-	var unsent []byte
+
+	out := bufio.NewReaderSize(outR, 1<<16)
+	var line []byte
 	starts := 0
 	var began time.Time
 	var cpu0 time.Duration
@@ -173,85 +208,114 @@ func (e *Exchange) Harness(argv []string) (Measure, error) {
 					began, cpu0 = time.Now(), processCPU(cmd.Process.Pid)
 				}
 			}
-			// As the harness does: the lines written since its last read go out together.
-			unsent = append(append(unsent, l.Text...), '\n')
+			_ = inW.SetWriteDeadline(time.Now().Add(timeout))
+			line = append(append(line[:0], l.Text...), '\n')
+			if _, err := inW.Write(line); err != nil {
+				return Measure{}, fmt.Errorf("line %d of the recording, to the adapter: %w", i+1, err)
+			}
 			continue
 		}
-		if len(unsent) > 0 {
-			if _, err := stdin.Write(unsent); err != nil {
-				return Measure{}, fmt.Errorf("line %d: %w", i+1, err)
-			}
-			unsent = unsent[:0]
-		}
-		got, err := out.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
-			// A long line: read the rest of it.
-			rest, err2 := out.ReadBytes('\n')
-			got, err = append(append([]byte(nil), got...), rest...), err2
-		}
+		_ = outR.SetReadDeadline(time.Now().Add(timeout))
+		got, err := readLine(out)
 		if err != nil {
-			return Measure{}, fmt.Errorf("line %d: the adapter's line: %w", i+1, err)
+			return Measure{}, fmt.Errorf("line %d of the recording, from the adapter: %w", i+1, err)
 		}
-		if !bytes.Equal(bytes.TrimSuffix(got, []byte("\n")), l.Text) {
-			return Measure{}, fmt.Errorf("line %d: the adapter wrote %.120q, the recording has %.120q", i+1, got, l.Text)
+		if !bytes.Equal(got, l.Text) {
+			return Measure{}, fmt.Errorf("line %d of the recording: the adapter wrote %.120q, the recording has %.120q", i+1, got, l.Text)
 		}
 	}
-	wall := time.Since(began)
-	turns := float64((e.Runs - 1) * e.Turns)
-	return Measure{TurnsPerSec: turns / wall.Seconds(), CPUPerTurn: time.Duration(float64(processCPU(cmd.Process.Pid)-cpu0) / turns)}, nil
+	wall, cpu := time.Since(began), processCPU(cmd.Process.Pid)-cpu0
+
+	// As the harness does after its shutdown line: close the adapter's stdin.
+	_ = inW.Close()
+	_ = outR.SetReadDeadline(time.Now().Add(timeout))
+	if extra, err := out.ReadBytes('\n'); len(extra) > 0 || !errors.Is(err, io.EOF) {
+		return Measure{}, fmt.Errorf("after the recording's last line: the adapter wrote %.120q (%v), where it should have exited", extra, err)
+	}
+	select {
+	case err := <-exited:
+		exited <- err // for the deferred wait
+		if err != nil {
+			return Measure{}, fmt.Errorf("the adapter, after the recorded shutdown: %w", err)
+		}
+	case <-time.After(timeout):
+		return Measure{}, fmt.Errorf("the adapter did not exit within %v of the recorded shutdown", timeout)
+	}
+	return Measure{Turns: turns, TurnsPerSec: float64(turns) / wall.Seconds(), CPUPerTurn: cpu / time.Duration(turns)}, nil
+}
+
+// readLine reads one line without its newline, however long.
+func readLine(r *bufio.Reader) ([]byte, error) {
+	line, err := r.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		// The slice is the reader's buffer, which the next read overwrites: copy it first.
+		line = append([]byte(nil), line...)
+		var rest []byte
+		rest, err = r.ReadBytes('\n')
+		line = append(line, rest...)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return line[:len(line)-1], nil
+}
+
+func closeAll(files ...*os.File) {
+	for _, f := range files {
+		_ = f.Close()
+	}
 }
 
 // ServeAdapter plays the adapter's side of e on r (the harness's lines) and w: it reads each
-// line the harness wrote, then writes what the adapter wrote next, until the shutdown.
+// line the harness wrote, and writes each line the adapter wrote, one write a line as the kits
+// do, until the shutdown.
 func (e *Exchange) ServeAdapter(r io.Reader, w io.Writer) error {
 	in := bufio.NewReaderSize(r, 1<<16)
-	out := bufio.NewWriterSize(w, 1<<16)
+	var line []byte
 	for i, l := range e.Lines {
 		if !l.FromHarness {
-			if _, err := out.Write(append(l.Text, '\n')); err != nil {
-				return err
+			line = append(append(line[:0], l.Text...), '\n')
+			if _, err := w.Write(line); err != nil {
+				return fmt.Errorf("line %d of the recording, to the harness: %w", i+1, err)
 			}
 			continue
 		}
-		if err := out.Flush(); err != nil {
-			return err
-		}
-		got, err := in.ReadBytes('\n')
+		got, err := readLine(in)
 		if err != nil {
-			return fmt.Errorf("line %d: the harness's line: %w", i+1, err)
+			return fmt.Errorf("line %d of the recording, from the harness: %w", i+1, err)
 		}
-		if !bytes.Equal(bytes.TrimSuffix(got, []byte("\n")), l.Text) {
-			return fmt.Errorf("line %d: the harness wrote %.120q, the recording has %.120q", i+1, got, l.Text)
+		if !bytes.Equal(got, l.Text) {
+			return fmt.Errorf("line %d of the recording: the harness wrote %.120q, the recording has %.120q", i+1, got, l.Text)
 		}
 	}
-	return out.Flush()
+	return nil
 }
 
-// HarnessCeiling runs sc e.Runs times through a conformance.Process whose command (argv)
-// serves e with ServeAdapter, and measures this process: turns/s and its CPU per turn.
+// HarnessCeiling runs sc e.Runs times through a conformance.Process whose command (argv, with
+// env added) serves e with ServeAdapter, and measures this process: turns/s and its CPU per
+// turn. The played-back adapter's exit status is checked when the process is closed.
 func (e *Exchange) HarnessCeiling(argv []string, env []string, sc *sim.Scenario) (Measure, error) {
-	if e.Runs < 2 {
-		return Measure{}, errors.New("a playback needs two runs or more: the first warms up")
+	turns, err := e.timedTurns()
+	if err != nil {
+		return Measure{}, err
 	}
 	p := &conformance.Process{Command: argv, Env: env, Stderr: os.Stderr}
-	defer func() { _ = p.Close() }()
 	var began time.Time
 	var cpu0 time.Duration
 	for i := range e.Runs {
 		if i == 1 {
 			began, cpu0 = time.Now(), ownCPU()
 		}
-		tr, err := sim.Run(sc, p)
-		if err == nil && tr.Failed() {
-			err = errors.New("the run failed")
-		}
-		if err != nil {
+		if err := runOnce(sc, p); err != nil {
+			_ = p.Close()
 			return Measure{}, fmt.Errorf("run %d against the played-back adapter: %w", i+1, err)
 		}
 	}
 	wall, cpu := time.Since(began), ownCPU()-cpu0
-	turns := float64((e.Runs - 1) * e.Turns)
-	return Measure{TurnsPerSec: turns / wall.Seconds(), CPUPerTurn: time.Duration(float64(cpu) / turns)}, nil
+	if err := p.Close(); err != nil {
+		return Measure{}, fmt.Errorf("the played-back adapter: %w", err)
+	}
+	return Measure{Turns: turns, TurnsPerSec: float64(turns) / wall.Seconds(), CPUPerTurn: cpu / time.Duration(turns)}, nil
 }
 
 func isStart(line []byte) bool { return bytes.HasPrefix(line, []byte(`{"type":"start"`)) }

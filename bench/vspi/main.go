@@ -416,7 +416,7 @@ func protocolCeilings(s bench.Shape) (adapter, harness exchange.Measure, err err
 		defer debug.SetGCPercent(debug.SetGCPercent(400))
 	}
 	for range 3 {
-		a, err := e.Harness(piAdapter)
+		a, err := e.Harness(piAdapter, 30*time.Second)
 		if err != nil {
 			return adapter, harness, fmt.Errorf("playing the harness's side to the pi adapter: %w", err)
 		}

@@ -168,6 +168,9 @@ func (e *Exchange) Harness(argv []string, timeout time.Duration) (Measure, error
 	if err != nil {
 		return Measure{}, err
 	}
+	if len(argv) == 0 {
+		return Measure{}, errors.New("no adapter command")
+	}
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return Measure{}, err
@@ -333,8 +336,8 @@ func processCPU(pid int) time.Duration {
 	if err != nil {
 		return 0
 	}
-	// The fields after the command name (which may hold spaces) start with the state;
-	// utime and stime are fields 14 and 15 of the line, 12 and 13 after the state.
+	// The fields after the command name (which may hold spaces) start with the state, field
+	// 3 of the line: utime and stime, fields 14 and 15, are the 12th and 13th from there.
 	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
 	if len(f) < 13 {
 		return 0

@@ -29,17 +29,19 @@ func (RealRuntime) Now() int64 { return time.Now().UnixMilli() }
 // Monotonic implements Runtime.
 func (RealRuntime) Monotonic() time.Duration { return time.Since(processStart) }
 
-// Parallel implements Runtime. The last task runs on the calling goroutine once the others
-// have been spawned, while they run: a single task (one tool call) spawns no goroutine. Should
-// the last task panic or exit the goroutine, Parallel still waits for the others first.
+// Parallel implements Runtime. The first task runs on the calling goroutine once the others
+// have been spawned, while they run: a single task (one tool call) spawns no goroutine, and
+// of tools that return at once the first usually ends first, as in pi (whose tools start in source
+// order). Should the first task panic or exit the goroutine, Parallel still waits for the
+// others first.
 func (RealRuntime) Parallel(tasks []func()) {
 	if len(tasks) == 0 {
 		return
 	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	for _, task := range tasks[:len(tasks)-1] {
+	for _, task := range tasks[1:] {
 		wg.Go(task)
 	}
-	tasks[len(tasks)-1]()
+	tasks[0]()
 }

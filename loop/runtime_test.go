@@ -9,7 +9,7 @@ import (
 )
 
 // TestRealRuntimeRunsTasksAtOnce: each task waits until every task has started, which ends
-// only if they all run at the same time (the last one on the caller's goroutine, the others
+// only if they all run at the same time (the first one on the caller's goroutine, the others
 // on their own); Parallel returns once all have returned, and does nothing without tasks.
 func TestRealRuntimeRunsTasksAtOnce(t *testing.T) {
 	loop.RealRuntime{}.Parallel(nil)
@@ -42,9 +42,9 @@ func TestRealRuntimeRunsTasksAtOnce(t *testing.T) {
 	}
 }
 
-// TestRealRuntimeWaitsWhenTheLastTaskPanics: a panic of the last task (the one on the caller's
+// TestRealRuntimeWaitsWhenTheFirstTaskPanics: a panic of the first task (the one on the caller's
 // goroutine) reaches the caller only once the other tasks have returned.
-func TestRealRuntimeWaitsWhenTheLastTaskPanics(t *testing.T) {
+func TestRealRuntimeWaitsWhenTheFirstTaskPanics(t *testing.T) {
 	var mu sync.Mutex
 	otherDone := false
 	other := func() {
@@ -56,7 +56,7 @@ func TestRealRuntimeWaitsWhenTheLastTaskPanics(t *testing.T) {
 	func() {
 		defer func() {
 			if recover() == nil {
-				t.Fatal("the last task's panic did not reach the caller")
+				t.Fatal("the first task's panic did not reach the caller")
 			}
 			mu.Lock()
 			defer mu.Unlock()
@@ -64,6 +64,6 @@ func TestRealRuntimeWaitsWhenTheLastTaskPanics(t *testing.T) {
 				t.Error("Parallel let the panic through while another task was still running")
 			}
 		}()
-		loop.RealRuntime{}.Parallel([]func(){other, func() { panic("the last task") }})
+		loop.RealRuntime{}.Parallel([]func(){func() { panic("the first task") }, other})
 	}()
 }

@@ -112,13 +112,16 @@ func (e *Entry) appendJSON(b []byte) []byte {
 }
 
 // Failed reports whether the trace records a failure or a failed run.
-func (t *Trace) Failed() bool {
-	for _, e := range t.Entries {
-		if e.Kind == KindFail {
-			return true
+func (t *Trace) Failed() bool { return t.Failure() != nil }
+
+// Failure is the first failure the trace records (a KindFail entry), nil when there is none.
+func (t *Trace) Failure() *Entry {
+	for i := range t.Entries {
+		if t.Entries[i].Kind == KindFail {
+			return &t.Entries[i]
 		}
 	}
-	return false
+	return nil
 }
 
 // canonicalOf is the canonical JSON of a Go value.

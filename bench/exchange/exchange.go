@@ -72,10 +72,8 @@ func runOnce(sc *sim.Scenario, p *conformance.Process) error {
 	if err != nil {
 		return err
 	}
-	for _, e := range tr.Entries {
-		if e.Kind == sim.KindFail {
-			return fmt.Errorf("the run failed: %s %s", e.Name, e.Error)
-		}
+	if f := tr.Failure(); f != nil {
+		return fmt.Errorf("the run failed: %s %s", f.Name, f.Error)
 	}
 	return nil
 }

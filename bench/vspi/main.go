@@ -359,11 +359,7 @@ func cpuTime() time.Duration {
 // protocolTurnsPerSec runs shape s against the pi adapter through the protocol, one adapter
 // process serving every run as in a suite.
 func protocolTurnsPerSec(s bench.Shape) (float64, error) {
-	// The harness collects garbage as turnstile conform and run do (cmd/turnstile sets a GC
-	// target of 400 % unless GOGC is set); P1 measures the library with Go's default.
-	if os.Getenv("GOGC") == "" {
-		defer debug.SetGCPercent(debug.SetGCPercent(400))
-	}
+	defer collectAsTheCLI()()
 	p := &conformance.Process{Command: piAdapter, Stderr: os.Stderr}
 	defer func() { _ = p.Close() }()
 	if _, err := p.Hello(); err != nil {
@@ -383,6 +379,17 @@ func protocolTurnsPerSec(s bench.Shape) (float64, error) {
 		return 0, err
 	}
 	return turnsPerSec(s.Turns, run)
+}
+
+// collectAsTheCLI makes the harness collect garbage as turnstile conform and run do
+// (cmd/turnstile sets a GC target of 400 % unless GOGC is set), until the function it returns
+// is called; P1 measures the library with Go's default.
+func collectAsTheCLI() (restore func()) {
+	if os.Getenv("GOGC") != "" {
+		return func() {}
+	}
+	old := debug.SetGCPercent(400)
+	return func() { debug.SetGCPercent(old) }
 }
 
 // serveExchangeEnv makes vspi play back a saved exchange's adapter side on stdin/stdout: the
@@ -412,9 +419,7 @@ func protocolCeilings(s bench.Shape) (adapter, harness exchange.Measure, err err
 	if err != nil {
 		return adapter, harness, err
 	}
-	if os.Getenv("GOGC") == "" {
-		defer debug.SetGCPercent(debug.SetGCPercent(400))
-	}
+	defer collectAsTheCLI()()
 	for range 3 {
 		a, err := e.Harness(piAdapter, 30*time.Second)
 		if err != nil {

@@ -129,18 +129,16 @@ func runProblems(f *scenarios.File, tr *sim.Trace) []string {
 	if f.Expect.RunFails != nil && *f.Expect.RunFails {
 		return problems
 	}
-	for _, e := range tr.Entries {
-		if e.Kind != sim.KindFail {
-			continue
-		}
-		p := "the run failed: " + e.Error
-		switch {
-		case e.Name == "budget":
-			p = fmt.Sprintf("the run exceeded its budget: %s (raise it with budget: {%s: N} or --max-%s)", e.Error, e.Target, e.Target)
-		case f.Expect.RunFails == nil:
-			p += " (add expect: {runFails: true} if the scenario means it)"
-		}
-		return append(problems, p)
+	e := tr.Failure()
+	if e == nil {
+		return problems
 	}
-	return problems
+	p := "the run failed: " + e.Error
+	switch {
+	case e.Name == "budget":
+		p = fmt.Sprintf("the run exceeded its budget: %s (raise it with budget: {%s: N} or --max-%s)", e.Error, e.Target, e.Target)
+	case f.Expect.RunFails == nil:
+		p += " (add expect: {runFails: true} if the scenario means it)"
+	}
+	return append(problems, p)
 }

@@ -118,6 +118,9 @@ func Load(path string) (*Exchange, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		return nil, fmt.Errorf("%s:%d: the file ends inside a line (Save ends every line): was it cut short?", path, bytes.Count(data, []byte("\n"))+1)
+	}
 	head, rest, _ := bytes.Cut(data, []byte("\n"))
 	e := &Exchange{}
 	if _, err := fmt.Sscanf(string(head), "# runs %d turns %d", &e.Runs, &e.Turns); err != nil || string(head) != fmt.Sprintf("# runs %d turns %d", e.Runs, e.Turns) {

@@ -130,6 +130,7 @@ func TestLoadNamesWhatIsWrong(t *testing.T) {
 		"no header":         "> {}\n",
 		"a header and more": "# runs 2 turns 1 and more\n> {}\n",
 		"no direction":      "# runs 2 turns 1\n> {}\n{}\n",
+		"cut short":         "# runs 2 turns 1\n> {}\n< {\"ty",
 	} {
 		path := filepath.Join(dir, strings.ReplaceAll(name, " ", "-"))
 		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {

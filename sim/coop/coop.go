@@ -6,9 +6,21 @@
 // Tasks run in FIFO order of becoming ready. Because exactly one task (or the driver) runs at
 // any moment, state touched only by tasks and the driver needs no further locking, and every
 // interleaving is fixed by the order of Ready calls.
+//
+// Each task runs as a coroutine (iter.Pull): the driver resumes it, and it comes back to the
+// driver when it parks or returns. A switch is a direct hand-over between two goroutines, so
+// the Go scheduler never sees a goroutine become ready and never wakes another thread to run
+// it, as it did for the channel sends of an earlier version (a futex wake-up each, a fifth of
+// a simulated run's CPU).
+//
+// A panic in a task reaches the driver, out of RunUntilIdle, and so does runtime.Goexit (a
+// t.FailNow in a test's tool ends the test); the scheduler is not usable afterwards.
 package coop
 
-import "sync"
+import (
+	"iter"
+	"sync"
+)
 
 // Scheduler runs tasks one at a time. The zero value is not usable; call New.
 type Scheduler struct {
@@ -16,89 +28,63 @@ type Scheduler struct {
 	ready   []*Task
 	current *Task
 	live    int
-	idle    chan struct{}
-	// workers are goroutines whose task has returned, each waiting on its channel for the
-	// next task to run: their stacks have grown already, which a new goroutine's would
-	// have to again. They are let go when no task is live.
-	workers []chan job
+	// free are coroutines whose task has returned, waiting for the next task to run: their
+	// stacks have grown already, which a new goroutine's would have to again. They are let
+	// go when no task is live.
+	free []*worker
 }
 
-// job is a task and its function, given to a goroutine to run.
-type job struct {
-	t *Task
-	f func()
+// worker is a coroutine that runs tasks, one after another.
+type worker struct {
+	resume func() (struct{}, bool)
+	stop   func()
+	// yield hands the turn back to the driver; resume returns from it.
+	yield func(struct{}) bool
+	// next is the function of the task the worker runs when resumed after its last one.
+	next func()
 }
 
 // Task is one cooperative goroutine.
 type Task struct {
-	wake   chan struct{}
+	// f is the task's function, until a worker takes it.
+	f      func()
+	w      *worker
 	parked bool
 }
 
 // New returns a scheduler with no tasks.
-func New() *Scheduler { return &Scheduler{idle: make(chan struct{}, 1)} }
+func New() *Scheduler { return &Scheduler{} }
 
 // Go adds a task that will run f when its turn comes. It may be called by the driver or by a
 // running task.
 func (s *Scheduler) Go(f func()) {
-	t := &Task{wake: make(chan struct{}, 1)}
 	s.mu.Lock()
 	s.live++
-	s.ready = append(s.ready, t)
-	var w chan job
-	if n := len(s.workers); n > 0 {
-		w = s.workers[n-1]
-		s.workers = s.workers[:n-1]
-	}
+	s.ready = append(s.ready, &Task{f: f})
 	s.mu.Unlock()
-	if w != nil {
-		w <- job{t, f} // buffered: the worker takes it when it is free
-		return
-	}
-	go s.work(job{t, f})
 }
 
-// work runs tasks, one after another: j, then whichever Go gives it, until no task is live.
-func (s *Scheduler) work(j job) {
-	jobs := make(chan job, 1)
-	for {
-		<-j.t.wake
-		if !s.run(j.f, jobs) {
-			return
+// newWorker returns a coroutine that has run nothing yet. Each time it is resumed it runs its
+// next function, then hands the turn back as a free worker; it ends when stopped.
+func (s *Scheduler) newWorker() *worker {
+	w := &worker{}
+	w.resume, w.stop = iter.Pull(func(yield func(struct{}) bool) {
+		w.yield = yield
+		for {
+			f := w.next
+			w.next = nil
+			f()
+			s.mu.Lock()
+			s.live--
+			s.current.w = nil
+			s.free = append(s.free, w)
+			s.mu.Unlock()
+			if !yield(struct{}{}) {
+				return
+			}
 		}
-		var ok bool
-		if j, ok = <-jobs; !ok {
-			return
-		}
-	}
-}
-
-// run runs a task's function and ends the task: the goroutine is then a worker waiting on jobs
-// (true), or, when no task is live, it is let go with every waiting worker (false).
-func (s *Scheduler) run(f func(), jobs chan job) (wait bool) {
-	done := false
-	defer func() {
-		if !done { // f called runtime.Goexit: the goroutine ends with the task
-			s.exit()
-		}
-	}()
-	f()
-	done = true
-	s.mu.Lock()
-	s.live--
-	var idle []chan job
-	wait = s.live > 0
-	if wait {
-		s.workers = append(s.workers, jobs)
-	} else {
-		idle, s.workers = s.workers, nil
-	}
-	s.mu.Unlock()
-	for _, w := range idle {
-		close(w)
-	}
-	s.handOff()
-	return wait
+	})
+	return w
 }
 
 // Current is the running task; nil when called by the driver.
@@ -115,8 +101,7 @@ func (s *Scheduler) Park() {
 	t := s.current
 	t.parked = true
 	s.mu.Unlock()
-	s.handOff()
-	<-t.wake
+	t.w.yield(struct{}{})
 }
 
 // Ready makes a parked task runnable again; it runs after the tasks already ready.
@@ -133,8 +118,36 @@ func (s *Scheduler) Ready(t *Task) {
 // RunUntilIdle lets ready tasks run, one at a time, and returns once none is ready: every
 // live task is parked or has exited. Only the driver calls it.
 func (s *Scheduler) RunUntilIdle() {
-	s.handOff()
-	<-s.idle
+	for {
+		s.mu.Lock()
+		if len(s.ready) == 0 {
+			s.current = nil
+			var idle []*worker
+			if s.live == 0 {
+				idle, s.free = s.free, nil
+			}
+			s.mu.Unlock()
+			for _, w := range idle {
+				w.stop()
+			}
+			return
+		}
+		t := s.ready[0]
+		s.ready[0] = nil
+		s.ready = s.ready[1:]
+		s.current = t
+		if t.w == nil {
+			if n := len(s.free); n > 0 {
+				t.w = s.free[n-1]
+				s.free = s.free[:n-1]
+			} else {
+				t.w = s.newWorker()
+			}
+			t.w.next, t.f = t.f, nil
+		}
+		s.mu.Unlock()
+		t.w.resume()
+	}
 }
 
 // Live is the number of tasks that have not exited.
@@ -162,27 +175,4 @@ func (s *Scheduler) Wait(fs []func()) {
 		})
 	}
 	s.Park()
-}
-
-func (s *Scheduler) exit() {
-	s.mu.Lock()
-	s.live--
-	s.mu.Unlock()
-	s.handOff()
-}
-
-// handOff gives the turn to the first ready task, or back to the driver.
-func (s *Scheduler) handOff() {
-	s.mu.Lock()
-	if len(s.ready) == 0 {
-		s.current = nil
-		s.mu.Unlock()
-		s.idle <- struct{}{}
-		return
-	}
-	next := s.ready[0]
-	s.ready = s.ready[1:]
-	s.current = next
-	s.mu.Unlock()
-	next.wake <- struct{}{}
 }

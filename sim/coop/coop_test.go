@@ -58,7 +58,7 @@ func TestWaitRunsChildrenInOrderAndResumesParent(t *testing.T) {
 
 // TestFinishedTasksGoroutinesRunLaterTasks: a task's goroutine runs later tasks once its own
 // has returned (Wait's children, turn after turn, take no new goroutine), and every goroutine
-// is gone once no task is live, a task ended by runtime.Goexit included.
+// is gone once no task is live.
 func TestFinishedTasksGoroutinesRunLaterTasks(t *testing.T) {
 	before := runtime.NumGoroutine()
 	s := New()
@@ -79,7 +79,6 @@ func TestFinishedTasksGoroutinesRunLaterTasks(t *testing.T) {
 			s.Wait([]func(){child(fmt.Sprintf("a%d", turn)), child(fmt.Sprintf("b%d", turn))})
 			most = max(most, runtime.NumGoroutine()-before)
 		}
-		s.Go(runtime.Goexit)
 		s.Wait([]func(){func() { log = append(log, "after") }})
 	})
 	s.RunUntilIdle()
@@ -111,4 +110,36 @@ func goroutineID() string {
 	buf = buf[:runtime.Stack(buf, false)]
 	id, _, _ := strings.Cut(strings.TrimPrefix(string(buf), "goroutine "), " ")
 	return id
+}
+
+// TestATaskPanicReachesTheDriver: a panic in a task comes out of RunUntilIdle, where the
+// driver can recover it (explore turns it into a finding), instead of killing the process.
+func TestATaskPanicReachesTheDriver(t *testing.T) {
+	s := New()
+	s.Go(func() { s.Wait([]func(){func() { panic("in a tool") }}) })
+	defer func() {
+		if p := recover(); p != "in a tool" {
+			t.Fatalf("recovered %v, want the task's panic", p)
+		}
+	}()
+	s.RunUntilIdle()
+	t.Fatal("RunUntilIdle returned")
+}
+
+// TestATaskGoexitEndsTheDriver: runtime.Goexit in a task (t.FailNow in a test's tool) ends the
+// driver's goroutine too, so the test stops where it failed.
+func TestATaskGoexitEndsTheDriver(t *testing.T) {
+	s := New()
+	s.Go(func() {})
+	s.Go(runtime.Goexit)
+	returned, ended := false, make(chan struct{})
+	go func() {
+		defer close(ended)
+		s.RunUntilIdle()
+		returned = true
+	}()
+	<-ended
+	if returned {
+		t.Fatal("RunUntilIdle returned after a task called runtime.Goexit")
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"reflect"
 	"sync"
 
 	"github.com/turnstile-dev/turnstile/loop"
@@ -141,7 +142,7 @@ func (w *world) deliveryData(d *Delivery) (json.RawMessage, *Link) {
 		d.Data = canonicalOf(ev)
 	}
 	if prev, ok := w.lin.partials[d.Target]; ok && !w.lin.inFull && ev.Partial != nil && advances(prev.msg, &ev) {
-		return appendStreamEventWith(nil, &ev, false), &Link{Advances: prev.seq}
+		return w.enc.sized(func(b []byte) []byte { return appendStreamEventWith(b, &ev, false) }), &Link{Advances: prev.seq}
 	}
 	if len(d.Data) > 0 {
 		return d.Data, nil
@@ -176,11 +177,13 @@ func (w *world) updateData(ev loop.Event) (json.RawMessage, *Link) {
 		!sameMessage(ev.AssistantEvent.Partial, last.msg) || !sameMessage(ev.Message, last.msg) {
 		return w.enc.eventBytes(ev), nil
 	}
-	o := open(nil)
-	o.key("assistantMessageEvent")
-	o.b = appendStreamEventWith(o.b, ev.AssistantEvent, false)
-	o.str("type", string(ev.Type))
-	return o.close(), &Link{Repeats: last.seq}
+	return w.enc.sized(func(b []byte) []byte {
+		o := open(b)
+		o.key("assistantMessageEvent")
+		o.b = appendStreamEventWith(o.b, ev.AssistantEvent, false)
+		o.str("type", string(ev.Type))
+		return o.close()
+	}), &Link{Repeats: last.seq}
 }
 
 // linkUpdateJSON links a message_update event given as canonical JSON to the delivery it
@@ -323,8 +326,19 @@ func sameBlock(a, b loop.Block) bool {
 		if y, ok := b.(loop.ImageContent); ok && x == y {
 			return true
 		}
+	case loop.ToolCall:
+		// A streamed tool call's partials share its arguments map until the call ends.
+		if y, ok := b.(loop.ToolCall); ok && x.ID == y.ID && x.Name == y.Name && x.ThoughtSignature == y.ThoughtSignature &&
+			x.Namespace == y.Namespace && x.ArgumentsError == y.ArgumentsError && sameMap(x.Arguments, y.Arguments) {
+			return true
+		}
 	}
 	return sameEncoding(func(buf []byte) []byte { return appendBlock(buf, a) }, func(buf []byte) []byte { return appendBlock(buf, b) })
+}
+
+// sameMap reports whether a and b are the same map (or both nil), which then encode alike.
+func sameMap(a, b map[string]any) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
 
 // comparisons holds pairs of buffers that sameEncoding writes into: comparing two values by

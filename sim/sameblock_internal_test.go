@@ -1,0 +1,37 @@
+package sim
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/turnstile-dev/turnstile/loop"
+)
+
+// TestSameBlockAgreesWithTheEncoding: sameBlock says two blocks are the same exactly when
+// their canonical JSON is, whether it takes a shortcut (a tool call sharing its arguments map)
+// or compares the encodings.
+func TestSameBlockAgreesWithTheEncoding(t *testing.T) {
+	args := map[string]any{"i": 1.0}
+	call := loop.ToolCall{ID: "t1", Name: "a", Arguments: args}
+	blocks := []loop.Block{
+		call,
+		loop.ToolCall{ID: "t1", Name: "a", Arguments: args},                        // the same map
+		loop.ToolCall{ID: "t1", Name: "a", Arguments: map[string]any{"i": 1.0}},    // an equal map
+		loop.ToolCall{ID: "t1", Name: "a", Arguments: map[string]any{"i": 2.0}},    // a different map
+		loop.ToolCall{ID: "t2", Name: "a", Arguments: args},                        // the same map, another id
+		loop.ToolCall{ID: "t1", Name: "b", Arguments: args},                        // another name
+		loop.ToolCall{ID: "t1", Name: "a", Arguments: args, ThoughtSignature: "s"}, // a signature
+		loop.ToolCall{ID: "t1", Name: "a", Arguments: args, ArgumentsError: "bad"}, // an arguments error
+		loop.ToolCall{ID: "t1", Name: "a", Arguments: nil},                         // no map
+		loop.ToolCall{ID: "t1", Name: "a", Arguments: map[string]any{}},            // an empty map
+		loop.TextContent{Text: "x"},
+	}
+	for i, a := range blocks {
+		for j, b := range blocks {
+			want := bytes.Equal(appendBlock(nil, a), appendBlock(nil, b))
+			if got := sameBlock(a, b); got != want {
+				t.Errorf("blocks %d and %d: sameBlock = %v, their encodings equal = %v", i, j, got, want)
+			}
+		}
+	}
+}

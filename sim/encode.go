@@ -27,7 +27,14 @@ type encoder struct {
 	// while it does (a write it makes meanwhile gets a buffer of its own).
 	scratch []byte
 	writing bool
+	// arena is the chunk that sized copies small encodings into, one after the other: a run
+	// records thousands of entries, and a chunk is one allocation for hundreds of them.
+	arena []byte
 }
+
+// arenaChunk is the size of an encoder's arena chunks; an encoding above a quarter of it gets
+// its own allocation.
+const arenaChunk = 32 << 10
 
 // eventBytes is e's canonical JSON, in a slice of its own.
 func (enc *encoder) eventBytes(e loop.Event) []byte {
@@ -49,10 +56,18 @@ func (e *encoder) sized(write func([]byte) []byte) []byte {
 	e.writing = true
 	e.scratch = write(e.scratch[:0])
 	e.writing = false
-	if e.scratch == nil {
+	n := len(e.scratch)
+	switch {
+	case e.scratch == nil:
 		return nil
+	case n == 0 || n > arenaChunk/4:
+		return append(make([]byte, 0, n), e.scratch...)
+	case len(e.arena)+n > cap(e.arena):
+		e.arena = make([]byte, 0, arenaChunk)
 	}
-	return append(make([]byte, 0, len(e.scratch)), e.scratch...)
+	start := len(e.arena)
+	e.arena = append(e.arena, e.scratch...)
+	return e.arena[start:len(e.arena):len(e.arena)] // full: an append to it copies
 }
 
 func newEncoder() *encoder { return &encoder{memo: map[loop.Message][]byte{}} }

@@ -67,9 +67,9 @@ func (w *world) openStream(data json.RawMessage, value any) Answer {
 	}
 	switch {
 	case resp.StreamError != "":
-		w.pushStreamDelivery(s, t, Delivery{Kind: DeliverStreamFail, Data: canonicalOf(map[string]string{"error": resp.StreamError})}, nil)
+		w.pushStreamDelivery(s, t, Delivery{Kind: DeliverStreamFail, Data: canonicalOf(map[string]string{"error": resp.StreamError})})
 	case resp.NoDone:
-		w.pushStreamDelivery(s, t, Delivery{Kind: DeliverStreamEnd, Data: canonicalOf(map[string]any{"message": final})}, nil)
+		w.pushStreamDelivery(s, t, Delivery{Kind: DeliverStreamEnd, Data: canonicalOf(map[string]any{"message": final})})
 	}
 	return Answer{Data: json.RawMessage(`{"stream":"` + s.id + `"}`)}
 }
@@ -77,22 +77,34 @@ func (w *world) openStream(data json.RawMessage, value any) Answer {
 // pushStreamEvent schedules one stream event; releasing it updates the stream's partial.
 // Its JSON is written when it is released (deliveryData).
 func (w *world) pushStreamEvent(s *streamRun, t int64, ev loop.StreamEvent) {
-	w.pushStreamDelivery(s, t, Delivery{Kind: DeliverStreamEvent, Value: ev}, &ev)
+	w.pushStreamDelivery(s, t, Delivery{Kind: DeliverStreamEvent, Value: ev})
 }
 
-func (w *world) pushStreamDelivery(s *streamRun, t int64, d Delivery, ev *loop.StreamEvent) {
+// pushStreamDelivery schedules one of the stream's deliveries; released, it updates the
+// stream (streamRun.released).
+func (w *world) pushStreamDelivery(s *streamRun, t int64, d Delivery) {
 	d.Target = s.id
 	d.Now = t
 	sch := w.at(t, d)
+	sch.stream = s
 	s.pending = append(s.pending, sch)
-	sch.onRelease = func() {
-		s.pending = s.pending[1:]
-		if ev != nil && ev.Partial != nil {
-			s.partial = ev.Partial
-		}
-		if ev == nil || ev.Type == loop.StreamDone || ev.Type == loop.StreamError {
-			s.finished = true
-		}
+}
+
+// released takes the stream's next delivery, d, as released: its partial becomes the
+// stream's, and the stream is finished after its last event or after an end or failure.
+func (s *streamRun) released(d *Delivery) {
+	s.pending[0] = nil
+	s.pending = s.pending[1:]
+	ev, isEvent := d.Value.(loop.StreamEvent)
+	if !isEvent {
+		s.finished = true
+		return
+	}
+	if ev.Partial != nil {
+		s.partial = ev.Partial
+	}
+	if ev.Type == loop.StreamDone || ev.Type == loop.StreamError {
+		s.finished = true
 	}
 }
 
@@ -141,7 +153,7 @@ func streamEvents(resp *Response, final *loop.AssistantMessage) []loop.StreamEve
 	partial.Content = []loop.Block{}
 	partial.StopReason = loop.StopPending
 	snap := func() *loop.AssistantMessage { return loop.ShallowCopy(partial).(*loop.AssistantMessage) }
-	var out []loop.StreamEvent
+	out := make([]loop.StreamEvent, 0, streamEventsAbout(resp, final))
 	if !resp.NoStart {
 		out = append(out, loop.StreamEvent{Type: loop.StreamStart, Partial: snap()})
 	}
@@ -195,6 +207,27 @@ func streamEvents(resp *Response, final *loop.AssistantMessage) []loop.StreamEve
 		return append(out, loop.StreamEvent{Type: loop.StreamError, Reason: final.StopReason, Message: final})
 	}
 	return append(out, loop.StreamEvent{Type: loop.StreamDone, Reason: final.StopReason, Message: final})
+}
+
+// streamEventsAbout is about how many events streamEvents makes (at least as many, but for
+// deltas of runes longer than a byte): start and done, and per block its start, end and
+// deltas.
+func streamEventsAbout(resp *Response, final *loop.AssistantMessage) int {
+	n := 2
+	for _, b := range final.Content {
+		size := 0
+		switch b := b.(type) {
+		case loop.TextContent:
+			size = len(b.Text)
+		case loop.ThinkingContent:
+			size = len(b.Thinking)
+		}
+		n += 3
+		if resp.DeltaSize > 0 {
+			n += size / resp.DeltaSize
+		}
+	}
+	return n
 }
 
 // prefix is the text streamed so far once delta (ending at byte at of whole) is added to

@@ -57,8 +57,10 @@ func (r *Reference) Behaviour() loop.Behaviour { return r.behaviour }
 
 // refStream is a stream on the implementation's side: the events delivered so far.
 type refStream struct {
-	r      *Reference
+	r *Reference
+	// queue holds the events delivered and not read yet, from head on.
 	queue  []loop.StreamEvent
+	head   int
 	ended  bool
 	final  *loop.AssistantMessage
 	err    error
@@ -297,9 +299,12 @@ func decodeAnswer(name string, raw json.RawMessage, out any) error {
 func (s *refStream) Next(context.Context) (loop.StreamEvent, bool, error) {
 	for {
 		switch {
-		case len(s.queue) > 0:
-			ev := s.queue[0]
-			s.queue = s.queue[1:]
+		case s.head < len(s.queue):
+			ev := s.queue[s.head]
+			s.queue[s.head] = loop.StreamEvent{}
+			if s.head++; s.head == len(s.queue) { // read up: the next events reuse the array
+				s.queue, s.head = s.queue[:0], 0
+			}
 			if ev.Type == loop.StreamDone || ev.Type == loop.StreamError {
 				s.ended, s.final = true, ev.Message
 			}

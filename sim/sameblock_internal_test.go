@@ -35,3 +35,15 @@ func TestSameBlockAgreesWithTheEncoding(t *testing.T) {
 		}
 	}
 }
+
+// TestSizedEncodingsAreTheirOwn: the encodings sized copies into a shared chunk are each
+// their own slice: appending to one leaves the next one as written.
+func TestSizedEncodingsAreTheirOwn(t *testing.T) {
+	e := newEncoder()
+	first := e.valueBytes("a")
+	second := e.valueBytes("b")
+	_ = append(first, "XX"...)
+	if string(first) != `"a"` || string(second) != `"b"` {
+		t.Fatalf("after an append to the first: %s, %s", first, second)
+	}
+}

@@ -82,6 +82,8 @@ type scheduled struct {
 	delivery  Delivery
 	internal  func()
 	onRelease func()
+	// stream is the stream whose event, end or failure this delivery is (pushStreamDelivery).
+	stream    *streamRun
 	cancelled bool
 	index     int
 }
@@ -420,6 +422,9 @@ func (w *world) reactToAbort() {
 func (w *world) release(s *scheduled) {
 	if s.onRelease != nil {
 		s.onRelease()
+	}
+	if s.stream != nil {
+		s.stream.released(&s.delivery)
 	}
 	// The world wrote the delivery's data canonically itself.
 	data, link := w.deliveryData(&s.delivery)

@@ -246,15 +246,31 @@ func (r *Reference) stream(_ context.Context, req loop.StreamRequest, options bo
 	if err != nil {
 		return nil, err
 	}
+	id, err := streamID(raw)
+	if err != nil {
+		return nil, err
+	}
+	s := &refStream{r: r}
+	r.streams[id] = s
+	return s, nil
+}
+
+// streamID reads a stream call's answer, {"stream": id}: on its bytes when it is written as
+// the world writes it (that member alone, an id without escapes), otherwise through
+// encoding/json.
+func streamID(raw json.RawMessage) (string, error) {
+	if bytes.HasPrefix(raw, []byte(`{"stream":"`)) && json.Valid(raw) {
+		if id, ok := plainString(raw, "stream"); ok && len(raw) == len(`{"stream":""}`)+len(id) {
+			return id, nil
+		}
+	}
 	var out struct {
 		Stream string `json:"stream"`
 	}
 	if err := json.Unmarshal(raw, &out); err != nil {
-		return nil, fmt.Errorf("stream answer: %w", err)
+		return "", fmt.Errorf("stream answer: %w", err)
 	}
-	s := &refStream{r: r}
-	r.streams[out.Stream] = s
-	return s, nil
+	return out.Stream, nil
 }
 
 // messagesHook calls a hook that answers {messages}.

@@ -11,8 +11,8 @@ import (
 
 // appendCanonical appends the canonical JSON of v — exactly Canonical(json.Marshal(v)) —
 // without reflection for the loop's types, which make up nearly all of a trace. Members are
-// written in sorted key order by construction; TestEncodeMatchesCanonical keeps this in
-// step with the types' MarshalJSON.
+// written in sorted key order by construction; TestValuesAndJSONGiveTheSameTrace keeps this
+// in step with the types' MarshalJSON.
 func appendCanonical(b []byte, v any) []byte { return (*encoder)(nil).value(b, v) }
 
 // encoder writes canonical JSON like appendCanonical, remembering the encoding of each
@@ -180,6 +180,12 @@ func (e *encoder) value(b []byte, v any) []byte {
 		return e.messages(b, x)
 	case loop.Message:
 		return appendMessage(b, x)
+	case ModelSetup: // every stream call's
+		o := open(b)
+		o.str("api", x.API)
+		o.str("id", x.ID)
+		o.str("provider", x.Provider)
+		return o.close()
 	case loop.ToolResult:
 		return appendToolResult(b, &x)
 	case *loop.ToolResult:

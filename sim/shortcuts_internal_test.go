@@ -47,3 +47,27 @@ func TestSizedEncodingsAreTheirOwn(t *testing.T) {
 		t.Fatalf("after an append to the first: %s, %s", first, second)
 	}
 }
+
+// TestStreamIDReadsAnswersAsEncodingJSONDoes: the stream answer read on its bytes gives what
+// encoding/json gives, and anything else goes through encoding/json.
+func TestStreamIDReadsAnswersAsEncodingJSONDoes(t *testing.T) {
+	for raw, want := range map[string]string{
+		`{"stream":"1"}`:          "1",
+		`{"stream":"é"}`:          "é",
+		`{"stream":"a\"b"}`:       `a"b`,
+		`{"stream":"a\u0041"}`:    "aA",
+		`{"stream":"1","x":true}`: "1",
+		`{"x":1,"stream":"2"}`:    "2",
+		`{ "stream": "3" }`:       "3",
+	} {
+		got, err := streamID([]byte(raw))
+		if err != nil || got != want {
+			t.Errorf("streamID(%s) = %q, %v; want %q", raw, got, err, want)
+		}
+	}
+	for _, raw := range []string{`{"stream":"1"`, `{"stream":"1"}}`, `{"stream":1}`, ``} {
+		if got, err := streamID([]byte(raw)); err == nil {
+			t.Errorf("streamID(%s) = %q, want an error", raw, got)
+		}
+	}
+}

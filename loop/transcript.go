@@ -6,19 +6,24 @@ package loop
 // removed first.
 func CurrentTools(messages []Message) []ToolDeclaration {
 	var tools orderedTools
+	tools.replay(messages)
+	return tools.list
+}
+
+// replay applies the tool declarations of messages' system messages, in order.
+func (o *orderedTools) replay(messages []Message) {
 	for _, m := range messages {
 		sys, ok := m.(*SystemMessage)
 		if !ok {
 			continue
 		}
 		for _, r := range sys.ToolsRemoved {
-			tools.remove(r.Name)
+			o.remove(r.Name)
 		}
 		for _, d := range sys.ToolsAdded {
-			tools.set(d)
+			o.set(d)
 		}
 	}
-	return tools.list
 }
 
 // orderedTools is a name-keyed list with JavaScript Map ordering.
@@ -125,8 +130,10 @@ func DeclareToolChanges(transcript []Message, executable []ToolDeclaration, pend
 		sys = pending[systemIndex].(*SystemMessage)
 		baseline = replaceAt(pending, systemIndex, withToolChanges(sys, ToolChanges{}))
 	}
-	replayed := CurrentTools(append(append([]Message{}, transcript...), baseline...))
-	changes := ToolStateChanges(replayed, executable)
+	var replayed orderedTools // the transcript's, then the baseline's, as if one list
+	replayed.replay(transcript)
+	replayed.replay(baseline)
+	changes := ToolStateChanges(replayed.list, executable)
 	if sys != nil {
 		if changes.Empty() && len(sys.ToolsAdded) == 0 && len(sys.ToolsRemoved) == 0 {
 			return pending

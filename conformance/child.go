@@ -156,9 +156,11 @@ func newTail(n int) *tail { return &tail{n: n} }
 
 func (t *tail) add(line []byte) {
 	const max = 300
-	s := string(line)
-	if len(s) > max {
-		s = s[:max] + fmt.Sprintf("… (%d bytes)", len(line))
+	var s string
+	if len(line) > max { // a context is tens of kilobytes: copy what is kept
+		s = string(line[:max]) + fmt.Sprintf("… (%d bytes)", len(line))
+	} else {
+		s = string(line)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()

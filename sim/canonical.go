@@ -43,7 +43,9 @@ func canonicalize(data []byte, wantTop bool, memo *canonicalMemo) (json.RawMessa
 	if wantTop {
 		c.top = map[string]string{}
 	}
-	out, err := c.value(nil, 0)
+	// About the input's size: canonical JSON of compact JSON is as long, and a context's is
+	// tens of kilobytes, which a buffer grown by doubling copies again and again.
+	out, err := c.value(make([]byte, 0, len(data)), 0)
 	if err != nil {
 		return nil, nil, err
 	}

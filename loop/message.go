@@ -328,6 +328,12 @@ func DecodeMessages(data []byte) ([]Message, error) {
 	return out, nil
 }
 
+// assistantCopy is a copied assistant message allocated with room for its content list.
+type assistantCopy struct {
+	m      AssistantMessage
+	blocks [2]Block
+}
+
 // ShallowCopy returns a copy of m whose top-level fields can change without affecting m, the
 // way pi's `{ ...message }` does; its content list is copied too, so appending to or replacing
 // blocks in one never shows in the other.
@@ -342,6 +348,13 @@ func ShallowCopy(m Message) Message {
 		c.Blocks = slices.Clone(v.Blocks)
 		return &c
 	case *AssistantMessage:
+		if v.Content != nil && len(v.Content) <= len(assistantCopy{}.blocks) {
+			// One allocation instead of two: a streamed partial is copied at every event.
+			c := &assistantCopy{m: *v}
+			n := copy(c.blocks[:], v.Content)
+			c.m.Content = c.blocks[:n:n]
+			return &c.m
+		}
 		c := *v
 		c.Content = slices.Clone(v.Content)
 		return &c

@@ -11,7 +11,7 @@ import (
 // (canonical JSON escapes <, >, &, U+2028 and U+2029 already, as json.Marshal would).
 func lineSize(e *Entry) int64 {
 	n := len(`{"seq":,"t":,"kind":,"name":}`) + 1
-	n += len(strconv.Itoa(e.Seq)) + len(strconv.FormatInt(e.T, 10))
+	n += decimalLen(int64(e.Seq)) + decimalLen(e.T)
 	n += stringSize(e.Kind) + stringSize(e.Name)
 	if e.Target != "" {
 		n += len(`,"target":`) + stringSize(e.Target)
@@ -31,12 +31,25 @@ func lineSize(e *Entry) int64 {
 	return int64(n)
 }
 
+// decimalLen is len(strconv.FormatInt(v, 10)), without writing it.
+func decimalLen(v int64) int {
+	n := 1
+	u := uint64(v)
+	if v < 0 {
+		n, u = 2, uint64(-v) // -MinInt64 wraps to itself, which as unsigned is its magnitude
+	}
+	for ; u >= 10; u /= 10 {
+		n++
+	}
+	return n
+}
+
 // linkSize is the length of appendLink's JSON of l, without writing it.
 func linkSize(l *Link) int {
 	n, members := 2, 0
 	member := func(key string, v int) {
 		if v != 0 {
-			n += len(key) + 3 + len(strconv.Itoa(v))
+			n += len(key) + 3 + decimalLen(int64(v))
 			members++
 		}
 	}

@@ -209,9 +209,10 @@ func streamEvents(resp *Response, final *loop.AssistantMessage) []loop.StreamEve
 	return append(out, loop.StreamEvent{Type: loop.StreamDone, Reason: final.StopReason, Message: final})
 }
 
-// streamEventsAbout is about how many events streamEvents makes (at least as many, but for
-// deltas of runes longer than a byte): start and done, and per block its start, end and
-// deltas.
+// streamEventsAbout is a capacity for streamEvents' list: start and done, per block its start,
+// its end and a delta, and per text or thinking block a delta for every DeltaSize bytes (split
+// cuts runes, so never fewer than it makes; a tool call's arguments cut in several deltas
+// may still grow the list).
 func streamEventsAbout(resp *Response, final *loop.AssistantMessage) int {
 	n := 2
 	for _, b := range final.Content {

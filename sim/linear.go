@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"sync"
 
+	"github.com/turnstile-dev/turnstile/jsonvalue"
 	"github.com/turnstile-dev/turnstile/loop"
 )
 
@@ -765,25 +766,8 @@ func skipValue(b []byte, i int) (int, bool) {
 		}
 		return 0, false
 	case '{', '[':
-		depth := 0
-		for j := i; j < len(b); j++ {
-			switch b[j] {
-			case '"':
-				end, ok := skipValue(b, j)
-				if !ok {
-					return 0, false
-				}
-				j = end - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1, true
-				}
-			}
-		}
-		return 0, false
+		end, _, ok := jsonvalue.End(b, i)
+		return end, ok
 	}
 	j := i
 	for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' {

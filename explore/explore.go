@@ -572,15 +572,19 @@ type outcome struct {
 func (x *explorer) simulate(sc *sim.Scenario, impl sim.Implementation) outcome {
 	done := make(chan outcome, 1)
 	go func() {
+		returned := false
 		defer func() {
 			if p := recover(); p != nil {
 				done <- outcome{panic: p, trace: &sim.Trace{}}
+			} else if !returned { // runtime.Goexit, in a task or a hook
+				done <- outcome{panic: "runtime.Goexit during the run", trace: &sim.Trace{}}
 			}
 		}()
 		// A copy: sim.Run fills in the scenario's default model in place, and a run that
 		// hung may still be going.
 		c := *sc
 		tr, err := sim.Run(&c, impl)
+		returned = true
 		done <- outcome{trace: tr, err: err}
 	}()
 	timer := time.NewTimer(x.opts.RunTimeout)

@@ -3,6 +3,7 @@ package explore
 import (
 	"bytes"
 	"context"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -148,7 +149,8 @@ func flipEvery(n int) func(f *faulty, n sim.Notification, ev map[string]any) boo
 	}
 }
 
-// stuck never finishes its first delivery; panicky panics in it.
+// stuck never finishes its first delivery; panicky panics in it; goexits ends its goroutine
+// there, as t.FailNow in a test's tool would.
 type stuck struct{ sim.Implementation }
 
 func (s stuck) Deliver(sim.Delivery) error { select {} }
@@ -157,17 +159,26 @@ type panicky struct{ sim.Implementation }
 
 func (panicky) Deliver(sim.Delivery) error { panic("boom") }
 
-// TestHangAndPanicAreReported: an implementation that hangs or panics is a failure of its
-// own kind, never a hung or crashed exploration.
+type goexits struct{ sim.Implementation }
+
+func (goexits) Deliver(sim.Delivery) error { runtime.Goexit(); return nil }
+
+// TestHangAndPanicAreReported: an implementation that hangs, panics or exits its goroutine is
+// a failure of its own kind, never a hung or crashed exploration (and an exit is not taken for
+// a hang).
 func TestHangAndPanicAreReported(t *testing.T) {
-	for kind, impl := range map[string]func() sim.Implementation{
-		KindHang:  func() sim.Implementation { return stuck{sim.NewReference()} },
-		KindPanic: func() sim.Implementation { return panicky{sim.NewReference()} },
+	for _, c := range []struct {
+		kind, message string
+		impl          func() sim.Implementation
+	}{
+		{KindHang, "", func() sim.Implementation { return stuck{sim.NewReference()} }},
+		{KindPanic, "boom", func() sim.Implementation { return panicky{sim.NewReference()} }},
+		{KindPanic, "runtime.Goexit", func() sim.Implementation { return goexits{sim.NewReference()} }},
 	} {
-		res := Run(context.Background(), Options{Seed: 1, Runs: 20, Impl: impl, RunTimeout: 100 * time.Millisecond, ShrinkTime: 2 * time.Second})
-		if len(res.Failures) != 1 || res.Failures[0].Kind != kind {
-			t.Fatalf("%s: %+v", kind, res.Failures)
+		res := Run(context.Background(), Options{Seed: 1, Runs: 20, Impl: c.impl, RunTimeout: 100 * time.Millisecond, ShrinkTime: 2 * time.Second})
+		if len(res.Failures) != 1 || res.Failures[0].Kind != c.kind || !strings.Contains(res.Failures[0].Message, c.message) {
+			t.Fatalf("%s (%s): %+v", c.kind, c.message, res.Failures)
 		}
-		t.Logf("%s: %s; shrunk %s", kind, res.Failures[0].Message, res.Failures[0].Shrink)
+		t.Logf("%s: %s; shrunk %s", c.kind, res.Failures[0].Message, res.Failures[0].Shrink)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"unicode/utf8"
 
 	"github.com/turnstile-dev/turnstile/loop"
 )
@@ -256,11 +257,11 @@ func (r *Reference) stream(_ context.Context, req loop.StreamRequest, options bo
 }
 
 // streamID reads a stream call's answer, {"stream": id}: on its bytes when it is written as
-// the world writes it (that member alone, an id without escapes), otherwise through
-// encoding/json.
+// the world writes it (that member alone, an id of valid UTF-8 without escapes), otherwise
+// through encoding/json.
 func streamID(raw json.RawMessage) (string, error) {
 	if bytes.HasPrefix(raw, []byte(`{"stream":"`)) && json.Valid(raw) {
-		if id, ok := plainString(raw, "stream"); ok && len(raw) == len(`{"stream":""}`)+len(id) {
+		if id, ok := plainString(raw, "stream"); ok && len(raw) == len(`{"stream":""}`)+len(id) && utf8.ValidString(id) {
 			return id, nil
 		}
 	}

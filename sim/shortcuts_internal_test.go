@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/turnstile-dev/turnstile/loop"
@@ -38,15 +39,28 @@ func TestSameBlockAgreesWithTheEncoding(t *testing.T) {
 	}
 }
 
-// TestSizedEncodingsAreTheirOwn: the encodings sized copies into a shared chunk are each
-// their own slice: appending to one leaves the next one as written.
+// TestSizedEncodingsAreTheirOwn: the encodings sized copies into shared chunks are each their
+// own slice, across chunks and beside the large ones that get an allocation of their own:
+// each stays as written while the others are appended to.
 func TestSizedEncodingsAreTheirOwn(t *testing.T) {
 	e := newEncoder()
-	first := e.valueBytes("a")
-	second := e.valueBytes("b")
-	_ = append(first, "XX"...)
-	if string(first) != `"a"` || string(second) != `"b"` {
-		t.Fatalf("after an append to the first: %s, %s", first, second)
+	var got [][]byte
+	var want []string
+	for i := range 400 { // about five chunks, with a large encoding every 50
+		s := strings.Repeat(string(rune('a'+i%26)), 1+i%300)
+		if i%50 == 49 {
+			s = strings.Repeat("L", arenaChunk/4+1)
+		}
+		got = append(got, e.valueBytes(s))
+		want = append(want, `"`+s+`"`)
+	}
+	for i := range got {
+		_ = append(got[i], "XX"...)
+	}
+	for i := range got {
+		if string(got[i]) != want[i] {
+			t.Fatalf("encoding %d is %.40q, want %.40q", i, got[i], want[i])
+		}
 	}
 }
 
@@ -61,6 +75,7 @@ func TestStreamIDReadsAnswersAsEncodingJSONDoes(t *testing.T) {
 		`{"stream":"1","x":true}`: "1",
 		`{"x":1,"stream":"2"}`:    "2",
 		`{ "stream": "3" }`:       "3",
+		"{\"stream\":\"\xff\"}":   "\ufffd", // encoding/json replaces invalid UTF-8
 	} {
 		got, err := streamID([]byte(raw))
 		if err != nil || got != want {

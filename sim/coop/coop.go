@@ -13,14 +13,34 @@
 // it, as it did for the channel sends of an earlier version (a futex wake-up each, a fifth of
 // a simulated run's CPU).
 //
-// A panic in a task reaches the driver, out of RunUntilIdle, and so does runtime.Goexit (a
-// t.FailNow in a test's tool ends the test); the scheduler is not usable afterwards.
+// A panic in a task reaches the driver, out of RunUntilIdle, as a *TaskPanic that keeps the
+// task's stack; runtime.Goexit does too (a t.FailNow in a test's tool ends the test). The
+// scheduler is then broken: its idle coroutines are let go, RunUntilIdle returns at once and
+// Live is 0. The coroutines of tasks parked at that moment stay parked (a panic in the loop is
+// a bug to fix, and each leaves its run's tasks behind).
 package coop
 
 import (
+	"fmt"
 	"iter"
+	"runtime/debug"
 	"sync"
 )
+
+// TaskPanic is a task's panic as it reaches the driver: the value and the stack of the task,
+// which the driver's own stack no longer shows.
+type TaskPanic struct {
+	Value any
+	Stack []byte
+}
+
+func (p *TaskPanic) Error() string { return fmt.Sprintf("%v\n\n%s", p.Value, p.Stack) }
+
+// Unwrap is the panic's value when it is an error.
+func (p *TaskPanic) Unwrap() error {
+	err, _ := p.Value.(error)
+	return err
+}
 
 // Scheduler runs tasks one at a time. The zero value is not usable; call New.
 type Scheduler struct {
@@ -32,6 +52,8 @@ type Scheduler struct {
 	// stacks have grown already, which a new goroutine's would have to again. They are let
 	// go when no task is live.
 	free []*worker
+	// broken is set once a task has panicked or exited its goroutine.
+	broken bool
 }
 
 // worker is a coroutine that runs tasks, one after another.
@@ -73,7 +95,7 @@ func (s *Scheduler) newWorker() *worker {
 		for {
 			f := w.next
 			w.next = nil
-			f()
+			runTask(f)
 			s.mu.Lock()
 			s.live--
 			s.current.w = nil
@@ -85,6 +107,19 @@ func (s *Scheduler) newWorker() *worker {
 		}
 	})
 	return w
+}
+
+// runTask runs a task's function; a panic goes on as a *TaskPanic with the task's stack.
+func runTask(f func()) {
+	defer func() {
+		if p := recover(); p != nil {
+			if _, ok := p.(*TaskPanic); !ok {
+				p = &TaskPanic{Value: p, Stack: debug.Stack()}
+			}
+			panic(p)
+		}
+	}()
+	f()
 }
 
 // Current is the running task; nil when called by the driver.
@@ -118,9 +153,15 @@ func (s *Scheduler) Ready(t *Task) {
 // RunUntilIdle lets ready tasks run, one at a time, and returns once none is ready: every
 // live task is parked or has exited. Only the driver calls it.
 func (s *Scheduler) RunUntilIdle() {
+	ended := false
+	defer func() {
+		if !ended { // a task panicked or exited its goroutine, which goes on in the driver
+			s.breakDown()
+		}
+	}()
 	for {
 		s.mu.Lock()
-		if len(s.ready) == 0 {
+		if len(s.ready) == 0 || s.broken {
 			s.current = nil
 			var idle []*worker
 			if s.live == 0 {
@@ -130,6 +171,7 @@ func (s *Scheduler) RunUntilIdle() {
 			for _, w := range idle {
 				w.stop()
 			}
+			ended = true
 			return
 		}
 		t := s.ready[0]
@@ -150,10 +192,25 @@ func (s *Scheduler) RunUntilIdle() {
 	}
 }
 
-// Live is the number of tasks that have not exited.
+// breakDown marks the scheduler broken and lets its idle coroutines go.
+func (s *Scheduler) breakDown() {
+	s.mu.Lock()
+	s.broken, s.current, s.ready = true, nil, nil
+	idle := s.free
+	s.free = nil
+	s.mu.Unlock()
+	for _, w := range idle {
+		w.stop()
+	}
+}
+
+// Live is the number of tasks that have not exited; 0 once the scheduler is broken.
 func (s *Scheduler) Live() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.broken {
+		return 0
+	}
 	return s.live
 }
 

@@ -113,18 +113,46 @@ func goroutineID() string {
 }
 
 // TestATaskPanicReachesTheDriver: a panic in a task comes out of RunUntilIdle, where the
-// driver can recover it (explore turns it into a finding), instead of killing the process.
+// driver can recover it (explore turns it into a finding), instead of killing the process. It
+// keeps the task's stack, and the scheduler is broken afterwards: nothing more runs, Live is 0
+// (Reference.Stop's loop ends) and its idle coroutines are gone.
 func TestATaskPanicReachesTheDriver(t *testing.T) {
+	before := runtime.NumGoroutine()
 	s := New()
-	s.Go(func() { s.Wait([]func(){func() { panic("in a tool") }}) })
-	defer func() {
-		if p := recover(); p != "in a tool" {
-			t.Fatalf("recovered %v, want the task's panic", p)
-		}
+	ran := false
+	s.Go(func() {
+		s.Wait([]func(){func() {}}) // leaves a finished task's coroutine idle
+		s.Wait([]func(){panicsInATool})
+	})
+	func() {
+		defer func() {
+			p, ok := recover().(*TaskPanic)
+			if !ok || p.Value != "in a tool" {
+				t.Fatalf("recovered %#v, want the task's panic as a *TaskPanic", p)
+			}
+			if !strings.Contains(p.Error(), "panicsInATool") {
+				t.Errorf("the panic's text does not show the task's stack:\n%s", p.Error())
+			}
+		}()
+		s.RunUntilIdle()
+		t.Fatal("RunUntilIdle returned")
 	}()
+	s.Go(func() { ran = true })
 	s.RunUntilIdle()
-	t.Fatal("RunUntilIdle returned")
+	if ran || s.Live() != 0 {
+		t.Errorf("after the panic: a new task ran = %v, Live = %d", ran, s.Live())
+	}
+	// The parent is left parked; the idle coroutine is let go.
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before+1 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before+1 {
+		t.Errorf("%d goroutines before, %d after: more than the parked parent's", before, n)
+	}
 }
+
+func panicsInATool() { panic("in a tool") }
 
 // TestATaskGoexitEndsTheDriver: runtime.Goexit in a task (t.FailNow in a test's tool) ends the
 // driver's goroutine too, so the test stops where it failed.

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"pgregory.net/rapid"
+
 	"github.com/turnstile-dev/turnstile/loop"
 )
 
@@ -97,4 +99,36 @@ func TestDecimalLenCountsAsFormatIntWrites(t *testing.T) {
 			t.Errorf("decimalLen(%d) = %d, want %d", v, got, want)
 		}
 	}
+}
+
+// TestScheduleReleasesInOrder: whatever is pushed and popped, in any interleaving, comes out
+// by time and then by scheduling order, each popped happening marked as no longer scheduled,
+// and each still scheduled knowing its place in the heap (Due walks it).
+func TestScheduleReleasesInOrder(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var s schedule
+		seq := int64(0)
+		var last *scheduled
+		for _, push := range rapid.SliceOfN(rapid.Bool(), 1, 200).Draw(t, "steps") {
+			if push || s.Len() == 0 {
+				seq++
+				s.push(&scheduled{at: rapid.Int64Range(0, 5).Draw(t, "at"), seq: seq})
+				last = nil // a new happening may come before the last one popped
+				continue
+			}
+			e := s.pop()
+			if e.index != -1 {
+				t.Fatalf("popped happening %d still has index %d", e.seq, e.index)
+			}
+			if last != nil && (e.at < last.at || e.at == last.at && e.seq < last.seq) {
+				t.Fatalf("popped (%d, %d) after (%d, %d)", e.at, e.seq, last.at, last.seq)
+			}
+			for i, x := range s {
+				if x.index != i || (i > 0 && s.less(i, (i-1)/2)) {
+					t.Fatalf("the heap is broken at %d", i)
+				}
+			}
+			last = e
+		}
+	})
 }

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"container/heap"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -88,22 +87,61 @@ type scheduled struct {
 	index     int
 }
 
+// schedule is a binary min-heap of happenings by time, then by scheduling order (seq, unique,
+// so the order they come out in is fixed). It is container/heap's algorithm written for this
+// type: a run releases thousands of deliveries, and the interface calls cost more than the
+// comparisons.
 type schedule []*scheduled
 
 func (s schedule) Len() int { return len(s) }
-func (s schedule) Less(i, j int) bool {
+
+func (s schedule) less(i, j int) bool {
 	if s[i].at != s[j].at {
 		return s[i].at < s[j].at
 	}
 	return s[i].seq < s[j].seq
 }
-func (s schedule) Swap(i, j int) { s[i], s[j] = s[j], s[i]; s[i].index = i; s[j].index = j }
-func (s *schedule) Push(x any)   { e := x.(*scheduled); e.index = len(*s); *s = append(*s, e) }
-func (s *schedule) Pop() any {
-	old := *s
-	e := old[len(old)-1]
-	*s = old[:len(old)-1]
-	e.index = -1 // no longer scheduled
+
+func (s schedule) swap(i, j int) { s[i], s[j] = s[j], s[i]; s[i].index = i; s[j].index = j }
+
+// push adds e.
+func (s *schedule) push(e *scheduled) {
+	e.index = len(*s)
+	*s = append(*s, e)
+	h := *s
+	for j := len(h) - 1; j > 0; {
+		i := (j - 1) / 2 // parent
+		if i == j || !h.less(j, i) {
+			break
+		}
+		h.swap(i, j)
+		j = i
+	}
+}
+
+// pop removes and returns the earliest happening; it is then no longer scheduled (index -1).
+func (s *schedule) pop() *scheduled {
+	h := *s
+	n := len(h) - 1
+	h.swap(0, n)
+	for i := 0; ; {
+		j := 2*i + 1
+		if j >= n || j < 0 {
+			break
+		}
+		if j2 := j + 1; j2 < n && h.less(j2, j) {
+			j = j2
+		}
+		if !h.less(j, i) {
+			break
+		}
+		h.swap(i, j)
+		i = j
+	}
+	e := h[n]
+	h[n] = nil
+	*s = h[:n]
+	e.index = -1
 	return e
 }
 
@@ -137,13 +175,13 @@ func (w *world) at(t int64, d Delivery) *scheduled {
 	w.seq++
 	d.Now = t
 	s := &scheduled{at: t, seq: w.seq, delivery: d}
-	heap.Push(&w.schedule, s)
+	w.schedule.push(s)
 	return s
 }
 
 func (w *world) scheduleInternal(t int64, f func()) {
 	w.seq++
-	heap.Push(&w.schedule, &scheduled{at: t, seq: w.seq, internal: f})
+	w.schedule.push(&scheduled{at: t, seq: w.seq, internal: f})
 }
 
 // performDue carries out the internal happenings due at or before t, in order, leaving
@@ -151,7 +189,7 @@ func (w *world) scheduleInternal(t int64, f func()) {
 func (w *world) performDue(t int64) {
 	var keep []*scheduled
 	for w.schedule.Len() > 0 && w.schedule[0].at <= t {
-		s := heap.Pop(&w.schedule).(*scheduled)
+		s := w.schedule.pop()
 		if s.cancelled {
 			continue
 		}
@@ -163,14 +201,14 @@ func (w *world) performDue(t int64) {
 		s.internal()
 	}
 	for _, s := range keep {
-		heap.Push(&w.schedule, s)
+		w.schedule.push(s)
 	}
 }
 
 // next pops the earliest live happening.
 func (w *world) next() (*scheduled, bool) {
 	for w.schedule.Len() > 0 {
-		s := heap.Pop(&w.schedule).(*scheduled)
+		s := w.schedule.pop()
 		if !s.cancelled {
 			return s, true
 		}

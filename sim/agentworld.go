@@ -96,7 +96,7 @@ func (w *world) scheduleOps(i int) {
 }
 
 func (w *world) scheduleOp(id string, op AgentOp) {
-	data := canonicalOf(wireOp{Messages: op.Messages, Message: op.Message,
+	data := w.enc.valueBytes(wireOp{Messages: op.Messages, Message: op.Message,
 		opFields: opFields{Op: op.Op, Text: op.Text, Mode: string(op.Mode), Queue: op.Queue, Tools: op.Tools, Barrier: op.Barrier}})
 	s := w.at(w.now, Delivery{Kind: DeliverAgent, Target: id, Data: data})
 	s.onRelease = func() {

@@ -71,7 +71,7 @@ func (w *world) Due(n int) []Delivery {
 			return out
 		}
 		if ev, ok := s.delivery.Value.(loop.StreamEvent); ok && len(s.delivery.Data) == 0 {
-			s.delivery.Data = canonicalOf(ev)
+			s.delivery.Data = w.enc.valueBytes(ev)
 		}
 		out = append(out, s.delivery)
 	}

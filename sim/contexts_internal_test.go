@@ -95,3 +95,6 @@ func TestSizedWritesAreTheirOwn(t *testing.T) {
 		t.Errorf("capacity %d for %d bytes: not copied out at its size", cap(first), len(first))
 	}
 }
+
+// canonicalOf is the canonical JSON of a Go value, as the world writes it.
+func canonicalOf(v any) []byte { return appendCanonical(nil, v) }

@@ -140,7 +140,7 @@ func (w *world) deliveryData(d *Delivery) (json.RawMessage, *Link) {
 		return d.Data, nil
 	}
 	if len(d.Data) == 0 && !w.valuesOnly {
-		d.Data = canonicalOf(ev)
+		d.Data = w.enc.valueBytes(ev)
 	}
 	if prev, ok := w.lin.partials[d.Target]; ok && !w.lin.inFull && ev.Partial != nil && advances(prev.msg, &ev) {
 		return w.enc.sized(func(b []byte) []byte { return appendStreamEventWith(b, &ev, false) }), &Link{Advances: prev.seq}
@@ -148,7 +148,7 @@ func (w *world) deliveryData(d *Delivery) (json.RawMessage, *Link) {
 	if len(d.Data) > 0 {
 		return d.Data, nil
 	}
-	return canonicalOf(ev), nil
+	return w.enc.valueBytes(ev), nil
 }
 
 // delivered remembers the partial of a stream event delivery once it is recorded at seq.

@@ -67,9 +67,9 @@ func (w *world) openStream(data json.RawMessage, value any) Answer {
 	}
 	switch {
 	case resp.StreamError != "":
-		w.pushStreamDelivery(s, t, Delivery{Kind: DeliverStreamFail, Data: canonicalOf(map[string]string{"error": resp.StreamError})})
+		w.pushStreamDelivery(s, t, Delivery{Kind: DeliverStreamFail, Data: w.enc.valueBytes(map[string]string{"error": resp.StreamError})})
 	case resp.NoDone:
-		w.pushStreamDelivery(s, t, Delivery{Kind: DeliverStreamEnd, Data: canonicalOf(map[string]any{"message": final})})
+		w.pushStreamDelivery(s, t, Delivery{Kind: DeliverStreamEnd, Data: w.enc.valueBytes(map[string]any{"message": final})})
 	}
 	return Answer{Data: json.RawMessage(`{"stream":"` + s.id + `"}`)}
 }

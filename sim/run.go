@@ -26,7 +26,7 @@ func run(sc *Scenario, impl Implementation, inFull bool) (*Trace, error) {
 	if setup.Agent != nil {
 		// The Agent's configuration opens the trace: its queue modes are what the Agent
 		// invariants judge its polls by.
-		w.record(Entry{Kind: KindUser, Name: UserAgentEntry, Data: canonicalOf(setup.Agent)})
+		w.record(Entry{Kind: KindUser, Name: UserAgentEntry, Data: w.enc.valueBytes(setup.Agent)})
 	}
 	// Actions at virtual time 0 happen before the run starts (a queue filled in advance).
 	w.performDue(0)

@@ -51,7 +51,7 @@ func (w *world) startTool(data json.RawMessage, value any) Answer {
 	// An update after Duration is scheduled after the result (ties keep scheduling order, so
 	// one at Duration still comes first): it reaches a settled execution, which must ignore it.
 	for _, u := range b.Updates {
-		s := w.at(start+u.At, Delivery{Kind: DeliverToolUpdate, Target: t.id, Now: start + u.At, Data: canonicalOf(u.Result), Value: u.Result})
+		s := w.at(start+u.At, Delivery{Kind: DeliverToolUpdate, Target: t.id, Now: start + u.At, Data: w.enc.valueBytes(u.Result), Value: u.Result})
 		t.pending = append(t.pending, s)
 		s.onRelease = func() { t.pending = slices.DeleteFunc(t.pending, func(p *scheduled) bool { return p == s }) }
 	}
@@ -61,13 +61,13 @@ func (w *world) startTool(data json.RawMessage, value any) Answer {
 
 // settleTool schedules the end of a tool execution: a result, or a thrown error.
 func (w *world) settleTool(t *toolRun, at int64, result loop.ToolResult, throw, nothing string) {
-	data := canonicalOf(map[string]any{"result": result})
+	data := w.enc.valueBytes(map[string]any{"result": result})
 	var value any = result // in-process, the implementation takes the result as a value
 	switch {
 	case throw != "":
-		data, value = canonicalOf(map[string]string{"error": throw}), nil
+		data, value = w.enc.valueBytes(map[string]string{"error": throw}), nil
 	case nothing != "":
-		data, value = canonicalOf(map[string]string{"nothing": nothing}), nil
+		data, value = w.enc.valueBytes(map[string]string{"nothing": nothing}), nil
 	}
 	s := w.at(at, Delivery{Kind: DeliverToolResult, Target: t.id, Now: at, Data: data, Value: value})
 	t.pending = append(t.pending, s)

@@ -123,6 +123,3 @@ func (t *Trace) Failure() *Entry {
 	}
 	return nil
 }
-
-// canonicalOf is the canonical JSON of a Go value.
-func canonicalOf(v any) json.RawMessage { return appendCanonical(nil, v) }

@@ -418,11 +418,11 @@ func (w *world) enqueue(i int) {
 	a := w.sc.User[i]
 	if len(a.Steer) > 0 {
 		w.steering.Enqueue(a.Steer...)
-		w.record(Entry{Kind: KindUser, Name: "steer", Data: canonicalOf(a.Steer)})
+		w.record(Entry{Kind: KindUser, Name: "steer", Data: w.enc.valueBytes(a.Steer)})
 	}
 	if len(a.FollowUp) > 0 {
 		w.followUp.Enqueue(a.FollowUp...)
-		w.record(Entry{Kind: KindUser, Name: "followUp", Data: canonicalOf(a.FollowUp)})
+		w.record(Entry{Kind: KindUser, Name: "followUp", Data: w.enc.valueBytes(a.FollowUp)})
 	}
 }
 

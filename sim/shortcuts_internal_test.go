@@ -110,7 +110,7 @@ func TestScheduleReleasesInOrder(t *testing.T) {
 		seq := int64(0)
 		var last *scheduled
 		for _, push := range rapid.SliceOfN(rapid.Bool(), 1, 200).Draw(t, "steps") {
-			if push || s.Len() == 0 {
+			if push || len(s) == 0 {
 				seq++
 				s.push(&scheduled{at: rapid.Int64Range(0, 5).Draw(t, "at"), seq: seq})
 				last = nil // a new happening may come before the last one popped

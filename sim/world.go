@@ -93,8 +93,6 @@ type scheduled struct {
 // comparisons.
 type schedule []*scheduled
 
-func (s schedule) Len() int { return len(s) }
-
 func (s schedule) less(i, j int) bool {
 	if s[i].at != s[j].at {
 		return s[i].at < s[j].at
@@ -111,7 +109,7 @@ func (s *schedule) push(e *scheduled) {
 	h := *s
 	for j := len(h) - 1; j > 0; {
 		i := (j - 1) / 2 // parent
-		if i == j || !h.less(j, i) {
+		if !h.less(j, i) {
 			break
 		}
 		h.swap(i, j)
@@ -125,8 +123,8 @@ func (s *schedule) pop() *scheduled {
 	n := len(h) - 1
 	h.swap(0, n)
 	for i := 0; ; {
-		j := 2*i + 1
-		if j >= n || j < 0 {
+		j := 2*i + 1 // the first child
+		if j >= n {
 			break
 		}
 		if j2 := j + 1; j2 < n && h.less(j2, j) {
@@ -188,7 +186,7 @@ func (w *world) scheduleInternal(t int64, f func()) {
 // deliveries scheduled.
 func (w *world) performDue(t int64) {
 	var keep []*scheduled
-	for w.schedule.Len() > 0 && w.schedule[0].at <= t {
+	for len(w.schedule) > 0 && w.schedule[0].at <= t {
 		s := w.schedule.pop()
 		if s.cancelled {
 			continue
@@ -207,7 +205,7 @@ func (w *world) performDue(t int64) {
 
 // next pops the earliest live happening.
 func (w *world) next() (*scheduled, bool) {
-	for w.schedule.Len() > 0 {
+	for len(w.schedule) > 0 {
 		s := w.schedule.pop()
 		if !s.cancelled {
 			return s, true

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -54,8 +55,8 @@ type Process struct {
 	// (harness to implementation) or "< " (implementation to harness).
 	Log io.Writer
 	// OneAtATime sends each delivery only once the implementation is idle, even to one whose
-	// hello says it takes deliveries ahead (PROTOCOL.md §14): the plain exchange, to read in
-	// a Log or to compare with.
+	// hello says it takes deliveries ahead (PROTOCOL.md §14), and promises no standing
+	// answers (§15): the plain exchange, to read in a Log or to compare with.
 	OneAtATime bool
 
 	mu    sync.Mutex // guards child against Kill
@@ -73,6 +74,8 @@ type Process struct {
 	// whose idle has not come yet.
 	ahead      []sentAhead
 	aheadBytes int
+	// standing holds the answers promised at the session's start (§15), by hook name.
+	standing map[string]json.RawMessage
 }
 
 // sentAhead is a delivery sent ahead and the size of its line.
@@ -109,7 +112,11 @@ func (p *Process) Start(setup sim.Setup, port sim.Port) error {
 	p.ahead, p.aheadBytes = p.ahead[:0], 0
 	p.deadline = time.Now().Add(orDuration(p.Timeout, DefaultTimeout))
 	p.phase = "start"
-	if err := p.send(Message{Type: TypeStart, Session: p.session, Setup: &setup}); err != nil {
+	p.standing = nil
+	if world, ok := port.(sim.Standing); ok && p.hello.StandingAnswers && !p.OneAtATime {
+		p.standing = world.StandingAnswers()
+	}
+	if err := p.send(Message{Type: TypeStart, Session: p.session, Setup: &setup, StandingAnswers: p.standing}); err != nil {
 		return p.abort(err)
 	}
 	return p.await(TypeIdle)
@@ -296,6 +303,7 @@ func (p *Process) ensure() error {
 	if m.Capabilities != nil {
 		p.hello.Lacks = m.Capabilities.Lacks
 		p.hello.DeliveriesAhead = m.Capabilities.DeliveriesAhead
+		p.hello.StandingAnswers = m.Capabilities.StandingAnswers
 	}
 	return nil
 }
@@ -320,11 +328,7 @@ func (p *Process) await(until string) error {
 				return p.abort(protocolError(in.line, fmt.Errorf("call id %d is already in use in session %d (every call needs a new id)", m.ID, p.session)))
 			}
 			p.ids[m.ID] = true
-			line, err := answerLine(m.ID, p.port.Call(*m.Call))
-			if err != nil {
-				return p.abort(err)
-			}
-			if err := p.write(line); err != nil {
+			if err := p.serveCall(in.line, m); err != nil {
 				return p.abort(err)
 			}
 			if until == TypeIdle {
@@ -350,6 +354,34 @@ func (p *Process) await(until string) error {
 			return p.abort(protocolError(in.line, fmt.Errorf("unexpected %q message during %s", m.Type, p.phase)))
 		}
 	}
+}
+
+// serveCall has the world answer a call, and writes the answer unless the implementation
+// marked the call standing (§15): it took the answer the start promised and waits for none.
+// The world's answer must then be the one promised. Once the simulation has ended the world
+// answers every call with an error and records nothing; what the implementation took then no
+// longer counts.
+func (p *Process) serveCall(line int, m Message) error {
+	if !m.Standing {
+		out, err := answerLine(m.ID, p.port.Call(*m.Call))
+		if err != nil {
+			return err
+		}
+		return p.write(out)
+	}
+	want, promised := p.standing[m.Call.Name]
+	if m.Call.Kind != sim.CallHook || !promised {
+		what := fmt.Sprintf("a %s call", m.Call.Kind)
+		if m.Call.Kind == sim.CallHook {
+			what = fmt.Sprintf("a %s call", m.Call.Name)
+		}
+		return protocolError(line, fmt.Errorf("call id %d is marked standing, but the start of session %d promised no answer to %s (PROTOCOL.md §15: only the hooks in the start's standingAnswers)", m.ID, p.session, what))
+	}
+	a := p.port.Call(*m.Call)
+	if a.Error == "" && (a.Abort || !bytes.Equal(a.Data, want)) {
+		return fmt.Errorf("internal error: the world promised %s the standing answer %s, but answered call id %d with %s (abort %v)", m.Call.Name, want, m.ID, excerpt(a.Data), a.Abort)
+	}
+	return nil
 }
 
 // receive waits for the next stdout line until the deadline.

@@ -87,8 +87,15 @@ type Message struct {
 	// idle, stopped; optional on error).
 	Session int `json:"session,omitempty"`
 
-	Setup        *sim.Setup        `json:"setup,omitempty"`
-	Call         *sim.Call         `json:"call,omitempty"`
+	Setup *sim.Setup `json:"setup,omitempty"`
+	// StandingAnswers, on a start, are the answers the world promises to every call of some
+	// hooks for the whole session, by hook name (PROTOCOL.md §15); only to an implementation
+	// whose hello says standingAnswers.
+	StandingAnswers map[string]json.RawMessage `json:"standingAnswers,omitempty"`
+	Call            *sim.Call                  `json:"call,omitempty"`
+	// Standing, on a call, says the implementation took the hook's standing answer and waits
+	// for none (§15).
+	Standing     bool              `json:"standing,omitempty"`
 	Notification *sim.Notification `json:"notification,omitempty"`
 	Delivery     *sim.Delivery     `json:"delivery,omitempty"`
 
@@ -111,6 +118,9 @@ type Capabilities struct {
 	// DeliveriesAhead says it takes deliveries before it is idle, queueing each until it is
 	// (PROTOCOL.md §14); optional.
 	DeliveriesAhead bool `json:"deliveriesAhead,omitempty"`
+	// StandingAnswers says it takes the answers a start promises to every call of a hook,
+	// making those calls without waiting for their answers (PROTOCOL.md §15); optional.
+	StandingAnswers bool `json:"standingAnswers,omitempty"`
 }
 
 // Hello is an implementation's introduction.
@@ -129,6 +139,10 @@ type Hello struct {
 	// DeliveriesAhead says it takes deliveries before it is idle (PROTOCOL.md §14): the
 	// harness then sends those certain to come next without waiting for each idle.
 	DeliveriesAhead bool
+	// StandingAnswers says it takes standing answers (PROTOCOL.md §15): the harness then
+	// tells it, at each start, the answers the world promises to every call of a hook, and
+	// answers none of the calls it marks standing.
+	StandingAnswers bool
 }
 
 // Lacking is every optional feature the implementation lacks: Lacks, and the features of
@@ -234,7 +248,7 @@ func compiledSchema() (*jsonschema.Schema, error) {
 var expectedShapes = map[string]string{
 	TypeHello: `{"type":"hello","protocol":1,"name":"…","version":"…","tracks":"1.6.0","capabilities":{"hooks":["…"]}}`,
 	TypeCall: `{"type":"call","id":<integer ≥ 1>,"session":<integer>,"call":{"kind":"stream"|"tool"|"hook","name":<hook name, for hooks>,"data":{…}}}` +
-		` with data {model,messages,thinkingLevel,apiKey} for stream, {toolCallId,toolName,args} for tool, the hook's argument for hook`,
+		` with data {model,messages,thinkingLevel,apiKey} for stream, {toolCallId,toolName,args} for tool, the hook's argument for hook; "standing":true or nothing (PROTOCOL.md §15)`,
 	TypeNotify:  `{"type":"notify","session":<integer>,"notification":{"kind":"event"|"end","data":<a pi event, or {messages} / {error}>}}`,
 	TypeIdle:    `{"type":"idle","session":<integer>}`,
 	TypeStopped: `{"type":"stopped","session":<integer>}`,

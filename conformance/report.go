@@ -190,10 +190,8 @@ func (r *Report) WriteSummary(w io.Writer) error {
 	if s := r.ExpectedText(); s != "" {
 		b.WriteString(s + "\n")
 	}
-	if r.DeliveriesAhead && r.Failed > 0 {
-		b.WriteString("deliveries were sent ahead (the hello says deliveriesAhead, PROTOCOL.md §14): if the failures go away with\n" +
-			"turnstile conform --one-at-a-time, they are the cause: most likely the adapter applies a delivery before it is idle\n" +
-			"instead of queueing it\n")
+	if r.Failed > 0 {
+		b.WriteString(r.shortcutsNote())
 	}
 	b.WriteString(r.Summary() + "\n")
 	_, err := io.WriteString(w, b.String())
@@ -339,4 +337,23 @@ func editDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(rb)]
+}
+
+// shortcutsNote tells how to rule out the exchange's shortcuts the implementation took
+// (deliveries ahead, standing answers) when scenarios failed; "" when it took none.
+func (r *Report) shortcutsNote() string {
+	var took, likely []string
+	if r.DeliveriesAhead {
+		took = append(took, "deliveries were sent ahead (the hello says deliveriesAhead, PROTOCOL.md §14)")
+		likely = append(likely, "applies a delivery before it is idle instead of queueing it")
+	}
+	if r.StandingAnswers {
+		took = append(took, "standing answers may have been promised (the hello says standingAnswers, PROTOCOL.md §15)")
+		likely = append(likely, "gives the loop something other than the start's standing answer")
+	}
+	if len(took) == 0 {
+		return ""
+	}
+	return strings.Join(took, "; ") + ":\nif the failures go away with turnstile conform --one-at-a-time, they are the cause: most likely the adapter\n" +
+		strings.Join(likely, ", or ") + "\n"
 }

@@ -41,6 +41,9 @@ func TestHostileAdapters(t *testing.T) {
 		{"nohello.sh", nil, []string{"exited (exit status 5) before its hello", "cannot find my dependencies"}},
 		{"slowstart.sh", func(p *conformance.Process) { p.HelloTimeout = 300 * time.Millisecond }, []string{"timeout after 300ms: no hello"}},
 		{"wrongsession.sh", nil, []string{"protocol error at line 2: a \"idle\" message for session 99, but session 1 is running"}},
+		{"standingstream.sh", nil, []string{"protocol error at line 2: call id 1 is marked standing, but the start of session 1 promised no answer to a stream call", "§15"}},
+		{"standingunpromised.sh", nil, []string{"protocol error at line 2: call id 1 is marked standing, but the start of session 1 promised no answer to a getSteeringMessages call"}},
+		{"standingfalse.sh", nil, []string{"protocol error at line 2: a \"call\" message does not match the protocol schema", "at /standing:", "expected: {\"type\":\"call\""}},
 	}
 	for _, tc := range cases {
 		t.Run(strings.TrimSuffix(tc.script, ".sh"), func(t *testing.T) {

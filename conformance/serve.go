@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -148,7 +149,7 @@ func (s *server) run() error {
 				hooks = []string{}
 			}
 			s.send(Message{Type: TypeHello, Protocol: version, Name: s.hello.Name, Version: s.hello.Version,
-				Tracks: s.hello.Tracks, Capabilities: &Capabilities{Hooks: hooks, Lacks: s.hello.Lacks, DeliveriesAhead: true}})
+				Tracks: s.hello.Tracks, Capabilities: &Capabilities{Hooks: hooks, Lacks: s.hello.Lacks, DeliveriesAhead: true, StandingAnswers: true}})
 		case TypeStart:
 			if s.sess != nil {
 				return s.reject(protocolError(rec.line, fmt.Errorf("start of session %d while session %d runs", m.Session, s.sess.id)))
@@ -157,7 +158,7 @@ func (s *server) run() error {
 				return s.reject(protocolError(rec.line, errors.New("start without a setup")))
 			}
 			s.sess = &serveSession{id: m.Session, ref: s.newImpl()}
-			err := s.sess.ref.Start(*m.Setup, &servePort{s: s, session: m.Session})
+			err := s.sess.ref.Start(*m.Setup, &servePort{s: s, session: m.Session, standing: m.StandingAnswers})
 			if done, ferr := s.afterStep(); done {
 				return ferr
 			}
@@ -277,9 +278,12 @@ func (s *server) send(m Message) {
 type servePort struct {
 	s       *server
 	session int
+	// standing holds the answers the session's start promised (PROTOCOL.md §15).
+	standing map[string]json.RawMessage
 }
 
-// Call implements sim.Port: it writes the call and waits for its answer.
+// Call implements sim.Port: it writes the call and waits for its answer, or, for a hook whose
+// answer the start promised, marks the call standing and returns that answer at once.
 func (p *servePort) Call(c sim.Call) sim.Answer {
 	s := p.s
 	if s.gone || s.fatal != nil {
@@ -287,6 +291,10 @@ func (p *servePort) Call(c sim.Call) sim.Answer {
 	}
 	s.nextID++
 	id := s.nextID
+	if want, ok := p.standing[c.Name]; ok && c.Kind == sim.CallHook {
+		s.send(Message{Type: TypeCall, ID: id, Session: p.session, Call: &c, Standing: true})
+		return sim.Answer{Data: bytes.Clone(want)}
+	}
 	s.send(Message{Type: TypeCall, ID: id, Session: p.session, Call: &c})
 	rec := <-s.in
 	for rec.err == nil && rec.msg.Type == TypeDeliver {

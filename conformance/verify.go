@@ -118,6 +118,9 @@ type Report struct {
 	// DeliveriesAhead is set when the harness sent deliveries ahead (PROTOCOL.md §14): the
 	// implementation's hello says it takes them, and the Process is not OneAtATime.
 	DeliveriesAhead bool
+	// StandingAnswers is set when the harness may have promised standing answers (PROTOCOL.md
+	// §15): the implementation's hello says it takes them, and the Process is not OneAtATime.
+	StandingAnswers bool
 	// StartError is set when the implementation could not start (its command is missing, it
 	// crashed or spoke wrongly before its hello): then no scenario was run, every result is
 	// skipped, and the report is an input error rather than a verdict.
@@ -215,6 +218,7 @@ func verify(ctx context.Context, suite []*sim.Scenario, impl sim.Implementation,
 			report.Implementation = describeHello(hello)
 			p, isProcess := impl.(*Process)
 			report.DeliveriesAhead = hello.DeliveriesAhead && isProcess && !p.OneAtATime
+			report.StandingAnswers = hello.StandingAnswers && isProcess && !p.OneAtATime
 			tracks = hello.Tracks
 			hooks = map[string]bool{}
 			for _, name := range hello.Hooks {

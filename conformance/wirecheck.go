@@ -27,7 +27,8 @@ func conforms(v any) bool {
 			(isNumber(m["protocol"], "1") || isNumber(m["protocol"], "2")) && isNonEmpty(m["name"]) && isString(m["version"]) && isString(m["tracks"]) &&
 			isCapabilities(m["capabilities"])
 	case TypeCall:
-		return hasKeys(m, "type", "id", "session", "call") && isPositiveInt(m["id"]) && isPositiveInt(m["session"]) && isCall(m["call"])
+		return hasKeys(m, "type", "id", "session", "call") && isPositiveInt(m["id"]) && isPositiveInt(m["session"]) && isCall(m["call"]) &&
+			optionalKey(m, "standing", func(v any) bool { return v == true })
 	case TypeNotify:
 		return hasKeys(m, "type", "session", "notification") && isPositiveInt(m["session"]) && isNotification(m["notification"])
 	case TypeIdle, TypeStopped:
@@ -97,7 +98,7 @@ func isCapabilities(v any) bool {
 	return uniqueStrings(hooks, isHookName) && optionalKey(m, "lacks", func(v any) bool {
 		lacks, ok := v.([]any)
 		return ok && uniqueStrings(lacks, isFeature)
-	}) && optionalKey(m, "deliveriesAhead", isBool)
+	}) && optionalKey(m, "deliveriesAhead", isBool) && optionalKey(m, "standingAnswers", isBool)
 }
 
 // isFeature reports whether v names an optional feature (the schema's enum of "lacks").

@@ -79,7 +79,13 @@ func wireMessage(v any, callData, noteData []byte) (Message, bool) {
 		return m, len(obj) == 2
 	case TypeCall:
 		c, ok := obj["call"].(map[string]any)
-		if !ok || len(obj) != 4 {
+		if standing, marked := obj["standing"]; marked {
+			m.Standing = standing == true
+			if !m.Standing {
+				return Message{}, false
+			}
+		}
+		if members := 4 + boolInt(m.Standing); !ok || len(obj) != members {
 			return Message{}, false
 		}
 		if m.ID, ok = wireInt(obj["id"]); !ok {
@@ -104,6 +110,13 @@ func wireMessage(v any, callData, noteData []byte) (Message, bool) {
 		return m, true
 	}
 	return Message{}, false
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // wireInt is a json.Number written as a plain integer of at most 15 digits.

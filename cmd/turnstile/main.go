@@ -143,7 +143,7 @@ func (p *processFlags) args() string {
 func (p *processFlags) register(f *pflag.FlagSet, timeout time.Duration, per string) {
 	p.defaultTimeout = timeout
 	f.DurationVar(&p.timeout, "timeout", timeout, "time limit per "+per+" for an --impl command")
-	f.BoolVar(&p.oneAtATime, "one-at-a-time", false, "send each delivery only once the --impl command is idle, even when its hello says deliveriesAhead (PROTOCOL.md §14): rules out its queue when a trace looks wrong")
+	f.BoolVar(&p.oneAtATime, "one-at-a-time", false, "the plain exchange with the --impl command: each delivery only once it is idle, even when its hello says deliveriesAhead (PROTOCOL.md §14), and no standing answers (§15): rules out its queue and its standing answers when a trace looks wrong")
 }
 
 // budgetFlags are the --max-* flags; a flag given wins over the scenario file's budget.

@@ -218,7 +218,7 @@ export interface Options {
 	hooks?: readonly (HookName | string)[];
 	/** The optional features your loop lacks; their scenarios are skipped. */
 	lacks?: readonly (Feature | string)[];
-	/** Other capabilities keys. The kit says `deliveriesAhead: true` itself (PROTOCOL.md §14); `{deliveriesAhead: false}` here has the harness send one delivery at a time. */
+	/** Other capabilities keys. The kit says `deliveriesAhead: true` (PROTOCOL.md §14) and `standingAnswers: true` (§15) itself; `{deliveriesAhead: false}` here has the harness send one delivery at a time, `{standingAnswers: false}` has every hook call wait for its answer. */
 	capabilities?: Record<string, Json>;
 	/** Awaited once after the hello, before the first session (slow imports). */
 	load?: () => Promise<void> | void;

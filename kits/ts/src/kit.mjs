@@ -164,7 +164,7 @@ export class Kit {
 	 */
 	helloFor(protocol) {
 		const options = this.options;
-		const capabilities = { hooks: [...(options.hooks ?? [])], deliveriesAhead: true, ...(options.capabilities ?? {}) };
+		const capabilities = { hooks: [...(options.hooks ?? [])], deliveriesAhead: true, standingAnswers: true, ...(options.capabilities ?? {}) };
 		let lacks = [...(options.lacks ?? [])];
 		if (protocol < 2) lacks = lacks.filter((f) => !V2_FEATURES.includes(f));
 		else if (!this.agent && !lacks.includes("agent")) lacks.push("agent");
@@ -190,7 +190,7 @@ export class Kit {
 		discardJobs();
 		this.queued = [];
 		clock.ms = 0;
-		const s = new Session(this, msg.session, msg.setup);
+		const s = new Session(this, msg.session, msg.setup, this.standingAnswers(msg));
 		this.current = s;
 		this.begin(s);
 		await this.settle();
@@ -220,6 +220,20 @@ export class Kit {
 			await this.settle();
 			this.send({ type: "idle", session: s.id });
 		}
+	}
+
+	/**
+	 * The answers a start promises to every call of a hook (PROTOCOL.md §15), when the hello
+	 * claimed standingAnswers: an object of answer data by hook name; {} when there are none.
+	 */
+	standingAnswers(msg) {
+		const answers = msg.standingAnswers;
+		if (answers === undefined || this.hello?.capabilities?.standingAnswers !== true) return {};
+		const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+		if (!isObject(answers) || !Object.values(answers).every(isObject)) {
+			throw new ProtocolError(`protocol error at line ${this.wire.line}: start's standingAnswers must be an object of answer data (objects) by hook name`);
+		}
+		return answers;
 	}
 
 	/** Awaits options.load: real work (imports, files) on Node's loop, the kit's queue pumped. */

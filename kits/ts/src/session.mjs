@@ -110,8 +110,11 @@ export class Stream {
  * everything the loop asks of the world goes through this object.
  */
 export class Session {
-	constructor(kit, id, setup) {
+	constructor(kit, id, setup, standingAnswers = {}) {
 		this.kit = kit;
+		// The answers the start promised to every call of a hook (PROTOCOL.md §15), as JSON
+		// text by hook name: each call of one is written marked standing and not waited for.
+		this.standing = new Map(Object.entries(standingAnswers).map(([hook, data]) => [hook, JSON.stringify(data)]));
 		/** The session number. */
 		this.id = id;
 		/** The scenario's setup (PROTOCOL.md §4). */
@@ -153,6 +156,12 @@ export class Session {
 		if (this.stopping) throw new SessionStopped();
 		const id = ++kit.callId;
 		const call = name ? { kind, name, data } : { kind, data };
+		const standing = kind === "hook" ? this.standing.get(name) : undefined;
+		if (standing !== undefined) {
+			// §15: the harness answers nothing; the loop gets a fresh copy of the promised answer.
+			kit.send({ type: "call", id, session: this.id, call, standing: true });
+			return JSON.parse(standing) ?? undefined;
+		}
 		let msg;
 		try {
 			kit.wire.send({ type: "call", id, session: this.id, call });

@@ -57,14 +57,14 @@ test("a whole session: calls, events, stream, tools, the clock, end, idle, stop"
 		"idle",
 		"stopped",
 	]);
-	assert.deepEqual(written[0], { type: "hello", protocol: 1, name: "test", version: "0", tracks: "1.6.0", capabilities: { hooks: ["getSteeringMessages"], deliveriesAhead: true } });
+	assert.deepEqual(written[0], { type: "hello", protocol: 1, name: "test", version: "0", tracks: "1.6.0", capabilities: { hooks: ["getSteeringMessages"], deliveriesAhead: true, standingAnswers: true } });
 	assert.deepEqual(written[1], { type: "call", id: 1, session: 1, call: { kind: "hook", name: "getSteeringMessages", data: {} } });
 	assert.deepEqual(written[8].call, { kind: "tool", data: { toolCallId: "t1", toolName: "x", args: {} } });
 });
 
 test("the hello carries lacks and extra capabilities; a wrong protocol is refused", async () => {
 	const { written } = await converse(() => [], [HELLO], { lacks: ["continue"], capabilities: { note: 1 } });
-	assert.deepEqual(written[0].capabilities, { hooks: ["getSteeringMessages"], deliveriesAhead: true, note: 1, lacks: ["continue"] });
+	assert.deepEqual(written[0].capabilities, { hooks: ["getSteeringMessages"], deliveriesAhead: true, standingAnswers: true, note: 1, lacks: ["continue"] });
 	const optOut = await converse(() => [], [HELLO], { capabilities: { deliveriesAhead: false } });
 	assert.equal(optOut.written[0].capabilities.deliveriesAhead, false, "an adapter may turn deliveries ahead off");
 	const bad = await converse(() => [], [{ type: "hello", protocol: 2 }]);
@@ -99,6 +99,33 @@ test("deliveries sent ahead (§14) wait in a queue until the run is idle: the sa
 	// A delivery ahead names its own line when it is wrong.
 	const wrong = await converse(loop, [HELLO, start(), answer(1, { stream: "s" }), deliver("streamEvent", 1, "s", { type: "x" }), deliver("streamEvent", 2, "s", { type: "y" }, 2), answer(2, { messages: [] })]);
 	assert.match(wrong.written.at(-1).message, /^protocol error at line 5: a "deliver" for session 2, but session 1 is running/);
+});
+
+test("standing answers (§15): a promised hook's call is written marked standing and not waited for; the loop gets a fresh copy each time", async () => {
+	const loop = async (s) => {
+		const first = s.hook("getSteeringMessages", {});
+		first.messages.push("mutated by the loop");
+		const second = s.hook("getSteeringMessages", {});
+		s.emit({ type: "seen", text: `${first.messages.length} ${second.messages.length}` });
+		const other = s.hook("getFollowUpMessages", {});
+		s.emit({ type: "seen", text: JSON.stringify(other) });
+		return [];
+	};
+	const promised = { ...start(1, { hooks: ["getSteeringMessages", "getFollowUpMessages"] }), standingAnswers: { getSteeringMessages: { messages: [] } } };
+	const { status, written } = await converse(loop, [HELLO, promised, answer(3, { messages: [7] }), stop()], { hooks: ["getSteeringMessages", "getFollowUpMessages"] });
+	assert.equal(status, 0);
+	assert.deepEqual(briefs(written), ["hello", "call 1 hook:getSteeringMessages", "call 2 hook:getSteeringMessages", "ev seen 1 0", "call 3 hook:getFollowUpMessages", 'ev seen {"messages":[7]}', 'end {"messages":[]}', "idle", "stopped"]);
+	assert.deepEqual(written[1], { type: "call", id: 1, session: 1, call: { kind: "hook", name: "getSteeringMessages", data: {} }, standing: true });
+	assert.equal(written[4].standing, undefined, "a hook without a promise is answered as always");
+	// An adapter that turned the capability off waits for every answer, whatever the start says.
+	const optOut = await converse(loop, [HELLO, promised, answer(1, { messages: [] }), answer(2, { messages: [] }), answer(3, { messages: [] }), stop()], { capabilities: { standingAnswers: false } });
+	assert.equal(optOut.written[0].capabilities.standingAnswers, false);
+	assert.equal(optOut.written.filter((m) => m.standing).length, 0);
+	assert.equal(optOut.status, 0);
+	// A start whose promises are not answer objects is a protocol error.
+	const bad = await converse(loop, [HELLO, { ...start(), standingAnswers: { getSteeringMessages: [] } }]);
+	assert.equal(bad.status, 1);
+	assert.match(bad.written.at(-1).message, /^protocol error at line 2: start's standingAnswers must be an object of answer data/);
 });
 
 test("events are serialised when emitted: later mutation does not show", async () => {

@@ -1,0 +1,37 @@
+package sim
+
+import "encoding/json"
+
+// Standing is offered by the world an implementation is started with (the Port given to
+// Implementation.Start): the answers it promises, for the whole session, to every call of
+// some hooks. An implementation that can use them (the protocol's standingAnswers,
+// PROTOCOL.md §15) still makes each such call, so that the world records it, but need not
+// wait for its answer: the world's answer is the promised one, byte for byte, while the run
+// goes on (once the simulation has ended, calls are answered with an error and recorded
+// nowhere, as any other).
+type Standing interface {
+	// StandingAnswers returns the promised answers' data by hook name; nil when there are
+	// none. It is decided at the start of the session and does not change during it.
+	StandingAnswers() map[string]json.RawMessage
+}
+
+// StandingAnswers implements Standing. The queue polls (getSteeringMessages,
+// getFollowUpMessages) find their queue empty for the whole session when no user action
+// can fill it: a loop scenario without user actions (steering and follow-up messages come
+// only from them; an Agent scenario's come from its operations).
+func (w *world) StandingAnswers() map[string]json.RawMessage {
+	if w.agent != nil || w.valuesOnly || len(w.sc.User) > 0 {
+		return nil
+	}
+	out := map[string]json.RawMessage{}
+	if !w.sc.Hooks.NoSteering {
+		out[HookSteering] = noMessages
+	}
+	if !w.sc.Hooks.NoFollowUp {
+		out[HookFollowUp] = noMessages
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}

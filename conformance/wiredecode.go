@@ -33,7 +33,8 @@ type wireMemo = jsonvalue.Memo[any]
 // decodeWire decodes a line as ParseMessage's two decodings would, and reports whether it
 // could. Objects at the depths of messages go through memo (nil: none): a notification's
 // data.message (4), a call's data.messages[i] (5), data.context.messages[i] (6) and
-// data.turn.context.messages[i] (7).
+// data.turn.context.messages[i] (7); so do the lists of those messages, a stream call's
+// context taking the messages it shares with the one before whole.
 func decodeWire(line []byte, memo *wireMemo) (any, Message, bool) {
 	var callData, noteData []byte
 	d := jsonvalue.Decoder{UseNumber: true, Memo: memo, MemoFrom: 4, MemoTo: 7,

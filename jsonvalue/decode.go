@@ -13,6 +13,7 @@ package jsonvalue
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 )
@@ -28,7 +29,8 @@ type Decoder struct {
 	UseNumber bool
 	// Memo, when set, shares the values of the objects met again that open at a depth from
 	// MemoFrom to MemoTo (the top value is at depth 1, its members' and elements' values at 2,
-	// …). The values are shared by every decoding through the Memo: whoever reads them must
+	// …), and of the elements an array of such objects shares with a long array met before
+	// (Memo.ArrayPrefix: a context repeats the one before it). The values are shared by every decoding through the Memo: whoever reads them must
 	// not change them. A Memo holds the values of one way of reading numbers: the first
 	// decoding through it decides, and a decoding that reads numbers otherwise does not use it.
 	Memo             *Memo[any]
@@ -124,10 +126,7 @@ func (d *decoding) value() (any, bool) {
 // bytes alone (the depth limit aside, which the memo keeps away from), so bytes met again
 // give the same value.
 func (d *decoding) memoized() (any, bool) {
-	numbers := int8(1)
-	if d.UseNumber {
-		numbers = 2
-	}
+	numbers := d.numbers()
 	if d.Memo.numbers == 0 {
 		d.Memo.numbers = numbers
 	}
@@ -224,10 +223,30 @@ func (d *decoding) array() (any, bool) {
 		return nil, false
 	}
 	defer func() { d.depth-- }()
-	d.pos++ // [
+	// An array whose elements open at the memo's depths (a context's messages) is looked up
+	// whole: a context repeats the one before it and adds to its end, and the elements they
+	// share are taken without reading them again.
+	whole := d.Memo != nil && d.depth+1 >= d.MemoFrom && d.depth+1 <= d.MemoTo
+	if whole && d.Memo.numbers == 0 {
+		d.Memo.numbers = d.numbers()
+	}
+	whole = whole && d.Memo.numbers == d.numbers()
+	start := d.pos
 	list := []any{}
+	if whole {
+		if n, made, ok := d.Memo.ArrayPrefix(d.in, d.pos, d.depth); ok {
+			elems := made.([]any)
+			list = append(make([]any, 0, len(elems)+4), elems...)
+			d.pos += n
+			if d.in[d.pos] == ']' {
+				d.pos++
+				return list, true
+			}
+		}
+	}
+	d.pos++ // '[', or the ',' after the elements taken whole
 	d.space()
-	if d.pos < len(d.in) && d.in[d.pos] == ']' {
+	if d.pos < len(d.in) && d.in[d.pos] == ']' && len(list) == 0 {
 		d.pos++
 		return list, true
 	}
@@ -237,10 +256,23 @@ func (d *decoding) array() (any, bool) {
 			return nil, false
 		}
 		list = append(list, v)
-		if more, ok := d.separator(']'); !ok || !more {
+		end := d.pos
+		more, ok := d.separator(']')
+		if !ok || !more {
+			if ok && whole {
+				d.Memo.PutArray(d.in[start:end], d.depth, any(slices.Clone(list)))
+			}
 			return list, ok
 		}
 	}
+}
+
+// numbers is how this decoding reads numbers, as a Memo records it.
+func (d *decoding) numbers() int8 {
+	if d.UseNumber {
+		return 2
+	}
+	return 1
 }
 
 // str reads a string; escaped surrogates and bytes that are not UTF-8 are left to

@@ -3,7 +3,9 @@ package jsonvalue
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -130,6 +132,57 @@ func TestMemoChangesNothing(t *testing.T) {
 	}
 	if byFloat.Len() == 0 || byNumber.Len() == 0 {
 		t.Fatal("a memo remembered nothing: the test checks nothing")
+	}
+}
+
+// TestMemoArraysChangeNothing: a context that begins with the one before it takes the
+// elements they share whole (the very values decoded before), and decodes as it would alone:
+// growing, the same again, shorter, with its last element changed, broken after the shared
+// elements, with numbers read both ways.
+func TestMemoArraysChangeNothing(t *testing.T) {
+	// Messages too short for the memo to remember one by one (MinMemoBytes): what they share
+	// with the context before comes from the array taken whole.
+	msg := func(i int) string { return fmt.Sprintf(`{"role":"user","content":"%03d","timestamp":%d.5}`, i, i) }
+	ctx := func(n int, tail string) string {
+		var b strings.Builder
+		b.WriteString(`{"call":{"data":{"messages":[`)
+		for i := range n {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString(msg(i))
+		}
+		return b.String() + tail
+	}
+	docs := []string{
+		ctx(26, `]}}}`), ctx(28, `]}}}`), ctx(28, `]}}}`), ctx(30, `],"x":1}}}`), ctx(27, `]}}}`),
+		ctx(30, `,{"role":"assistant"}]}}}`), ctx(30, `,]}}}`), ctx(30, ``), ctx(30, `,`+msg(3)[:20]),
+		ctx(31, ` ]}}}`), ctx(32, `]}}}`), ctx(40, `]}}}`),
+	}
+	for _, useNumber := range []bool{false, true} {
+		memo := &Memo[any]{}
+		var last []any
+		shared := 0
+		for _, doc := range docs {
+			plain := Decoder{UseNumber: useNumber}
+			memoized := Decoder{UseNumber: useNumber, Memo: memo, MemoFrom: 5, MemoTo: 5}
+			want, wantOK := plain.Decode([]byte(doc))
+			got, ok := memoized.Decode([]byte(doc))
+			if ok != wantOK || !reflect.DeepEqual(got, want) {
+				t.Fatalf("%.80s…: through the memo %v, alone %v (equal: %v)", doc, ok, wantOK, reflect.DeepEqual(got, want))
+			}
+			if !ok {
+				continue
+			}
+			list := got.(map[string]any)["call"].(map[string]any)["data"].(map[string]any)["messages"].([]any)
+			if len(last) > 0 && reflect.ValueOf(list[0]).Pointer() == reflect.ValueOf(last[0]).Pointer() {
+				shared++
+			}
+			last = list
+		}
+		if shared < 4 {
+			t.Errorf("use number %v: %d contexts took the elements of the one before whole; want most", useNumber, shared)
+		}
 	}
 }
 

@@ -1,5 +1,7 @@
 package conformance
 
+import "github.com/turnstile-dev/turnstile/sim"
+
 // Conforms and SchemaAccepts expose the plain protocol check and the schema itself to the
 // tests that hold one to the other.
 var Conforms = conforms
@@ -15,3 +17,12 @@ func DecodeWire(line []byte, memo *WireMemo) (any, Message, bool) { return decod
 
 // WireMemo is a session's memo of decoded messages.
 type WireMemo = wireMemo
+
+// StreamModel is what the line's decoding told of a stream call's model (nil: nothing), and
+// WithoutStreamModel the message without it, as encoding/json decodes it.
+func StreamModel(m Message) *sim.ModelSetup { return m.streamModel }
+
+func WithoutStreamModel(m Message) Message {
+	m.streamModel = nil
+	return m
+}

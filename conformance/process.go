@@ -328,13 +328,8 @@ func (p *Process) await(until string) error {
 				return p.abort(protocolError(in.line, fmt.Errorf("call id %d is already in use in session %d (every call needs a new id)", m.ID, p.session)))
 			}
 			p.ids[m.ID] = true
-			if err := p.serveCall(in.line, m); err != nil {
+			if err := p.serveCall(in.line, m, until == TypeIdle); err != nil {
 				return p.abort(err)
-			}
-			if until == TypeIdle {
-				if err := p.sendAhead(); err != nil {
-					return p.abort(err)
-				}
 			}
 		case TypeNotify:
 			p.port.Notify(*m.Notification)
@@ -356,19 +351,49 @@ func (p *Process) await(until string) error {
 	}
 }
 
-// serveCall has the world answer a call, and writes the answer unless the implementation
-// marked the call standing (§15): it took the answer the start promised and waits for none.
-// The world's answer must then be the one promised. Once the simulation has ended the world
-// answers every call with an error and records nothing; what the implementation took then no
-// longer counts.
-func (p *Process) serveCall(line int, m Message) error {
-	if !m.Standing {
-		out, err := answerLine(m.ID, p.port.Call(*m.Call))
+// serveCall has the world answer a call and writes the answer, then, when ahead is set, the
+// deliveries certain to come next (§14). A stream call whose model the line told for certain
+// is answered before the world reads its context (sim.EarlyAnswer), which it reads once the
+// answer and the deliveries are on their way.
+//
+// No answer is written to a call the implementation marked standing (§15): it took the
+// answer the start promised and waits for none. The world's answer must then be the one
+// promised. Once the simulation has ended the world answers every call with an error and
+// records nothing; what the implementation took then no longer counts.
+func (p *Process) serveCall(line int, m Message, ahead bool) error {
+	switch early, isEarly := p.port.(sim.EarlyAnswer); {
+	case m.Standing:
+		if err := p.standingCall(line, m); err != nil {
+			return err
+		}
+	default:
+		var a sim.Answer
+		answered := false
+		if isEarly && m.streamModel != nil {
+			var finish func()
+			if a, finish, answered = early.OpenStream(*m.Call, *m.streamModel); answered {
+				defer finish() // after the answer and the deliveries ahead, whatever becomes of them
+			}
+		}
+		if !answered {
+			a = p.port.Call(*m.Call)
+		}
+		out, err := answerLine(m.ID, a)
+		if err == nil {
+			err = p.write(out)
+		}
 		if err != nil {
 			return err
 		}
-		return p.write(out)
 	}
+	if ahead {
+		return p.sendAhead()
+	}
+	return nil
+}
+
+// standingCall serves a call marked standing (§15).
+func (p *Process) standingCall(line int, m Message) error {
 	want, promised := p.standing[m.Call.Name]
 	if m.Call.Kind != sim.CallHook || !promised {
 		what := fmt.Sprintf("a %s call", m.Call.Kind)

@@ -107,6 +107,10 @@ type Message struct {
 
 	// error
 	Message string `json:"message,omitempty"`
+
+	// streamModel is what encoding/json reads of a stream call's data.model, when the line's
+	// decoding could tell it for certain (streamModelOf); nil otherwise.
+	streamModel *sim.ModelSetup
 }
 
 // Capabilities is what an implementation says it supports in its hello.

@@ -256,8 +256,66 @@ func checkWireDecoding(t *testing.T, line []byte, mustDecode bool, memo *conform
 	if !reflect.DeepEqual(v, want) {
 		t.Errorf("the one-pass value differs from encoding/json's:\n%#v\n%#v\nline %s", v, want, line)
 	}
-	if !reflect.DeepEqual(m, wantMsg) {
+	if !reflect.DeepEqual(conformance.WithoutStreamModel(m), wantMsg) {
 		t.Errorf("the one-pass Message differs from encoding/json's:\n%+v\n%+v\nline %s", m, wantMsg, line)
+	}
+	checkStreamModel(t, line, m, mustDecode)
+}
+
+// checkStreamModel holds the model a stream call's decoding tells (the world then answers
+// before reading the context) to what the world reads of the call's data: its canonical
+// form's "model" member, by encoding/json. A stream call an adapter writes tells it.
+func checkStreamModel(t *testing.T, line []byte, m conformance.Message, mustTell bool) {
+	t.Helper()
+	got := conformance.StreamModel(m)
+	if m.Call == nil || m.Call.Kind != sim.CallStream {
+		if got != nil {
+			t.Errorf("a model told for a line that is no stream call: %s", line)
+		}
+		return
+	}
+	var want struct{ Model sim.ModelSetup }
+	err := json.Unmarshal(sim.Canonical(m.Call.Data), &want)
+	switch {
+	case got == nil && mustTell:
+		t.Errorf("a stream call an adapter writes does not tell its model: %s", line)
+	case got != nil && (err != nil || *got != want.Model):
+		t.Errorf("the model told is %+v; the world reads %+v (%v) of %s", *got, want.Model, err, line)
+	}
+}
+
+// TestStreamModelIsWhatTheWorldReads: the model a stream call's decoding tells is the one the
+// world reads, or none, when keys match "model" (or its fields) by case, or values are not
+// strings.
+func TestStreamModelIsWhatTheWorldReads(t *testing.T) {
+	call := func(data string) []byte {
+		return []byte(`{"type":"call","id":1,"session":1,"call":{"kind":"stream","data":` + data + `}}`)
+	}
+	rest := `"messages":[],"thinkingLevel":"off","apiKey":""`
+	cases := []struct {
+		data string
+		told bool
+	}{
+		{`{"model":{"id":"m","api":"a","provider":"p"},` + rest + `}`, true},
+		{`{"Model":{"ID":"m","Api":"a","PROVIDER":"p","extra":1},` + rest + `}`, true},
+		{`{"model":null,` + rest + `}`, true},
+		{`{"model":{"id":null,"api":"a"},` + rest + `}`, true},
+		{`{"model":{"id":"m"},"MODEL":{"id":"n"},` + rest + `}`, false},
+		{`{"model":{"id":"m","ID":"n"},` + rest + `}`, false},
+		{`{"model":{"id":1},` + rest + `}`, false},
+		{`{"model":"m",` + rest + `}`, false},
+		{`{` + rest + `}`, true},
+	}
+	for _, c := range cases {
+		line := call(c.data)
+		_, m, ok := conformance.DecodeWire(line, nil)
+		if !ok {
+			t.Fatalf("not decoded in one pass: %s", line)
+		}
+		if told := conformance.StreamModel(m) != nil; told != c.told {
+			t.Errorf("told %v, want %v: %s", told, c.told, line)
+		}
+		checkStreamModel(t, line, m, false)
 	}
 }
 

@@ -3,6 +3,7 @@ package conformance
 import (
 	"encoding/json"
 	"strconv"
+	"strings"
 
 	"github.com/turnstile-dev/turnstile/jsonvalue"
 	"github.com/turnstile-dev/turnstile/sim"
@@ -97,6 +98,9 @@ func wireMessage(v any, callData, noteData []byte) (Message, bool) {
 			return Message{}, false
 		}
 		m.Call = call
+		if call.Kind == sim.CallStream {
+			m.streamModel = streamModelOf(c["data"])
+		}
 		return m, true
 	case TypeNotify:
 		n, ok := obj["notification"].(map[string]any)
@@ -118,6 +122,61 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// streamModelOf is what encoding/json reads of the "model" member of a stream call's data,
+// given as decoded (without a key written twice): the value of the one key that matches
+// "model" as encoding/json matches keys (exactly or by case folding), whose id, api and
+// provider are each read the same way, a string or null. nil when it is not certain: two
+// keys match one name (encoding/json would take the last in the text, and the world reads the
+// canonical text, whose keys are sorted), a value of another type (an error).
+func streamModelOf(data any) *sim.ModelSetup {
+	obj, ok := data.(map[string]any)
+	if !ok {
+		return nil
+	}
+	v, ok := foldedMember(obj, "model")
+	if !ok {
+		return nil
+	}
+	var model sim.ModelSetup
+	if v == nil {
+		return &model
+	}
+	fields, ok := v.(map[string]any)
+	if !ok {
+		return nil
+	}
+	for name, field := range map[string]*string{"id": &model.ID, "api": &model.API, "provider": &model.Provider} {
+		v, ok := foldedMember(fields, name)
+		if !ok {
+			return nil
+		}
+		switch s := v.(type) {
+		case string:
+			*field = s
+		case nil:
+		default:
+			return nil
+		}
+	}
+	return &model
+}
+
+// foldedMember is the value of the member of obj whose key matches name as encoding/json
+// matches a key to a field (strings.EqualFold), nil when none does; ok is false when several
+// do.
+func foldedMember(obj map[string]any, name string) (v any, ok bool) {
+	found := false
+	for k, x := range obj {
+		if strings.EqualFold(k, name) {
+			if found {
+				return nil, false
+			}
+			v, found = x, true
+		}
+	}
+	return v, true
 }
 
 // wireInt is a json.Number written as a plain integer of at most 15 digits.

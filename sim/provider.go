@@ -22,15 +22,21 @@ type streamRequest struct {
 // openStream answers a provider request with the next scripted response, scheduling its
 // events. value is the in-process form of data, when there is one.
 func (w *world) openStream(data json.RawMessage, value any) Answer {
-	w.requests++
-	n := w.requests
 	var req streamRequest
 	if m, ok := value.(map[string]any); ok {
 		req.Model, _ = m["model"].(ModelSetup)
 	} else if err := json.Unmarshal(data, &req); err != nil {
-		w.fail("protocol", fmt.Sprintf("request %d: bad stream call: %v", n, err))
+		w.requests++
+		w.fail("protocol", fmt.Sprintf("request %d: bad stream call: %v", w.requests, err))
 		return Answer{Error: "bad stream call: " + err.Error()}
 	}
+	return w.openStreamFor(req.Model)
+}
+
+// openStreamFor is openStream for a request naming model.
+func (w *world) openStreamFor(model ModelSetup) Answer {
+	w.requests++
+	n := w.requests
 	var resp *Response
 	switch {
 	case n <= len(w.sc.Responses):
@@ -47,7 +53,7 @@ func (w *world) openStream(data json.RawMessage, value any) Answer {
 	}
 	s := &streamRun{id: strconv.Itoa(n), resp: resp}
 	w.streams = append(w.streams, s)
-	final := finalMessage(resp, req.Model, w.now)
+	final := finalMessage(resp, model, w.now)
 	s.final = final
 	partial := loop.ShallowCopy(final).(*loop.AssistantMessage)
 	partial.Content = []loop.Block{}

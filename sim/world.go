@@ -256,28 +256,46 @@ func (w *world) Call(c Call) Answer {
 		w.exceed("requests", fmt.Sprintf("the run made %s %s; budget %s", thousands(int64(w.requests)), pluralS(w.requests, "request"), thousands(int64(w.budget.Requests))))
 		return Answer{Error: "the simulation has ended: " + w.over.Text}
 	}
-	// full is the call's data; data what the trace's linear form writes of it.
-	var full, data json.RawMessage
-	var link *Link
-	var lists []pendingList
-	ctxName := contextName(c)
-	if ctxName != "" {
-		full, data, link, lists = w.contextData(c, ctxName, c.Kind == CallHook)
-	} else {
-		data = w.canonicalData(c.Data, c.Value)
-		full = data
-	}
+	cd := w.callData(c)
 	var a Answer
 	switch c.Kind {
 	case CallStream:
-		a = w.openStream(data, c.Value)
+		a = w.openStream(cd.data, c.Value)
 	case CallTool:
-		a = w.startTool(data, c.Value)
+		a = w.startTool(cd.data, c.Value)
 	case CallHook:
-		a = w.hook(c.Name, full, c.Value != nil && len(c.Data) == 0)
+		a = w.hook(c.Name, cd.full, c.Value != nil && len(c.Data) == 0)
 	default:
 		a = Answer{Error: fmt.Sprintf("unknown call kind %q", c.Kind)}
 	}
+	w.recordCall(c, cd, a)
+	return a
+}
+
+// callData is a call's data as the trace records it.
+type callData struct {
+	// full is the call's data; data what the trace's linear form writes of it, with its link
+	// to what the trace holds already, and the lists to remember once the call is recorded.
+	full, data json.RawMessage
+	link       *Link
+	lists      []pendingList
+	ctxName    string
+}
+
+func (w *world) callData(c Call) callData {
+	cd := callData{ctxName: contextName(c)}
+	if cd.ctxName != "" {
+		cd.full, cd.data, cd.link, cd.lists = w.contextData(c, cd.ctxName, c.Kind == CallHook)
+	} else {
+		cd.data = w.canonicalData(c.Data, c.Value)
+		cd.full = cd.data
+	}
+	return cd
+}
+
+// recordCall records call c, with data cd, answered a, and what follows from it.
+func (w *world) recordCall(c Call, cd callData, a Answer) {
+	data, link, lists, ctxName := cd.data, cd.link, cd.lists, cd.ctxName
 	e := Entry{Kind: KindCall, Name: c.Kind, Data: data, Link: link, Error: a.Error}
 	if c.Kind == CallHook {
 		e.Name = c.Name
@@ -298,7 +316,6 @@ func (w *world) Call(c Call) Answer {
 		w.reactToAbort()
 	}
 	w.afterCall(c)
-	return a
 }
 
 // Notify implements Port.

@@ -1,0 +1,89 @@
+package conformance_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/loop"
+	"github.com/turnstile-dev/turnstile/sim"
+)
+
+// earlyCounter serves scenarios through a Process with the world as it is, counting the
+// stream calls the world answered early (sim.EarlyAnswer).
+type earlyCounter struct {
+	*conformance.Process
+	early *int
+}
+
+func (c earlyCounter) Start(setup sim.Setup, world sim.Port) error {
+	return c.Process.Start(setup, countingWorld{world.(worldPort), c.early})
+}
+
+// worldPort is everything the world offers a Process.
+type worldPort interface {
+	sim.Port
+	sim.Ahead
+	sim.Standing
+	sim.EarlyAnswer
+}
+
+type countingWorld struct {
+	worldPort
+	early *int
+}
+
+func (w countingWorld) OpenStream(c sim.Call, model sim.ModelSetup) (sim.Answer, func(), bool) {
+	a, finish, ok := w.worldPort.OpenStream(c, model)
+	if ok {
+		*w.early++
+	}
+	return a, finish, ok
+}
+
+// TestEarlyAnswers: through the protocol, the world answers a stream call before it reads the
+// call's context, and the trace is the reference's byte for byte: with tools, a request the
+// script does not cover, a failing open, the requests budget, and a budget of entries that
+// ends the run at every entry.
+func TestEarlyAnswers(t *testing.T) {
+	base := sim.Scenario{
+		Name: "early", Model: testModel, Prompts: []loop.Message{user("go")},
+		Tools: []sim.ToolSpec{tool("a", ok("1", 0)), tool("b", ok("2", 3))},
+		Responses: []sim.Response{
+			{Content: []loop.Block{call("a1", "a", map[string]any{}), call("b1", "b", map[string]any{})}},
+			{Content: []loop.Block{call("a2", "a", map[string]any{})}, Delay: 2},
+			{Content: loop.Text("done"), DeltaSize: 1},
+		},
+	}
+	unscripted := base
+	unscripted.Name, unscripted.Responses = "early-unscripted", base.Responses[:2]
+	failing := base
+	failing.Name, failing.Responses = "early-open-error", append([]sim.Response{base.Responses[0], {OpenError: "overloaded"}}, base.Responses[2:]...)
+	requests := base
+	requests.Name, requests.Budget = "early-requests", sim.Budget{Requests: 2}
+	list := []*sim.Scenario{&base, &unscripted, &failing, &requests}
+	for entries := 3; entries <= 50; entries++ {
+		stopped := base
+		stopped.Name, stopped.Budget = fmt.Sprintf("early-budget-%d", entries), sim.Budget{Entries: entries}
+		list = append(list, &stopped)
+	}
+	for _, sc := range list {
+		t.Run(sc.Name, func(t *testing.T) {
+			want, wantErr := sim.Run(sc, sim.NewReference())
+			early := 0
+			got, err := sim.Run(sc, earlyCounter{selfAdapter(t, "serve"), &early})
+			var wantBudget, gotBudget *sim.BudgetError
+			if errors.As(wantErr, &wantBudget) != errors.As(err, &gotBudget) || (wantErr == nil) != (err == nil) {
+				t.Fatalf("error %v, the reference's %v", err, wantErr)
+			}
+			if !bytes.Equal(got.JSONL(), want.JSONL()) {
+				t.Fatalf("traces differ\nwant:\n%s\ngot:\n%s", want.Timeline(), got.Timeline())
+			}
+			if sc.Budget.Entries == 0 && early < 2 {
+				t.Errorf("%d stream calls answered early; want every one the world could", early)
+			}
+		})
+	}
+}

@@ -76,7 +76,8 @@ class ConversationTest(unittest.TestCase):
         self.assertEqual(status, 0)
         self.assertEqual([brief(m) for m in out], EXPECTED)
         self.assertEqual(out[0], {"type": "hello", "protocol": 1, "name": "test", "version": "0", "tracks": "1.6.0",
-                                  "capabilities": {"hooks": ["getSteeringMessages"], "deliveriesAhead": True}})
+                                  "capabilities": {"hooks": ["getSteeringMessages"], "deliveriesAhead": True,
+                                                                   "standingAnswers": True}})
         self.assertEqual(out[2]["notification"]["data"]["at"], 0, "the clock reads 0 until the first delivery")
         self.assertEqual(out[5]["notification"]["data"]["at"], 5, "the clock reads the delivery's now")
         self.assertEqual(out[11]["notification"]["data"]["p"], {"content": "half"})
@@ -102,6 +103,31 @@ class ConversationTest(unittest.TestCase):
         status, out = serve(sync_loop, *ahead[:i], wrong, *ahead[i + 1:])
         self.assertEqual(status, 1)
         self.assertRegex(out[-1]["message"], rf'^protocol error at line {i + 1}: a "deliver" for session 2, but session 1 is running')
+
+    def test_standing_answers_are_not_waited_for(self):
+        # PROTOCOL.md §15: a promised hook's call is written marked standing and not waited for;
+        # the loop gets a fresh copy each time; other hooks wait for their answers.
+        def loop(s):
+            first = s.hook("getSteeringMessages", {})
+            first["messages"].append("mutated by the loop")
+            second = s.hook("getSteeringMessages", {})
+            other = s.hook("getFollowUpMessages", {})
+            return [len(first["messages"]), len(second["messages"]), other]
+
+        hooks = ("getSteeringMessages", "getFollowUpMessages")
+        promised = dict(start(hooks=list(hooks)), standingAnswers={"getSteeringMessages": {"messages": []}})
+        status, out = serve(loop, HELLO, promised, answer(3, {"messages": [7]}), stop(), hooks=hooks)
+        self.assertEqual(status, 0)
+        self.assertEqual([brief(m) for m in out], ["hello", "call 1 hook:getSteeringMessages", "call 2 hook:getSteeringMessages",
+                                                    "call 3 hook:getFollowUpMessages", 'end {"messages": [1, 0, {"messages": [7]}]}',
+                                                    "idle", "stopped"])
+        self.assertEqual(out[1], {"type": "call", "id": 1, "session": 1, "standing": True,
+                                  "call": {"kind": "hook", "data": {}, "name": "getSteeringMessages"}})
+        self.assertNotIn("standing", out[3], "a hook without a promise is answered as always")
+        # A start whose promises are not answer objects is a protocol error.
+        status, out = serve(loop, HELLO, dict(start(), standingAnswers={"getSteeringMessages": []}))
+        self.assertEqual(status, 1)
+        self.assertRegex(out[-1]["message"], r"^protocol error at line 2: start's standingAnswers must be an object of answer data")
 
     def test_clock_restarts_at_zero_for_each_session(self):
         def loop(s):
@@ -160,7 +186,8 @@ class StdoutTest(unittest.TestCase):
                          ["hello", 'end {"messages": []}', "idle", "stopped"])
         self.assertIn(b"debugging output", proc.stderr)
         hello = __import__("json").loads(proc.stdout.decode().splitlines()[0])
-        self.assertEqual(hello["capabilities"], {"hooks": ["finishTurn"], "deliveriesAhead": True, "lacks": ["continue"]})
+        self.assertEqual(hello["capabilities"], {"hooks": ["finishTurn"], "deliveriesAhead": True, "standingAnswers": True,
+                                                "lacks": ["continue"]})
 
 
 class FailureTest(unittest.TestCase):

@@ -39,7 +39,8 @@ class Kit:
         self.run = run
         self.is_async = inspect.iscoroutinefunction(run)
         self.hello = {"type": "hello", "protocol": PROTOCOL, "name": name, "version": version,
-                      "tracks": tracks, "capabilities": {"hooks": list(hooks), "deliveriesAhead": True, **(capabilities or {})}}
+                      "tracks": tracks, "capabilities": {"hooks": list(hooks), "deliveriesAhead": True, "standingAnswers": True,
+                                       **(capabilities or {})}}
         self.wire = Wire(reader, writer, to_json)
         self.clock = clock or CLOCK
         self.session: Session | None = None
@@ -93,7 +94,7 @@ class Kit:
             raise ProtocolError(f"protocol error at line {self.wire.line}: start needs a session number and a setup")
         self.clock.ms = 0
         self.queued.clear()
-        s = Session(self, msg["session"], setup, self.wire, self.clock)
+        s = Session(self, msg["session"], setup, self.wire, self.clock, self._standing_answers(msg))
         self.session = s
         try:
             if self.is_async:
@@ -105,6 +106,17 @@ class Kit:
             raise
         finally:
             self.session = None
+
+    def _standing_answers(self, msg: dict[str, Any]) -> dict[str, Any]:
+        """The answers a start promises to every call of a hook (PROTOCOL.md §15), when the hello
+        claimed standingAnswers: answer data (objects) by hook name; {} when there are none."""
+        answers = msg.get("standingAnswers")
+        if answers is None or self.hello["capabilities"].get("standingAnswers") is not True:
+            return {}
+        if not isinstance(answers, dict) or not all(isinstance(a, dict) for a in answers.values()):
+            raise ProtocolError(f"protocol error at line {self.wire.line}: start's standingAnswers must be an object of "
+                                "answer data (objects) by hook name")
+        return answers
 
     def _end(self, s: Session, messages: Any = None, error: BaseException | None = None) -> None:
         if error is not None:

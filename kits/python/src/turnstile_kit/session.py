@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import inspect
+import json
 from typing import Any, Callable, Iterable
 
 from .wire import ProtocolError, Wire
@@ -202,8 +203,12 @@ class Session:
     * :attr:`signal` — the run's abort signal; :meth:`now` — the virtual clock, in ms.
     """
 
-    def __init__(self, kit: Any, session_id: int, setup: dict[str, Any], wire: Wire, clock: Clock) -> None:
+    def __init__(self, kit: Any, session_id: int, setup: dict[str, Any], wire: Wire, clock: Clock,
+                 standing_answers: dict[str, Any] | None = None) -> None:
         self._kit = kit
+        # The answers the start promised to every call of a hook (PROTOCOL.md §15), as JSON text
+        # by hook name: each call of one is written marked standing and not waited for.
+        self._standing = {hook: json.dumps(data) for hook, data in (standing_answers or {}).items()}
         self.id = session_id
         self.setup = setup
         self.wire = wire
@@ -236,6 +241,11 @@ class Session:
         call: dict[str, Any] = {"kind": kind, "data": data}
         if name:
             call["name"] = name
+        standing = self._standing.get(name) if kind == "hook" and name else None
+        if standing is not None:
+            # §15: the harness answers nothing; the loop gets a fresh copy of the promised answer.
+            self.wire.send({"type": "call", "id": call_id, "session": self.id, "call": call, "standing": True})
+            return json.loads(standing)
         self.wire.send({"type": "call", "id": call_id, "session": self.id, "call": call})
         msg = self._kit._receive_answer()
         bad = None

@@ -30,9 +30,10 @@ type Decoder struct {
 	// Memo, when set, shares the values of the objects met again that open at a depth from
 	// MemoFrom to MemoTo (the top value is at depth 1, its members' and elements' values at 2,
 	// …), and of the elements an array of such objects shares with a long array met before
-	// (Memo.ArrayPrefix: a context repeats the one before it). The values are shared by every decoding through the Memo: whoever reads them must
-	// not change them. A Memo holds the values of one way of reading numbers: the first
-	// decoding through it decides, and a decoding that reads numbers otherwise does not use it.
+	// (Memo.ArrayPrefix: a context repeats the one before it). The values are shared by every
+	// decoding through the Memo: whoever reads them must not change them. A Memo holds the
+	// values of one way of reading numbers: the first decoding through it decides, and a
+	// decoding that reads numbers otherwise does not use it.
 	Memo             *Memo[any]
 	MemoFrom, MemoTo int
 	// Capture, when set, is called with each member of an object at depth 1 or 2: the keys
@@ -233,10 +234,11 @@ func (d *decoding) array() (any, bool) {
 	whole = whole && d.Memo.numbers == d.numbers()
 	start := d.pos
 	list := []any{}
+	var taken []any // the remembered elements the array began with
 	if whole {
 		if n, made, ok := d.Memo.ArrayPrefix(d.in, d.pos, d.depth); ok {
-			elems := made.([]any)
-			list = append(make([]any, 0, len(elems)+4), elems...)
+			taken = made.([]any)
+			list = append(make([]any, 0, len(taken)+4), taken...)
 			d.pos += n
 			if d.in[d.pos] == ']' {
 				d.pos++
@@ -260,11 +262,24 @@ func (d *decoding) array() (any, bool) {
 		more, ok := d.separator(']')
 		if !ok || !more {
 			if ok && whole {
-				d.Memo.PutArray(d.in[start:end], d.depth, any(slices.Clone(list)))
+				d.Memo.PutArray(d.in[start:end], d.depth, func(prev any) any {
+					// The remembered list this one began with grows in place: nothing else
+					// holds it (ArrayPrefix's readers copy it). Any other is not reused.
+					if shared, ok := prev.([]any); ok && sameSlice(shared, taken) {
+						return any(append(shared, list[len(shared):]...))
+					}
+					return any(slices.Clone(list))
+				})
 			}
 			return list, ok
 		}
 	}
+}
+
+// sameSlice reports whether a and b are the same non-empty slice: the same array, the same
+// length.
+func sameSlice[E any](a, b []E) bool {
+	return len(a) > 0 && len(a) == len(b) && &a[0] == &b[0]
 }
 
 // numbers is how this decoding reads numbers, as a Memo records it.

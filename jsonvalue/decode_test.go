@@ -138,7 +138,7 @@ func TestMemoChangesNothing(t *testing.T) {
 // TestMemoArraysChangeNothing: a context that begins with the one before it takes the
 // elements they share whole (the very values decoded before), and decodes as it would alone:
 // growing, the same again, shorter, with its last element changed, broken after the shared
-// elements, with numbers read both ways.
+// elements, with the digits of its last number going on, with numbers read both ways.
 func TestMemoArraysChangeNothing(t *testing.T) {
 	// Messages too short for the memo to remember one by one (MinMemoBytes): what they share
 	// with the context before comes from the array taken whole.
@@ -158,6 +158,8 @@ func TestMemoArraysChangeNothing(t *testing.T) {
 		ctx(26, `]}}}`), ctx(28, `]}}}`), ctx(28, `]}}}`), ctx(30, `],"x":1}}}`), ctx(27, `]}}}`),
 		ctx(30, `,{"role":"assistant"}]}}}`), ctx(30, `,]}}}`), ctx(30, ``), ctx(30, `,`+msg(3)[:20]),
 		ctx(31, ` ]}}}`), ctx(32, `]}}}`), ctx(40, `]}}}`),
+		// The last list's bytes begin this one's, but not at an element's end: 1e2, then 1e21.
+		ctx(40, `,1e2]}}}`), ctx(40, `,1e21]}}}`), ctx(40, `,1e21,7]}}}`), ctx(40, `,1e211]}}}`),
 	}
 	for _, useNumber := range []bool{false, true} {
 		memo := &Memo[any]{}

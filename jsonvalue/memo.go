@@ -59,19 +59,25 @@ func (m *Memo[T]) ArrayPrefix(in []byte, pos, depth int) (n int, made T, ok bool
 }
 
 // PutArray remembers what was made of the elements of an array opened at depth, raw its bytes
-// from the '[' through its last element (copied), when it is long enough. It replaces the
-// remembered array it extends, or else the oldest.
-func (m *Memo[T]) PutArray(raw []byte, depth int, made T) {
+// from the '[' through its last element, when it is long enough; made gives what was made of
+// them from what was remembered of the array it extends (the zero T when it extends none),
+// whose elements it begins with. It replaces the remembered array it extends, or else the
+// oldest. An array that extends the one it replaces grows it in place (its bytes, and what
+// made builds on): a context that adds a message to the last one costs its new bytes, not a
+// copy of all of them.
+func (m *Memo[T]) PutArray(raw []byte, depth int, made func(prev T) T) {
 	if len(raw) < MinMemoArrayBytes {
 		return
 	}
-	a := memoArray[T]{raw: bytes.Clone(raw), depth: depth, made: made}
 	for i, old := range m.arrays {
 		if old.depth == depth && bytes.HasPrefix(raw, old.raw) {
+			a := memoArray[T]{raw: append(old.raw, raw[len(old.raw):]...), depth: depth, made: made(old.made)}
 			m.arrays = append(append(m.arrays[:i:i], m.arrays[i+1:]...), a)
 			return
 		}
 	}
+	var none T
+	a := memoArray[T]{raw: bytes.Clone(raw), depth: depth, made: made(none)}
 	if len(m.arrays) == memoArrays {
 		m.arrays = append(m.arrays[:0:0], m.arrays[1:]...)
 	}

@@ -66,12 +66,17 @@ func TestMemoArraysArePrefixesOfWhatFollows(t *testing.T) {
 		}
 		return s
 	}
-	m.PutArray([]byte(`[{"short":1}`), 1, "short")
+	made := func(v string) func(string) string { return func(string) string { return v } }
+	m.PutArray([]byte(`[{"short":1}`), 1, made("short"))
 	if _, _, ok := m.ArrayPrefix([]byte(`[{"short":1}]`), 0, 1); ok {
 		t.Fatal("a short array was remembered")
 	}
-	m.PutArray([]byte(arr(4)), 1, "four")
-	m.PutArray([]byte(arr(6)), 1, "six") // extends four: takes its place
+	m.PutArray([]byte(arr(4)), 1, made("four"))
+	var extended string
+	m.PutArray([]byte(arr(6)), 1, func(prev string) string { extended = prev; return "six" }) // extends four: takes its place
+	if extended != "four" {
+		t.Fatalf("six was made from %q; want four, the array it extends", extended)
+	}
 	if len(m.arrays) != 1 {
 		t.Fatalf("%d arrays kept; six should have taken four's place", len(m.arrays))
 	}
@@ -94,7 +99,12 @@ func TestMemoArraysArePrefixesOfWhatFollows(t *testing.T) {
 		t.Fatal("served although the last element goes on")
 	}
 	for i := range 4 {
-		m.PutArray([]byte(fmt.Sprintf(`[{"other":%d,"pad":"%01100d"}`, i, 0)), 1, fmt.Sprint("other", i))
+		m.PutArray([]byte(fmt.Sprintf(`[{"other":%d,"pad":"%01100d"}`, i, 0)), 1, func(prev string) string {
+			if prev != "" {
+				t.Errorf("other%d was made from %q; it extends nothing", i, prev)
+			}
+			return fmt.Sprint("other", i)
+		})
 	}
 	if len(m.arrays) != memoArrays {
 		t.Fatalf("%d arrays kept, want %d", len(m.arrays), memoArrays)

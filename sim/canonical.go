@@ -131,8 +131,10 @@ func (c *canonicalizer) value(out []byte, depth int) ([]byte, error) {
 		// made before takes what was made of those elements whole, and goes on after them.
 		whole := c.memo != nil && depth+1 >= minMemoDepth && depth+1 <= maxMemoDepth
 		start, outStart := c.pos, len(out)
+		var taken []byte // the remembered canonical elements the array began with
 		if whole {
 			if n, made, ok := c.memo.ArrayPrefix(c.in, c.pos, depth); ok {
+				taken = made
 				c.pos += n
 				out = append(out, made...)
 				if c.in[c.pos] == ']' {
@@ -165,7 +167,15 @@ func (c *canonicalizer) value(out []byte, depth int) ([]byte, error) {
 			if c.in[c.pos] == ']' {
 				c.pos++
 				if whole {
-					c.memo.PutArray(c.in[start:end], depth, slices.Clone(out[outStart:outEnd]))
+					c.memo.PutArray(c.in[start:end], depth, func(prev []byte) []byte {
+						// The remembered bytes this array began with grow in place: nothing
+						// else holds them (ArrayPrefix's readers copy them). Any others are
+						// not reused.
+						if len(prev) > 0 && len(prev) == len(taken) && &prev[0] == &taken[0] {
+							return append(prev, out[outStart+len(prev):outEnd]...)
+						}
+						return slices.Clone(out[outStart:outEnd])
+					})
 				}
 				return append(out, ']'), nil
 			}

@@ -3,6 +3,7 @@ package sim
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -118,7 +119,8 @@ func jsonObject() *rapid.Generator[map[string]any] {
 // TestCanonicalArraysTakenWholeChangeNothing holds the memo's long arrays (a context that
 // begins with the last one is not read again) to Canonical: contexts that grow, that change
 // a message the last one had, that drop its last message, that continue it with whitespace,
-// and that are cut short (not JSON), each long enough to be remembered whole.
+// whose last number's digits go on, and that are cut short (not JSON), each long enough to be
+// remembered whole.
 func TestCanonicalArraysTakenWholeChangeNothing(t *testing.T) {
 	taken := 0
 	rapid.Check(t, func(t *rapid.T) {
@@ -126,7 +128,7 @@ func TestCanonicalArraysTakenWholeChangeNothing(t *testing.T) {
 		pad := strings.Repeat(".", 300)
 		var msgs []any
 		for range rapid.IntRange(2, 8).Draw(t, "contexts") {
-			switch rapid.IntRange(0, 4).Draw(t, "change") {
+			switch rapid.IntRange(0, 5).Draw(t, "change") {
 			case 0, 1: // grows
 				for range rapid.IntRange(1, 3).Draw(t, "added") {
 					m := jsonObject().Draw(t, "message")
@@ -141,6 +143,18 @@ func TestCanonicalArraysTakenWholeChangeNothing(t *testing.T) {
 			case 3: // the last one goes
 				if len(msgs) > 0 {
 					msgs = msgs[: len(msgs)-1 : len(msgs)-1]
+				}
+			case 4: // a number ends the list, or its digits go on (1e2, then 1e21: the bytes
+				// of the last list begin those of this one, but not at an element's end, and
+				// the canonical text of 1e2, 100, does not begin that of 1e21, 1e+21)
+				var last any
+				if len(msgs) > 0 {
+					last = msgs[len(msgs)-1]
+				}
+				if n, ok := last.(json.RawMessage); ok && len(n) < 5 {
+					msgs = append(msgs[:len(msgs)-1:len(msgs)-1], append(slices.Clone(n), '1'))
+				} else {
+					msgs = append(msgs, json.RawMessage(rapid.SampledFrom([]string{"1e2", "1.0", "12"}).Draw(t, "number")))
 				}
 			}
 			raw, _ := json.Marshal(map[string]any{"apiKey": "k", "messages": msgs, "model": map[string]any{"id": "m"}})

@@ -305,7 +305,11 @@ func hasValue(obj []byte, i int, v []byte) bool {
 // withListFrom is the canonical JSON obj with the array at [start, end), whose elements are
 // encs, holding only the elements from keep on.
 func withListFrom(obj []byte, start, end int, encs [][]byte, keep int) []byte {
-	short := make([]byte, 0, len(obj))
+	size := start + 2 + len(obj) - end
+	for _, e := range encs[keep:] {
+		size += len(e) + 1
+	}
+	short := make([]byte, 0, size)
 	short = append(short, obj[:start]...)
 	short = append(short, '[')
 	for i, e := range encs[keep:] {

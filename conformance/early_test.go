@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/turnstile-dev/turnstile/conformance"
 	"github.com/turnstile-dev/turnstile/loop"
@@ -83,6 +85,61 @@ func TestEarlyAnswers(t *testing.T) {
 			}
 			if sc.Budget.Entries == 0 && early < 2 {
 				t.Errorf("%d stream calls answered early; want every one the world could", early)
+			}
+		})
+	}
+}
+
+// plainWorld is the world without sim.EarlyAnswer: every stream call is answered after it is
+// read and recorded, as before early answers.
+type plainWorld struct {
+	sim.Port
+	sim.Ahead
+	sim.Standing
+}
+
+type plainProcess struct{ *conformance.Process }
+
+func (p plainProcess) Start(setup sim.Setup, world sim.Port) error {
+	return p.Process.Start(setup, plainWorld{world, world.(sim.Ahead), world.(sim.Standing)})
+}
+
+// TestEarlyAnswersChangeNoVerdict: adapters that break the exchange where an early answer
+// could tell get the trace and the verdict of the plain exchange (found by a review): a
+// stream call holding a number no float64 holds (the world cannot read its data: no early
+// answer), and a run whose stream call reaches the entries budget, with an adapter that dies
+// at any delivery (nothing may be sent ahead of a run a budget stopped).
+func TestEarlyAnswersChangeNoVerdict(t *testing.T) {
+	for _, c := range []struct {
+		script string
+		budget sim.Budget
+		want   string
+	}{
+		{"bignum.sh", sim.Budget{}, ""},
+		{"crashondeliver.sh", sim.Budget{Entries: 1}, "the trace reached 1 entry; budget 1"},
+	} {
+		t.Run(c.script, func(t *testing.T) {
+			sc := &sim.Scenario{Name: "verdict", Model: testModel, Prompts: []loop.Message{user("go")},
+				Responses: []sim.Response{{Content: loop.Text("done")}}, Budget: c.budget}
+			var traces [2]*sim.Trace
+			var errs [2]error
+			for i, plain := range []bool{false, true} {
+				p := &conformance.Process{Command: []string{"sh", "testdata/" + c.script}, Timeout: 5 * time.Second}
+				t.Cleanup(func() { _ = p.Close() })
+				var impl sim.Implementation = p
+				if plain {
+					impl = plainProcess{p}
+				}
+				traces[i], errs[i] = sim.Run(sc, impl)
+			}
+			if fmt.Sprint(errs[0]) != fmt.Sprint(errs[1]) || !bytes.Equal(traces[0].JSONL(), traces[1].JSONL()) {
+				t.Fatalf("early: %v\n%s\nplain: %v\n%s", errs[0], traces[0].JSONL(), errs[1], traces[1].JSONL())
+			}
+			if c.want != "" && (errs[0] == nil || !strings.Contains(errs[0].Error(), c.want)) {
+				t.Fatalf("verdict %v; want %q", errs[0], c.want)
+			}
+			if c.script == "bignum.sh" && !bytes.Contains(traces[0].JSONL(), []byte("bad stream call")) {
+				t.Fatalf("the stream call with 1e400 was read:\n%s", traces[0].JSONL())
 			}
 		})
 	}

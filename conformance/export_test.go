@@ -13,7 +13,9 @@ func SchemaAccepts(v any) bool {
 
 // DecodeWire exposes the one-pass decoding of a line to the test that holds it to
 // encoding/json; memo (nil: none) is shared by the lines a test decodes, as a session's are.
-func DecodeWire(line []byte, memo *WireMemo) (any, Message, bool) { return decodeWire(line, memo) }
+func DecodeWire(line []byte, memo *WireMemo) (any, Message, bool) {
+	return decodeWire(line, memo, false)
+}
 
 // WireMemo is a session's memo of decoded messages.
 type WireMemo = wireMemo

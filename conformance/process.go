@@ -403,7 +403,12 @@ func (p *Process) standingCall(line int, m Message) error {
 		return protocolError(line, fmt.Errorf("call id %d is marked standing, but the start of session %d promised no answer to %s (PROTOCOL.md §15: only the hooks in the start's standingAnswers)", m.ID, p.session, what))
 	}
 	a := p.port.Call(*m.Call)
-	if a.Error == "" && (a.Abort || !bytes.Equal(a.Data, want)) {
+	switch {
+	case a.Error != "" && p.port.(sim.Standing).Ended():
+		return nil
+	case a.Error != "":
+		return protocolError(line, fmt.Errorf("call id %d (%s), marked standing, was refused: %s; the implementation went on with the answer promised (PROTOCOL.md §15), so the run is no longer the one the world sees", m.ID, m.Call.Name, a.Error))
+	case a.Abort || !bytes.Equal(a.Data, want):
 		return fmt.Errorf("internal error: the world promised %s the standing answer %s, but answered call id %d with %s (abort %v)", m.Call.Name, want, m.ID, excerpt(a.Data), a.Abort)
 	}
 	return nil
@@ -435,7 +440,7 @@ func (p *Process) receive() (inbound, error) {
 }
 
 func (p *Process) decode(in inbound) (Message, error) {
-	m, err := parseMessage(in.raw, &p.memo)
+	m, err := parseMessage(in.raw, &p.memo, true) // each line read is a new slice
 	if err != nil {
 		return m, protocolError(in.line, err)
 	}

@@ -262,13 +262,14 @@ var expectedShapes = map[string]string{
 // ParseMessage decodes one line from an implementation and checks it against the protocol
 // schema. A line that is not a well-formed message gets an error saying what was expected
 // and what came.
-func ParseMessage(line []byte) (Message, error) { return parseMessage(line, nil) }
+func ParseMessage(line []byte) (Message, error) { return parseMessage(line, nil, false) }
 
-// parseMessage is ParseMessage reading the messages of a line through memo (nil: none).
-func parseMessage(line []byte, memo *wireMemo) (Message, error) {
+// parseMessage is ParseMessage reading the messages of a line through memo (nil: none); with
+// ownLine the message may keep the line (decodeWire).
+func parseMessage(line []byte, memo *wireMemo, ownLine bool) (Message, error) {
 	// The lines of a run decode in one pass; any other line as before.
 	var m Message
-	inst, decoded, fast := decodeWire(line, memo)
+	inst, decoded, fast := decodeWire(line, memo, ownLine)
 	var err error
 	if !fast {
 		inst, err = jsonschema.UnmarshalJSON(bytes.NewReader(line))
@@ -307,6 +308,8 @@ func parseMessage(line []byte, memo *wireMemo) (Message, error) {
 	if err := json.Unmarshal(line, &m); err != nil {
 		return m, fmt.Errorf("a %q message: %v: %s", typ, err, excerpt(line))
 	}
+	// encoding/json folds case: only "standing" itself marks a call standing (§15).
+	m.Standing = obj["standing"] == true
 	return m, nil
 }
 

@@ -43,6 +43,7 @@ func TestHostileAdapters(t *testing.T) {
 		{"wrongsession.sh", nil, []string{"protocol error at line 2: a \"idle\" message for session 99, but session 1 is running"}},
 		{"standingstream.sh", nil, []string{"protocol error at line 2: call id 1 is marked standing, but the start of session 1 promised no answer to a stream call", "§15"}},
 		{"standingunpromised.sh", nil, []string{"protocol error at line 2: call id 1 is marked standing, but the start of session 1 promised no answer to a getSteeringMessages call"}},
+		{"standingbignum.sh", nil, []string{"protocol error at line 2: call id 1 (getSteeringMessages), marked standing, was refused: bad hook data", "went on with the answer promised"}},
 		{"standingfalse.sh", nil, []string{"protocol error at line 2: a \"call\" message does not match the protocol schema", "at /standing:", "expected: {\"type\":\"call\""}},
 	}
 	for _, tc := range cases {

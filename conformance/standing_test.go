@@ -110,6 +110,8 @@ func (b *brokenPromise) StandingAnswers() map[string]json.RawMessage {
 	return b.standing.StandingAnswers()
 }
 
+func (b *brokenPromise) Ended() bool { return b.standing.Ended() }
+
 func (b *brokenPromise) Call(c sim.Call) sim.Answer {
 	a := b.Port.Call(c)
 	if c.Name == sim.HookSteering {

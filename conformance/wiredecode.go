@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"bytes"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -32,23 +33,29 @@ import (
 type wireMemo = jsonvalue.Memo[any]
 
 // decodeWire decodes a line as ParseMessage's two decodings would, and reports whether it
-// could. Objects at the depths of messages go through memo (nil: none): a notification's
+// could; with ownLine the message's payloads may point into line, which nobody changes. Objects at the depths of messages go through memo (nil: none): a notification's
 // data.message (4), a call's data.messages[i] (5), data.context.messages[i] (6) and
 // data.turn.context.messages[i] (7); so do the lists of those messages, a stream call's
 // context taking the messages it shares with the one before whole.
-func decodeWire(line []byte, memo *wireMemo) (any, Message, bool) {
+func decodeWire(line []byte, memo *wireMemo, ownLine bool) (any, Message, bool) {
 	var callData, noteData []byte
 	d := jsonvalue.Decoder{UseNumber: true, Memo: memo, MemoFrom: 4, MemoTo: 7,
 		Capture: func(path []string, value []byte) {
 			if len(path) != 2 || path[1] != "data" {
 				return
 			}
-			// Copies: the line's buffer may be reused.
+			// The payloads point into a line the message may keep (ownLine); else they are
+			// copies, as the line's buffer may be reused.
+			if ownLine {
+				value = value[:len(value):len(value)]
+			} else {
+				value = bytes.Clone(value)
+			}
 			switch path[0] {
 			case "call":
-				callData = append([]byte(nil), value...)
+				callData = value
 			case "notification":
-				noteData = append([]byte(nil), value...)
+				noteData = value
 			}
 		}}
 	v, ok := d.Decode(line)

@@ -406,7 +406,8 @@ func (d *decoding) number() (any, bool) {
 			return nil, false
 		}
 	}
-	if d.pos < len(d.in) && (d.in[d.pos] == 'e' || d.in[d.pos] == 'E') {
+	exponent := d.pos < len(d.in) && (d.in[d.pos] == 'e' || d.in[d.pos] == 'E')
+	if exponent {
 		d.pos++
 		if d.pos < len(d.in) && (d.in[d.pos] == '+' || d.in[d.pos] == '-') {
 			d.pos++
@@ -417,6 +418,14 @@ func (d *decoding) number() (any, bool) {
 	}
 	text := d.in[start:d.pos]
 	if d.UseNumber {
+		// Out of float64's range only with an exponent or some 309 digits: left to the caller
+		// as in the other mode (encoding/json would keep its text, but no float64 reads it:
+		// whoever reads it as a number fails).
+		if exponent || len(text) > 300 {
+			if _, err := strconv.ParseFloat(string(text), 64); err != nil {
+				return nil, false
+			}
+		}
 		return json.Number(text), true
 	}
 	f, err := strconv.ParseFloat(string(text), 64)

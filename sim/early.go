@@ -14,12 +14,18 @@ type EarlyAnswer interface {
 }
 
 // OpenStream implements EarlyAnswer. The world answers early a stream call of a loop scenario
-// without user actions, given as JSON, while the run goes on: Call would answer it from its
-// model alone and record nothing before, and no user action can fire when it is recorded (a
-// trigger on the request would change the queues or schedule an abort).
+// without user actions, given as JSON, while the run goes on and recording the call cannot
+// stop it: Call would answer it from its model alone and record nothing before, no user action
+// can fire when it is recorded (a trigger on the request would change the queues or schedule
+// an abort), and no budget can be reached (which would end the run before the deliveries the
+// answer makes due could be sent ahead). The call's entry is bounded by six bytes for each of
+// its data's (a byte of a string escaped as \u003c, a number as 1e20 written out) and some
+// for the rest, and a request the script lacks adds a failure.
 func (w *world) OpenStream(c Call, model ModelSetup) (Answer, func(), bool) {
+	const entryBytes = 4096
 	if c.Kind != CallStream || c.Value != nil || len(c.Data) == 0 || w.closed || w.over != nil ||
-		w.requests >= w.budget.Requests || w.valuesOnly || w.agent != nil || len(w.sc.User) > 0 {
+		w.requests >= w.budget.Requests || w.valuesOnly || w.agent != nil || len(w.sc.User) > 0 ||
+		len(w.trace.Entries)+2 > w.budget.Entries || w.bytes+6*int64(len(c.Data))+entryBytes > w.budget.Bytes {
 		return Answer{}, nil, false
 	}
 	a := w.openStreamFor(model)

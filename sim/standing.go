@@ -1,6 +1,9 @@
 package sim
 
-import "encoding/json"
+import (
+	"bytes"
+	"encoding/json"
+)
 
 // Standing is offered by the world an implementation is started with (the Port given to
 // Implementation.Start): the answers it promises, for the whole session, to every call of
@@ -13,6 +16,9 @@ type Standing interface {
 	// StandingAnswers returns the promised answers' data by hook name; nil when there are
 	// none. It is decided at the start of the session and does not change during it.
 	StandingAnswers() map[string]json.RawMessage
+	// Ended reports whether the simulation has ended (a budget stopped the run, or the world
+	// closed): every call is answered with an error then, and recorded nowhere.
+	Ended() bool
 }
 
 // StandingAnswers implements Standing. The queue polls (getSteeringMessages,
@@ -25,13 +31,16 @@ func (w *world) StandingAnswers() map[string]json.RawMessage {
 	}
 	out := map[string]json.RawMessage{}
 	if !w.sc.Hooks.NoSteering {
-		out[HookSteering] = noMessages
+		out[HookSteering] = bytes.Clone(noMessages)
 	}
 	if !w.sc.Hooks.NoFollowUp {
-		out[HookFollowUp] = noMessages
+		out[HookFollowUp] = bytes.Clone(noMessages)
 	}
 	if len(out) == 0 {
 		return nil
 	}
 	return out
 }
+
+// Ended implements Standing.
+func (w *world) Ended() bool { return w.closed || w.over != nil }

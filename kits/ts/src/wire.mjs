@@ -54,9 +54,20 @@ export class Wire {
 			const what = msg?.notification?.data?.type ?? msg?.notification?.kind ?? msg?.call?.kind ?? msg?.type;
 			throw new AdapterError(`cannot write a "${msg?.type}" message (${what}) as JSON: ${err.message}`);
 		}
-		const buf = Buffer.from(text + "\n");
-		let off = 0;
-		while (off < buf.length) {
+		// The line is written as a string (no Buffer made of it first); what a write leaves,
+		// if any, as bytes.
+		const line = text + "\n";
+		let written = 0;
+		try {
+			written = fs.writeSync(this.output, line);
+		} catch (err) {
+			if (err.code !== "EAGAIN") throw err;
+		}
+		const size = Buffer.byteLength(line);
+		if (written === size) return;
+		const buf = Buffer.from(line);
+		let off = written;
+		while (off < size) {
 			try {
 				off += fs.writeSync(this.output, buf, off);
 			} catch (err) {

@@ -51,39 +51,65 @@ func TestDeliveriesAhead(t *testing.T) {
 	// unapplied, and applied after the world closed they must show nowhere, and their calls
 	// must be answered before stop is sent (found by a review: at 10 entries, stop reached
 	// the adapter while such a call waited for its answer).
-	list := []*sim.Scenario{&tools}
-	for entries := 5; entries <= 60; entries++ {
-		stopped := tools
-		stopped.Name, stopped.Budget = fmt.Sprintf("ahead-budget-%d", entries), sim.Budget{Entries: entries}
-		list = append(list, &stopped)
-	}
-	for _, sc := range list {
+	both := servedBothWays(t)
+	for _, sc := range withEntryBudgets(tools, 5, 60) {
 		t.Run(sc.Name, func(t *testing.T) {
-			want, wantErr := sim.Run(sc, sim.NewReference())
-			var logs [2]bytes.Buffer
-			for i, oneAtATime := range []bool{false, true} {
-				p := selfAdapter(t, "serve")
-				p.Log, p.OneAtATime = &logs[i], oneAtATime
-				got, err := sim.Run(sc, p)
-				var wantBudget, gotBudget *sim.BudgetError
-				if errors.As(wantErr, &wantBudget) != errors.As(err, &gotBudget) || (wantErr == nil) != (err == nil) {
-					t.Fatalf("one at a time %v: error %v, the reference's %v", oneAtATime, err, wantErr)
-				}
-				if !bytes.Equal(got.JSONL(), want.JSONL()) {
-					t.Fatalf("one at a time %v: traces differ\nwant:\n%s\ngot:\n%s", oneAtATime, want.Timeline(), got.Timeline())
-				}
+			shortcuts, plain, want := both.run(t, sc)
+			if n := aheadLines(shortcuts); n < 3 && sc.Budget.Entries == 0 {
+				t.Errorf("%d deliveries sent ahead; want at least the stream's events and a tool result:\n%s", n, shortcuts)
 			}
-			if n := aheadLines(logs[0].String()); n < 3 && sc.Budget.Entries == 0 {
-				t.Errorf("%d deliveries sent ahead; want at least the stream's events and a tool result:\n%s", n, logs[0].String())
-			}
-			if n := aheadLines(logs[1].String()); n != 0 {
-				t.Errorf("OneAtATime: %d deliveries sent ahead:\n%s", n, logs[1].String())
+			if n := aheadLines(plain); n != 0 {
+				t.Errorf("OneAtATime: %d deliveries sent ahead:\n%s", n, plain)
 			}
 			if sc.Budget.Entries > 0 && sc.Budget.Entries < 40 && !bytes.Contains(want.Timeline(), []byte("budget")) {
 				t.Fatalf("the budget did not stop the run:\n%s", want.Timeline())
 			}
 		})
 	}
+}
+
+// withEntryBudgets is sc, then sc stopped by its budget at every number of entries from
+// first to last.
+func withEntryBudgets(sc sim.Scenario, first, last int) []*sim.Scenario {
+	list := []*sim.Scenario{&sc}
+	for entries := first; entries <= last; entries++ {
+		stopped := sc
+		stopped.Name, stopped.Budget = fmt.Sprintf("%s-budget-%d", sc.Name, entries), sim.Budget{Entries: entries}
+		list = append(list, &stopped)
+	}
+	return list
+}
+
+// bothWays is the reference served over the protocol by two processes: one with the
+// exchange's shortcuts (deliveries ahead, standing and early answers), one at a time.
+type bothWays [2]*conformance.Process
+
+func servedBothWays(t *testing.T) bothWays {
+	shortcuts, plain := selfAdapter(t, "serve"), selfAdapter(t, "serve")
+	plain.OneAtATime = true
+	return bothWays{shortcuts, plain}
+}
+
+// run runs sc both ways and holds both traces and errors to the in-process reference's; it
+// returns the two protocol logs and the reference's trace.
+func (b bothWays) run(t *testing.T, sc *sim.Scenario) (shortcuts, plain string, want *sim.Trace) {
+	t.Helper()
+	want, wantErr := sim.Run(sc, sim.NewReference())
+	var logs [2]bytes.Buffer
+	for i, p := range b {
+		oneAtATime := p.OneAtATime
+		p.Log = &logs[i]
+		got, err := sim.Run(sc, p)
+		p.Log = nil
+		var wantBudget, gotBudget *sim.BudgetError
+		if errors.As(wantErr, &wantBudget) != errors.As(err, &gotBudget) || (wantErr == nil) != (err == nil) {
+			t.Fatalf("one at a time %v: error %v, the reference's %v", oneAtATime, err, wantErr)
+		}
+		if !bytes.Equal(got.JSONL(), want.JSONL()) {
+			t.Fatalf("one at a time %v: traces differ\nwant:\n%s\ngot:\n%s", oneAtATime, want.Timeline(), got.Timeline())
+		}
+	}
+	return logs[0].String(), logs[1].String(), want
 }
 
 // TestFailuresWithDeliveriesAheadPointToOneAtATime: a report of a run with deliveries ahead

@@ -65,17 +65,12 @@ func TestEarlyAnswers(t *testing.T) {
 	failing.Name, failing.Responses = "early-open-error", append([]sim.Response{base.Responses[0], {OpenError: "overloaded"}}, base.Responses[2:]...)
 	requests := base
 	requests.Name, requests.Budget = "early-requests", sim.Budget{Requests: 2}
-	list := []*sim.Scenario{&base, &unscripted, &failing, &requests}
-	for entries := 3; entries <= 50; entries++ {
-		stopped := base
-		stopped.Name, stopped.Budget = fmt.Sprintf("early-budget-%d", entries), sim.Budget{Entries: entries}
-		list = append(list, &stopped)
-	}
-	for _, sc := range list {
+	served := selfAdapter(t, "serve")
+	for _, sc := range append([]*sim.Scenario{&unscripted, &failing, &requests}, withEntryBudgets(base, 3, 50)...) {
 		t.Run(sc.Name, func(t *testing.T) {
 			want, wantErr := sim.Run(sc, sim.NewReference())
 			early := 0
-			got, err := sim.Run(sc, earlyCounter{selfAdapter(t, "serve"), &early})
+			got, err := sim.Run(sc, earlyCounter{served, &early})
 			var wantBudget, gotBudget *sim.BudgetError
 			if errors.As(wantErr, &wantBudget) != errors.As(err, &gotBudget) || (wantErr == nil) != (err == nil) {
 				t.Fatalf("error %v, the reference's %v", err, wantErr)

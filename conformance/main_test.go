@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/turnstile-dev/turnstile/conformance"
@@ -56,7 +57,10 @@ func selfAdapter(t testing.TB, mode string, env ...string) *conformance.Process 
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &conformance.Process{Command: []string{exe}, Env: append([]string{adapterEnv + "=" + mode}, env...)}
+	// Built with -race, the adapter would sleep a second at its exit (GORACE atexit_sleep_ms,
+	// 1000 by default), and the harness waits for that at every Close.
+	race := "GORACE=" + strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0")
+	p := &conformance.Process{Command: []string{exe}, Env: append([]string{adapterEnv + "=" + mode, race}, env...)}
 	t.Cleanup(func() {
 		if err := p.Close(); err != nil {
 			t.Errorf("close: %v", err)

@@ -1,10 +1,7 @@
 package conformance_test
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"strings"
 	"testing"
 
@@ -34,29 +31,10 @@ func TestStandingAnswers(t *testing.T) {
 	steered.User = []sim.UserAction{{On: &sim.Trigger{Event: loop.ToolExecutionEnd, ToolCallID: "a1"}, Steer: []loop.Message{user("and?")}}}
 	noSteering := quiet
 	noSteering.Name, noSteering.Hooks = "standing-no-steering", sim.Hooks{NoSteering: true}
-	list := []*sim.Scenario{&quiet, &steered, &noSteering}
-	for entries := 3; entries <= 50; entries++ {
-		stopped := quiet
-		stopped.Name, stopped.Budget = fmt.Sprintf("standing-budget-%d", entries), sim.Budget{Entries: entries}
-		list = append(list, &stopped)
-	}
-	for _, sc := range list {
+	both := servedBothWays(t)
+	for _, sc := range append([]*sim.Scenario{&steered, &noSteering}, withEntryBudgets(quiet, 3, 50)...) {
 		t.Run(sc.Name, func(t *testing.T) {
-			want, wantErr := sim.Run(sc, sim.NewReference())
-			var logs [2]bytes.Buffer
-			for i, oneAtATime := range []bool{false, true} {
-				p := selfAdapter(t, "serve")
-				p.Log, p.OneAtATime = &logs[i], oneAtATime
-				got, err := sim.Run(sc, p)
-				var wantBudget, gotBudget *sim.BudgetError
-				if errors.As(wantErr, &wantBudget) != errors.As(err, &gotBudget) || (wantErr == nil) != (err == nil) {
-					t.Fatalf("one at a time %v: error %v, the reference's %v", oneAtATime, err, wantErr)
-				}
-				if !bytes.Equal(got.JSONL(), want.JSONL()) {
-					t.Fatalf("one at a time %v: traces differ\nwant:\n%s\ngot:\n%s", oneAtATime, want.Timeline(), got.Timeline())
-				}
-			}
-			standing, plain := logs[0].String(), logs[1].String()
+			standing, plain, _ := both.run(t, sc)
 			marked := strings.Count(standing, `"standing":true`)
 			promisedOrTaken := func(log string) bool {
 				return strings.Contains(log, `"standingAnswers":{`) || strings.Contains(log, `"standing":true`)

@@ -373,12 +373,24 @@ func protocolTurnsPerSec(s bench.Shape) (float64, error) {
 		}
 		return err
 	}
-	// A warm-up run: the adapter imports pi after its hello, which takes about a second, and
-	// would otherwise be most of a one-second benchmark.
-	if err := run(); err != nil {
-		return 0, err
+	// A warm-up of a second: the adapter imports pi after its hello (about a second, which
+	// would otherwise be most of a one-second benchmark), and node compiles the kit's and pi's
+	// code while it runs. A suite is hundreds of scenarios through one process: the figure is
+	// the steady state's, the best of three benchmarks, as P1 keeps the best of its rounds.
+	for began := time.Now(); time.Since(began) < time.Second; {
+		if err := run(); err != nil {
+			return 0, err
+		}
 	}
-	return turnsPerSec(s.Turns, run)
+	best := 0.0
+	for range 3 {
+		tps, err := turnsPerSec(s.Turns, run)
+		if err != nil {
+			return 0, err
+		}
+		best = max(best, tps)
+	}
+	return best, nil
 }
 
 // collectAsTheCLI makes the harness collect garbage as turnstile conform and run do

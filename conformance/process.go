@@ -361,26 +361,14 @@ func (p *Process) await(until string) error {
 // promised. Once the simulation has ended the world answers every call with an error and
 // records nothing; what the implementation took then no longer counts.
 func (p *Process) serveCall(line int, m Message, ahead bool) error {
-	switch early, isEarly := p.port.(sim.EarlyAnswer); {
-	case m.Standing:
+	if m.Standing {
 		if err := p.standingCall(line, m); err != nil {
 			return err
 		}
-	default:
-		var a sim.Answer
-		answered := false
-		if isEarly && m.streamModel != nil {
-			var finish func()
-			if a, finish, answered = early.OpenStream(*m.Call, *m.streamModel); answered {
-				defer finish() // after the answer and the deliveries ahead, whatever becomes of them
-			}
-		}
-		if !answered {
-			a = p.port.Call(*m.Call)
-		}
-		out, err := answerLine(m.ID, a)
-		if err == nil {
-			err = p.write(out)
+	} else {
+		finish, err := p.answer(m)
+		if finish != nil {
+			defer finish() // after the answer and the deliveries ahead, whatever becomes of them
 		}
 		if err != nil {
 			return err
@@ -392,15 +380,34 @@ func (p *Process) serveCall(line int, m Message, ahead bool) error {
 	return nil
 }
 
+// answer writes the world's answer to call m. When the world answered early, before reading
+// the stream's context, finish is what reads it; the caller runs it once the deliveries ahead
+// are written.
+func (p *Process) answer(m Message) (finish func(), err error) {
+	var a sim.Answer
+	answered := false
+	if early, ok := p.port.(sim.EarlyAnswer); ok && m.streamModel != nil {
+		a, finish, answered = early.OpenStream(*m.Call, *m.streamModel)
+	}
+	if !answered {
+		finish, a = nil, p.port.Call(*m.Call)
+	}
+	out, err := answerLine(m.ID, a)
+	if err == nil {
+		err = p.write(out)
+	}
+	return finish, err
+}
+
 // standingCall serves a call marked standing (§15).
 func (p *Process) standingCall(line int, m Message) error {
 	want, promised := p.standing[m.Call.Name]
 	if m.Call.Kind != sim.CallHook || !promised {
-		what := fmt.Sprintf("a %s call", m.Call.Kind)
+		what := m.Call.Kind
 		if m.Call.Kind == sim.CallHook {
-			what = fmt.Sprintf("a %s call", m.Call.Name)
+			what = m.Call.Name
 		}
-		return protocolError(line, fmt.Errorf("call id %d is marked standing, but the start of session %d promised no answer to %s (PROTOCOL.md §15: only the hooks in the start's standingAnswers)", m.ID, p.session, what))
+		return protocolError(line, fmt.Errorf("call id %d is marked standing, but the start of session %d promised no answer to a %s call (PROTOCOL.md §15: only the hooks in the start's standingAnswers)", m.ID, p.session, what))
 	}
 	a := p.port.Call(*m.Call)
 	switch {

@@ -76,6 +76,9 @@ type Process struct {
 	aheadBytes int
 	// standing holds the answers promised at the session's start (§15), by hook name.
 	standing map[string]json.RawMessage
+	// lastStanding describes the last line read when it was a call marked standing, which
+	// gets no answer: a timeout right after it says so.
+	lastStanding string
 }
 
 // sentAhead is a delivery sent ahead and the size of its line.
@@ -319,6 +322,7 @@ func (p *Process) await(until string) error {
 		if err != nil {
 			return p.abort(err)
 		}
+		p.lastStanding = ""
 		if m.Type != TypeError && m.Session != p.session {
 			return p.abort(protocolError(in.line, fmt.Errorf("a %q message for session %d, but session %d is running", m.Type, m.Session, p.session)))
 		}
@@ -409,6 +413,7 @@ func (p *Process) standingCall(line int, m Message) error {
 		}
 		return protocolError(line, fmt.Errorf("call id %d is marked standing, but the start of session %d promised no answer to a %s call (PROTOCOL.md §15: only the hooks in the start's standingAnswers)", m.ID, p.session, what))
 	}
+	p.lastStanding = fmt.Sprintf("call id %d (%s)", m.ID, m.Call.Name)
 	a := p.port.Call(*m.Call)
 	switch {
 	case a.Error != "" && p.port.(sim.Standing).Ended():
@@ -497,6 +502,9 @@ func (p *Process) timeoutError() error {
 		what = "the implementation did not report stopped"
 	}
 	err := fmt.Errorf("timeout after %v: %s during %s", d, what, p.phase)
+	if p.lastStanding != "" {
+		err = fmt.Errorf("%w; the last line read was %s, marked standing, which the harness never answers: an implementation that marks a call standing goes on with the answer the start promised (PROTOCOL.md §15)", err, p.lastStanding)
+	}
 	if c := p.current(); c != nil {
 		err = fmt.Errorf("%w\n%s", err, c.errTail.titled("last lines of stderr:"))
 	}

@@ -44,6 +44,7 @@ func TestHostileAdapters(t *testing.T) {
 		{"standingstream.sh", nil, []string{"protocol error at line 2: call id 1 is marked standing, but the start of session 1 promised no answer to a stream call", "§15"}},
 		{"standingunpromised.sh", nil, []string{"protocol error at line 2: call id 1 is marked standing, but the start of session 1 promised no answer to a getSteeringMessages call"}},
 		{"standingbignum.sh", nil, []string{"protocol error at line 2: call id 1 (getSteeringMessages), marked standing, was refused: bad hook data", "went on with the answer promised"}},
+		{"standingwait.sh", nil, []string{"timeout after 500ms: the implementation did not report idle during start", "the last line read was call id 1 (getSteeringMessages), marked standing, which the harness never answers", "§15"}},
 		{"standingfalse.sh", nil, []string{"protocol error at line 2: a \"call\" message does not match the protocol schema", "at /standing:", "expected: {\"type\":\"call\""}},
 	}
 	for _, tc := range cases {

@@ -119,3 +119,7 @@ func (r *pooled) Stop() error {
 
 // Hello is the pool's processes' hello (explore asks a run's implementation for it).
 func (r *pooled) Hello() (Hello, error) { return r.pool.Hello() }
+
+// Shortcuts are the shortcuts the harness takes with the pool's processes (explore asks a
+// run's implementation for them).
+func (r *pooled) Shortcuts() (Shortcuts, error) { return r.pool.Shortcuts() }

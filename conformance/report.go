@@ -238,6 +238,7 @@ type jsonReport struct {
 	DurationMs       int64              `json:"durationMs"`
 	StartError       string             `json:"startError,omitempty"`
 	DeliveriesAhead  bool               `json:"deliveriesAhead,omitempty"`
+	StandingAnswers  bool               `json:"standingAnswers,omitempty"`
 	Summary          string             `json:"summary"`
 	Causes           []jsonCause        `json:"causes"`
 	Symptoms         []diagnose.Symptom `json:"symptoms"`
@@ -266,7 +267,7 @@ type jsonResult struct {
 func (r *Report) WriteJSON(w io.Writer) error {
 	out := jsonReport{Implementation: r.Implementation, Profile: r.Profile, Passed: r.Passed, Failed: r.Failed,
 		Skipped: r.Skipped, ExpectedFailures: r.ExpectedFailures, DurationMs: r.Duration.Milliseconds(),
-		StartError: r.StartError, DeliveriesAhead: r.DeliveriesAhead, Summary: r.Summary(), Families: r.Families, Invariants: r.Invariants,
+		StartError: r.StartError, DeliveriesAhead: r.DeliveriesAhead, StandingAnswers: r.StandingAnswers, Summary: r.Summary(), Families: r.Families, Invariants: r.Invariants,
 		Causes: []jsonCause{}, Symptoms: r.Symptoms, Results: []jsonResult{}}
 	if out.Symptoms == nil {
 		out.Symptoms = []diagnose.Symptom{}
@@ -342,18 +343,5 @@ func editDistance(a, b string) int {
 // shortcutsNote tells how to rule out the exchange's shortcuts the implementation took
 // (deliveries ahead, standing answers) when scenarios failed; "" when it took none.
 func (r *Report) shortcutsNote() string {
-	var took, likely []string
-	if r.DeliveriesAhead {
-		took = append(took, "deliveries were sent ahead (the hello says deliveriesAhead, PROTOCOL.md §14)")
-		likely = append(likely, "applies a delivery before it is idle instead of queueing it")
-	}
-	if r.StandingAnswers {
-		took = append(took, "standing answers may have been promised (the hello says standingAnswers, PROTOCOL.md §15)")
-		likely = append(likely, "gives the loop something other than the start's standing answer")
-	}
-	if len(took) == 0 {
-		return ""
-	}
-	return strings.Join(took, "; ") + ":\nif the failures go away with turnstile conform --one-at-a-time, they are the cause: most likely the adapter\n" +
-		strings.Join(likely, ", or ") + "\n"
+	return Shortcuts{DeliveriesAhead: r.DeliveriesAhead, StandingAnswers: r.StandingAnswers}.Note("turnstile conform")
 }

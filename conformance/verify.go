@@ -216,9 +216,10 @@ func verify(ctx context.Context, suite []*sim.Scenario, impl sim.Implementation,
 			report.StartError = err.Error()
 		} else {
 			report.Implementation = describeHello(hello)
-			p, isProcess := impl.(*Process)
-			report.DeliveriesAhead = hello.DeliveriesAhead && isProcess && !p.OneAtATime
-			report.StandingAnswers = hello.StandingAnswers && isProcess && !p.OneAtATime
+			if p, isProcess := impl.(*Process); isProcess {
+				took := p.shortcuts(hello)
+				report.DeliveriesAhead, report.StandingAnswers = took.DeliveriesAhead, took.StandingAnswers
+			}
 			tracks = hello.Tracks
 			hooks = map[string]bool{}
 			for _, name := range hello.Hooks {

@@ -94,6 +94,9 @@ type Options struct {
 	// ImplCommand is the --impl command of the implementation, for the commands that replay
 	// a minimal scenario ("" when the implementation is not a command).
 	ImplCommand string
+	// ImplFlags are the flags that drive the --impl command (e.g. " --timeout 30s
+	// --one-at-a-time"), which the commands that replay a minimal scenario repeat.
+	ImplFlags string
 	// Generate makes the scenario of a run seed; nil means Generator(Target).
 	Generate func(seed uint64) *sim.Scenario
 }
@@ -133,6 +136,11 @@ type Result struct {
 	// showed it, shrunk.
 	Failures []*Failure
 	Elapsed  time.Duration
+	// Shortcuts are the exchange's shortcuts the harness took with the implementation
+	// (deliveries ahead, standing answers); a failure may lie in how its adapter takes them.
+	Shortcuts conformance.Shortcuts
+	// command is Options.Command, which the summary's advice on shortcuts repeats.
+	command string
 	// Err is why the exploration could not run at all (the implementation did not start).
 	Err error
 }
@@ -310,8 +318,9 @@ func GenerateScenario(seed uint64) *sim.Scenario { return Generator(Target{})(se
 
 // explorer holds an exploration's settings.
 type explorer struct {
-	opts     Options
-	diagnose Diagnosis
+	opts      Options
+	diagnose  Diagnosis
+	shortcuts conformance.Shortcuts // taken with the implementation, from its hello
 }
 
 // withDefaults fills in what o leaves open, except what the implementation's hello gives.
@@ -350,6 +359,12 @@ type helloer interface {
 	Hello() (conformance.Hello, error)
 }
 
+// shortcutter is an implementation that tells the exchange's shortcuts the harness takes with
+// it (conformance.Process).
+type shortcutter interface {
+	Shortcuts() (conformance.Shortcuts, error)
+}
+
 // introduce asks the implementation for its hello, filling in what opts.Target leaves open.
 func introduce(opts *Options, res *Result) error {
 	res.Implementation = "the reference (in-process)"
@@ -382,6 +397,11 @@ func introduce(opts *Options, res *Result) error {
 	if opts.Target.Lacks == nil {
 		opts.Target.Lacks = slices.Clone(hello.Lacks)
 	}
+	if s, ok := impl.(shortcutter); ok {
+		if res.Shortcuts, err = s.Shortcuts(); err != nil {
+			return fmt.Errorf("the implementation did not start: %w", err)
+		}
+	}
 	return nil
 }
 
@@ -391,7 +411,7 @@ func introduce(opts *Options, res *Result) error {
 // investigated: re-run, shrunk keeping that cause, written out.
 func Run(ctx context.Context, opts Options) Result {
 	opts = opts.withDefaults()
-	res := Result{Seed: opts.Seed}
+	res := Result{Seed: opts.Seed, command: opts.Command}
 	p := newProgress(opts.Progress)
 	if err := introduce(&opts, &res); err != nil {
 		res.Err = err
@@ -402,6 +422,7 @@ func Run(ctx context.Context, opts Options) Result {
 		opts.Generate = Generator(opts.Target)
 	}
 	x := newExplorer(opts)
+	x.shortcuts = res.Shortcuts
 	p.printf("seed=%d", opts.Seed)
 	if opts.Shard.N > 1 {
 		p.printf(" shard=%s", opts.Shard)

@@ -123,7 +123,7 @@ func (x *explorer) replay(dir string) string {
 	if x.opts.ImplCommand == "" {
 		return "turnstile run " + file
 	}
-	cmd := fmt.Sprintf("turnstile conform --impl %s --suite %s", strconv.Quote(x.opts.ImplCommand), file)
+	cmd := fmt.Sprintf("turnstile conform --impl %s%s --suite %s", strconv.Quote(x.opts.ImplCommand), x.opts.ImplFlags, file)
 	if x.opts.Profile != "" && x.opts.Profile != conformance.Strict {
 		cmd += " --profile " + string(x.opts.Profile)
 	}
@@ -147,6 +147,9 @@ func (x *explorer) readme(dir string, f *Failure) string {
 	}
 	fmt.Fprintf(&b, "Reproduce the minimal scenario: `%s`\n\n", x.replay(dir))
 	fmt.Fprintf(&b, "Reproduce the generated run: `%s --seed %d --runs 1`\n\n", x.opts.Command, f.RunSeed)
+	if note := x.shortcuts.Note(x.replay(dir)); note != "" {
+		fmt.Fprintf(&b, "The exchange's shortcuts were taken: %s\n", note)
+	}
 	if !f.Flaky && f.Shrink.Tried > 0 {
 		fmt.Fprintf(&b, "Shrunk (keeping this cause first and bringing in no other): %s.\n\n", f.Shrink)
 	}
@@ -234,6 +237,7 @@ func Summary(res Result) string {
 			fmt.Fprintf(&b, "       %s\n", f.Dir)
 		}
 	}
+	b.WriteString(res.Shortcuts.Note(res.command))
 	return b.String()
 }
 

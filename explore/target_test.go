@@ -2,8 +2,12 @@ package explore
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/turnstile-dev/turnstile/conformance"
@@ -218,6 +222,61 @@ func TestGeneratorRespectsLackedFeatures(t *testing.T) {
 					t.Fatalf("lacking %v: seed %d needs %s", lacks, RunSeed(6, i), f)
 				}
 			}
+		}
+	}
+}
+
+// shortcutting is a faulty implementation that introduces itself and tells the exchange's
+// shortcuts the harness takes with it, as a conformance.Process does.
+type shortcutting struct {
+	*faulty
+	took conformance.Shortcuts
+}
+
+func (r *shortcutting) Hello() (conformance.Hello, error) {
+	return conformance.Hello{Name: "port", Tracks: conformance.Tracks, Hooks: conformance.AllHooks}, nil
+}
+
+func (r *shortcutting) Shortcuts() (conformance.Shortcuts, error) { return r.took, nil }
+
+// TestShortcutsAreNamedWithTheirCure: when the harness took the exchange's shortcuts with an
+// implementation that fails, the summary and each cause's README say how to rule them out;
+// the README's replay command repeats the flags of the --impl command and adds
+// --one-at-a-time. Without shortcuts neither says a word of them.
+func TestShortcutsAreNamedWithTheirCure(t *testing.T) {
+	for _, took := range []conformance.Shortcuts{{DeliveriesAhead: true, StandingAnswers: true}, {}} {
+		out := t.TempDir()
+		fault := faultNamed(t, "drops-a-tool-result")
+		res := Run(context.Background(), Options{
+			Impl: func() sim.Implementation { return &shortcutting{faulty: &faulty{fault: fault}, took: took} },
+			Seed: 5, Runs: 40, Out: out, ShrinkTime: -1, ImplCommand: "node a.mjs", ImplFlags: " --timeout 30s",
+			Command: "turnstile explore --impl 'node a.mjs'",
+		})
+		if len(res.Failures) == 0 {
+			t.Fatalf("no failure: %s", Summary(res))
+		}
+		summary := Summary(res)
+		readme, err := os.ReadFile(filepath.Join(res.Failures[0].Dir, "README.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		replay := fmt.Sprintf(`turnstile conform --impl "node a.mjs" --timeout 30s --suite %s`, filepath.Join(res.Failures[0].Dir, "minimal.yaml"))
+		if !strings.Contains(string(readme), "Reproduce the minimal scenario: `"+replay+"`") {
+			t.Errorf("the README's replay is not %s:\n%s", replay, readme)
+		}
+		summaryNote := "if the failures go away with turnstile explore --impl 'node a.mjs' --one-at-a-time, they are the cause"
+		readmeNote := "if the failures go away with " + replay + " --one-at-a-time, they are the cause"
+		if took == (conformance.Shortcuts{}) {
+			if strings.Contains(summary, "one-at-a-time") || strings.Contains(string(readme), "one-at-a-time") {
+				t.Errorf("no shortcut was taken, yet:\n%s\n%s", summary, readme)
+			}
+			continue
+		}
+		if !strings.Contains(summary, summaryNote) || !strings.Contains(summary, "§14") || !strings.Contains(summary, "§15") {
+			t.Errorf("the summary does not name the shortcuts:\n%s", summary)
+		}
+		if !strings.Contains(string(readme), readmeNote) {
+			t.Errorf("the README does not name the shortcuts:\n%s", readme)
 		}
 	}
 }

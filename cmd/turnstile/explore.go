@@ -135,6 +135,8 @@ failure was found.`,
 				opts.Impl = procs.Impl
 				opts.Command += " --impl " + strconv.Quote(impl) + proc.args()
 				opts.ImplCommand = impl
+				opts.ImplFlags = proc.args()
+				opts.RunTimeout = proc.runBound()
 				if tracks == "" {
 					hello, err := procs.Hello()
 					if err != nil {

@@ -71,3 +71,14 @@ func TestReproduceCommandRepeatsTheProcessFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestARunOutlastsTheProcessTimeout: explore bounds a run of an --impl command by more than
+// the process's own timeout, so that a hung process is named by that timeout (what it was
+// waiting for, its stderr) rather than by the run's bound (only "did not finish").
+func TestARunOutlastsTheProcessTimeout(t *testing.T) {
+	for _, d := range []time.Duration{300 * time.Millisecond, 10 * time.Second, 11 * time.Second, time.Minute} {
+		if got := (processFlags{timeout: d}).runBound(); got <= d {
+			t.Errorf("--timeout %v: a run is bounded by %v", d, got)
+		}
+	}
+}

@@ -140,6 +140,11 @@ func (p *processFlags) args() string {
 	return s
 }
 
+// runBound is how long explore lets a run of the --impl command take before it calls it a
+// hang: after the process's own timeout, which is the better verdict (what it was waiting
+// for, its last lines of stderr).
+func (p processFlags) runBound() time.Duration { return 2 * p.timeout }
+
 func (p *processFlags) register(f *pflag.FlagSet, timeout time.Duration, per string) {
 	p.defaultTimeout = timeout
 	f.DurationVar(&p.timeout, "timeout", timeout, "time limit per "+per+" for an --impl command")

@@ -373,7 +373,11 @@ func describeHello(h Hello) string {
 	if h.Version != "" {
 		s += " " + h.Version
 	}
-	if h.Tracks != "" {
+	switch {
+	case h.Tracks == "":
+	case loop.VersionLess(loop.NewestVersion, h.Tracks):
+		s += " (tracks pi " + h.Tracks + ", held to " + loop.NewestVersion + ", the newest pi the reference knows)"
+	default:
 		s += " (tracks pi " + h.Tracks + ")"
 	}
 	return s

@@ -58,7 +58,7 @@ failed. An implementation that cannot start is one error and exit code 2.
 Profiles: strict compares canonical traces byte for byte; semantic allows free texts such as
 schema-validator messages to differ (conformance/PROTOCOL.md lists the rules).
 The reference behaves as the pi release the implementation tracks (its hello's "tracks", any
-pi from 0.87.1 on; docs/VERSIONS.md lists what changed when); --tracks X holds it to pi X
+pi from 0.87.0 on; docs/VERSIONS.md lists what changed when); --tracks X holds it to pi X
 instead. Scenarios that install a hook the implementation does not declare, or whose
 situation first exists in a later pi than it tracks (since), are skipped. --expect-fail FILE
 lists known failures (one scenario name a line, # comments; a name not in the suite is an
@@ -98,10 +98,8 @@ passes fails the run, so the list shrinks as the implementation improves.`,
 				list = append(list, f.Scenario)
 				names = append(names, f.Scenario.Name)
 			}
-			if tracks != "" {
-				if _, err := loop.BehaviourOf(tracks); err != nil {
-					return usage(fmt.Errorf("--tracks: %w", err))
-				}
+			if err := checkTracks(tracks); err != nil {
+				return err
 			}
 			opts := conformance.Options{Profile: prof, Scenarios: diagnose.FromFiles(files), Tracks: tracks}
 			if expectFail != "" {
@@ -210,6 +208,24 @@ func process(command string, proc processFlags) (func() *conformance.Process, er
 	return func() *conformance.Process {
 		return &conformance.Process{Command: argv, Timeout: proc.timeout, OneAtATime: proc.oneAtATime, Stderr: os.Stderr}
 	}, nil
+}
+
+// checkTracks checks a --tracks flag: "" or a pi release the reference can behave as, from
+// loop.OldestVersion to loop.NewestVersion. A hello may claim a newer pi (the reference then
+// behaves as the newest it knows), but a flag naming one is a mistake ("16.0" for "1.6.0") or
+// asks for a pi the reference does not know: either way, a usage error.
+func checkTracks(tracks string) error {
+	if tracks == "" {
+		return nil
+	}
+	if _, err := loop.BehaviourOf(tracks); err != nil {
+		return usage(fmt.Errorf("--tracks: %w", err))
+	}
+	if loop.VersionLess(loop.NewestVersion, tracks) {
+		return usage(fmt.Errorf("--tracks: pi %s is newer than %s, the newest release the reference can behave as (give one from %s to %s)",
+			tracks, loop.NewestVersion, loop.OldestVersion, loop.NewestVersion))
+	}
+	return nil
 }
 
 // implementationAt is implementation with the built-in reference behaving as pi version

@@ -71,6 +71,9 @@ failure was found.`,
 			if err := budget.check(); err != nil {
 				return usage(err)
 			}
+			if err := checkTracks(tracks); err != nil {
+				return err
+			}
 			defer budget.asDefault()()
 			prof, err := conformance.ParseProfile(profile)
 			if err != nil {

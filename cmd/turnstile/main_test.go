@@ -59,6 +59,10 @@ func TestInputErrorsExitTwo(t *testing.T) {
 		{"run", "scenarios/truncation/basic.yaml", "--tracks", "v1.0"},
 		{"test", "--tracks", "0.5"},
 		{"explore", "--runs", "1", "--tracks", "x"},
+		{"conform", "--tracks", "16.0"}, // newer than the newest pi the reference knows: a typo for 1.6.0
+		{"run", "scenarios/truncation/basic.yaml", "--tracks", "1.7.0"},
+		{"test", "--tracks", "9.9.9"},
+		{"explore", "--runs", "1", "--tracks", "2.0"},
 		{"run", "scenarios/testdata/invalid/unknown-top-key.yaml"},
 		{"frobnicate"},
 	} {
@@ -101,6 +105,36 @@ func TestTestComparesGoldens(t *testing.T) {
 	}
 	if out, _, code = turnstile(t, "test", "scenarios/truncation", "--golden", dir); code != 0 {
 		t.Fatalf("after update: exit %d: %s", code, out)
+	}
+}
+
+// TestDiffRefusesWhatIsNotATrace: a side that is neither a scenario, JSON lines nor a
+// timeline is an input error naming its file and line, not a difference; what turnstile run
+// prints for one scenario is a timeline.
+func TestDiffRefusesWhatIsNotATrace(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	golden := "golden/testdata/truncation/basic.golden"
+	for _, c := range []struct{ file, want string }{
+		{write("garbage.txt", "garbage{\n"), "garbage.txt:1: not a timeline line"},
+		{write("half.jsonl", "{\"seq\":1}\nnope\n"), "half.jsonl:2: not a JSON object"},
+		{write("two.txt", "=== a  (a.yaml)\n      0ms  ev    agent_start\n\n=== b  (b.yaml)\n"), "more than one scenario"},
+	} {
+		_, errOut, code := turnstile(t, "diff", golden, c.file)
+		if code != 2 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%s: exit %d: %s", c.file, code, errOut)
+		}
+	}
+	printed, _, _ := turnstile(t, "run", "truncation/basic")
+	out, _, code := turnstile(t, "diff", write("run.txt", printed), golden)
+	if code != 0 || !strings.Contains(out, "identical") {
+		t.Errorf("turnstile run's output against its golden: exit %d: %s", code, out)
 	}
 }
 

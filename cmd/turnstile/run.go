@@ -49,6 +49,9 @@ marked, and with --impl the reference's trace beside the implementation's.`,
 			if format != "timeline" && format != "jsonl" {
 				return usage(fmt.Errorf("--format must be timeline or jsonl, not %q", format))
 			}
+			if err := checkTracks(tracks); err != nil {
+				return err
+			}
 			files, err := load(args, sel, budget)
 			if err != nil {
 				return err

@@ -72,6 +72,9 @@ goldens of your own, --golden DIR), skipping the scenarios of a later pi (since)
 			if err != nil {
 				return usage(err)
 			}
+			if err := checkTracks(tracks); err != nil {
+				return err
+			}
 			behaviour, err := loop.BehaviourOf(tracks)
 			if err != nil {
 				return usage(fmt.Errorf("--tracks: %w", err))

@@ -118,7 +118,7 @@ func TestVerifyReportsFirstDivergence(t *testing.T) {
 	if len(d.Before) != 1 || !strings.HasSuffix(d.Before[0], "agent_start") {
 		t.Errorf("context %q", d.Before)
 	}
-	if d.Detail != `at data.type: expected "turn_start", actual "agent_start"` {
+	if d.Detail != `at name: expected "turn_start", actual "agent_start"` { // the entry's name first: it says which entry this is
 		t.Errorf("detail %q", d.Detail)
 	}
 	if report.Summary() != "0 passed, 1 failed" {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 )
 
 // Difference is the first place where two decoded JSON values differ.
@@ -16,8 +17,8 @@ type Difference struct {
 	WantAbsent, GotAbsent bool
 }
 
-// FirstDifference walks two decoded JSON values (objects member by member in key order,
-// arrays item by item) and returns where they first differ; ok is false when they are
+// FirstDifference walks two decoded JSON values (objects member by member, identity members
+// first, then in key order; arrays item by item) and returns where they first differ; ok is false when they are
 // equal. equal decides leaves and whole subtrees; nil means reflect.DeepEqual.
 func FirstDifference(want, got any, equal func(a, b any) bool) (d Difference, ok bool) {
 	if equal == nil {
@@ -27,6 +28,19 @@ func FirstDifference(want, got any, equal func(a, b any) bool) (d Difference, ok
 		return Difference{}, false
 	}
 	return firstDifference(want, got, "", equal), true
+}
+
+// identityMembers are the members that say which thing an object is, rather than what it
+// holds: when two objects differ in one of them (a tool result for another call, a message
+// of another role), that is the difference to show, not the content that follows from it.
+var identityMembers = []string{"role", "type", "toolCallId", "id", "toolName", "name"}
+
+// identityRank orders identity members before the others (which all rank alike).
+func identityRank(k string) int {
+	if i := slices.Index(identityMembers, k); i >= 0 {
+		return i
+	}
+	return len(identityMembers)
 }
 
 func firstDifference(want, got any, path string, equal func(a, b any) bool) Difference {
@@ -42,7 +56,12 @@ func firstDifference(want, got any, path string, equal func(a, b any) bool) Diff
 				keys = append(keys, k)
 			}
 		}
-		slices.Sort(keys)
+		slices.SortFunc(keys, func(a, b string) int {
+			if ia, ib := identityRank(a), identityRank(b); ia != ib {
+				return ia - ib
+			}
+			return strings.Compare(a, b)
+		})
 		for _, k := range keys {
 			wv, win := wm[k]
 			gv, gin := gm[k]

@@ -23,6 +23,10 @@ func TestFirstDifference(t *testing.T) {
 		{`{"a":1,"m":2}`, `{"a":1}`, "m", false, true},
 		{`[1,2]`, `[1,2,3]`, "", false, false},
 		{`"x"`, `"y"`, "", false, false},
+		// Identity first: two tool results swapped differ in their toolCallId, which says why
+		// their texts differ too; a block of another type, in its type.
+		{`{"role":"toolResult","content":[{"type":"text","text":"a"}],"toolCallId":"t1"}`, `{"role":"toolResult","content":[{"type":"text","text":"b"}],"toolCallId":"t2"}`, "toolCallId", false, false},
+		{`{"content":[{"text":"a","type":"text"}]}`, `{"content":[{"thinking":"a","type":"thinking"}]}`, "content[0].type", false, false},
 	}
 	for _, c := range cases {
 		d, ok := FirstDifference(decode(c.want), decode(c.got), nil)

@@ -2,9 +2,12 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -19,7 +22,8 @@ func diffCmd() *cobra.Command {
 		Short: "Show where two traces first differ",
 		Long: `Diff compares two traces and prints their first difference with context. Each side is a
 scenario file or a name of the embedded suite (it is run against the reference), a
-JSON-lines trace (turnstile run --format jsonl), or a timeline (a golden file).
+JSON-lines trace (turnstile run --format jsonl), or a timeline (a golden file, or what
+turnstile run prints for one scenario).
 
 Two traces (scenarios or JSON lines) are compared byte for byte, entry by entry: the first
 differing entry is shown as timeline lines, with the field that differs (its JSON path and
@@ -27,10 +31,11 @@ both values), so a difference the timeline does not show — a timestamp, a sequ
 a payload abbreviated by its digest — is never called identical. A golden file holds only
 a timeline; against one, timelines are compared, and the output says so.
 
-Exit 0 when they are identical, 1 when they differ.`,
+Exit 0 when they are identical, 1 when they differ, 2 when a side is none of the three
+(the error names its file and first line that is not a trace's or a timeline's).`,
 		Example: `  turnstile run a.yaml --format jsonl > a.jsonl; turnstile diff a.jsonl b.yaml
   turnstile diff truncation/basic my-truncation.yaml
-  turnstile diff golden/testdata/queues/basic.golden new.golden`,
+  turnstile diff golden/testdata/queues/steering-one-at-a-time.golden new.golden`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			want, err := sideOf(args[0])
@@ -119,7 +124,37 @@ func sideOf(p string) (side, error) {
 		return side{}, err
 	}
 	if bytes.HasPrefix(bytes.TrimSpace(data), []byte("{")) {
+		for i, line := range bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n")) {
+			if line = bytes.TrimSpace(line); len(line) == 0 || line[0] != '{' || !json.Valid(line) {
+				return side{}, fmt.Errorf("%s:%d: not a JSON object, so %s is not a JSON-lines trace (diff takes a scenario, a trace from turnstile run --format jsonl, or a timeline)", p, i+1, p)
+			}
+		}
 		return side{jsonl: data}, nil
 	}
-	return side{timeline: sim.Lines(data)}, nil
+	lines := sim.Lines(data)
+	first := 0
+	if len(lines) > 0 && strings.HasPrefix(lines[0], "=== ") {
+		// The output of turnstile run: a header, the timeline, then the run's verdict.
+		first = 1
+		end := first
+		for end < len(lines) && timelineLine.MatchString(lines[end]) {
+			end++
+		}
+		for _, rest := range lines[end:] {
+			if strings.HasPrefix(rest, "=== ") {
+				return side{}, fmt.Errorf("%s holds the timelines of more than one scenario; diff compares one with one", p)
+			}
+		}
+		lines = lines[:end]
+	}
+	for i, line := range lines[first:] {
+		if !timelineLine.MatchString(line) {
+			return side{}, fmt.Errorf("%s:%d: not a timeline line (one begins with its time and kind, as \"   0ms  ev    agent_start\"), so %s is not a timeline (diff takes a scenario, a trace from turnstile run --format jsonl, or a timeline)", p, first+i+1, p)
+		}
+	}
+	return side{timeline: lines[first:]}, nil
 }
+
+// timelineLine is the start of every line of a timeline (sim.TimelineLine): the entry's
+// virtual time and its kind.
+var timelineLine = regexp.MustCompile(`^ *[0-9]+ms  [A-Za-z]+ `)

@@ -157,7 +157,7 @@ passes fails the run, so the list shrinks as the implementation improves.`,
 				}
 			}
 			if !report.OK() {
-				return failed(fmt.Errorf("%d scenarios failed", report.Failed))
+				return failed(fmt.Errorf("%d %s failed", report.Failed, plural(report.Failed, "scenario", "scenarios")))
 			}
 			return nil
 		},

@@ -84,6 +84,9 @@ failure was found.`,
 			if runs < 0 || duration < 0 || maxCauses < 0 {
 				return usage(fmt.Errorf("--runs, --duration and --max-causes cannot be negative"))
 			}
+			if runs == 0 && cmd.Flags().Changed("runs") {
+				return usage(fmt.Errorf("--runs 0 would explore nothing; give 1 or more, or leave it out (100 runs, or as many as --duration allows)"))
+			}
 			if shrinkTime <= 0 {
 				opts.ShrinkTime = -1
 			}

@@ -63,6 +63,7 @@ func TestInputErrorsExitTwo(t *testing.T) {
 		{"run", "scenarios/truncation/basic.yaml", "--tracks", "1.7.0"},
 		{"test", "--tracks", "9.9.9"},
 		{"explore", "--runs", "1", "--tracks", "2.0"},
+		{"explore", "--runs", "0"},
 		{"run", "scenarios/testdata/invalid/unknown-top-key.yaml"},
 		{"frobnicate"},
 	} {

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -522,13 +523,17 @@ func (d *decoder) response(n ast.Node, what string, r *refs) sim.Response {
 		resp.Content = loop.Text(d.str(n, what))
 		return resp
 	}
+	var at []ast.Node // where each block of resp.Content is written
 	for _, f := range d.mapping(n, what, "text", "content", "stopReason", "errorMessage", "usage", "delay", "chunkDelay",
 		"deltaSize", "noStart", "noDone", "openError", "streamError", "ignoresAbort", "errorEvent") {
 		switch f.key {
 		case "text":
 			resp.Content = append(resp.Content, loop.TextContent{Text: d.str(f.value, what+".text")})
+			at = append(at, f.value)
 		case "content":
-			resp.Content = append(resp.Content, d.blocks(f.value, what+".content")...)
+			blocks := d.blocks(f.value, what+".content")
+			resp.Content = append(resp.Content, blocks...)
+			at = append(at, blockNodes(d.sequence(f.value, what+".content", true), f.value, len(blocks))...)
 		case "stopReason":
 			resp.StopReason = loop.StopReason(d.oneOf(f.value, what+".stopReason", "stop", "length", "toolUse", "error", "aborted"))
 		case "errorMessage":
@@ -556,15 +561,30 @@ func (d *decoder) response(n ast.Node, what string, r *refs) sim.Response {
 			resp.ErrorEvent = d.boolean(f.value, what+".errorEvent")
 		}
 	}
-	d.noteCalls(n, resp.Content, r)
+	d.noteCalls(resp.Content, at, r)
 	return resp
 }
 
-// noteCalls remembers the tool calls of a response, for the cross-checks. Within one
-// response ids must differ: the calls may run at the same time.
-func (d *decoder) noteCalls(n ast.Node, content []loop.Block, r *refs) {
+// blockNodes is where each of count blocks decoded from a content field is written: the
+// field's items when they are as many, else the field itself for each.
+func blockNodes(items []ast.Node, field ast.Node, count int) []ast.Node {
+	if len(items) == count {
+		return items
+	}
+	return slices.Repeat([]ast.Node{field}, count)
+}
+
+// noteCalls remembers the tool calls of a response, each with the node it is written at
+// (at, one per block), for the cross-checks. Within one response ids must differ: the calls
+// may run at the same time.
+func (d *decoder) noteCalls(content []loop.Block, at []ast.Node, r *refs) {
 	inResponse := map[string]bool{}
-	for _, tc := range loop.ToolCalls(content) {
+	for i, b := range content {
+		tc, ok := b.(loop.ToolCall)
+		if !ok {
+			continue
+		}
+		n := at[i]
 		if inResponse[tc.ID] {
 			d.errorf(n, "tool-call id %q appears twice in one response; calls of a response may run at the same time, so their ids must differ", tc.ID)
 		}

@@ -150,13 +150,30 @@ var defaultModel = sim.DefaultModel
 func yamlError(filename string, err error) *Error {
 	var ye yaml.Error
 	if errors.As(err, &ye) {
-		e := &Error{File: filename, Msg: ye.GetMessage()}
+		e := &Error{File: filename, Msg: "YAML: " + ye.GetMessage() + yamlHint(ye.GetMessage())}
 		if tk := ye.GetToken(); tk != nil && tk.Position != nil {
 			e.Line, e.Column = tk.Position.Line, tk.Position.Column
 		}
 		return e
 	}
 	return &Error{File: filename, Msg: err.Error()}
+}
+
+// yamlHints say what the YAML parser's terser messages usually mean in a scenario file.
+var yamlHints = []struct{ prefix, hint string }{
+	{"value is not allowed in this context", "this line is indented differently from the lines around it: a key goes in the column of the keys beside it"},
+	{"found character '\t'", "YAML indents with spaces, not tabs"},
+	{"unexpected key name", "a line of a mapping is key: value, with a space after the colon"},
+}
+
+// yamlHint is the hint in parentheses for a YAML parser message, or "".
+func yamlHint(msg string) string {
+	for _, h := range yamlHints {
+		if strings.HasPrefix(msg, h.prefix) {
+			return " (" + h.hint + ")"
+		}
+	}
+	return ""
 }
 
 // IsScenarioFile reports whether a file name is a scenario file (.yaml or .yml).

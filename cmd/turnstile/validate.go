@@ -14,7 +14,15 @@ func validateCmd() *cobra.Command {
 		Use:   "validate PATH…",
 		Short: "Check scenario files without running them",
 		Long: `Validate reads each scenario file (or every file under a directory) strictly and reports
-every problem as file:line:col: message. It exits 1 when a file is invalid.`,
+its problems as file:line:col: message, in two passes. First every problem of form: YAML
+syntax, unknown keys, values of the wrong type or out of range, unknown rule ids. Once the
+form is right, every problem of reference: a tool call naming a tool that tools: does not
+define, a toolCalls: or hook answer for a call id no response makes, a trigger that can
+never fire. (References are not checked in a file with errors of form, whose half-read
+parts would give false ones.)
+
+Exit 0 when every file is valid, 1 when one is not (the check failed), 2 when a path cannot
+be read. turnstile run and conform refuse an invalid file as an input error (exit 2).`,
 		Example: `  turnstile validate scenarios
   turnstile validate my-case.yaml`,
 		Args: cobra.MinimumNArgs(1),

@@ -64,7 +64,22 @@ func Diagnose(sc Scenario, want, got *sim.Trace, opts Options) []Finding {
 		// expectations for that reason alone.
 		return out
 	}
-	out = append(out, invariantFindings(want, got, opts.Invariants, first, len(divs) > 0)...)
+	invs := invariantFindings(want, got, opts.Invariants, first, len(divs) > 0)
+	// A divergence at an entry that breaks an invariant breaks the invariant's rule, which
+	// says more than the scenario's: an extra steering poll in a scenario about aborts
+	// breaks the polling rule, not the abort rule.
+	atEntry := map[int]string{}
+	for _, f := range invs {
+		if _, seen := atEntry[f.At.Actual]; !seen && f.At.Actual > 0 {
+			atEntry[f.At.Actual] = f.Rule
+		}
+	}
+	for i := range out {
+		if r, ok := atEntry[out[i].At.Actual]; ok && out[i].Kind == Divergence && out[i].At.Actual > 0 {
+			out[i].Rule = r
+		}
+	}
+	out = append(out, invs...)
 	if sc.Expect != nil {
 		for _, p := range sc.Expect.Check(got) {
 			what := expectationKind(p)
@@ -388,12 +403,12 @@ func invariantFindings(want, got *sim.Trace, invs []invariant.Invariant, first P
 	for _, f := range invariant.CheckAll(want, invs...) {
 		known[f.Invariant+"\x00"+f.Msg] = true
 	}
-	docs := map[string]string{}
+	byName := map[string]invariant.Invariant{}
 	for _, inv := range invariant.All() {
-		docs[inv.Name] = firstSentence(inv.Doc)
+		byName[inv.Name] = inv
 	}
 	for _, inv := range invs {
-		docs[inv.Name] = firstSentence(inv.Doc)
+		byName[inv.Name] = inv
 	}
 	var out []Finding
 	lines := map[int]string{} // an entry breaks several invariants, or one several times
@@ -411,8 +426,8 @@ func invariantFindings(want, got *sim.Trace, invs []invariant.Invariant, first P
 			Signature: "invariant " + f.Invariant,
 			Headline:  "breaks invariant " + f.Invariant,
 		}
-		if doc := docs[f.Invariant]; doc != "" {
-			fd.Rule = f.Invariant + ": " + doc
+		if inv, ok := byName[f.Invariant]; ok {
+			fd.Rule = invariantRule(inv, f.Rule, false)
 		}
 		if f.Entry > 0 && f.Entry <= len(got.Entries) {
 			line, ok := lines[f.Entry]
@@ -428,13 +443,21 @@ func invariantFindings(want, got *sim.Trace, invs []invariant.Invariant, first P
 	return out
 }
 
-// firstSentence is a doc's first sentence, on one line.
-func firstSentence(doc string) string {
-	doc = strings.Join(strings.Fields(doc), " ")
-	if i := strings.Index(doc, ". "); i >= 0 {
-		return doc[:i+1]
+// invariantRule names the rule an invariant's violation breaks: the rule of
+// docs/SEMANTICS.md the violation names (rule), else the invariant and its rule ids, and
+// with full its doc too, on one line. A finding gives it short; its cause gives the doc.
+func invariantRule(inv invariant.Invariant, rule string, full bool) string {
+	if rule != "" {
+		return RuleTitles([]string{rule}) + " (invariant " + inv.Name + ")"
 	}
-	return doc
+	s := "invariant " + inv.Name
+	if len(inv.Rules) > 0 {
+		s += " (" + strings.Join(inv.Rules, ", ") + ")"
+	}
+	if full {
+		s += ": " + strings.Join(strings.Fields(inv.Doc), " ")
+	}
+	return s
 }
 
 func expectationKind(problem string) string {

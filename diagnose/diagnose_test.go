@@ -107,8 +107,10 @@ func TestFieldAbsentIsOneFindingWithItsPathAndFullValue(t *testing.T) {
 	if f.Consequence {
 		t.Error("the first divergence is marked a consequence")
 	}
-	if !strings.Contains(f.Rule, "output token limit") {
-		t.Errorf("rule %q is not the scenario's # Rule", f.Rule)
+	// The entry breaks invariant snapshots too, whose rule (a final message carries its
+	// thinkingLevel) says more than the scenario's (the output token limit).
+	if !strings.HasPrefix(f.Rule, "invariant snapshots (") {
+		t.Errorf("rule %q is not the rule of the invariant the entry breaks", f.Rule)
 	}
 }
 
@@ -192,7 +194,7 @@ func TestBrokenInvariantIsAFindingNamedByItsRule(t *testing.T) {
 	fs := diagnose.Diagnose(sc, want, got, diagnose.Options{})
 	var inv *diagnose.Finding
 	for k := range fs {
-		if fs[k].Kind == diagnose.Invariant && strings.HasPrefix(fs[k].Rule, "truncation") {
+		if fs[k].Kind == diagnose.Invariant && strings.HasPrefix(fs[k].Rule, "invariant truncation (R-TRUNC-FAIL") {
 			inv = &fs[k]
 		}
 	}
@@ -201,6 +203,16 @@ func TestBrokenInvariantIsAFindingNamedByItsRule(t *testing.T) {
 	}
 	if inv.Signature != "invariant truncation" || inv.At.Actual == 0 {
 		t.Errorf("signature %q at %+v", inv.Signature, inv.At)
+	}
+	if inv.Rule != "invariant truncation (R-TRUNC-FAIL, R-TRUNC-NO-TERMINATE)" {
+		t.Errorf("rule %q", inv.Rule)
+	}
+	// Its cause states the invariant in full, not its first sentence.
+	causes := diagnose.Group([]diagnose.Diagnosis{{Scenario: sc, Findings: fs}})
+	for _, c := range causes {
+		if c.Signature == "invariant truncation" && !strings.HasSuffix(c.Rule, "then its tool-result message (start and end) with that content.") {
+			t.Errorf("the cause's rule %q", c.Rule)
+		}
 	}
 }
 
@@ -227,5 +239,26 @@ func TestAlignKeepsOrder(t *testing.T) {
 	}
 	if strings.Join(ops, "") != "=--+=+" {
 		t.Fatalf("ops %q", strings.Join(ops, ""))
+	}
+}
+
+// TestADivergenceNoInvariantSeesKeepsTheScenariosRule: where no invariant breaks at the
+// entry (the virtual time of the run's end, which only the reference's trace pins), the
+// divergence names the scenario's rule.
+func TestADivergenceNoInvariantSeesKeepsTheScenariosRule(t *testing.T) {
+	sc, want := reference(t, "truncation/basic")
+	got := clone(want)
+	got.Entries[len(got.Entries)-1].T += 7
+	fs := diagnose.Diagnose(sc, want, got, diagnose.Options{})
+	if len(fs) == 0 {
+		t.Fatal("no finding")
+	}
+	for _, f := range fs {
+		if f.Kind == diagnose.Invariant {
+			t.Fatalf("an invariant breaks, the test needs another edit: %v", f)
+		}
+		if f.Kind == diagnose.Divergence && !strings.Contains(f.Rule, "output token limit") {
+			t.Errorf("rule %q is not the scenario's # Rule", f.Rule)
+		}
 	}
 }

@@ -95,7 +95,7 @@ func (f Finding) Text(indent string) string {
 	}
 	fmt.Fprintf(&b, "%s%s%s%s: %s\n", indent, f.Kind, at, mark, indentRest(f.Says, indent+"    "))
 	if f.Rule != "" {
-		fmt.Fprintf(&b, "%s    rule: %s\n", indent, indentRest(f.Rule, indent+"          "))
+		fmt.Fprintf(&b, "%s    rule: %s\n", indent, indentRest(wrap(f.Rule, ruleWidth-len(indent)), indent+"          "))
 	}
 	lines := func(text, mark string) {
 		if text == "" {
@@ -135,6 +135,33 @@ func (f Finding) Text(indent string) string {
 		if f.Actual != "" {
 			fmt.Fprintf(&b, "%s    actual%s:   %s\n", indent, where, indentRest(f.Actual, indent+"      "))
 		}
+	}
+	return b.String()
+}
+
+// ruleWidth is the width a rule's text is wrapped to, its indent included.
+const ruleWidth = 100
+
+// wrap breaks a one-line text into lines of at most width characters, between words (a
+// longer word keeps a line of its own); a text holding line breaks is left as it is.
+func wrap(s string, width int) string {
+	if strings.Contains(s, "\n") || len(s) <= width {
+		return s
+	}
+	var b strings.Builder
+	n := 0
+	for i, w := range strings.Fields(s) {
+		switch {
+		case i == 0:
+		case n+1+len(w) > width:
+			b.WriteByte('\n')
+			n = 0
+		default:
+			b.WriteByte(' ')
+			n++
+		}
+		b.WriteString(w)
+		n += len(w)
 	}
 	return b.String()
 }

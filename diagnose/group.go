@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/turnstile-dev/turnstile/invariant"
 )
 
 // Diagnosis is the findings of one scenario.
@@ -162,6 +164,10 @@ func Group(ds []Diagnosis) []Cause {
 				}
 			}
 		}
+		if inv, ok := invariant.ByName(strings.TrimPrefix(sig, "invariant ")); ok && s.kind == Invariant && cause.Rule == invariantRule(inv, "", false) {
+			// The cause states the invariant in full, once.
+			cause.Rule = invariantRule(inv, "", true)
+		}
 		if s.kind == Invariant {
 			// Say what differs, when one divergence is a root finding in every scenario the
 			// invariant explains: the rule names it, the divergence shows it.
@@ -229,7 +235,7 @@ func ruleOf(rules map[string]int, n int, families map[string]bool) string {
 func (c Cause) Text(indent string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s%s — %d scenario%s\n", indent, c.Title, len(c.Scenarios), plural(len(c.Scenarios)))
-	fmt.Fprintf(&b, "%s  rule: %s\n", indent, indentRest(c.Rule, indent+"        "))
+	fmt.Fprintf(&b, "%s  rule: %s\n", indent, indentRest(wrap(c.Rule, ruleWidth-len(indent)), indent+"        "))
 	fmt.Fprintf(&b, "%s  signature: %s\n", indent, c.Signature)
 	fmt.Fprintf(&b, "%s  for example, in %s:\n", indent, c.ExampleScenario)
 	b.WriteString(c.Example.Text(indent + "    "))

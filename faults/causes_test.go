@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -141,7 +142,7 @@ func TestOneFaultIsOneCause(t *testing.T) {
 				t.Fatalf("%d causes for one fault, want 1", len(r.Causes))
 			}
 			c := r.Causes[0]
-			if !strings.HasPrefix(c.Rule, x.rule+":") || len(c.Explains) != r.Failed {
+			if !namesInvariant(c.Rule, x.rule) || len(c.Explains) != r.Failed {
 				t.Errorf("the cause names rule %q and explains %d of %d failures", c.Rule, len(c.Explains), r.Failed)
 			}
 		})
@@ -300,12 +301,18 @@ func TestConformance(t *testing.T) { conformance.Test(t, faultyport.Port{}) }
 		t.Fatalf("the test output does not count three causes:\n%s", text)
 	}
 	for _, x := range threeFaults {
-		if !strings.Contains(text, "rule: "+x.rule+":") {
+		if !regexp.MustCompile(`rule: (invariant ` + x.rule + ` \(|R-[A-Z-]+ .*\(invariant\s+` + x.rule + `\))`).MatchString(text) {
 			t.Errorf("no cause names rule %s", x.rule)
 		}
 	}
 	i := strings.Index(text, "3 causes of failure")
 	t.Log(text[i:min(len(text), i+2500)])
+}
+
+// namesInvariant reports whether a cause's rule names the invariant: "invariant NAME (its
+// rule ids): its doc", or "R-ID (title) (invariant NAME)" for the rule a violation names.
+func namesInvariant(rule, name string) bool {
+	return strings.HasPrefix(rule, "invariant "+name+" (") || strings.HasSuffix(rule, "(invariant "+name+")")
 }
 
 // checkThreeCauses requires exactly the three causes of threeFaults, by rule.
@@ -317,7 +324,7 @@ func checkThreeCauses(t *testing.T, causes []diagnose.Cause) {
 	for _, x := range threeFaults {
 		found := false
 		for _, c := range causes {
-			if strings.HasPrefix(c.Rule, x.rule+":") && len(c.Scenarios) > 0 {
+			if namesInvariant(c.Rule, x.rule) && len(c.Scenarios) > 0 {
 				found = true
 			}
 		}

@@ -135,10 +135,11 @@ func checkQueueTiming(v *view) []Violation {
 				pollA = true
 				continue
 			}
-			vs.add(v, i, "%s called inside turn %d", short(e.Name), t.n)
+			rule, why := insideTurn(e.Name)
+			vs.addRule(v, i, rule, "%s called inside turn %d, before its turn_end: %s", short(e.Name), t.n, why)
 		}
 		if t.n == 1 && steering && !pollA && t.stream >= 0 {
-			vs.add(v, t.stream, "the first request was made without polling steering first (poll A)")
+			vs.addRule(v, t.stream, "R-POLL-A", "the first request was made without polling steering first (poll A)")
 		}
 	}
 	// After each turn: the exact sequence of polls.
@@ -208,9 +209,54 @@ func checkQueueTiming(v *view) []Violation {
 		if len(calls) > 0 {
 			at = calls[min(k, len(calls)-1)]
 		}
-		vs.add(v, at, "after turn %d the loop called [%s], expected [%s]", t.n, shortList(got), shortList(want))
+		vs.addRule(v, at, pollRule(got, want, ok), "after turn %d the loop called [%s], expected [%s]", t.n, shortList(got), shortList(want))
 	}
 	return vs
+}
+
+// insideTurn is the rule a flow call inside a turn breaks, and why.
+func insideTurn(name string) (rule, why string) {
+	switch name {
+	case sim.HookSteering:
+		return "R-POLL-NEVER-ELSE", "steering is polled within a turn only before the first request (poll A); a response's turn polls it after its turn_end (poll C)"
+	case sim.HookFollowUp:
+		return "R-POLL-FOLLOW-UP", "follow-up is polled only after a turn_end, when the loop would stop"
+	}
+	return "R-PREPARE-NEXT-TURN", "prepareNextTurn is called between turns, after the last turn's turn_end and before the next turn_start"
+}
+
+// pollRule is the rule broken by the calls after a turn (got) that differ from those
+// expected (want, which ends at the first call expected and not made when ok is false).
+// Where a call came instead of the one expected, a follow-up poll on either side is the
+// follow-up rule's (polled too early, or not when the loop would stop); otherwise the rule
+// of the call expected there. An extra call at the end is its own rule's. A missing
+// steering poll right after another is poll C or poll B, which the trace cannot tell: "".
+func pollRule(got, want []string, ok bool) string {
+	j, name := len(want)-1, ""
+	switch {
+	case ok && len(got) > len(want):
+		j, name = len(want), got[len(want)]
+	case !ok && j >= 0:
+		name = want[j]
+		if j < len(got) && (got[j] == sim.HookFollowUp || name == sim.HookFollowUp) {
+			return "R-POLL-FOLLOW-UP"
+		}
+		if j >= len(got) && name == sim.HookSteering && j > 0 && want[j-1] == sim.HookSteering {
+			return ""
+		}
+	}
+	switch name {
+	case sim.HookSteering:
+		if j == 0 {
+			return "R-POLL-C"
+		}
+		return "R-POLL-B"
+	case sim.HookFollowUp:
+		return "R-POLL-FOLLOW-UP"
+	case sim.HookPrepareNextTurn:
+		return "R-PREPARE-NEXT-TURN"
+	}
+	return ""
 }
 
 func isPrefix(got, want []string) bool {

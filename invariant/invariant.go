@@ -28,6 +28,9 @@ import (
 type Violation struct {
 	Entry int
 	Msg   string
+	// Rule is the rule of docs/SEMANTICS.md the violation breaks, when the check can tell
+	// which of its invariant's Rules it is; "" otherwise.
+	Rule string `json:",omitempty"`
 }
 
 func (v Violation) String() string {
@@ -41,6 +44,8 @@ func (v Violation) String() string {
 type Invariant struct {
 	Name string
 	Doc  string
+	// Rules are the rules of docs/SEMANTICS.md the invariant checks, by id.
+	Rules []string
 	// Check returns the trace's violations of the property; none when it holds.
 	Check func(*sim.Trace) []Violation
 
@@ -62,7 +67,7 @@ type Failure struct {
 func (f Failure) String() string { return f.Invariant + ": " + f.Violation.String() }
 
 func define(at loop.Behaviour, name, doc string, check func(*view) []Violation) Invariant {
-	inv := Invariant{Name: name, Doc: doc, check: check, at: at, whole: strings.HasPrefix(name, "agent-"),
+	inv := Invariant{Name: name, Doc: doc, Rules: rulesOf[name], check: check, at: at, whole: strings.HasPrefix(name, "agent-"),
 		perRun: name != "termination" && name != "queue-timing"}
 	inv.Check = func(tr *sim.Trace) []Violation {
 		return inv.judge(newView(tr), runsOf(tr))
@@ -145,6 +150,22 @@ func endRun(run []sim.Entry, agentEnd sim.Entry) []sim.Entry {
 	}
 	data, _ := json.Marshal(map[string]any{"messages": end.Messages})
 	return append(run, agentEnd, sim.Entry{Seq: agentEnd.Seq, T: agentEnd.T, Kind: sim.KindEnd, Name: "run", Data: data})
+}
+
+// rulesOf lists, per invariant, the rules of docs/SEMANTICS.md it checks.
+var rulesOf = map[string][]string{
+	"grammar":      {"R-EV-GRAMMAR", "R-EV-FIRST-TURN", "R-EV-ONE-END", "R-TURN-REQUEST"},
+	"replay":       {"R-DECL-REPLAY", "R-DECL-WHEN", "R-DECL-SENT", "R-PROVIDER-REQUEST", "R-PROVIDER-CONVERT"},
+	"truncation":   {"R-TRUNC-FAIL", "R-TRUNC-NO-TERMINATE"},
+	"termination":  {"R-TERM-UNANIMOUS", "R-TERM-STILL-POLLS", "R-CONTENT-DECIDES", "R-NO-TURN-LIMIT"},
+	"finish-turn":  {"R-FINISH-END", "R-FINISH-CONTINUE", "R-FINISH-IGNORED"},
+	"queue-timing": {"R-POLL-A", "R-POLL-B", "R-POLL-C", "R-POLL-FOLLOW-UP", "R-POLL-NEVER-ELSE", "R-PREPARE-NEXT-TURN"},
+	"hook-timing":  {"R-PREPARE-REQUEST", "R-FINISH-WHEN", "R-TOOL-BEFORE", "R-TOOL-AFTER"},
+	"results":      {"R-TOOL-RESULT-MESSAGE", "R-EXEC-SEQUENTIAL", "R-EXEC-PARALLEL", "R-TOOL-UPDATES", "R-TIME-DURATION"},
+	"snapshots":    {"R-STREAM-START", "R-STREAM-UPDATE", "R-STREAM-END", "R-STREAM-THINKING-LEVEL", "R-EV-SNAPSHOT"},
+	"reports":      {"R-NEW-MESSAGES", "R-FINISH-WHEN", "R-PREPARE-NEXT-TURN"},
+	"agent-queues": {"R-AGENT-QUEUES"},
+	"agent-runs":   {"R-AGENT-BUSY", "R-AGENT-LISTENERS"},
 }
 
 // All returns every invariant, in a fixed order, judging traces of the newest pi.
@@ -319,6 +340,11 @@ type violations []Violation
 
 func (vs *violations) add(v *view, i int, format string, args ...any) {
 	*vs = append(*vs, Violation{Entry: v.seq(i), Msg: fmt.Sprintf(format, args...)})
+}
+
+// addRule adds a violation of rule, one of its invariant's Rules.
+func (vs *violations) addRule(v *view, i int, rule, format string, args ...any) {
+	*vs = append(*vs, Violation{Entry: v.seq(i), Msg: fmt.Sprintf(format, args...), Rule: rule})
 }
 
 // JSON helpers over decoded values.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/turnstile-dev/turnstile/docs"
 	"github.com/turnstile-dev/turnstile/invariant"
 	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
@@ -305,13 +306,18 @@ func TestQueueTiming(t *testing.T) {
 	}
 	t.Run("follow-up while tool results wait", func(t *testing.T) {
 		i := find(t, tr, "call  getSteeringMessages", 1) // poll C after turn 1
-		mustFail(t, "queue-timing", insert(tr, i+1, poll(sim.HookFollowUp)))
+		mustBreak(t, "queue-timing", "R-POLL-FOLLOW-UP", insert(tr, i+1, poll(sim.HookFollowUp)))
 	})
 	t.Run("poll C inside the turn", func(t *testing.T) {
-		mustFail(t, "queue-timing", move(tr, find(t, tr, "ev    turn_end", 0), find(t, tr, "call  getSteeringMessages", 2)))
+		mustBreak(t, "queue-timing", "R-POLL-NEVER-ELSE", move(tr, find(t, tr, "ev    turn_end", 0), find(t, tr, "call  getSteeringMessages", 2)))
 	})
 	t.Run("no poll A", func(t *testing.T) {
-		mustFail(t, "queue-timing", drop(tr, find(t, tr, "call  getSteeringMessages", 0)))
+		mustBreak(t, "queue-timing", "R-POLL-A", drop(tr, find(t, tr, "call  getSteeringMessages", 0)))
+	})
+	t.Run("no poll C", func(t *testing.T) {
+		// With prepareNextTurn between them, poll C and poll B are told apart.
+		prepared := trace(t, toolTurn+"hooks: {prepareNextTurn: {}}\n")
+		mustBreak(t, "queue-timing", "R-POLL-C", drop(prepared, find(t, prepared, "call  getSteeringMessages", 1)))
 	})
 	t.Run("poll B with messages pending", func(t *testing.T) {
 		steered := trace(t, `
@@ -320,8 +326,43 @@ user: [{on: {event: turn_end}, steer: ["more"]}]
 run: ["go"]
 `)
 		i := find(t, steered, "ev    turn_start", 1)
-		mustFail(t, "queue-timing", insert(steered, i, poll(sim.HookSteering)))
+		mustBreak(t, "queue-timing", "R-POLL-B", insert(steered, i, poll(sim.HookSteering)))
 	})
+}
+
+// mustBreak is mustFail, and one of the violations names rule as the one it breaks.
+func mustBreak(t *testing.T, name, rule string, bad *sim.Trace) {
+	t.Helper()
+	mustFail(t, name, bad)
+	inv, _ := invariant.ByName(name)
+	var rules []string
+	for _, v := range inv.Check(bad) {
+		if v.Rule == rule {
+			return
+		}
+		rules = append(rules, v.Rule)
+	}
+	t.Errorf("%s: no violation names %s (they name %q)", name, rule, rules)
+}
+
+// TestEveryInvariantNamesItsRules: each invariant lists the rules of docs/SEMANTICS.md it
+// checks, and a violation names only one of them.
+func TestEveryInvariantNamesItsRules(t *testing.T) {
+	for _, inv := range invariant.All() {
+		if len(inv.Rules) == 0 {
+			t.Errorf("%s names no rule", inv.Name)
+		}
+		for _, id := range inv.Rules {
+			if !docs.HasRule(id) {
+				t.Errorf("%s: docs/SEMANTICS.md has no rule %s", inv.Name, id)
+			}
+		}
+	}
+	for _, name := range []string{"R-POLL-A", "R-POLL-B", "R-POLL-C", "R-POLL-FOLLOW-UP", "R-POLL-NEVER-ELSE", "R-PREPARE-NEXT-TURN"} {
+		if inv, _ := invariant.ByName("queue-timing"); !slices.Contains(inv.Rules, name) {
+			t.Errorf("queue-timing's violations name %s, which it does not list", name)
+		}
+	}
 }
 
 func TestHookTiming(t *testing.T) {

@@ -10,7 +10,14 @@ turnstile_kit.Session. The wire shapes are conformance/PROTOCOL.md §5; an answe
 absent means "leave pi's value as it is". examples/python-loop/adapter.py is a filled copy.
 """
 
-import turnstile_kit as kit
+import sys
+
+try:
+    import turnstile_kit as kit
+except ModuleNotFoundError:
+    sys.exit("starter_adapter: cannot import turnstile_kit. Install it (pip install ./kits/python, from the "
+             "turnstile checkout) or put the checkout's kits/python/src on PYTHONPATH, e.g. "
+             "--impl \"env PYTHONPATH=kits/python/src python3 my_adapter.py\"")
 
 # FILL 1: import your loop.
 # from my_agent import run_loop, continue_loop, Tool

@@ -190,6 +190,40 @@ class StdoutTest(unittest.TestCase):
                                                 "lacks": ["continue"]})
 
 
+class FailureLogTest(unittest.TestCase):
+    def stderr_of(self, raise_line: str) -> str:
+        """The stderr of an adapter whose run raises, as raise_line says."""
+        import subprocess
+        import sys as _sys
+        import os as _os
+
+        src = _os.path.join(_os.path.dirname(__file__), "..", "src")
+        program = (
+            "import turnstile_kit as kit\n"
+            "def run(s):\n"
+            f"    {raise_line}\n"
+            "kit.serve(run, name='p')\n"
+        )
+        from tests.harness import lines
+        env = {k: v for k, v in _os.environ.items() if k != "TURNSTILE_KIT_DEBUG"}
+        proc = subprocess.run([_sys.executable, "-c", program], input=lines(HELLO, start(), stop(), {"type": "shutdown"}),
+                              capture_output=True, env={**env, "PYTHONPATH": src}, timeout=30)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        return proc.stderr.decode()
+
+    def test_a_scripted_error_is_quiet_a_bug_shows_its_traceback(self):
+        # The harness's own error passed on: the scenario meant it, nothing to say.
+        self.assertEqual(self.stderr_of("raise kit.CallError('provider exploded')"), "")
+        # A bug: where it happened.
+        bug = self.stderr_of("return {}['durationMs']")
+        self.assertIn("the run failed with KeyError", bug)
+        self.assertIn("Traceback (most recent call last)", bug)
+        self.assertIn('File "<string>", line 3, in run', bug)
+        # Anything else: one line.
+        self.assertEqual(self.stderr_of("raise RuntimeError('Cannot continue')"),
+                         "turnstile_kit: the run failed: RuntimeError: Cannot continue\n")
+
+
 class FailureTest(unittest.TestCase):
     def both(self, make):
         """Runs make(mode) for an async and a sync loop; returns both outputs."""

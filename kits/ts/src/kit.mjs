@@ -1,6 +1,6 @@
 // The adapter's main loop: hello, sessions, deliveries, idle, stop and shutdown.
 
-import { DeliveryError, Session } from "./session.mjs";
+import { CallError, DeliveryError, Session } from "./session.mjs";
 import { clock, discardJobs, hasRunnable, installVirtualTime, real, runJob, takeRunnable } from "./vtime.mjs";
 import { AdapterError, ProtocolError, Shutdown, Wire } from "./wire.mjs";
 
@@ -56,6 +56,22 @@ const pause = (ms) => new Promise((resolve) => real.setTimeout(resolve, ms));
 /** The text of a failed run: the error's message, as pi's rejected promise reports it. */
 export function errorText(err) {
 	return err instanceof Error ? err.message : String(err);
+}
+
+/** Errors that are almost always a bug in the loop or the adapter, not a failure it means. */
+const BUG_TYPES = [TypeError, ReferenceError, RangeError, SyntaxError];
+
+/**
+ * Says with log what a failed run most likely is: nothing for a CallError (the harness's
+ * scripted failure, passed on as the scenario means), the stack for a bug (TypeError,
+ * ReferenceError, …), one line for anything else; TURNSTILE_KIT_DEBUG=1 gives every stack.
+ */
+function logFailure(log, err) {
+	if (process.env.TURNSTILE_KIT_DEBUG || BUG_TYPES.some((t) => err instanceof t)) {
+		log(`turnstile-kit: the run failed with ${err?.name ?? typeof err}:\n${err?.stack ?? err}`);
+	} else if (!(err instanceof CallError)) {
+		log(`turnstile-kit: the run failed: ${errorText(err)}`);
+	}
 }
 
 /** Serves one adapter process. Use serve(); this class is public for tests. */
@@ -284,7 +300,7 @@ export class Kit {
 		Promise.resolve(result).then(
 			(messages) => s.notify("end", { messages: messages ?? [] }),
 			(err) => {
-				if (!s.stopping && !this.fatal) this.log(`turnstile-kit: the run failed: ${process.env.TURNSTILE_KIT_DEBUG ? (err?.stack ?? err) : errorText(err)}`);
+				if (!s.stopping && !this.fatal) logFailure(this.log, err);
 				s.notify("end", { error: errorText(err) });
 			},
 		);

@@ -333,6 +333,27 @@ test("a run that throws at once, and one that returns nothing", async () => {
 	assert.deepEqual(briefs(written), ["hello", 'end {"error":"no loop"}', "idle", "stopped", 'end {"messages":[]}', "idle", "stopped"]);
 });
 
+test("a failed run's log says what it most likely is: a scripted CallError nothing, a bug its stack, anything else a line", async () => {
+	const saved = process.env.TURNSTILE_KIT_DEBUG;
+	delete process.env.TURNSTILE_KIT_DEBUG;
+	try {
+		const { written, logs } = await converse(
+			(s) => {
+				if (s.id === 1) throw new CallError("provider exploded");
+				if (s.id === 2) return {}.result.durationMs;
+				throw new Error("Cannot continue");
+			},
+			[HELLO, start(1), stop(1), start(2), stop(2), start(3), stop(3)],
+		);
+		assert.equal(briefs(written).filter((b) => b.startsWith("end")).length, 3);
+		assert.equal(logs.length, 2, logs.join("\n"));
+		assert.match(logs[0], /^turnstile-kit: the run failed with TypeError:\nTypeError: Cannot read properties of undefined \(reading 'durationMs'\)\n\s+at /);
+		assert.equal(logs[1], "turnstile-kit: the run failed: Cannot continue");
+	} finally {
+		if (saved !== undefined) process.env.TURNSTILE_KIT_DEBUG = saved;
+	}
+});
+
 test("a delivery for an unknown target is reported for its session, without idle", async () => {
 	const { written } = await converse((s) => s.runTool("t", "x", {}), [HELLO, start(), answer(1, {}), deliver("streamEvent", 1, "9", {}), deliver("toolResult", 2, "zz", {}), deliver("bogus", 3), stop()]);
 	assert.deepEqual(briefs(written).slice(3), ['error delivery for unknown stream "9"', 'error delivery for unknown tool call "zz"', 'error unknown delivery kind "bogus"', "stopped"]);

@@ -9,7 +9,7 @@ import sys
 import traceback
 from typing import Any, Awaitable, BinaryIO, Callable, Iterable, Union
 
-from .session import Clock, DeliveryError, Session
+from .session import CallError, Clock, DeliveryError, Session
 from .vloop import VirtualLoop
 from .wire import AdapterError, ProtocolError, Shutdown, Wire
 
@@ -241,11 +241,20 @@ class Kit:
 CLOCK = Clock()
 
 
+# Exceptions that are almost always a bug in the loop or the adapter rather than a failure
+# the loop means to report: a failed run raising one gets its traceback on stderr.
+_BUG_TYPES = (LookupError, TypeError, AttributeError, NameError, AssertionError, ZeroDivisionError, RecursionError)
+
+
 def _log_failure(err: BaseException) -> None:
-    """A failed run on stderr: one line, or the traceback when TURNSTILE_KIT_DEBUG is set."""
-    if os.environ.get("TURNSTILE_KIT_DEBUG"):
+    """A failed run on stderr, by what it most likely is. A CallError is the harness's own
+    scripted error passed on (the provider failed, a hook threw): nothing is logged. A bug
+    (KeyError, TypeError, …) gets its traceback; any other exception one line. With
+    TURNSTILE_KIT_DEBUG set, every failure gets its traceback."""
+    if os.environ.get("TURNSTILE_KIT_DEBUG") or isinstance(err, _BUG_TYPES):
+        print(f"turnstile_kit: the run failed with {type(err).__name__}:", file=sys.stderr)
         traceback.print_exception(err, file=sys.stderr)
-    else:
+    elif not isinstance(err, CallError):
         print(f"turnstile_kit: the run failed: {type(err).__name__}: {err}", file=sys.stderr)
 
 

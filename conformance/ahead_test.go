@@ -139,3 +139,38 @@ func TestFailuresWithDeliveriesAheadPointToOneAtATime(t *testing.T) {
 		}
 	}
 }
+
+// TestRecheckTellsWhetherTheShortcutsAreTheCause: failures re-run without the shortcuts
+// that pass blame the adapter's handling of them; failures that stay rule them out; a run
+// that took no shortcut is not re-run.
+func TestRecheckTellsWhetherTheShortcutsAreTheCause(t *testing.T) {
+	sc := &sim.Scenario{Name: "hi", Model: testModel, Prompts: []loop.Message{user("go")},
+		Responses: []sim.Response{{Content: loop.Text("hi")}}}
+	failed := func(ahead bool) conformance.Report {
+		return conformance.Report{DeliveriesAhead: ahead, Failed: 1, Results: []conformance.Result{{Scenario: "hi", Status: conformance.Fail}}}
+	}
+	summary := func(r conformance.Report) string {
+		var b strings.Builder
+		if err := r.WriteSummary(&b); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	r := failed(true)
+	conformance.RecheckWithoutShortcuts(context.Background(), &r, []*sim.Scenario{sc}, sim.NewReference(), 3, conformance.Options{})
+	if r.Recheck == nil || len(r.Recheck.Passed) != 1 || !strings.Contains(summary(r), "1 of the 1 failed scenarios re-run pass (hi)") {
+		t.Errorf("passing one at a time: %+v\n%s", r.Recheck, summary(r))
+	}
+	r = failed(true)
+	wrong := rewriting{Reference: sim.NewReference(), rewrite: noThinkingLevel}
+	conformance.RecheckWithoutShortcuts(context.Background(), &r, []*sim.Scenario{sc}, wrong, 3, conformance.Options{})
+	if s := summary(r); r.Recheck == nil || len(r.Recheck.Checked) != 1 || len(r.Recheck.Passed) != 0 ||
+		!strings.Contains(s, "fail one at a time too: they are not the cause") || strings.Contains(s, "--one-at-a-time, they are") {
+		t.Errorf("failing one at a time: %+v\n%s", r.Recheck, s)
+	}
+	r = failed(false)
+	conformance.RecheckWithoutShortcuts(context.Background(), &r, []*sim.Scenario{sc}, sim.NewReference(), 3, conformance.Options{})
+	if r.Recheck != nil {
+		t.Errorf("no shortcut taken, yet re-run: %+v", r.Recheck)
+	}
+}

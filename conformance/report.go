@@ -239,6 +239,7 @@ type jsonReport struct {
 	StartError       string             `json:"startError,omitempty"`
 	DeliveriesAhead  bool               `json:"deliveriesAhead,omitempty"`
 	StandingAnswers  bool               `json:"standingAnswers,omitempty"`
+	Recheck          *Recheck           `json:"recheckOneAtATime,omitempty"`
 	Summary          string             `json:"summary"`
 	Causes           []jsonCause        `json:"causes"`
 	Symptoms         []diagnose.Symptom `json:"symptoms"`
@@ -267,7 +268,7 @@ type jsonResult struct {
 func (r *Report) WriteJSON(w io.Writer) error {
 	out := jsonReport{Implementation: r.Implementation, Profile: r.Profile, Passed: r.Passed, Failed: r.Failed,
 		Skipped: r.Skipped, ExpectedFailures: r.ExpectedFailures, DurationMs: r.Duration.Milliseconds(),
-		StartError: r.StartError, DeliveriesAhead: r.DeliveriesAhead, StandingAnswers: r.StandingAnswers, Summary: r.Summary(), Families: r.Families, Invariants: r.Invariants,
+		StartError: r.StartError, DeliveriesAhead: r.DeliveriesAhead, StandingAnswers: r.StandingAnswers, Recheck: r.Recheck, Summary: r.Summary(), Families: r.Families, Invariants: r.Invariants,
 		Causes: []jsonCause{}, Symptoms: r.Symptoms, Results: []jsonResult{}}
 	if out.Symptoms == nil {
 		out.Symptoms = []diagnose.Symptom{}
@@ -343,5 +344,9 @@ func editDistance(a, b string) int {
 // shortcutsNote tells how to rule out the exchange's shortcuts the implementation took
 // (deliveries ahead, standing answers) when scenarios failed; "" when it took none.
 func (r *Report) shortcutsNote() string {
-	return Shortcuts{DeliveriesAhead: r.DeliveriesAhead, StandingAnswers: r.StandingAnswers}.Note("turnstile conform")
+	took := Shortcuts{DeliveriesAhead: r.DeliveriesAhead, StandingAnswers: r.StandingAnswers}
+	if r.Recheck != nil {
+		return r.Recheck.note(took)
+	}
+	return took.Note("turnstile conform")
 }

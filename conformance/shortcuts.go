@@ -1,6 +1,12 @@
 package conformance
 
-import "strings"
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/turnstile-dev/turnstile/sim"
+)
 
 // Shortcuts are the parts of the exchange that let the harness and an implementation wait
 // for each other less, which the implementation's hello asks for: deliveries sent before it
@@ -15,7 +21,17 @@ type Shortcuts struct {
 // Note tells how to rule the shortcuts taken out, for a command (e.g. "turnstile conform")
 // that failed; "" when none was taken.
 func (s Shortcuts) Note(command string) string {
-	var took, likely []string
+	took, likely := s.taken()
+	if len(took) == 0 {
+		return ""
+	}
+	return strings.Join(took, "; ") + ":\nif the failures go away with " + command + " --one-at-a-time, they are the cause: most likely the adapter\n" +
+		strings.Join(likely, ", or ") + "\n"
+}
+
+// taken says which shortcuts were taken, and for each what an adapter most likely gets
+// wrong in taking it.
+func (s Shortcuts) taken() (took, likely []string) {
 	if s.DeliveriesAhead {
 		took = append(took, "deliveries were sent ahead (the hello says deliveriesAhead, PROTOCOL.md §14)")
 		likely = append(likely, "applies a delivery before it is idle instead of queueing it")
@@ -24,11 +40,7 @@ func (s Shortcuts) Note(command string) string {
 		took = append(took, "standing answers may have been promised (the hello says standingAnswers, PROTOCOL.md §15)")
 		likely = append(likely, "gives the loop something other than the start's standing answer")
 	}
-	if len(took) == 0 {
-		return ""
-	}
-	return strings.Join(took, "; ") + ":\nif the failures go away with " + command + " --one-at-a-time, they are the cause: most likely the adapter\n" +
-		strings.Join(likely, ", or ") + "\n"
+	return took, likely
 }
 
 // shortcuts are the shortcuts the harness takes with an implementation of this hello.
@@ -57,4 +69,57 @@ func (p *Pool) Shortcuts() (Shortcuts, error) {
 	}
 	defer p.give(proc)
 	return proc.Shortcuts()
+}
+
+// Recheck is what re-running failed scenarios without the shortcuts showed: the scenarios
+// re-run, and those of them that then passed. A failure that goes away lies in how the
+// adapter takes the shortcuts; one that stays does not.
+type Recheck struct {
+	Checked []string `json:"checked"`
+	Passed  []string `json:"passed"`
+}
+
+// RecheckWithoutShortcuts re-runs up to max of the report's failed scenarios (from suite)
+// against impl, which must take no shortcut (a Process with OneAtATime), and records the
+// outcome in r.Recheck. It does nothing when the harness took no shortcut or nothing failed.
+func RecheckWithoutShortcuts(ctx context.Context, r *Report, suite []*sim.Scenario, impl sim.Implementation, max int, opts Options) {
+	if !r.DeliveriesAhead && !r.StandingAnswers || r.Failed == 0 {
+		return
+	}
+	byName := map[string]*sim.Scenario{}
+	for _, sc := range suite {
+		byName[sc.Name] = sc
+	}
+	var again []*sim.Scenario
+	for _, res := range r.Results {
+		if sc := byName[res.Scenario]; res.Status == Fail && sc != nil && len(again) < max {
+			again = append(again, sc)
+		}
+	}
+	opts.OnResult, opts.ExpectFail = nil, nil
+	rerun := Verify(ctx, again, impl, opts)
+	rc := &Recheck{Checked: []string{}, Passed: []string{}}
+	for _, res := range rerun.Results {
+		rc.Checked = append(rc.Checked, res.Scenario)
+		if res.Status == Pass {
+			rc.Passed = append(rc.Passed, res.Scenario)
+		}
+	}
+	r.Recheck = rc
+}
+
+// recheckNote says what the recheck showed: the shortcuts are the cause when a failure
+// went away, and are ruled out when none did.
+func (rc *Recheck) note(s Shortcuts) string {
+	took, likely := s.taken()
+	switch {
+	case len(took) == 0:
+	case len(rc.Passed) > 0:
+		return fmt.Sprintf("%s:\nre-run one at a time (--one-at-a-time), %d of the %d failed scenarios re-run pass (%s), so those\n"+
+			"failures lie in how the adapter takes the shortcuts, not in the loop: most likely the adapter %s\n",
+			strings.Join(took, "; "), len(rc.Passed), len(rc.Checked), strings.Join(rc.Passed, ", "), strings.Join(likely, ", or "))
+	case len(rc.Checked) > 0:
+		return fmt.Sprintf("the exchange's shortcuts were taken (PROTOCOL.md §14-15), but the first %d failed scenarios fail one at a time too: they are not the cause\n", len(rc.Checked))
+	}
+	return ""
 }

@@ -121,6 +121,9 @@ type Report struct {
 	// StandingAnswers is set when the harness may have promised standing answers (PROTOCOL.md
 	// §15): the implementation's hello says it takes them, and the Process is not OneAtATime.
 	StandingAnswers bool
+	// Recheck, when set, is what re-running failed scenarios without the shortcuts showed
+	// (RecheckWithoutShortcuts).
+	Recheck *Recheck
 	// StartError is set when the implementation could not start (its command is missing, it
 	// crashed or spoke wrongly before its hello): then no scenario was run, every result is
 	// skipped, and the report is an input error rather than a verdict.
@@ -608,7 +611,8 @@ func VerifyParallel(ctx context.Context, suite []*sim.Scenario, newImpl func() s
 		})
 	}
 	wg.Wait()
-	report := Report{Implementation: parts[0].Implementation, Profile: parts[0].Profile, DeliveriesAhead: parts[0].DeliveriesAhead}
+	report := Report{Implementation: parts[0].Implementation, Profile: parts[0].Profile, DeliveriesAhead: parts[0].DeliveriesAhead,
+		StandingAnswers: parts[0].StandingAnswers}
 	for _, p := range parts {
 		if p.StartError != "" && report.StartError == "" {
 			report.StartError = p.StartError

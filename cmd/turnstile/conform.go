@@ -52,8 +52,10 @@ reports always hold everything).
 The run ends with the causes: the findings grouped by signature across the suite (what
 differs, where, in which shape), ranked by the number of scenarios they touch, each with its
 rule and an example; then a profile by rule family (the suite's folders) and by invariant;
-then the line "N passed, M failed, K skipped". The exit code is 0 exactly when no scenario
-failed. An implementation that cannot start is one error and exit code 2.
+then the line "N passed, M failed, K skipped". When an --impl took the exchange's shortcuts
+(deliveries ahead, standing answers: PROTOCOL.md §14-15) and scenarios failed, the first three
+failed ones are re-run one at a time, and the report says whether the shortcuts are the
+cause. The exit code is 0 exactly when no scenario failed. An implementation that cannot start is one error and exit code 2.
 
 Profiles: strict compares canonical traces byte for byte; semantic allows free texts such as
 schema-validator messages to differ (conformance/PROTOCOL.md lists the rules).
@@ -126,6 +128,16 @@ passes fails the run, so the list shrinks as the implementation improves.`,
 			report := conformance.VerifyParallel(ctx, list, newImpl, jobs, opts)
 			if report.StartError != "" {
 				return usage(fmt.Errorf("the implementation did not start: %s", report.StartError))
+			}
+			if impl != "" && ctx.Err() == nil {
+				// Were the exchange's shortcuts the cause? A few failures re-run without them say.
+				plain := proc
+				plain.oneAtATime = true
+				if again, err := implementation(impl, plain); err == nil {
+					p := again()
+					conformance.RecheckWithoutShortcuts(ctx, &report, list, p, recheckScenarios, opts)
+					closeImpl(p)
+				}
 			}
 			if format == "json" {
 				if err := report.WriteJSON(out); err != nil {
@@ -209,6 +221,10 @@ func process(command string, proc processFlags) (func() *conformance.Process, er
 		return &conformance.Process{Command: argv, Timeout: proc.timeout, OneAtATime: proc.oneAtATime, Stderr: os.Stderr}
 	}, nil
 }
+
+// recheckScenarios is how many failed scenarios conform re-runs one at a time when the
+// exchange's shortcuts were taken, to tell whether they are the cause.
+const recheckScenarios = 3
 
 // checkTracks checks a --tracks flag: "" or a pi release the reference can behave as, from
 // loop.OldestVersion to loop.NewestVersion. A hello may claim a newer pi (the reference then

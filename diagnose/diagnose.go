@@ -7,10 +7,10 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/turnstile-dev/turnstile/invariant"
+	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/sim"
 )
 
@@ -330,7 +330,7 @@ func walk(w, g any, path string, out *[]diff) {
 				ks = append(ks, k)
 			}
 		}
-		sort.Strings(ks)
+		slices.SortFunc(ks, sim.CompareMembers)
 		for _, k := range ks {
 			wv, win := wm[k]
 			gv, gin := gm[k]
@@ -410,6 +410,7 @@ func invariantFindings(want, got *sim.Trace, invs []invariant.Invariant, first P
 	for _, inv := range invs {
 		byName[inv.Name] = inv
 	}
+	firstEnd := sameMessage(got.Entries, first.Actual)
 	var out []Finding
 	lines := map[int]string{} // an entry breaks several invariants, or one several times
 	for _, f := range invariant.CheckAll(got, invs...) {
@@ -437,10 +438,32 @@ func invariantFindings(want, got *sim.Trace, invs []invariant.Invariant, first P
 			}
 			fd.ActualLine = line
 		}
-		fd.Consequence = diverged && (f.Entry == 0 || first.Actual == 0 || f.Entry > first.Actual)
+		fd.Consequence = diverged && (f.Entry == 0 || first.Actual == 0 || f.Entry > firstEnd)
 		out = append(out, fd)
 	}
 	return out
+}
+
+// sameMessage is the last entry (1-based) of the message whose events include entry n: the
+// message_end that closes a message_start or message_update at n, else n itself. An
+// invariant broken there is broken by the same message as entry n, not after it.
+func sameMessage(es []sim.Entry, n int) int {
+	if n < 1 || n > len(es) || es[n-1].Kind != sim.KindEvent ||
+		es[n-1].Name != string(loop.MessageStart) && es[n-1].Name != string(loop.MessageUpdate) {
+		return n
+	}
+	for i := n; i < len(es); i++ {
+		if e := es[i]; e.Kind == sim.KindEvent {
+			switch e.Name {
+			case string(loop.MessageEnd):
+				return i + 1
+			case string(loop.MessageUpdate):
+			default:
+				return n
+			}
+		}
+	}
+	return n
 }
 
 // invariantRule names the rule an invariant's violation breaks: the rule of

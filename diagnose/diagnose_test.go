@@ -262,3 +262,37 @@ func TestADivergenceNoInvariantSeesKeepsTheScenariosRule(t *testing.T) {
 		}
 	}
 }
+
+// TestSwappedResultsAreOneDefectNamedByItsRule: two tool-result messages swapped differ
+// first in their toolCallId (not their text), and the results invariant their message breaks
+// is a root finding, not a consequence of that divergence.
+func TestSwappedResultsAreOneDefectNamedByItsRule(t *testing.T) {
+	sc, want := reference(t, "tools-parallel/completion-order")
+	got := clone(want)
+	i := find(t, got, "event message_start toolResult")
+	if diagnose.Key(got.Entries[i+2]) != "event message_start toolResult" {
+		t.Fatalf("entry %d is %s", i+3, diagnose.Key(got.Entries[i+2]))
+	}
+	for k := range 2 {
+		got.Entries[i+k].Data, got.Entries[i+2+k].Data = got.Entries[i+2+k].Data, got.Entries[i+k].Data
+	}
+	fs := diagnose.Diagnose(sc, want, got, diagnose.Options{})
+	if len(fs) == 0 || fs[0].Kind != diagnose.Divergence || fs[0].Path != "data.message.toolCallId" {
+		t.Fatalf("first finding %+v", fs[0])
+	}
+	found := false
+	for _, f := range fs {
+		if f.Kind == diagnose.Invariant && f.Signature == "invariant results" && f.At.Actual == i+2 {
+			found = true
+			if f.Consequence {
+				t.Errorf("the results invariant, broken by the first divergent message, is marked a consequence")
+			}
+			if !strings.HasPrefix(f.Rule, "R-EXEC-PARALLEL (") {
+				t.Errorf("rule %q", f.Rule)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no results invariant at entry %d in %v", i+2, fs)
+	}
+}

@@ -399,7 +399,7 @@ func TestResults(t *testing.T) {
 	t.Run("results out of source order", func(t *testing.T) {
 		i := find(t, tr, "ev    message_start toolResult a", 0)
 		bad := move(tr, i, find(t, tr, "ev    turn_end", 0))
-		mustFail(t, "results", move(bad, i, find(t, bad, "ev    turn_end", 0)))
+		mustBreak(t, "results", "R-EXEC-PARALLEL", move(bad, i, find(t, bad, "ev    turn_end", 0)))
 	})
 	t.Run("ends not in completion order", func(t *testing.T) {
 		// b (5ms) completes before a (9ms); make a end first.

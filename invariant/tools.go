@@ -219,7 +219,10 @@ func checkResults(v *view) []Violation {
 			i := tt.results[k]
 			m := v.message(i)
 			if str(m["toolCallId"]) != c.id {
-				vs.add(v, i, "tool-result message %d is for %s, expected %s (source order)", k+1, str(m["toolCallId"]), c.id)
+				// Sequentially each result follows its own call, so results out of source
+				// order are parallel mode's step 3 (R-EXEC-PARALLEL): emitted in source order
+				// once every call has settled, not as calls complete.
+				vs.addRule(v, i, "R-EXEC-PARALLEL", "tool-result message %d is for %s, expected %s: tool-result messages follow the calls' source order, not their completion", k+1, str(m["toolCallId"]), c.id)
 				continue
 			}
 			if str(m["toolName"]) != c.name {

@@ -35,6 +35,15 @@ func FirstDifference(want, got any, equal func(a, b any) bool) (d Difference, ok
 // of another role), that is the difference to show, not the content that follows from it.
 var identityMembers = []string{"role", "type", "toolCallId", "id", "toolName", "name"}
 
+// CompareMembers orders the members of an object as differences are looked for and shown:
+// identity members first (role, type, toolCallId, id, toolName, name), then by key.
+func CompareMembers(a, b string) int {
+	if ia, ib := identityRank(a), identityRank(b); ia != ib {
+		return ia - ib
+	}
+	return strings.Compare(a, b)
+}
+
 // identityRank orders identity members before the others (which all rank alike).
 func identityRank(k string) int {
 	if i := slices.Index(identityMembers, k); i >= 0 {
@@ -56,12 +65,7 @@ func firstDifference(want, got any, path string, equal func(a, b any) bool) Diff
 				keys = append(keys, k)
 			}
 		}
-		slices.SortFunc(keys, func(a, b string) int {
-			if ia, ib := identityRank(a), identityRank(b); ia != ib {
-				return ia - ib
-			}
-			return strings.Compare(a, b)
-		})
+		slices.SortFunc(keys, CompareMembers)
 		for _, k := range keys {
 			wv, win := wm[k]
 			gv, gin := gm[k]

@@ -65,18 +65,17 @@ func Diagnose(sc Scenario, want, got *sim.Trace, opts Options) []Finding {
 		return out
 	}
 	invs := invariantFindings(want, got, opts.Invariants, first, len(divs) > 0)
-	// A divergence at an entry that breaks an invariant breaks the invariant's rule, which
-	// says more than the scenario's: an extra steering poll in a scenario about aborts
-	// breaks the polling rule, not the abort rule.
-	atEntry := map[int]string{}
-	for _, f := range invs {
-		if _, seen := atEntry[f.At.Actual]; !seen && f.At.Actual > 0 {
-			atEntry[f.At.Actual] = f.Rule
-		}
-	}
+	// A divergence at an entry that breaks an invariant, or in a message that does, breaks
+	// the invariant's rule, which says more than the scenario's: an extra steering poll in a
+	// scenario about aborts breaks the polling rule, not the abort rule.
 	for i := range out {
-		if r, ok := atEntry[out[i].At.Actual]; ok && out[i].Kind == Divergence && out[i].At.Actual > 0 {
-			out[i].Rule = r
+		if d := &out[i]; d.Kind == Divergence && d.At.Actual > 0 {
+			end := sameMessage(got.Entries, d.At.Actual)
+			for _, f := range invs { // the earliest such entry's
+				if f.At.Actual >= d.At.Actual && f.At.Actual <= end {
+					d.Rule, end = f.Rule, f.At.Actual-1
+				}
+			}
 		}
 	}
 	out = append(out, invs...)

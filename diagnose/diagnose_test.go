@@ -280,6 +280,10 @@ func TestSwappedResultsAreOneDefectNamedByItsRule(t *testing.T) {
 	if len(fs) == 0 || fs[0].Kind != diagnose.Divergence || fs[0].Path != "data.message.toolCallId" {
 		t.Fatalf("first finding %+v", fs[0])
 	}
+	// Its message breaks the invariant (at its message_end): the divergence names that rule.
+	if !strings.HasPrefix(fs[0].Rule, "R-EXEC-PARALLEL (") {
+		t.Errorf("the divergence's rule %q", fs[0].Rule)
+	}
 	found := false
 	for _, f := range fs {
 		if f.Kind == diagnose.Invariant && f.Signature == "invariant results" && f.At.Actual == i+2 {

@@ -260,7 +260,7 @@ func changed(rule string, w, g sim.Entry, wi, gi int, norm func(sim.Entry) any) 
 		if wl == gl {
 			says += " (the two timeline lines read alike)"
 		}
-		out = append(out, Finding{
+		f := Finding{
 			Kind: Divergence, Rule: rule, Says: says,
 			At:           Position{Expected: wi, Actual: gi},
 			ExpectedLine: wl, ActualLine: gl,
@@ -268,9 +268,24 @@ func changed(rule string, w, g sim.Entry, wi, gi int, norm func(sim.Entry) any) 
 			Expected: d.show(d.want, d.wantAbsent), Actual: d.show(d.got, d.gotAbsent),
 			Signature: key + ": " + shape,
 			Headline:  fieldName(d.path) + " " + d.shape + " on " + key,
-		})
+		}
+		if id, ok := fieldRules[fieldName(d.path)]; ok {
+			// A field with a rule of its own is one defect wherever it differs.
+			f.Rule = RuleTitles([]string{id})
+			f.Signature = id + ": " + fieldName(d.path) + " " + d.shape
+			f.Headline += " (" + id + ")"
+		}
+		out = append(out, f)
 	}
 	return out
+}
+
+// fieldRules are the fields that one rule of docs/SEMANTICS.md governs wherever they are: a
+// difference in one breaks that rule, whatever the entry or the scenario (a loop stamping
+// messages with the real clock differs in every message's timestamp, one defect).
+var fieldRules = map[string]string{
+	"timestamp":  "R-TIME-STAMP",
+	"durationMs": "R-TIME-DURATION",
 }
 
 // diff is one differing place between two decoded entries.

@@ -300,3 +300,26 @@ func TestSwappedResultsAreOneDefectNamedByItsRule(t *testing.T) {
 		t.Errorf("no results invariant at entry %d in %v", i+2, fs)
 	}
 }
+
+// TestAWrongClockIsOneDefectOfItsRule: timestamps that differ on entries of different kinds
+// (a loop stamping with the real clock) are one signature, of R-TIME-STAMP, whatever the
+// scenario's rule.
+func TestAWrongClockIsOneDefectOfItsRule(t *testing.T) {
+	sc, want := reference(t, "truncation/basic")
+	got := clone(want)
+	for _, key := range []string{"event message_start system", "event message_end system", "event message_start toolResult", "event message_end toolResult"} {
+		edit(t, got, find(t, got, key), func(d map[string]any) { d["message"].(map[string]any)["timestamp"] = 1796396384897 })
+	}
+	sigs := map[string]bool{}
+	for _, f := range diagnose.Diagnose(sc, want, got, diagnose.Options{}) {
+		if f.Kind == diagnose.Divergence && strings.HasSuffix(f.Path, ".timestamp") {
+			sigs[f.Signature] = true
+			if !strings.HasPrefix(f.Rule, "R-TIME-STAMP (") {
+				t.Errorf("rule %q", f.Rule)
+			}
+		}
+	}
+	if len(sigs) != 1 || !sigs["R-TIME-STAMP: timestamp differs"] {
+		t.Errorf("signatures %v", sigs)
+	}
+}

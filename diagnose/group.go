@@ -331,8 +331,10 @@ func Symptoms(ds []Diagnosis, causes []Cause) []Symptom {
 				a = &acc{where: map[string]bool{}}
 				byKey[k] = a
 			}
-			if f.Kind == Divergence && f.Path != "" {
-				a.where[strings.SplitN(f.Signature, ": ", 2)[0]] = true
+			if where, _, _ := strings.Cut(f.Signature, ": "); f.Kind == Divergence && f.Path != "" && !strings.HasPrefix(where, "R-") {
+				// The entry's key; a field with a rule of its own (fieldRules) is one symptom
+				// wherever it is.
+				a.where[where] = true
 			}
 			if !seen[k] {
 				seen[k] = true

@@ -401,6 +401,16 @@ func show(x any) string {
 	return string(data)
 }
 
+// showField is member key of m as JSON (a string "true" shows its quotes, unlike the boolean
+// true), or "(absent)".
+func showField(m map[string]any, key string) string {
+	x, ok := m[key]
+	if !ok {
+		return "(absent)"
+	}
+	return show(x)
+}
+
 // messagesOf returns the list of messages at key in m.
 func messagesOf(m map[string]any, key string) []any { return arr(m[key]) }
 

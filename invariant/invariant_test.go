@@ -412,6 +412,18 @@ func TestResults(t *testing.T) {
 	t.Run("update lost", func(t *testing.T) {
 		mustFail(t, "results", drop(tr, find(t, tr, "ev    tool_execution_update b", 0)))
 	})
+	t.Run("isError a string", func(t *testing.T) {
+		// The message says what differs: "true" the string is not true the boolean.
+		bad := tr
+		for _, k := range []string{"ev    message_start toolResult b", "ev    message_end toolResult b"} {
+			bad = edit(t, bad, find(t, bad, k, 0), false, func(m map[string]any) { m["message"].(map[string]any)["isError"] = "true" })
+		}
+		inv, _ := invariant.ByName("results")
+		vs := inv.Check(bad)
+		if len(vs) == 0 || !strings.Contains(vs[0].Msg, `has isError "true", its end false`) {
+			t.Errorf("violations %v", vs)
+		}
+	})
 }
 
 func TestSnapshots(t *testing.T) {

@@ -247,9 +247,9 @@ func checkResults(v *view) []Violation {
 			case !same(m["details"], r["details"]):
 				vs.add(v, i, "tool-result message for %s has details %s, its result %s", c.id, show(m["details"]), show(r["details"]))
 			case m["isError"] != end["isError"]:
-				vs.add(v, i, "tool-result message for %s has isError %v, its end %v", c.id, m["isError"], end["isError"])
+				vs.add(v, i, "tool-result message for %s has isError %s, its end %s", c.id, showField(m, "isError"), showField(end, "isError"))
 			case !same(m["durationMs"], end["durationMs"]):
-				vs.add(v, i, "tool-result message for %s has durationMs %v, its end %v", c.id, m["durationMs"], end["durationMs"])
+				vs.add(v, i, "tool-result message for %s has durationMs %s, its end %s", c.id, showField(m, "durationMs"), showField(end, "durationMs"))
 			}
 		}
 		// Execution: durationMs, delivery order, updates.

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/turnstile-dev/turnstile/invariant"
@@ -58,6 +59,7 @@ func Diagnose(sc Scenario, want, got *sim.Trace, opts Options) []Finding {
 			last.Consequence = true
 		}
 	}
+	divs = runFailure(want.Entries, got.Entries, divs)
 	out = append(out, divs...)
 	if opts.RunError != nil {
 		// A trace cut short by the implementation's failure breaks invariants and
@@ -68,8 +70,16 @@ func Diagnose(sc Scenario, want, got *sim.Trace, opts Options) []Finding {
 	// A divergence at an entry that breaks an invariant, or in a message that does, breaks
 	// the invariant's rule, which says more than the scenario's: an extra steering poll in a
 	// scenario about aborts breaks the polling rule, not the abort rule.
+	if len(divs) > 0 && strings.HasPrefix(divs[0].Signature, runFails) {
+		// What a failed run's end breaks follows from the failure.
+		for i := range invs {
+			if invs[i].At.Actual == len(got.Entries) {
+				invs[i].Consequence = true
+			}
+		}
+	}
 	for i := range out {
-		if d := &out[i]; d.Kind == Divergence && d.At.Actual > 0 {
+		if d := &out[i]; d.Kind == Divergence && d.At.Actual > 0 && !ownRule(d.Signature) {
 			end := sameMessage(got.Entries, d.At.Actual)
 			for _, f := range invs { // the earliest such entry's
 				if f.At.Actual >= d.At.Actual && f.At.Actual <= end {
@@ -94,6 +104,58 @@ func Diagnose(sc Scenario, want, got *sim.Trace, opts Options) []Finding {
 	}
 	return out
 }
+
+// runFailure makes a run that failed where the reference's did not (or failed otherwise) the
+// root finding: the entries it lacks before its end, and its end, follow from the failure
+// (a KeyError in the loop, say), which is what to fix. divs are the divergences found; the
+// result is divs, or the failure first and divs, the end's own, left out, as consequences.
+func runFailure(want, got []sim.Entry, divs []Finding) []Finding {
+	if len(want) == 0 || len(got) == 0 || len(divs) == 0 {
+		return divs
+	}
+	w, g := want[len(want)-1], got[len(got)-1]
+	if g.Kind != sim.KindEnd || g.Error == "" || w.Kind != sim.KindEnd || w.Error == g.Error {
+		return divs
+	}
+	// The two ends differ as the profile compares them (a semantic profile may leave a
+	// failure's text free).
+	if !slices.ContainsFunc(divs, func(d Finding) bool { return d.At.Actual == len(got) && d.At.Expected == len(want) }) {
+		return divs
+	}
+	theirs := "returned"
+	if w.Error != "" {
+		theirs = fmt.Sprintf("failed with %q", w.Error)
+	}
+	general := digitsRE.ReplaceAllString(firstLine(g.Error), "N")
+	root := Finding{
+		Kind: Divergence, Rule: RuleTitles([]string{"R-FAIL-THROW"}),
+		Says: fmt.Sprintf("the implementation's run failed with %q where the reference's %s (R-FAIL-THROW says what fails a run; "+
+			"the implementation's stderr may say where): what it lacks before its end follows from that", g.Error, theirs),
+		At:           Position{Expected: len(want), Actual: len(got)},
+		ExpectedLine: sim.TimelineLine(w), ActualLine: sim.TimelineLine(g),
+		Path: "data.error", Expected: "(absent)", Actual: strconv.Quote(g.Error),
+		Signature: runFails + general,
+		Headline:  "the run fails with " + strconv.Quote(general) + " where the reference's does not",
+	}
+	if w.Error != "" {
+		root.Expected = strconv.Quote(w.Error)
+		root.Headline = "the run fails with " + strconv.Quote(general) + " where the reference's fails otherwise"
+	}
+	out := []Finding{root}
+	for _, d := range divs {
+		if d.At.Actual == len(got) && d.At.Expected == len(want) {
+			continue // the end's own fields: the root says them
+		}
+		d.Consequence = true
+		out = append(out, d)
+	}
+	return out
+}
+
+var digitsRE = regexp.MustCompile(`\d+`)
+
+// runFails starts the signature of a run that fails where the reference's does not.
+const runFails = "run fails: "
 
 // StrictValue is an entry as compared by the strict profile: its canonical JSON decoded
 // with numbers kept as text, without the sequence number (positions are aligned instead).

@@ -1,6 +1,7 @@
 package diagnose_test
 
 import (
+	"fmt"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -321,5 +322,50 @@ func TestAWrongClockIsOneDefectOfItsRule(t *testing.T) {
 	}
 	if len(sigs) != 1 || !sigs["R-TIME-STAMP: timestamp differs"] {
 		t.Errorf("signatures %v", sigs)
+	}
+}
+
+// TestARunThatFailsIsTheRootOfWhatItLacks: a loop that raises (a KeyError) where the
+// reference's run returns lacks every entry after that point; the failure is the root
+// finding, named by R-FAIL-THROW, and the entries it lacks are its consequences.
+func TestARunThatFailsIsTheRootOfWhatItLacks(t *testing.T) {
+	sc, want := reference(t, "truncation/basic")
+	i := find(t, want, "event message_start toolResult")
+	end := want.Entries[len(want.Entries)-1]
+	end.Data, end.Error = json.RawMessage(`{"error":"'durationMs'"}`), "'durationMs'"
+	got := &sim.Trace{Scenario: want.Scenario, Entries: append(slices.Clone(want.Entries[:i]), end)}
+	renumber(got)
+	fs := diagnose.Diagnose(sc, want, got, diagnose.Options{})
+	if len(fs) < 2 {
+		t.Fatalf("findings %v", fs)
+	}
+	root := fs[0]
+	if root.Consequence || root.Signature != "run fails: 'durationMs'" || !strings.HasPrefix(root.Rule, "R-FAIL-THROW (") ||
+		!strings.Contains(root.Says, `failed with "'durationMs'" where the reference's returned`) {
+		t.Errorf("root %+v", root)
+	}
+	for _, f := range fs[1:] {
+		if !f.Consequence {
+			t.Errorf("not a consequence: %v", f)
+		}
+	}
+	causes := diagnose.Group([]diagnose.Diagnosis{{Scenario: sc, Findings: fs}})
+	if len(causes) != 1 || causes[0].Rule != root.Rule {
+		t.Errorf("causes %+v", causes)
+	}
+}
+
+// TestAnErrorCauseNamesTheProtocolNotTheScenariosRules: a timeout in scenarios that pin
+// R-STREAM-UPDATE is not a breach of R-STREAM-UPDATE: its cause names the protocol.
+func TestAnErrorCauseNamesTheProtocolNotTheScenariosRules(t *testing.T) {
+	var ds []diagnose.Diagnosis
+	for _, name := range []string{"streaming/one", "streaming/two"} {
+		sc := diagnose.Scenario{Name: name, Rules: []string{"R-STREAM-UPDATE"}}
+		ds = append(ds, diagnose.Diagnosis{Scenario: sc, Findings: diagnose.Diagnose(sc, nil, nil,
+			diagnose.Options{RunError: fmt.Errorf("scenario %s: the implementation timed out waiting for idle", name)})})
+	}
+	causes := diagnose.Group(ds)
+	if len(causes) != 1 || !strings.HasPrefix(causes[0].Rule, "the conformance protocol") {
+		t.Errorf("causes %+v", causes)
 	}
 }

@@ -147,7 +147,7 @@ func Group(ds []Diagnosis) []Cause {
 		}
 		cause.Title = cause.Example.Headline
 		cause.Rule = ruleOf(rules, len(s.scenarios), families)
-		if s.kind != Invariant {
+		if s.kind == Divergence && !ownRule(sig) {
 			// A divergence breaks what its scenarios pin: the rule ids most of them share.
 			var common []string
 			least := len(s.scenarios)
@@ -199,6 +199,12 @@ func Group(ds []Diagnosis) []Cause {
 		return strings.Compare(a.Signature, b.Signature)
 	})
 	return causes
+}
+
+// ownRule reports whether a divergence's signature carries its own rule, which its scenarios'
+// rules must not replace: a field one rule governs (fieldRules), a run that fails.
+func ownRule(sig string) bool {
+	return strings.HasPrefix(sig, "R-") || strings.HasPrefix(sig, runFails)
 }
 
 // better breaks a tie between two signatures explaining as many scenarios: an invariant

@@ -38,7 +38,7 @@ type Progress struct {
 	Max int
 	// Status renders a verdict word ("PASS", "FAIL"); nil leaves it plain.
 	Status func(Status) string
-	shown  map[string]bool
+	shown  map[string]string // a finding's shape shown in full: the scenario it was shown under
 }
 
 // Text renders one result: its verdict line, then its findings not shown before, in full.
@@ -48,7 +48,7 @@ func (p *Progress) Text(res Result) string {
 		word = p.Status(res.Status)
 	}
 	if p.shown == nil {
-		p.shown = map[string]bool{}
+		p.shown = map[string]string{}
 	}
 	switch res.Status {
 	case Pass:
@@ -58,7 +58,7 @@ func (p *Progress) Text(res Result) string {
 	}
 	var fresh, seen []diagnose.Finding
 	for _, f := range res.Findings {
-		if p.shown[f.Shape()] {
+		if p.shown[f.Shape()] != "" {
 			seen = append(seen, f)
 		} else {
 			fresh = append(fresh, f)
@@ -72,7 +72,7 @@ func (p *Progress) Text(res Result) string {
 		head += fmt.Sprintf(" — %d finding%s", len(res.Findings), plural(len(res.Findings)))
 	}
 	if len(fresh) == 0 && len(seen) > 0 {
-		fmt.Fprintf(&b, "%s, all of kinds shown above: %s\n", head, headlines(seen, 2))
+		fmt.Fprintf(&b, "%s, all %s: %s\n", head, p.shownWhere(seen, res.Scenario), headlines(seen, 2))
 		return b.String()
 	}
 	b.WriteString(head + "\n")
@@ -82,21 +82,30 @@ func (p *Progress) Text(res Result) string {
 	}
 	var full []diagnose.Finding
 	for _, f := range shownNow {
-		if !p.shown[f.Shape()] {
+		if p.shown[f.Shape()] == "" {
 			full = append(full, f)
+			p.shown[f.Shape()] = res.Scenario
 		} else {
 			seen = append(seen, f)
 		}
-		p.shown[f.Shape()] = true
 	}
 	b.WriteString(FindingsText(full, "      ", 0))
 	if len(fresh) > len(shownNow) {
 		fmt.Fprintf(&b, "      … and %d more findings (all are in the JSON and JUnit reports)\n", len(fresh)-len(shownNow))
 	}
 	if len(seen) > 0 {
-		fmt.Fprintf(&b, "      and %d finding%s of kinds shown above: %s\n", len(seen), plural(len(seen)), headlines(seen, 2))
+		fmt.Fprintf(&b, "      and %d finding%s %s: %s\n", len(seen), plural(len(seen)), p.shownWhere(seen, res.Scenario), headlines(seen, 2))
 	}
 	return b.String()
+}
+
+// shownWhere says where the kinds of findings seen were shown in full: above, in this
+// scenario, or under an earlier one.
+func (p *Progress) shownWhere(seen []diagnose.Finding, scenario string) string {
+	if first := p.shown[seen[0].Shape()]; first != "" && first != scenario {
+		return "of kinds shown in full above (the first under " + first + ")"
+	}
+	return "of kinds shown above"
 }
 
 // headlines lists the distinct shapes of findings (diagnose.Finding.Shape), at most n, with

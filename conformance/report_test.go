@@ -195,3 +195,21 @@ func TestImplementationThatCannotStartIsOneError(t *testing.T) {
 		t.Errorf("start error %q, ok %v, %d failed, %d results reported", r.StartError, r.OK(), r.Failed, calls)
 	}
 }
+
+// TestProgressSaysWhereAFoldedKindWasShown: a finding of a kind shown in full under an
+// earlier scenario is folded into a line naming that scenario; one of a kind shown earlier
+// in the same scenario is folded "above".
+func TestProgressSaysWhereAFoldedKindWasShown(t *testing.T) {
+	f := diagnose.Finding{Kind: diagnose.Divergence, Signature: "event x: y differs", Headline: "y differs on event x", Says: "y differs", At: diagnose.Position{Actual: 3, Expected: 3}}
+	twice := []diagnose.Finding{f, f}
+	twice[1].At = diagnose.Position{Actual: 9, Expected: 9}
+	var p conformance.Progress
+	first := p.Text(conformance.Result{Scenario: "fam/one", Status: conformance.Fail, Reason: "traces differ", Findings: twice})
+	if !strings.Contains(first, "and 1 finding of kinds shown above: ") {
+		t.Errorf("the same scenario:\n%s", first)
+	}
+	second := p.Text(conformance.Result{Scenario: "fam/two", Status: conformance.Fail, Reason: "traces differ", Findings: []diagnose.Finding{f}})
+	if !strings.Contains(second, "all of kinds shown in full above (the first under fam/one): ") {
+		t.Errorf("a later scenario:\n%s", second)
+	}
+}

@@ -45,8 +45,8 @@ Each failure lists its findings, every one, each named by the rule it breaks:
   expectation  a line of the scenario's own expect: block the trace does not meet;
   error        the implementation timed out, crashed or broke the protocol.
 Findings after the first divergence are marked: they may be its consequences. A finding
-whose kind was already shown in full is only counted, so the output grows with the number
-of defects, not of scenarios (--max-findings caps the display further; the JSON and JUnit
+whose kind was already shown in full is only counted (the line names the scenario it was
+shown under), so the output grows with the number of defects, not of scenarios (--max-findings caps the display further; the JSON and JUnit
 reports always hold everything).
 
 The run ends with the causes: the findings grouped by signature across the suite (what

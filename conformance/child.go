@@ -150,9 +150,19 @@ type tail struct {
 	mu    sync.Mutex
 	n     int
 	lines []string
+	// fresh is how many of lines came after the last mark (all of them: -1, never marked).
+	fresh int
 }
 
-func newTail(n int) *tail { return &tail{n: n} }
+func newTail(n int) *tail { return &tail{n: n, fresh: -1} }
+
+// mark notes that the lines from now on belong to a new session: the ones before are shown
+// apart, as an earlier scenario's (a process serves a suite's scenarios one after another).
+func (t *tail) mark() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.fresh = 0
+}
 
 func (t *tail) add(line []byte) {
 	const max = 300
@@ -165,6 +175,9 @@ func (t *tail) add(line []byte) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.lines = append(t.lines, s)
+	if t.fresh >= 0 {
+		t.fresh++
+	}
 	if len(t.lines) > t.n {
 		t.lines = t.lines[len(t.lines)-t.n:]
 	}
@@ -181,10 +194,23 @@ func (t *tail) String() string {
 		return "  (none)\n"
 	}
 	var b strings.Builder
-	for _, l := range t.lines {
+	earlier := 0
+	if t.fresh >= 0 {
+		earlier = max(len(t.lines)-t.fresh, 0)
+	}
+	for i, l := range t.lines {
+		switch {
+		case i == 0 && earlier > 0:
+			b.WriteString("  (written during earlier scenarios of this process:)\n")
+		case i == earlier && earlier > 0:
+			b.WriteString("  (written during this scenario:)\n")
+		}
 		b.WriteString("  | ")
 		b.WriteString(l)
 		b.WriteByte('\n')
+	}
+	if earlier == len(t.lines) && t.fresh == 0 {
+		b.WriteString("  (nothing written during this scenario)\n")
 	}
 	return b.String()
 }

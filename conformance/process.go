@@ -116,6 +116,10 @@ func (p *Process) Start(setup sim.Setup, port sim.Port) error {
 	p.deadline = time.Now().Add(orDuration(p.Timeout, DefaultTimeout))
 	p.phase = "start"
 	p.standing = nil
+	if c := p.current(); c != nil {
+		c.outTail.mark()
+		c.errTail.mark()
+	}
 	if world, ok := port.(sim.Standing); ok && p.hello.StandingAnswers && !p.OneAtATime {
 		p.standing = world.StandingAnswers()
 	}

@@ -158,14 +158,14 @@ func TestRecheckTellsWhetherTheShortcutsAreTheCause(t *testing.T) {
 	}
 	r := failed(true)
 	conformance.RecheckWithoutShortcuts(context.Background(), &r, []*sim.Scenario{sc}, sim.NewReference(), 3, conformance.Options{})
-	if r.Recheck == nil || len(r.Recheck.Passed) != 1 || !strings.Contains(summary(r), "1 of the 1 failed scenarios re-run pass (hi)") {
+	if r.Recheck == nil || len(r.Recheck.Passed) != 1 || !strings.Contains(summary(r), "1 of the 1 failing scenarios re-run pass (hi)") {
 		t.Errorf("passing one at a time: %+v\n%s", r.Recheck, summary(r))
 	}
 	r = failed(true)
 	wrong := rewriting{Reference: sim.NewReference(), rewrite: noThinkingLevel}
 	conformance.RecheckWithoutShortcuts(context.Background(), &r, []*sim.Scenario{sc}, wrong, 3, conformance.Options{})
 	if s := summary(r); r.Recheck == nil || len(r.Recheck.Checked) != 1 || len(r.Recheck.Passed) != 0 ||
-		!strings.Contains(s, "fail one at a time too: they are not the cause") || strings.Contains(s, "--one-at-a-time, they are") {
+		!strings.Contains(s, "re-run one at a time fails too: the shortcuts are not the cause") || strings.Contains(s, "--one-at-a-time, they are") {
 		t.Errorf("failing one at a time: %+v\n%s", r.Recheck, s)
 	}
 	r = failed(false)

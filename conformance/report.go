@@ -355,7 +355,7 @@ func editDistance(a, b string) int {
 func (r *Report) shortcutsNote() string {
 	took := Shortcuts{DeliveriesAhead: r.DeliveriesAhead, StandingAnswers: r.StandingAnswers}
 	if r.Recheck != nil {
-		return r.Recheck.note(took)
+		return r.Recheck.Note(took)
 	}
 	return took.Note("turnstile conform")
 }

@@ -96,30 +96,42 @@ func RecheckWithoutShortcuts(ctx context.Context, r *Report, suite []*sim.Scenar
 			again = append(again, sc)
 		}
 	}
+	r.Recheck = RerunWithoutShortcuts(ctx, again, impl, opts)
+}
+
+// RerunWithoutShortcuts runs failed scenarios again against impl, which must take no
+// shortcut (a Process with OneAtATime), and says which of them then pass; a scenario
+// skipped or cut short by ctx is left out.
+func RerunWithoutShortcuts(ctx context.Context, failed []*sim.Scenario, impl sim.Implementation, opts Options) *Recheck {
 	opts.OnResult, opts.ExpectFail = nil, nil
-	rerun := Verify(ctx, again, impl, opts)
+	rerun := Verify(ctx, failed, impl, opts)
 	rc := &Recheck{Checked: []string{}, Passed: []string{}}
 	for _, res := range rerun.Results {
+		if res.Status != Pass && res.Status != Fail || ctx.Err() != nil {
+			continue
+		}
 		rc.Checked = append(rc.Checked, res.Scenario)
 		if res.Status == Pass {
 			rc.Passed = append(rc.Passed, res.Scenario)
 		}
 	}
-	r.Recheck = rc
+	return rc
 }
 
-// recheckNote says what the recheck showed: the shortcuts are the cause when a failure
-// went away, and are ruled out when none did.
-func (rc *Recheck) note(s Shortcuts) string {
+// Note says what the recheck showed of the shortcuts s the harness took: they are the cause
+// when a failure went away, and are ruled out when none did; "" when nothing was re-run.
+func (rc *Recheck) Note(s Shortcuts) string {
 	took, likely := s.taken()
 	switch {
 	case len(took) == 0:
 	case len(rc.Passed) > 0:
-		return fmt.Sprintf("%s:\nre-run one at a time (--one-at-a-time), %d of the %d failed scenarios re-run pass (%s), so those\n"+
+		return fmt.Sprintf("%s:\nre-run one at a time (--one-at-a-time), %d of the %d failing scenarios re-run pass (%s), so those\n"+
 			"failures lie in how the adapter takes the shortcuts, not in the loop: most likely the adapter %s\n",
 			strings.Join(took, "; "), len(rc.Passed), len(rc.Checked), strings.Join(rc.Passed, ", "), strings.Join(likely, ", or "))
-	case len(rc.Checked) > 0:
-		return fmt.Sprintf("the exchange's shortcuts were taken (PROTOCOL.md §14-15), but the first %d failed scenarios fail one at a time too: they are not the cause\n", len(rc.Checked))
+	case len(rc.Checked) == 1:
+		return "the exchange's shortcuts were taken (PROTOCOL.md §14-15), but the failing scenario re-run one at a time fails too: the shortcuts are not the cause\n"
+	case len(rc.Checked) > 1:
+		return fmt.Sprintf("the exchange's shortcuts were taken (PROTOCOL.md §14-15), but %d failing scenarios re-run one at a time fail too: the shortcuts are not the cause\n", len(rc.Checked))
 	}
 	return ""
 }

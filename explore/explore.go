@@ -139,6 +139,9 @@ type Result struct {
 	// Shortcuts are the exchange's shortcuts the harness took with the implementation
 	// (deliveries ahead, standing answers); a failure may lie in how its adapter takes them.
 	Shortcuts conformance.Shortcuts
+	// Recheck, when set, is what re-running minimal scenarios without the shortcuts showed
+	// (conformance.RerunWithoutShortcuts): whether the shortcuts are the cause.
+	Recheck *conformance.Recheck
 	// command is Options.Command, which the summary's advice on shortcuts repeats.
 	command string
 	// Err is why the exploration could not run at all (the implementation did not start).

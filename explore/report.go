@@ -237,7 +237,11 @@ func Summary(res Result) string {
 			fmt.Fprintf(&b, "       %s\n", f.Dir)
 		}
 	}
-	b.WriteString(res.Shortcuts.Note(res.command))
+	if res.Recheck != nil {
+		b.WriteString(res.Recheck.Note(res.Shortcuts))
+	} else {
+		b.WriteString(res.Shortcuts.Note(res.command))
+	}
 	return b.String()
 }
 

@@ -175,6 +175,23 @@ failure was found.`,
 			if res.Err != nil {
 				return usage(res.Err)
 			}
+			if impl != "" && res.Failed() && res.Shortcuts != (conformance.Shortcuts{}) && ctx.Err() == nil {
+				// Were the exchange's shortcuts the cause? The minimal scenarios re-run without them say.
+				var minimal []*sim.Scenario
+				for _, f := range res.Failures {
+					if !f.Flaky && f.Minimal != nil && len(minimal) < recheckScenarios {
+						minimal = append(minimal, f.Minimal)
+					}
+				}
+				plain := proc
+				plain.oneAtATime = true
+				if again, err := process(impl, plain); err == nil {
+					p := again()
+					res.Recheck = conformance.RerunWithoutShortcuts(ctx, minimal, p,
+						conformance.Options{Profile: prof, Reference: opts.Reference, Invariants: opts.Invariants, Tracks: tracks})
+					_ = p.Close()
+				}
+			}
 			fmt.Fprint(cmd.OutOrStdout(), explore.Summary(res))
 			if res.Failed() {
 				causes := fmt.Sprintf("%d distinct failures", len(res.Failures))

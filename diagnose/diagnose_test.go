@@ -1,8 +1,8 @@
 package diagnose_test
 
 import (
-	"fmt"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"

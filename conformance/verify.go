@@ -446,7 +446,7 @@ func verifyOne(sc *sim.Scenario, ref, impl sim.Implementation, profile Profile, 
 			if f.Kind != diagnose.Invariant {
 				continue
 			}
-			name, _, _ := strings.Cut(f.Rule, ":")
+			name := f.Invariant
 			res.Violations = append(res.Violations, invariant.Failure{Invariant: name, Violation: invariant.Violation{Entry: f.At.Actual, Msg: f.Actual}}.String())
 			if !seen[name] {
 				seen[name] = true

@@ -494,7 +494,7 @@ func invariantFindings(want, got *sim.Trace, invs []invariant.Invariant, first P
 			continue
 		}
 		fd := Finding{
-			Kind: Invariant, Rule: f.Invariant,
+			Kind: Invariant, Rule: f.Invariant, Invariant: f.Invariant,
 			Says:   "breaks invariant " + f.Invariant + ": " + f.Msg,
 			At:     Position{Actual: f.Entry},
 			Actual: f.Msg,

@@ -34,9 +34,12 @@ type Position struct {
 // Finding is one thing wrong with an implementation's run of one scenario.
 type Finding struct {
 	Kind Kind `json:"kind"`
-	// Rule is the rule the finding breaks: an invariant's name, or the scenario's rule (its
-	// rule ids, or its "# Rule:" sentence).
+	// Rule is the rule the finding breaks, in words: a rule of docs/SEMANTICS.md with its
+	// title, an invariant with its rule ids, or the scenario's rule (its rule ids, or its
+	// "# Rule:" sentence).
 	Rule string `json:"rule"`
+	// Invariant names the invariant an invariant finding breaks ("truncation").
+	Invariant string `json:"invariant,omitempty"`
 	// Says is what is wrong, in a sentence a person who never read pi understands.
 	Says string `json:"says"`
 	// At is where the finding shows in both traces.

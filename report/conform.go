@@ -124,9 +124,10 @@ func writeScenarioPage(dir string, r conformance.Report, res conformance.Result,
 	seen := map[string]bool{}
 	for _, f := range res.Findings {
 		rf := Finding{Rule: string(f.Kind), Msg: f.Says}
-		if name, _, ok := strings.Cut(f.Rule, ": "); ok && f.Kind == diagnose.Invariant && !strings.Contains(name, " ") {
-			rf.Rule += " " + name
-		} else if f.Rule != "" {
+		if f.Kind == diagnose.Invariant && f.Invariant != "" {
+			rf.Rule += " " + f.Invariant
+		}
+		if f.Rule != "" {
 			rf.Detail = "rule: " + f.Rule
 		}
 		if f.Consequence {

@@ -46,32 +46,42 @@ type Cause struct {
 // explained becomes a cause and explains them, until every scenario with findings is
 // explained. A finding after the first divergence never explains a scenario: it may be the
 // divergence's consequence, and two defects often end in the same symptom. Ties go to
-// invariants, which name their rule, then to the signature with more root findings in the
+// invariants, which name their rule, then to the signature that is the earliest root (an
+// error, else at the earliest entry) in more of the scenarios it would explain, then to the
+// signature with more root findings in the
 // scenarios it would explain, then to the first signature in order. Group sets
 // each finding's Cause: the title of the cause of its signature, or else of the cause that
 // explains its scenario.
 func Group(ds []Diagnosis) []Cause {
 	type stat struct {
-		scenarios []int       // indexes into ds, each once
-		roots     []int       // the scenarios where a finding of this signature is not a consequence
-		primary   map[int]int // per scenario, the findings of this signature that are not consequences
+		scenarios []int        // indexes into ds, each once
+		roots     []int        // the scenarios where a finding of this signature is not a consequence
+		primary   map[int]int  // per scenario, the findings of this signature that are not consequences
+		earliest  map[int]bool // the scenarios where this signature is the earliest root
 		kind      Kind
 	}
 	stats := map[string]*stat{}
 	for i, d := range ds {
 		seen, root := map[string]bool{}, map[string]bool{}
 		anyRoot := false
+		first, firstAt := "", 0 // the earliest root finding's signature, and its entry
 		for _, f := range d.Findings {
 			anyRoot = anyRoot || !f.Consequence
+			if at := position(f); !f.Consequence && (first == "" || at < firstAt) {
+				first, firstAt = f.Signature, at
+			}
 		}
 		for _, f := range d.Findings {
 			s := stats[f.Signature]
 			if s == nil {
-				s = &stat{kind: f.Kind, primary: map[int]int{}}
+				s = &stat{kind: f.Kind, primary: map[int]int{}, earliest: map[int]bool{}}
 				stats[f.Signature] = s
 			}
 			if !f.Consequence {
 				s.primary[i]++
+			}
+			if f.Signature == first {
+				s.earliest[i] = true
 			}
 			if !seen[f.Signature] {
 				seen[f.Signature] = true
@@ -88,21 +98,24 @@ func Group(ds []Diagnosis) []Cause {
 	explained := make([]int, len(ds)) // index+1 of the cause explaining ds[i]; 0: none yet
 	var chosen []string
 	for {
-		best, bestN, bestP := "", 0, 0
+		best, bestN, bestE, bestP := "", 0, 0, 0
 		for _, sig := range sortedKeys(stats) {
 			s := stats[sig]
-			n, p := 0, 0
+			n, e, p := 0, 0, 0
 			for _, i := range s.roots {
 				if explained[i] == 0 {
 					n++
 					p += s.primary[i]
+					if s.earliest[i] {
+						e++
+					}
 				}
 			}
 			if n == 0 {
 				continue
 			}
-			if best == "" || n > bestN || (n == bestN && better(p, s.kind, bestP, stats[best].kind)) {
-				best, bestN, bestP = sig, n, p
+			if best == "" || n > bestN || (n == bestN && better(e, p, s.kind, bestE, bestP, stats[best].kind)) {
+				best, bestN, bestE, bestP = sig, n, e, p
 			}
 		}
 		if best == "" {
@@ -207,12 +220,28 @@ func ownRule(sig string) bool {
 	return strings.HasPrefix(sig, "R-") || strings.HasPrefix(sig, runFails)
 }
 
+// position orders root findings by where they show: an error (no entry) first, then by the
+// implementation's entry, else the reference's.
+func position(f Finding) int {
+	switch {
+	case f.At.Actual > 0:
+		return f.At.Actual
+	case f.At.Expected > 0:
+		return f.At.Expected
+	}
+	return 0
+}
+
 // better breaks a tie between two signatures explaining as many scenarios: an invariant
-// (it names its rule), then the one with more root findings in those scenarios; a tie
-// left goes to the signature first in order.
-func better(primary int, kind Kind, bestPrimary int, bestKind Kind) bool {
+// (it names its rule), then the one that is the earliest root in more of those scenarios (a
+// termination bug breaks termination before queue timing), then the one with more root
+// findings in them; a tie left goes to the signature first in order.
+func better(earliest, primary int, kind Kind, bestEarliest, bestPrimary int, bestKind Kind) bool {
 	if (kind == Invariant) != (bestKind == Invariant) {
 		return kind == Invariant
+	}
+	if earliest != bestEarliest {
+		return earliest > bestEarliest
 	}
 	return primary > bestPrimary
 }
@@ -300,9 +329,10 @@ type Symptom struct {
 	Scenarios []string `json:"scenarios"`
 }
 
-// Symptoms groups the findings no cause explains by their root (each finding that comes
-// after a scenario's first divergence and whose signature is not a cause's): fields by name
-// and shape whatever the entry, invariants by name. A symptom of the same field as a
+// Symptoms groups the findings whose signature is no cause's (those after a scenario's first
+// divergence, and the root findings of scenarios another cause explains, whose defect that
+// cause may hide) by their root: fields by name and shape whatever the entry, invariants by
+// name. A symptom of the same field as a
 // cause's divergence is left out (the same value, carried on). Ranked by scenarios.
 func Symptoms(ds []Diagnosis, causes []Cause) []Symptom {
 	chosen := map[string]bool{}
@@ -329,7 +359,7 @@ func Symptoms(ds []Diagnosis, causes []Cause) []Symptom {
 		seen := map[string]bool{}
 		for _, f := range d.Findings {
 			k := symptomKey(f)
-			if !f.Consequence || f.Kind == Expectation || chosen[f.Signature] || causeKeys[k] {
+			if f.Kind == Expectation || chosen[f.Signature] || causeKeys[k] {
 				continue
 			}
 			a := byKey[k]

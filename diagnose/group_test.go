@@ -98,3 +98,20 @@ func TestGroupNamesADivergenceByTheRuleIdsMostScenariosPin(t *testing.T) {
 		t.Errorf("an unknown id is named as it is: %q", title)
 	}
 }
+
+// TestGroupPrefersTheEarliestRootOnTies: two invariants broken in the same scenarios, both
+// root findings: the one broken earlier is the cause (a termination bug breaks termination
+// at the turn's end, then queue timing at the polls after it).
+func TestGroupPrefersTheEarliestRootOnTies(t *testing.T) {
+	inv := func(name string, at int) diagnose.Finding {
+		return diagnose.Finding{Kind: diagnose.Invariant, Signature: "invariant " + name, Rule: name, At: diagnose.Position{Actual: at}}
+	}
+	var ds []diagnose.Diagnosis
+	for _, name := range []string{"s1", "s2"} {
+		ds = append(ds, diagnose.Diagnosis{Scenario: diagnose.Scenario{Name: name}, Findings: []diagnose.Finding{inv("a-later", 41), inv("b-earlier", 39)}})
+	}
+	causes := diagnose.Group(ds)
+	if len(causes) != 1 || causes[0].Signature != "invariant b-earlier" {
+		t.Fatalf("causes %+v", causes)
+	}
+}

@@ -45,18 +45,18 @@ func checkTermination(v *view) []Violation {
 		switch {
 		case t.hasBatch() && w.natural:
 			if t.next < 0 && !v.nextTurnLost(t) {
-				what := "a result without terminate: true"
+				what, rule := "a result without terminate: true (the batch ends the run only when every result says terminate)", "R-TERM-UNANIMOUS"
 				if t.stop == "length" {
-					what = "a truncated batch (it never terminates)"
+					what, rule = "a truncated batch (it never terminates)", "R-TRUNC-NO-TERMINATE"
 				}
-				vs.add(v, t.end, "the batch has %s, but no further request was made", what)
+				vs.addRule(v, t.end, rule, "the batch has %s, but no further request was made", what)
 			}
 		case t.hasBatch():
 			if t.next >= 0 && !w.steered && !w.followed && t.decision != "continue" {
-				vs.add(v, t.next, "every result of the batch has terminate: true and nothing else asked, but another request was made")
+				vs.addRule(v, t.next, "R-TERM-UNANIMOUS", "every result of the batch has terminate: true and nothing else asked, but another request was made")
 			}
 		case t.decision != "continue" && !w.steered && !w.followed && t.next >= 0:
-			vs.add(v, t.next, "the response made no tool calls and nothing asked for more, but another request was made")
+			vs.addRule(v, t.next, "R-CONTENT-DECIDES", "the response made no tool calls and nothing asked for more, but another request was made")
 		}
 	}
 	return vs
@@ -95,7 +95,7 @@ func checkFinishTurn(v *view) []Violation {
 		}
 		w := v.window(t)
 		if !w.natural && !w.steered && !w.followed && t.next < 0 && !v.nextTurnLost(t) {
-			vs.add(v, t.end, "finishTurn answered continue and nothing else asked for a request, but no further request was made")
+			vs.addRule(v, t.end, "R-FINISH-CONTINUE", "finishTurn answered continue and nothing else asked for a request, but no further request was made")
 		}
 	}
 	return vs

@@ -128,6 +128,11 @@ func mustFail(t *testing.T, name string, bad *sim.Trace) {
 	if len(vs) == 0 {
 		t.Fatalf("%s accepts the bad trace:\n%s", name, bad.Timeline())
 	}
+	for _, v := range vs {
+		if v.Rule != "" && !slices.Contains(inv.Rules, v.Rule) {
+			t.Errorf("%s: a violation names %s, which the invariant does not list in its Rules", name, v.Rule)
+		}
+	}
 	t.Logf("%s: %s", name, vs[0])
 }
 
@@ -245,7 +250,7 @@ run: ["go"]
 `)
 	t.Run("non-unanimous batch ends the run", func(t *testing.T) {
 		i := find(t, tr, "ev    tool_execution_end s2", 0)
-		mustFail(t, "termination", edit(t, tr, i, false, func(m map[string]any) {
+		mustBreak(t, "termination", "R-TERM-UNANIMOUS", edit(t, tr, i, false, func(m map[string]any) {
 			delete(m["result"].(map[string]any), "terminate")
 		}))
 	})
@@ -256,7 +261,7 @@ run: ["go"]
 			i := find(t, bad, "ev    tool_execution_end "+id, 0)
 			bad = edit(t, bad, i, false, func(m map[string]any) { m["result"].(map[string]any)["terminate"] = true })
 		}
-		mustFail(t, "termination", bad)
+		mustBreak(t, "termination", "R-TERM-UNANIMOUS", bad)
 	})
 }
 

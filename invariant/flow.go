@@ -1,6 +1,7 @@
 package invariant
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/turnstile-dev/turnstile/sim"
@@ -209,7 +210,12 @@ func checkQueueTiming(v *view) []Violation {
 		if len(calls) > 0 {
 			at = calls[min(k, len(calls)-1)]
 		}
-		vs.addRule(v, at, pollRule(got, want, ok), "after turn %d the loop called [%s], expected [%s]", t.n, shortList(got), shortList(want))
+		rule, why := pollRule(got, want, ok), ""
+		if rule == "R-POLL-FOLLOW-UP" && t.hasBatch() && v.window(t).natural && slices.Contains(got, sim.HookFollowUp) {
+			why = ": the batch has a result without terminate: true, so the loop was not stopping and polls no follow-up" +
+				" (did it take the batch as terminating? R-TERM-UNANIMOUS)"
+		}
+		vs.addRule(v, at, rule, "after turn %d the loop called [%s], expected [%s]%s", t.n, shortList(got), shortList(want), why)
 	}
 	return vs
 }

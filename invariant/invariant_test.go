@@ -311,7 +311,12 @@ func TestQueueTiming(t *testing.T) {
 	}
 	t.Run("follow-up while tool results wait", func(t *testing.T) {
 		i := find(t, tr, "call  getSteeringMessages", 1) // poll C after turn 1
-		mustBreak(t, "queue-timing", "R-POLL-FOLLOW-UP", insert(tr, i+1, poll(sim.HookFollowUp)))
+		bad := insert(tr, i+1, poll(sim.HookFollowUp))
+		mustBreak(t, "queue-timing", "R-POLL-FOLLOW-UP", bad)
+		inv, _ := invariant.ByName("queue-timing")
+		if vs := inv.Check(bad); !strings.Contains(vs[0].Msg, "so the loop was not stopping") {
+			t.Errorf("the violation does not say why no follow-up poll was due: %s", vs[0].Msg)
+		}
 	})
 	t.Run("poll C inside the turn", func(t *testing.T) {
 		mustBreak(t, "queue-timing", "R-POLL-NEVER-ELSE", move(tr, find(t, tr, "ev    turn_end", 0), find(t, tr, "call  getSteeringMessages", 2)))

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
+	"github.com/turnstile-dev/turnstile/docs"
 	"github.com/turnstile-dev/turnstile/invariant"
 )
 
@@ -163,18 +165,27 @@ func Group(ds []Diagnosis) []Cause {
 		if s.kind == Divergence && !ownRule(sig) {
 			// A divergence breaks what its scenarios pin: the rule ids most of them share.
 			var common []string
-			least := len(s.scenarios)
 			for _, id := range sortedKeys(ids) {
 				if ids[id]*2 > len(s.scenarios) {
 					common = append(common, id)
-					least = min(least, ids[id])
 				}
 			}
-			if len(common) > 0 {
-				cause.Rule = RuleTitles(common)
-				if least < len(s.scenarios) {
-					cause.Rule += fmt.Sprintf(" (pinned by %d of the %d scenarios)", least, len(s.scenarios))
+			// Most pinned first; among equals, in the contract's order (the loop's steps).
+			slices.SortStableFunc(common, func(a, b string) int {
+				if ids[a] != ids[b] {
+					return ids[b] - ids[a]
 				}
+				return docOrder(a) - docOrder(b)
+			})
+			if len(common) > 0 {
+				parts := make([]string, len(common))
+				for k, id := range common {
+					parts[k] = RuleTitles([]string{id})
+					if ids[id] < len(s.scenarios) {
+						parts[k] += fmt.Sprintf(" (pinned by %d of the %d scenarios)", ids[id], len(s.scenarios))
+					}
+				}
+				cause.Rule = strings.Join(parts, "; ")
 			}
 		}
 		if inv, ok := invariant.ByName(strings.TrimPrefix(sig, "invariant ")); ok && s.kind == Invariant && cause.Rule == invariantRule(inv, "", false) {
@@ -213,6 +224,23 @@ func Group(ds []Diagnosis) []Cause {
 	})
 	return causes
 }
+
+// docOrder is a rule's place in docs/SEMANTICS.md (an unknown id last).
+func docOrder(id string) int {
+	if i, ok := ruleIndex()[id]; ok {
+		return i
+	}
+	return 1 << 30
+}
+
+// ruleIndex maps each rule id of docs/SEMANTICS.md to its place, read once.
+var ruleIndex = sync.OnceValue(func() map[string]int {
+	out := map[string]int{}
+	for i, r := range docs.Rules() {
+		out[r.ID] = i
+	}
+	return out
+})
 
 // ownRule reports whether a divergence's signature carries its own rule, which its scenarios'
 // rules must not replace: a field one rule governs (fieldRules), a run that fails.

@@ -1,6 +1,7 @@
 package diagnose_test
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -113,5 +114,25 @@ func TestGroupPrefersTheEarliestRootOnTies(t *testing.T) {
 	causes := diagnose.Group(ds)
 	if len(causes) != 1 || causes[0].Signature != "invariant b-earlier" {
 		t.Fatalf("causes %+v", causes)
+	}
+}
+
+// TestACauseRanksTheRulesItsScenariosPin: the rules most of a divergence's scenarios pin,
+// the most pinned first, equals in the contract's order, each with its own count.
+func TestACauseRanksTheRulesItsScenariosPin(t *testing.T) {
+	var ds []diagnose.Diagnosis
+	for i, rules := range [][]string{{"R-TIME-DURATION", "R-TOOL-AFTER"}, {"R-TIME-DURATION", "R-TOOL-AFTER"}, {"R-TOOL-AFTER"}} {
+		sc := diagnose.Scenario{Name: fmt.Sprintf("s%d", i), Rules: rules}
+		ds = append(ds, diagnose.Diagnosis{Scenario: sc, Findings: []diagnose.Finding{finding("A", false, "r")}})
+	}
+	want := "R-TOOL-AFTER (afterToolCall); R-TIME-DURATION (durationMs) (pinned by 2 of the 3 scenarios)"
+	if causes := diagnose.Group(ds); len(causes) != 1 || causes[0].Rule != want {
+		t.Fatalf("causes %+v, want rule %q", causes, want)
+	}
+	ds[2].Scenario.Rules = []string{"R-TIME-DURATION"}
+	ds[1].Scenario.Rules = []string{"R-TOOL-AFTER"}
+	want = "R-TOOL-AFTER (afterToolCall) (pinned by 2 of the 3 scenarios); R-TIME-DURATION (durationMs) (pinned by 2 of the 3 scenarios)"
+	if causes := diagnose.Group(ds); len(causes) != 1 || causes[0].Rule != want {
+		t.Fatalf("causes %+v, want rule %q", causes, want)
 	}
 }

@@ -150,7 +150,7 @@ func testFiles(t *testing.T, port GoPort, files []*scenarios.File, options []Tes
 		supported[h] = true
 	}
 	opts := Options{Profile: cfg.profile, ExpectFail: expect, Scenarios: diagnose.FromFiles(files)}
-	report := Report{Implementation: describeHello(Hello{Name: hello.Name, Version: hello.Version, Tracks: tracks}), Profile: cfg.profile}
+	report := Report{Implementation: describeHello(Hello{Name: hello.Name, Version: hello.Version, Tracks: tracks}, ""), Profile: cfg.profile}
 	began := time.Now()
 	for _, f := range files {
 		sc := f.Scenario

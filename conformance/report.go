@@ -135,8 +135,11 @@ func headlines(fs []diagnose.Finding, n int) string {
 			parts = append(parts, fmt.Sprintf("and %d more", len(order)-n))
 			break
 		}
+		const most = 5 // entries named: a defect repeated every turn is at hundreds
 		if es := at[h]; len(es) == 1 {
 			h += " (entry " + es[0] + ")"
+		} else if len(es) > most+1 {
+			h += fmt.Sprintf(" (entries %s and %d more)", strings.Join(es[:most], ", "), len(es)-most)
 		} else if len(es) > 1 {
 			h += " (entries " + strings.Join(es, ", ") + ")"
 		}

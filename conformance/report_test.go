@@ -212,4 +212,15 @@ func TestProgressSaysWhereAFoldedKindWasShown(t *testing.T) {
 	if !strings.Contains(second, "all of kinds shown in full above (the first under fam/one): ") {
 		t.Errorf("a later scenario:\n%s", second)
 	}
+	// A kind repeated at two hundred entries names five of them.
+	var many []diagnose.Finding
+	for i := range 200 {
+		g := f
+		g.At = diagnose.Position{Actual: 10 + i, Expected: 10 + i}
+		many = append(many, g)
+	}
+	third := p.Text(conformance.Result{Scenario: "fam/three", Status: conformance.Fail, Reason: "traces differ", Findings: many})
+	if !strings.Contains(third, "(entries 10, 11, 12, 13, 14 and 195 more)") || len(third) > 400 {
+		t.Errorf("a kind at many entries:\n%s", third)
+	}
 }

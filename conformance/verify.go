@@ -218,7 +218,7 @@ func verify(ctx context.Context, suite []*sim.Scenario, impl sim.Implementation,
 		if err != nil {
 			report.StartError = err.Error()
 		} else {
-			report.Implementation = describeHello(hello)
+			report.Implementation = describeHello(hello, opts.Tracks)
 			if p, isProcess := impl.(*Process); isProcess {
 				took := p.shortcuts(hello)
 				report.DeliveriesAhead, report.StandingAnswers = took.DeliveriesAhead, took.StandingAnswers
@@ -371,12 +371,19 @@ func (r *Report) finish(opts Options) {
 // for callers of the conformance API.
 func VersionLess(a, b string) bool { return loop.VersionLess(a, b) }
 
-func describeHello(h Hello) string {
+// describeHello names an implementation by its hello: its name, version and the pi it
+// tracks, and the pi it is held to when that is another (heldTo, Options.Tracks) or when it
+// claims a pi newer than the reference knows.
+func describeHello(h Hello, heldTo string) string {
 	s := h.Name
 	if h.Version != "" {
 		s += " " + h.Version
 	}
 	switch {
+	case heldTo != "" && heldTo != h.Tracks && h.Tracks != "":
+		s += " (tracks pi " + h.Tracks + "; held to pi " + heldTo + ")"
+	case heldTo != "" && h.Tracks == "":
+		s += " (held to pi " + heldTo + ")"
 	case h.Tracks == "":
 	case loop.VersionLess(loop.NewestVersion, h.Tracks):
 		s += " (tracks pi " + h.Tracks + ", held to " + loop.NewestVersion + ", the newest pi the reference knows)"

@@ -125,8 +125,14 @@ func sideOf(p string) (side, error) {
 	}
 	if bytes.HasPrefix(bytes.TrimSpace(data), []byte("{")) {
 		for i, line := range bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n")) {
-			if line = bytes.TrimSpace(line); len(line) == 0 || line[0] != '{' || !json.Valid(line) {
-				return side{}, fmt.Errorf("%s:%d: not a JSON object, so %s is not a JSON-lines trace (diff takes a scenario, a trace from turnstile run --format jsonl, or a timeline)", p, i+1, p)
+			// An entry: a JSON object with its sequence number and kind (any kind, so that a
+			// trace edited by hand still compares, the edit shown as a difference).
+			var e struct {
+				Seq  *json.Number `json:"seq"`
+				Kind *string      `json:"kind"`
+			}
+			if line = bytes.TrimSpace(line); len(line) == 0 || line[0] != '{' || json.Unmarshal(line, &e) != nil || e.Seq == nil || e.Kind == nil {
+				return side{}, fmt.Errorf("%s:%d: not a trace entry (a JSON object with seq and kind), so %s is not a JSON-lines trace (diff takes a scenario, a trace from turnstile run --format jsonl, or a timeline)", p, i+1, p)
 			}
 		}
 		return side{jsonl: data}, nil

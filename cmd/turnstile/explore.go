@@ -18,6 +18,16 @@ import (
 	"github.com/turnstile-dev/turnstile/sim"
 )
 
+// quiet makes processes that keep their stderr to themselves (its last lines for a crash
+// report) instead of copying it to turnstile's.
+func quiet(newProcess func() *conformance.Process) func() *conformance.Process {
+	return func() *conformance.Process {
+		p := newProcess()
+		p.Stderr = nil
+		return p
+	}
+}
+
 func exploreCmd() *cobra.Command {
 	var (
 		impl, seed, out, shard, profile, ignore, tracks string
@@ -57,6 +67,11 @@ shows one counts as ignored, so the next exploration looks past them.
 --jobs N checks N runs at once: in-process one per CPU by default; with --impl one by
 default, and each job starts its own adapter process. The runs are still taken in their
 order, so the causes, their counts and their minimal scenarios are those of one job.
+The adapter's stderr is not copied through (a kit notes every failed run, expected or
+not): a crash report keeps its last lines, and conform on a cause's minimal scenario (the
+command its README gives) shows it whole, tracebacks included. When the adapter took the
+exchange's shortcuts (PROTOCOL.md §14-15), the minimal scenarios of up to three causes are
+re-run one at a time, and the summary says whether the shortcuts are the cause.
 
 The seed is printed first; a 40-hex git commit hash is accepted as a seed, so CI can
 explore a different, reproducible part of the space for every commit. Without --impl the
@@ -134,6 +149,10 @@ failure was found.`,
 				if err != nil {
 					return usage(err)
 				}
+				// Thousands of runs: the adapter's stderr is not copied through (a kit logs every
+				// failed run, the expected ones too); its last lines stay in crash reports, and
+				// conform on a cause's minimal scenario shows it whole.
+				newProcess = quiet(newProcess)
 				// A process serves runs one after another, a session each, as in a suite; each
 				// job has one.
 				procs := &conformance.Pool{New: newProcess}
@@ -186,6 +205,7 @@ failure was found.`,
 				plain := proc
 				plain.oneAtATime = true
 				if again, err := process(impl, plain); err == nil {
+					again = quiet(again)
 					p := again()
 					res.Recheck = conformance.RerunWithoutShortcuts(ctx, minimal, p,
 						conformance.Options{Profile: prof, Reference: opts.Reference, Invariants: opts.Invariants, Tracks: tracks})

@@ -124,7 +124,8 @@ func TestDiffRefusesWhatIsNotATrace(t *testing.T) {
 	golden := "golden/testdata/truncation/basic.golden"
 	for _, c := range []struct{ file, want string }{
 		{write("garbage.txt", "garbage{\n"), "garbage.txt:1: not a timeline line"},
-		{write("half.jsonl", "{\"seq\":1}\nnope\n"), "half.jsonl:2: not a JSON object"},
+		{write("half.jsonl", "{\"seq\":1,\"kind\":\"event\"}\nnope\n"), "half.jsonl:2: not a trace entry"},
+		{write("object.json", "{\"a\":1}\n"), "object.json:1: not a trace entry (a JSON object with seq and kind)"},
 		{write("two.txt", "=== a  (a.yaml)\n      0ms  ev    agent_start\n\n=== b  (b.yaml)\n"), "more than one scenario"},
 	} {
 		_, errOut, code := turnstile(t, "diff", golden, c.file)

@@ -200,8 +200,12 @@ func (s Scenario) RuleName() string {
 	case s.Rule != "":
 		return s.Rule
 	}
-	return "the reference's trace"
+	return NoRule
 }
+
+// NoRule is the rule of a divergence in a scenario that names none (a generated one): what
+// the reference's trace does.
+const NoRule = "the reference's trace"
 
 // RuleTitles names rules of docs/SEMANTICS.md by id and title: "R-POLL-B (…); R-TRUNC-1 (…)".
 func RuleTitles(ids []string) string {

@@ -175,7 +175,7 @@ func Group(ds []Diagnosis) []Cause {
 				if ids[a] != ids[b] {
 					return ids[b] - ids[a]
 				}
-				return docOrder(a) - docOrder(b)
+				return RuleOrder(a) - RuleOrder(b)
 			})
 			if len(common) > 0 {
 				parts := make([]string, len(common))
@@ -225,8 +225,9 @@ func Group(ds []Diagnosis) []Cause {
 	return causes
 }
 
-// docOrder is a rule's place in docs/SEMANTICS.md (an unknown id last).
-func docOrder(id string) int {
+// RuleOrder is a rule's place in docs/SEMANTICS.md (an unknown id last), to list rules in
+// the contract's order.
+func RuleOrder(id string) int {
 	if i, ok := ruleIndex()[id]; ok {
 		return i
 	}

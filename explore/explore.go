@@ -251,6 +251,19 @@ func (p *Problem) Signature() string { return p.Cause().Signature }
 // Rule is the rule the problem's cause breaks.
 func (p *Problem) Rule() string { return p.Cause().Rule }
 
+// Rule is the rule the failure's cause breaks; when it names none (a divergence no invariant
+// sees, in a generated scenario), the rules its minimal scenario exercises, as a lead.
+func (f *Failure) Rule() string {
+	r := f.Problem.Rule()
+	if r != diagnose.NoRule || f.Minimal == nil {
+		return r
+	}
+	if ids := Exercised(f.Minimal); len(ids) > 0 {
+		r += " (no invariant names the rule; the minimal scenario exercises " + diagnose.RuleTitles(ids) + ")"
+	}
+	return r
+}
+
 // signatures returns the set of the signatures of the problem's possible causes.
 func (p *Problem) signatures() map[string]bool {
 	out := map[string]bool{}

@@ -5,10 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/sim"
 )
@@ -165,12 +167,33 @@ func TestRecheckTellsWhetherTheShortcutsAreTheCause(t *testing.T) {
 	wrong := rewriting{Reference: sim.NewReference(), rewrite: noThinkingLevel}
 	conformance.RecheckWithoutShortcuts(context.Background(), &r, []*sim.Scenario{sc}, wrong, 3, conformance.Options{})
 	if s := summary(r); r.Recheck == nil || len(r.Recheck.Checked) != 1 || len(r.Recheck.Passed) != 0 ||
-		!strings.Contains(s, "re-run one at a time fails too: the shortcuts are not the cause") || strings.Contains(s, "--one-at-a-time, they are") {
+		!strings.Contains(s, "re-run one at a time, one scenario per cause, hi fails too: the shortcuts are not its cause") || strings.Contains(s, "--one-at-a-time, they are") {
 		t.Errorf("failing one at a time: %+v\n%s", r.Recheck, s)
+	}
+	r.Recheck.Untried = 2
+	if s := summary(r); !strings.Contains(s, "; 2 more causes not re-run (--one-at-a-time tries them all)") {
+		t.Errorf("causes left untried are not said:\n%s", s)
 	}
 	r = failed(false)
 	conformance.RecheckWithoutShortcuts(context.Background(), &r, []*sim.Scenario{sc}, sim.NewReference(), 3, conformance.Options{})
 	if r.Recheck != nil {
 		t.Errorf("no shortcut taken, yet re-run: %+v", r.Recheck)
+	}
+}
+
+// TestRecheckTakesOneScenarioPerCause: the scenarios re-run are one per cause, the causes
+// touching the most first, and the causes left over are counted, not spoken for.
+func TestRecheckTakesOneScenarioPerCause(t *testing.T) {
+	var suite []*sim.Scenario
+	r := conformance.Report{DeliveriesAhead: true, Failed: 3}
+	for _, name := range []string{"a", "b", "c"} {
+		suite = append(suite, &sim.Scenario{Name: name, Model: testModel, Prompts: []loop.Message{user("go")},
+			Responses: []sim.Response{{Content: loop.Text("hi")}}})
+		r.Results = append(r.Results, conformance.Result{Scenario: name, Status: conformance.Fail})
+	}
+	r.Causes = []diagnose.Cause{{Explains: []string{"b", "a"}}, {Explains: []string{"c"}}}
+	conformance.RecheckWithoutShortcuts(context.Background(), &r, suite, sim.NewReference(), 1, conformance.Options{})
+	if r.Recheck == nil || !slices.Equal(r.Recheck.Checked, []string{"b"}) || r.Recheck.Untried != 1 {
+		t.Errorf("recheck %+v", r.Recheck)
 	}
 }

@@ -77,6 +77,9 @@ func (p *Pool) Shortcuts() (Shortcuts, error) {
 type Recheck struct {
 	Checked []string `json:"checked"`
 	Passed  []string `json:"passed"`
+	// Untried counts the causes none of whose scenarios was re-run: the recheck says nothing
+	// of them.
+	Untried int `json:"untried,omitempty"`
 }
 
 // RecheckWithoutShortcuts re-runs up to max of the report's failed scenarios (from suite)
@@ -90,13 +93,29 @@ func RecheckWithoutShortcuts(ctx context.Context, r *Report, suite []*sim.Scenar
 	for _, sc := range suite {
 		byName[sc.Name] = sc
 	}
+	// One scenario per cause, the causes touching the most scenarios first: the verdict
+	// then speaks for those causes, and says how many it leaves untried.
 	var again []*sim.Scenario
-	for _, res := range r.Results {
-		if sc := byName[res.Scenario]; res.Status == Fail && sc != nil && len(again) < max {
-			again = append(again, sc)
+	untried := 0
+	for _, c := range r.Causes {
+		if len(c.Explains) == 0 || byName[c.Explains[0]] == nil {
+			continue
+		}
+		if len(again) == max {
+			untried++
+			continue
+		}
+		again = append(again, byName[c.Explains[0]])
+	}
+	if len(again) == 0 { // no cause: failures without findings
+		for _, res := range r.Results {
+			if sc := byName[res.Scenario]; res.Status == Fail && sc != nil && len(again) < max {
+				again = append(again, sc)
+			}
 		}
 	}
 	r.Recheck = RerunWithoutShortcuts(ctx, again, impl, opts)
+	r.Recheck.Untried = untried
 }
 
 // RerunWithoutShortcuts runs failed scenarios again against impl, which must take no
@@ -118,6 +137,14 @@ func RerunWithoutShortcuts(ctx context.Context, failed []*sim.Scenario, impl sim
 	return rc
 }
 
+// untried says how many causes were not re-run, if any.
+func (rc *Recheck) untried() string {
+	if rc.Untried == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d more cause%s not re-run (--one-at-a-time tries them all)", rc.Untried, plural(rc.Untried))
+}
+
 // Note says what the recheck showed of the shortcuts s the harness took: they are the cause
 // when a failure went away, and are ruled out when none did; "" when nothing was re-run.
 func (rc *Recheck) Note(s Shortcuts) string {
@@ -125,13 +152,14 @@ func (rc *Recheck) Note(s Shortcuts) string {
 	switch {
 	case len(took) == 0:
 	case len(rc.Passed) > 0:
-		return fmt.Sprintf("%s:\nre-run one at a time (--one-at-a-time), %d of the %d failing scenarios re-run pass (%s), so those\n"+
-			"failures lie in how the adapter takes the shortcuts, not in the loop: most likely the adapter %s\n",
+		verdict := fmt.Sprintf("%s:\nre-run one at a time (--one-at-a-time), %d of the %d failing scenarios re-run pass (%s), so those\n"+
+			"failures lie in how the adapter takes the shortcuts, not in the loop: most likely the adapter %s",
 			strings.Join(took, "; "), len(rc.Passed), len(rc.Checked), strings.Join(rc.Passed, ", "), strings.Join(likely, ", or "))
-	case len(rc.Checked) == 1:
-		return "the exchange's shortcuts were taken (PROTOCOL.md §14-15), but the failing scenario re-run one at a time fails too: the shortcuts are not the cause\n"
-	case len(rc.Checked) > 1:
-		return fmt.Sprintf("the exchange's shortcuts were taken (PROTOCOL.md §14-15), but %d failing scenarios re-run one at a time fail too: the shortcuts are not the cause\n", len(rc.Checked))
+		return verdict + rc.untried() + "\n"
+	case len(rc.Checked) > 0:
+		verdict := fmt.Sprintf("the exchange's shortcuts were taken (PROTOCOL.md §14-15), but re-run one at a time, one scenario per cause, %s fail%s too: the shortcuts are not %s cause",
+			strings.Join(rc.Checked, ", "), map[bool]string{true: "s", false: ""}[len(rc.Checked) == 1], map[bool]string{true: "its", false: "their"}[len(rc.Checked) == 1])
+		return verdict + rc.untried() + "\n"
 	}
 	return ""
 }

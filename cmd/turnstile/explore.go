@@ -197,9 +197,14 @@ failure was found.`,
 			if impl != "" && res.Failed() && res.Shortcuts != (conformance.Shortcuts{}) && ctx.Err() == nil {
 				// Were the exchange's shortcuts the cause? The minimal scenarios re-run without them say.
 				var minimal []*sim.Scenario
+				untried := 0
 				for _, f := range res.Failures {
-					if !f.Flaky && f.Minimal != nil && len(minimal) < recheckScenarios {
+					switch {
+					case f.Flaky || f.Minimal == nil:
+					case len(minimal) < recheckScenarios:
 						minimal = append(minimal, f.Minimal)
+					default:
+						untried++
 					}
 				}
 				plain := proc
@@ -209,6 +214,7 @@ failure was found.`,
 					p := again()
 					res.Recheck = conformance.RerunWithoutShortcuts(ctx, minimal, p,
 						conformance.Options{Profile: prof, Reference: opts.Reference, Invariants: opts.Invariants, Tracks: tracks})
+					res.Recheck.Untried = untried
 					_ = p.Close()
 				}
 			}

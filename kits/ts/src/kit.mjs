@@ -1,6 +1,6 @@
 // The adapter's main loop: hello, sessions, deliveries, idle, stop and shutdown.
 
-import { CallError, DeliveryError, Session } from "./session.mjs";
+import { CallError, DeliveryError, Session, StreamError } from "./session.mjs";
 import { clock, discardJobs, hasRunnable, installVirtualTime, real, runJob, takeRunnable } from "./vtime.mjs";
 import { AdapterError, ProtocolError, Shutdown, Wire } from "./wire.mjs";
 
@@ -62,14 +62,14 @@ export function errorText(err) {
 const BUG_TYPES = [TypeError, ReferenceError, RangeError, SyntaxError];
 
 /**
- * Says with log what a failed run most likely is: nothing for a CallError (the harness's
- * scripted failure, passed on as the scenario means), the stack for a bug (TypeError,
+ * Says with log what a failed run most likely is: nothing for a CallError or a StreamError
+ * (the harness's scripted failure, passed on as the scenario means), the stack for a bug (TypeError,
  * ReferenceError, …), one line for anything else; TURNSTILE_KIT_DEBUG=1 gives every stack.
  */
 function logFailure(log, err) {
 	if (process.env.TURNSTILE_KIT_DEBUG || BUG_TYPES.some((t) => err instanceof t)) {
 		log(`turnstile-kit: the run failed with ${err?.name ?? typeof err}:\n${err?.stack ?? err}`);
-	} else if (!(err instanceof CallError)) {
+	} else if (!(err instanceof CallError || err instanceof StreamError)) {
 		log(`turnstile-kit: the run failed: ${errorText(err)}`);
 	}
 }

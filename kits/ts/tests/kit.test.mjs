@@ -333,19 +333,20 @@ test("a run that throws at once, and one that returns nothing", async () => {
 	assert.deepEqual(briefs(written), ["hello", 'end {"error":"no loop"}', "idle", "stopped", 'end {"messages":[]}', "idle", "stopped"]);
 });
 
-test("a failed run's log says what it most likely is: a scripted CallError nothing, a bug its stack, anything else a line", async () => {
+test("a failed run's log says what it most likely is: a scripted CallError or StreamError nothing, a bug its stack, anything else a line", async () => {
 	const saved = process.env.TURNSTILE_KIT_DEBUG;
 	delete process.env.TURNSTILE_KIT_DEBUG;
 	try {
 		const { written, logs } = await converse(
 			(s) => {
 				if (s.id === 1) throw new CallError("provider exploded");
+				if (s.id === 4) throw new StreamError("socket closed");
 				if (s.id === 2) return {}.result.durationMs;
 				throw new Error("Cannot continue");
 			},
-			[HELLO, start(1), stop(1), start(2), stop(2), start(3), stop(3)],
+			[HELLO, start(1), stop(1), start(2), stop(2), start(3), stop(3), start(4), stop(4)],
 		);
-		assert.equal(briefs(written).filter((b) => b.startsWith("end")).length, 3);
+		assert.equal(briefs(written).filter((b) => b.startsWith("end")).length, 4);
 		assert.equal(logs.length, 2, logs.join("\n"));
 		assert.match(logs[0], /^turnstile-kit: the run failed with TypeError:\nTypeError: Cannot read properties of undefined \(reading 'durationMs'\)\n\s+at /);
 		assert.equal(logs[1], "turnstile-kit: the run failed: Cannot continue");

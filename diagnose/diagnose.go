@@ -70,12 +70,11 @@ func Diagnose(sc Scenario, want, got *sim.Trace, opts Options) []Finding {
 	// A divergence at an entry that breaks an invariant, or in a message that does, breaks
 	// the invariant's rule, which says more than the scenario's: an extra steering poll in a
 	// scenario about aborts breaks the polling rule, not the abort rule.
-	if len(divs) > 0 && strings.HasPrefix(divs[0].Signature, runFails) {
-		// What a failed run's end breaks follows from the failure.
+	if len(divs) > 0 && (strings.HasPrefix(divs[0].Signature, runFails) || strings.HasPrefix(divs[0].Signature, runReturns)) {
+		// The runs agree up to where one ended, so whatever invariant the run breaks
+		// follows from how it ended (a message left open by a run that returned, say).
 		for i := range invs {
-			if invs[i].At.Actual == len(got.Entries) {
-				invs[i].Consequence = true
-			}
+			invs[i].Consequence = true
 		}
 	}
 	for i := range out {
@@ -105,42 +104,62 @@ func Diagnose(sc Scenario, want, got *sim.Trace, opts Options) []Finding {
 	return out
 }
 
-// runFailure makes a run that failed where the reference's did not (or failed otherwise) the
-// root finding: the entries it lacks before its end, and its end, follow from the failure
-// (a KeyError in the loop, say), which is what to fix. divs are the divergences found; the
-// result is divs, or the failure first and divs, the end's own, left out, as consequences.
+// runFailure makes the end of a run the root finding when the two runs agree up to where
+// one of them ends and they end differently: the implementation's failed where the
+// reference's did not (a KeyError in the loop), or failed otherwise, or returned where the
+// reference's failed (a swallowed stream error). What follows from that (entries the failed
+// run lacks, or the returned run's extra ones) are its consequences. A run that fails after
+// an earlier divergence (a request beyond the script, after an extra turn) keeps that
+// divergence as its root. divs are the divergences found; the result is divs, or the end
+// first and divs, the end's own fields left out, as consequences.
 func runFailure(want, got []sim.Entry, divs []Finding) []Finding {
 	if len(want) == 0 || len(got) == 0 || len(divs) == 0 {
 		return divs
 	}
 	w, g := want[len(want)-1], got[len(got)-1]
-	if g.Kind != sim.KindEnd || g.Error == "" || w.Kind != sim.KindEnd || w.Error == g.Error {
+	if g.Kind != sim.KindEnd || w.Kind != sim.KindEnd || w.Error == g.Error {
 		return divs
 	}
 	// The two ends differ as the profile compares them (a semantic profile may leave a
-	// failure's text free).
+	// failure's text free), and nothing before the end of the run that stopped first does.
 	if !slices.ContainsFunc(divs, func(d Finding) bool { return d.At.Actual == len(got) && d.At.Expected == len(want) }) {
 		return divs
 	}
-	theirs := "returned"
-	if w.Error != "" {
-		theirs = fmt.Sprintf("failed with %q", w.Error)
+	var root Finding
+	switch first := divs[0].At; {
+	case g.Error != "" && first.Actual == len(got):
+		theirs := "returned"
+		if w.Error != "" {
+			theirs = fmt.Sprintf("failed with %q", w.Error)
+		}
+		general := digitsRE.ReplaceAllString(firstLine(g.Error), "N")
+		root = Finding{
+			Says: fmt.Sprintf("the implementation's run failed with %q where the reference's %s (R-FAIL-THROW says what fails a run; "+
+				"the implementation's stderr may say where): what it lacks before its end follows from that", g.Error, theirs),
+			Path: "data.error", Expected: "(absent)", Actual: strconv.Quote(g.Error),
+			Signature: runFails + general,
+			Headline:  "the run fails with " + strconv.Quote(general) + " where the reference's does not",
+		}
+		if w.Error != "" {
+			root.Expected = strconv.Quote(w.Error)
+			root.Headline = "the run fails with " + strconv.Quote(general) + " where the reference's fails otherwise"
+		}
+	case g.Error == "" && first.Expected == len(want):
+		general := digitsRE.ReplaceAllString(firstLine(w.Error), "N")
+		root = Finding{
+			Says: fmt.Sprintf("the implementation's run went on and returned where the reference's failed with %q (R-FAIL-THROW says what "+
+				"fails a run: was the error caught?): what it has after that point follows from that", w.Error),
+			Path: "data.error", Expected: strconv.Quote(w.Error), Actual: "(absent)",
+			// One signature whatever the error: the scenarios script different ones.
+			Signature: runReturns,
+			Headline:  "the run returns where the reference's fails (with " + strconv.Quote(general) + ", for example)",
+		}
+	default:
+		return divs
 	}
-	general := digitsRE.ReplaceAllString(firstLine(g.Error), "N")
-	root := Finding{
-		Kind: Divergence, Rule: RuleTitles([]string{"R-FAIL-THROW"}),
-		Says: fmt.Sprintf("the implementation's run failed with %q where the reference's %s (R-FAIL-THROW says what fails a run; "+
-			"the implementation's stderr may say where): what it lacks before its end follows from that", g.Error, theirs),
-		At:           Position{Expected: len(want), Actual: len(got)},
-		ExpectedLine: sim.TimelineLine(w), ActualLine: sim.TimelineLine(g),
-		Path: "data.error", Expected: "(absent)", Actual: strconv.Quote(g.Error),
-		Signature: runFails + general,
-		Headline:  "the run fails with " + strconv.Quote(general) + " where the reference's does not",
-	}
-	if w.Error != "" {
-		root.Expected = strconv.Quote(w.Error)
-		root.Headline = "the run fails with " + strconv.Quote(general) + " where the reference's fails otherwise"
-	}
+	root.Kind, root.Rule = Divergence, RuleTitles([]string{"R-FAIL-THROW"})
+	root.At = Position{Expected: len(want), Actual: len(got)}
+	root.ExpectedLine, root.ActualLine = sim.TimelineLine(w), sim.TimelineLine(g)
 	out := []Finding{root}
 	for _, d := range divs {
 		if d.At.Actual == len(got) && d.At.Expected == len(want) {
@@ -154,8 +173,12 @@ func runFailure(want, got []sim.Entry, divs []Finding) []Finding {
 
 var digitsRE = regexp.MustCompile(`\d+`)
 
-// runFails starts the signature of a run that fails where the reference's does not.
-const runFails = "run fails: "
+// runFails starts the signature of a run that fails where the reference's does not;
+// runReturns of one that returns where the reference's fails.
+const (
+	runFails   = "run fails: "
+	runReturns = "run returns where the reference's fails"
+)
 
 // StrictValue is an entry as compared by the strict profile: its canonical JSON decoded
 // with numbers kept as text, without the sequence number (positions are aligned instead).

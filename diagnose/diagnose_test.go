@@ -369,3 +369,47 @@ func TestAnErrorCauseNamesTheProtocolNotTheScenariosRules(t *testing.T) {
 		t.Errorf("causes %+v", causes)
 	}
 }
+
+// TestARunThatReturnsWhereTheReferenceFailsIsTheRoot: a loop that swallows a stream's throw
+// and ends normally has agent_end and a returned end where the reference's run failed; the
+// root is that the run returned (R-FAIL-THROW), not the grammar its extra events break.
+func TestARunThatReturnsWhereTheReferenceFailsIsTheRoot(t *testing.T) {
+	sc, want := reference(t, "abort-error/stream-throws-fails-run")
+	n := len(want.Entries)
+	if e := want.Entries[n-1]; e.Kind != sim.KindEnd || e.Error == "" {
+		t.Fatalf("the reference's run does not fail: %+v", e)
+	}
+	last := want.Entries[n-1]
+	got := &sim.Trace{Scenario: want.Scenario, Entries: slices.Clone(want.Entries[:n-1])}
+	got.Entries = append(got.Entries,
+		sim.Entry{T: last.T, Kind: sim.KindEvent, Name: "agent_end", Data: json.RawMessage(`{"messages":[],"type":"agent_end"}`)},
+		sim.Entry{T: last.T, Kind: sim.KindEnd, Name: last.Name, Data: json.RawMessage(`{"messages":[]}`)})
+	renumber(got)
+	fs := diagnose.Diagnose(sc, want, got, diagnose.Options{})
+	if len(fs) == 0 || fs[0].Consequence || fs[0].Signature != "run returns where the reference's fails" ||
+		!strings.HasPrefix(fs[0].Rule, "R-FAIL-THROW (") {
+		t.Fatalf("root %+v", fs[0])
+	}
+	for _, f := range fs[1:] {
+		if !f.Consequence {
+			t.Errorf("not a consequence: %v", f)
+		}
+	}
+}
+
+// TestARunThatFailsAfterAnEarlierDivergenceKeepsItsRoot: a loop that makes an extra request
+// fails on the script's end ("request N was not scripted"); the extra request is the root,
+// not the failure it leads to.
+func TestARunThatFailsAfterAnEarlierDivergenceKeepsItsRoot(t *testing.T) {
+	sc, want := reference(t, "truncation/basic")
+	i := find(t, want, "call stream")
+	end := want.Entries[len(want.Entries)-1]
+	end.Data, end.Error = json.RawMessage(`{"error":"request 3 was not scripted"}`), "request 3 was not scripted"
+	got := &sim.Trace{Scenario: want.Scenario, Entries: slices.Clone(want.Entries[:i+1])}
+	got.Entries = append(got.Entries, want.Entries[i], end) // a second request, then the failure
+	renumber(got)
+	fs := diagnose.Diagnose(sc, want, got, diagnose.Options{})
+	if len(fs) == 0 || strings.HasPrefix(fs[0].Signature, "run fails") || fs[0].Consequence {
+		t.Fatalf("root %+v", fs[0])
+	}
+}

@@ -246,7 +246,7 @@ var ruleIndex = sync.OnceValue(func() map[string]int {
 // ownRule reports whether a divergence's signature carries its own rule, which its scenarios'
 // rules must not replace: a field one rule governs (fieldRules), a run that fails.
 func ownRule(sig string) bool {
-	return strings.HasPrefix(sig, "R-") || strings.HasPrefix(sig, runFails)
+	return strings.HasPrefix(sig, "R-") || strings.HasPrefix(sig, runFails) || strings.HasPrefix(sig, runReturns)
 }
 
 // position orders root findings by where they show: an error (no entry) first, then by the

@@ -171,7 +171,13 @@ func runFailure(want, got []sim.Entry, divs []Finding) []Finding {
 	return out
 }
 
-var digitsRE = regexp.MustCompile(`\d+`)
+var (
+	digitsRE = regexp.MustCompile(`\d+`)
+	// phaseRE is the step of the run an error names first ("start: ", "delivery streamEvent
+	// at 67ms: "); deliveryRE a delivery it names inside ("during delivery toolResult at 5ms").
+	phaseRE    = regexp.MustCompile(`^(start|delivery \w+ at \d+ms): `)
+	deliveryRE = regexp.MustCompile(`during delivery \w+ at \d+ms`)
+)
 
 // runFails starts the signature of a run that fails where the reference's does not;
 // runReturns of one that returns where the reference's fails.
@@ -204,12 +210,15 @@ func errorFinding(scenario string, err error) Finding {
 	if scenario != "" {
 		general = strings.ReplaceAll(general, scenario, "…")
 	}
+	// Where in the run it happened (at the start, during which delivery) is the scenario's,
+	// not the defect's: one crash or protocol error is one signature.
+	shape := valueFree(phaseRE.ReplaceAllString(deliveryRE.ReplaceAllString(general, "during a delivery"), ""))
 	return Finding{
 		Kind: Error, Rule: "the conformance protocol (conformance/PROTOCOL.md)",
 		Says:      "the implementation failed to run the scenario: " + general,
 		Actual:    msg,
-		Signature: "error: " + valueFree(general),
-		Headline:  "the implementation fails: " + valueFree(general),
+		Signature: "error: " + shape,
+		Headline:  "the implementation fails: " + shape,
 	}
 }
 
@@ -354,10 +363,10 @@ func changed(rule string, w, g sim.Entry, wi, gi int, norm func(sim.Entry) any) 
 			Signature: key + ": " + shape,
 			Headline:  fieldName(d.path) + " " + d.shape + " on " + key,
 		}
-		if id, ok := fieldRules[fieldName(d.path)]; ok {
+		if id, field := fieldRule(d.path); id != "" {
 			// A field with a rule of its own is one defect wherever it differs.
 			f.Rule = RuleTitles([]string{id})
-			f.Signature = id + ": " + fieldName(d.path) + " " + d.shape
+			f.Signature = id + ": " + field + " " + d.shape
 			f.Headline += " (" + id + ")"
 		}
 		out = append(out, f)
@@ -369,8 +378,23 @@ func changed(rule string, w, g sim.Entry, wi, gi int, norm func(sim.Entry) any) 
 // difference in one breaks that rule, whatever the entry or the scenario (a loop stamping
 // messages with the real clock differs in every message's timestamp, one defect).
 var fieldRules = map[string]string{
-	"timestamp":  "R-TIME-STAMP",
-	"durationMs": "R-TIME-DURATION",
+	"timestamp":    "R-TIME-STAMP",
+	"durationMs":   "R-TIME-DURATION",
+	"toolsAdded":   "R-DECL-DIFF",
+	"toolsRemoved": "R-DECL-DIFF",
+}
+
+// fieldRule is the rule of the innermost member of path that fieldRules holds, and that
+// member ("data.message.toolsAdded[0].name": R-DECL-DIFF, toolsAdded); "" when none.
+func fieldRule(path string) (id, field string) {
+	members := strings.Split(folded(path), ".")
+	for i := len(members) - 1; i >= 0; i-- {
+		m := strings.TrimSuffix(members[i], "[]")
+		if id, ok := fieldRules[m]; ok {
+			return id, m
+		}
+	}
+	return "", ""
 }
 
 // diff is one differing place between two decoded entries.

@@ -2,6 +2,7 @@ package diagnose_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -411,5 +412,46 @@ func TestARunThatFailsAfterAnEarlierDivergenceKeepsItsRoot(t *testing.T) {
 	fs := diagnose.Diagnose(sc, want, got, diagnose.Options{})
 	if len(fs) == 0 || strings.HasPrefix(fs[0].Signature, "run fails") || fs[0].Consequence {
 		t.Fatalf("root %+v", fs[0])
+	}
+}
+
+// TestOneCrashIsOneSignatureWhereverItHappens: the same failure met at the start or during
+// different deliveries is one signature.
+func TestOneCrashIsOneSignatureWhereverItHappens(t *testing.T) {
+	sigs := map[string]bool{}
+	for _, msg := range []string{
+		"scenario x: start: protocol error at line 3: bad shape",
+		"scenario x: delivery streamEvent at 67ms: protocol error at line 9: bad shape",
+		"scenario x: delivery toolResult at 5ms: protocol error at line 12: bad shape",
+	} {
+		fs := diagnose.Diagnose(diagnose.Scenario{Name: "x"}, nil, nil, diagnose.Options{RunError: errors.New(msg)})
+		sigs[fs[0].Signature] = true
+	}
+	exits := map[string]bool{}
+	for _, msg := range []string{
+		"scenario x: delivery streamEvent at 3ms: the implementation exited (exit status 1) during delivery streamEvent at 3ms",
+		"scenario x: delivery toolResult at 9ms: the implementation exited (exit status 1) during delivery toolResult at 9ms",
+	} {
+		fs := diagnose.Diagnose(diagnose.Scenario{Name: "x"}, nil, nil, diagnose.Options{RunError: errors.New(msg)})
+		exits[fs[0].Signature] = true
+	}
+	if len(sigs) != 1 || len(exits) != 1 {
+		t.Errorf("signatures %v %v", sigs, exits)
+	}
+}
+
+// TestFieldRulesHoldInsideTheirField: a difference inside a declaration's toolsAdded is
+// R-DECL-DIFF's, whatever member of it differs.
+func TestFieldRulesHoldInsideTheirField(t *testing.T) {
+	sc, want := reference(t, "truncation/basic")
+	got := clone(want)
+	for _, key := range []string{"event message_start system", "event message_end system"} {
+		edit(t, got, find(t, got, key), func(d map[string]any) {
+			d["message"].(map[string]any)["toolsAdded"].([]any)[0].(map[string]any)["description"] = "Write it"
+		})
+	}
+	fs := diagnose.Diagnose(sc, want, got, diagnose.Options{})
+	if len(fs) == 0 || fs[0].Signature != "R-DECL-DIFF: toolsAdded differs" || !strings.HasPrefix(fs[0].Rule, "R-DECL-DIFF (") {
+		t.Fatalf("first finding %+v", fs[0])
 	}
 }

@@ -67,9 +67,6 @@ func Diagnose(sc Scenario, want, got *sim.Trace, opts Options) []Finding {
 		return out
 	}
 	invs := invariantFindings(want, got, opts.Invariants, first, len(divs) > 0)
-	// A divergence at an entry that breaks an invariant, or in a message that does, breaks
-	// the invariant's rule, which says more than the scenario's: an extra steering poll in a
-	// scenario about aborts breaks the polling rule, not the abort rule.
 	if len(divs) > 0 && (strings.HasPrefix(divs[0].Signature, runFails) || strings.HasPrefix(divs[0].Signature, runReturns)) {
 		// The runs agree up to where one ended, so whatever invariant the run breaks
 		// follows from how it ended (a message left open by a run that returned, say).
@@ -77,6 +74,9 @@ func Diagnose(sc Scenario, want, got *sim.Trace, opts Options) []Finding {
 			invs[i].Consequence = true
 		}
 	}
+	// A divergence at an entry that breaks an invariant, or in a message that does, breaks
+	// the invariant's rule, which says more than the scenario's: an extra steering poll in a
+	// scenario about aborts breaks the polling rule, not the abort rule.
 	for i := range out {
 		if d := &out[i]; d.Kind == Divergence && d.At.Actual > 0 && !ownRule(d.Signature) {
 			end := sameMessage(got.Entries, d.At.Actual)

@@ -50,10 +50,9 @@ type Cause struct {
 // divergence's consequence, and two defects often end in the same symptom. Ties go to
 // invariants, which name their rule, then to the signature that is the earliest root (an
 // error, else at the earliest entry) in more of the scenarios it would explain, then to the
-// signature with more root findings in the
-// scenarios it would explain, then to the first signature in order. Group sets
-// each finding's Cause: the title of the cause of its signature, or else of the cause that
-// explains its scenario.
+// signature with more root findings in them, then to the first signature in order. Group
+// sets each finding's Cause: the title of the cause of its signature, or else of the cause
+// that explains its scenario.
 func Group(ds []Diagnosis) []Cause {
 	type stat struct {
 		scenarios []int        // indexes into ds, each once

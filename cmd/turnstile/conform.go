@@ -46,16 +46,18 @@ Each failure lists its findings, every one, each named by the rule it breaks:
   error        the implementation timed out, crashed or broke the protocol.
 Findings after the first divergence are marked: they may be its consequences. A finding
 whose kind was already shown in full is only counted (the line names the scenario it was
-shown under), so the output grows with the number of defects, not of scenarios (--max-findings caps the display further; the JSON and JUnit
-reports always hold everything).
+shown under), so the output grows with the number of defects, not of scenarios
+(--max-findings caps the display further; the JSON and JUnit reports always hold
+everything).
 
 The run ends with the causes: the findings grouped by signature across the suite (what
 differs, where, in which shape), ranked by the number of scenarios they touch, each with its
 rule and an example; then a profile by rule family (the suite's folders) and by invariant;
 then the line "N passed, M failed, K skipped". When an --impl took the exchange's shortcuts
-(deliveries ahead, standing answers: PROTOCOL.md §14-15) and scenarios failed, the first three
-failed ones are re-run one at a time, and the report says whether the shortcuts are the
-cause. The exit code is 0 exactly when no scenario failed. An implementation that cannot start is one error and exit code 2.
+(deliveries ahead, standing answers: PROTOCOL.md §14-15) and scenarios failed, one scenario
+of each of the first three causes is re-run one at a time, and the report says whether the
+shortcuts are their cause. The exit code is 0 exactly when no scenario failed. An
+implementation that cannot start is one error and exit code 2.
 
 Profiles: strict compares canonical traces byte for byte; semantic allows free texts such as
 schema-validator messages to differ (conformance/PROTOCOL.md lists the rules).
@@ -130,7 +132,7 @@ passes fails the run, so the list shrinks as the implementation improves.`,
 				return usage(fmt.Errorf("the implementation did not start: %s", report.StartError))
 			}
 			if impl != "" && ctx.Err() == nil {
-				// Were the exchange's shortcuts the cause? A few failures re-run without them say.
+				// Were the exchange's shortcuts the cause? A scenario per cause re-run without them says.
 				plain := proc
 				plain.oneAtATime = true
 				if again, err := implementation(impl, plain); err == nil {
@@ -222,8 +224,8 @@ func process(command string, proc processFlags) (func() *conformance.Process, er
 	}, nil
 }
 
-// recheckScenarios is how many failed scenarios conform re-runs one at a time when the
-// exchange's shortcuts were taken, to tell whether they are the cause.
+// recheckScenarios is how many causes conform and explore re-run one at a time (a scenario
+// each) when the exchange's shortcuts were taken, to tell whether they are the cause.
 const recheckScenarios = 3
 
 // checkTracks checks a --tracks flag: "" or a pi release the reference can behave as, from

@@ -1,11 +1,16 @@
 package explore_test
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/turnstile-dev/turnstile/conformance"
 	"github.com/turnstile-dev/turnstile/explore"
 	"github.com/turnstile-dev/turnstile/scenarios"
+	"github.com/turnstile-dev/turnstile/sim"
 )
 
 // TestExercisedNamesTheRulesAScenarioTouches: hooks, a sequential batch, a truncated one and
@@ -36,5 +41,28 @@ run: [hi]
 	want := []string{"R-POLL-C", "R-TOOL-AFTER", "R-EXEC-SEQUENTIAL", "R-TRUNC-FAIL"}
 	if !slices.Equal(got, want) {
 		t.Errorf("exercised %v, want %v", got, want)
+	}
+}
+
+// TestRecordRecheckTellsEachCausesREADME: the one-at-a-time verdict reaches the README of
+// each cause whose minimal scenario was re-run, and only those.
+func TestRecordRecheckTellsEachCausesREADME(t *testing.T) {
+	var res explore.Result
+	for _, name := range []string{"seed-1", "seed-2", "seed-3"} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "README.md"), []byte("# explore\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		res.Failures = append(res.Failures, &explore.Failure{Dir: dir, Minimal: &sim.Scenario{Name: name}})
+	}
+	res.Recheck = &conformance.Recheck{Checked: []string{"seed-1", "seed-2"}, Passed: []string{"seed-2"}}
+	if err := explore.RecordRecheck(res); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{"it fails too", "it passes", ""} {
+		readme, _ := os.ReadFile(filepath.Join(res.Failures[i].Dir, "README.md"))
+		if got := strings.Contains(string(readme), "## Without the shortcuts"); got != (want != "") || !strings.Contains(string(readme), want) {
+			t.Errorf("cause %d:\n%s", i+1, readme)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -251,4 +252,33 @@ func plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// RecordRecheck adds to the README of each cause whose minimal scenario res.Recheck re-ran
+// what that showed: whether the minimal scenario passes without the exchange's shortcuts.
+func RecordRecheck(res Result) error {
+	if res.Recheck == nil {
+		return nil
+	}
+	for _, f := range res.Failures {
+		if f.Dir == "" || f.Minimal == nil || !slices.Contains(res.Recheck.Checked, f.Minimal.Name) {
+			continue
+		}
+		verdict := "it fails too, so the shortcuts are not this cause."
+		if slices.Contains(res.Recheck.Passed, f.Minimal.Name) {
+			verdict = "it passes, so this cause lies in how the adapter takes the shortcuts, not in the loop."
+		}
+		readme, err := os.OpenFile(filepath.Join(f.Dir, "README.md"), os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(readme, "\n## Without the shortcuts\n\nThe minimal scenario was re-run one at a time (--one-at-a-time): %s\n", verdict)
+		if cerr := readme.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

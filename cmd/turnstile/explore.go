@@ -216,6 +216,9 @@ failure was found.`,
 						conformance.Options{Profile: prof, Reference: opts.Reference, Invariants: opts.Invariants, Tracks: tracks})
 					res.Recheck.Untried = untried
 					_ = p.Close()
+					if err := explore.RecordRecheck(res); err != nil {
+						fmt.Fprintf(cmd.ErrOrStderr(), "could not add the one-at-a-time verdict to the causes' READMEs: %v\n", err)
+					}
 				}
 			}
 			fmt.Fprint(cmd.OutOrStdout(), explore.Summary(res))

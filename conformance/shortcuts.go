@@ -157,9 +157,12 @@ func (rc *Recheck) Note(s Shortcuts) string {
 			strings.Join(took, "; "), len(rc.Passed), len(rc.Checked), strings.Join(rc.Passed, ", "), strings.Join(likely, ", or "))
 		return verdict + rc.untried() + "\n"
 	case len(rc.Checked) > 0:
-		verdict := fmt.Sprintf("the exchange's shortcuts were taken (PROTOCOL.md §14-15), but re-run one at a time, one scenario per cause, %s fail%s too: the shortcuts are not %s cause",
-			strings.Join(rc.Checked, ", "), map[bool]string{true: "s", false: ""}[len(rc.Checked) == 1], map[bool]string{true: "its", false: "their"}[len(rc.Checked) == 1])
-		return verdict + rc.untried() + "\n"
+		fail, their := "fail", "their"
+		if len(rc.Checked) == 1 {
+			fail, their = "fails", "its"
+		}
+		return fmt.Sprintf("the exchange's shortcuts were taken (PROTOCOL.md §14-15), but re-run one at a time, one scenario per cause, %s %s too: the shortcuts are not %s cause",
+			strings.Join(rc.Checked, ", "), fail, their) + rc.untried() + "\n"
 	}
 	return ""
 }

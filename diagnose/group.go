@@ -187,7 +187,7 @@ func Group(ds []Diagnosis) []Cause {
 				cause.Rule = strings.Join(parts, "; ")
 			}
 		}
-		if inv, ok := invariant.ByName(strings.TrimPrefix(sig, "invariant ")); ok && s.kind == Invariant && cause.Rule == invariantRule(inv, "", false) {
+		if inv, ok := invariant.ByName(cause.Example.Invariant); ok && cause.Rule == invariantRule(inv, "", false) {
 			// The cause states the invariant in full, once.
 			cause.Rule = invariantRule(inv, "", true)
 		}

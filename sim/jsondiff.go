@@ -17,9 +17,9 @@ type Difference struct {
 	WantAbsent, GotAbsent bool
 }
 
-// FirstDifference walks two decoded JSON values (objects member by member, identity members
-// first, then in key order; arrays item by item) and returns where they first differ; ok is false when they are
-// equal. equal decides leaves and whole subtrees; nil means reflect.DeepEqual.
+// FirstDifference walks two decoded JSON values (objects member by member in the order of
+// CompareMembers, arrays item by item) and returns where they first differ; ok is false when
+// they are equal. equal decides leaves and whole subtrees; nil means reflect.DeepEqual.
 func FirstDifference(want, got any, equal func(a, b any) bool) (d Difference, ok bool) {
 	if equal == nil {
 		equal = reflect.DeepEqual

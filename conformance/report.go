@@ -39,6 +39,8 @@ type Progress struct {
 	// Status renders a verdict word ("PASS", "FAIL"); nil leaves it plain.
 	Status func(Status) string
 	shown  map[string]string // a finding's shape shown in full: the scenario it was shown under
+	// skipped maps a reason for skipping, given in full once, to the scenario it was given under.
+	skipped map[string]string
 }
 
 // Text renders one result: its verdict line, then its findings not shown before, in full.
@@ -48,12 +50,16 @@ func (p *Progress) Text(res Result) string {
 		word = p.Status(res.Status)
 	}
 	if p.shown == nil {
-		p.shown = map[string]string{}
+		p.shown, p.skipped = map[string]string{}, map[string]string{}
 	}
 	switch res.Status {
 	case Pass:
 		return fmt.Sprintf("%s  %s\n", word, res.Scenario)
 	case Skip:
+		if first := p.skipped[res.Reason]; first != "" {
+			return fmt.Sprintf("%s  %s: as %s\n", word, res.Scenario, first)
+		}
+		p.skipped[res.Reason] = res.Scenario
 		return fmt.Sprintf("%s  %s: %s\n", word, res.Scenario, res.Reason)
 	}
 	var fresh, seen []diagnose.Finding
@@ -191,6 +197,7 @@ func (r *Report) WriteSummary(w io.Writer) error {
 			fmt.Fprintf(&b, "  %s%s — %d scenario%s\n", sy.Title, where, len(sy.Scenarios), plural(len(sy.Scenarios)))
 		}
 	}
+	b.WriteString(r.skipReasons())
 	if len(r.Families) > 0 {
 		b.WriteString("\nprofile by rule family:\n")
 		writeTallies(&b, r.Families)
@@ -208,6 +215,32 @@ func (r *Report) WriteSummary(w io.Writer) error {
 	b.WriteString(r.Summary() + "\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// skipReasons says why scenarios were skipped, each reason once with the number of scenarios it
+// skipped, the most frequent first ("" when none was skipped).
+func (r *Report) skipReasons() string {
+	count := map[string]int{}
+	var reasons []string
+	for _, res := range r.Results {
+		if res.Status != Skip {
+			continue
+		}
+		if count[res.Reason] == 0 {
+			reasons = append(reasons, res.Reason)
+		}
+		count[res.Reason]++
+	}
+	if len(reasons) == 0 {
+		return ""
+	}
+	slices.SortStableFunc(reasons, func(a, b string) int { return count[b] - count[a] })
+	var b strings.Builder
+	b.WriteString("\nskipped, by reason:\n")
+	for _, reason := range reasons {
+		fmt.Fprintf(&b, "  %3d  %s\n", count[reason], indentRest(reason, "       "))
+	}
+	return b.String()
 }
 
 func writeTallies(b *strings.Builder, ts []Tally) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"slices"
 	"strings"
 	"testing"
 
@@ -222,5 +223,39 @@ func TestProgressSaysWhereAFoldedKindWasShown(t *testing.T) {
 	third := p.Text(conformance.Result{Scenario: "fam/three", Status: conformance.Fail, Reason: "traces differ", Findings: many})
 	if !strings.Contains(third, "(entries 10, 11, 12, 13, 14 and 195 more)") || len(third) > 400 {
 		t.Errorf("a kind at many entries:\n%s", third)
+	}
+}
+
+// TestSkipReasonsGivenOnce: a reason for skipping is given in full under the first scenario it
+// skips, later ones name that scenario, and the summary counts the scenarios of each reason.
+func TestSkipReasonsGivenOnce(t *testing.T) {
+	lacks := "the scenario needs feature agent, which the implementation lacks"
+	results := []conformance.Result{
+		{Scenario: "agent/a", Status: conformance.Skip, Reason: lacks},
+		{Scenario: "agent/b", Status: conformance.Skip, Reason: lacks},
+		{Scenario: "queues/c", Status: conformance.Skip, Reason: "the scenario pins behaviour of pi 1.6.0"},
+		{Scenario: "agent/d", Status: conformance.Skip, Reason: lacks},
+	}
+	var p conformance.Progress
+	var lines []string
+	for _, res := range results {
+		lines = append(lines, p.Text(res))
+	}
+	want := []string{
+		"SKIP  agent/a: " + lacks + "\n",
+		"SKIP  agent/b: as agent/a\n",
+		"SKIP  queues/c: the scenario pins behaviour of pi 1.6.0\n",
+		"SKIP  agent/d: as agent/a\n",
+	}
+	if !slices.Equal(lines, want) {
+		t.Errorf("progress:\n%q\nwant\n%q", lines, want)
+	}
+	r := conformance.Report{Results: results, Skipped: len(results)}
+	var b strings.Builder
+	if err := r.WriteSummary(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "skipped, by reason:\n    3  "+lacks+"\n    1  the scenario pins") {
+		t.Errorf("summary:\n%s", b.String())
 	}
 }

@@ -52,8 +52,9 @@ everything).
 
 The run ends with the causes: the findings grouped by signature across the suite (what
 differs, where, in which shape), ranked by the number of scenarios they touch, each with its
-rule and an example; then a profile by rule family (the suite's folders) and by invariant;
-then the line "N passed, M failed, K skipped". When an --impl took the exchange's shortcuts
+rule and an example; then why scenarios were skipped (each reason once, with its count: a
+SKIP line whose reason was given before names the scenario it was given under); then a
+profile by rule family (the suite's folders) and by invariant; then the line "N passed, M failed, K skipped". When an --impl took the exchange's shortcuts
 (deliveries ahead, standing answers: PROTOCOL.md §14-15) and scenarios failed, one scenario
 of each of the first three causes is re-run one at a time, and the report says whether the
 shortcuts are their cause. The exit code is 0 exactly when no scenario failed. An

@@ -15,6 +15,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -219,7 +220,7 @@ const (
 	KindInvariant = "invariant" // the implementation's trace breaks an invariant
 	KindError     = "error"     // the implementation broke the port's contract
 	KindPanic     = "panic"     // the simulation panicked
-	KindHang      = "hang"      // a run took longer than RunTimeout
+	KindHang      = "hang"      // a run took longer than RunTimeout, or the implementation's own time limit (conformance.ErrTimeout)
 )
 
 // Problem is what is wrong with one run.
@@ -234,6 +235,8 @@ type Problem struct {
 	Message string
 	// Hash identifies the implementation's trace (sha256 of its JSONL).
 	Hash string
+	// trace is the implementation's trace of the run (as far as it went).
+	trace *sim.Trace
 }
 
 // Cause is the finding that is the run's cause: the implementation's error, else the broken
@@ -571,6 +574,15 @@ func (x *explorer) investigate(ctx context.Context, sc *sim.Scenario, prob *Prob
 		f.ImplTrace, f.RefTrace = x.traces(sc)
 		return f
 	}
+	if prob.Kind == KindHang {
+		// Every run of it takes the whole time limit: neither shrunk nor run again for its trace.
+		p.printf("  not shrunk: a run that hangs takes the whole time limit, and so would each smaller candidate\n")
+		f.ImplTrace = again.trace
+		if x.opts.Impl != nil {
+			f.RefTrace = x.simulate(sc, x.opts.Reference()).trace
+		}
+		return f
+	}
 	if x.opts.ShrinkTime > 0 {
 		min, stats := x.shrink(ctx, sc, prob)
 		f.Minimal, f.Shrink = min, stats
@@ -645,7 +657,7 @@ func (x *explorer) impl() sim.Implementation {
 // ignored cause (and then prob is nil).
 func (x *explorer) check(sc *sim.Scenario) (prob *Problem, ignored bool) {
 	got := x.simulate(sc, x.impl())
-	prob = &Problem{}
+	prob = &Problem{trace: got.trace}
 	var findings []diagnose.Finding
 	failed := func(kind string, err error) {
 		prob.Kind = kind
@@ -656,6 +668,8 @@ func (x *explorer) check(sc *sim.Scenario) (prob *Problem, ignored bool) {
 		failed(KindHang, fmt.Errorf("the run did not finish within %s", x.opts.RunTimeout))
 	case got.panic != nil:
 		failed(KindPanic, fmt.Errorf("the simulation panicked: %v", got.panic))
+	case errors.Is(got.err, conformance.ErrTimeout):
+		failed(KindHang, got.err)
 	case got.err != nil:
 		failed(KindError, got.err)
 	default:

@@ -3,11 +3,14 @@ package explore
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/turnstile-dev/turnstile/conformance"
 	"github.com/turnstile-dev/turnstile/invariant"
 	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
@@ -180,5 +183,42 @@ func TestHangAndPanicAreReported(t *testing.T) {
 			t.Fatalf("%s (%s): %+v", c.kind, c.message, res.Failures)
 		}
 		t.Logf("%s: %s; shrunk %s", c.kind, res.Failures[0].Message, res.Failures[0].Shrink)
+	}
+}
+
+// timesOut fails its first delivery as an adapter process past its time limit does
+// (conformance.ErrTimeout), counting the runs it starts.
+type timesOut struct {
+	sim.Implementation
+	starts *atomic.Int32
+}
+
+func (s timesOut) Start(setup sim.Setup, world sim.Port) error {
+	s.starts.Add(1)
+	return s.Implementation.Start(setup, world)
+}
+
+func (timesOut) Deliver(sim.Delivery) error {
+	return fmt.Errorf("delivery streamEvent at 0ms: %w after 1m0s: the implementation did not report idle", conformance.ErrTimeout)
+}
+
+// TestATimeoutIsAHangNotShrunk: an implementation past its time limit is a hang, and each of
+// its runs would take the whole limit: it is run once more to tell a bug from flakiness, and
+// not again (no shrinking, no run for its size or its trace), so that --duration is not
+// overrun by a timeout for every candidate (a stranger's review: 20 runs took 1 min 21 s
+// against --duration 20s).
+func TestATimeoutIsAHangNotShrunk(t *testing.T) {
+	var starts atomic.Int32
+	impl := func() sim.Implementation { return timesOut{sim.NewReference(), &starts} }
+	res := Run(context.Background(), Options{Seed: 1, Runs: 1, Impl: impl, ShrinkTime: 10 * time.Second})
+	if len(res.Failures) != 1 {
+		t.Fatalf("failures: %+v", res.Failures)
+	}
+	f := res.Failures[0]
+	if f.Kind != KindHang || f.Flaky || f.Shrink.Tried != 0 || f.ImplTrace == nil {
+		t.Errorf("kind %s, flaky %v, shrink %+v, trace kept %v", f.Kind, f.Flaky, f.Shrink, f.ImplTrace != nil)
+	}
+	if n := starts.Load(); n != 2 {
+		t.Errorf("the implementation ran %d times; want 2 (the run and its confirmation)", n)
 	}
 }

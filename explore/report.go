@@ -151,8 +151,11 @@ func (x *explorer) readme(dir string, f *Failure) string {
 	if note := x.shortcuts.Note(x.replay(dir)); note != "" {
 		fmt.Fprintf(&b, "The exchange's shortcuts were taken: %s\n", note)
 	}
-	if !f.Flaky && f.Shrink.Tried > 0 {
+	switch {
+	case !f.Flaky && f.Shrink.Tried > 0:
 		fmt.Fprintf(&b, "Shrunk (keeping this cause first and bringing in no other): %s.\n\n", f.Shrink)
+	case !f.Flaky && f.Kind == KindHang:
+		b.WriteString("Not shrunk: a run that hangs takes the whole time limit, and so would each smaller candidate; minimal.yaml is the generated scenario.\n\n")
 	}
 	b.WriteString("## Findings of the minimal scenario\n\n")
 	fmt.Fprintf(&b, "The cause:\n\n```\n%s```\n\n", f.Cause().Text(""))

@@ -73,6 +73,11 @@ command its README gives) shows it whole, tracebacks included. When the adapter 
 exchange's shortcuts (PROTOCOL.md §14-15), the minimal scenarios of up to three causes are
 re-run one at a time, and the summary says whether the shortcuts are the cause.
 
+--duration bounds the exploring; each new cause adds its investigation: one more run, up
+to --shrink-time of shrinking, and (with --impl) the re-run one at a time. A run that
+hangs (a simulated run past 10s, or the adapter past --timeout) takes the whole limit each
+time: a hang is run once more and not shrunk.
+
 The seed is printed first; a 40-hex git commit hash is accepted as a seed, so CI can
 explore a different, reproducible part of the space for every commit. Without --impl the
 reference alone is explored, against the invariants. Exit code 1 when a reproducible

@@ -189,6 +189,11 @@ type Failure struct {
 	Scenario *sim.Scenario
 	Minimal  *sim.Scenario
 	Shrink   ShrinkStats
+	// PassesWithout names what the minimal scenario gives the loop (an ingredient: a field of
+	// a hook's answers, a hook, steering or follow-up messages) without which the
+	// implementation passes, each taken away alone, the finest first. Causes that share the
+	// first are likely one defect (Summary says so).
+	PassesWithout []string
 	// ImplTrace and RefTrace are the minimal scenario's traces (RefTrace nil without Impl).
 	ImplTrace, RefTrace *sim.Trace
 	// Dir is where the failure was written, "" when it was not.
@@ -590,6 +595,9 @@ func (x *explorer) investigate(ctx context.Context, sc *sim.Scenario, prob *Prob
 			f.Problem = *last
 		}
 		p.printf("  shrunk in %s (%d steps): %s\n", stats.Elapsed.Round(time.Millisecond), stats.Accepted, stats)
+		if f.PassesWithout = x.passesWithout(min); len(f.PassesWithout) > 0 {
+			p.printf("  passes without: %s\n", strings.Join(f.PassesWithout, "; "))
+		}
 	}
 	f.ImplTrace, f.RefTrace = x.traces(f.Minimal)
 	return f

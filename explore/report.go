@@ -157,6 +157,9 @@ func (x *explorer) readme(dir string, f *Failure) string {
 	case !f.Flaky && f.Kind == KindHang:
 		b.WriteString("Not shrunk: a run that hangs takes the whole time limit, and so would each smaller candidate; minimal.yaml is the generated scenario.\n\n")
 	}
+	if len(f.PassesWithout) > 0 {
+		fmt.Fprintf(&b, "Passes without (each taken away alone from the minimal scenario, the implementation shows nothing wrong): %s. The first is the finest lead; other causes that pass without it are likely the same defect.\n\n", strings.Join(f.PassesWithout, "; "))
+	}
 	b.WriteString("## Findings of the minimal scenario\n\n")
 	fmt.Fprintf(&b, "The cause:\n\n```\n%s```\n\n", f.Cause().Text(""))
 	var rest []string
@@ -237,9 +240,17 @@ func Summary(res Result) string {
 		} else if f.Shrink.Tried > 0 {
 			fmt.Fprintf(&b, "       minimal: %s\n", f.Shrink.After)
 		}
+		if len(f.PassesWithout) > 0 {
+			fmt.Fprintf(&b, "       passes without: %s\n", strings.Join(f.PassesWithout, "; "))
+		}
 		if f.Dir != "" {
 			fmt.Fprintf(&b, "       %s\n", f.Dir)
 		}
+	}
+	names, groups := commonIngredients(res.Failures)
+	for i, name := range names {
+		fmt.Fprintf(&b, "%s pass without %s: likely one defect, in what the loop does with it: fix it and explore again\n",
+			causeList(groups[i]), name)
 	}
 	if res.Recheck != nil {
 		b.WriteString(res.Recheck.Note(res.Shortcuts))

@@ -1,0 +1,191 @@
+package explore
+
+import (
+	"maps"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/turnstile-dev/turnstile/scenarios"
+	"github.com/turnstile-dev/turnstile/sim"
+)
+
+// An ingredient is one thing a scenario gives the loop that a loop can mishandle on its own: a
+// field of a hook's answers (prepareRequest answering a context), a hook installed, steering or
+// follow-up messages. Shrinking drops whole answers and hooks; an ingredient is finer, and is
+// what one defect behind several causes has in common: each cause's minimal scenario passes
+// once it is taken away (Failure.PassesWithout).
+type ingredient struct {
+	name string
+	drop edit
+}
+
+// ingredients lists what sc gives the loop, the finest first: the fields of hooks' answers,
+// then the hooks, then the user's messages.
+func ingredients(sc *sim.Scenario) []ingredient {
+	h := sc.Hooks
+	var fields, hooks, user []ingredient
+	if h.PrepareRequest != nil {
+		fields = append(fields, scriptFields("prepareRequest", h.PrepareRequest, func(s *sim.Scenario) *sim.Script[sim.PrepareAnswer] { return s.Hooks.PrepareRequest })...)
+	}
+	if h.PrepareNextTurn != nil {
+		fields = append(fields, scriptFields("prepareNextTurn", h.PrepareNextTurn, func(s *sim.Scenario) *sim.Script[sim.PrepareAnswer] { return s.Hooks.PrepareNextTurn })...)
+	}
+	if h.FinishTurn != nil {
+		fields = append(fields, scriptFields("finishTurn", h.FinishTurn, func(s *sim.Scenario) *sim.Script[sim.FinishAnswer] { return s.Hooks.FinishTurn })...)
+	}
+	if h.BeforeToolCall != nil {
+		fields = append(fields, toolScriptFields("beforeToolCall", h.BeforeToolCall, func(s *sim.Scenario) *sim.ToolScript[sim.BeforeAnswer] { return s.Hooks.BeforeToolCall })...)
+	}
+	if h.AfterToolCall != nil {
+		fields = append(fields, toolScriptFields("afterToolCall", h.AfterToolCall, func(s *sim.Scenario) *sim.ToolScript[sim.AfterAnswer] { return s.Hooks.AfterToolCall })...)
+	}
+	hook := func(installed bool, name string, drop edit) {
+		if installed {
+			hooks = append(hooks, ingredient{"the " + name + " hook", drop})
+		}
+	}
+	hook(h.PrepareRequest != nil, "prepareRequest", func(s *sim.Scenario) { s.Hooks.PrepareRequest = nil })
+	hook(h.PrepareNextTurn != nil, "prepareNextTurn", func(s *sim.Scenario) { s.Hooks.PrepareNextTurn = nil })
+	hook(h.FinishTurn != nil, "finishTurn", func(s *sim.Scenario) { s.Hooks.FinishTurn = nil })
+	hook(h.BeforeToolCall != nil, "beforeToolCall", func(s *sim.Scenario) { s.Hooks.BeforeToolCall = nil })
+	hook(h.AfterToolCall != nil, "afterToolCall", func(s *sim.Scenario) { s.Hooks.AfterToolCall = nil })
+	hook(h.TransformContext != nil, "transformContext", func(s *sim.Scenario) { s.Hooks.TransformContext = nil })
+	hook(h.ConvertToLLM != nil, "convertToLlm", func(s *sim.Scenario) { s.Hooks.ConvertToLLM = nil })
+	hook(h.GetAPIKey != nil, "getApiKey", func(s *sim.Scenario) { s.Hooks.GetAPIKey = nil })
+	if slices.ContainsFunc(sc.User, func(a sim.UserAction) bool { return len(a.Steer) > 0 }) {
+		user = append(user, ingredient{"steering messages", func(s *sim.Scenario) {
+			for i := range s.User {
+				s.User[i].Steer = nil
+			}
+		}})
+	}
+	if slices.ContainsFunc(sc.User, func(a sim.UserAction) bool { return len(a.FollowUp) > 0 }) {
+		user = append(user, ingredient{"follow-up messages", func(s *sim.Scenario) {
+			for i := range s.User {
+				s.User[i].FollowUp = nil
+			}
+		}})
+	}
+	return slices.Concat(fields, hooks, user)
+}
+
+// scriptFields is an ingredient for each field that one of a hook's answers sets: the edit
+// clears it in all of them.
+func scriptFields[T any](hook string, s *sim.Script[T], of func(*sim.Scenario) *sim.Script[T]) []ingredient {
+	answers := []T{s.Default}
+	for _, k := range slices.Sorted(maps.Keys(s.ByCall)) {
+		answers = append(answers, s.ByCall[k])
+	}
+	return answerFields(hook, answers, func(sc *sim.Scenario, clear func(*T)) {
+		script := of(sc)
+		clear(&script.Default)
+		for k, a := range script.ByCall {
+			clear(&a)
+			script.ByCall[k] = a
+		}
+	})
+}
+
+// toolScriptFields is scriptFields for a tool hook's answers.
+func toolScriptFields[T any](hook string, s *sim.ToolScript[T], of func(*sim.Scenario) *sim.ToolScript[T]) []ingredient {
+	answers := []T{s.Default}
+	for _, id := range sortedKeys(s.ByToolCall) {
+		answers = append(answers, s.ByToolCall[id])
+	}
+	return answerFields(hook, answers, func(sc *sim.Scenario, clear func(*T)) {
+		script := of(sc)
+		clear(&script.Default)
+		for id, a := range script.ByToolCall {
+			clear(&a)
+			script.ByToolCall[id] = a
+		}
+	})
+}
+
+// answerFields is an ingredient for each field of T that one of answers sets, named as the
+// scenario files name it ("prepareRequest answering context"); each clears the field in every
+// answer through each.
+func answerFields[T any](hook string, answers []T, each func(*sim.Scenario, func(*T))) []ingredient {
+	var out []ingredient
+	t := reflect.TypeFor[T]()
+	for i := range t.NumField() {
+		if !slices.ContainsFunc(answers, func(a T) bool { return !reflect.ValueOf(a).Field(i).IsZero() }) {
+			continue
+		}
+		out = append(out, ingredient{hook + " answering " + lowerFirst(t.Field(i).Name), func(sc *sim.Scenario) {
+			each(sc, func(a *T) { reflect.ValueOf(a).Elem().Field(i).SetZero() })
+		}})
+	}
+	return out
+}
+
+func lowerFirst(s string) string {
+	r, n := utf8.DecodeRuneInString(s)
+	return string(unicode.ToLower(r)) + s[n:]
+}
+
+// passesWithout names the ingredients of sc (the minimal scenario of prob's cause) without
+// which the implementation passes: each taken away alone, the run shows nothing wrong.
+func (x *explorer) passesWithout(sc *sim.Scenario) []string {
+	file, err := scenarios.Write(sc)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, in := range ingredients(sc) {
+		cand, err := parseScenario(file)
+		if err != nil {
+			return out
+		}
+		in.drop(cand)
+		normalize(cand)
+		if p, ignored := x.check(cand); p == nil && !ignored {
+			out = append(out, in.name)
+		}
+	}
+	return out
+}
+
+// commonIngredients groups the causes (by their index in fs) whose first ingredient
+// (Failure.PassesWithout, the finest) is the same, for each ingredient two or more causes
+// share, in the order of the first cause of each.
+func commonIngredients(fs []*Failure) (names []string, causes [][]int) {
+	at := map[string]int{}
+	for k, f := range fs {
+		if len(f.PassesWithout) == 0 {
+			continue
+		}
+		name := f.PassesWithout[0]
+		if i, ok := at[name]; ok {
+			causes[i] = append(causes[i], k)
+			continue
+		}
+		at[name] = len(names)
+		names = append(names, name)
+		causes = append(causes, []int{k})
+	}
+	var keepNames []string
+	var keep [][]int
+	for i, cs := range causes {
+		if len(cs) > 1 {
+			keepNames, keep = append(keepNames, names[i]), append(keep, cs)
+		}
+	}
+	return keepNames, keep
+}
+
+// causeList is "causes 1, 2 and 5" of the causes at indexes ks (counted from 1).
+func causeList(ks []int) string {
+	var parts []string
+	for _, k := range ks {
+		parts = append(parts, strconv.Itoa(k+1))
+	}
+	if len(parts) == 1 {
+		return "cause " + parts[0]
+	}
+	return "causes " + strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+}

@@ -82,6 +82,12 @@ func (p *Progress) Text(res Result) string {
 		return b.String()
 	}
 	b.WriteString(head + "\n")
+	// When the scenario's first finding is of a kind shown before, the folded line comes
+	// first: a finding marked as coming after an earlier one then has that one above it.
+	if len(seen) > 0 && p.shown[res.Findings[0].Shape()] != "" {
+		fmt.Fprintf(&b, "      %d finding%s %s: %s\n", len(seen), plural(len(seen)), p.shownWhere(seen, res.Scenario), headlines(seen, 2))
+		seen = nil
+	}
 	shownNow := fresh
 	if p.Max > 0 && len(shownNow) > p.Max {
 		shownNow = shownNow[:p.Max]

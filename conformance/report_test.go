@@ -224,6 +224,14 @@ func TestProgressSaysWhereAFoldedKindWasShown(t *testing.T) {
 	if !strings.Contains(third, "(entries 10, 11, 12, 13, 14 and 195 more)") || len(third) > 400 {
 		t.Errorf("a kind at many entries:\n%s", third)
 	}
+	// A finding after the first one, marked as perhaps its consequence, has that first one
+	// above it even when it is folded.
+	after := diagnose.Finding{Kind: diagnose.Invariant, Signature: "invariant z", Headline: "breaks invariant z", Says: "z", At: diagnose.Position{Actual: 20}, Consequence: true}
+	fourth := p.Text(conformance.Result{Scenario: "fam/four", Status: conformance.Fail, Reason: "traces differ", Findings: []diagnose.Finding{f, after}})
+	folded, marked := strings.Index(fourth, "1 finding of kinds shown in full above"), strings.Index(fourth, "may be its consequence")
+	if folded < 0 || marked < 0 || folded > marked || strings.Contains(fourth, "and 1 finding") {
+		t.Errorf("a consequence of a folded finding:\n%s", fourth)
+	}
 }
 
 // TestSkipReasonsGivenOnce: a reason for skipping is given in full under the first scenario it

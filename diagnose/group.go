@@ -36,7 +36,7 @@ type Cause struct {
 	// Divergence is the signature of a divergence found, not as a consequence, in most
 	// scenarios an invariant cause explains: what the broken rule looks like in the traces.
 	Divergence string `json:"divergence,omitempty"`
-	// Example is the finding in the first of Scenarios, in full.
+	// Example is the finding in the first of Explains (its title's scenario too), in full.
 	Example Finding `json:"example"`
 	// ExampleScenario is the scenario Example comes from.
 	ExampleScenario string `json:"exampleScenario"`
@@ -152,12 +152,16 @@ func Group(ds []Diagnosis) []Cause {
 				if f.Signature != sig {
 					continue
 				}
-				if cause.ExampleScenario == "" {
+				// The example comes from a scenario the cause explains, as its title does.
+				if cause.ExampleScenario == "" && explained[i] == c+1 {
 					cause.Example, cause.ExampleScenario = f, d.Scenario.Name
 				}
 				rules[f.Rule]++
 				break
 			}
+		}
+		if cause.ExampleScenario == "" { // not expected: a cause is chosen to explain
+			cause.Example, cause.ExampleScenario = findingOf(ds[s.scenarios[0]], sig), ds[s.scenarios[0]].Scenario.Name
 		}
 		cause.Title = cause.Example.Headline
 		cause.Rule = ruleOf(rules, len(s.scenarios), families)
@@ -194,7 +198,7 @@ func Group(ds []Diagnosis) []Cause {
 		if s.kind == Invariant {
 			// Say what differs, when one divergence is a root finding in every scenario the
 			// invariant explains: the rule names it, the divergence shows it.
-			if sig, head := sharedDivergence(ds, explained, c+1); sig != "" {
+			if sig, head := sharedDivergence(ds, explained, c+1, cause.ExampleScenario); sig != "" {
 				cause.Title = head + " — " + cause.Example.Headline
 				cause.Divergence = sig
 			}
@@ -305,6 +309,15 @@ func (c Cause) Text(indent string) string {
 	return b.String()
 }
 
+// findingOf is d's first finding of signature sig.
+func findingOf(d Diagnosis, sig string) Finding {
+	i := slices.IndexFunc(d.Findings, func(f Finding) bool { return f.Signature == sig })
+	if i < 0 {
+		return Finding{}
+	}
+	return d.Findings[i]
+}
+
 func plural(n int) string {
 	if n == 1 {
 		return ""
@@ -315,7 +328,7 @@ func plural(n int) string {
 // sharedDivergence is the divergence signature that is a root finding in most (more than
 // half) of the scenarios explained by cause number c, and its headline; "" when there is
 // none.
-func sharedDivergence(ds []Diagnosis, explained []int, c int) (sig, headline string) {
+func sharedDivergence(ds []Diagnosis, explained []int, c int, example string) (sig, headline string) {
 	count := map[string]int{}
 	heads := map[string]string{}
 	n := 0
@@ -329,7 +342,10 @@ func sharedDivergence(ds []Diagnosis, explained []int, c int) (sig, headline str
 			if f.Kind == Divergence && !f.Consequence && !seen[f.Signature] {
 				seen[f.Signature] = true
 				count[f.Signature]++
-				heads[f.Signature] = f.Headline
+				// The headline of the example's scenario, else of the first that has it.
+				if heads[f.Signature] == "" || d.Scenario.Name == example {
+					heads[f.Signature] = f.Headline
+				}
 			}
 		}
 	}

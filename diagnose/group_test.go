@@ -32,6 +32,11 @@ func TestGroupPicksTheFewestCausesRankedByScenarios(t *testing.T) {
 	if b.Signature != "B" || !slices.Equal(b.Scenarios, []string{"s2", "s4"}) || !slices.Equal(b.Explains, []string{"s4"}) {
 		t.Errorf("second cause %+v", b)
 	}
+	// The example comes from a scenario the cause explains, not from s2, where B only
+	// follows A's divergence.
+	if b.ExampleScenario != "s4" || b.Example.Consequence {
+		t.Errorf("second cause's example from %s (a consequence: %v)", b.ExampleScenario, b.Example.Consequence)
+	}
 	// Three different rules over two families: the rule names the families.
 	if !strings.Contains(a.Rule, "f, g") {
 		t.Errorf("rule of A %q", a.Rule)

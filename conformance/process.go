@@ -494,11 +494,6 @@ func (p *Process) write(line []byte) error {
 	return nil
 }
 
-// ErrTimeout is wrapped by the error of an implementation that did not answer within its time
-// limit (Process.Timeout, or HelloTimeout before its hello): it hangs, or is too slow for the
-// limit. Its message begins "timeout after".
-var ErrTimeout = errors.New("timeout")
-
 // timeoutError is the verdict on an implementation that did not answer in time.
 func (p *Process) timeoutError() error {
 	d := orDuration(p.Timeout, DefaultTimeout)
@@ -510,7 +505,7 @@ func (p *Process) timeoutError() error {
 	case "stop":
 		what = "the implementation did not report stopped"
 	}
-	err := fmt.Errorf("%w after %v: %s during %s", ErrTimeout, d, what, p.phase)
+	err := fmt.Errorf("%w after %v: %s during %s", sim.ErrTimeout, d, what, p.phase)
 	if p.lastStanding != "" {
 		err = fmt.Errorf("%w; the last line read was %s, marked standing, which the harness never answers: an implementation that marks a call standing goes on with the answer the start promised (PROTOCOL.md §15)", err, p.lastStanding)
 	}

@@ -3,6 +3,7 @@ package diagnose
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"regexp"
@@ -213,13 +214,18 @@ func errorFinding(scenario string, err error) Finding {
 	// Where in the run it happened (at the start, during which delivery) is the scenario's,
 	// not the defect's: one crash or protocol error is one signature.
 	shape := valueFree(phaseRE.ReplaceAllString(deliveryRE.ReplaceAllString(general, "during a delivery"), ""))
-	return Finding{
+	f := Finding{
 		Kind: Error, Rule: "the conformance protocol (conformance/PROTOCOL.md)",
 		Says:      "the implementation failed to run the scenario: " + general,
 		Actual:    msg,
 		Signature: "error: " + shape,
 		Headline:  "the implementation fails: " + shape,
 	}
+	if errors.Is(err, sim.ErrTimeout) {
+		f.Rule += ": after each delivery the implementation reports idle, within --timeout; it hung (the loop, or its adapter, waits for something that never comes) or is slower than the limit"
+		f.Headline = "the implementation hangs or is too slow: " + shape
+	}
+	return f
 }
 
 // divergences aligns the traces and reports each region of missing or extra entries and

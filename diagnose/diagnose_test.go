@@ -455,3 +455,19 @@ func TestFieldRulesHoldInsideTheirField(t *testing.T) {
 		t.Fatalf("first finding %+v", fs[0])
 	}
 }
+
+// TestATimeoutSaysItHangs: an implementation past its time limit is said to hang or be too
+// slow, with what the protocol expects, and keeps the signature of any error of its shape (a
+// stranger's review took "the conformance protocol" for a fault of the adapter).
+func TestATimeoutSaysItHangs(t *testing.T) {
+	err := fmt.Errorf("scenario seed-1: delivery streamEvent at 0ms: %w after 15s: the implementation did not report idle during delivery streamEvent at 0ms", sim.ErrTimeout)
+	fs := diagnose.Diagnose(diagnose.Scenario{Name: "seed-1"}, nil, nil, diagnose.Options{RunError: err})
+	if len(fs) != 1 || fs[0].Signature != "error: timeout after N: the implementation did not report idle during a delivery" ||
+		!strings.HasPrefix(fs[0].Headline, "the implementation hangs or is too slow: ") || !strings.Contains(fs[0].Rule, "reports idle, within --timeout; it hung") {
+		t.Errorf("findings %+v", fs)
+	}
+	plain := diagnose.Diagnose(diagnose.Scenario{Name: "s"}, nil, nil, diagnose.Options{RunError: errors.New("scenario s: the implementation exited")})
+	if len(plain) != 1 || plain[0].Rule != "the conformance protocol (conformance/PROTOCOL.md)" {
+		t.Errorf("another error: %+v", plain)
+	}
+}

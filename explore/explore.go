@@ -225,7 +225,7 @@ const (
 	KindInvariant = "invariant" // the implementation's trace breaks an invariant
 	KindError     = "error"     // the implementation broke the port's contract
 	KindPanic     = "panic"     // the simulation panicked
-	KindHang      = "hang"      // a run took longer than RunTimeout, or the implementation's own time limit (conformance.ErrTimeout)
+	KindHang      = "hang"      // a run took longer than RunTimeout, or the implementation's own time limit (sim.ErrTimeout)
 )
 
 // Problem is what is wrong with one run.
@@ -676,7 +676,7 @@ func (x *explorer) check(sc *sim.Scenario) (prob *Problem, ignored bool) {
 		failed(KindHang, fmt.Errorf("the run did not finish within %s", x.opts.RunTimeout))
 	case got.panic != nil:
 		failed(KindPanic, fmt.Errorf("the simulation panicked: %v", got.panic))
-	case errors.Is(got.err, conformance.ErrTimeout):
+	case errors.Is(got.err, sim.ErrTimeout):
 		failed(KindHang, got.err)
 	case got.err != nil:
 		failed(KindError, got.err)

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/turnstile-dev/turnstile/conformance"
 	"github.com/turnstile-dev/turnstile/invariant"
 	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
@@ -187,7 +186,7 @@ func TestHangAndPanicAreReported(t *testing.T) {
 }
 
 // timesOut fails its first delivery as an adapter process past its time limit does
-// (conformance.ErrTimeout), counting the runs it starts.
+// (sim.ErrTimeout), counting the runs it starts.
 type timesOut struct {
 	sim.Implementation
 	starts *atomic.Int32
@@ -199,7 +198,7 @@ func (s timesOut) Start(setup sim.Setup, world sim.Port) error {
 }
 
 func (timesOut) Deliver(sim.Delivery) error {
-	return fmt.Errorf("delivery streamEvent at 0ms: %w after 1m0s: the implementation did not report idle", conformance.ErrTimeout)
+	return fmt.Errorf("delivery streamEvent at 0ms: %w after 1m0s: the implementation did not report idle", sim.ErrTimeout)
 }
 
 // TestATimeoutIsAHangNotShrunk: an implementation past its time limit is a hang, and each of

@@ -171,7 +171,11 @@ func (x *explorer) readme(dir string, f *Failure) string {
 	if len(rest) > 0 {
 		fmt.Fprintf(&b, "Every other finding (a divergence after the first may be its consequence):\n\n```\n%s```\n\n", strings.Join(rest, ""))
 	}
-	b.WriteString("Files: `minimal.yaml` (the shrunk scenario), `generated.yaml` (as generated), `findings.json` (every finding of the minimal scenario, values in full), `impl.timeline`")
+	shrunk := "the shrunk scenario"
+	if f.Shrink.Tried == 0 {
+		shrunk = "the scenario, not shrunk"
+	}
+	fmt.Fprintf(&b, "Files: `minimal.yaml` (%s), `generated.yaml` (as generated), `findings.json` (every finding of the minimal scenario, values in full), `impl.timeline`", shrunk)
 	if f.RefTrace != nil {
 		b.WriteString(", `reference.timeline`")
 	}
@@ -183,9 +187,9 @@ func (x *explorer) readme(dir string, f *Failure) string {
 // a comment with its count and rule, in the form --ignore reads.
 func writeCauses(out string, res Result) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# causes found by turnstile explore (seed %d, %d runs); pass this file to --ignore to look past them\n", res.Seed, res.Runs)
+	fmt.Fprintf(&b, "# causes found by turnstile explore (seed %d, %s); pass this file to --ignore to look past them\n", res.Seed, plural(res.Runs, "run"))
 	for _, f := range res.Failures {
-		fmt.Fprintf(&b, "\n# %d runs", f.Count)
+		fmt.Fprintf(&b, "\n# %s", plural(f.Count, "run"))
 		if f.Flaky {
 			b.WriteString(", flaky")
 		}
@@ -249,7 +253,7 @@ func Summary(res Result) string {
 	}
 	names, groups := commonIngredients(res.Failures)
 	for i, name := range names {
-		fmt.Fprintf(&b, "%s pass without %s: likely one defect, in what the loop does with it: fix it and explore again\n",
+		fmt.Fprintf(&b, "%s pass without %s: likely one defect that it brings out: fix that and explore again\n",
 			causeList(groups[i]), name)
 	}
 	if res.Recheck != nil {

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"encoding/json"
+	"errors"
 
 	"github.com/turnstile-dev/turnstile/loop"
 )
@@ -110,6 +111,11 @@ type ModelSetup struct {
 	API      string `json:"api"`
 	Provider string `json:"provider"`
 }
+
+// ErrTimeout is wrapped by the error of an implementation that did not answer within its time
+// limit (conformance.Process's timeouts): it hangs, or is too slow for the limit. Its message
+// begins "timeout after".
+var ErrTimeout = errors.New("timeout")
 
 // Call kinds.
 const (

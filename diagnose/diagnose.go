@@ -431,7 +431,11 @@ func (d diff) sentence() string {
 	case "type":
 		return fmt.Sprintf("the field %s is %s; the reference's is %s", d.path, jsonType(d.got), jsonType(d.want))
 	case "length":
-		return fmt.Sprintf("the list %s has %d items; the reference's has %d", d.path, len(d.got.([]any)), len(d.want.([]any)))
+		s := fmt.Sprintf("the list %s has %d items; the reference's has %d", d.path, len(d.got.([]any)), len(d.want.([]any)))
+		if change := listChange(d.want.([]any), d.got.([]any)); change != "" {
+			s += ": it " + change
+		}
+		return s
 	}
 	return fmt.Sprintf("the field %s differs", d.path)
 }

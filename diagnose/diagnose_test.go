@@ -471,3 +471,31 @@ func TestATimeoutSaysItHangs(t *testing.T) {
 		t.Errorf("another error: %+v", plain)
 	}
 }
+
+// TestAListOfAnotherLengthSaysWhichItems: a list that differs in length names the items the
+// implementation's lacks or has in addition, by their identity members (a stranger's review:
+// "has 5 items; the reference's has 6" dumped both lists and never said which was missing).
+func TestAListOfAnotherLengthSaysWhichItems(t *testing.T) {
+	msg := func(role, id string) map[string]any {
+		m := map[string]any{"role": role, "content": []any{map[string]any{"type": "text", "text": "…"}}}
+		if id != "" {
+			m["toolCallId"] = id
+		}
+		return m
+	}
+	entry := func(ms ...any) sim.Entry {
+		data, _ := json.Marshal(map[string]any{"messages": ms})
+		return sim.Entry{Kind: sim.KindCall, Name: "hook", Data: data}
+	}
+	want := &sim.Trace{Entries: []sim.Entry{entry(msg("user", ""), msg("assistant", ""), msg("toolResult", "c1"), msg("user", "2"))}}
+	got := &sim.Trace{Entries: []sim.Entry{entry(msg("user", ""), msg("assistant", ""), msg("user", "2"))}}
+	fs := diagnose.Diagnose(diagnose.Scenario{Name: "x"}, want, got, diagnose.Options{})
+	if len(fs) == 0 || !strings.Contains(fs[0].Says, "has 3 items; the reference's has 4: it lacks the reference's item 3 (role toolResult, toolCallId c1)") {
+		t.Errorf("findings: %+v", fs)
+	}
+	got.Entries[0] = entry(msg("user", ""), msg("system", ""), msg("assistant", ""), msg("toolResult", "c1"), msg("user", "2"))
+	fs = diagnose.Diagnose(diagnose.Scenario{Name: "x"}, want, got, diagnose.Options{})
+	if len(fs) == 0 || !strings.Contains(fs[0].Says, "has 5 items; the reference's has 4: it has in addition item 2 (role system)") {
+		t.Errorf("findings: %+v", fs)
+	}
+}

@@ -138,6 +138,20 @@ func checkSnapshots(v *view) []Violation {
 	return vs
 }
 
+// showMessageLists shows two lists of messages by their roles ("[assistant toolResult]") when
+// the roles differ, which says the difference in a few words; else (or when they are not
+// lists) as JSON.
+func showMessageLists(got, want any) (string, string) {
+	g, gok := got.([]any)
+	w, wok := want.([]any)
+	if gok && wok {
+		if gs, ws := showMessages(g), showMessages(w); gs != ws {
+			return gs, ws
+		}
+	}
+	return show(got), show(want)
+}
+
 func checkReports(v *view) []Violation {
 	var vs violations
 	var emitted []any
@@ -164,7 +178,8 @@ func checkReports(v *view) []Violation {
 			if want != nil {
 				for _, key := range []string{"message", "toolResults", "newMessages"} {
 					if !same(turnData[key], want[key]) {
-						vs.add(v, i, "%s sees turn.%s %s, expected %s", e.Name, key, show(turnData[key]), show(want[key]))
+						gotShown, wantShown := showMessageLists(turnData[key], want[key])
+						vs.add(v, i, "%s sees turn.%s %s, expected %s", e.Name, key, gotShown, wantShown)
 					}
 				}
 			}

@@ -35,6 +35,10 @@ func FirstDifference(want, got any, equal func(a, b any) bool) (d Difference, ok
 // of another role), that is the difference to show, not the content that follows from it.
 var identityMembers = []string{"role", "type", "toolCallId", "id", "toolName", "name"}
 
+// IdentityMembers are the members that name an object rather than describe it, in the order
+// CompareMembers puts them first.
+func IdentityMembers() []string { return slices.Clone(identityMembers) }
+
 // CompareMembers orders the members of an object as differences are looked for and shown:
 // identity members first (role, type, toolCallId, id, toolName, name), then by key.
 func CompareMembers(a, b string) int {

@@ -65,4 +65,9 @@ func TestRecordRecheckTellsEachCausesREADME(t *testing.T) {
 			t.Errorf("cause %d:\n%s", i+1, readme)
 		}
 	}
+	// The summary names the re-run scenarios by their causes' numbers, not their seeds.
+	res.Shortcuts = conformance.Shortcuts{DeliveriesAhead: true}
+	if summary := explore.Summary(res); !strings.Contains(summary, "1 of the 2 failing scenarios re-run pass (cause 2)") {
+		t.Errorf("summary:\n%s", summary)
+	}
 }

@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -257,7 +258,23 @@ func Summary(res Result) string {
 			causeList(groups[i]), name)
 	}
 	if res.Recheck != nil {
-		b.WriteString(res.Recheck.Note(res.Shortcuts))
+		// The re-run scenarios are the causes' minimal ones: named by their causes' numbers.
+		number := map[string]string{}
+		for k, f := range res.Failures {
+			if f.Minimal != nil {
+				number[f.Minimal.Name] = fmt.Sprintf("cause %d", k+1)
+			}
+		}
+		byNumber := func(names []string) []string {
+			out := make([]string, len(names))
+			for i, n := range names {
+				out[i] = cmp.Or(number[n], n)
+			}
+			return out
+		}
+		rc := *res.Recheck
+		rc.Checked, rc.Passed = byNumber(rc.Checked), byNumber(rc.Passed)
+		b.WriteString(rc.Note(res.Shortcuts))
 	} else {
 		b.WriteString(res.Shortcuts.Note(res.command))
 	}

@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"cmp"
 	"maps"
 	"reflect"
 	"slices"
@@ -28,20 +29,30 @@ type ingredient struct {
 func ingredients(sc *sim.Scenario) []ingredient {
 	h := sc.Hooks
 	var fields, hooks, user []ingredient
-	if h.PrepareRequest != nil {
-		fields = append(fields, scriptFields("prepareRequest", h.PrepareRequest, func(s *sim.Scenario) *sim.Script[sim.PrepareAnswer] { return s.Hooks.PrepareRequest })...)
+	if p := h.PrepareRequest; p != nil {
+		fields = append(fields, keyedFields("prepareRequest", p.Default, p.ByCall, func(s *sim.Scenario) (*sim.PrepareAnswer, map[int]sim.PrepareAnswer) {
+			return &s.Hooks.PrepareRequest.Default, s.Hooks.PrepareRequest.ByCall
+		})...)
 	}
-	if h.PrepareNextTurn != nil {
-		fields = append(fields, scriptFields("prepareNextTurn", h.PrepareNextTurn, func(s *sim.Scenario) *sim.Script[sim.PrepareAnswer] { return s.Hooks.PrepareNextTurn })...)
+	if p := h.PrepareNextTurn; p != nil {
+		fields = append(fields, keyedFields("prepareNextTurn", p.Default, p.ByCall, func(s *sim.Scenario) (*sim.PrepareAnswer, map[int]sim.PrepareAnswer) {
+			return &s.Hooks.PrepareNextTurn.Default, s.Hooks.PrepareNextTurn.ByCall
+		})...)
 	}
-	if h.FinishTurn != nil {
-		fields = append(fields, scriptFields("finishTurn", h.FinishTurn, func(s *sim.Scenario) *sim.Script[sim.FinishAnswer] { return s.Hooks.FinishTurn })...)
+	if f := h.FinishTurn; f != nil {
+		fields = append(fields, keyedFields("finishTurn", f.Default, f.ByCall, func(s *sim.Scenario) (*sim.FinishAnswer, map[int]sim.FinishAnswer) {
+			return &s.Hooks.FinishTurn.Default, s.Hooks.FinishTurn.ByCall
+		})...)
 	}
-	if h.BeforeToolCall != nil {
-		fields = append(fields, toolScriptFields("beforeToolCall", h.BeforeToolCall, func(s *sim.Scenario) *sim.ToolScript[sim.BeforeAnswer] { return s.Hooks.BeforeToolCall })...)
+	if b := h.BeforeToolCall; b != nil {
+		fields = append(fields, keyedFields("beforeToolCall", b.Default, b.ByToolCall, func(s *sim.Scenario) (*sim.BeforeAnswer, map[string]sim.BeforeAnswer) {
+			return &s.Hooks.BeforeToolCall.Default, s.Hooks.BeforeToolCall.ByToolCall
+		})...)
 	}
-	if h.AfterToolCall != nil {
-		fields = append(fields, toolScriptFields("afterToolCall", h.AfterToolCall, func(s *sim.Scenario) *sim.ToolScript[sim.AfterAnswer] { return s.Hooks.AfterToolCall })...)
+	if a := h.AfterToolCall; a != nil {
+		fields = append(fields, keyedFields("afterToolCall", a.Default, a.ByToolCall, func(s *sim.Scenario) (*sim.AfterAnswer, map[string]sim.AfterAnswer) {
+			return &s.Hooks.AfterToolCall.Default, s.Hooks.AfterToolCall.ByToolCall
+		})...)
 	}
 	hook := func(installed bool, name string, drop edit) {
 		if installed {
@@ -73,35 +84,20 @@ func ingredients(sc *sim.Scenario) []ingredient {
 	return slices.Concat(fields, hooks, user)
 }
 
-// scriptFields is an ingredient for each field that one of a hook's answers sets: the edit
-// clears it in all of them.
-func scriptFields[T any](hook string, s *sim.Script[T], of func(*sim.Scenario) *sim.Script[T]) []ingredient {
-	answers := []T{s.Default}
-	for _, k := range slices.Sorted(maps.Keys(s.ByCall)) {
-		answers = append(answers, s.ByCall[k])
+// keyedFields is an ingredient for each field that one of a hook's answers sets (its default
+// and those by call or by tool call): the edit clears it in all of them, which of gives in a
+// scenario.
+func keyedFields[K cmp.Ordered, T any](hook string, def T, byKey map[K]T, of func(*sim.Scenario) (*T, map[K]T)) []ingredient {
+	answers := []T{def}
+	for _, k := range slices.Sorted(maps.Keys(byKey)) {
+		answers = append(answers, byKey[k])
 	}
 	return answerFields(hook, answers, func(sc *sim.Scenario, clear func(*T)) {
-		script := of(sc)
-		clear(&script.Default)
-		for k, a := range script.ByCall {
+		d, m := of(sc)
+		clear(d)
+		for k, a := range m {
 			clear(&a)
-			script.ByCall[k] = a
-		}
-	})
-}
-
-// toolScriptFields is scriptFields for a tool hook's answers.
-func toolScriptFields[T any](hook string, s *sim.ToolScript[T], of func(*sim.Scenario) *sim.ToolScript[T]) []ingredient {
-	answers := []T{s.Default}
-	for _, id := range sortedKeys(s.ByToolCall) {
-		answers = append(answers, s.ByToolCall[id])
-	}
-	return answerFields(hook, answers, func(sc *sim.Scenario, clear func(*T)) {
-		script := of(sc)
-		clear(&script.Default)
-		for id, a := range script.ByToolCall {
-			clear(&a)
-			script.ByToolCall[id] = a
+			m[k] = a
 		}
 	})
 }

@@ -555,10 +555,16 @@ func invariantFindings(want, got *sim.Trace, invs []invariant.Invariant, first P
 			Says:   "breaks invariant " + f.Invariant + ": " + f.Msg,
 			At:     Position{Actual: f.Entry},
 			Actual: f.Msg,
-			// The invariant is the rule: its violations, whatever their shape, are one
-			// signature (the message, with the scenario's values, is in Says).
+			// The invariant and the rule its violation names are the signature: its
+			// violations of one rule, whatever their values, are one (the message, with the
+			// scenario's values, is in Says), and two rules of one invariant are two
+			// defects. A violation that names no rule is the invariant's.
 			Signature: "invariant " + f.Invariant,
 			Headline:  "breaks invariant " + f.Invariant,
+		}
+		if f.Rule != "" {
+			fd.Signature += ": " + f.Rule
+			fd.Headline += " (" + f.Rule + ")"
 		}
 		if inv, ok := byName[f.Invariant]; ok {
 			fd.Rule = invariantRule(inv, f.Rule, false)

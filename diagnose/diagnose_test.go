@@ -288,7 +288,7 @@ func TestSwappedResultsAreOneDefectNamedByItsRule(t *testing.T) {
 	}
 	found := false
 	for _, f := range fs {
-		if f.Kind == diagnose.Invariant && f.Signature == "invariant results" && f.At.Actual == i+2 {
+		if f.Kind == diagnose.Invariant && f.Signature == "invariant results: R-EXEC-PARALLEL" && f.At.Actual == i+2 {
 			found = true
 			if f.Consequence {
 				t.Errorf("the results invariant, broken by the first divergent message, is marked a consequence")

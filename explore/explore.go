@@ -74,7 +74,8 @@ type Options struct {
 	Diagnose Diagnosis
 	// Ignore holds cause signatures known already: a run that shows one of them among its
 	// possible causes counts as ignored, not failed, as a run that shows a known cause counts
-	// for that cause.
+	// for that cause. An invariant's signature alone ("invariant results") stands for every
+	// rule of it ("invariant results: R-EXEC-PARALLEL").
 	Ignore map[string]bool
 	// Invariants are checked on the implementation's trace by the default diagnosis; nil
 	// means invariant.All().
@@ -695,7 +696,7 @@ func (x *explorer) check(sc *sim.Scenario) (prob *Problem, ignored bool) {
 		return nil, false
 	}
 	for _, f := range prob.Causes {
-		if x.opts.Ignore[f.Signature] {
+		if x.opts.Ignore[f.Signature] || f.Kind == diagnose.Invariant && x.opts.Ignore["invariant "+f.Invariant] {
 			// Like a known cause, an ignored one takes the whole run.
 			return nil, true
 		}

@@ -283,7 +283,7 @@ func TestExploreFindsFaults(t *testing.T) {
 					t.Fatalf("reported flaky: %s", f.Message)
 				}
 				if noDiff && !slices.ContainsFunc(f.Original.Findings, func(fd diagnose.Finding) bool {
-					return fd.Signature == "invariant "+fl.invariant
+					return fd.Kind == diagnose.Invariant && fd.Invariant == fl.invariant
 				}) {
 					t.Errorf("expected invariant %s to catch it, got: %s", fl.invariant, f.Original.Message)
 				}
@@ -315,5 +315,22 @@ func TestPassThroughIsClean(t *testing.T) {
 	res := Run(context.Background(), Options{Seed: 11, Runs: runs, Impl: func() sim.Implementation { return &faulty{} }})
 	if len(res.Failures) > 0 {
 		t.Fatalf("%s\n%s", res.Failures[0].Message, res.Failures[0].Kind)
+	}
+}
+
+// TestIgnoreAnInvariantIgnoresEachOfItsRules: an --ignore line naming an invariant alone
+// ("invariant results", as causes.txt files held before causes named the rule) ignores the
+// causes of each of its rules ("invariant results: R-TOOL-RESULT-MESSAGE").
+func TestIgnoreAnInvariantIgnoresEachOfItsRules(t *testing.T) {
+	fl := faultNamed(t, "drops-a-tool-result")
+	impl := func() sim.Implementation { return &faulty{fault: fl} }
+	seen := Run(context.Background(), Options{Impl: impl, Seed: 1, Runs: 50, NoDiff: true, ShrinkTime: -1})
+	if len(seen.Failures) == 0 || !strings.HasPrefix(seen.Failures[0].Signature(), "invariant results: R-") {
+		t.Fatalf("the fault shows as %v", seen.Failures)
+	}
+	res := Run(context.Background(), Options{Impl: impl, Seed: 1, Runs: 50, NoDiff: true, ShrinkTime: -1,
+		Ignore: map[string]bool{"invariant results": true}})
+	if len(res.Failures) != 0 || res.Ignored == 0 {
+		t.Errorf("ignoring invariant results: %d causes, %d runs ignored", len(res.Failures), res.Ignored)
 	}
 }

@@ -1,9 +1,11 @@
 package invariant
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/sim"
 )
 
@@ -36,6 +38,16 @@ a call to an unknown tool or with invalid arguments, nor afterToolCall for a cal
 // asked for could not be made.
 func (v *view) nextTurnLost(t *turn) bool { return t.next < 0 && v.failed }
 
+// startsTool reports whether a tool execution starts between entries from and to (exclusive).
+func (v *view) startsTool(from, to int) bool {
+	for i := from + 1; i < to && i < len(v.es); i++ {
+		if e := &v.es[i]; e.Kind == sim.KindEvent && e.Name == string(loop.ToolExecutionStart) {
+			return true
+		}
+	}
+	return false
+}
+
 func checkTermination(v *view) []Violation {
 	var vs violations
 	for _, t := range v.closed() {
@@ -46,11 +58,15 @@ func checkTermination(v *view) []Violation {
 		switch {
 		case t.hasBatch() && w.natural:
 			if t.next < 0 && !v.nextTurnLost(t) {
-				what, rule := "a result without terminate: true (the batch ends the run only when every result says terminate)", "R-TERM-UNANIMOUS"
-				if t.stop == "length" {
-					what, rule = "a truncated batch (it never terminates)", "R-TRUNC-NO-TERMINATE"
+				what, rule := "the batch has a result without terminate: true (the batch ends the run only when every result says terminate)", "R-TERM-UNANIMOUS"
+				switch {
+				case t.stop == "length":
+					what, rule = "the batch has a truncated batch (it never terminates)", "R-TRUNC-NO-TERMINATE"
+				case !v.startsTool(t.asstEnd, t.end):
+					what = fmt.Sprintf("the response (stopReason %s) has tool calls, none of which ran: its tool calls are its content's toolCall blocks, whatever the stopReason", t.stop)
+					rule = "R-CONTENT-DECIDES"
 				}
-				vs.addRule(v, t.end, rule, "the batch has %s, but no further request was made", what)
+				vs.addRule(v, t.end, rule, "%s, but no further request was made", what)
 			}
 		case t.hasBatch():
 			if t.next >= 0 && !w.steered && !w.followed && t.decision != "continue" {

@@ -187,7 +187,13 @@ func checkResults(v *view) []Violation {
 				if cut {
 					break
 				}
-				vs.add(v, t.end, "tool call %s never started", c.id)
+				if len(tt.startOrder) == 0 {
+					// Not one call of the response ran: its tool calls were not taken from
+					// its content.
+					vs.addRule(v, t.end, "R-CONTENT-DECIDES", "tool call %s never started, nor any call of the response (stopReason %s): its tool calls are its content's toolCall blocks, whatever the stopReason", c.id, t.stop)
+				} else {
+					vs.add(v, t.end, "tool call %s never started", c.id)
+				}
 				continue
 			}
 			if tt.startOrder[k] != c.id {
@@ -206,7 +212,7 @@ func checkResults(v *view) []Violation {
 		}
 		// Result messages: one per call, source order, after the ends before them.
 		if t.end >= 0 && len(tt.results) != len(t.calls) && !(cut && len(tt.results) == len(tt.startOrder)) {
-			vs.add(v, t.end, "%d tool calls got %d tool-result messages", len(t.calls), len(tt.results))
+			vs.addRule(v, t.end, "R-TOOL-RESULT-MESSAGE", "%d tool calls got %d tool-result messages", len(t.calls), len(tt.results))
 		}
 		lastEnd := -1
 		for k, c := range t.calls {
@@ -226,7 +232,7 @@ func checkResults(v *view) []Violation {
 				continue
 			}
 			if str(m["toolName"]) != c.name {
-				vs.add(v, i, "tool-result message for %s names tool %s, expected %s", c.id, str(m["toolName"]), c.name)
+				vs.addRule(v, i, "R-TOOL-RESULT-MESSAGE", "tool-result message for %s names tool %s, expected %s", c.id, str(m["toolName"]), c.name)
 			}
 			e, ok := tt.ends[c.id]
 			if !ok {
@@ -243,13 +249,13 @@ func checkResults(v *view) []Violation {
 			}
 			switch {
 			case !same(m["content"], content):
-				vs.add(v, i, "tool-result message for %s has content %s, its result %s", c.id, show(m["content"]), show(content))
+				vs.addRule(v, i, "R-TOOL-RESULT-MESSAGE", "tool-result message for %s has content %s, its result %s", c.id, show(m["content"]), show(content))
 			case !same(m["details"], r["details"]):
-				vs.add(v, i, "tool-result message for %s has details %s, its result %s", c.id, show(m["details"]), show(r["details"]))
+				vs.addRule(v, i, "R-TOOL-RESULT-MESSAGE", "tool-result message for %s has details %s, its result %s", c.id, show(m["details"]), show(r["details"]))
 			case m["isError"] != end["isError"]:
-				vs.add(v, i, "tool-result message for %s has isError %s, its end %s", c.id, showField(m, "isError"), showField(end, "isError"))
+				vs.addRule(v, i, "R-TOOL-RESULT-MESSAGE", "tool-result message for %s has isError %s, its end %s", c.id, showField(m, "isError"), showField(end, "isError"))
 			case !same(m["durationMs"], end["durationMs"]):
-				vs.add(v, i, "tool-result message for %s has durationMs %s, its end %s", c.id, showField(m, "durationMs"), showField(end, "durationMs"))
+				vs.addRule(v, i, "R-TOOL-RESULT-MESSAGE", "tool-result message for %s has durationMs %s, its end %s", c.id, showField(m, "durationMs"), showField(end, "durationMs"))
 			}
 		}
 		// Execution: durationMs, delivery order, updates.
@@ -260,13 +266,13 @@ func checkResults(v *view) []Violation {
 			dur := v.d(e)["durationMs"]
 			if !v.at.Has(loop.DurationMs) {
 				if dur != nil {
-					vs.add(v, e, "tool %s's end has a durationMs, which pi added in %s", id, loop.DurationMs.Since())
+					vs.addRule(v, e, "R-TIME-DURATION", "tool %s's end has a durationMs, which pi added in %s", id, loop.DurationMs.Since())
 				}
 			} else if executed != (dur != nil) {
 				if executed {
-					vs.add(v, e, "tool %s was executed but its end has no durationMs", id)
+					vs.addRule(v, e, "R-TIME-DURATION", "tool %s was executed but its end has no durationMs", id)
 				} else {
-					vs.add(v, e, "tool %s was not executed but its end has a durationMs", id)
+					vs.addRule(v, e, "R-TIME-DURATION", "tool %s was not executed but its end has a durationMs", id)
 				}
 			}
 			if !executed {
@@ -283,25 +289,25 @@ func checkResults(v *view) []Violation {
 				if ms, ok := dur.(float64); ok {
 					want := math.Round(float64(v.es[dl].T - v.es[call].T))
 					if ms != want {
-						vs.add(v, e, "tool %s: durationMs %v, but its result came %vms after the call", id, ms, want)
+						vs.addRule(v, e, "R-TIME-DURATION", "tool %s: durationMs %v, but its result came %vms after the call", id, ms, want)
 					}
 				}
 			}
 			// Updates delivered before the result, one event each, in order.
 			ups, dels := tt.updates[id], tt.updDeliv[id]
 			if len(ups) != len(dels) {
-				vs.add(v, e, "tool %s: %d updates delivered before its result, %d tool_execution_update events", id, len(dels), len(ups))
+				vs.addRule(v, e, "R-TOOL-UPDATES", "tool %s: %d updates delivered before its result, %d tool_execution_update events", id, len(dels), len(ups))
 			}
 			for k := 0; k < min(len(ups), len(dels)); k++ {
 				d := v.d(ups[k])
 				if !same(d["partialResult"], v.d(dels[k])) {
-					vs.add(v, ups[k], "tool_execution_update for %s carries %s, not the delivered %s", id, show(d["partialResult"]), show(v.d(dels[k])))
+					vs.addRule(v, ups[k], "R-TOOL-UPDATES", "tool_execution_update for %s carries %s, not the delivered %s", id, show(d["partialResult"]), show(v.d(dels[k])))
 				}
 				if ups[k] < dels[k] {
-					vs.add(v, ups[k], "tool_execution_update for %s before the update was delivered", id)
+					vs.addRule(v, ups[k], "R-TOOL-UPDATES", "tool_execution_update for %s before the update was delivered", id)
 				}
 				if c, ok := calls[id]; ok && !same(d["args"], orEmptyObject(c.args)) {
-					vs.add(v, ups[k], "tool_execution_update for %s carries %s, not the raw arguments", id, show(d["args"]))
+					vs.addRule(v, ups[k], "R-TOOL-UPDATES", "tool_execution_update for %s carries %s, not the raw arguments", id, show(d["args"]))
 				}
 			}
 		}

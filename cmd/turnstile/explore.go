@@ -65,7 +65,9 @@ installed (without getSteeringMessages or getFollowUpMessages there is no steeri
 follow-up), no scenario needs an optional feature it lacks (capabilities.lacks), and no
 situation newer than the pi version it tracks (or --tracks) is generated. --ignore FILE
 names known causes (one signature a line, # comments; causes.txt has that form): a run that
-shows one counts as ignored, so the next exploration looks past them.
+shows one counts as ignored, so the next exploration looks past them. An invariant's cause is
+signed by the invariant and the rule its violation names ("invariant results: R-EXEC-PARALLEL");
+a line naming the invariant alone ("invariant results") ignores all of its rules.
 
 --jobs N checks N runs at once: in-process one per CPU by default; with --impl one by
 default, and each job starts its own adapter process. The runs are still taken in their

@@ -30,17 +30,17 @@ func checkGrammar(v *view) []Violation {
 		vs.add(v, -1, "the trace has no end of run: the implementation never returned")
 	case events == 0:
 		if !v.failed {
-			vs.add(v, v.endIdx, "the run returned without emitting any event")
+			vs.addRule(v, v.endIdx, "R-EV-GRAMMAR", "the run returned without emitting any event")
 		}
 	default:
 		if v.es[first].Name != "agent_start" {
-			vs.add(v, first, "the first event is %s, not agent_start", v.es[first].Name)
+			vs.addRule(v, first, "R-EV-GRAMMAR", "the first event is %s, not agent_start", v.es[first].Name)
 		}
 	}
 	agentEnds := 0
 	for i, e := range v.es {
 		if v.endIdx >= 0 && i > v.endIdx && e.Kind != sim.KindFail {
-			vs.add(v, i, "%s %s after the end of the run", e.Kind, e.Name)
+			vs.addRule(v, i, "R-EV-GRAMMAR", "%s %s after the end of the run", e.Kind, e.Name)
 		}
 		if e.Kind != sim.KindEvent {
 			continue
@@ -48,24 +48,24 @@ func checkGrammar(v *view) []Violation {
 		switch e.Name {
 		case "agent_start":
 			if i != first {
-				vs.add(v, i, "a second agent_start")
+				vs.addRule(v, i, "R-EV-GRAMMAR", "a second agent_start")
 			}
 		case "agent_end":
 			agentEnds++
 			if v.failed {
-				vs.add(v, i, "agent_end in a run that failed")
+				vs.addRule(v, i, "R-EV-ONE-END", "agent_end in a run that failed")
 			}
 			if agentEnds > 1 {
-				vs.add(v, i, "a second agent_end")
+				vs.addRule(v, i, "R-EV-ONE-END", "a second agent_end")
 			}
 		default:
 			if v.agentEnd >= 0 && i > v.agentEnd {
-				vs.add(v, i, "%s after agent_end", e.Name)
+				vs.addRule(v, i, "R-EV-ONE-END", "%s after agent_end", e.Name)
 			}
 		}
 	}
 	if v.endIdx >= 0 && !v.failed && events > 0 && agentEnds == 0 {
-		vs.add(v, v.endIdx, "the run returned without agent_end")
+		vs.addRule(v, v.endIdx, "R-EV-ONE-END", "the run returned without agent_end")
 	}
 
 	// Turns, requests, messages and tool executions.
@@ -80,17 +80,17 @@ func checkGrammar(v *view) []Violation {
 			switch e.Name {
 			case sim.CallStream:
 				if !inTurn {
-					vs.add(v, i, "a provider request outside a turn")
+					vs.addRule(v, i, "R-TURN-REQUEST", "a provider request outside a turn")
 				}
 				streams++
 				if streams > 1 {
-					vs.add(v, i, "a second provider request in one turn")
+					vs.addRule(v, i, "R-TURN-REQUEST", "a second provider request in one turn")
 				}
 			case sim.CallTool:
 				id := str(v.d(i)["toolCallId"])
 				ts := tools[id]
 				if ts == nil || ts.end >= 0 {
-					vs.add(v, i, "tool call %s is not between its tool_execution_start and _end", id)
+					vs.addRule(v, i, "R-EV-GRAMMAR", "tool call %s is not between its tool_execution_start and _end", id)
 				}
 			}
 			continue
@@ -101,55 +101,55 @@ func checkGrammar(v *view) []Violation {
 		switch e.Name {
 		case "turn_start":
 			if inTurn {
-				vs.add(v, i, "turn_start inside an open turn")
+				vs.addRule(v, i, "R-EV-GRAMMAR", "turn_start inside an open turn")
 			}
 			inTurn, streams, tools = true, 0, map[string]*toolState{}
 		case "turn_end":
 			if !inTurn {
-				vs.add(v, i, "turn_end without turn_start")
+				vs.addRule(v, i, "R-EV-GRAMMAR", "turn_end without turn_start")
 			}
 			if streams != 1 && inTurn {
-				vs.add(v, i, "the turn made %d provider requests, not 1", streams)
+				vs.addRule(v, i, "R-TURN-REQUEST", "the turn made %d provider requests, not 1", streams)
 			}
 			for id, ts := range tools {
 				if ts.end < 0 {
-					vs.add(v, i, "tool call %s started but never ended", id)
+					vs.addRule(v, i, "R-EV-GRAMMAR", "tool call %s started but never ended", id)
 				}
 			}
 			inTurn = false
 		case "agent_end":
 			if inTurn {
-				vs.add(v, i, "agent_end inside an open turn")
+				vs.addRule(v, i, "R-EV-ONE-END", "agent_end inside an open turn")
 			}
 		case "message_start", "message_end", "message_update":
 			if !inTurn {
-				vs.add(v, i, "%s outside a turn", e.Name)
+				vs.addRule(v, i, "R-EV-GRAMMAR", "%s outside a turn", e.Name)
 			}
 			switch e.Name {
 			case "message_start":
 				if openMsg >= 0 {
-					vs.add(v, i, "message_start while the message of entry %d is open", v.seq(openMsg))
+					vs.addRule(v, i, "R-EV-GRAMMAR", "message_start while the message of entry %d is open", v.seq(openMsg))
 				}
 				openMsg = i
 			case "message_update":
 				if openMsg < 0 || v.role(openMsg) != "assistant" {
-					vs.add(v, i, "message_update outside an assistant message")
+					vs.addRule(v, i, "R-EV-GRAMMAR", "message_update outside an assistant message")
 				}
 			case "message_end":
 				switch {
 				case openMsg < 0:
-					vs.add(v, i, "message_end without message_start")
+					vs.addRule(v, i, "R-EV-GRAMMAR", "message_end without message_start")
 				case v.role(openMsg) != v.role(i):
-					vs.add(v, i, "message_end of a %s message closes a %s message", v.role(i), v.role(openMsg))
+					vs.addRule(v, i, "R-EV-GRAMMAR", "message_end of a %s message closes a %s message", v.role(i), v.role(openMsg))
 				case v.role(i) != "assistant" && !same(v.message(i), v.message(openMsg)):
-					vs.add(v, i, "message_end carries another message than its message_start: %s vs %s", show(v.message(i)), show(v.message(openMsg)))
+					vs.addRule(v, i, "R-EV-GRAMMAR", "message_end carries another message than its message_start: %s vs %s", show(v.message(i)), show(v.message(openMsg)))
 				}
 				openMsg = -1
 			}
 			continue
 		case "tool_execution_start", "tool_execution_update", "tool_execution_end":
 			if !inTurn {
-				vs.add(v, i, "%s outside a turn", e.Name)
+				vs.addRule(v, i, "R-EV-GRAMMAR", "%s outside a turn", e.Name)
 				continue
 			}
 			id := str(v.d(i)["toolCallId"])
@@ -157,35 +157,35 @@ func checkGrammar(v *view) []Violation {
 			switch e.Name {
 			case "tool_execution_start":
 				if ts != nil {
-					vs.add(v, i, "a second tool_execution_start for %s", id)
+					vs.addRule(v, i, "R-EV-GRAMMAR", "a second tool_execution_start for %s", id)
 				} else {
 					tools[id] = &toolState{start: i, end: -1}
 				}
 			case "tool_execution_update":
 				if ts == nil || ts.end >= 0 {
-					vs.add(v, i, "tool_execution_update for %s outside its start and end", id)
+					vs.addRule(v, i, "R-EV-GRAMMAR", "tool_execution_update for %s outside its start and end", id)
 				}
 			case "tool_execution_end":
 				switch {
 				case ts == nil:
-					vs.add(v, i, "tool_execution_end for %s without tool_execution_start", id)
+					vs.addRule(v, i, "R-EV-GRAMMAR", "tool_execution_end for %s without tool_execution_start", id)
 				case ts.end >= 0:
-					vs.add(v, i, "a second tool_execution_end for %s", id)
+					vs.addRule(v, i, "R-EV-GRAMMAR", "a second tool_execution_end for %s", id)
 				default:
 					ts.end = i
 				}
 			}
 		}
 		if openMsg >= 0 && e.Name != "message_update" {
-			vs.add(v, i, "%s while the message of entry %d is open", e.Name, v.seq(openMsg))
+			vs.addRule(v, i, "R-EV-GRAMMAR", "%s while the message of entry %d is open", e.Name, v.seq(openMsg))
 		}
 	}
 	if !v.failed {
 		if inTurn && v.endIdx >= 0 {
-			vs.add(v, v.endIdx, "the run returned inside an open turn")
+			vs.addRule(v, v.endIdx, "R-EV-GRAMMAR", "the run returned inside an open turn")
 		}
 		if openMsg >= 0 {
-			vs.add(v, openMsg, "the message opened here is never closed")
+			vs.addRule(v, openMsg, "R-EV-GRAMMAR", "the message opened here is never closed")
 		}
 	}
 	return vs

@@ -155,14 +155,14 @@ run: ["go"]
 
 func TestGrammar(t *testing.T) {
 	tr := trace(t, toolTurn)
-	t.Run("no agent_end", func(t *testing.T) { mustFail(t, "grammar", drop(tr, find(t, tr, "ev    agent_end", 0))) })
+	t.Run("no agent_end", func(t *testing.T) { mustBreak(t, "grammar", "R-EV-ONE-END", drop(tr, find(t, tr, "ev    agent_end", 0))) })
 	t.Run("agent_start not first", func(t *testing.T) { mustFail(t, "grammar", move(tr, 0, 3)) })
 	t.Run("nested turn", func(t *testing.T) {
 		mustFail(t, "grammar", drop(tr, find(t, tr, "ev    turn_end", 0)))
 	})
 	t.Run("two requests in a turn", func(t *testing.T) {
 		i := find(t, tr, "call  stream #1", 0)
-		mustFail(t, "grammar", insert(tr, i, tr.Entries[i]))
+		mustBreak(t, "grammar", "R-TURN-REQUEST", insert(tr, i, tr.Entries[i]))
 	})
 	t.Run("unclosed message", func(t *testing.T) {
 		mustFail(t, "grammar", drop(tr, find(t, tr, "ev    message_end user", 0)))
@@ -173,7 +173,7 @@ func TestGrammar(t *testing.T) {
 	})
 	t.Run("tool ends twice", func(t *testing.T) {
 		i := find(t, tr, "ev    tool_execution_end a", 0)
-		mustFail(t, "grammar", insert(tr, i, tr.Entries[i]))
+		mustBreak(t, "grammar", "R-EV-GRAMMAR", insert(tr, i, tr.Entries[i]))
 	})
 	t.Run("tool end before start", func(t *testing.T) {
 		mustFail(t, "grammar", move(tr, find(t, tr, "ev    tool_execution_end b", 0), find(t, tr, "ev    tool_execution_start b", 0)))
@@ -410,6 +410,16 @@ func TestResults(t *testing.T) {
 		i := find(t, tr, "ev    message_start toolResult a", 0)
 		bad := move(tr, i, find(t, tr, "ev    turn_end", 0))
 		mustBreak(t, "results", "R-EXEC-PARALLEL", move(bad, i, find(t, bad, "ev    turn_end", 0)))
+	})
+	t.Run("a tool call not taken from the content", func(t *testing.T) {
+		// A response that stops with "stop" and calls a tool, which the loop never runs.
+		text := trace(t, "tools:\n  - {name: echo, description: Echo}\nprovider: [\"done\"]\nrun: [\"go\"]\n")
+		bad := edit(t, text, find(t, text, "ev    message_end assistant", 0), false, func(m map[string]any) {
+			msg := m["message"].(map[string]any)
+			msg["content"] = append(msg["content"].([]any), map[string]any{"type": "toolCall", "id": "t1", "name": "echo", "arguments": map[string]any{}})
+		})
+		mustBreak(t, "results", "R-CONTENT-DECIDES", bad)
+		mustBreak(t, "termination", "R-CONTENT-DECIDES", bad)
 	})
 	t.Run("ends not in completion order", func(t *testing.T) {
 		// b (5ms) completes before a (9ms); make a end first.

@@ -155,7 +155,9 @@ run: ["go"]
 
 func TestGrammar(t *testing.T) {
 	tr := trace(t, toolTurn)
-	t.Run("no agent_end", func(t *testing.T) { mustBreak(t, "grammar", "R-EV-ONE-END", drop(tr, find(t, tr, "ev    agent_end", 0))) })
+	t.Run("no agent_end", func(t *testing.T) {
+		mustBreak(t, "grammar", "R-EV-ONE-END", drop(tr, find(t, tr, "ev    agent_end", 0)))
+	})
 	t.Run("agent_start not first", func(t *testing.T) { mustFail(t, "grammar", move(tr, 0, 3)) })
 	t.Run("nested turn", func(t *testing.T) {
 		mustFail(t, "grammar", drop(tr, find(t, tr, "ev    turn_end", 0)))

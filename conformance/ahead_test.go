@@ -167,7 +167,7 @@ func TestRecheckTellsWhetherTheShortcutsAreTheCause(t *testing.T) {
 	wrong := rewriting{Reference: sim.NewReference(), rewrite: noThinkingLevel}
 	conformance.RecheckWithoutShortcuts(context.Background(), &r, []*sim.Scenario{sc}, wrong, 3, conformance.Options{})
 	if s := summary(r); r.Recheck == nil || len(r.Recheck.Checked) != 1 || len(r.Recheck.Passed) != 0 ||
-		!strings.Contains(s, "re-run one at a time, one scenario per cause, hi fails too: the shortcuts are not its cause") || strings.Contains(s, "--one-at-a-time, they are") {
+		!strings.Contains(s, "the failures are the loop's, not the exchange's shortcuts'") || !strings.Contains(s, "one scenario per cause, hi fails too, so the shortcuts are not its cause") || strings.Contains(s, "--one-at-a-time, they are") {
 		t.Errorf("failing one at a time: %+v\n%s", r.Recheck, s)
 	}
 	r.Recheck.Untried = 2

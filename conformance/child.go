@@ -32,9 +32,11 @@ type child struct {
 	waitErr error
 	killed  atomic.Bool
 
-	stderrDone  chan struct{}
-	outTail     *tail
-	errTail     *tail
+	stderrDone chan struct{}
+	outTail    *tail
+	errTail    *tail
+	// errTitle heads errTail in an error: it says when the lines were copied through as well.
+	errTitle    string
 	killOnce    sync.Once
 	releaseOnce sync.Once
 }
@@ -69,6 +71,10 @@ func startChild(p *Process) (*child, error) {
 		out:    newLineReader(outR, orInt(p.MaxLine, DefaultMaxLine)),
 		exited: make(chan struct{}), stderrDone: make(chan struct{}),
 		outTail: newTail(tailLines), errTail: newTail(tailLines),
+		errTitle: "last lines of stderr:",
+	}
+	if p.Stderr != nil {
+		c.errTitle = "last lines of stderr (copied through above as well):"
 	}
 	go func() {
 		c.waitErr = cmd.Wait()
@@ -129,7 +135,7 @@ func (c *child) release() {
 }
 
 func (c *child) tails() string {
-	return c.outTail.titled("last lines of stdout:") + c.errTail.titled("last lines of stderr:")
+	return c.outTail.titled("last lines of stdout:") + c.errTail.titled(c.errTitle)
 }
 
 func closeAll(files ...*os.File) {

@@ -510,7 +510,7 @@ func (p *Process) timeoutError() error {
 		err = fmt.Errorf("%w; the last line read was %s, marked standing, which the harness never answers: an implementation that marks a call standing goes on with the answer the start promised (PROTOCOL.md §15)", err, p.lastStanding)
 	}
 	if c := p.current(); c != nil {
-		err = fmt.Errorf("%w\n%s", err, c.errTail.titled("last lines of stderr:"))
+		err = fmt.Errorf("%w\n%s", err, c.errTail.titled(c.errTitle))
 	}
 	return err
 }

@@ -3,6 +3,7 @@ package conformance_test
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,6 +33,8 @@ func TestHostileAdapters(t *testing.T) {
 	}{
 		{"hang.sh", nil, []string{"timeout after 500ms", "did not report idle during start"}},
 		{"crash.sh", nil, []string{"exited (exit status 3) during start", "last lines of stdout:", `"type":"hello"`, "last lines of stderr:", "panic: something broke"}},
+		// Its stderr copied through as it came, the error says so of the lines it repeats.
+		{"crash.sh", func(p *conformance.Process) { p.Stderr = io.Discard }, []string{"exited (exit status 3) during start", "last lines of stderr (copied through above as well):", "panic: something broke"}},
 		{"garbage.sh", nil, []string{"protocol error at line 2: not JSON", "was this line meant for stderr?", "starting run for scenario..."}},
 		// Writing 16 MiB through a pipe is slow under -race on a busy machine: give it time.
 		{"longline.sh", func(p *conformance.Process) { p.Timeout = 20 * time.Second }, []string{"protocol error at line 2: the line is longer than the limit of 16777216 bytes"}},

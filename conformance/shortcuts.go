@@ -161,7 +161,7 @@ func (rc *Recheck) Note(s Shortcuts) string {
 		if len(rc.Checked) == 1 {
 			fail, their = "fails", "its"
 		}
-		return fmt.Sprintf("the exchange's shortcuts were taken (PROTOCOL.md §14-15), but re-run one at a time, one scenario per cause, %s %s too: the shortcuts are not %s cause",
+		return fmt.Sprintf("the failures are the loop's, not the exchange's shortcuts' (deliveries sent ahead, standing answers: PROTOCOL.md §14-15, which the adapter took): re-run one at a time, one scenario per cause, %s %s too, so the shortcuts are not %s cause",
 			strings.Join(rc.Checked, ", "), fail, their) + rc.untried() + "\n"
 	}
 	return ""

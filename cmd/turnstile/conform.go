@@ -68,8 +68,8 @@ instead. Scenarios that install a hook the implementation does not declare, or w
 situation first exists in a later pi than it tracks (since), are skipped. --expect-fail FILE
 lists known failures (one scenario name a line, # comments; a name not in the suite is an
 error): they are counted as expected failures, apart from the failed and the skipped, and a
-listed scenario that
-passes fails the run, so the list shrinks as the implementation improves.`,
+listed scenario that passes fails the run, so the list shrinks as the implementation
+improves.`,
 		Example: `  turnstile conform
   turnstile conform --impl "turnstile adapter"
   turnstile conform --impl "node conformance/adapters/pi/adapter.mjs" --junit pi.xml

@@ -12,7 +12,7 @@
 //     does not meet;
 //   - error: the implementation failed (timeout, crash, protocol error).
 //
-// Every finding names the Rule it breaks (the invariant's name, or the scenario's rule: its
+// Every finding names the Rule it breaks (the invariant's rule, or the scenario's rule: its
 // rule ids when it lists them, else its "# Rule:" sentence), says in a sentence what is
 // wrong (Says), carries the full expected and actual values (never cut), and the positions
 // of the entries in both traces. Findings that come after the first divergence are marked
@@ -21,7 +21,8 @@
 // Each finding has a Signature: what differs, where and in which shape, never the
 // scenario's values ("event message_end assistant: data.message.thinkingLevel absent",
 // "missing call stream", "call tool instead of event tool_execution_end", "invariant
-// truncation"; an unmet expectation is its scenario's own). Its Shape is coarser — the
+// truncation", or "invariant results: R-EXEC-PARALLEL" when the violation names the rule of
+// its invariant it breaks; an unmet expectation is its scenario's own). Its Shape is coarser — the
 // field and how it differs, whatever the entry ("thinkingLevel absent") — for display.
 //
 // Group collects the diagnoses of a suite and picks causes greedily: the signature that is

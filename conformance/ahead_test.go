@@ -167,7 +167,7 @@ func TestRecheckTellsWhetherTheShortcutsAreTheCause(t *testing.T) {
 	wrong := rewriting{Reference: sim.NewReference(), rewrite: noThinkingLevel}
 	conformance.RecheckWithoutShortcuts(context.Background(), &r, []*sim.Scenario{sc}, wrong, 3, conformance.Options{})
 	if s := summary(r); r.Recheck == nil || len(r.Recheck.Checked) != 1 || len(r.Recheck.Passed) != 0 ||
-		!strings.Contains(s, "the failures are the loop's, not the exchange's shortcuts'") || !strings.Contains(s, "one scenario per cause, hi fails too, so the shortcuts are not its cause") || strings.Contains(s, "--one-at-a-time, they are") {
+		!strings.Contains(s, "checked, one scenario per cause: hi fails without the exchange's shortcuts too") || !strings.Contains(s, "so the failures are the loop's, not the shortcuts'") || strings.Contains(s, "--one-at-a-time, they are") {
 		t.Errorf("failing one at a time: %+v\n%s", r.Recheck, s)
 	}
 	r.Recheck.Untried = 2

@@ -157,12 +157,12 @@ func (rc *Recheck) Note(s Shortcuts) string {
 			strings.Join(took, "; "), len(rc.Passed), len(rc.Checked), strings.Join(rc.Passed, ", "), strings.Join(likely, ", or "))
 		return verdict + rc.untried() + "\n"
 	case len(rc.Checked) > 0:
-		fail, their := "fail", "their"
+		fail := "fail"
 		if len(rc.Checked) == 1 {
-			fail, their = "fails", "its"
+			fail = "fails"
 		}
-		return fmt.Sprintf("the failures are the loop's, not the exchange's shortcuts' (deliveries sent ahead, standing answers: PROTOCOL.md §14-15, which the adapter took): re-run one at a time, one scenario per cause, %s %s too, so the shortcuts are not %s cause",
-			strings.Join(rc.Checked, ", "), fail, their) + rc.untried() + "\n"
+		return fmt.Sprintf("checked, one scenario per cause: %s %s without the exchange's shortcuts too (re-run one at a time, PROTOCOL.md §14-15), so the failures are the loop's, not the shortcuts'",
+			strings.Join(rc.Checked, ", "), fail) + rc.untried() + "\n"
 	}
 	return ""
 }

@@ -123,7 +123,12 @@ func checkAgentQueues(v *view) []Violation {
 				}
 			}
 			if tookSteering > 1 && steerMode == string(loop.OneAtATime) {
-				vs.add(v, i, "one poll took %d steering messages in one-at-a-time mode", tookSteering)
+				if lastTurnEnd < 0 && startedByContinue {
+					// Two drains may have taken them: continue()'s and the run's first poll.
+					vs.add(v, i, "the first turn of a run continue() started took %d steering messages in one-at-a-time mode: a poll takes one, and when continue() from an assistant tail takes one as the prompt, the run's first steering poll answers nothing (R-AGENT-CONTINUE)", tookSteering)
+				} else {
+					vs.add(v, i, "one poll took %d steering messages in one-at-a-time mode", tookSteering)
+				}
 			}
 			if tookFollowUps > 1 && followMode == string(loop.OneAtATime) {
 				vs.add(v, i, "one poll took %d follow-up messages in one-at-a-time mode", tookFollowUps)

@@ -60,6 +60,9 @@ it passes without is listed, the finest first, and causes that pass without the 
 thing are said to be likely one defect (one bug seen in several places downstream). The summary at the end lists the causes with the number
 of runs that showed each; --out/causes.txt lists their signatures.
 
+Generated scenarios drive the loop (run and continue), never the Agent layer: an adapter that
+serves Agent scenarios only is tested by conform's scenarios/agent/.
+
 Scenarios respect the implementation: a hook it does not declare in its hello is never
 installed (without getSteeringMessages or getFollowUpMessages there is no steering or
 follow-up), no scenario needs an optional feature it lacks (capabilities.lacks), and no

@@ -200,7 +200,7 @@ func (r *Report) WriteSummary(w io.Writer) error {
 			} else if n > 0 {
 				where = " on " + strings.Join(sy.Where, ", ")
 			}
-			fmt.Fprintf(&b, "  %s%s — %d scenario%s\n", sy.Title, where, len(sy.Scenarios), plural(len(sy.Scenarios)))
+			fmt.Fprintf(&b, "  %s%s — %d scenario%s, first %s\n", sy.Title, where, len(sy.Scenarios), plural(len(sy.Scenarios)), sy.Scenarios[0])
 		}
 	}
 	b.WriteString(r.skipReasons())

@@ -267,3 +267,17 @@ func TestSkipReasonsGivenOnce(t *testing.T) {
 		t.Errorf("summary:\n%s", b.String())
 	}
 }
+
+// TestSymptomsNameAScenario: a symptom line names the first scenario that shows it, where the
+// reader finds it in full (a stranger's review: "text differs on call stream, … — 6 scenarios"
+// gave nowhere to look).
+func TestSymptomsNameAScenario(t *testing.T) {
+	r := conformance.Report{Failed: 2, Symptoms: []diagnose.Symptom{{Title: "text differs", Where: []string{"call stream"}, Scenarios: []string{"fam/a", "fam/b"}}}}
+	var b strings.Builder
+	if err := r.WriteSummary(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "  text differs on call stream — 2 scenarios, first fam/a\n") {
+		t.Errorf("summary:\n%s", b.String())
+	}
+}

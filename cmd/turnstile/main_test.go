@@ -109,6 +109,28 @@ func TestTestComparesGoldens(t *testing.T) {
 	}
 }
 
+// TestTestChecksTheExpectBlock: a scenario whose expect: block the reference does not meet
+// fails turnstile test, and --update records no golden for it (a stranger's review recorded a
+// golden of a scenario whose expectations were wrong, and test then passed it).
+func TestTestChecksTheExpectBlock(t *testing.T) {
+	dir := t.TempDir()
+	sc := filepath.Join(dir, "wrong.yaml")
+	if err := os.WriteFile(sc, []byte("provider: [\"hi\"]\nrun: [\"go\"]\nexpect:\n  requests: 3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	goldens := filepath.Join(dir, "goldens")
+	out, _, code := turnstile(t, "test", sc, "--golden", goldens, "--update")
+	if code != 1 || !strings.Contains(out, "the reference does not meet the scenario's expect: block") || !strings.Contains(out, "expected 3 requests, the run made 1") {
+		t.Errorf("--update: exit %d: %s", code, out)
+	}
+	if entries, _ := os.ReadDir(goldens); len(entries) > 0 {
+		t.Errorf("a golden was recorded: %v", entries)
+	}
+	if out, _, code = turnstile(t, "test", sc, "--golden", goldens); code != 1 || !strings.Contains(out, "0 passed, 1 failed") {
+		t.Errorf("check: exit %d: %s", code, out)
+	}
+}
+
 // TestDiffRefusesWhatIsNotATrace: a side that is neither a scenario, JSON lines nor a
 // timeline is an input error naming its file and line, not a difference; what turnstile run
 // prints for one scenario is a timeline.

@@ -29,7 +29,9 @@ func testCmd() *cobra.Command {
 		Long: `Test runs each scenario against the reference loop and compares its timeline with its golden
 file, DIR/<path under the nearest scenarios/ folder>.golden (DIR is --golden, default
 golden/testdata). A mismatch prints the first difference with context. --update rewrites the
-golden files: read the diff (git diff) before committing it.
+golden files: read the diff (git diff) before committing it. The reference must also meet each
+scenario's own expect: block (as turnstile run checks it): a scenario it does not meet fails,
+and --update records no golden for it.
 
 Without a path it checks the embedded suite against the embedded goldens; names of the
 embedded suite ("truncation", "truncation/basic") are checked against the embedded goldens
@@ -98,6 +100,18 @@ goldens of your own, --golden DIR), skipping the scenarios of a later pi (since)
 				if err != nil && !errors.As(err, &over) {
 					return usage(err)
 				}
+				if impl == "" {
+					// The reference must meet the scenario's own expect: block; a golden
+					// of a scenario it does not is never recorded.
+					if problems := runProblems(f, tr); len(problems) > 0 {
+						failures++
+						fmt.Fprintf(out, "%s %s (%s): the reference does not meet the scenario's expect: block (a bug in the scenario; turnstile run %s shows the run):\n", st.red("FAIL"), rel, f.Path, f.Path)
+						for _, p := range problems {
+							fmt.Fprintf(out, "     %s\n", p)
+						}
+						continue
+					}
+				}
 				got := golden.Render(tr)
 				name := golden.Name(rel)
 				want, rerr := fs.ReadFile(goldens, name)
@@ -131,6 +145,9 @@ goldens of your own, --golden DIR), skipping the scenarios of a later pi (since)
 			}
 			if update {
 				fmt.Fprintf(out, "%d updated, %d unchanged\n", updated, passed)
+				if failures > 0 {
+					return failed(fmt.Errorf("%s the expect: block, no golden recorded for it", plural(failures, "1 scenario fails", fmt.Sprintf("%d scenarios fail", failures))))
+				}
 				return nil
 			}
 			if skipped > 0 {
@@ -139,7 +156,7 @@ goldens of your own, --golden DIR), skipping the scenarios of a later pi (since)
 				fmt.Fprintf(out, "%d passed, %d failed\n", passed, failures)
 			}
 			if failures > 0 {
-				return failed(fmt.Errorf("%d golden mismatches", failures))
+				return failed(fmt.Errorf("%s (a golden mismatch, or the scenario's expect: block)", plural(failures, "1 scenario failed", fmt.Sprintf("%d scenarios failed", failures))))
 			}
 			return nil
 		},

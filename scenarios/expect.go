@@ -84,7 +84,7 @@ func (ex *Expect) Check(tr *sim.Trace) []string {
 		}
 	}
 	at := 0
-	for _, want := range ex.Timeline {
+	for k, want := range ex.Timeline {
 		found := false
 		for at < len(lines) {
 			at++
@@ -94,7 +94,7 @@ func (ex *Expect) Check(tr *sim.Trace) []string {
 			}
 		}
 		if !found {
-			problems = append(problems, fmt.Sprintf("expected a timeline line containing %q (in order)", want))
+			problems = append(problems, timelineMiss(want, k, ex.Timeline, line, len(lines), at))
 			break
 		}
 	}
@@ -107,4 +107,34 @@ func (ex *Expect) Check(tr *sim.Trace) []string {
 		}
 	}
 	return problems
+}
+
+// timelineMiss says why timeline[k], want, was not found in order: it is on no line, or only
+// on lines before the one the text before it matched (which may be the mistake: a text that
+// matched a later line than meant). matchedUpTo is one past the lines searched so far.
+func timelineMiss(want string, k int, timeline []string, line func(int) string, n, matchedUpTo int) string {
+	msg := fmt.Sprintf("expected a timeline line containing %q (in order)", want)
+	first := -1
+	for i := range n {
+		if strings.Contains(line(i), want) {
+			first = i
+			break
+		}
+	}
+	if first < 0 {
+		return msg + "; no line contains it"
+	}
+	// The text before it matched the last line it could: find that line again.
+	prev := -1
+	for at, j := 0, 0; j <= k-1 && at < n; at++ {
+		if strings.Contains(line(at), timeline[j]) {
+			prev, j = at, j+1
+		}
+	}
+	if first == prev {
+		return fmt.Sprintf("%s; it is on entry %d (%s), the line the text before it, %q, matched: each text needs a line of its own",
+			msg, first+1, strings.TrimSpace(line(first)), timeline[k-1])
+	}
+	return fmt.Sprintf("%s; it is on entry %d (%s), before entry %d (%s), where the text before it, %q, matched",
+		msg, first+1, strings.TrimSpace(line(first)), prev+1, strings.TrimSpace(line(prev)), timeline[k-1])
 }

@@ -48,3 +48,32 @@ func TestSuiteFilesDocumentTheirRule(t *testing.T) {
 		}
 	}
 }
+
+// TestATimelineTextOutOfOrderSaysWhere: a timeline text not found in order says whether it is
+// on no line, or only before the line the text before it matched, and which lines those are
+// (a stranger's review: the mistake was the text before, which matched a later line than
+// meant, and the message named only the text after it).
+func TestATimelineTextOutOfOrderSaysWhere(t *testing.T) {
+	f, err := scenarios.Parse("x.yaml", "x", []byte("provider: [\"one\", \"two\"]\nrun: [\"go\"]\nuser:\n  - {at: 0, followUp: [\"more\"]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := sim.Run(f.Scenario, sim.NewReference())
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(timeline ...string) string {
+		problems := (&scenarios.Expect{Timeline: timeline}).Check(tr)
+		if len(problems) != 1 {
+			t.Fatalf("%v: problems %q", timeline, problems)
+		}
+		return problems[0]
+	}
+	if p := check("message_end assistant", "nowhere"); !strings.HasSuffix(p, `"nowhere" (in order); no line contains it`) {
+		t.Errorf("on no line: %s", p)
+	}
+	p := check(`message_start user "more"`, "turn_start")
+	if !strings.Contains(p, `"turn_start" (in order); it is on entry `) || !strings.Contains(p, `where the text before it, "message_start user \"more\"", matched`) {
+		t.Errorf("only before: %s", p)
+	}
+}

@@ -25,4 +25,10 @@ func TestWrongExpectationFailsTheScenario(t *testing.T) {
 		!strings.Contains(r.Results[0].Reason, "expected 7 requests, the run made 1") {
 		t.Fatalf("%s: %q", r.Summary(), r.Results[0].Reason)
 	}
+	// The problems are said once, in the finding's values, not again in its sentence and
+	// the verdict line (a stranger's review read them three times).
+	var p conformance.Progress
+	if out := p.Text(r.Results[0]); strings.Count(out, "expected 7 requests") != 1 {
+		t.Errorf("the problems are said %d times:\n%s", strings.Count(out, "expected 7 requests"), out)
+	}
 }

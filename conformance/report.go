@@ -74,7 +74,7 @@ func (p *Progress) Text(res Result) string {
 	head := fmt.Sprintf("%s  %s: %s", word, res.Scenario, indentRest(res.Reason, "      "))
 	if len(res.Findings) > 0 {
 		// The findings say the reason in full.
-		head = fmt.Sprintf("%s  %s: %s", word, res.Scenario, firstLine(res.Reason))
+		head = fmt.Sprintf("%s  %s: %s", word, res.Scenario, strings.TrimSuffix(firstLine(res.Reason), ":"))
 		head += fmt.Sprintf(" — %d finding%s", len(res.Findings), plural(len(res.Findings)))
 	}
 	if len(fresh) == 0 && len(seen) > 0 {

@@ -412,10 +412,13 @@ func verifyOne(sc *sim.Scenario, ref, impl sim.Implementation, profile Profile, 
 		// it unnoticed.
 		if problems := desc.Expect.Check(want); len(problems) > 0 {
 			res.Status = Fail
-			res.Reason = "the reference fails the scenario's expect: block (a bug in the scenario; turnstile run FILE shows it): " + strings.Join(problems, "; ")
+			// One sentence, then the problems a line each: the verdict line and the finding
+			// say the sentence, the finding's values the problems (once).
+			says := "the reference fails the scenario's expect: block (a bug in the scenario; turnstile run FILE shows it)"
+			res.Reason = says + ":\n" + strings.Join(problems, "\n")
 			res.Error = res.Reason
 			res.Duration = time.Since(began)
-			res.Findings = []diagnose.Finding{{Kind: diagnose.Error, Rule: "the scenario's expectations hold for the reference", Says: res.Reason,
+			res.Findings = []diagnose.Finding{{Kind: diagnose.Error, Rule: "the scenario's expectations hold for the reference", Says: says,
 				Actual: strings.Join(problems, "\n"), Signature: "error: the reference fails the scenario's expectations", Headline: "the reference fails a scenario's expect: block (a bug in the scenario)"}}
 			return res
 		}

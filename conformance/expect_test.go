@@ -25,10 +25,19 @@ func TestWrongExpectationFailsTheScenario(t *testing.T) {
 		!strings.Contains(r.Results[0].Reason, "expected 7 requests, the run made 1") {
 		t.Fatalf("%s: %q", r.Summary(), r.Results[0].Reason)
 	}
-	// The problems are said once, in the finding's values, not again in its sentence and
-	// the verdict line (a stranger's review read them three times).
+	// Two problems are said once each, in the finding's values, not again in its sentence
+	// and the verdict line (a stranger's review read them three times).
+	f, err = suite.Parse("wrong.yaml", "wrong", []byte("provider: [hello]\nrun: [hi]\nexpect:\n  requests: 7\n  absent: [agent_end]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = conformance.Verify(context.Background(), []*sim.Scenario{f.Scenario}, sim.NewReference(),
+		conformance.Options{Scenarios: diagnose.FromFiles([]*suite.File{f})})
 	var p conformance.Progress
-	if out := p.Text(r.Results[0]); strings.Count(out, "expected 7 requests") != 1 {
-		t.Errorf("the problems are said %d times:\n%s", strings.Count(out, "expected 7 requests"), out)
+	out := p.Text(r.Results[0])
+	for _, problem := range []string{"expected 7 requests", `expected no timeline line containing "agent_end"`} {
+		if n := strings.Count(out, problem); n != 1 {
+			t.Errorf("%q is said %d times:\n%s", problem, n, out)
+		}
 	}
 }

@@ -413,9 +413,16 @@ func verifyOne(sc *sim.Scenario, ref, impl sim.Implementation, profile Profile, 
 		if problems := desc.Expect.Check(want); len(problems) > 0 {
 			res.Status = Fail
 			// One sentence, then the problems a line each: the verdict line and the finding
-			// say the sentence, the finding's values the problems (once).
+			// say the sentence, the finding's values the problems (once). One problem is
+			// said in the sentence.
 			says := "the reference fails the scenario's expect: block (a bug in the scenario; turnstile run FILE shows it)"
-			res.Reason = says + ":\n" + strings.Join(problems, "\n")
+			if len(problems) == 1 {
+				says += ": " + problems[0]
+			}
+			res.Reason = says
+			if len(problems) > 1 {
+				res.Reason += ":\n" + strings.Join(problems, "\n")
+			}
 			res.Error = res.Reason
 			res.Duration = time.Since(began)
 			res.Findings = []diagnose.Finding{{Kind: diagnose.Error, Rule: "the scenario's expectations hold for the reference", Says: says,

@@ -3,6 +3,7 @@ package conformance
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/agnivade/levenshtein"
 	"io"
 	"slices"
 	"strings"
@@ -364,32 +365,11 @@ func CheckNames(list, suite []string) (map[string]bool, error) {
 func nearest(s string, names []string) string {
 	best, bestD := "", -1
 	for _, n := range names {
-		if d := editDistance(s, n); bestD < 0 || d < bestD {
+		if d := levenshtein.ComputeDistance(s, n); bestD < 0 || d < bestD {
 			best, bestD = n, d
 		}
 	}
 	return best
-}
-
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }
 
 // shortcutsNote tells how to rule out the exchange's shortcuts the implementation took

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/agnivade/levenshtein"
 	"slices"
 	"strconv"
 	"strings"
@@ -42,6 +43,9 @@ type decoder struct {
 	file    string
 	errs    Errors
 	anchors map[string]ast.Node
+	// unknownKeys counts the unknown keys met: an error about what a mapping lacks is left
+	// out when the mapping had one (most likely the missing key, mistyped).
+	unknownKeys int
 }
 
 // collectAnchors records every anchor of a document, so aliases can be resolved.
@@ -105,6 +109,18 @@ func (d *decoder) unwrap(n ast.Node) ast.Node {
 	}
 }
 
+// nearestKey is the allowed key closest to key when it is close enough to be a typo of it
+// (an edit distance of at most a third of its length, and at least one), else "".
+func nearestKey(key string, allowed []string) string {
+	best, bestD := "", max(1, len(key)/3)+1
+	for _, a := range allowed {
+		if d := levenshtein.ComputeDistance(key, a); d < bestD {
+			best, bestD = a, d
+		}
+	}
+	return best
+}
+
 // mapping reads a mapping whose keys must be among allowed; unknown and duplicate keys are
 // errors. A nil result means n is not a mapping (an error was recorded).
 func (d *decoder) mapping(n ast.Node, what string, allowed ...string) []field {
@@ -134,7 +150,12 @@ func (d *decoder) mapping(n ast.Node, what string, allowed ...string) []field {
 		}
 		seen[key] = true
 		if allowed != nil && !slices.Contains(allowed, key) {
-			d.errorf(p.Key, "unknown key %q in %s (allowed: %s)", key, what, strings.Join(allowed, ", "))
+			d.unknownKeys++
+			if near := nearestKey(key, allowed); near != "" {
+				d.errorf(p.Key, "unknown key %q in %s: did you mean %q? (allowed: %s)", key, what, near, strings.Join(allowed, ", "))
+			} else {
+				d.errorf(p.Key, "unknown key %q in %s (allowed: %s)", key, what, strings.Join(allowed, ", "))
+			}
 			continue
 		}
 		out = append(out, field{key: key, keyN: p.Key, value: p.Value})

@@ -248,6 +248,7 @@ func (d *decoder) userAction(n ast.Node, r *refs) sim.UserAction {
 		a.Op = &op
 		where.op = f.keyN
 	}
+	unknownBefore := d.unknownKeys
 	for i, f := range d.mapping(n, "a user action", userActionKeys...) {
 		if i == 0 {
 			where.n = f.keyN
@@ -313,7 +314,7 @@ func (d *decoder) userAction(n ast.Node, r *refs) sim.UserAction {
 	if len(opKeys) > 0 && (len(a.Steer) > 0 || len(a.FollowUp) > 0 || a.Abort) {
 		d.errorf(opKeys[0], "a user action does one Agent operation, or steers, follows up and aborts; not both")
 	}
-	if len(a.Steer) == 0 && len(a.FollowUp) == 0 && !a.Abort && a.Op == nil {
+	if len(a.Steer) == 0 && len(a.FollowUp) == 0 && !a.Abort && a.Op == nil && d.unknownKeys == unknownBefore {
 		d.errorf(n, "a user action must steer, followUp or abort (or, in an Agent scenario, do an operation: %s)", strings.Join(userActionKeys[5:], ", "))
 	}
 	return a

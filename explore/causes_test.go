@@ -231,3 +231,31 @@ func TestOneDefectManyCausesIsSaidOnce(t *testing.T) {
 		t.Errorf("the summary does not group the causes")
 	}
 }
+
+// TestIngredientsNameSettings: a tool's executionMode, the configuration's toolExecution and
+// the like are ingredients, finer than hooks and coarser than hooks' answer fields, and taking
+// one away clears it on every tool (a stranger's review: two causes of a loop that made a
+// batch sequential only when every tool said so were not tied, as no ingredient was the mode).
+func TestIngredientsNameSettings(t *testing.T) {
+	sc := &sim.Scenario{
+		Tools:         []sim.ToolSpec{{Name: "a", ExecutionMode: "sequential"}, {Name: "b", ExecutionMode: "sequential"}},
+		ToolExecution: "sequential",
+		Hooks:         sim.Hooks{FinishTurn: &sim.Script[sim.FinishAnswer]{Default: sim.FinishAnswer{Action: "continue"}}},
+	}
+	var names []string
+	var mode ingredient
+	for _, in := range ingredients(sc) {
+		names = append(names, in.name)
+		if in.name == "a tool's executionMode" {
+			mode = in
+		}
+	}
+	want := []string{"finishTurn answering action", "a tool's executionMode", "toolExecution sequential", "the finishTurn hook"}
+	if !slices.Equal(names, want) {
+		t.Fatalf("ingredients %q, want %q", names, want)
+	}
+	mode.drop(sc)
+	if sc.Tools[0].ExecutionMode != "" || sc.Tools[1].ExecutionMode != "" || sc.ToolExecution != "sequential" {
+		t.Errorf("after taking the tools' mode away: %+v, toolExecution %q", sc.Tools, sc.ToolExecution)
+	}
+}

@@ -46,6 +46,9 @@ func Exercised(sc *sim.Scenario) []string {
 		case len(calls) > 1:
 			set["R-EXEC-PARALLEL"] = true
 		}
+		if len(calls) > 1 && r.StopReason != loop.StopLength && toolDecidesMode(sc, calls) {
+			set["R-EXEC-MODE"] = true
+		}
 	}
 	for _, u := range sc.User {
 		switch {
@@ -63,6 +66,19 @@ func Exercised(sc *sim.Scenario) []string {
 	}
 	slices.SortFunc(out, func(a, b string) int { return diagnose.RuleOrder(a) - diagnose.RuleOrder(b) })
 	return out
+}
+
+// toolDecidesMode reports whether a called tool sets its own executionMode: the batch's mode
+// then depends on the rule that one sequential tool makes it all sequential (R-EXEC-MODE).
+func toolDecidesMode(sc *sim.Scenario, calls []loop.ToolCall) bool {
+	for _, c := range calls {
+		for _, t := range sc.Tools {
+			if t.Name == c.Name && t.ExecutionMode != "" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // sequential reports whether a batch of calls runs sequentially (R-EXEC-MODE): the

@@ -42,6 +42,19 @@ run: [hi]
 	if !slices.Equal(got, want) {
 		t.Errorf("exercised %v, want %v", got, want)
 	}
+	// A batch whose mode a called tool's own executionMode decides exercises R-EXEC-MODE (a
+	// stranger's review: a loop that made a batch sequential only when every tool said so was
+	// led to R-EXEC-SEQUENTIAL alone).
+	got = parse(`
+tools: [{name: a, executionMode: sequential, behaviour: {result: ok}}, {name: b, behaviour: {result: ok}}]
+provider:
+  - content: [{toolCall: {id: c1, name: a, arguments: {}}}, {toolCall: {id: c2, name: b, arguments: {}}}]
+  - ok
+run: [hi]
+`)
+	if want := []string{"R-EXEC-MODE", "R-EXEC-SEQUENTIAL"}; !slices.Equal(got, want) {
+		t.Errorf("a tool's mode: exercised %v, want %v", got, want)
+	}
 }
 
 // TestRecordRecheckTellsEachCausesREADME: the one-at-a-time verdict reaches the README of

@@ -191,7 +191,8 @@ type Failure struct {
 	Minimal  *sim.Scenario
 	Shrink   ShrinkStats
 	// PassesWithout names what the minimal scenario gives the loop (an ingredient: a field of
-	// a hook's answers, a hook, steering or follow-up messages) without which the
+	// a hook's answers, a tool's or the configuration's setting, a hook, steering or
+	// follow-up messages) without which the
 	// implementation passes, each taken away alone, the finest first. Causes that share the
 	// first are likely one defect (Summary says so).
 	PassesWithout []string

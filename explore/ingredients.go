@@ -15,7 +15,8 @@ import (
 )
 
 // An ingredient is one thing a scenario gives the loop that a loop can mishandle on its own: a
-// field of a hook's answers (prepareRequest answering a context), a hook installed, steering or
+// field of a hook's answers (prepareRequest answering a context), a tool's setting (an
+// executionMode) or the configuration's (toolExecution), a hook installed, steering or
 // follow-up messages. Shrinking drops whole answers and hooks; an ingredient is finer, and is
 // what one defect behind several causes has in common: each cause's minimal scenario passes
 // once it is taken away (Failure.PassesWithout).
@@ -25,10 +26,38 @@ type ingredient struct {
 }
 
 // ingredients lists what sc gives the loop, the finest first: the fields of hooks' answers,
-// then the hooks, then the user's messages.
+// then the tools' settings and the configuration, then the hooks, then the user's messages.
 func ingredients(sc *sim.Scenario) []ingredient {
 	h := sc.Hooks
-	var fields, hooks, user []ingredient
+	var fields, settings, hooks, user []ingredient
+	setting := func(present bool, name string, drop edit) {
+		if present {
+			settings = append(settings, ingredient{name, drop})
+		}
+	}
+	// A tool's setting is one ingredient over every tool that has it: a defect in how a loop
+	// reads it is the same whichever tool the scenario put it on.
+	anyTool := func(has func(sim.ToolSpec) bool) bool { return slices.ContainsFunc(sc.Tools, has) }
+	eachTool := func(clear func(*sim.ToolSpec)) edit {
+		return func(s *sim.Scenario) {
+			for i := range s.Tools {
+				clear(&s.Tools[i])
+			}
+		}
+	}
+	setting(anyTool(func(t sim.ToolSpec) bool { return t.ExecutionMode != "" }), "a tool's executionMode",
+		eachTool(func(t *sim.ToolSpec) { t.ExecutionMode = "" }))
+	setting(anyTool(func(t sim.ToolSpec) bool { return t.PrepareArguments != nil }), "a tool's prepareArguments",
+		eachTool(func(t *sim.ToolSpec) { t.PrepareArguments = nil }))
+	setting(anyTool(func(t sim.ToolSpec) bool { return t.Inactive }), "inactive tools",
+		eachTool(func(t *sim.ToolSpec) { t.Inactive = false }))
+	setting(anyTool(func(t sim.ToolSpec) bool { return len(t.Parameters) > 1 }), "a tool's parameters schema",
+		eachTool(func(t *sim.ToolSpec) { t.Parameters = map[string]any{"type": "object"} }))
+	setting(sc.ToolExecution != "", "toolExecution "+string(sc.ToolExecution), func(s *sim.Scenario) { s.ToolExecution = "" })
+	setting(sc.SteeringMode != "", "steeringMode "+string(sc.SteeringMode), func(s *sim.Scenario) { s.SteeringMode = "" })
+	setting(sc.FollowUpMode != "", "followUpMode "+string(sc.FollowUpMode), func(s *sim.Scenario) { s.FollowUpMode = "" })
+	setting(sc.ThinkingLevel != "", "thinkingLevel "+string(sc.ThinkingLevel), func(s *sim.Scenario) { s.ThinkingLevel = "" })
+	setting(sc.APIKey != "", "an apiKey", func(s *sim.Scenario) { s.APIKey = "" })
 	if p := h.PrepareRequest; p != nil {
 		fields = append(fields, keyedFields("prepareRequest", p.Default, p.ByCall, func(s *sim.Scenario) (*sim.PrepareAnswer, map[int]sim.PrepareAnswer) {
 			return &s.Hooks.PrepareRequest.Default, s.Hooks.PrepareRequest.ByCall
@@ -81,7 +110,7 @@ func ingredients(sc *sim.Scenario) []ingredient {
 			}
 		}})
 	}
-	return slices.Concat(fields, hooks, user)
+	return slices.Concat(fields, settings, hooks, user)
 }
 
 // keyedFields is an ingredient for each field that one of a hook's answers sets (its default

@@ -232,6 +232,7 @@ func errorFinding(scenario string, err error) Finding {
 // each field that differs in a pair of matched entries.
 func divergences(rule string, want, got []sim.Entry, norm func(sim.Entry) any, strict bool) []Finding {
 	var out []Finding
+	var regions []regionAt
 	steps := Align(want, got)
 	for k := 0; k < len(steps); {
 		s := steps[k]
@@ -259,9 +260,72 @@ func divergences(rule string, want, got []sim.Entry, norm func(sim.Entry) any, s
 		if k < len(steps) {
 			nextW, nextG = steps[k].Want, steps[k].Got
 		}
+		regions = append(regions, regionAt{finding: len(out), miss: miss, extra: extra, nextW: nextW, nextG: nextG})
 		out = append(out, region(rule, want, got, miss, extra, nextW, nextG))
 	}
+	markMoved(out, regions, want, got)
 	return out
+}
+
+// regionAt is a region of unmatched entries: its finding's index, the reference's entries it
+// lacks, the implementation's it adds, and the entries after it in both traces.
+type regionAt struct {
+	finding      int
+	miss, extra  []int
+	nextW, nextG int
+}
+
+// markMoved says of a region of missing entries whose first entry is among another region's
+// extra entries (the same timeline line but for its time), and of a region of extra entries
+// whose first is among another's missing ones, that the entry moved: it is neither lost nor
+// added, and the finding says where the other trace has it. Signatures stay those of missing
+// and extra.
+func markMoved(out []Finding, regions []regionAt, want, got []sim.Entry) {
+	// A timeline line without its time column: an entry moved in time keeps it.
+	untimed := func(e *sim.Entry) string {
+		return strings.TrimLeft(strings.TrimLeft(sim.TimelineLine(*e), " "), "0123456789ms")
+	}
+	same := func(w, g *sim.Entry) bool {
+		return w.Kind == g.Kind && w.Name == g.Name && w.Target == g.Target && untimed(w) == untimed(g)
+	}
+	find := func(e *sim.Entry, in func(regionAt) []int, es []sim.Entry, self int) int {
+		for r, other := range regions {
+			if r == self {
+				continue
+			}
+			for _, i := range in(other) {
+				if same(e, &es[i]) {
+					return i
+				}
+			}
+		}
+		return -1
+	}
+	for r, reg := range regions {
+		f := &out[reg.finding]
+		switch {
+		case len(reg.extra) == 0:
+			k := Key(want[reg.miss[0]])
+			if at := find(&want[reg.miss[0]], func(o regionAt) []int { return o.extra }, got, r); at >= 0 {
+				f.Says += fmt.Sprintf("; the implementation has it at entry %d instead (moved, not lost)", at+1)
+				f.Headline = article(k) + " " + k + " comes " + laterOrEarlier(at, reg.nextG) + " than the reference's (moved)"
+			}
+		case len(reg.miss) == 0:
+			k := Key(got[reg.extra[0]])
+			if at := find(&got[reg.extra[0]], func(o regionAt) []int { return o.miss }, want, r); at >= 0 {
+				f.Says += fmt.Sprintf("; the reference has it at its entry %d (moved, not added)", at+1)
+				f.Headline = article(k) + " " + k + " comes " + laterOrEarlier(reg.nextW, at) + " than the reference's (moved)"
+			}
+		}
+	}
+}
+
+// laterOrEarlier says where an entry at index at of a trace is, against index there.
+func laterOrEarlier(at, there int) string {
+	if at >= there {
+		return "later"
+	}
+	return "earlier"
 }
 
 // writtenAlike reports whether two entries are the same but for their sequence numbers:

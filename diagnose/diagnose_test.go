@@ -499,3 +499,43 @@ func TestAListOfAnotherLengthSaysWhichItems(t *testing.T) {
 		t.Errorf("findings: %+v", fs)
 	}
 }
+
+// TestAMovedEntryIsSaidMoved: an entry the implementation emits later than the reference is
+// a region missing where the reference has it and one extra where the implementation has it;
+// both say the entry moved and where the other trace has it, and keep the signatures of
+// missing and extra (a stranger's review read "missing" and "extra" for a reordering).
+func TestAMovedEntryIsSaidMoved(t *testing.T) {
+	sc, want := reference(t, "tools-parallel/completion-order")
+	got := clone(want)
+	// turn_end after the steering poll that should follow it.
+	i := find(t, got, "event turn_end")
+	got.Entries[i], got.Entries[i+1] = got.Entries[i+1], got.Entries[i]
+	renumber(got)
+	var lost, added *diagnose.Finding
+	fs := diagnose.Diagnose(sc, want, got, diagnose.Options{})
+	for k := range fs {
+		switch {
+		case strings.HasPrefix(fs[k].Signature, "missing ") && strings.Contains(fs[k].Says, "instead (moved, not lost)"):
+			lost = &fs[k]
+		case strings.HasPrefix(fs[k].Signature, "extra ") && strings.Contains(fs[k].Says, "(moved, not added)"):
+			added = &fs[k]
+		}
+	}
+	if lost == nil || added == nil {
+		t.Fatalf("no region says the entry moved: %v", fs)
+	}
+	for _, f := range []*diagnose.Finding{lost, added} {
+		if !strings.HasSuffix(f.Headline, " than the reference's (moved)") {
+			t.Errorf("headline %q", f.Headline)
+		}
+	}
+	// An entry lost, not moved, is only missing.
+	gone := clone(want)
+	gone.Entries = slices.Delete(gone.Entries, i, i+1)
+	renumber(gone)
+	for _, f := range diagnose.Diagnose(sc, want, gone, diagnose.Options{}) {
+		if strings.Contains(f.Says, "moved") {
+			t.Errorf("a lost entry said moved: %s", f.Says)
+		}
+	}
+}

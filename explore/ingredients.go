@@ -153,7 +153,7 @@ func lowerFirst(s string) string {
 	return string(unicode.ToLower(r)) + s[n:]
 }
 
-// passesWithout names the ingredients of sc (the minimal scenario of prob's cause) without
+// passesWithout names the ingredients of sc (the minimal scenario of a cause) without
 // which the implementation passes: each taken away alone, the run shows nothing wrong.
 func (x *explorer) passesWithout(sc *sim.Scenario) []string {
 	file, err := scenarios.Write(sc)

@@ -405,9 +405,42 @@ class FailureTest(unittest.TestCase):
         self.assertEqual(out[2]["notification"]["data"], {"messages": [{"role": "user", "content": "hi"}]})
 
     def test_other_protocol_versions_are_refused(self):
-        status, out = serve(lambda s: [], {"type": "hello", "protocol": 2})
+        status, out = serve(lambda s: [], {"type": "hello", "protocol": 3})
         self.assertEqual(status, 1)
-        self.assertEqual(out, [{"type": "error", "message": "the harness speaks protocol 2; this adapter speaks 1"}])
+        self.assertEqual(out, [{"type": "error", "message": "the harness speaks protocol [3]; this adapter speaks 1 to 2"}])
+
+
+class VersionTwoTest(unittest.TestCase):
+    """PROTOCOL.md §13: the newest version both speak; an answer's abort (§13.5)."""
+
+    HELLO2 = {"type": "hello", "protocol": 1, "protocols": [1, 2]}
+
+    @staticmethod
+    def aborts_in_hook(s):
+        # What the loop sees right after the hook returns: the signal, fired before it did.
+        s.hook("beforeToolCall", {})
+        s.emit({"type": "seen", "aborted": s.signal.aborted})
+        return []
+
+    def test_a_version_two_harness_gets_version_two_and_what_the_kit_lacks(self):
+        status, out = serve(lambda s: [], self.HELLO2)
+        self.assertEqual(status, 0)
+        self.assertEqual(out[0]["protocol"], 2)
+        self.assertEqual(out[0]["capabilities"]["lacks"], ["agent", "toolResolvesNothing", "streamOptions"])
+
+    def test_an_answer_that_aborts_fires_the_signal_before_the_hook_returns(self):
+        status, out = serve(self.aborts_in_hook, self.HELLO2, start(hooks=["beforeToolCall"]),
+                            answer(1, {}) | {"abort": True}, stop(), hooks=("beforeToolCall",))
+        self.assertEqual(status, 0)
+        seen = [m["notification"]["data"] for m in out if m.get("type") == "notify" and m["notification"]["data"].get("type") == "seen"]
+        self.assertEqual(seen, [{"type": "seen", "aborted": True}])
+
+    def test_version_one_ignores_an_answers_abort(self):
+        status, out = serve(self.aborts_in_hook, HELLO, start(hooks=["beforeToolCall"]),
+                            answer(1, {}) | {"abort": True}, stop(), hooks=("beforeToolCall",))
+        self.assertEqual(status, 0)
+        seen = [m["notification"]["data"] for m in out if m.get("type") == "notify" and m["notification"]["data"].get("type") == "seen"]
+        self.assertEqual(seen, [{"type": "seen", "aborted": False}])
 
 
 if __name__ == "__main__":

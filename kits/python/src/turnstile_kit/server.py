@@ -13,7 +13,15 @@ from .session import CallError, Clock, DeliveryError, Session
 from .vloop import VirtualLoop
 from .wire import AdapterError, ProtocolError, Shutdown, Wire
 
-PROTOCOL = 1
+PROTOCOL = 2  # the newest version this kit speaks (PROTOCOL.md §13)
+
+# The optional features of version 2 (PROTOCOL.md §13): a version-1 hello never names them.
+V2_FEATURES = ("agent", "toolResolvesNothing", "streamOptions", "abortInHook")
+# Those this kit has no means for: it serves no Agent (agent), has no way to make a Python tool
+# resolve JavaScript's undefined (toolResolvesNothing), and records no stream options
+# (streamOptions). An answer's abort (abortInHook, §13.5) it applies: it fires the session's
+# signal before the hook returns, and the loop is tested on what it does then.
+KIT_LACKS = ("agent", "toolResolvesNothing", "streamOptions")
 
 # Every hook of the protocol, by pi's names.
 ALL_HOOKS = (
@@ -46,6 +54,7 @@ class Kit:
         self.session: Session | None = None
         self.failed_session: int | None = None  # the session a fatal error ended, for its report
         self.call_id = 0
+        self.protocol = 1  # the version spoken, once the hellos are exchanged
         # Deliveries that came ahead, while a call waited for its answer (PROTOCOL.md §14),
         # with their line numbers: each is applied once the session is idle.
         self.queued: list[tuple[dict[str, Any], int]] = []
@@ -63,9 +72,7 @@ class Kit:
                 msg = self.wire.receive()
                 kind = msg["type"]
                 if kind == "hello":
-                    if msg.get("protocol") != PROTOCOL:
-                        raise ProtocolError(f"the harness speaks protocol {msg.get('protocol')}; this adapter speaks {PROTOCOL}")
-                    self.wire.send(self.hello)
+                    self.wire.send(self._hello_for(msg))
                 elif kind == "start":
                     self._session(msg)
                 else:
@@ -76,6 +83,25 @@ class Kit:
             self.wire.fatal = None
             self._report(str(err), self.failed_session)
             return 1
+
+    def _hello_for(self, msg: dict[str, Any]) -> dict[str, Any]:
+        """The hello in the newest version both speak (the harness lists them in ``protocols``,
+        or a version-1 harness gives only ``protocol``), PROTOCOL.md §13.1. In version 2 it lacks
+        what the kit cannot serve (KIT_LACKS); in version 1 it names no version-2 feature."""
+        theirs = msg.get("protocols") if isinstance(msg.get("protocols"), list) else [msg.get("protocol")]
+        common = [v for v in theirs if isinstance(v, int) and 1 <= v <= PROTOCOL]
+        if not common:
+            raise ProtocolError(f"the harness speaks protocol {theirs}; this adapter speaks 1 to {PROTOCOL}")
+        self.protocol = max(common)
+        hello = {**self.hello, "protocol": self.protocol, "capabilities": dict(self.hello["capabilities"])}
+        lacks = [f for f in hello["capabilities"].get("lacks", []) if self.protocol >= 2 or f not in V2_FEATURES]
+        if self.protocol >= 2:
+            lacks += [f for f in KIT_LACKS if f not in lacks]
+        if lacks:
+            hello["capabilities"]["lacks"] = lacks
+        else:
+            hello["capabilities"].pop("lacks", None)
+        return hello
 
     def _report(self, message: str, session: int | None = None) -> None:
         msg: dict[str, Any] = {"type": "error", "message": message}
@@ -274,7 +300,8 @@ def serve(run: RunFn, *, name: str, version: str = "0.0.0", tracks: str = "1.6.0
     install (the hello's ``capabilities.hooks``); ``lacks`` the optional features your loop
     does not have (``capabilities.lacks``: continue, severalPrompts, customMessages,
     prepareArguments, argumentMutation, throwingHooks, throwingStreams, argumentsError,
-    structuredContent), whose scenarios the harness then skips; ``capabilities`` adds any other
+    structuredContent, and of version 2 abortInHook; the kit adds agent, toolResolvesNothing
+    and streamOptions itself), whose scenarios the harness then skips; ``capabilities`` adds any other
     key. ``to_json(obj)`` turns objects ``json`` cannot write (your message classes) into JSON
     values in pi's shapes; without it such an object ends the adapter with a clear error. stdout carries the protocol only: from here on ``print`` writes to stderr.
     """

@@ -256,6 +256,8 @@ class Session:
         if bad is not None:
             self.wire.fatal = ProtocolError(f"protocol error at line {self.wire.line}: {bad}")
             raise self.wire.fatal
+        if msg.get("abort") is True and self._kit.protocol >= 2:
+            self.signal.abort()  # §13.5: the run is aborted before the hook returns or throws
         if isinstance(msg.get("error"), str):
             raise CallError(msg["error"])
         return msg.get("data")

@@ -219,9 +219,13 @@ func Summary(res Result) string {
 	if res.Ignored > 0 {
 		fmt.Fprintf(&b, ", %d more showing ignored causes", res.Ignored)
 	}
+	// What no generated scenario reaches, so that "no failure" is not read as covering it.
+	ungenerated := fmt.Sprintf("not explored (no generated scenario needs them; conform's curated scenarios test them): %s\n",
+		strings.Join(UngeneratedFeatures, ", "))
 	switch len(res.Failures) {
 	case 0:
 		b.WriteString("; no failure found\n")
+		b.WriteString(ungenerated)
 		return b.String()
 	case 1:
 		b.WriteString("; found 1 distinct failure")
@@ -257,6 +261,7 @@ func Summary(res Result) string {
 		fmt.Fprintf(&b, "%s pass without %s: likely one defect that it brings out: fix that and explore again\n",
 			causeList(groups[i]), name)
 	}
+	b.WriteString(ungenerated)
 	if res.Recheck != nil {
 		// The re-run scenarios are the causes' minimal ones: named by their causes' numbers.
 		number := map[string]string{}

@@ -62,7 +62,9 @@ thing are said to be likely one defect (one bug seen in several places downstrea
 of runs that showed each; --out/causes.txt lists their signatures.
 
 Generated scenarios drive the loop (run and continue), never the Agent layer: an adapter that
-serves Agent scenarios only is tested by conform's scenarios/agent/.
+serves Agent scenarios only is tested by conform's scenarios/agent/. Nor do they need any
+other feature of protocol 2 (aborts during a hook, stream options, tools resolving nothing):
+the summary says so, and conform's curated scenarios test them.
 
 Scenarios respect the implementation: a hook it does not declare in its hello is never
 installed (without getSteeringMessages or getFollowUpMessages there is no steering or

@@ -83,19 +83,19 @@ func (ex *Expect) Check(tr *sim.Trace) []string {
 			problems = append(problems, "expected the run to fail, it ended normally")
 		}
 	}
-	at := 0
+	// Each text is looked for after the line the last text found matched; one not found is
+	// reported, and the texts after it are looked for from the same line.
+	at, prev := 0, -1 // the next line to search; the text whose line that follows
 	for k, want := range ex.Timeline {
 		found := false
-		for at < len(lines) {
-			at++
-			if strings.Contains(line(at-1), want) {
-				found = true
+		for i := at; i < len(lines); i++ {
+			if strings.Contains(line(i), want) {
+				found, at, prev = true, i+1, k
 				break
 			}
 		}
 		if !found {
-			problems = append(problems, timelineMiss(want, k, ex.Timeline, line, len(lines), at))
-			break
+			problems = append(problems, timelineMiss(want, prev, ex.Timeline, line, len(lines), at))
 		}
 	}
 	for _, bad := range ex.Absent {
@@ -109,10 +109,10 @@ func (ex *Expect) Check(tr *sim.Trace) []string {
 	return problems
 }
 
-// timelineMiss says why timeline[k], want, was not found in order: it is on no line, or only
-// on lines before the one the text before it matched (which may be the mistake: a text that
-// matched a later line than meant). matchedUpTo is one past the lines searched so far.
-func timelineMiss(want string, k int, timeline []string, line func(int) string, n, matchedUpTo int) string {
+// timelineMiss says why want was not found in order: it is on no line, or only on lines before
+// the one that timeline[prev] (the last text found before it; -1 for none) matched, at index
+// after-1, which may be the mistake: a text that matched a later line than meant.
+func timelineMiss(want string, prev int, timeline []string, line func(int) string, n, after int) string {
 	msg := fmt.Sprintf("expected a timeline line containing %q (in order)", want)
 	first := -1
 	for i := range n {
@@ -121,20 +121,15 @@ func timelineMiss(want string, k int, timeline []string, line func(int) string, 
 			break
 		}
 	}
-	if first < 0 {
+	switch {
+	case first < 0:
 		return msg + "; no line contains it"
+	case prev < 0: // not expected: found anywhere, it is found from the first line
+		return msg
+	case first == after-1:
+		return fmt.Sprintf("%s; it is on entry %d (%s), the line %q, the last text found before it, matched: each text needs a line of its own",
+			msg, first+1, strings.TrimSpace(line(first)), timeline[prev])
 	}
-	// The text before it matched the last line it could: find that line again.
-	prev := -1
-	for at, j := 0, 0; j <= k-1 && at < n; at++ {
-		if strings.Contains(line(at), timeline[j]) {
-			prev, j = at, j+1
-		}
-	}
-	if first == prev {
-		return fmt.Sprintf("%s; it is on entry %d (%s), the line the text before it, %q, matched: each text needs a line of its own",
-			msg, first+1, strings.TrimSpace(line(first)), timeline[k-1])
-	}
-	return fmt.Sprintf("%s; it is on entry %d (%s), before entry %d (%s), where the text before it, %q, matched",
-		msg, first+1, strings.TrimSpace(line(first)), prev+1, strings.TrimSpace(line(prev)), timeline[k-1])
+	return fmt.Sprintf("%s; it is on entry %d (%s), before entry %d (%s), where %q, the last text found before it, matched",
+		msg, first+1, strings.TrimSpace(line(first)), after, strings.TrimSpace(line(after-1)), timeline[prev])
 }

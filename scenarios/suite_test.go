@@ -73,7 +73,12 @@ func TestATimelineTextOutOfOrderSaysWhere(t *testing.T) {
 		t.Errorf("on no line: %s", p)
 	}
 	p := check(`message_start user "more"`, "turn_start")
-	if !strings.Contains(p, `"turn_start" (in order); it is on entry `) || !strings.Contains(p, `where the text before it, "message_start user \"more\"", matched`) {
+	if !strings.Contains(p, `"turn_start" (in order); it is on entry `) || !strings.Contains(p, `where "message_start user \"more\"", the last text found before it, matched`) {
 		t.Errorf("only before: %s", p)
+	}
+	// A text not found does not hide those after it: each is looked for after the last found.
+	problems := (&scenarios.Expect{Timeline: []string{"agent_start", "nowhere", "message_end assistant", "elsewhere"}}).Check(tr)
+	if len(problems) != 2 || !strings.Contains(problems[0], `"nowhere"`) || !strings.Contains(problems[1], `"elsewhere"`) {
+		t.Errorf("two texts missing: %q", problems)
 	}
 }

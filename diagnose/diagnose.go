@@ -281,38 +281,39 @@ type regionAt struct {
 // added, and the finding says where the other trace has it. Signatures stay those of missing
 // and extra.
 func markMoved(out []Finding, regions []regionAt, want, got []sim.Entry) {
-	// A timeline line without its time column: an entry moved in time keeps it.
-	untimed := func(e *sim.Entry) string {
-		return strings.TrimLeft(strings.TrimLeft(sim.TimelineLine(*e), " "), "0123456789ms")
+	// An entry as a timeline line without its time column (an entry moved in time keeps
+	// it), each unmatched entry keyed once: the lookups stay linear in the traces.
+	key := func(e *sim.Entry) string {
+		line := strings.TrimLeft(strings.TrimLeft(sim.TimelineLine(*e), " "), "0123456789ms")
+		return e.Kind + "\x00" + e.Name + "\x00" + e.Target + "\x00" + line
 	}
-	same := func(w, g *sim.Entry) bool {
-		return w.Kind == g.Kind && w.Name == g.Name && w.Target == g.Target && untimed(w) == untimed(g)
-	}
-	find := func(e *sim.Entry, in func(regionAt) []int, es []sim.Entry, self int) int {
-		for r, other := range regions {
-			if r == self {
-				continue
-			}
-			for _, i := range in(other) {
-				if same(e, &es[i]) {
-					return i
-				}
+	missAt, extraAt := map[string]int{}, map[string]int{} // an unmatched entry's first index
+	for _, reg := range regions {
+		for _, i := range reg.miss {
+			k := key(&want[i])
+			if _, seen := missAt[k]; !seen {
+				missAt[k] = i
 			}
 		}
-		return -1
+		for _, i := range reg.extra {
+			k := key(&got[i])
+			if _, seen := extraAt[k]; !seen {
+				extraAt[k] = i
+			}
+		}
 	}
-	for r, reg := range regions {
+	for _, reg := range regions {
 		f := &out[reg.finding]
 		switch {
 		case len(reg.extra) == 0:
 			k := Key(want[reg.miss[0]])
-			if at := find(&want[reg.miss[0]], func(o regionAt) []int { return o.extra }, got, r); at >= 0 {
+			if at, ok := extraAt[key(&want[reg.miss[0]])]; ok {
 				f.Says += fmt.Sprintf("; the implementation has it at entry %d instead (moved, not lost)", at+1)
 				f.Headline = article(k) + " " + k + " comes " + laterOrEarlier(at, reg.nextG) + " than the reference's (moved)"
 			}
 		case len(reg.miss) == 0:
 			k := Key(got[reg.extra[0]])
-			if at := find(&got[reg.extra[0]], func(o regionAt) []int { return o.miss }, want, r); at >= 0 {
+			if at, ok := missAt[key(&got[reg.extra[0]])]; ok {
 				f.Says += fmt.Sprintf("; the reference has it at its entry %d (moved, not added)", at+1)
 				f.Headline = article(k) + " " + k + " comes " + laterOrEarlier(reg.nextW, at) + " than the reference's (moved)"
 			}

@@ -152,16 +152,14 @@ func Group(ds []Diagnosis) []Cause {
 				if f.Signature != sig {
 					continue
 				}
-				// The example comes from a scenario the cause explains, as its title does.
+				// The example comes from a scenario the cause explains, as its title does (a
+				// cause is chosen for the scenarios it explains, so there is one).
 				if cause.ExampleScenario == "" && explained[i] == c+1 {
 					cause.Example, cause.ExampleScenario = f, d.Scenario.Name
 				}
 				rules[f.Rule]++
 				break
 			}
-		}
-		if cause.ExampleScenario == "" { // not expected: a cause is chosen to explain
-			cause.Example, cause.ExampleScenario = findingOf(ds[s.scenarios[0]], sig), ds[s.scenarios[0]].Scenario.Name
 		}
 		cause.Title = cause.Example.Headline
 		cause.Rule = ruleOf(rules, len(s.scenarios), families)
@@ -307,15 +305,6 @@ func (c Cause) Text(indent string) string {
 	fmt.Fprintf(&b, "%s  for example, in %s:\n", indent, c.ExampleScenario)
 	b.WriteString(c.Example.Text(indent + "    "))
 	return b.String()
-}
-
-// findingOf is d's first finding of signature sig.
-func findingOf(d Diagnosis, sig string) Finding {
-	i := slices.IndexFunc(d.Findings, func(f Finding) bool { return f.Signature == sig })
-	if i < 0 {
-		return Finding{}
-	}
-	return d.Findings[i]
 }
 
 func plural(n int) string {

@@ -305,7 +305,7 @@ func (d *decoder) userAction(n ast.Node, r *refs) sim.UserAction {
 	switch {
 	case a.At != nil && a.On != nil:
 		d.errorf(whenN, "a user action happens at: a time or on: a trigger, not both")
-	case a.At == nil && a.On == nil:
+	case a.At == nil && a.On == nil && d.unknownKeys == unknownBefore:
 		d.errorf(n, "a user action needs at: (virtual ms) or on: (a trigger)")
 	}
 	if len(opKeys) > 1 {

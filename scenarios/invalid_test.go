@@ -74,3 +74,20 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestAMistypedKeyIsOneError: a user action with a mistyped key gets that error alone, not
+// also the errors of the key it lacks (a stranger's review: "stear" also said the action must
+// steer, followUp or abort; "a" also said it needs at: or on:).
+func TestAMistypedKeyIsOneError(t *testing.T) {
+	for _, name := range []string{"user-action-typo.yaml", "user-action-when-typo.yaml"} {
+		p := filepath.Join("testdata/invalid", name)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = scenarios.Parse(p, "x", data)
+		if errs, ok := err.(scenarios.Errors); !ok || len(errs) != 1 || !strings.Contains(errs[0].Msg, "did you mean") {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}

@@ -61,7 +61,7 @@ func checkTermination(v *view) []Violation {
 				what, rule := "the batch has a result without terminate: true (the batch ends the run only when every result says terminate)", "R-TERM-UNANIMOUS"
 				switch {
 				case t.stop == "length":
-					what, rule = "the batch has a truncated batch (it never terminates)", "R-TRUNC-NO-TERMINATE"
+					what, rule = "the batch is a truncated one (it never terminates)", "R-TRUNC-NO-TERMINATE"
 				case !v.startsTool(t.asstEnd, t.end):
 					what = fmt.Sprintf("the response (stopReason %s) has tool calls, none of which ran: its tool calls are its content's toolCall blocks, whatever the stopReason", t.stop)
 					rule = "R-CONTENT-DECIDES"

@@ -56,10 +56,11 @@ to --out/<cause>/: minimal.yaml, generated.yaml, both timelines, findings.json a
 with the findings, the rule and the commands that reproduce it. Two causes of which one
 minimal scenario shows both are one. Each minimal scenario is then run without each thing it
 gives the loop (a field of a hook's answers, a tool's or the configuration's setting such as
-executionMode or toolExecution, a hook, steering or follow-up messages): what
-it passes without is listed, the finest first, and causes that pass without the same first
-thing are said to be likely one defect (one bug seen in several places downstream). The summary at the end lists the causes with the number
-of runs that showed each; --out/causes.txt lists their signatures.
+executionMode or toolExecution, a hook, steering or follow-up messages): what it passes
+without is listed, the finest first, and causes that pass without the same first thing are
+said to be likely one defect (one bug seen in several places downstream). The summary at the
+end lists the causes with the number of runs that showed each; --out/causes.txt lists their
+signatures.
 
 Generated scenarios drive the loop (run and continue), never the Agent layer: an adapter that
 serves Agent scenarios only is tested by conform's scenarios/agent/. Nor do they need any

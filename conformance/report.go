@@ -181,11 +181,14 @@ func (r *Report) WriteSummary(w io.Writer) error {
 		fmt.Fprintf(&b, "the implementation did not start: %s\n", r.StartError)
 	}
 	if len(r.Causes) > 0 {
-		fmt.Fprintf(&b, "\n%d cause%s of failure, the one touching the most scenarios first:\n", len(r.Causes), plural(len(r.Causes)))
+		fmt.Fprintf(&b, "\n%d cause%s of failure, the one explaining the most scenarios first:\n", len(r.Causes), plural(len(r.Causes)))
 		for i, c := range r.Causes {
 			fmt.Fprintf(&b, "\n%2d. ", i+1)
 			b.WriteString(strings.TrimPrefix(c.Text("    "), "    "))
-			b.WriteString(wrapNames("    scenarios: ", c.Scenarios, "      "))
+			b.WriteString(wrapNames("    scenarios: ", c.Explains, "      "))
+			if more := len(c.Scenarios) - len(c.Explains); more > 0 {
+				fmt.Fprintf(&b, "    seen too in %d scenario%s another cause explains (all in the JSON report)\n", more, plural(more))
+			}
 		}
 	}
 	if len(r.Symptoms) > 0 {

@@ -1,6 +1,9 @@
 package conformance
 
 import (
+	"slices"
+
+	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/invariant"
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/sim"
@@ -21,4 +24,32 @@ func invariantsOf(ref sim.Implementation) []invariant.Invariant {
 func behavesAsNewest(ref sim.Implementation) bool {
 	r, ok := ref.(*sim.Reference)
 	return !ok || r.Behaviour() == (loop.Behaviour{})
+}
+
+// explainByVersion puts first, when the implementation's trace got is the reference's with
+// some of pi's behaviour changes turned the other way from held (diagnose.ExplainByVersion),
+// a finding per change, and marks the scenario's other findings as their consequences.
+func explainByVersion(sc *sim.Scenario, held loop.Behaviour, got *sim.Trace, profile Profile, findings []diagnose.Finding) []diagnose.Finding {
+	flips := diagnose.ExplainByVersion(held, func(b loop.Behaviour) bool {
+		tr, err := sim.Run(sc, sim.NewReferenceWith(b))
+		return err == nil && Compare(tr, got, profile, 0) == nil
+	})
+	if flips == nil {
+		return findings
+	}
+	for i := range findings {
+		findings[i].Consequence = true
+	}
+	return append(diagnose.VersionFindings(flips, releaseOf(held)), findings...)
+}
+
+// releaseOf names the pi release whose behaviour b is (the newest release of that behaviour),
+// or says b is none.
+func releaseOf(b loop.Behaviour) string {
+	for _, v := range slices.Backward(loop.Releases) {
+		if rb, err := loop.BehaviourOf(v); err == nil && rb == b {
+			return v
+		}
+	}
+	return "(" + b.String() + ")"
 }

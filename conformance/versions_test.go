@@ -2,10 +2,12 @@ package conformance_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/sim"
 )
@@ -101,4 +103,53 @@ func findScenario(suite []*sim.Scenario, name string) *sim.Scenario {
 		}
 	}
 	return &sim.Scenario{}
+}
+
+// TestAFailureIsNamedByThePiChangeItShows: a loop behaving as another pi release than it is
+// held to fails with one cause per behaviour change of pi (docs/VERSIONS.md), whichever way
+// it goes, and the scenarios' expect: blocks (pi 1.6.0's) are not held against an older pi.
+func TestAFailureIsNamedByThePiChangeItShows(t *testing.T) {
+	suite, desc := curatedWithRules(t)
+	at := func(v string) loop.Behaviour {
+		b, err := loop.BehaviourOf(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	causes := func(r conformance.Report) []string {
+		var out []string
+		for _, c := range r.Causes {
+			out = append(out, c.Signature)
+		}
+		return out
+	}
+	// A port of pi 1.5.2 that took 1.6.0's completed batch on abort.
+	early := conformance.Verify(context.Background(), suite, sim.NewReferenceWith(at("1.5.2").With(loop.AbortCompletesBatch)),
+		conformance.Options{Tracks: "1.5.2", Scenarios: desc})
+	if got := causes(early); early.Failed == 0 || !slices.Equal(got, []string{"version: with abort-completes-batch (pi 1.6.0)"}) {
+		t.Errorf("%s; causes %q", early.Summary(), got)
+	}
+	for _, res := range early.Results {
+		for _, f := range res.Findings {
+			if f.Kind == diagnose.Expectation {
+				t.Errorf("%s: an expect: block held against pi 1.5.2: %s", res.Scenario, f.Says)
+			}
+		}
+	}
+	// pi 0.87.1 held to 1.6.0: every change it lacks that the suite shows, each a cause.
+	old := conformance.Verify(context.Background(), suite, sim.NewReferenceWith(at("0.87.1")), conformance.Options{Tracks: "1.6.0", Scenarios: desc})
+	want := []string{
+		"version: without thinking-level-stamp (pi 0.99.1)", "version: without duration-ms (pi 1.3.0)",
+		"version: without abort-completes-batch (pi 1.6.0)", "version: without tool-result-is-error (pi 0.99.1)",
+	}
+	got := causes(old)
+	for _, sig := range want {
+		if !slices.Contains(got, sig) {
+			t.Errorf("no cause %q among %q", sig, got)
+		}
+	}
+	if len(got) == 0 || got[0] != want[0] {
+		t.Errorf("causes %q", got)
+	}
 }

@@ -21,6 +21,10 @@ const (
 	Expectation Kind = "expectation"
 	// Error: the implementation failed to run the scenario (timeout, crash, protocol error).
 	Error Kind = "error"
+	// Version: the implementation's trace is the reference's with behaviour changes of pi
+	// turned the other way: it behaves as another pi release than it is held to
+	// (ExplainByVersion). Its other findings are then consequences of that.
+	Version Kind = "version"
 )
 
 // Position is where a finding shows in both traces: 1-based entry indexes into the

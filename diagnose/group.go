@@ -31,7 +31,8 @@ type Cause struct {
 	// given to Group.
 	Scenarios []string `json:"scenarios"`
 	// Explains are the scenarios this cause was chosen to explain (a subset of Scenarios): a
-	// scenario is explained by exactly one cause.
+	// scenario is explained by exactly one cause, or by each pi behaviour change its trace
+	// shows (Version findings).
 	Explains []string `json:"explains"`
 	// Divergence is the signature of a divergence found, not as a consequence, in most
 	// scenarios an invariant cause explains: what the broken rule looks like in the traces.
@@ -43,7 +44,9 @@ type Cause struct {
 }
 
 // Group picks the causes of a suite's diagnoses, ranked by the number of scenarios they
-// touch (most first; then by signature). It proceeds greedily: the signature that is a root
+// explain, then by those they touch (most first; then by signature). First each pi behaviour
+// change a scenario shows (a Version finding) becomes a cause explaining every scenario that
+// shows it. Then it proceeds greedily: the signature that is a root
 // finding (not a consequence of an earlier divergence) in the most scenarios not yet
 // explained becomes a cause and explains them, until every scenario with findings is
 // explained. A finding after the first divergence never explains a scenario: it may be the
@@ -98,6 +101,28 @@ func Group(ds []Diagnosis) []Cause {
 	}
 	explained := make([]int, len(ds)) // index+1 of the cause explaining ds[i]; 0: none yet
 	var chosen []string
+	// Each pi behaviour change a scenario's trace shows (a Version finding) is a cause of its
+	// own and explains every scenario showing it, several changes a scenario each: the trace
+	// is the reference's with all of them turned, so each is a defect to fix.
+	versions := map[string]map[int]bool{}
+	for _, sig := range sortedKeys(stats) {
+		if s := stats[sig]; s.kind == Version && len(s.roots) > 0 {
+			versions[sig] = map[int]bool{}
+			for _, i := range s.roots {
+				versions[sig][i] = true
+			}
+		}
+	}
+	for _, sig := range sortedKeys(versions) {
+		chosen = append(chosen, sig)
+		for i := range versions[sig] {
+			if explained[i] == 0 {
+				explained[i] = len(chosen)
+			}
+		}
+	}
+	// explains reports whether cause c (0-based) explains scenario i.
+	explains := func(c, i int) bool { return explained[i] == c+1 || versions[chosen[c]][i] }
 	for {
 		best, bestN, bestE, bestP := "", 0, 0, 0
 		for _, sig := range sortedKeys(stats) {
@@ -142,7 +167,7 @@ func Group(ds []Diagnosis) []Cause {
 				ids[id]++
 			}
 			cause.Scenarios = append(cause.Scenarios, d.Scenario.Name)
-			if explained[i] == c+1 {
+			if explains(c, i) {
 				cause.Explains = append(cause.Explains, d.Scenario.Name)
 			}
 			if d.Scenario.Family != "" {
@@ -154,7 +179,7 @@ func Group(ds []Diagnosis) []Cause {
 				}
 				// The example comes from a scenario the cause explains, as its title does (a
 				// cause is chosen for the scenarios it explains, so there is one).
-				if cause.ExampleScenario == "" && explained[i] == c+1 {
+				if cause.ExampleScenario == "" && explains(c, i) {
 					cause.Example, cause.ExampleScenario = f, d.Scenario.Name
 				}
 				rules[f.Rule]++
@@ -218,6 +243,11 @@ func Group(ds []Diagnosis) []Cause {
 		}
 	}
 	slices.SortStableFunc(causes, func(a, b Cause) int {
+		// A cause explaining few scenarios but touching many, as a consequence of others,
+		// comes after the causes it follows from.
+		if len(a.Explains) != len(b.Explains) {
+			return len(b.Explains) - len(a.Explains)
+		}
 		if len(a.Scenarios) != len(b.Scenarios) {
 			return len(b.Scenarios) - len(a.Scenarios)
 		}
@@ -299,12 +329,23 @@ func ruleOf(rules map[string]int, n int, families map[string]bool) string {
 // in full (each line prefixed with indent), then one line per scenario it touches.
 func (c Cause) Text(indent string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s%s — %d scenario%s\n", indent, c.Title, len(c.Scenarios), plural(len(c.Scenarios)))
+	fmt.Fprintf(&b, "%s%s — %s\n", indent, c.Title, c.Count())
 	fmt.Fprintf(&b, "%s  rule: %s\n", indent, indentRest(wrap(c.Rule, ruleWidth-len(indent)), indent+"        "))
 	fmt.Fprintf(&b, "%s  signature: %s\n", indent, c.Signature)
 	fmt.Fprintf(&b, "%s  for example, in %s:\n", indent, c.ExampleScenario)
 	b.WriteString(c.Example.Text(indent + "    "))
 	return b.String()
+}
+
+// Count says how many scenarios the cause explains, and in how many more it is seen (there
+// a consequence of, or hidden by, another cause): "8 scenarios (seen in 191)".
+func (c Cause) Count() string {
+	n := len(c.Explains)
+	out := fmt.Sprintf("%d scenario%s", n, plural(n))
+	if len(c.Scenarios) > n {
+		out += fmt.Sprintf(" (seen in %d)", len(c.Scenarios))
+	}
+	return out
 }
 
 func plural(n int) string {
@@ -389,6 +430,9 @@ func Symptoms(ds []Diagnosis, causes []Cause) []Symptom {
 	}
 	byKey := map[string]*acc{}
 	for _, d := range ds {
+		if slices.ContainsFunc(d.Findings, func(f Finding) bool { return f.Kind == Version }) {
+			continue // the trace is the reference's with pi's changes turned: nothing else is wrong
+		}
 		seen := map[string]bool{}
 		for _, f := range d.Findings {
 			k := symptomKey(f)

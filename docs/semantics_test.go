@@ -177,3 +177,34 @@ func TestLookup(t *testing.T) {
 		t.Error("an unknown id was found")
 	}
 }
+
+// TestEveryChangeHasItsRowInVersions: each of loop's behaviour changes is a row of
+// VERSIONS.md's table, at the release the loop says, citing rules SEMANTICS.md defines (the
+// diagnosis names a change by that row).
+func TestEveryChangeHasItsRowInVersions(t *testing.T) {
+	rows := map[string]docs.VersionChange{}
+	for _, r := range docs.VersionChanges() {
+		rows[r.Name] = r
+	}
+	if len(rows) != len(loop.Changes()) {
+		t.Errorf("VERSIONS.md has %d changes, loop %d", len(rows), len(loop.Changes()))
+	}
+	defined := map[string]bool{}
+	for _, r := range docs.Rules() {
+		defined[r.ID] = true
+	}
+	for _, c := range loop.Changes() {
+		r, ok := rows[c.String()]
+		switch {
+		case !ok:
+			t.Errorf("%s has no row in VERSIONS.md", c)
+		case r.Release != c.Since() || r.What == "" || len(r.Rules) == 0:
+			t.Errorf("%s: row %+v (the loop says pi %s)", c, r, c.Since())
+		}
+		for _, id := range r.Rules {
+			if !defined[id] {
+				t.Errorf("%s cites %s, which SEMANTICS.md does not define", c, id)
+			}
+		}
+	}
+}

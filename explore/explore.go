@@ -97,7 +97,8 @@ type Options struct {
 	// a minimal scenario ("" when the implementation is not a command).
 	ImplCommand string
 	// ImplFlags are the flags that drive the --impl command (e.g. " --timeout 30s
-	// --one-at-a-time"), which the commands that replay a minimal scenario repeat.
+	// --one-at-a-time", " --tracks 1.6.0"), which the commands that replay a minimal scenario
+	// repeat.
 	ImplFlags string
 	// Generate makes the scenario of a run seed; nil means Generator(Target).
 	Generate func(seed uint64) *sim.Scenario

@@ -123,6 +123,9 @@ func (x *explorer) write(dir string, f *Failure) error {
 func (x *explorer) replay(dir string) string {
 	file := filepath.Join(dir, "minimal.yaml")
 	if x.opts.ImplCommand == "" {
+		if t := x.opts.Target.Tracks; t != "" {
+			return "turnstile run --tracks " + t + " " + file
+		}
 		return "turnstile run " + file
 	}
 	cmd := fmt.Sprintf("turnstile conform --impl %s%s --suite %s", strconv.Quote(x.opts.ImplCommand), x.opts.ImplFlags, file)

@@ -178,6 +178,9 @@ failure was found.`,
 				opts.Command += " --impl " + strconv.Quote(impl) + proc.args()
 				opts.ImplCommand = impl
 				opts.ImplFlags = proc.args()
+				if tracks != "" {
+					opts.ImplFlags += " --tracks " + tracks // conform holds the scenario to that pi too
+				}
 				opts.RunTimeout = proc.runBound()
 				if tracks == "" {
 					hello, err := procs.Hello()

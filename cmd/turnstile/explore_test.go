@@ -49,6 +49,22 @@ func TestExploreThroughTheProtocol(t *testing.T) {
 	}
 }
 
+// TestMinimalScenarioCommandHoldsToTheSamePi: the reference served over the protocol (pi
+// 1.6.0's behaviour) held to pi 1.0.3 fails; the command given to run a cause's minimal
+// scenario holds it to 1.0.3 too, or it would pass.
+func TestMinimalScenarioCommandHoldsToTheSamePi(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TURNSTILE_TEST_ADAPTER", "1")
+	out, errOut, code := turnstile(t, "explore", "--impl", strconv.Quote(self), "--runs", "40", "--seed", "4", "--tracks", "1.0.3",
+		"--max-causes", "1", "--out", t.TempDir())
+	if all := out + errOut; code != 1 || !strings.Contains(all, "the minimal scenario: turnstile conform --impl") || !strings.Contains(all, " --tracks 1.0.3 --suite ") {
+		t.Fatalf("exit %d:\n%s\n%s", code, out, errOut)
+	}
+}
+
 // TestReproduceCommandRepeatsTheProcessFlags: the command explore prints to reproduce a run
 // repeats --timeout when it is not the default, and --one-at-a-time.
 func TestReproduceCommandRepeatsTheProcessFlags(t *testing.T) {

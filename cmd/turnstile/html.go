@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/turnstile-dev/turnstile/invariant"
+	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/report"
 	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
@@ -13,24 +14,29 @@ import (
 // htmlRuns collects the runs of `run --html` for one page.
 type htmlRuns struct {
 	impl string
-	runs []report.Run
+	// behaviour is the pi the reference beside an implementation behaves as.
+	behaviour loop.Behaviour
+	runs      []report.Run
 }
 
 // add records a scenario's run: its trace, beside the reference's when an implementation
-// ran it, with the scenario's failed expectations and the invariants the trace breaks.
-func (h *htmlRuns) add(f *scenarios.File, tr *sim.Trace) error {
+// ran it, with the scenario's failed expectations (when they are judged: checkExpect) and
+// the invariants the trace breaks, as run's verdict says them.
+func (h *htmlRuns) add(f *scenarios.File, tr *sim.Trace, checkExpect bool, broken []invariant.Failure) error {
 	r := report.Run{Title: f.Scenario.Name, Subtitle: f.Path, Actual: tr, ActualLabel: "reference"}
 	if h.impl != "" {
-		ref, err := sim.Run(f.Scenario, sim.NewReference())
+		ref, err := sim.Run(f.Scenario, sim.NewReferenceWith(h.behaviour))
 		if err != nil {
 			return err
 		}
 		r.Expected, r.ExpectedLabel, r.ActualLabel = ref, "expected: the reference", "actual: "+h.impl
 	}
-	for _, p := range f.Expect.Check(tr) {
-		r.Findings = append(r.Findings, report.Finding{Rule: "expectation", Msg: p})
+	if checkExpect {
+		for _, p := range f.Expect.Check(tr) {
+			r.Findings = append(r.Findings, report.Finding{Rule: "expectation", Msg: p})
+		}
 	}
-	for _, v := range invariant.CheckAll(tr) {
+	for _, v := range broken {
 		r.Findings = append(r.Findings, report.Finding{Entry: v.Entry, Rule: v.Invariant, Msg: v.Msg})
 	}
 	h.runs = append(h.runs, r)

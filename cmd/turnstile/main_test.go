@@ -231,6 +231,29 @@ func TestRunWithAnImplementation(t *testing.T) {
 	}
 }
 
+// TestRunJudgesTheInvariantsAtTheTrackedPi: run's verdict names a broken invariant (as its
+// --html page marks it), judged at the pi the run is held to: the reference served over the
+// protocol writes pi 1.6.0's durationMs, which pi 1.0.3 did not have.
+func TestRunJudgesTheInvariantsAtTheTrackedPi(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TURNSTILE_TEST_ADAPTER", "1")
+	page := filepath.Join(t.TempDir(), "run.html")
+	out, _, code := turnstile(t, "run", "tools-sequential/duration-ms", "--impl", strconv.Quote(self), "--tracks", "1.0.3", "--html", page)
+	if code != 1 || !strings.Contains(out, "FAIL invariant results: entry 32: tool ran's end has a durationMs, which pi added in 1.3.0") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	html, err := os.ReadFile(page)
+	if err != nil || !strings.Contains(string(html), "which pi added in 1.3.0") {
+		t.Errorf("the page does not mark the broken invariant (%v)", err)
+	}
+	if out, _, code := turnstile(t, "run", "tools-sequential/duration-ms", "--impl", strconv.Quote(self)); code != 0 {
+		t.Errorf("at the pi the adapter tracks, exit %d:\n%s", code, out)
+	}
+}
+
 // TestMain lets this test binary stand in for `turnstile adapter`.
 func TestMain(m *testing.M) {
 	if os.Getenv("TURNSTILE_TEST_ADAPTER") != "" {
@@ -542,10 +565,16 @@ func TestConformJSONIsTheWholeReport(t *testing.T) {
 // scenario's inline expect: describes pi 1.6.0 (durations), so at 1.0.3 run reports it unmet
 // and exits 1, while at the newest it passes.
 func TestTracksRunsTheReferenceAsAnOlderPi(t *testing.T) {
-	old, _, code := turnstile(t, "run", "scenarios/tools-sequential/duration-ms.yaml", "--format", "jsonl", "--tracks", "1.0.3")
+	// The file's expect: block (durationMs, pi 1.6.0's) is not held against pi 1.0.3.
+	old, stderr, code := turnstile(t, "run", "scenarios/tools-sequential/duration-ms.yaml", "--format", "jsonl", "--tracks", "1.0.3")
 	now, _, codeNow := turnstile(t, "run", "scenarios/tools-sequential/duration-ms.yaml", "--format", "jsonl")
-	if code != 1 || codeNow != 0 || strings.Contains(old, "durationMs") || !strings.Contains(now, "durationMs") {
-		t.Fatalf("exit %d; durationMs at pi 1.0.3: %v, at the newest: %v", code, strings.Contains(old, "durationMs"), strings.Contains(now, "durationMs"))
+	if code != 0 || codeNow != 0 || strings.Contains(old, "durationMs") || !strings.Contains(now, "durationMs") ||
+		!strings.Contains(stderr, "judged at pi 1.0.3: its invariants, and expect: blocks left unchecked") {
+		t.Fatalf("exit %d; durationMs at pi 1.0.3: %v, at the newest: %v; stderr %q", code, strings.Contains(old, "durationMs"), strings.Contains(now, "durationMs"), stderr)
+	}
+	// The goldens of the curated suite are pi 1.6.0's: an older pi needs goldens of its own.
+	if _, stderr, code := turnstile(t, "test", "--tracks", "1.0.3"); code != 2 || !strings.Contains(stderr, "--tracks 1.0.3 needs --golden DIR") {
+		t.Errorf("test --tracks 1.0.3 without --golden: exit %d, %q", code, stderr)
 	}
 	out, _, code := turnstile(t, "conform", "--suite", "scenarios/tools-sequential", "--tracks", "1.0.3")
 	if code != 0 || !strings.Contains(out, "SKIP  tools-sequential/arguments-error: the scenario pins behaviour of pi 1.3.0; the implementation tracks pi 1.0.3") {

@@ -8,6 +8,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/invariant"
+	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
 )
@@ -26,14 +28,18 @@ scenario's inline expectations. Without a path it runs the embedded curated suit
 --impl the scenarios run against that implementation (a command speaking the conformance
 protocol) instead, so you can read its timeline; turnstile conform compares it with the
 reference. --tracks X runs the
-reference as it behaves for pi release X (docs/VERSIONS.md).
+reference as it behaves for pi release X (docs/VERSIONS.md); with --impl it sets the reference
+shown beside it in --html and the pi its trace is judged at.
 
 A user action that never happened (its trigger did not fire, or the run ended before its
 time) is reported as a warning, at its position in the file, on stderr.
 
-A run fails (exit 1) when it misses an expectation, or when the world records a failure the
-scenario does not expect with expect: {runFails: true} — its script ran out ("request 2 was
-not scripted"), the run got stuck, or it exceeded its budget.
+A run fails (exit 1) when it misses an expectation, when its trace breaks an invariant
+(turnstile explore --help lists them), or when the world records a failure the scenario does
+not expect with expect: {runFails: true} — its script ran out ("request 2 was not
+scripted"), the run got stuck, or it exceeded its budget. The run is judged at the pi the
+implementation tracks (its hello's "tracks", or --tracks X): the invariants of that pi, and
+the expect: blocks, which describe pi 1.6.0, only at pi 1.6.0.
 
 --format jsonl prints the canonical trace lines only: the same bytes on every run.
 --html FILE also writes the runs as one self-contained HTML page: a lane per actor, findings
@@ -62,10 +68,30 @@ marked, and with --impl the reference's trace beside the implementation's.`,
 			}
 			target := newImpl()
 			defer closeImpl(target)
+			// The pi the run is judged at: --tracks, else an implementation's hello's.
+			held := tracks
+			if h, ok := target.(interface {
+				Hello() (conformance.Hello, error)
+			}); ok && held == "" {
+				hello, err := h.Hello()
+				if err != nil {
+					return usage(err)
+				}
+				held = hello.Tracks
+			}
+			behaviour, err := loop.BehaviourOf(held)
+			if err != nil {
+				return usage(fmt.Errorf("the implementation tracks pi %q: %w (--tracks X holds it to pi X)", held, err))
+			}
+			newest := behaviour == (loop.Behaviour{})
+			invs := invariant.AllAt(behaviour)
 			out := cmd.OutOrStdout()
 			st := newStyler(out)
+			if !newest {
+				fmt.Fprintf(cmd.ErrOrStderr(), "judged at pi %s: its invariants, and expect: blocks left unchecked (they describe pi %s)\n", held, loop.NewestVersion)
+			}
 			var bad []string
-			page := htmlRuns{impl: impl}
+			page := htmlRuns{impl: impl, behaviour: behaviour}
 			for _, f := range files {
 				if impl == "" {
 					target = newImpl()
@@ -75,12 +101,16 @@ marked, and with --impl the reference's trace beside the implementation's.`,
 				if err != nil && !errors.As(err, &over) {
 					return usage(err)
 				}
-				problems := runProblems(f, tr)
+				problems := runProblems(f, tr, newest)
+				broken := invariant.CheckAll(tr, invs...)
+				for _, v := range broken {
+					problems = append(problems, "invariant "+v.String())
+				}
 				for _, w := range f.Warnings(tr) {
 					fmt.Fprintln(cmd.ErrOrStderr(), w)
 				}
 				if htmlOut != "" {
-					if err := page.add(f, tr); err != nil {
+					if err := page.add(f, tr, newest, broken); err != nil {
 						return usage(err)
 					}
 				}
@@ -124,11 +154,14 @@ marked, and with --impl the reference's trace beside the implementation's.`,
 	return cmd
 }
 
-// runProblems is what is wrong with a run: its unmet expectations, and a failure the world
-// recorded (a script that ran out, a stuck run, a budget) unless the scenario expects the
+// runProblems is what is wrong with a run: its unmet expectations (when checkExpect: they
+// describe the newest pi), and a failure the world recorded (a script that ran out, a stuck run, a budget) unless the scenario expects the
 // run to fail.
-func runProblems(f *scenarios.File, tr *sim.Trace) []string {
-	problems := f.Expect.Check(tr)
+func runProblems(f *scenarios.File, tr *sim.Trace, checkExpect bool) []string {
+	var problems []string
+	if checkExpect {
+		problems = f.Expect.Check(tr)
+	}
 	if f.Expect.RunFails != nil && *f.Expect.RunFails {
 		return problems
 	}

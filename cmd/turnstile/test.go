@@ -43,7 +43,8 @@ whose loop deliberately differs from pi keeps its own regression suite — recor
 --update, then every later run compares against its own past.
 
 The goldens are pi 1.6.0's; --tracks X runs the reference as pi release X instead (with
-goldens of your own, --golden DIR), skipping the scenarios of a later pi (since).`,
+goldens of your own, --golden DIR, which an older X needs), skipping the scenarios of a later
+pi (since) and leaving the expect: blocks unchecked: they describe pi 1.6.0.`,
 		Example: `  turnstile test
   turnstile test scenarios/queues
   turnstile test scenarios --update && git diff golden/
@@ -81,6 +82,10 @@ goldens of your own, --golden DIR), skipping the scenarios of a later pi (since)
 			if err != nil {
 				return usage(fmt.Errorf("--tracks: %w", err))
 			}
+			newest := behaviour == (loop.Behaviour{})
+			if !newest && !goldenGiven {
+				return usage(fmt.Errorf("--tracks %s needs --golden DIR: the goldens given are pi %s's; record pi %s's once with --golden DIR --update", tracks, loop.NewestVersion, tracks))
+			}
 			target := newImpl()
 			defer closeImpl(target)
 			out := cmd.OutOrStdout()
@@ -101,9 +106,9 @@ goldens of your own, --golden DIR), skipping the scenarios of a later pi (since)
 					return usage(err)
 				}
 				if impl == "" {
-					// The reference must meet the scenario's own expect: block; a golden
-					// of a scenario it does not is never recorded.
-					if problems := runProblems(f, tr); len(problems) > 0 {
+					// The reference must meet the scenario's own expect: block (written for
+					// the newest pi); a golden of a scenario it does not is never recorded.
+					if problems := runProblems(f, tr, newest); len(problems) > 0 {
 						failures++
 						fmt.Fprintf(out, "%s %s (%s): the reference does not meet the scenario's expect: block (a bug in the scenario; turnstile run %s shows the run):\n", st.red("FAIL"), rel, f.Path, f.Path)
 						for _, p := range problems {

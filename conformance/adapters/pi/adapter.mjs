@@ -63,8 +63,12 @@ function piAiVersion() {
 }
 let pi = null; // imported after the hello (kit's load): pi-ai's providers take seconds to load
 
-/** Releases before 1.4.0 give the stream function no `identity` (PROTOCOL.md §13.4). */
-const LACKS = RELEASES.indexOf(RELEASE) < RELEASES.indexOf("1.4.0") ? ["streamOptions"] : [];
+/**
+ * Every release serves every optional feature: before 1.4.0 the stream function's options
+ * carry `config.identity` as it is (none when unset), which the reference models
+ * (docs/VERSIONS.md, request-identity), so the stream-options scenarios check that too.
+ */
+const LACKS = [];
 
 const defaultConvertToLlm = (messages) => messages.filter((m) => ["system", "user", "assistant", "toolResult"].includes(m.role));
 

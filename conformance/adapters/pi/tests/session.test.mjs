@@ -168,8 +168,12 @@ test("stream options (§13.4): sessionId and identity reach the stream function;
 	assert.deepEqual(streamCall(bare).data.options, { identity: PI_IDENTITY });
 	const off = converse(script({ sessionId: "s-9" }));
 	assert.deepEqual(Object.keys(streamCall(off).data).sort(), ["apiKey", "messages", "model", "thinkingLevel"]);
+	// Before 1.4.0, config.identity as it is: none when unset, the given one unmerged.
 	const old = converse(script({ streamOptions: true, sessionId: "s-9" }), ["--pi", "1.3.0"]);
-	assert.deepEqual(old[0].capabilities.lacks, ["streamOptions"]); // before 1.4.0 the stream function gets no identity
+	assert.equal(old[0].capabilities.lacks?.length ?? 0, 0);
+	assert.deepEqual(streamCall(old).data.options, { sessionId: "s-9" });
+	const oldGiven = converse(script({ streamOptions: true, identity: { userAgent: "short" } }), ["--pi", "1.3.0"]);
+	assert.deepEqual(streamCall(oldGiven).data.options, { identity: { userAgent: "short" } });
 });
 
 test("an abort during a hook (§13.5): the run's signal fires before beforeToolCall returns", () => {

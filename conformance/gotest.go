@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -59,8 +61,8 @@ type Env interface {
 
 // Stream is an open provider request.
 type Stream interface {
-	// Next returns the next pi-ai stream event, ok=false at the end, or the error the stream
-	// threw.
+	// Next returns the next pi-ai stream event, ok=false at the end (after the done or error
+	// event, or when the stream ends without one), or the error the stream threw.
 	Next() (event json.RawMessage, ok bool, err error)
 	// Result is the final assistant message, from the done/error event or the end of the
 	// stream.
@@ -137,6 +139,9 @@ func testFiles(t *testing.T, port GoPort, files []*scenarios.File, options []Tes
 		t.Fatalf("ExpectFailures: %v", err)
 	}
 	hello := port.Hello()
+	if err := checkHello(hello); err != nil {
+		t.Fatalf("the port's Hello(): %v", err)
+	}
 	tracks := hello.Tracks
 	if cfg.tracks != "" {
 		tracks = cfg.tracks
@@ -155,8 +160,10 @@ func testFiles(t *testing.T, port GoPort, files []*scenarios.File, options []Tes
 	for _, f := range files {
 		sc := f.Scenario
 		desc := opts.Scenarios[sc.Name]
-		res := Result{Scenario: sc.Name, Family: desc.Family, Status: Skip}
+		// A subtest go test -run leaves out never runs its function: it stays skipped so.
+		res := Result{Scenario: sc.Name, Family: desc.Family, Status: Skip, Reason: "left out by go test -run"}
 		t.Run(sc.Name, func(t *testing.T) {
+			res.Reason = ""
 			if sc.Since != "" && tracks != "" && VersionLess(tracks, sc.Since) {
 				res.Reason = fmt.Sprintf("pins behaviour of pi %s; the port tracks pi %s", sc.Since, tracks)
 				t.Skip(res.Reason)
@@ -194,6 +201,38 @@ func testFiles(t *testing.T, port GoPort, files []*scenarios.File, options []Tes
 	var b strings.Builder
 	_ = report.WriteSummary(&b)
 	t.Log("\n" + b.String())
+}
+
+// checkHello holds a Go port's Hello to what the protocol's schema asks of a hello (which
+// ServePort's clients check): a pi version it tracks, hooks and lacked features by their
+// names. A name mistyped would otherwise skip scenarios silently, or run ones the port
+// cannot serve.
+func checkHello(h Hello) error {
+	var bad []string
+	if strings.TrimSpace(h.Tracks) == "" {
+		bad = append(bad, `Tracks is empty: say which pi release the port follows ("1.6.0")`)
+	}
+	unknown := func(field, name string, known []string) {
+		msg := fmt.Sprintf("%s: %q is not one of %s", field, name, strings.Join(known, ", "))
+		if near := nearest(name, known); near != "" {
+			msg = fmt.Sprintf("%s: %q is not one of them (did you mean %q?): %s", field, name, near, strings.Join(known, ", "))
+		}
+		bad = append(bad, msg)
+	}
+	for _, name := range h.Hooks {
+		if !slices.Contains(AllHooks, name) {
+			unknown("Hooks", name, AllHooks)
+		}
+	}
+	for _, name := range h.Lacks {
+		if !slices.Contains(sim.Features, name) {
+			unknown("Lacks", name, sim.Features)
+		}
+	}
+	if len(bad) > 0 {
+		return errors.New(strings.Join(bad, "; "))
+	}
+	return nil
 }
 
 // inProcess drives a GoPort as a sim.Implementation inside a synctest bubble.
@@ -329,7 +368,7 @@ func (p *inProcess) Start(setup sim.Setup, world sim.Port) error {
 	p.idle.add(1)
 	go func() {
 		defer p.idle.add(-1)
-		msgs, err := p.port.Run(ctx, p)
+		msgs, err := p.run(ctx)
 		end := map[string]any{"messages": msgs}
 		if err != nil {
 			// Go wraps errors with context; what is compared is what the hook, stream or
@@ -348,6 +387,18 @@ func (p *inProcess) Start(setup sim.Setup, world sim.Port) error {
 	}()
 	p.settle()
 	return nil
+}
+
+// run runs the port; a panic fails the run with its value, and the scenario with its stack
+// (a finding), instead of ending the test binary.
+func (p *inProcess) run(ctx context.Context) (msgs any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			p.problem(fmt.Sprintf("the port panicked in Run: %v\n%s", r, debug.Stack()))
+			msgs, err = nil, fmt.Errorf("panic: %v", r)
+		}
+	}()
+	return p.port.Run(ctx, p)
 }
 
 func (p *inProcess) Deliver(d sim.Delivery) error {
@@ -478,6 +529,11 @@ func (p *inProcess) Parallel(tasks []func()) {
 				}
 			}()
 			defer p.release(started)
+			defer func() {
+				if r := recover(); r != nil {
+					p.problem(fmt.Sprintf("the port panicked in a task of Parallel: %v\n%s", r, debug.Stack()))
+				}
+			}()
 			task()
 		})
 		<-started
@@ -583,11 +639,13 @@ func (s *goStream) Next() (json.RawMessage, bool, error) {
 		Error   json.RawMessage `json:"error"`
 	}
 	_ = json.Unmarshal(d.Data, &head)
+	// done and error end the iteration, as pi's event stream does: the Next after them
+	// returns ok false (as the TypeScript and Python kits' iterators end).
 	switch head.Type {
 	case "done":
-		s.final = head.Message
+		s.final, s.ended = head.Message, true
 	case "error":
-		s.final = head.Error
+		s.final, s.ended = head.Error, true
 	}
 	return d.Data, true, nil
 }

@@ -48,3 +48,85 @@ func TestUnencodableEventIsAFinding(t *testing.T) {
 		}
 	})
 }
+
+// TestAStreamEndsAfterDone: Next returns ok false after a done event (and after an error
+// event), as the kits' iterators and pi's event stream end; a port reading Next until ok is
+// false must not wait for a delivery that never comes (a stranger's port hung every
+// scenario).
+func TestAStreamEndsAfterDone(t *testing.T) {
+	for _, last := range []string{`{"type":"done","reason":"stop","message":{"role":"assistant"}}`, `{"type":"error","reason":"error","error":{"role":"assistant"}}`} {
+		box := newMailbox(nil)
+		box.put(sim.Delivery{Kind: sim.DeliverStreamEvent, Data: []byte(`{"type":"start"}`)})
+		box.put(sim.Delivery{Kind: sim.DeliverStreamEvent, Data: []byte(last)})
+		closed := make(chan struct{})
+		s := &goStream{box: box, closed: closed, blocked: func() { close(closed) }}
+		for i := range 2 {
+			if _, ok, err := s.Next(); !ok || err != nil {
+				t.Fatalf("event %d: ok %v, %v", i+1, ok, err)
+			}
+		}
+		// A third Next would wait on the mailbox, and closing the session fails it.
+		if ev, ok, err := s.Next(); ok || err != nil || ev != nil {
+			t.Errorf("after %s: %s, ok %v, %v", last, ev, ok, err)
+		}
+		if final, err := s.Result(); err != nil || !strings.Contains(string(final), "assistant") {
+			t.Errorf("result %s, %v", final, err)
+		}
+	}
+}
+
+// panicPort panics in Run, or in a task it gives Env.Parallel.
+type panicPort struct{ inTask bool }
+
+func (panicPort) Hello() Hello { return Hello{Name: "panics", Tracks: "1.6.0"} }
+
+func (p panicPort) Run(_ context.Context, env Env) (any, error) {
+	var m map[string]int
+	if p.inTask {
+		env.Parallel([]func(){func() { m["x"] = 1 }})
+		return []any{}, nil
+	}
+	m["x"] = 1
+	return nil, nil
+}
+
+// TestAPanickingPortFailsItsScenario: in-process, a panic in Run or in a task of Parallel is
+// the scenario's failure, with the panic's stack in a finding, not the end of the test binary.
+func TestAPanickingPortFailsItsScenario(t *testing.T) {
+	files, err := scenarios.Suite()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := files[0]
+	for _, port := range []panicPort{{}, {inTask: true}} {
+		synctest.Test(t, func(t *testing.T) {
+			res := verifyOne(f.Scenario, sim.NewReference(), &inProcess{port: port}, Strict, 3, diagnose.FromFile(f), nil)
+			if res.Status != Fail {
+				t.Fatalf("in task %v: status %s", port.inTask, res.Status)
+			}
+			var found bool
+			for _, fd := range res.Findings {
+				found = found || fd.Kind == diagnose.Error && strings.Contains(fd.Actual, "the port panicked") &&
+					strings.Contains(fd.Actual, "assignment to entry in nil map") && strings.Contains(fd.Actual, "gotest_internal_test.go")
+			}
+			if !found {
+				t.Errorf("in task %v: no finding with the panic and its stack: %s", port.inTask, FindingsText(res.Findings, "", 0))
+			}
+		})
+	}
+}
+
+// TestHelloIsCheckedAsTheProtocolChecksIt: a Go port's Hello with a mistyped hook or lacked
+// feature, or no pi version, is refused (the served hello's schema refuses it too), naming the
+// near name.
+func TestHelloIsCheckedAsTheProtocolChecksIt(t *testing.T) {
+	err := checkHello(Hello{Name: "x", Hooks: []string{"getSteeringMessages", "bogusHook"}, Lacks: []string{"continu"}})
+	for _, want := range []string{"Tracks is empty", `Hooks: "bogusHook" is not one of`, `Lacks: "continu" is not one of them (did you mean "continue"?)`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%v: lacks %q", err, want)
+		}
+	}
+	if err := checkHello(Hello{Tracks: "1.6.0", Hooks: AllHooks, Lacks: sim.Features}); err != nil {
+		t.Errorf("a right hello: %v", err)
+	}
+}

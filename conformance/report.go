@@ -364,11 +364,13 @@ func CheckNames(list, suite []string) (map[string]bool, error) {
 	return out, nil
 }
 
-// nearest is the name closest to s by edit distance ("" for an empty list).
+// nearest is the name closest to s by edit distance when it is close enough to be a typo of
+// it (a distance of at most a third of s's length, and at least one), else "": a name far from
+// every one gets no suggestion rather than an unrelated one.
 func nearest(s string, names []string) string {
-	best, bestD := "", -1
+	best, bestD := "", max(1, len(s)/3)+1
 	for _, n := range names {
-		if d := levenshtein.ComputeDistance(s, n); bestD < 0 || d < bestD {
+		if d := levenshtein.ComputeDistance(s, n); d < bestD {
 			best, bestD = n, d
 		}
 	}

@@ -34,6 +34,7 @@ func Serve(r io.Reader, w io.Writer) error {
 //
 //	func main() {
 //		if err := conformance.ServePort(os.Stdin, os.Stdout, myport.Port{}); err != nil {
+//			fmt.Fprintln(os.Stderr, "my adapter:", err)
 //			os.Exit(1)
 //		}
 //	}
@@ -43,8 +44,15 @@ func Serve(r io.Reader, w io.Writer) error {
 // of Env.Parallel, each waiting only in Env's Stream and Tool. A port that starts goroutines
 // of its own, or blocks on anything else (its context, a channel, a sleep), is never seen
 // idle, and the harness's timeout ends the scenario.
+//
+// A Hello that names an unknown hook or feature, or no pi version, is an error before
+// anything is served (as Test fails on it), and a panic in Run or in a task of Env.Parallel
+// fails that scenario with the panic's stack.
 func ServePort(r io.Reader, w io.Writer, port GoPort) error {
 	h := port.Hello()
+	if err := checkHello(h); err != nil {
+		return fmt.Errorf("the port's Hello(): %w", err)
+	}
 	if h.Name == "" {
 		h.Name = "go-port"
 	}

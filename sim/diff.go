@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // Divergence is the first place two renderings of a trace differ.
@@ -226,9 +227,41 @@ func fieldDifference(want, got []byte) string {
 		if err != nil {
 			return fmt.Sprint(v)
 		}
-		return abbreviate(string(b), 120)
+		return string(b)
 	}
-	return fmt.Sprintf("field %s: %s vs %s", path, value(diff.Want, diff.WantAbsent), value(diff.Got, diff.GotAbsent))
+	w, g := value(diff.Want, diff.WantAbsent), value(diff.Got, diff.GotAbsent)
+	if len(w) <= maxValueShown && len(g) <= maxValueShown {
+		return fmt.Sprintf("field %s: %s vs %s", path, w, g)
+	}
+	// Long values are shown around where they first differ: cut at their start, two values
+	// differing late would read the same.
+	k := 0
+	for k < len(w) && k < len(g) && w[k] == g[k] {
+		k++
+	}
+	return fmt.Sprintf("field %s, from its character %d on (of %d and %d): %s vs %s", path, k+1, len(w), len(g), window(w, k), window(g, k))
+}
+
+// maxValueShown is the length of a JSON value a difference shows whole.
+const maxValueShown = 120
+
+// window is s around byte k: some bytes before it and more after it, each cut end marked.
+func window(s string, k int) string {
+	from, to := max(0, k-30), min(len(s), k+70)
+	for from > 0 && !utf8.RuneStart(s[from]) {
+		from--
+	}
+	for to < len(s) && !utf8.RuneStart(s[to]) {
+		to++
+	}
+	out := s[from:to]
+	if from > 0 {
+		out = "…" + out
+	}
+	if to < len(s) {
+		out += "…"
+	}
+	return out
 }
 
 // decodeNumbers decodes JSON keeping numbers as their text (json.Number), so 1 and 1.0

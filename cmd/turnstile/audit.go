@@ -32,7 +32,8 @@ recording cannot show, and why):
 A recording is read as a stream: memory grows with one run's messages and the longest line,
 not with the file. "-" reads standard input.
 
-Exit codes: 0 no finding; 1 findings; 2 a file that cannot be read (with line:column).`,
+Exit codes: 0 no finding; 1 findings; 2 a file that cannot be read (with line:column; the
+other files are audited all the same).`,
 		Example: `  turnstile audit app-events.jsonl
   turnstile audit ~/.pi/agent/sessions/*/*.jsonl
   turnstile run scenarios/truncation --format jsonl | turnstile audit -`,
@@ -41,12 +42,20 @@ Exit codes: 0 no finding; 1 findings; 2 a file that cannot be read (with line:co
 			out := cmd.OutOrStdout()
 			st := newStyler(out)
 			findings := 0
+			// A file that cannot be read is said and skipped: the files after it are still
+			// audited (a glob of sessions is not stopped by one bad file), and the exit is 2.
+			var unreadable []string
+			skip := func(err error) {
+				fmt.Fprintln(cmd.ErrOrStderr(), err)
+				unreadable = append(unreadable, err.Error())
+			}
 			for _, path := range args {
 				f := os.Stdin
 				if path != "-" {
 					var err error
 					if f, err = os.Open(path); err != nil {
-						return usage(err)
+						skip(err)
+						continue
 					}
 				}
 				n := 0
@@ -59,10 +68,14 @@ Exit codes: 0 no finding; 1 findings; 2 a file that cannot be read (with line:co
 				}
 				var ie *audit.InputError
 				if errors.As(err, &ie) {
-					return usage(fmt.Errorf("%s:%d:%d: %s", path, ie.Line, ie.Col, ie.Msg))
+					skip(fmt.Errorf("%s:%d:%d: %s", path, ie.Line, ie.Col, ie.Msg))
+					findings += n
+					continue
 				}
 				if err != nil {
-					return usage(fmt.Errorf("%s: %w", path, err))
+					skip(fmt.Errorf("%s: %w", path, err))
+					findings += n
+					continue
 				}
 				for _, note := range sum.Notes {
 					fmt.Fprintf(out, "%s: note: %s\n", path, note)
@@ -77,6 +90,10 @@ Exit codes: 0 no finding; 1 findings; 2 a file that cannot be read (with line:co
 				}
 				fmt.Fprintf(out, "%s: %s, %d lines, %s: %s\n", path, sum.Format, sum.Lines, what, verdict)
 				findings += n
+			}
+			if len(unreadable) > 0 {
+				return usage(fmt.Errorf("%d of %d %s could not be read (said above); %d %s in the others", len(unreadable), len(args),
+					plural(len(args), "file", "files"), findings, plural(findings, "finding", "findings")))
 			}
 			if findings > 0 {
 				return failed(fmt.Errorf("%d %s", findings, plural(findings, "finding", "findings")))

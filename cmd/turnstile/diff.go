@@ -31,13 +31,19 @@ both values), so a difference the timeline does not show — a timestamp, a sequ
 a payload abbreviated by its digest — is never called identical. A golden file holds only
 a timeline; against one, timelines are compared, and the output says so.
 
+A long value is shown around where the two first differ ("from its character 144 on").
+
 Exit 0 when they are identical, 1 when they differ, 2 when a side is none of the three
-(the error names its file and first line that is not a trace's or a timeline's).`,
+(the error names its file and first line that is not a trace's or a timeline's), is empty,
+or holds the traces of several scenarios.`,
 		Example: `  turnstile run a.yaml --format jsonl > a.jsonl; turnstile diff a.jsonl b.yaml
   turnstile diff truncation/basic my-truncation.yaml
   turnstile diff golden/testdata/queues/steering-one-at-a-time.golden new.golden`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if context < 0 {
+				return usage(fmt.Errorf("--context must be 0 or more, not %d", context))
+			}
 			want, err := sideOf(args[0])
 			if err != nil {
 				return usage(err)
@@ -123,6 +129,9 @@ func sideOf(p string) (side, error) {
 	if err != nil {
 		return side{}, err
 	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return side{}, fmt.Errorf("%s is empty, so neither a trace nor a timeline (a failed turnstile run … > %s leaves it so)", p, p)
+	}
 	if bytes.HasPrefix(bytes.TrimSpace(data), []byte("{")) {
 		for i, line := range bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n")) {
 			// An entry: a JSON object with its sequence number and kind (any kind, so that a
@@ -133,6 +142,11 @@ func sideOf(p string) (side, error) {
 			}
 			if line = bytes.TrimSpace(line); len(line) == 0 || line[0] != '{' || json.Unmarshal(line, &e) != nil || e.Seq == nil || e.Kind == nil {
 				return side{}, fmt.Errorf("%s:%d: not a trace entry (a JSON object with seq and kind), so %s is not a JSON-lines trace (diff takes a scenario, a trace from turnstile run --format jsonl, or a timeline)", p, i+1, p)
+			}
+			if i > 0 && e.Seq.String() == "1" {
+				// turnstile run --format jsonl of several scenarios writes their traces one
+				// after the other, each numbered from 1.
+				return side{}, fmt.Errorf("%s:%d: a second trace begins here (seq 1 again): %s holds the traces of several scenarios; diff compares one with one (turnstile run NAME --format jsonl writes one)", p, i+1, p)
 			}
 		}
 		return side{jsonl: data}, nil

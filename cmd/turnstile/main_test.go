@@ -149,11 +149,17 @@ func TestDiffRefusesWhatIsNotATrace(t *testing.T) {
 		{write("half.jsonl", "{\"seq\":1,\"kind\":\"event\"}\nnope\n"), "half.jsonl:2: not a trace entry"},
 		{write("object.json", "{\"a\":1}\n"), "object.json:1: not a trace entry (a JSON object with seq and kind)"},
 		{write("two.txt", "=== a  (a.yaml)\n      0ms  ev    agent_start\n\n=== b  (b.yaml)\n"), "more than one scenario"},
+		{write("empty.jsonl", "\n"), "empty.jsonl is empty, so neither a trace nor a timeline"},
+		{write("two.jsonl", "{\"seq\":1,\"kind\":\"event\"}\n{\"seq\":2,\"kind\":\"event\"}\n{\"seq\":1,\"kind\":\"event\"}\n"),
+			"two.jsonl:3: a second trace begins here (seq 1 again)"},
 	} {
 		_, errOut, code := turnstile(t, "diff", golden, c.file)
 		if code != 2 || !strings.Contains(errOut, c.want) {
 			t.Errorf("%s: exit %d: %s", c.file, code, errOut)
 		}
+	}
+	if _, errOut, code := turnstile(t, "diff", "--context", "-2", golden, golden); code != 2 || !strings.Contains(errOut, "--context must be 0 or more") {
+		t.Errorf("--context -2: exit %d: %s", code, errOut)
 	}
 	printed, _, _ := turnstile(t, "run", "truncation/basic")
 	out, _, code := turnstile(t, "diff", write("run.txt", printed), golden)
@@ -300,6 +306,25 @@ func TestDiffComparesTracesNotRenderings(t *testing.T) {
 	out, _, code := turnstile(t, "diff", a, "finish-turn/continue-every-turn")
 	if code != 0 || !strings.Contains(out, "the traces are identical") {
 		t.Errorf("a trace and its scenario: exit %d: %s", code, out)
+	}
+}
+
+// TestDiffShowsALongValueWhereItDiffers: two texts that differ near the end of a long value
+// are shown from where they differ; cut at their start they read the same (a stranger's
+// review got two identical-looking values).
+func TestDiffShowsALongValueWhereItDiffers(t *testing.T) {
+	trace, _, _ := turnstile(t, "run", "truncation/basic", "--format", "jsonl")
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
+	if !strings.Contains(trace, "with complete arguments.") {
+		t.Fatal("the trace lacks the truncation error's text")
+	}
+	if os.WriteFile(a, []byte(trace), 0o644) != nil || os.WriteFile(b, []byte(strings.Replace(trace, "with complete arguments.", "with full arguments.", 1)), 0o644) != nil {
+		t.Fatal("writing the traces")
+	}
+	out, _, code := turnstile(t, "diff", a, b)
+	if code != 1 || !strings.Contains(out, `the tool call with complete arguments." vs …`) || !strings.Contains(out, `the tool call with full arguments."`) {
+		t.Errorf("exit %d:\n%s", code, out)
 	}
 }
 

@@ -43,6 +43,13 @@ func TestAuditExitCodes(t *testing.T) {
 	if code != 2 || !strings.Contains(errOut, broken+":2:11: invalid JSON") {
 		t.Errorf("unreadable input: exit %d, %s", code, errOut)
 	}
+	// The files after an unreadable one are still audited; the exit says a file was not read.
+	out, errOut, code = turnstile(t, "audit", broken, filepath.Join(t.TempDir(), "missing.jsonl"), bad, honest)
+	if code != 2 || !strings.Contains(errOut, broken+":2:11: invalid JSON") || !strings.Contains(errOut, "missing.jsonl: no such file") ||
+		!strings.Contains(out, "unchanged: agent_end's message") || !strings.Contains(out, honest+": pi events, ") ||
+		!strings.Contains(errOut, "2 of 4 files could not be read (said above); 1 finding in the others") {
+		t.Errorf("an unreadable file among others: exit %d\n%s%s", code, out, errOut)
+	}
 	if _, _, code := turnstile(t, "audit"); code != 2 {
 		t.Errorf("no file: exit %d, want 2", code)
 	}

@@ -230,12 +230,16 @@ func verify(ctx context.Context, suite []*sim.Scenario, impl sim.Implementation,
 			}
 		}
 	}
+	heldBy := "the implementation tracks"
 	if opts.Tracks != "" {
-		tracks = opts.Tracks
+		tracks, heldBy = opts.Tracks, "the implementation is held to"
 	}
 	if opts.Reference == nil && report.StartError == "" {
 		if b, err := loop.BehaviourOf(tracks); err != nil {
-			report.StartError = fmt.Sprintf("the reference cannot behave as the pi version it tracks: %v", err)
+			report.StartError = fmt.Sprintf("its hello tracks pi %q, which the reference cannot behave as: %v (--tracks X holds it to pi X instead)", tracks, err)
+			if opts.Tracks != "" {
+				report.StartError = fmt.Sprintf("the reference cannot behave as the pi to hold it to, %q: %v", tracks, err)
+			}
 		} else {
 			newRef = func() sim.Implementation { return sim.NewReferenceWith(b) }
 		}
@@ -252,7 +256,7 @@ func verify(ctx context.Context, suite []*sim.Scenario, impl sim.Implementation,
 			res = Result{Scenario: sc.Name, Status: Skip, Reason: "not run: " + context.Cause(ctx).Error()}
 		case sc.Since != "" && tracks != "" && VersionLess(tracks, sc.Since):
 			res = Result{Scenario: sc.Name, Status: Skip,
-				Reason: fmt.Sprintf("the scenario pins behaviour of pi %s; the implementation tracks pi %s", sc.Since, tracks)}
+				Reason: fmt.Sprintf("the scenario pins behaviour of pi %s; %s pi %s", sc.Since, heldBy, tracks)}
 		case lacksReason(helloOf(impl), sc) != "":
 			res = Result{Scenario: sc.Name, Status: Skip, Reason: lacksReason(helloOf(impl), sc)}
 		default:

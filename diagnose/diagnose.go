@@ -88,6 +88,18 @@ func Diagnose(sc Scenario, want, got *sim.Trace, opts Options) []Finding {
 			}
 		}
 	}
+	// The two halves of a moved entry break the same rule: the half found where the invariant
+	// broke tells it to the other.
+	for i := range out {
+		if d := &out[i]; d.moved != "" && d.Rule == sc.RuleName() {
+			for _, o := range out {
+				if o.moved == d.moved && o.Rule != sc.RuleName() {
+					d.Rule = o.Rule
+					break
+				}
+			}
+		}
+	}
 	out = append(out, invs...)
 	if sc.Expect != nil {
 		for _, p := range sc.Expect.Check(got) {
@@ -309,16 +321,42 @@ func markMoved(out []Finding, regions []regionAt, want, got []sim.Entry) {
 			k := Key(want[reg.miss[0]])
 			if at, ok := extraAt[key(&want[reg.miss[0]])]; ok {
 				f.Says += fmt.Sprintf("; the implementation has it at entry %d instead (moved, not lost)", at+1)
-				f.Headline = article(k) + " " + k + " comes " + laterOrEarlier(at, reg.nextG) + " than the reference's (moved)"
+				// It belongs before got[nextG]; it is at got[at].
+				passed := passing(got, at+1, reg.nextG, "before")
+				if at >= reg.nextG {
+					passed = passing(got, reg.nextG, at, "after")
+				}
+				f.Headline = article(k) + " " + k + " comes " + laterOrEarlier(at, reg.nextG) + " than the reference's" + passed + " (moved)"
+				f.moved = key(&want[reg.miss[0]])
 			}
 		case len(reg.miss) == 0:
 			k := Key(got[reg.extra[0]])
 			if at, ok := missAt[key(&got[reg.extra[0]])]; ok {
 				f.Says += fmt.Sprintf("; the reference has it at its entry %d (moved, not added)", at+1)
-				f.Headline = article(k) + " " + k + " comes " + laterOrEarlier(reg.nextW, at) + " than the reference's (moved)"
+				// The reference has it at want[at]; here it comes where want[nextW] is.
+				passed := passing(want, reg.nextW, at, "before")
+				if reg.nextW > at {
+					passed = passing(want, at+1, reg.nextW, "after")
+				}
+				f.Headline = article(k) + " " + k + " comes " + laterOrEarlier(reg.nextW, at) + " than the reference's" + passed + " (moved)"
+				f.moved = key(&got[reg.extra[0]])
 			}
 		}
 	}
+}
+
+// passing names the entries es[lo:hi] a moved entry passes, when they are one or two:
+// ", after call getSteeringMessages" when it comes later, ", before …" when earlier. A swap
+// of two entries then reads as one.
+func passing(es []sim.Entry, lo, hi int, where string) string {
+	if hi-lo < 1 || hi-lo > 2 || lo < 0 || hi > len(es) {
+		return ""
+	}
+	names := make([]string, 0, 2)
+	for _, e := range es[lo:hi] {
+		names = append(names, Key(e))
+	}
+	return ", " + where + " " + strings.Join(names, " and ")
 }
 
 // laterOrEarlier says where an entry at index at of a trace is, against index there.

@@ -524,10 +524,16 @@ func TestAMovedEntryIsSaidMoved(t *testing.T) {
 	if lost == nil || added == nil {
 		t.Fatalf("no region says the entry moved: %v", fs)
 	}
-	for _, f := range []*diagnose.Finding{lost, added} {
-		if !strings.HasSuffix(f.Headline, " than the reference's (moved)") {
-			t.Errorf("headline %q", f.Headline)
-		}
+	// Each names the entry it passed, so that the swap reads as one; both halves break the
+	// rule the invariant found broken where one of them is, not the scenario's own.
+	if want := "an event turn_end comes later than the reference's, after call getSteeringMessages (moved)"; lost.Headline != want {
+		t.Errorf("headline %q, want %q", lost.Headline, want)
+	}
+	if want := "an event turn_end comes later than the reference's, after call getSteeringMessages (moved)"; added.Headline != want {
+		t.Errorf("headline %q, want %q", added.Headline, want)
+	}
+	if lost.Rule != added.Rule || lost.Rule == sc.RuleName() || !strings.Contains(lost.Rule, "queue-timing") {
+		t.Errorf("rules %q and %q (the scenario's: %q)", lost.Rule, added.Rule, sc.RuleName())
 	}
 	// An entry lost, not moved, is only missing.
 	gone := clone(want)

@@ -68,6 +68,10 @@ type Finding struct {
 	// Cause is the title of the cause Group assigned the finding's scenario to ("" before
 	// Group runs).
 	Cause string `json:"cause,omitempty"`
+
+	// moved keys the entry of a region found elsewhere in the other trace (markMoved): the
+	// missing half and the extra half of one moved entry share it.
+	moved string
 }
 
 // maxRegionShown is the number of entries of a region Text shows as full JSON lines; a

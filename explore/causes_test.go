@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/sim"
 )
 
@@ -257,5 +258,30 @@ func TestIngredientsNameSettings(t *testing.T) {
 	mode.drop(sc)
 	if sc.Tools[0].ExecutionMode != "" || sc.Tools[1].ExecutionMode != "" || sc.ToolExecution != "sequential" {
 		t.Errorf("after taking the tools' mode away: %+v, toolExecution %q", sc.Tools, sc.ToolExecution)
+	}
+}
+
+// TestCausesTxtKeepsEarlierCauses: exploring into a folder again (the printed command that
+// reproduces one run does) keeps the causes an earlier exploration listed in causes.txt, so
+// a file given to --ignore does not lose them; a cause found again is listed once.
+func TestCausesTxtKeepsEarlierCauses(t *testing.T) {
+	failure := func(sig string) *Failure {
+		return &Failure{Count: 1, Problem: Problem{Causes: []diagnose.Finding{{Signature: sig, Rule: "R-X"}}}}
+	}
+	out := t.TempDir()
+	if err := writeCauses(out, Result{Seed: 1, Runs: 100, Failures: []*Failure{failure("invariant a"), failure("invariant b")}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeCauses(out, Result{Seed: 7, Runs: 1, Failures: []*Failure{failure("invariant b"), failure("invariant c")}}); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(out, "causes.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed, err := ReadSignatures(bytes.NewReader(data))
+	if err != nil || len(listed) != 3 || !listed["invariant a"] || strings.Count(string(data), "invariant b\n") != 1 ||
+		!strings.Contains(string(data), "# found by an earlier exploration into this folder, not by this one\ninvariant a\n") {
+		t.Errorf("%v\n%s", err, data)
 	}
 }

@@ -86,6 +86,10 @@ type Options struct {
 	// MaxFailures stops the exploration once that many distinct causes were found; 0 means
 	// no limit (the runs or the duration end it).
 	MaxFailures int
+	// MaxHangs stops the exploration once that many runs hung (each costs RunTimeout, or the
+	// implementation's own time limit, a minute by default: a port that hangs on a common
+	// shape would otherwise take hours); 0 means no limit.
+	MaxHangs int
 	// ShrinkTime bounds the shrinking of one cause; 0 means 30s, negative disables it.
 	ShrinkTime time.Duration
 	// RunTimeout bounds one simulated run; a run that takes longer is a hang. 0 means 10s.
@@ -149,6 +153,9 @@ type Result struct {
 	command string
 	// Err is why the exploration could not run at all (the implementation did not start).
 	Err error
+	// Hangs counts the runs that hung; HangStop says the exploration stopped at MaxHangs.
+	Hangs    int
+	HangStop bool
 }
 
 // RunsPerSecond is the exploration's rate.
@@ -477,6 +484,11 @@ func Run(ctx context.Context, opts Options) Result {
 			continue
 		}
 		res.Failing++
+		if prob.Kind == KindHang {
+			res.Hangs++
+		}
+		hangStop := opts.MaxHangs > 0 && res.Hangs >= opts.MaxHangs
+		res.HangStop = res.HangStop || hangStop
 		// A run that shows a known cause counts for every known cause it shows; only a run
 		// that shows none of them has a new cause, its first finding.
 		counted := map[*Failure]bool{}
@@ -487,6 +499,9 @@ func Run(ctx context.Context, opts Options) Result {
 			}
 		}
 		if len(counted) > 0 {
+			if hangStop {
+				break
+			}
 			p.tick(res.Runs, res.Failing, len(res.Failures), time.Since(start))
 			continue
 		}
@@ -513,7 +528,7 @@ func Run(ctx context.Context, opts Options) Result {
 				p.printf("  cause %d, written to %s\n  the minimal scenario: %s\n", len(res.Failures), dir, x.replay(dir))
 			}
 		}
-		if opts.MaxFailures > 0 && len(res.Failures) >= opts.MaxFailures {
+		if opts.MaxFailures > 0 && len(res.Failures) >= opts.MaxFailures || hangStop {
 			break
 		}
 		p.tick(res.Runs, res.Failing, len(res.Failures), time.Since(start))

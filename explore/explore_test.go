@@ -221,3 +221,19 @@ func TestATimeoutIsAHangNotShrunk(t *testing.T) {
 		t.Errorf("the implementation ran %d times; want 2 (the run and its confirmation)", n)
 	}
 }
+
+// TestExploringStopsAfterMaxHangs: once MaxHangs runs hung, exploring stops and the summary
+// says why (a stranger's port hanging on a common shape made --runs 300 take hours, each run
+// waiting out the limit); without the limit every run is made.
+func TestExploringStopsAfterMaxHangs(t *testing.T) {
+	var starts atomic.Int32
+	impl := func() sim.Implementation { return timesOut{sim.NewReference(), &starts} }
+	res := Run(context.Background(), Options{Seed: 1, Runs: 50, Impl: impl, MaxHangs: 3, Jobs: 1})
+	if res.Runs != 3 || res.Hangs != 3 || !res.HangStop || !strings.Contains(Summary(res), "stopped after 3 runs that hung") {
+		t.Errorf("%d runs, %d hangs, stop %v:\n%s", res.Runs, res.Hangs, res.HangStop, Summary(res))
+	}
+	res = Run(context.Background(), Options{Seed: 1, Runs: 20, Impl: impl, Jobs: 1})
+	if res.Runs != 20 || res.HangStop || strings.Contains(Summary(res), "stopped after") {
+		t.Errorf("no limit: %d runs, stop %v", res.Runs, res.HangStop)
+	}
+}

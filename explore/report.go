@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -188,8 +189,19 @@ func (x *explorer) readme(dir string, f *Failure) string {
 }
 
 // writeCauses writes causes.txt in out: the signature of every cause found, one a line after
-// a comment with its count and rule, in the form --ignore reads.
+// a comment with its count and rule, in the form --ignore reads. The signatures an earlier
+// exploration into out listed and this one did not find are kept, at the end: their folders
+// are still there, and a rerun of one seed must not drop what --ignore relies on.
 func writeCauses(out string, res Result) error {
+	path := filepath.Join(out, "causes.txt")
+	var earlier map[string]bool
+	if f, err := os.Open(path); err == nil {
+		earlier, err = ReadSignatures(f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# causes found by turnstile explore (seed %d, %s); pass this file to --ignore to look past them\n", res.Seed, plural(res.Runs, "run"))
 	for _, f := range res.Failures {
@@ -201,11 +213,19 @@ func writeCauses(out string, res Result) error {
 			fmt.Fprintf(&b, "; %s", r)
 		}
 		fmt.Fprintf(&b, "\n%s\n", f.Signature())
+		delete(earlier, f.Signature())
 		for _, a := range f.Aliases {
 			fmt.Fprintf(&b, "%s\n", a)
+			delete(earlier, a)
 		}
 	}
-	return os.WriteFile(filepath.Join(out, "causes.txt"), []byte(b.String()), 0o644)
+	if len(earlier) > 0 {
+		b.WriteString("\n# found by an earlier exploration into this folder, not by this one\n")
+		for _, sig := range slices.Sorted(maps.Keys(earlier)) {
+			fmt.Fprintf(&b, "%s\n", sig)
+		}
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
 
 // Summary is the end of an exploration's output: the counts, then each cause with the number
@@ -258,6 +278,9 @@ func Summary(res Result) string {
 		if f.Dir != "" {
 			fmt.Fprintf(&b, "       %s\n", f.Dir)
 		}
+	}
+	if res.HangStop {
+		fmt.Fprintf(&b, "stopped after %s that hung, each waiting out the time limit: fix the hang first (its cause is above), or raise --max-hangs\n", plural(res.Hangs, "run"))
 	}
 	names, groups := commonIngredients(res.Failures)
 	for i, name := range names {

@@ -31,7 +31,7 @@ func quiet(newProcess func() *conformance.Process) func() *conformance.Process {
 func exploreCmd() *cobra.Command {
 	var (
 		impl, seed, out, shard, profile, ignore, tracks string
-		runs, maxCauses, jobs                           int
+		runs, maxCauses, maxHangs, jobs                 int
 		duration, shrinkTime                            time.Duration
 		proc                                            processFlags
 		noDiff                                          bool
@@ -88,7 +88,8 @@ re-run one at a time, and the summary says whether the shortcuts are the cause.
 --duration bounds the exploring; each new cause adds its investigation: one more run, up
 to --shrink-time of shrinking, and (with --impl) the re-run one at a time. A run that
 hangs (a simulated run past 10s, or the adapter past --timeout) takes the whole limit each
-time: a hang is run once more and not shrunk.
+time: a hang is run once more and not shrunk, and after --max-hangs runs hung (3) the
+exploring stops, saying so: fix the hang, then explore again.
 
 The seed is printed first; a 40-hex git commit hash is accepted as a seed, so CI can
 explore a different, reproducible part of the space for every commit. Without --impl the
@@ -112,9 +113,9 @@ failure was found.`,
 				return usage(err)
 			}
 			opts := explore.Options{Runs: runs, Duration: duration, Out: out, NoDiff: noDiff, Profile: prof,
-				MaxFailures: maxCauses, ShrinkTime: shrinkTime, Progress: cmd.ErrOrStderr()}
-			if runs < 0 || duration < 0 || maxCauses < 0 {
-				return usage(fmt.Errorf("--runs, --duration and --max-causes cannot be negative"))
+				MaxFailures: maxCauses, MaxHangs: maxHangs, ShrinkTime: shrinkTime, Progress: cmd.ErrOrStderr()}
+			if runs < 0 || duration < 0 || maxCauses < 0 || maxHangs < 0 {
+				return usage(fmt.Errorf("--runs, --duration, --max-causes and --max-hangs cannot be negative"))
 			}
 			if runs == 0 && cmd.Flags().Changed("runs") {
 				return usage(fmt.Errorf("--runs 0 would explore nothing; give 1 or more, or leave it out (100 runs, or as many as --duration allows)"))
@@ -264,6 +265,7 @@ failure was found.`,
 	f.StringVar(&tracks, "tracks", "", "pi version the implementation tracks; default: from its hello")
 	f.IntVar(&jobs, "jobs", 0, "runs checked at once, each job with its own adapter process (default: one per CPU in-process, 1 with --impl); the result is the same as with one")
 	f.IntVar(&maxCauses, "max-causes", 0, "stop after this many distinct causes (0: no limit)")
+	f.IntVar(&maxHangs, "max-hangs", 3, "stop after this many runs hung, each waiting out the time limit (0: no limit)")
 	f.DurationVar(&shrinkTime, "shrink-time", 30*time.Second, "time limit for shrinking one cause (0 or less: no shrinking)")
 	proc.register(f, 10*time.Second, "run")
 	f.BoolVar(&noDiff, "no-diff", false, "check invariants only, without comparing with the reference")

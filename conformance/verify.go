@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -124,6 +125,9 @@ type Report struct {
 	// Recheck, when set, is what re-running failed scenarios without the shortcuts showed
 	// (RecheckWithoutShortcuts).
 	Recheck *Recheck
+	// HeldTo is the pi release the reference behaved as (the implementation's tracks, or
+	// Options.Tracks); "" when Options.Reference gave the reference.
+	HeldTo string
 	// StartError is set when the implementation could not start (its command is missing, it
 	// crashed or spoke wrongly before its hello): then no scenario was run, every result is
 	// skipped, and the report is an input error rather than a verdict.
@@ -210,8 +214,11 @@ func verify(ctx context.Context, suite []*sim.Scenario, impl sim.Implementation,
 	for _, h := range AllHooks {
 		hooks[h] = true
 	}
-	if _, ok := impl.(*sim.Reference); ok {
+	if r, ok := impl.(*sim.Reference); ok {
 		report.Implementation = ReferenceName + " (in-process)"
+		if r.Behaviour() != (loop.Behaviour{}) {
+			report.Implementation = ReferenceName + " (in-process, as pi " + releaseOf(r.Behaviour()) + ")"
+		}
 	}
 	if h, ok := impl.(helloer); ok {
 		hello, err := h.Hello()
@@ -242,6 +249,7 @@ func verify(ctx context.Context, suite []*sim.Scenario, impl sim.Implementation,
 			}
 		} else {
 			newRef = func() sim.Implementation { return sim.NewReferenceWith(b) }
+			report.HeldTo = cmp.Or(tracks, loop.NewestVersion)
 		}
 	}
 	if k, ok := impl.(killer); ok {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/report"
 	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
@@ -22,7 +23,12 @@ func writeConformReport(dir string, rep conformance.Report, files []*scenarios.F
 		if sc == nil {
 			return nil, nil, fmt.Errorf("no scenario %q", name)
 		}
-		want, err := sim.Run(sc, sim.NewReference())
+		// The reference as conform ran it: at the pi the implementation is held to.
+		behaviour, err := loop.BehaviourOf(rep.HeldTo)
+		if err != nil {
+			return nil, nil, err
+		}
+		want, err := sim.Run(sc, sim.NewReferenceWith(behaviour))
 		if err != nil {
 			return nil, nil, err
 		}

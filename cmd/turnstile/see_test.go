@@ -89,3 +89,27 @@ func TestConformReportOfAPassingRun(t *testing.T) {
 		t.Errorf("index of a passing run:\n%s", index)
 	}
 }
+
+// TestConformReportPagesUseTheHeldPi: a failing scenario's page sets the implementation's
+// trace beside the reference's at the pi conform held it to, where the difference is; the
+// newest reference there showed two equal traces (the served reference, pi 1.6.0's, held to
+// 1.0.3, whose tool results have no durationMs).
+func TestConformReportPagesUseTheHeldPi(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TURNSTILE_TEST_ADAPTER", "1")
+	dir := filepath.Join(t.TempDir(), "report")
+	out, _, code := turnstile(t, "conform", "--impl", strconv.Quote(self), "--tracks", "1.0.3", "--run", "tools-sequential/duration-ms$", "--report", dir)
+	if code != 1 {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	page, err := os.ReadFile(filepath.Join(dir, "tools-sequential-duration-ms.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(page), `class="diff first`) {
+		t.Error("the page shows no differing entry")
+	}
+}

@@ -338,7 +338,7 @@ func RecordRecheck(res Result) error {
 		if err != nil {
 			return err
 		}
-		_, err = fmt.Fprintf(readme, "\n## Without the shortcuts\n\nThe minimal scenario was re-run one at a time (--one-at-a-time): %s\n", verdict)
+		_, err = fmt.Fprintf(readme, "\n## Without the shortcuts\n\nThe check the note above suggests is done: the minimal scenario was re-run one at a time (--one-at-a-time), and %s\n", verdict)
 		if cerr := readme.Close(); err == nil {
 			err = cerr
 		}

@@ -31,9 +31,12 @@ type Size struct {
 	Requests int
 }
 
+// String says the requests the run made, then what the scenario scripts: "1 request made
+// (script: 2 responses, 1 tool call, 1 tool, 0 user actions, 0 hooks)". A script may hold
+// responses the run never asks for.
 func (s Size) String() string {
-	return fmt.Sprintf("%d requests (%d responses, %d tool calls, %d tools, %d user actions, %d hooks)",
-		s.Requests, s.Responses, s.ToolCalls, s.Tools, s.User, s.Hooks)
+	return fmt.Sprintf("%s made (script: %s, %s, %s, %s, %s)", plural(s.Requests, "request"),
+		plural(s.Responses, "response"), plural(s.ToolCalls, "tool call"), plural(s.Tools, "tool"), plural(s.User, "user action"), plural(s.Hooks, "hook"))
 }
 
 func (x *explorer) size(sc *sim.Scenario) Size {

@@ -130,6 +130,7 @@ func timelineMiss(want string, prev int, timeline []string, line func(int) strin
 		return fmt.Sprintf("%s; it is on entry %d (%s), the line %q, the last text found before it, matched: each text needs a line of its own",
 			msg, first+1, strings.TrimSpace(line(first)), timeline[prev])
 	}
-	return fmt.Sprintf("%s; it is on entry %d (%s), before entry %d (%s), where %q, the last text found before it, matched",
-		msg, first+1, strings.TrimSpace(line(first)), after, strings.TrimSpace(line(after-1)), timeline[prev])
+	// Said as the order it breaks: the text comes before the one listed ahead of it.
+	return fmt.Sprintf("expected a timeline line containing %q after the one containing %q (entry %d: %s); it is only earlier, on entry %d (%s)",
+		want, timeline[prev], after, strings.TrimSpace(line(after-1)), first+1, strings.TrimSpace(line(first)))
 }

@@ -73,7 +73,7 @@ func TestATimelineTextOutOfOrderSaysWhere(t *testing.T) {
 		t.Errorf("on no line: %s", p)
 	}
 	p := check(`message_start user "more"`, "turn_start")
-	if !strings.Contains(p, `"turn_start" (in order); it is on entry `) || !strings.Contains(p, `where "message_start user \"more\"", the last text found before it, matched`) {
+	if !strings.HasPrefix(p, `expected a timeline line containing "turn_start" after the one containing "message_start user \"more\"" (entry `) || !strings.Contains(p, `; it is only earlier, on entry `) {
 		t.Errorf("only before: %s", p)
 	}
 	// A text not found does not hide those after it: each is looked for after the last found.

@@ -30,11 +30,7 @@ func TestExploreInputErrorsExitTwo(t *testing.T) {
 // TestExploreThroughTheProtocol explores the reference served over the protocol by this test
 // binary (see TestMain): nothing fails, the summary is printed, and an ignore file is read.
 func TestExploreThroughTheProtocol(t *testing.T) {
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("TURNSTILE_TEST_ADAPTER", "1")
+	self := selfAdapter(t)
 	ignore := filepath.Join(t.TempDir(), "known.txt")
 	if err := os.WriteFile(ignore, []byte("# known causes\ninvariant grammar\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -53,11 +49,7 @@ func TestExploreThroughTheProtocol(t *testing.T) {
 // 1.6.0's behaviour) held to pi 1.0.3 fails; the command given to run a cause's minimal
 // scenario holds it to 1.0.3 too, or it would pass.
 func TestMinimalScenarioCommandHoldsToTheSamePi(t *testing.T) {
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("TURNSTILE_TEST_ADAPTER", "1")
+	self := selfAdapter(t)
 	out, errOut, code := turnstile(t, "explore", "--impl", strconv.Quote(self), "--runs", "40", "--seed", "4", "--tracks", "1.0.3",
 		"--max-causes", "1", "--out", t.TempDir())
 	if all := out + errOut; code != 1 || !strings.Contains(all, "the minimal scenario: turnstile conform --impl") || !strings.Contains(all, " --tracks 1.0.3 --suite ") {

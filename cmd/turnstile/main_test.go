@@ -225,11 +225,7 @@ func TestExploreFindsNothingWrongWithTheReference(t *testing.T) {
 }
 
 func TestRunWithAnImplementation(t *testing.T) {
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("TURNSTILE_TEST_ADAPTER", "1")
+	self := selfAdapter(t)
 	a, _, code := turnstile(t, "run", "scenarios/truncation/basic.yaml", "--format", "jsonl", "--impl", strconv.Quote(self))
 	b, _, _ := turnstile(t, "run", "scenarios/truncation/basic.yaml", "--format", "jsonl")
 	if code != 0 || a != b {
@@ -241,11 +237,7 @@ func TestRunWithAnImplementation(t *testing.T) {
 // --html page marks it), judged at the pi the run is held to: the reference served over the
 // protocol writes pi 1.6.0's durationMs, which pi 1.0.3 did not have.
 func TestRunJudgesTheInvariantsAtTheTrackedPi(t *testing.T) {
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("TURNSTILE_TEST_ADAPTER", "1")
+	self := selfAdapter(t)
 	page := filepath.Join(t.TempDir(), "run.html")
 	out, _, code := turnstile(t, "run", "tools-sequential/duration-ms", "--impl", strconv.Quote(self), "--tracks", "1.0.3", "--html", page)
 	if code != 1 || !strings.Contains(out, "FAIL invariant results: entry 32: tool ran's end has a durationMs, which pi added in 1.3.0") {
@@ -258,6 +250,18 @@ func TestRunJudgesTheInvariantsAtTheTrackedPi(t *testing.T) {
 	if out, _, code := turnstile(t, "run", "tools-sequential/duration-ms", "--impl", strconv.Quote(self)); code != 0 {
 		t.Errorf("at the pi the adapter tracks, exit %d:\n%s", code, out)
 	}
+}
+
+// selfAdapter is the command of this test binary serving the reference as `turnstile
+// adapter` does (see TestMain), for --impl.
+func selfAdapter(t *testing.T) string {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TURNSTILE_TEST_ADAPTER", "1")
+	return self
 }
 
 // TestMain lets this test binary stand in for `turnstile adapter`.
@@ -350,11 +354,7 @@ func TestEndlessScenarioEndsWithTheBudgetVerdict(t *testing.T) {
 		t.Fatalf("conform: exit %d:\n%s", code, out)
 	}
 	// The same verdict for an implementation over the protocol.
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("TURNSTILE_TEST_ADAPTER", "1")
+	self := selfAdapter(t)
 	out, _, code = turnstile(t, "run", endless, "--max-requests", "20", "--impl", strconv.Quote(self))
 	if code != 1 || !strings.Contains(out, "FAIL  budget: the run made 20 requests; budget 20") {
 		t.Fatalf("run --impl: exit %d:\n%s", code, lastLines(out, 3))
@@ -467,11 +467,7 @@ func TestBudgetInTheScenarioFile(t *testing.T) {
 }
 
 func TestTestKeepsTheGoldensOfAnImplementation(t *testing.T) {
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("TURNSTILE_TEST_ADAPTER", "1")
+	self := selfAdapter(t)
 	impl := strconv.Quote(self)
 	dir := t.TempDir()
 	if _, errOut, code := turnstile(t, "test", "truncation", "--impl", impl); code != 2 || !strings.Contains(errOut, "--impl needs --golden DIR") {

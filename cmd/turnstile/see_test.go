@@ -95,11 +95,7 @@ func TestConformReportOfAPassingRun(t *testing.T) {
 // newest reference there showed two equal traces (the served reference, pi 1.6.0's, held to
 // 1.0.3, whose tool results have no durationMs).
 func TestConformReportPagesUseTheHeldPi(t *testing.T) {
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("TURNSTILE_TEST_ADAPTER", "1")
+	self := selfAdapter(t)
 	dir := filepath.Join(t.TempDir(), "report")
 	out, _, code := turnstile(t, "conform", "--impl", strconv.Quote(self), "--tracks", "1.0.3", "--run", "tools-sequential/duration-ms$", "--report", dir)
 	if code != 1 {

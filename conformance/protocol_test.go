@@ -33,6 +33,8 @@ func TestParseMessage(t *testing.T) {
 		{`[1,2]`, `expected a JSON object with a "type", got: [1,2]`},
 		{`{"type":"ping"}`, `expected a message whose "type" is one of hello, call, notify, idle, stopped, error; got: {"type":"ping"}`},
 		{`{"type":"hello","protocol":3,"name":"x","version":"1","tracks":"1.6.0","capabilities":{"hooks":[]}}`, `a "hello" message does not match the protocol schema: at /protocol: value must be one of`},
+		// An empty tracks would silently hold the implementation to the newest pi.
+		{`{"type":"hello","protocol":1,"name":"x","version":"1","tracks":"","capabilities":{"hooks":[]}}`, `a "hello" message does not match the protocol schema: at /tracks: minLength: got 0, want 1`},
 		{`{"type":"call","id":1,"session":1,"call":{"kind":"hook","name":"onTurn","data":{}}}`, `at /call/name: value must be one of`},
 		{`{"type":"call","id":1,"session":1,"call":{"kind":"hook","data":{}}}`, `at /call: missing property 'name'`},
 		{`{"type":"call","id":0,"session":1,"call":{"kind":"hook","name":"finishTurn","data":{"turn":{}}}}`, `at /call/data/turn: missing properties`},

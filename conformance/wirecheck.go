@@ -24,7 +24,7 @@ func conforms(v any) bool {
 	switch typ {
 	case TypeHello:
 		return hasKeys(m, "type", "protocol", "name", "version", "tracks", "capabilities") &&
-			(isNumber(m["protocol"], "1") || isNumber(m["protocol"], "2")) && isNonEmpty(m["name"]) && isString(m["version"]) && isString(m["tracks"]) &&
+			(isNumber(m["protocol"], "1") || isNumber(m["protocol"], "2")) && isNonEmpty(m["name"]) && isString(m["version"]) && isNonEmpty(m["tracks"]) &&
 			isCapabilities(m["capabilities"])
 	case TypeCall:
 		return hasKeys(m, "type", "id", "session", "call") && isPositiveInt(m["id"]) && isPositiveInt(m["session"]) && isCall(m["call"]) &&

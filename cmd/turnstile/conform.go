@@ -51,14 +51,17 @@ shown under), so the output grows with the number of defects, not of scenarios
 everything).
 
 The run ends with the causes: the findings grouped by signature across the suite (what
-differs, where, in which shape), ranked by the number of scenarios they touch, each with its
-rule and an example; then why scenarios were skipped (each reason once, with its count: a
-SKIP line whose reason was given before names the scenario it was given under); then a
-profile by rule family (the suite's folders) and by invariant; then the line "N passed, M failed, K skipped". When an --impl took the exchange's shortcuts
-(deliveries ahead, standing answers: PROTOCOL.md §14-15) and scenarios failed, one scenario
-of each of the first three causes is re-run one at a time, and the report says whether the
-shortcuts are their cause. The exit code is 0 exactly when no scenario failed. An
-implementation that cannot start is one error and exit code 2.
+differs, where, in which shape; or the pi behaviour change the trace shows, when it equals
+the reference's with that change turned the other way), ranked by the number of scenarios
+they explain (a scenario's first finding is its explanation), each with its rule and an
+example; then why scenarios were skipped (each reason once, with its count: a SKIP line
+whose reason was given before names the scenario it was given under); then a profile by
+rule family (the suite's folders) and by invariant; then the line "N passed, M failed, K
+skipped". When an --impl took the exchange's shortcuts (deliveries ahead, standing answers:
+PROTOCOL.md §14-15) and scenarios failed, one scenario of each of the first three causes is
+re-run one at a time, and the report says whether the shortcuts are their cause. The exit
+code is 0 exactly when no scenario failed. An implementation that cannot start is one error
+and exit code 2.
 
 Profiles: strict compares canonical traces byte for byte; semantic allows free texts such as
 schema-validator messages to differ (conformance/PROTOCOL.md lists the rules).

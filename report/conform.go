@@ -3,10 +3,13 @@ package report
 import (
 	"bytes"
 	_ "embed"
+	"errors"
 	"fmt"
 	"html/template"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -34,15 +37,23 @@ type Conformance struct {
 // PageName is the file name of a scenario's page in a conformance report.
 func PageName(scenario string) string { return slug(scenario) + ".html" }
 
+// PagesFile is the file, in a conformance report's directory, that lists the scenario pages
+// the report wrote, so that the next report written there removes those it does not write
+// again (a page of a scenario that has since passed would otherwise look current). No other
+// file of the directory is touched.
+const PagesFile = ".turnstile-pages"
+
 // WriteConformance writes a conformance run's report into dir (created if needed):
 // index.html — the verdict, the causes of failure (each once, with the scenarios it
 // explains), the failing scenarios, and the outcome by rule family and by invariant — and a
 // page per failing scenario (PageName), its two traces side by side with every finding
-// marked.
+// marked. Pages an earlier report listed in dir's PagesFile and this one does not write are
+// removed.
 func WriteConformance(dir string, c Conformance) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
+	var written []string
 	r := c.Report
 	type failing struct {
 		Name, Family, Page, Cause, Divergence string
@@ -93,6 +104,7 @@ func WriteConformance(dir string, c Conformance) error {
 			if err := writeScenarioPage(dir, r, res, c.Traces); err != nil {
 				return err
 			}
+			written = append(written, PageName(res.Scenario))
 		case conformance.Skip:
 			view.Others = append(view.Others, other{res.Scenario, string(res.Status), res.Reason})
 		}
@@ -101,7 +113,37 @@ func WriteConformance(dir string, c Conformance) error {
 	if err := indexTemplate.Execute(&buf, view); err != nil {
 		return fmt.Errorf("report: rendering the index: %w", err)
 	}
-	return os.WriteFile(filepath.Join(dir, "index.html"), buf.Bytes(), 0o644)
+	if err := os.WriteFile(filepath.Join(dir, "index.html"), buf.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	return replacePages(dir, written)
+}
+
+// replacePages removes from dir the pages its PagesFile lists that are not among written,
+// then lists written there instead.
+func replacePages(dir string, written []string) error {
+	list := filepath.Join(dir, PagesFile)
+	before, err := os.ReadFile(list)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("report: %w", err)
+	}
+	for _, name := range strings.Fields(string(before)) {
+		// Only a bare page name, as this function writes them: never a path elsewhere.
+		if slices.Contains(written, name) || name != filepath.Base(name) || !strings.HasSuffix(name, ".html") || name == "index.html" {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("report: removing a page of an earlier report: %w", err)
+		}
+	}
+	var b strings.Builder
+	for _, name := range written {
+		b.WriteString(name + "\n")
+	}
+	if err := os.WriteFile(list, []byte(b.String()), 0o644); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	return nil
 }
 
 // writeScenarioPage writes one failing scenario's page.

@@ -185,7 +185,7 @@ improves.`,
 	f.StringArrayVar(&suite, "suite", nil, "scenario file or directory (repeatable); default: the embedded curated suite")
 	f.StringVar(&profile, "profile", "strict", "comparison profile: strict or semantic")
 	f.StringVar(&junit, "junit", "", "write a JUnit XML report to this file (every finding, one testcase per scenario)")
-	f.StringVar(&reportDir, "report", "", "write an HTML report into this directory: index.html and a page per failing scenario")
+	f.StringVar(&reportDir, "report", "", "write an HTML report into this directory: index.html and a page per failing scenario (an earlier report's pages there that no longer fail are removed)")
 	f.StringVar(&format, "format", "text", "output: text (for people) or json (the whole report, for machines)")
 	f.IntVar(&maxFindings, "max-findings", 0, "show at most N findings in full per scenario (0: all); reports keep all")
 	f.StringVar(&shard, "shard", "", "run only shard K of N (K/N, from 1), e.g. 2/4")

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -107,5 +109,33 @@ func TestConformReportPagesUseTheHeldPi(t *testing.T) {
 	}
 	if !strings.Contains(string(page), `class="diff first`) {
 		t.Error("the page shows no differing entry")
+	}
+}
+
+// TestConformReportRemovesPagesOfAnEarlierReport: a report written where an earlier one was
+// removes the pages of scenarios that no longer fail (they would look current), and nothing
+// else of the directory.
+func TestConformReportRemovesPagesOfAnEarlierReport(t *testing.T) {
+	self := selfAdapter(t)
+	dir := filepath.Join(t.TempDir(), "report")
+	page, own := filepath.Join(dir, "tools-sequential-duration-ms.html"), filepath.Join(dir, "notes.html")
+	args := []string{"conform", "--impl", strconv.Quote(self), "--run", "tools-sequential/duration-ms$", "--report", dir}
+	if out, _, code := turnstile(t, append(args, "--tracks", "1.0.3")...); code != 1 {
+		t.Fatalf("held to 1.0.3: exit %d\n%s", code, out)
+	}
+	if _, err := os.Stat(page); err != nil {
+		t.Fatalf("the failing scenario's page: %v", err)
+	}
+	if err := os.WriteFile(own, []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, _, code := turnstile(t, args...); code != 0 {
+		t.Fatalf("at its own pi: exit %d\n%s", code, out)
+	}
+	if _, err := os.Stat(page); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the page of the scenario that now passes is still there (%v)", err)
+	}
+	if _, err := os.Stat(own); err != nil {
+		t.Errorf("a file the report did not write was touched: %v", err)
 	}
 }

@@ -76,7 +76,19 @@ type testConfig struct {
 	profile    Profile
 	expectFail []string
 	tracks     string
+	stall      time.Duration
 }
+
+// DefaultStallLimit is how long in real time Test lets one scenario run before it ends the
+// test binary as stuck (StallLimit); a scenario of the curated suite takes milliseconds.
+const DefaultStallLimit = 60 * time.Second
+
+// StallLimit sets how long in real time one scenario may run (DefaultStallLimit; 0: no
+// limit). A port that waits on something other than Env (a mutex, a channel or goroutine of
+// its own, real I/O) or spins is never idle, and nothing inside the synctest bubble can stop
+// it: at the limit Test ends the test binary with the scenario's name, what such a port
+// does, and every goroutine's stack, instead of leaving it to go test's -timeout.
+func StallLimit(d time.Duration) TestOption { return func(c *testConfig) { c.stall = d } }
 
 // WithProfile compares under profile (Strict by default).
 func WithProfile(p Profile) TestOption { return func(c *testConfig) { c.profile = p } }
@@ -96,7 +108,7 @@ func Tracking(version string) TestOption { return func(c *testConfig) { c.tracks
 // synctest bubble. A failing subtest lists every finding (package diagnose): each region
 // and field where the port's trace differs from the reference's, each broken invariant,
 // each unmet expectation of the scenario. Once all have run, Test logs the causes ranked
-// by the number of scenarios they touch, the profile by family and invariant, and the
+// by the number of scenarios they explain, the profile by family and invariant, and the
 // line "N passed, M failed, K skipped", as turnstile conform does.
 func Test(t *testing.T, port GoPort, opts ...TestOption) {
 	t.Helper()
@@ -126,7 +138,7 @@ func TestFiles(t *testing.T, port GoPort, files []*scenarios.File, opts ...TestO
 
 func testFiles(t *testing.T, port GoPort, files []*scenarios.File, options []TestOption) {
 	t.Helper()
-	cfg := testConfig{profile: Strict}
+	cfg := testConfig{profile: Strict, stall: DefaultStallLimit}
 	for _, o := range options {
 		o(&cfg)
 	}
@@ -177,6 +189,9 @@ func testFiles(t *testing.T, port GoPort, files []*scenarios.File, options []Tes
 			if reason := lacksReason(hello, sc); reason != "" {
 				res.Reason = reason
 				t.Skip(reason)
+			}
+			if cfg.stall > 0 {
+				defer time.AfterFunc(cfg.stall, func() { stalled(sc.Name, cfg.stall) }).Stop()
 			}
 			synctest.Test(t, func(t *testing.T) {
 				res = verifyOne(sc, sim.NewReferenceWith(behaviour), &inProcess{port: port}, cfg.profile, 3, desc, nil)
@@ -233,6 +248,18 @@ func checkHello(h Hello) error {
 		return errors.New(strings.Join(bad, "; "))
 	}
 	return nil
+}
+
+// stalled ends the test binary when scenario has run for limit in real time: its port can
+// make no progress the bubble sees, and no verdict of this scenario or a later one can come.
+// It panics as go test's -timeout does, with every goroutine's stack.
+func stalled(scenario string, limit time.Duration) {
+	debug.SetTraceback("all")
+	panic(fmt.Sprintf("conformance.Test: scenario %s has run for %v of real time and is not idle: "+
+		"the port waits on something other than Env (a sync.Mutex, a channel or goroutine of its own, "+
+		"time.Sleep, real I/O) or spins, so no delivery can come; look in the stacks below for the "+
+		"port's goroutine and what it waits on (conformance.StallLimit sets the limit; ServePort "+
+		"and turnstile conform --timeout end only the scenario and go on)", scenario, limit))
 }
 
 // inProcess drives a GoPort as a sim.Implementation inside a synctest bubble.

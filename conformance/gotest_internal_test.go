@@ -2,9 +2,13 @@ package conformance
 
 import (
 	"context"
+	"os"
+	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/scenarios"
@@ -129,4 +133,67 @@ func TestHelloIsCheckedAsTheProtocolChecksIt(t *testing.T) {
 	if err := checkHello(Hello{Tracks: "1.6.0", Hooks: AllHooks, Lacks: sim.Features}); err != nil {
 		t.Errorf("a right hello: %v", err)
 	}
+}
+
+// stuckPort waits on a mutex it never unlocks: a wait the synctest bubble does not see, so
+// the port is never idle.
+type stuckPort struct{}
+
+func (stuckPort) Hello() Hello { return Hello{Name: "stuck", Tracks: "1.6.0"} }
+
+func (stuckPort) Run(context.Context, Env) (any, error) {
+	var mu sync.Mutex
+	mu.Lock()
+	mu.Lock()
+	return nil, nil
+}
+
+// stuckEnv makes TestAStuckPortEndsTheBinaryNamingItsScenario's child run the stuck port.
+const stuckEnv = "TURNSTILE_TEST_STUCK_PORT"
+
+// TestAStuckPortEndsTheBinaryNamingItsScenario: a port that waits on a mutex ends the test
+// binary at the stall limit, naming the scenario, what such a port does, and its stack,
+// instead of at go test's -timeout (ten minutes by default). The port runs in a child
+// process, this test binary again, since the end is the process's.
+func TestAStuckPortEndsTheBinaryNamingItsScenario(t *testing.T) {
+	if os.Getenv(stuckEnv) != "" {
+		TestFiles(t, stuckPort{}, []*scenarios.File{firstRunnable(t, stuckPort{}.Hello())}, StallLimit(time.Second))
+		return
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run", "^TestAStuckPortEndsTheBinaryNamingItsScenario$", "-test.timeout", "5m")
+	cmd.Env = append(os.Environ(), stuckEnv+"=1")
+	began := time.Now()
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("the child passed:\n%s", out)
+	}
+	for _, want := range []string{"scenario " + firstRunnable(t, stuckPort{}.Hello()).Scenario.Name + " has run for 1s of real time and is not idle", "sync.Mutex", "stuckPort.Run"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the child's output lacks %q:\n%s", want, out)
+		}
+	}
+	if took := time.Since(began); took > 2*time.Minute {
+		t.Errorf("the child took %v: the stall limit did not end it", took)
+	}
+}
+
+// firstRunnable is the curated suite's first scenario a port saying hello h runs: no hook
+// it does not support, no feature it lacks.
+func firstRunnable(t *testing.T, h Hello) *scenarios.File {
+	t.Helper()
+	files, err := scenarios.Suite()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if len(f.Scenario.Hooks.Installed()) == 0 && lacksReason(h, f.Scenario) == "" {
+			return f
+		}
+	}
+	t.Fatal("no scenario of the suite runs without hooks")
+	return nil
 }

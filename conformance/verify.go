@@ -276,7 +276,7 @@ func verify(ctx context.Context, suite []*sim.Scenario, impl sim.Implementation,
 			case Fail:
 				res.Status, res.Reason = ExpectedFail, "expected failure: "+res.Reason
 			case Pass:
-				res.Status, res.Reason = Fail, "unexpected pass: the scenario is listed as a known failure; remove it from the list"
+				res.Status, res.Reason = Fail, unexpectedPass
 			}
 		}
 		report.count(res)
@@ -378,6 +378,13 @@ func (r *Report) finish(opts Options) {
 	}
 	r.Invariants = invTally
 }
+
+// unexpectedPass is the reason of a scenario listed as a known failure that passed.
+const unexpectedPass = "unexpected pass: the scenario is listed as a known failure; remove it from the list"
+
+// UnexpectedPass reports whether the result is that of a scenario listed as a known failure
+// (Options.ExpectFail) that passed: it fails the run, yet the implementation did nothing wrong.
+func (r Result) UnexpectedPass() bool { return r.Status == Fail && r.Reason == unexpectedPass }
 
 // VersionLess reports whether pi version a comes before b; it is loop.VersionLess, kept here
 // for callers of the conformance API.

@@ -318,6 +318,14 @@ func TestQueueTiming(t *testing.T) {
 		inv, _ := invariant.ByName("queue-timing")
 		if vs := inv.Check(bad); !strings.Contains(vs[0].Msg, "so the loop was not stopping") {
 			t.Errorf("the violation does not say why no follow-up poll was due: %s", vs[0].Msg)
+		} else if strings.Contains(vs[0].Msg, "terminating") {
+			// It polled steering again after: it was not stopping, nor judging the batch so.
+			t.Errorf("a loop that went on is asked whether it took the batch as terminating: %s", vs[0].Msg)
+		}
+		// Polled last, as a stopping loop polls: the loop may have judged the batch terminating.
+		stopping := drop(bad, i+2)
+		if vs := inv.Check(stopping); len(vs) == 0 || !strings.Contains(vs[0].Msg, "did it take the batch as terminating? R-TERM-UNANIMOUS") {
+			t.Errorf("a follow-up polled last does not ask about termination: %v\n%s", vs, stopping.Timeline())
 		}
 	})
 	t.Run("poll C inside the turn", func(t *testing.T) {

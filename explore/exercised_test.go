@@ -63,7 +63,8 @@ func TestRecordRecheckTellsEachCausesREADME(t *testing.T) {
 	var res explore.Result
 	for _, name := range []string{"seed-1", "seed-2", "seed-3"} {
 		dir := t.TempDir()
-		if err := os.WriteFile(filepath.Join(dir, "README.md"), []byte("# explore\n"), 0o644); err != nil {
+		readme := "# explore\n\nThe exchange's shortcuts were taken: deliveries were sent ahead:\nif the failures go away with turnstile conform --one-at-a-time, they are the cause: most likely the adapter\napplies a delivery before it is idle\n\n## Findings of the minimal scenario\n"
+		if err := os.WriteFile(filepath.Join(dir, "README.md"), []byte(readme), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		res.Failures = append(res.Failures, &explore.Failure{Dir: dir, Minimal: &sim.Scenario{Name: name}})
@@ -74,8 +75,13 @@ func TestRecordRecheckTellsEachCausesREADME(t *testing.T) {
 	}
 	for i, want := range []string{"it fails too", "it passes", ""} {
 		readme, _ := os.ReadFile(filepath.Join(res.Failures[i].Dir, "README.md"))
-		if got := strings.Contains(string(readme), "## Without the shortcuts"); got != (want != "") || !strings.Contains(string(readme), want) {
+		text := string(readme)
+		if got := strings.Contains(text, "Without the shortcuts: "); got != (want != "") || !strings.Contains(text, want) {
 			t.Errorf("cause %d:\n%s", i+1, readme)
+		}
+		// The verdict replaces the suggestion to check, where it stood.
+		if want != "" && (strings.Contains(text, "if the failures go away") || strings.Index(text, want) > strings.Index(text, "## Findings")) {
+			t.Errorf("cause %d: the verdict is not where the suggestion was:\n%s", i+1, readme)
 		}
 	}
 	// The summary names the re-run scenarios by their causes' numbers, not their seeds.

@@ -154,7 +154,7 @@ func (x *explorer) readme(dir string, f *Failure) string {
 	fmt.Fprintf(&b, "Reproduce the minimal scenario: `%s`\n\n", x.replay(dir))
 	fmt.Fprintf(&b, "Reproduce the generated run: `%s --seed %d --runs 1`\n\n", x.opts.Command, f.RunSeed)
 	if note := x.shortcuts.Note(x.replay(dir)); note != "" {
-		fmt.Fprintf(&b, "The exchange's shortcuts were taken: %s\n", note)
+		fmt.Fprintf(&b, "%s%s\n", shortcutsNote, note)
 	}
 	switch {
 	case !f.Flaky && f.Shrink.Tried > 0:
@@ -320,8 +320,14 @@ func plural(n int, noun string) string {
 	return fmt.Sprintf("%d %ss", n, noun)
 }
 
-// RecordRecheck adds to the README of each cause whose minimal scenario res.Recheck re-ran
+// shortcutsNote begins the paragraph of a cause's README that says the exchange's shortcuts
+// were taken and how to check whether they are the cause.
+const shortcutsNote = "The exchange's shortcuts were taken: "
+
+// RecordRecheck tells the README of each cause whose minimal scenario res.Recheck re-ran
 // what that showed: whether the minimal scenario passes without the exchange's shortcuts.
+// The verdict takes the place of the paragraph that suggested the check, so that a reader
+// meets the answer, not the question.
 func RecordRecheck(res Result) error {
 	if res.Recheck == nil {
 		return nil
@@ -334,15 +340,23 @@ func RecordRecheck(res Result) error {
 		if slices.Contains(res.Recheck.Passed, f.Minimal.Name) {
 			verdict = "it passes, so this cause lies in how the adapter takes the shortcuts, not in the loop."
 		}
-		readme, err := os.OpenFile(filepath.Join(f.Dir, "README.md"), os.O_APPEND|os.O_WRONLY, 0)
+		name := filepath.Join(f.Dir, "README.md")
+		readme, err := os.ReadFile(name)
 		if err != nil {
 			return err
 		}
-		_, err = fmt.Fprintf(readme, "\n## Without the shortcuts\n\nThe check the note above suggests is done: the minimal scenario was re-run one at a time (--one-at-a-time), and %s\n", verdict)
-		if cerr := readme.Close(); err == nil {
-			err = cerr
+		said := fmt.Sprintf("Without the shortcuts: the exchange's shortcuts were taken, and the minimal scenario was re-run one at a time (--one-at-a-time): %s\n\n", verdict)
+		text := string(readme)
+		if at := strings.Index(text, shortcutsNote); at >= 0 {
+			end := len(text)
+			if n := strings.Index(text[at:], "\n\n"); n >= 0 {
+				end = at + n + 2
+			}
+			text = text[:at] + said + text[end:]
+		} else {
+			text += "\n" + said
 		}
-		if err != nil {
+		if err := os.WriteFile(name, []byte(text), 0o644); err != nil {
 			return err
 		}
 	}

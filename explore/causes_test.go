@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -69,10 +70,13 @@ func combine(fs ...fault) fault {
 }
 
 // TestThreeFaultsAreThreeCauses: an implementation with three planted faults at once gives
-// exactly three distinct causes in one exploration, which goes on after the first failure
-// to the last run; each cause is shrunk to a scenario that shows that fault and no other:
-// the minimal scenario fails against the implementation with that fault alone, with the same
-// cause, and passes against each of the other two alone.
+// causes for all three in one exploration, which goes on after the first failure to the last
+// run; each cause is shrunk to a scenario that shows one fault and no other: the minimal
+// scenario fails against the implementation with that fault alone, with the same cause, and
+// passes against each of the other two alone. No cause stands for two faults. One fault may
+// be two causes, when the minimal scenario of the later one does not show the earlier (seed
+// 5: the replay fault as "invariant replay" and, shrunk without it, "R-DECL-DIFF: toolsAdded
+// absent"): explore would rather say a fault twice than hide one under another.
 func TestThreeFaultsAreThreeCauses(t *testing.T) {
 	t.Parallel()
 	all := allPlanted(t)
@@ -87,10 +91,10 @@ func TestThreeFaultsAreThreeCauses(t *testing.T) {
 	if res.Runs != 150 {
 		t.Fatalf("stopped after %d runs of 150", res.Runs)
 	}
-	if len(res.Failures) != 3 {
-		t.Fatalf("%d causes, want 3:\n%s", len(res.Failures), summary)
+	if len(res.Failures) < 3 {
+		t.Fatalf("%d causes, want 3 or more:\n%s", len(res.Failures), summary)
 	}
-	if !strings.Contains(summary, "found 3 distinct failures") {
+	if !strings.Contains(summary, fmt.Sprintf("found %d distinct failures", len(res.Failures))) {
 		t.Errorf("the summary does not say it: %s", summary)
 	}
 	shown := map[string]bool{}
@@ -283,5 +287,28 @@ func TestCausesTxtKeepsEarlierCauses(t *testing.T) {
 	if err != nil || len(listed) != 3 || !listed["invariant a"] || strings.Count(string(data), "invariant b\n") != 1 ||
 		!strings.Contains(string(data), "# found by an earlier exploration into this folder, not by this one\ninvariant a\n") {
 		t.Errorf("%v\n%s", err, data)
+	}
+}
+
+// TestANewCauseShownAloneIsNotFoldedIntoAnother: a new cause is counted with a known one only
+// when its own minimal scenario shows the known one too. A known cause whose minimal scenario
+// happens to show the new signature as well does not swallow it: the new one was shrunk to a
+// scenario without the known one (a stranger's validator wording, found after a truncation
+// cause whose scenario also showed it, was folded in and hidden).
+func TestANewCauseShownAloneIsNotFoldedIntoAnother(t *testing.T) {
+	failure := func(sigs ...string) *Failure {
+		f := &Failure{}
+		for _, s := range sigs {
+			f.Problem.Causes = append(f.Problem.Causes, diagnose.Finding{Signature: s})
+		}
+		return f
+	}
+	truncation := failure("invariant truncation", "text differs on event tool_execution_end")
+	wording := failure("text differs on event tool_execution_end")
+	if wording.sameFault(truncation) {
+		t.Error("a cause shrunk without the known one was folded into it")
+	}
+	if !truncation.sameFault(wording) {
+		t.Error("a new cause whose minimal scenario shows a known one is not counted with it")
 	}
 }

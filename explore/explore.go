@@ -218,15 +218,17 @@ func (f *Failure) count(i int) {
 	}
 }
 
-// sameFault reports whether f and g, two causes, are one fault: the minimal scenario of either
-// also has the other's signature among its possible causes (its root findings), so nothing
-// tells them apart.
+// sameFault reports whether f, a new cause, is the fault of g, a known one: f's minimal
+// scenario, shrunk keeping f's signature first, still has g's signature among its possible
+// causes (its root findings), so f was not shown without g. The reverse, g's minimal scenario
+// showing f's signature too, does not make them one: f was shrunk to a scenario without g (a
+// stranger's validator wording was counted under a truncation cause so, and hidden from then
+// on).
 func (f *Failure) sameFault(g *Failure) bool {
 	if f.Flaky || g.Flaky {
 		return false
 	}
-	shows := func(p *Problem, sig string) bool { return p.signatures()[sig] }
-	return shows(&f.Problem, g.Signature()) || shows(&g.Problem, f.Signature())
+	return f.Problem.signatures()[g.Signature()]
 }
 
 // Kinds of problems.
@@ -511,7 +513,7 @@ func Run(ctx context.Context, opts Options) Result {
 		// faults.
 		if k := slices.IndexFunc(res.Failures, f.sameFault); k >= 0 && opts.ShrinkTime > 0 {
 			same := res.Failures[k]
-			p.printf("  the same fault as cause %d (%s): one minimal scenario shows both; counted there\n", k+1, same.Signature())
+			p.printf("  the same fault as cause %d (%s): its minimal scenario shows that cause too; counted there\n", k+1, same.Signature())
 			same.count(i)
 			same.Aliases = append(same.Aliases, f.Signature())
 			byCause[f.Signature()] = same

@@ -53,8 +53,9 @@ first run of a new cause is run once more (a different trace calls the implement
 instead of blaming a bug), then shrunk to a minimal scenario that still has that cause and
 shows nothing the run did not (it never drifts to another, cheaper difference), and written
 to --out/<cause>/: minimal.yaml, generated.yaml, both timelines, findings.json and a README
-with the findings, the rule and the commands that reproduce it. Two causes of which one
-minimal scenario shows both are one. Each minimal scenario is then run without each thing it
+with the findings, the rule and the commands that reproduce it. A new cause whose minimal
+scenario still shows a known cause is counted with it; one shrunk to a scenario without the
+known cause stays its own. Each minimal scenario is then run without each thing it
 gives the loop (a field of a hook's answers, a tool's or the configuration's setting such as
 executionMode or toolExecution, a hook, steering or follow-up messages): what it passes
 without is listed, the finest first, and causes that pass without the same first thing are

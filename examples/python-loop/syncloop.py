@@ -21,7 +21,8 @@ from typing import Any, Callable, Optional
 
 from jsonschema_lite import message as validation_message
 from jsonschema_lite import validate
-from transcript import ABORTED, BLOCKED, LLM_ROLES, LoopError, Message, declare_tool_changes, declared_tools, tool_changes, truncated_text
+from transcript import (ABORTED, BLOCKED, LLM_ROLES, LoopError, Message, declare_tool_changes, declared_tools, request_options,
+                        tool_changes, truncated_text)
 from transcript import Outcome as _Outcome
 from transcript import Prepared as _Prepared
 from transcript import error_result as _error_result
@@ -64,6 +65,8 @@ class Config:
     thinking_level: Optional[str] = None  # None or "off": no reasoning
     api_key: Optional[str] = None
     tool_execution: str = "parallel"
+    session_id: Optional[str] = None  # given to the stream function (R-PROVIDER-OPTIONS)
+    identity: Optional[dict[str, Any]] = None  # merged over pi's default identity, given to the stream function
     convert_to_llm: Hook = None  # (messages) -> messages; default keeps the LLM roles
     transform_context: Hook = None  # (messages, signal) -> messages, a view for one request
     get_api_key: Hook = None  # (provider) -> key
@@ -204,7 +207,8 @@ class _Run:
             llm = [m for m in messages if m.get("role") in LLM_ROLES]
         key = (cfg.get_api_key(self.model.get("provider"))) if cfg.get_api_key else None
         key = key or cfg.api_key or ""
-        stream = self.stream_fn(self.model, llm, self.level_text(), key, self.signal)
+        options = request_options(cfg.session_id, cfg.identity)
+        stream = self.stream_fn(self.model, llm, self.level_text(), key, self.signal, options)
         started = False
         for event in stream:
             kind = event.get("type")
@@ -409,7 +413,7 @@ def run_agent_loop(prompts: list[Message], context: Context, config: Config, emi
     """Runs the loop from new prompts; returns the run's new messages.
 
     ``emit(event)`` is called for every event; ``signal.aborted`` tells an abort;
-    ``stream_fn(model, messages, thinking_level, api_key, signal)`` opens a response: an
+    ``stream_fn(model, messages, thinking_level, api_key, signal, options)`` opens a response: an
     iterable of pi-ai stream events with ``result()``, the final assistant message.
     """
     r = _Run(context, config, emit, signal, stream_fn)

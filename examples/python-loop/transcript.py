@@ -108,3 +108,34 @@ class Prepared:
     tool: Any = None
     args: Any = None
     immediate: Optional[Outcome] = None
+
+
+# ---- what the stream function gets besides the context (R-PROVIDER-OPTIONS)
+
+# pi's DEFAULT_AGENT_IDENTITY (1.4.0 and later): attribution to pi.
+DEFAULT_IDENTITY = {"attribution": {"name": "pi", "url": "https://pi.dev", "categories": ["cli-agent"]}}
+
+
+def merge_identity(*identities: Optional[dict[str, Any]]) -> Optional[dict[str, Any]]:
+    """pi-ai's mergeClientIdentity: field by field (userAgent, attribution, version), later
+    ones winning; an absent (or null) field keeps the value before it, but attribution null
+    turns the attribution off. None when every identity is None."""
+    merged: Optional[dict[str, Any]] = None
+    for identity in identities:
+        if identity is None:
+            continue
+        merged = merged if merged is not None else {}
+        for key in ("userAgent", "attribution", "version"):
+            if identity.get(key) is not None or (key == "attribution" and key in identity):
+                merged[key] = identity[key]
+    return merged
+
+
+def request_options(session_id: Optional[str], identity: Optional[dict[str, Any]]) -> dict[str, Any]:
+    """The options every request of a run gives the stream function: the session id (left out
+    when unset) and pi's default identity merged with the configured one."""
+    options: dict[str, Any] = {}
+    if session_id is not None:
+        options["sessionId"] = session_id
+    options["identity"] = merge_identity(DEFAULT_IDENTITY, identity)
+    return options

@@ -29,7 +29,10 @@ TRACKS = "1.6.0"  # the pi release whose behaviour you claim
 HOOKS = kit.ALL_HOOKS
 # and the optional features it lacks (docs/SEMANTICS.md, "Optional features"), e.g.
 # ["continue", "customMessages", "throwingHooks"]: their scenarios are skipped, with the reason.
-LACKS = []
+# streamOptions: remove it once your loop passes its stream function the session id and the
+# identity (setup's sessionId / identity, PROTOCOL.md §13.4) and stream_fn below passes them on.
+# Agent scenarios need serve(..., agent=...): kits/python/README.md, "Protocol version 2".
+LACKS = ["streamOptions"]
 
 
 def wire_context(messages, tools):
@@ -90,11 +93,12 @@ async def run(s: kit.Session):
 
     hooks, context_of = hooks_for(s, tool_pool)
 
-    async def stream_fn(model, messages, thinking_level, api_key):
+    async def stream_fn(model, messages, thinking_level, api_key, options=None):
         # messages: exactly what goes to the provider (after transformContext, convertToLlm, and
-        # pi-ai's normalizeContext); thinking_level "off" when none; api_key "" when none.
+        # pi-ai's normalizeContext); thinking_level "off" when none; api_key "" when none;
+        # options: {sessionId, identity} as your loop gives them (needed unless LACKS has streamOptions).
         return s.open_stream({"model": {"id": model["id"], "api": model["api"], "provider": model["provider"]},
-                              "messages": messages, "thinkingLevel": thinking_level, "apiKey": api_key})
+                              "messages": messages, "thinkingLevel": thinking_level, "apiKey": api_key}, options)
         # iterate it with `async for event in stream` (pi-ai AssistantMessageEvent dicts); then stream.result()
 
     async def emit(event):  # every loop event, at the moment it happens (serialised at once)

@@ -19,17 +19,18 @@ def lines(*msgs):
     return b"".join(json.dumps(m).encode() + b"\n" for m in msgs)
 
 
-def serve(run, *msgs, hooks=("getSteeringMessages",)):
+def serve(run, *msgs, hooks=("getSteeringMessages",), agent=None):
     """Runs the kit on the scripted messages; returns (exit status, messages written)."""
     out = io.BytesIO()
     kit = Kit(run, name="test", version="0", tracks="1.6.0", hooks=hooks,
-              reader=io.BytesIO(lines(*msgs)), writer=out)
+              reader=io.BytesIO(lines(*msgs)), writer=out, agent=agent)
     status = kit.serve()
     written = [json.loads(x) for x in out.getvalue().decode().splitlines()]
     return status, written
 
 
 HELLO = {"type": "hello", "protocol": 1}
+HELLO2 = {"type": "hello", "protocol": 1, "protocols": [1, 2]}
 
 
 def start(session=1, **setup):
@@ -67,7 +68,10 @@ def brief(msg):
     if t == "notify":
         n = msg["notification"]
         if n["kind"] == "event":
-            return f"ev {n['data']['type']}"
+            return f"ev {n['data']['type']}" + (f" {n['data']['text']}" if "text" in n["data"] else "")
+        if n["kind"] == "outcome":
+            d = n["data"]
+            return f"outcome {d['id']} {d['op']} {d['outcome']}" + (f" {d['error']}" if "error" in d else "")
         return f"end {json.dumps(n['data'], sort_keys=True)}"
     if t == "error":
         return f"error {msg['message']}"

@@ -9,7 +9,8 @@ import sys
 import traceback
 from typing import Any, Awaitable, BinaryIO, Callable, Iterable, Union
 
-from .session import CallError, Clock, DeliveryError, Session
+from .agent import check_handler
+from .session import CallError, Clock, DeliveryError, Session, error_text
 from .vloop import VirtualLoop
 from .wire import AdapterError, ProtocolError, Shutdown, Wire
 
@@ -17,11 +18,12 @@ PROTOCOL = 2  # the newest version this kit speaks (PROTOCOL.md §13)
 
 # The optional features of version 2 (PROTOCOL.md §13): a version-1 hello never names them.
 V2_FEATURES = ("agent", "toolResolvesNothing", "streamOptions", "abortInHook")
-# Those this kit has no means for: it serves no Agent (agent), has no way to make a Python tool
-# resolve JavaScript's undefined (toolResolvesNothing), and records no stream options
-# (streamOptions). An answer's abort (abortInHook, §13.5) it applies: it fires the session's
-# signal before the hook returns, and the loop is tested on what it does then.
-KIT_LACKS = ("agent", "toolResolvesNothing", "streamOptions")
+# Those this kit has no means for: it has no way to make a Python tool resolve JavaScript's
+# undefined (toolResolvesNothing). The others it serves: Agent scenarios when the adapter gives
+# serve() an agent function (else the hello lacks "agent"), stream options (§13.4) through
+# Session.open_stream's options, and an answer's abort (abortInHook, §13.5): it fires the run's
+# abort before the hook returns, and the loop is tested on what it does then.
+KIT_LACKS = ("toolResolvesNothing",)
 
 # Every hook of the protocol, by pi's names.
 ALL_HOOKS = (
@@ -30,11 +32,7 @@ ALL_HOOKS = (
 )
 
 RunFn = Callable[[Session], Union[Awaitable[Any], Any]]
-
-
-def error_text(err: BaseException) -> str:
-    """The text a failed run reports: the exception's message (its class name when empty)."""
-    return str(err) or type(err).__name__
+AgentFn = Callable[[Session], Any]  # builds an Agent scenario's Agent; returns its handler (agent.py)
 
 
 class Kit:
@@ -43,8 +41,15 @@ class Kit:
     def __init__(self, run: RunFn, *, name: str, version: str, tracks: str, hooks: Iterable[str],
                  capabilities: dict[str, Any] | None = None, clock: Clock | None = None,
                  reader: BinaryIO | None = None, writer: BinaryIO | None = None,
-                 to_json: Callable[[Any], Any] | None = None) -> None:
+                 to_json: Callable[[Any], Any] | None = None, agent: AgentFn | None = None) -> None:
+        if not callable(run):
+            raise TypeError(f"turnstile_kit: serve(run, ...) needs run, a function (session) -> the run's new messages; "
+                            f"got {type(run).__name__}")
+        if agent is not None and not callable(agent):
+            raise TypeError(f"turnstile_kit: serve(agent=...) must be a function (session) -> a handler with "
+                            f"operate(op); got {type(agent).__name__}")
         self.run = run
+        self.agent = agent
         self.is_async = inspect.iscoroutinefunction(run)
         self.hello = {"type": "hello", "protocol": PROTOCOL, "name": name, "version": version,
                       "tracks": tracks, "capabilities": {"hooks": list(hooks), "deliveriesAhead": True, "standingAnswers": True,
@@ -87,7 +92,8 @@ class Kit:
     def _hello_for(self, msg: dict[str, Any]) -> dict[str, Any]:
         """The hello in the newest version both speak (the harness lists them in ``protocols``,
         or a version-1 harness gives only ``protocol``), PROTOCOL.md §13.1. In version 2 it lacks
-        what the kit cannot serve (KIT_LACKS); in version 1 it names no version-2 feature."""
+        what the kit cannot serve (KIT_LACKS), and "agent" without an agent function; in version 1
+        it names no version-2 feature."""
         theirs = msg.get("protocols") if isinstance(msg.get("protocols"), list) else [msg.get("protocol")]
         common = [v for v in theirs if isinstance(v, int) and 1 <= v <= PROTOCOL]
         if not common:
@@ -96,7 +102,7 @@ class Kit:
         hello = {**self.hello, "protocol": self.protocol, "capabilities": dict(self.hello["capabilities"])}
         lacks = [f for f in hello["capabilities"].get("lacks", []) if self.protocol >= 2 or f not in V2_FEATURES]
         if self.protocol >= 2:
-            lacks += [f for f in KIT_LACKS if f not in lacks]
+            lacks += [f for f in (() if self.agent else ("agent",)) + KIT_LACKS if f not in lacks]
         if lacks:
             hello["capabilities"]["lacks"] = lacks
         else:
@@ -144,6 +150,18 @@ class Kit:
                                 "answer data (objects) by hook name")
         return answers
 
+    def _begin_agent(self, s: Session) -> bool:
+        """An Agent scenario (version 2, ``entry: "agent"``) starts nothing: the adapter's
+        ``agent(session)`` builds the Agent and subscribes its listener, the operations are the
+        deliveries, and it has no ``end``. Returns whether the session is one."""
+        if s.setup.get("entry") != "agent":
+            return False
+        if self.protocol < 2 or self.agent is None:
+            why = "protocol 1 was negotiated" if self.protocol < 2 else "the adapter gave serve() no agent function"
+            raise AdapterError(f'session {s.id} is an Agent scenario (entry "agent"), but {why}')
+        s.agent_handler = check_handler(self.agent(s))
+        return True
+
     def _end(self, s: Session, messages: Any = None, error: BaseException | None = None) -> None:
         if error is not None:
             s.notify("end", {"error": error_text(error)})
@@ -189,19 +207,12 @@ class Kit:
     def _run_async(self, s: Session) -> None:
         vloop = VirtualLoop(self.clock.seconds)
         s.vloop = vloop
-        task = vloop.create_task(self.run(s))
-
-        def done(t: asyncio.Task) -> None:
-            if t.cancelled():
-                return
-            err = t.exception()
-            if self.wire.fatal is not None:
-                return
-            if err is not None and not s.stopping:
-                _log_failure(err)
-            self._end(s, None if err else t.result(), err)
-
-        task.add_done_callback(done)
+        with vloop.entered():  # the Agent may make futures, events, tasks
+            if self._begin_agent(s):
+                task = None
+            else:
+                task = vloop.create_task(self.run(s))
+                task.add_done_callback(lambda t: self._done(s, t))
 
         def settle() -> None:
             vloop.run_until_idle()
@@ -228,12 +239,30 @@ class Kit:
                     settle()
                     self.wire.send({"type": "idle", "session": s.id})
         finally:
-            if task.done() and not task.cancelled():
+            if task is not None and task.done() and not task.cancelled():
                 task.exception()  # retrieved: a shutdown met inside the run is not an error to log
             vloop.close()
 
-    # synchronous: the run is called directly; it parks in the kit whenever it waits.
+    def _done(self, s: Session, t: asyncio.Task) -> None:
+        """The run's task is over: its messages, or its failure, are the ``end`` notification."""
+        if t.cancelled():
+            return
+        err = t.exception()
+        if self.wire.fatal is not None:
+            return
+        if err is not None and not s.stopping:
+            _log_failure(err)
+        self._end(s, None if err else t.result(), err)
+
+    # synchronous: the run is called directly; it parks in the kit whenever it waits. An Agent
+    # scenario's operations run inside the parks: a prompt's run blocks in its delivery, and the
+    # deliveries it waits for (operations too) are applied in the kit's park below it.
     def _run_sync(self, s: Session) -> None:
+        if self._begin_agent(s):
+            while not s.stopping:
+                self._park(s)
+            self.wire.send({"type": "stopped", "session": s.id})
+            return
         try:
             messages = self.run(s)
             err = None
@@ -291,7 +320,8 @@ def now() -> int | float:
 
 def serve(run: RunFn, *, name: str, version: str = "0.0.0", tracks: str = "1.6.0",
           hooks: Iterable[str] = (), lacks: Iterable[str] = (),
-          capabilities: dict[str, Any] | None = None, to_json: Callable[[Any], Any] | None = None) -> None:
+          capabilities: dict[str, Any] | None = None, to_json: Callable[[Any], Any] | None = None,
+          agent: AgentFn | None = None) -> None:
     """Serves the protocol on stdin/stdout and exits: 0 at shutdown, 1 after a protocol error.
 
     ``run(session)`` builds the loop for ``session.setup`` and runs it, returning the run's new
@@ -300,9 +330,13 @@ def serve(run: RunFn, *, name: str, version: str = "0.0.0", tracks: str = "1.6.0
     install (the hello's ``capabilities.hooks``); ``lacks`` the optional features your loop
     does not have (``capabilities.lacks``: continue, severalPrompts, customMessages,
     prepareArguments, argumentMutation, throwingHooks, throwingStreams, argumentsError,
-    structuredContent, and of version 2 abortInHook; the kit adds agent, toolResolvesNothing
-    and streamOptions itself), whose scenarios the harness then skips; ``capabilities`` adds any other
-    key. ``to_json(obj)`` turns objects ``json`` cannot write (your message classes) into JSON
+    structuredContent, and of version 2 streamOptions and abortInHook; the kit adds
+    toolResolvesNothing itself, and agent when there is no ``agent``), whose scenarios the
+    harness then skips; ``capabilities`` adds any other key. ``agent(session)`` serves Agent
+    scenarios (PROTOCOL.md §13.2, ``setup["entry"] == "agent"``): called instead of ``run``, it
+    builds the Agent, subscribes ``session.agent_event`` as its listener and returns a handler
+    with ``operate(op)`` and optionally ``abort()`` (see agent.py); Agent sessions run in
+    ``run``'s mode (asyncio when it is ``async def``). ``to_json(obj)`` turns objects ``json`` cannot write (your message classes) into JSON
     values in pi's shapes; without it such an object ends the adapter with a clear error. stdout carries the protocol only: from here on ``print`` writes to stderr.
     """
     protocol_out = sys.stdout.buffer
@@ -311,5 +345,5 @@ def serve(run: RunFn, *, name: str, version: str = "0.0.0", tracks: str = "1.6.0
     if lacks:
         extra["lacks"] = list(lacks)
     kit = Kit(run, name=name, version=version, tracks=tracks, hooks=hooks, capabilities=extra,
-              writer=protocol_out, to_json=to_json)
+              writer=protocol_out, to_json=to_json, agent=agent)
     sys.exit(kit.serve())

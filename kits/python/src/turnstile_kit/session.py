@@ -6,11 +6,20 @@ import asyncio
 import collections
 import inspect
 import json
+import sys
+import traceback
 from typing import Any, Callable, Iterable
 
-from .wire import ProtocolError, Wire
+from .agent import AgentHandler, Barriers
+from .wire import AdapterError, ProtocolError, Wire
 
 STOPPED = "the simulation session was stopped"
+
+
+def error_text(err: BaseException) -> str:
+    """The text a failed run or a refused operation reports: the exception's message (its
+    class name when empty)."""
+    return str(err) or type(err).__name__
 
 
 class CallError(Exception):
@@ -29,7 +38,9 @@ class ToolError(Exception):
 
 
 class DeliveryError(Exception):
-    """A delivery names nothing this session knows; the kit reports it to the harness."""
+    """A delivery names nothing this session knows (or an operation the adapter cannot apply);
+    the kit reports it to the harness as an ``error`` for the session. An Agent handler's
+    ``operate`` may raise it."""
 
 
 class Clock:
@@ -201,6 +212,9 @@ class Session:
     * :meth:`run_tool` / :meth:`start_tool` — a tool's execute (a ``tool`` call) and its result;
     * :meth:`emit` — one loop event, serialised at once (later mutation does not show);
     * :attr:`signal` — the run's abort signal; :meth:`now` — the virtual clock, in ms.
+
+    In an Agent scenario (PROTOCOL.md §13.2) the Agent's listener is :meth:`agent_event` and
+    operations report with :meth:`outcome` and :meth:`track`.
     """
 
     def __init__(self, kit: Any, session_id: int, setup: dict[str, Any], wire: Wire, clock: Clock,
@@ -218,6 +232,9 @@ class Session:
         self.streams: dict[str, Stream] = {}
         self.tools: dict[str, ToolRun] = {}
         self.vloop: Any = None  # the VirtualLoop under asyncio, None in a synchronous loop
+        self.protocol: int = getattr(kit, "protocol", 1)  # the version negotiated at the hello
+        self.agent_handler: AgentHandler | None = None  # an Agent scenario's: what agent(session) returned
+        self.barriers = Barriers(setup.get("agent"))  # §13.2: where the listener is held
 
     # ---- time
 
@@ -256,11 +273,21 @@ class Session:
         if bad is not None:
             self.wire.fatal = ProtocolError(f"protocol error at line {self.wire.line}: {bad}")
             raise self.wire.fatal
-        if msg.get("abort") is True and self._kit.protocol >= 2:
-            self.signal.abort()  # §13.5: the run is aborted before the hook returns or throws
+        if msg.get("abort") is True and self.protocol >= 2:
+            self.abort_run()  # §13.5: the run is aborted before the hook returns or throws
         if isinstance(msg.get("error"), str):
             raise CallError(msg["error"])
         return msg.get("data")
+
+    def abort_run(self) -> None:
+        """Fires the run's abort: an ``abort`` delivery, or an answer with ``abort: true``
+        (§13.5). In a loop scenario it aborts :attr:`signal`; in an Agent scenario it calls the
+        handler's ``abort()`` (pi: ``agent.abort()``), or aborts :attr:`signal` when it has none."""
+        abort = getattr(self.agent_handler, "abort", None)
+        if abort is not None:
+            abort()
+        else:
+            self.signal.abort()
 
     def hook(self, name: str, data: dict[str, Any]) -> dict[str, Any]:
         """Calls an installed hook; returns its answer ({} when null); raises CallError."""
@@ -283,8 +310,31 @@ class Session:
 
     # ---- the world's side of streams and tools
 
-    def open_stream(self, data: dict[str, Any]) -> Stream:
-        """Makes the ``stream`` call ({model, messages, thinkingLevel, apiKey}); returns its stream."""
+    def wants_stream_options(self) -> bool:
+        """Whether the setup asks for the stream function's options in ``stream`` calls (§13.4)."""
+        return self.protocol >= 2 and self.setup.get("streamOptions") is True
+
+    def open_stream(self, data: dict[str, Any], options: dict[str, Any] | None = None) -> Stream:
+        """Makes the ``stream`` call ({model, messages, thinkingLevel, apiKey}); returns its stream.
+
+        ``options`` is what the stream function received besides the model and the context
+        (``{sessionId, identity}``, PROTOCOL.md §13.4; a key whose value is None is left out,
+        as JavaScript leaves out undefined). It goes into the call's data as ``options`` only
+        when the setup says ``streamOptions: true``; then it is required (``{}`` when there are
+        none), since a loop that does not pass its options cannot be tested on them.
+        """
+        if self.wants_stream_options():
+            if options is None:
+                self.wire.fatal = AdapterError(
+                    "the setup asks for stream options (streamOptions: true, PROTOCOL.md §13.4), but open_stream was "
+                    "given none: pass what your stream function received besides the model and the context, "
+                    "open_stream(data, {\"sessionId\": …, \"identity\": …}), or list \"streamOptions\" in serve(lacks=...)")
+                raise self.wire.fatal
+            if not isinstance(options, dict):
+                self.wire.fatal = AdapterError(f"open_stream's options must be a dict ({{sessionId, identity}}); "
+                                               f"got {type(options).__name__}")
+                raise self.wire.fatal
+            data = {**data, "options": {k: v for k, v in options.items() if v is not None}}
         answer = self.call("stream", data)
         stream_id = str((answer or {}).get("stream"))
         stream = Stream(self, stream_id)
@@ -345,7 +395,7 @@ class Session:
         kind, target, data = d.get("kind"), d.get("target"), d.get("data")
         data = data if isinstance(data, dict) else {}
         if kind == "abort":
-            self.signal.abort()
+            self.abort_run()
         elif kind in ("streamEvent", "streamEnd", "streamFail"):
             stream = self.streams.get(target)
             if stream is None:
@@ -373,13 +423,132 @@ class Session:
                 run._settle(error=ToolError(data["error"]))
             else:
                 run._settle(result=data.get("result"))
+        elif kind == "agent" and self.protocol >= 2:
+            self._operate(target, data)
         else:
             raise DeliveryError(f'unknown delivery kind "{kind}"')
 
+    # ---- an Agent scenario (PROTOCOL.md §13.2)
+
+    def agent_event(self, event: dict[str, Any]) -> Any:
+        """The Agent's listener: reports one event, then holds it at a barrier until its release.
+
+        Subscribe it as the Agent's one listener. It notifies the event; when the event is the
+        ``nth`` occurrence of a barrier's event type, the run must wait there until the
+        barrier's ``release`` operation. Under asyncio it then returns the future the release
+        resolves (return it from your listener: your Agent must await what listeners return);
+        in a synchronous loop it blocks until the release. Otherwise (and after a stop) it
+        returns None at once.
+        """
+        self.emit(event)
+        if self.stopping:
+            return None
+        held = self.barriers.reached(event.get("type") if isinstance(event, dict) else None)
+        if not held:
+            return None
+        if self.vloop is None:
+            for b in held:
+                b.hold(None)
+            self._block_until(lambda: all(b.state != "held" for b in held))
+            return None
+        futures = [b.hold(self.vloop) for b in held]
+        return futures[0] if len(futures) == 1 else asyncio.gather(*futures)
+
+    def outcome(self, op: dict[str, Any], outcome: str, *, error: str | None = None, state: Any = None) -> None:
+        """Reports an operation's outcome (§13.2): ``{id, op, outcome, error?, state?}``.
+
+        ``outcome`` is "accepted" (at once: steer, followUp, abort, the setters, reset,
+        ``state`` with ``state=``), "resolved" or "refused" (with ``error=``, the text)."""
+        data: dict[str, Any] = {"id": op.get("id"), "op": op.get("op"), "outcome": outcome}
+        if error is not None:
+            data["error"] = error
+        if state is not None:
+            data["state"] = state
+        self.notify("outcome", data)
+
+    def track(self, op: dict[str, Any], work: Any) -> None:
+        """Reports prompt, continue or waitForIdle when it settles: "resolved", or "refused"
+        with the exception's text.
+
+        ``work`` is the Agent's awaitable (asyncio: give it at once, so that outcomes come in
+        the order your Agent settles them), or a callable the kit calls now: one that raises is
+        refused at once (a busy Agent), one that returns an awaitable is tracked, one that
+        returns anything else has resolved (a synchronous Agent, whose prompt returns when the
+        run is over).
+        """
+        if callable(work) and not inspect.isawaitable(work):
+            try:
+                work = work()
+            except SystemExit:
+                raise
+            except Exception as err:
+                self.outcome(op, "refused", error=error_text(err))
+                return
+            if not inspect.isawaitable(work):
+                self.outcome(op, "resolved")
+                return
+        future = asyncio.ensure_future(work, loop=self._loop())
+
+        def settled(f: asyncio.Future) -> None:
+            if f.cancelled():
+                return
+            err = f.exception()
+            if err is None:
+                self.outcome(op, "resolved")
+            elif not isinstance(err, SystemExit):
+                self.outcome(op, "refused", error=error_text(err))
+
+        future.add_done_callback(settled)
+
+    def held_barriers(self) -> list[Any]:
+        """The ids of the barriers still held (a listener waits for their release)."""
+        return [b.id for b in self.barriers.all if b.state == "held"]
+
+    def _operate(self, target: Any, data: dict[str, Any]) -> None:
+        """An ``agent`` delivery: ``release`` is the kit's; every other operation the handler's."""
+        if self.agent_handler is None:
+            raise DeliveryError(f"an agent delivery ({json.dumps(data.get('op'))}), but session {self.id} "
+                                "is not an Agent scenario")
+        if not isinstance(target, str) or target == "":
+            raise DeliveryError("an agent delivery without an operation id (target)")
+        op = {**data, "id": target}
+        if op.get("op") == "release":
+            barrier = self.barriers.held(op.get("barrier"))
+            if barrier is None:
+                self.outcome(op, "refused", error=f"barrier {op.get('barrier')} is not held")
+                return
+            self.outcome(op, "accepted")
+            barrier.release()
+            return
+        try:
+            self.agent_handler.operate(op)
+        except (DeliveryError, SystemExit):
+            raise
+        except SessionStopped:
+            if not self.stopping:
+                raise
+        except Exception as err:
+            traceback.print_exception(err, file=sys.stderr)
+            self.wire.fatal = AdapterError(
+                f"the agent handler's operate raised {type(err).__name__}: {err} (operation {target}, "
+                f"{json.dumps(op.get('op'))}); report a failed operation with session.outcome(op, \"refused\", "
+                "error=...), raise kit.DeliveryError for one you cannot apply")
+            raise self.wire.fatal from None
+
     def stop(self) -> None:
-        """Stops the session: nothing more is reported, every wait fails, the signal fires."""
+        """Stops the session: nothing more is reported, every wait fails, the signal fires; in an
+        Agent scenario held barriers let their listeners go and the handler's abort() is called."""
         self.stopping = True
         self.signal.abort()
+        self.barriers.release_all()
+        abort = getattr(self.agent_handler, "abort", None)
+        if abort is not None:
+            try:
+                abort()
+            except SystemExit:
+                raise
+            except Exception:  # winding down: the harness ignores what follows
+                pass
         for stream in self.streams.values():
             stream._wake()
         for run in self.tools.values():

@@ -126,7 +126,7 @@ func TestBrowserRunPage(t *testing.T) {
 	shownRules := eval[[]string](t, ctx, `Array.from(document.querySelectorAll("tr.find .finding b")).map(b => b.innerText)`)
 	stops := eval[string](t, ctx, `document.documentElement.getAttribute("data-stops")`)
 
-	want := []string{"loop events", "hooks", "user", "stream #1"}
+	want := []string{"loop events", "hooks", "user", "streams"}
 	if len(lanes) < len(want) {
 		t.Fatalf("lanes %q, want at least %q", lanes, want)
 	}
@@ -156,6 +156,14 @@ func TestBrowserRunPage(t *testing.T) {
 	}
 
 	screenshot(t, ctx, "run.png")
+
+	// Scrolled to the last row, the lane names are still at the top of the window (a
+	// scrolling wrapper held them, and they went with the rows).
+	top := eval[float64](t, ctx, `(window.scrollTo(0, document.body.scrollHeight), document.querySelector("tr.lanes th.ln").getBoundingClientRect().top)`)
+	if top < 0 || top > 60 {
+		t.Errorf("scrolled to the end, the lane names are at %.0f px from the top of the window", top)
+	}
+	eval[bool](t, ctx, `(window.scrollTo(0, 0), true)`)
 
 	// Clicking an entry opens its JSON inline and in the panel. (Centred first: the panel
 	// covers the bottom of the window.)

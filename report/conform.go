@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -73,7 +74,7 @@ func WriteConformance(dir string, c Conformance) error {
 		Families, Invariants                          []conformance.Tally
 	}{
 		Title: "conformance of " + or(r.Implementation, "the implementation"), Profile: string(r.Profile),
-		Duration: r.Duration.Round(time.Millisecond).String(), Summary: r.Summary(), StartError: r.StartError,
+		Duration: r.Duration.Round(time.Millisecond).String(), Summary: summaryOf(&r), StartError: r.StartError,
 		CSS: css, Scenarios: len(r.Results), Failed: !r.OK(), Causes: r.Causes,
 		Families: r.Families, Invariants: r.Invariants,
 	}
@@ -99,6 +100,9 @@ func WriteConformance(dir string, c Conformance) error {
 			}
 			if res.Status == conformance.ExpectedFail {
 				f.Cause = "(expected to fail) " + f.Cause
+			}
+			if res.UnexpectedPass() {
+				f.Cause = res.Reason
 			}
 			view.Failing = append(view.Failing, f)
 			if err := writeScenarioPage(dir, r, res, c.Traces); err != nil {
@@ -146,6 +150,15 @@ func replacePages(dir string, written []string) error {
 	return nil
 }
 
+// summaryOf is the run's verdict line, as the terminal's last lines say it: the counts, and
+// the expected failures they leave out.
+func summaryOf(r *conformance.Report) string {
+	if x := r.ExpectedText(); x != "" {
+		return r.Summary() + "; " + x
+	}
+	return r.Summary()
+}
+
 // writeScenarioPage writes one failing scenario's page.
 func writeScenarioPage(dir string, r conformance.Report, res conformance.Result, traces func(string) (*sim.Trace, *sim.Trace, error)) error {
 	run := Run{Title: res.Scenario, Subtitle: res.Reason, ExpectedLabel: "expected: the reference", ActualLabel: "actual: " + or(r.Implementation, "the implementation"), Failed: true}
@@ -172,9 +185,17 @@ func writeScenarioPage(dir string, r conformance.Report, res conformance.Result,
 		if f.Rule != "" {
 			rf.Detail = "rule: " + f.Rule
 		}
-		if f.Consequence {
-			rf.Msg += " (after the first divergence)"
+		if f.Path != "" && (f.Expected != "" || f.Actual != "") {
+			// The terminal says both values; a page that only names the field made one
+			// compare two entries' JSON by hand.
+			w, g, from := sim.ShowValues(cmp.Or(f.Expected, "(absent)"), cmp.Or(f.Actual, "(absent)"))
+			where := ""
+			if from > 0 {
+				where = fmt.Sprintf(" (from character %d on)", from)
+			}
+			rf.Msg += fmt.Sprintf(": expected %s, actual %s%s", w, g, where)
 		}
+		rf.Later = f.Consequence
 		if f.Cause != "" && !seen[f.Cause] {
 			seen[f.Cause] = true
 			causes = append(causes, f.Cause)

@@ -151,8 +151,9 @@ type runView struct {
 	Sides               []string
 	Lanes               []lane
 	Rows                []rowView
-	// Findings lists every finding, with the row it is marked on ("" for the whole run).
-	Findings []findingView
+	// Findings lists every finding but the later ones, with the row it is marked on ("" for
+	// the whole run); Later those after the first divergence (Finding.Later), listed folded.
+	Findings, Later []findingView
 	// Stats is a one-line count of entries, rows that differ and findings.
 	Stats string
 	// Diverge is the row ID of the first divergence ("" when the traces agree or there is
@@ -163,6 +164,8 @@ type runView struct {
 type findingView struct {
 	Rule, Msg, Detail, Row, Side string
 	Entry                        int
+	n                            int  // its place in Run.Findings
+	later                        bool // Finding.Later
 }
 
 type rowView struct {
@@ -188,11 +191,13 @@ type cellView struct {
 // buildRun lays a run out in rows and lanes.
 func buildRun(r Run) runView {
 	rv := runView{ID: r.ID, Title: r.Title, Subtitle: r.Subtitle, Failed: r.Failed || len(r.Findings) > 0}
-	var sides [][]sim.Entry
+	var sides, written [][]sim.Entry
 	var pairs []pair
 	actual := entriesOf(r.Actual)
+	written = [][]sim.Entry{writtenOf(r.Actual, actual)}
 	if r.Expected != nil {
 		expected := entriesOf(r.Expected)
+		written = [][]sim.Entry{writtenOf(r.Expected, expected), written[0]}
 		sides = [][]sim.Entry{expected, actual}
 		rv.Sides = []string{or(r.ExpectedLabel, "expected"), or(r.ActualLabel, "actual")}
 		pairs = align(expected, actual)
@@ -205,70 +210,115 @@ func buildRun(r Run) runView {
 	}
 	two := len(sides) == 2
 
-	// Lanes: the loop, the hooks and the user first, then streams and tool calls in order of
-	// first appearance on either side.
-	laneIdx := map[string]int{}
-	var lanes []lane
+	// Lanes: the loop, the hooks and the user first, then the streams' and the tool calls'
+	// columns. A stream or a tool call is an actor alive from its first row to its last (on
+	// either side); actors of a kind whose lives do not overlap share a column, so the page
+	// has as many columns as actors at once, not one per request (a 200-turn run had 403).
+	rowLanes := make([][]lane, len(pairs)) // per row, per side: the entry's actor
 	toolNames := []map[string]string{{}, {}}
-	rowLanes := make([][]string, len(pairs)) // per row, per side: the lane key
-	fixed := []lane{{laneLoop, "loop events", laneLoop}, {laneHooks, "hooks", laneHooks}, {laneUser, "user", laneUser}}
 	used := map[string]bool{laneLoop: true}
+	type span struct{ from, to int }
+	var actors []string // streams and tool calls, in order of first appearance
+	life := map[string]span{}
 	for ri, p := range pairs {
-		rowLanes[ri] = make([]string, len(sides))
+		rowLanes[ri] = make([]lane, len(sides))
 		for s := range sides {
 			i := sideIndex(p, s, two)
 			if i < 0 {
 				continue
 			}
 			ln := laneOf(sides[s][i], toolNames[s])
-			rowLanes[ri][s] = ln.Key
+			rowLanes[ri][s] = ln
 			used[ln.Key] = true
 			if ln.Class == laneStream || ln.Class == laneTool {
-				if k, ok := laneIdx[ln.Key]; !ok {
-					laneIdx[ln.Key] = len(lanes)
-					lanes = append(lanes, ln)
-				} else if len(ln.Name) > len(lanes[k].Name) {
-					lanes[k].Name = ln.Name
+				sp, ok := life[ln.Key]
+				if !ok {
+					actors = append(actors, ln.Key)
+					sp.from = ri
 				}
+				sp.to = ri
+				life[ln.Key] = sp
 			}
 		}
 	}
 	var all []lane
-	for _, f := range fixed {
+	for _, f := range []lane{{laneLoop, "loop events", laneLoop}, {laneHooks, "hooks", laneHooks}, {laneUser, "user", laneUser}} {
 		if used[f.Key] {
 			all = append(all, f)
 		}
 	}
-	all = append(all, lanes...)
-	laneIdx = map[string]int{}
+	column := map[string]int{} // lane key (fixed lane or actor) -> column
 	for k, ln := range all {
-		laneIdx[ln.Key] = k
+		column[ln.Key] = k
+	}
+	// Each actor takes the first column of its kind free again (the last actor there ended
+	// on an earlier row), else a new one.
+	lastRow := map[int]int{}
+	for _, key := range actors {
+		class, _, _ := strings.Cut(key, ":")
+		k := -1
+		for c := len(all) - 1; c >= 0 && all[c].Class != laneLoop && all[c].Class != laneHooks && all[c].Class != laneUser; c-- {
+			if all[c].Class == class && lastRow[c] < life[key].from {
+				k = c
+			}
+		}
+		if k < 0 {
+			k = len(all)
+			all = append(all, lane{Key: fmt.Sprintf("%s#%d", class, k), Class: class})
+		}
+		column[key], lastRow[k] = k, life[key].to
+	}
+	// A column is named by its kind, numbered when the kind has several.
+	count := map[string]int{}
+	for _, ln := range all {
+		count[ln.Class]++
+	}
+	nth := map[string]int{}
+	for k := range all {
+		if all[k].Name != "" {
+			continue
+		}
+		nth[all[k].Class]++
+		all[k].Name = map[string]string{laneStream: "streams", laneTool: "tool calls"}[all[k].Class]
+		if count[all[k].Class] > 1 {
+			all[k].Name += " " + strconv.Itoa(nth[all[k].Class])
+		}
 	}
 	rv.Lanes = all
 
-	// Each lane's life on each side: from its first row to its last.
-	type span struct{ from, to int }
-	life := make([]map[int]span, len(sides))
+	// Each actor's life on each side: from its first row to its last.
+	alive := make([]map[int][]span, len(sides)) // per side: column -> the lives in it
 	for s := range sides {
-		life[s] = map[int]span{}
+		alive[s] = map[int][]span{}
+		first := map[string]span{}
+		var order []string
 		for ri := range pairs {
-			key := rowLanes[ri][s]
+			key := rowLanes[ri][s].Key
 			if key == "" {
 				continue
 			}
-			k := laneIdx[key]
-			sp, ok := life[s][k]
+			sp, ok := first[key]
 			if !ok {
-				sp = span{ri, ri}
+				order = append(order, key)
+				sp.from = ri
 			}
 			sp.to = ri
-			life[s][k] = sp
+			first[key] = sp
+		}
+		for _, key := range order {
+			alive[s][column[key]] = append(alive[s][column[key]], first[key])
 		}
 	}
 
 	// Findings by the actual entry's seq.
-	bySeq := map[int][]Finding{}
-	byExpSeq := map[int][]Finding{}
+	// Each finding keeps its place in r.Findings (n): the list shows them in that order, the
+	// diagnosis's, its cause first.
+	type marked struct {
+		Finding
+		n int
+	}
+	bySeq := map[int][]marked{}
+	byExpSeq := map[int][]marked{}
 	seqs, expSeqs := map[int]bool{}, map[int]bool{}
 	for _, e := range actual {
 		seqs[e.Seq] = true
@@ -278,13 +328,13 @@ func buildRun(r Run) runView {
 			expSeqs[e.Seq] = true
 		}
 	}
-	for _, f := range r.Findings {
+	for n, f := range r.Findings {
 		if f.Entry != 0 && seqs[f.Entry] {
-			bySeq[f.Entry] = append(bySeq[f.Entry], f)
+			bySeq[f.Entry] = append(bySeq[f.Entry], marked{f, n})
 		} else if f.Entry == 0 && f.ExpectedEntry != 0 && expSeqs[f.ExpectedEntry] {
-			byExpSeq[f.ExpectedEntry] = append(byExpSeq[f.ExpectedEntry], f)
+			byExpSeq[f.ExpectedEntry] = append(byExpSeq[f.ExpectedEntry], marked{f, n})
 		} else {
-			rv.Findings = append(rv.Findings, findingView{Rule: f.Rule, Msg: f.Msg, Detail: f.Detail, Entry: f.Entry})
+			rv.Findings = append(rv.Findings, findingView{Rule: f.Rule, Msg: f.Msg, Detail: f.Detail, Entry: f.Entry, n: n, later: f.Later})
 		}
 	}
 
@@ -310,9 +360,11 @@ func buildRun(r Run) runView {
 		for s := range sides {
 			i := sideIndex(p, s, two)
 			c := cellView{Lanes: make([]string, len(all))}
-			for k := range all {
-				if sp, ok := life[s][k]; ok && ri >= sp.from && ri <= sp.to {
-					c.Lanes[k] = "l"
+			for k, lives := range alive[s] {
+				for _, sp := range lives {
+					if ri >= sp.from && ri <= sp.to {
+						c.Lanes[k] = "l"
+					}
 				}
 			}
 			if i < 0 {
@@ -322,10 +374,9 @@ func buildRun(r Run) runView {
 				continue
 			}
 			e := sides[s][i]
-			c.Seq, c.Kind, c.KindRaw, c.Label, c.JSON = e.Seq, kindShort(e.Kind), e.Kind, label(e), entryJSON(e)
-			k := laneIdx[rowLanes[ri][s]]
-			c.Lane = all[k]
-			c.Lanes[k] = "d"
+			c.Seq, c.Kind, c.KindRaw, c.Label, c.JSON = e.Seq, kindShort(e.Kind), e.Kind, label(e), entryJSON(written[s][i])
+			c.Lane = rowLanes[ri][s]
+			c.Lanes[column[c.Lane.Key]] = "d"
 			if e.T != lastT[s] {
 				c.T = fmt.Sprintf("%dms", e.T)
 				lastT[s] = e.T
@@ -339,7 +390,7 @@ func buildRun(r Run) runView {
 			}
 			{
 				for _, f := range marks {
-					fv := findingView{Rule: f.Rule, Msg: f.Msg, Detail: f.Detail, Entry: e.Seq, Row: row.ID, Side: sideNames[s]}
+					fv := findingView{Rule: f.Rule, Msg: f.Msg, Detail: f.Detail, Entry: e.Seq, Row: row.ID, Side: sideNames[s], n: f.n, later: f.Later}
 					c.Findings = append(c.Findings, fv)
 					rv.Findings = append(rv.Findings, fv)
 				}
@@ -351,10 +402,16 @@ func buildRun(r Run) runView {
 		}
 		rv.Rows = append(rv.Rows, row)
 	}
-	// Whole-run findings first, then by row.
-	sort.SliceStable(rv.Findings, func(i, j int) bool {
-		return rv.Findings[i].Row == "" && rv.Findings[j].Row != ""
-	})
+	sort.SliceStable(rv.Findings, func(i, j int) bool { return rv.Findings[i].n < rv.Findings[j].n })
+	var first []findingView
+	for _, f := range rv.Findings {
+		if f.later {
+			rv.Later = append(rv.Later, f)
+		} else {
+			first = append(first, f)
+		}
+	}
+	rv.Findings = first
 	stats := fmt.Sprintf("%d entries", len(actual))
 	if two {
 		stats = fmt.Sprintf("%d expected and %d actual entries, %d rows differ", len(sides[0]), len(actual), differ)
@@ -362,7 +419,16 @@ func buildRun(r Run) runView {
 			rv.Failed = true
 		}
 	}
+	found := 0 // rows marked with a finding (shaded), which may be rows whose entries agree
+	for _, row := range rv.Rows {
+		if strings.Contains(row.Class, "find") {
+			found++
+		}
+	}
 	rv.Stats = fmt.Sprintf("%s, %d findings", stats, len(r.Findings))
+	if found > 0 {
+		rv.Stats += fmt.Sprintf(" (marked on %d rows)", found)
+	}
 	return rv
 }
 
@@ -377,9 +443,11 @@ func (rv *runView) prefixRows() {
 			}
 		}
 	}
-	for i := range rv.Findings {
-		if rv.Findings[i].Row != "" {
-			rv.Findings[i].Row = p + rv.Findings[i].Row
+	for _, list := range [][]findingView{rv.Findings, rv.Later} {
+		for i := range list {
+			if list[i].Row != "" {
+				list[i].Row = p + list[i].Row
+			}
 		}
 	}
 	if rv.Diverge != "" {
@@ -400,6 +468,17 @@ func entriesOf(t *sim.Trace) []sim.Entry {
 		return nil
 	}
 	return t.Expanded().Entries
+}
+
+// writtenOf is the trace's entries as its file has them: in linear form, a request's context
+// as the earlier request's it extends plus what was appended (sim.Link), so that a page
+// showing every entry's JSON grows with the trace, not with its square (a 200-turn run's
+// contexts in full were 32 MB). full is the trace expanded, used when the two do not pair.
+func writtenOf(t *sim.Trace, full []sim.Entry) []sim.Entry {
+	if t == nil || len(t.Entries) != len(full) {
+		return full
+	}
+	return t.Entries
 }
 
 func or(s, def string) string {

@@ -38,6 +38,9 @@ type Finding struct {
 	Msg string
 	// Detail, when set, says more in smaller print (the rule in full, say).
 	Detail string
+	// Later says the finding comes after the run's first divergence and may be its
+	// consequence: the page lists such findings folded, after the others.
+	Later bool
 }
 
 // Run is one run to show: a trace, optionally with the trace it was expected to equal.

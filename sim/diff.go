@@ -230,20 +230,29 @@ func fieldDifference(want, got []byte) string {
 		return string(b)
 	}
 	w, g := value(diff.Want, diff.WantAbsent), value(diff.Got, diff.GotAbsent)
-	if len(w) <= maxValueShown && len(g) <= maxValueShown {
-		return fmt.Sprintf("field %s: %s vs %s", path, w, g)
+	sw, sg, from := ShowValues(w, g)
+	if from == 0 {
+		return fmt.Sprintf("field %s: %s vs %s", path, sw, sg)
 	}
-	// Long values are shown around where they first differ: cut at their start, two values
-	// differing late would read the same.
-	k := 0
-	for k < len(w) && k < len(g) && w[k] == g[k] {
-		k++
-	}
-	return fmt.Sprintf("field %s, from its character %d on (of %d and %d): %s vs %s", path, k+1, len(w), len(g), window(w, k), window(g, k))
+	return fmt.Sprintf("field %s, from its character %d on (of %d and %d): %s vs %s", path, from, len(w), len(g), sw, sg)
 }
 
 // maxValueShown is the length of a JSON value a difference shows whole.
 const maxValueShown = 120
+
+// ShowValues is how two differing values are shown to people: whole when both are short;
+// else each around where they first differ (from, counted from 1; 0 when shown whole), each
+// cut end marked "…". Cut at their start, two values differing late would read the same.
+func ShowValues(want, got string) (w, g string, from int) {
+	if len(want) <= maxValueShown && len(got) <= maxValueShown {
+		return want, got, 0
+	}
+	k := 0
+	for k < len(want) && k < len(got) && want[k] == got[k] {
+		k++
+	}
+	return window(want, k), window(got, k), k + 1
+}
 
 // window is s around byte k: some bytes before it and more after it, each cut end marked.
 func window(s string, k int) string {

@@ -4,14 +4,16 @@
 //
 // A page shows one or more runs. Each run is a table whose rows are the trace's entries in
 // order, with its virtual time in the first column, then a lane per actor — the loop's events,
-// its hooks, the simulated user, each provider stream and each tool call — where a dot marks
-// the entry's actor and a line shows how long each stream or tool call lives, then the
-// entry's timeline text. When a run has an expected trace too (the reference's), the two are
-// shown side by side and aligned: equal entries share a row, and rows where they differ are
-// marked, the first divergence most strongly. Findings (broken invariants, failed
+// its hooks, the simulated user, the provider streams and the tool calls (streams, or tool
+// calls, whose lives do not overlap share a lane, so a page has as many as run at once) —
+// where a dot marks the entry's actor and a line shows how long each stream or tool call
+// lives, then the entry's timeline text. When a run has an expected trace too (the
+// reference's), the two are shown side by side and aligned: equal entries share a row, and
+// rows where they differ are marked, the first divergence most strongly. Findings (broken invariants, failed
 // expectations, diagnosed causes) are marked on the row of the entry they point at and listed
-// at the top with links. Clicking an entry opens its full JSON; hovering it shows the JSON in
-// a side panel.
+// at the top with links (those after the first divergence folded). Clicking an entry opens its
+// JSON as the trace file has it (linear: a request's context as the earlier one it extends plus
+// what was appended); hovering it shows the JSON in a side panel.
 package report
 
 import (

@@ -179,6 +179,21 @@ func TestBrowserRunPage(t *testing.T) {
 	if panel != inline {
 		t.Errorf("the panel shows %q, want the clicked entry's JSON %q", panel, inline)
 	}
+	// The panel closes, stays closed while the pointer passes over entries, and a click
+	// opens it again.
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#panel .close`))); err != nil {
+		t.Fatal(err)
+	}
+	hovered := eval[bool](t, ctx, `(document.querySelector("td.txt[data-seq]").dispatchEvent(new MouseEvent("mouseover", {bubbles: true})), document.getElementById("panel").classList.contains("on"))`)
+	if hovered {
+		t.Error("closed, the panel opened again on hover")
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`tr.first td.txt[data-seq] summary`))); err != nil {
+		t.Fatal(err)
+	}
+	if !eval[bool](t, ctx, `document.getElementById("panel").classList.contains("on")`) {
+		t.Error("a click did not open the closed panel")
+	}
 }
 
 // eval evaluates a JavaScript expression in the tab.

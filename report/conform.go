@@ -25,7 +25,26 @@ var indexHTML string
 var indexTemplate = template.Must(template.New("index").Funcs(template.FuncMap{
 	"inc":  func(i int) int { return i + 1 },
 	"page": func(name string) string { return PageName(name) },
+	"code": codeSpans,
 }).Parse(indexHTML))
+
+// codeSpans renders text whose `backquoted` parts are code (the rules of docs/SEMANTICS.md
+// are written so) as HTML: those parts in <code>, everything escaped.
+func codeSpans(text string) template.HTML {
+	parts := strings.Split(text, "`")
+	if len(parts)%2 == 0 { // an unpaired backquote: the text as it is
+		return template.HTML(template.HTMLEscapeString(text))
+	}
+	var b strings.Builder
+	for i, part := range parts {
+		if i%2 == 1 {
+			b.WriteString("<code>" + template.HTMLEscapeString(part) + "</code>")
+		} else {
+			b.WriteString(template.HTMLEscapeString(part))
+		}
+	}
+	return template.HTML(b.String())
+}
 
 // Conformance is a conformance run to report.
 type Conformance struct {
@@ -55,6 +74,19 @@ func WriteConformance(dir string, c Conformance) error {
 		return fmt.Errorf("report: %w", err)
 	}
 	var written []string
+	// Each failing scenario's page links the next one's.
+	var failingNames []string
+	for _, res := range c.Report.Results {
+		if res.Status == conformance.Fail || res.Status == conformance.ExpectedFail {
+			failingNames = append(failingNames, res.Scenario)
+		}
+	}
+	next := func(name string) string {
+		if i := slices.Index(failingNames, name); i >= 0 && i+1 < len(failingNames) {
+			return failingNames[i+1]
+		}
+		return ""
+	}
 	r := c.Report
 	type failing struct {
 		Name, Family, Page, Cause, Divergence string
@@ -105,7 +137,7 @@ func WriteConformance(dir string, c Conformance) error {
 				f.Cause = res.Reason
 			}
 			view.Failing = append(view.Failing, f)
-			if err := writeScenarioPage(dir, r, res, c.Traces); err != nil {
+			if err := writeScenarioPage(dir, r, res, next(res.Scenario), c.Traces); err != nil {
 				return err
 			}
 			written = append(written, PageName(res.Scenario))
@@ -159,8 +191,8 @@ func summaryOf(r *conformance.Report) string {
 	return r.Summary()
 }
 
-// writeScenarioPage writes one failing scenario's page.
-func writeScenarioPage(dir string, r conformance.Report, res conformance.Result, traces func(string) (*sim.Trace, *sim.Trace, error)) error {
+// writeScenarioPage writes one failing scenario's page, linking next's ("" for none).
+func writeScenarioPage(dir string, r conformance.Report, res conformance.Result, next string, traces func(string) (*sim.Trace, *sim.Trace, error)) error {
 	run := Run{Title: res.Scenario, Subtitle: res.Reason, ExpectedLabel: "expected: the reference", ActualLabel: "actual: " + or(r.Implementation, "the implementation"), Failed: true}
 	if traces != nil {
 		want, got, err := traces(res.Scenario)
@@ -215,6 +247,9 @@ func writeScenarioPage(dir string, r conformance.Report, res conformance.Result,
 		run.Subtitle += " · " + plural(len(causes), "cause", "causes") + ": " + strings.Join(causes, "; ")
 	}
 	p := Page{Title: res.Scenario, Intro: "A failing scenario of the conformance run: the reference's trace and the implementation's, aligned entry by entry, with every finding marked where it happens.", Back: "index.html", Runs: []Run{run}}
+	if next != "" {
+		p.Next, p.NextTitle = PageName(next), next
+	}
 	var buf bytes.Buffer
 	if err := Write(&buf, p); err != nil {
 		return err

@@ -139,6 +139,7 @@ func entryKey(e sim.Entry) string {
 
 type pageView struct {
 	Title, Intro, Back string
+	Next, NextTitle    string
 	CSS                template.CSS
 	JS                 template.JS
 	Runs               []runView

@@ -1,11 +1,14 @@
 (function () {
   "use strict";
   var panel = document.getElementById("panel");
-  var head = panel.querySelector(".ph");
+  var head = panel.querySelector(".ph span");
   var body = panel.querySelector("pre");
-  function show(td) {
+  var closed = false; // closed by the reader: hovering does not open it again until a click
+  function show(td, clicked) {
     var pre = td.querySelector("details > pre");
     if (!pre) { return; }
+    if (clicked) { closed = false; }
+    if (closed) { return; }
     head.textContent = td.getAttribute("data-side") + " · entry " + td.getAttribute("data-seq") + " · " + td.getAttribute("data-lane");
     body.textContent = pre.textContent;
     panel.classList.add("on");
@@ -18,8 +21,10 @@
   document.addEventListener("click", function (ev) {
     var t = ev.target;
     var td = t && t.closest ? t.closest("td.txt[data-seq]") : null;
-    if (td) { show(td); }
+    if (td) { show(td, true); }
   });
+  function close() { closed = true; panel.classList.remove("on"); }
+  panel.querySelector(".close").addEventListener("click", close);
 
   // Rows where virtual time moves on get a rule above them.
   var rows = document.querySelectorAll("table.trace tbody tr");
@@ -56,13 +61,13 @@
     void r.offsetWidth;
     r.classList.add("flash");
     var td = r.querySelector("td.txt[data-seq]:last-of-type") || r.querySelector("td.txt[data-seq]");
-    if (td) { show(td); }
+    if (td) { show(td, true); }
   }
   document.getElementById("next").addEventListener("click", function () { go(1); });
   document.getElementById("prev").addEventListener("click", function () { go(-1); });
   document.addEventListener("keydown", function (ev) {
     if (ev.target && (ev.target.tagName === "INPUT" || ev.target.tagName === "TEXTAREA")) { return; }
-    if (ev.key === "n") { go(1); } else if (ev.key === "p") { go(-1); }
+    if (ev.key === "n") { go(1); } else if (ev.key === "p") { go(-1); } else if (ev.key === "Escape") { close(); }
   });
   document.getElementById("next").disabled = stops.length === 0;
   document.getElementById("prev").disabled = stops.length === 0;

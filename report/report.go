@@ -69,13 +69,16 @@ type Page struct {
 	Intro string
 	// Back, when set, is a link (relative URL) shown at the top, e.g. to an index page.
 	Back string
+	// Next and NextTitle, when set, link the page that follows (a conformance report's next
+	// failing scenario).
+	Next, NextTitle string
 	// Runs are shown one after another, with a table of contents when there are several.
 	Runs []Run
 }
 
 // Write renders the page as one self-contained HTML document.
 func Write(w io.Writer, p Page) error {
-	view := pageView{Title: p.Title, Intro: p.Intro, Back: p.Back, CSS: css, JS: js}
+	view := pageView{Title: p.Title, Intro: p.Intro, Back: p.Back, Next: p.Next, NextTitle: p.NextTitle, CSS: css, JS: js}
 	ids := map[string]int{}
 	for i, r := range p.Runs {
 		rv := buildRun(r)

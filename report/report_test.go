@@ -197,3 +197,48 @@ func TestIndexSaysExpectedFailuresAndUnexpectedPasses(t *testing.T) {
 		t.Errorf("the page does not give the differing field's values:\n%s", regexp.MustCompile(`<ol class="findings">[\s\S]*?</ol>`).Find(page))
 	}
 }
+
+// TestCodeSpans: a rule's `backquoted` parts are code on the index, the rest escaped (the
+// index showed the Markdown's backquotes).
+func TestCodeSpans(t *testing.T) {
+	for in, want := range map[string]string{
+		"`thinkingLevel` (`\"off\"` for none) <b>": `<code>thinkingLevel</code> (<code>&#34;off&#34;</code> for none) &lt;b&gt;`,
+		"an odd ` stays": "an odd ` stays",
+	} {
+		if got := string(codeSpans(in)); got != want {
+			t.Errorf("codeSpans(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestEachFailingPageLinksTheNext: a failing scenario's page links the next failing
+// scenario's page, which exists; the last links none.
+func TestEachFailingPageLinksTheNext(t *testing.T) {
+	c := faultyConformance(t, "tools-sequential", "prepare-hooks")
+	dir := t.TempDir()
+	if err := WriteConformance(dir, c); err != nil {
+		t.Fatal(err)
+	}
+	var failing []string
+	for _, res := range c.Report.Results {
+		if res.Status == conformance.Fail {
+			failing = append(failing, res.Scenario)
+		}
+	}
+	if len(failing) < 2 {
+		t.Fatalf("%d failing scenarios: the test needs two", len(failing))
+	}
+	for i, name := range failing {
+		page, err := os.ReadFile(filepath.Join(dir, PageName(name)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		link := regexp.MustCompile(`href="([^"]+)">next failing scenario: `).FindSubmatch(page)
+		switch {
+		case i == len(failing)-1 && link != nil:
+			t.Errorf("the last page %s links %s", name, link[1])
+		case i < len(failing)-1 && (link == nil || string(link[1]) != PageName(failing[i+1])):
+			t.Errorf("page %s: next link %q, want %s", name, link, PageName(failing[i+1]))
+		}
+	}
+}

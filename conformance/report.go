@@ -16,6 +16,7 @@ import (
 // above"). max > 0 shows at most max of them and says how many more there are.
 func FindingsText(fs []diagnose.Finding, indent string, max int) string {
 	var b strings.Builder
+	fs = rootsFirst(fs)
 	for i, f := range fs {
 		if max > 0 && i == max {
 			fmt.Fprintf(&b, "%s… and %d more findings (all are in the JSON and JUnit reports)\n", indent, len(fs)-i)
@@ -64,7 +65,7 @@ func (p *Progress) Text(res Result) string {
 		return fmt.Sprintf("%s  %s: %s\n", word, res.Scenario, res.Reason)
 	}
 	var fresh, seen []diagnose.Finding
-	for _, f := range res.Findings {
+	for _, f := range rootsFirst(res.Findings) {
 		if p.shown[f.Shape()] != "" {
 			seen = append(seen, f)
 		} else {
@@ -110,6 +111,21 @@ func (p *Progress) Text(res Result) string {
 		fmt.Fprintf(&b, "      and %d finding%s %s: %s\n", len(seen), plural(len(seen)), p.shownWhere(seen, res.Scenario), headlines(seen, 2))
 	}
 	return b.String()
+}
+
+// rootsFirst is fs with the findings that may be a cause (not marked as coming after the
+// first divergence) first, each part in its order: an invariant that names the defect is
+// not shown below twenty field differences that follow from it (a stranger's Agent).
+func rootsFirst(fs []diagnose.Finding) []diagnose.Finding {
+	out := make([]diagnose.Finding, 0, len(fs))
+	for _, later := range []bool{false, true} {
+		for _, f := range fs {
+			if f.Consequence == later {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
 }
 
 // shownWhere says where the kinds of findings seen were shown in full: above, in this

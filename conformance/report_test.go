@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -231,6 +232,26 @@ func TestProgressSaysWhereAFoldedKindWasShown(t *testing.T) {
 	folded, marked := strings.Index(fourth, "1 finding of kinds shown in full above"), strings.Index(fourth, "may be its consequence")
 	if folded < 0 || marked < 0 || folded > marked || strings.Contains(fourth, "and 1 finding") {
 		t.Errorf("a consequence of a folded finding:\n%s", fourth)
+	}
+}
+
+// TestRootFindingsComeFirst: a scenario's findings that may be causes are shown before those
+// marked as coming after the first divergence, whatever their order in the diagnosis: an
+// invariant naming the defect was shown under twenty field differences that followed from it.
+func TestRootFindingsComeFirst(t *testing.T) {
+	root := diagnose.Finding{Kind: diagnose.Divergence, Signature: "event a moved", Headline: "a moved", Says: "a comes earlier", At: diagnose.Position{Actual: 30, Expected: 31}}
+	var fs []diagnose.Finding
+	fs = append(fs, root)
+	for i := range 3 {
+		fs = append(fs, diagnose.Finding{Kind: diagnose.Divergence, Signature: fmt.Sprintf("field m%d differs", i), Headline: fmt.Sprintf("m%d differs", i), Says: fmt.Sprintf("the field m%d differs", i), At: diagnose.Position{Actual: 40 + i, Expected: 40 + i}, Consequence: true})
+	}
+	fs = append(fs, diagnose.Finding{Kind: diagnose.Invariant, Signature: "invariant agent-queues", Headline: "breaks invariant agent-queues", Says: "one poll took 3 steering messages in one-at-a-time mode", At: diagnose.Position{Actual: 31}})
+	var p conformance.Progress
+	for _, text := range []string{p.Text(conformance.Result{Scenario: "agent/x", Status: conformance.Fail, Reason: "traces differ", Findings: fs}), conformance.FindingsText(fs, "", 0)} {
+		inv, field := strings.Index(text, "one poll took 3"), strings.Index(text, "the field m0 differs")
+		if inv < 0 || field < 0 || inv > field || strings.Index(text, "a comes earlier") > inv {
+			t.Errorf("the invariant is not shown right after the first divergence:\n%s", text)
+		}
 	}
 }
 

@@ -407,6 +407,11 @@ func region(rule string, want, got []sim.Entry, miss, extra []int, nextW, nextG 
 			where = "at the end of its trace"
 		}
 		f.Says = fmt.Sprintf("the implementation lacks %s the reference has %s, starting with %q", entries(len(miss)), where, k)
+		if want[miss[0]].Kind == sim.KindDeliver {
+			// A delivery is the harness's, not the implementation's: say why it was not made.
+			f.Says += " (a delivery is the harness's, made by the scenario's script when the implementation is idle: " +
+				"one missing means the implementation's run took another course before it — it ended, or was not idle there)"
+		}
 		f.Signature = "missing " + k
 		f.Headline = article(k) + " " + k + " the reference has is missing"
 	case len(miss) == 0:

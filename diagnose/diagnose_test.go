@@ -545,3 +545,27 @@ func TestAMovedEntryIsSaidMoved(t *testing.T) {
 		}
 	}
 }
+
+// TestAMissingDeliverySaysItIsTheHarnesss: entries the implementation lacks starting with a
+// delivery say that the harness makes deliveries, when the implementation is idle (a
+// stranger read "a deliver agent the reference has is missing" as their Agent's fault to
+// deliver something); other missing entries do not.
+func TestAMissingDeliverySaysItIsTheHarnesss(t *testing.T) {
+	sc, want := reference(t, "agent/reset-then-prompt")
+	got := clone(want)
+	i := find(t, got, "deliver agent")
+	got.Entries = got.Entries[:i]
+	renumber(got)
+	fs := diagnose.Diagnose(sc, want, got, diagnose.Options{})
+	if len(fs) == 0 || !strings.Contains(fs[0].Says, "a delivery is the harness's") {
+		t.Fatalf("first finding: %+v", fs)
+	}
+	sc, want = reference(t, "truncation/basic")
+	got = clone(want)
+	j := find(t, got, "event tool_execution_end")
+	got.Entries = slices.Delete(got.Entries, j, j+1)
+	renumber(got)
+	if fs := diagnose.Diagnose(sc, want, got, diagnose.Options{}); strings.Contains(fs[0].Says, "harness") {
+		t.Errorf("a missing event is said to be a delivery: %s", fs[0].Says)
+	}
+}

@@ -538,6 +538,8 @@ func (d diff) sentence() string {
 		return fmt.Sprintf("the field %s is present; the reference does not have it", d.path)
 	case "type":
 		return fmt.Sprintf("the field %s is %s; the reference's is %s", d.path, jsonType(d.got), jsonType(d.want))
+	case "order":
+		return fmt.Sprintf("the list %s has the reference's items in another order: %s", d.path, orderChange(d.want.([]any), d.got.([]any)))
 	case "length":
 		s := fmt.Sprintf("the list %s has %d items; the reference's has %d", d.path, len(d.got.([]any)), len(d.want.([]any)))
 		if change := listChange(d.want.([]any), d.got.([]any)); change != "" {
@@ -546,6 +548,78 @@ func (d diff) sentence() string {
 		return s
 	}
 	return fmt.Sprintf("the field %s differs", d.path)
+}
+
+// reordered reports whether got holds exactly want's items, two or more of them elsewhere
+// (items compared by their canonical JSON).
+func reordered(want, got []any) bool {
+	if len(want) < 2 {
+		return false
+	}
+	w, g := itemKeys(want), itemKeys(got)
+	moved := 0
+	for i := range w {
+		if w[i] != g[i] {
+			moved++
+		}
+	}
+	if moved < 2 {
+		return false
+	}
+	slices.Sort(w)
+	slices.Sort(g)
+	return slices.Equal(w, g)
+}
+
+// itemKeys is each item's canonical JSON.
+func itemKeys(items []any) []string {
+	out := make([]string, len(items))
+	for i, v := range items {
+		b, _ := json.Marshal(v)
+		out[i] = string(b)
+	}
+	return out
+}
+
+// orderChange says where the reference's items went: "item 5 is the reference's 7, …" for
+// the first four out of place (counted from 0, as the path's indexes are).
+func orderChange(want, got []any) string {
+	w, g := itemKeys(want), itemKeys(got)
+	used := make([]bool, len(w))
+	var parts []string
+	more := 0
+	for i := range g {
+		if g[i] == w[i] {
+			used[i] = true
+		}
+	}
+	for i := range g {
+		if g[i] == w[i] {
+			continue
+		}
+		j := slices.IndexFunc(w, func(k string) bool { return k == g[i] })
+		for j >= 0 && used[j] {
+			next := slices.IndexFunc(w[j+1:], func(k string) bool { return k == g[i] })
+			if next < 0 {
+				j = -1
+				break
+			}
+			j += 1 + next
+		}
+		if j >= 0 {
+			used[j] = true
+		}
+		if len(parts) == 4 {
+			more++
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("item %d is the reference's %d", i, j))
+	}
+	s := strings.Join(parts, ", ")
+	if more > 0 {
+		s += fmt.Sprintf(" and %d more", more)
+	}
+	return s
 }
 
 // walk collects every differing place of two decoded JSON values.
@@ -591,6 +665,12 @@ func walk(w, g any, path string, out *[]diff) {
 	if wok && gok {
 		if len(wa) != len(ga) {
 			*out = append(*out, diff{path: path, shape: "length", want: w, got: g})
+			return
+		}
+		if reordered(wa, ga) {
+			// The reference's items in another order: one finding that says so, not one
+			// per field of every item out of place.
+			*out = append(*out, diff{path: path, shape: "order", want: w, got: g})
 			return
 		}
 		for i := range wa {

@@ -569,3 +569,29 @@ func TestAMissingDeliverySaysItIsTheHarnesss(t *testing.T) {
 		t.Errorf("a missing event is said to be a delivery: %s", fs[0].Says)
 	}
 }
+
+// TestAReorderedListIsOneFinding: a list holding the reference's items in another order is
+// one finding that says where each went, not one per field of every item out of place (a
+// stranger's Agent, whose steering messages came two places early, got twenty).
+func TestAReorderedListIsOneFinding(t *testing.T) {
+	sc, want := reference(t, "tools-parallel/completion-order")
+	got := clone(want)
+	i := find(t, got, "event turn_end")
+	edit(t, got, i, func(d map[string]any) {
+		r := d["toolResults"].([]any)
+		r[0], r[1] = r[1], r[0]
+	})
+	fs := diagnose.Diagnose(sc, want, got, diagnose.Options{})
+	var at []diagnose.Finding
+	for _, f := range fs {
+		if f.Kind == diagnose.Divergence && f.At.Actual == i+1 {
+			at = append(at, f)
+		}
+	}
+	if len(at) != 1 || at[0].Path != "data.toolResults" || !strings.Contains(at[0].Says, "the list data.toolResults has the reference's items in another order: item 0 is the reference's 1, item 1 is the reference's 0") {
+		t.Fatalf("findings at the turn_end: %+v", at)
+	}
+	if !strings.HasSuffix(at[0].Signature, "data.toolResults order") {
+		t.Errorf("signature %q", at[0].Signature)
+	}
+}

@@ -40,7 +40,8 @@ stdin and stdout, e.g. pi's own loop through its adapter.
 Each failure lists its findings, every one, each named by the rule it breaks:
   divergence   a region of entries missing, extra or of another kind than the reference's
                (the two traces are aligned, so the comparison goes on past the first), or
-               a field that differs in a pair of matching entries (its path, both values);
+               a field that differs in a pair of matching entries (its path, both values;
+               a list holding the reference's items in another order is one finding);
   invariant    a named invariant the implementation's trace breaks (package invariant);
   expectation  a line of the scenario's own expect: block the trace does not meet;
   error        the implementation timed out, crashed or broke the protocol.

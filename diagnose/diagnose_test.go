@@ -595,3 +595,29 @@ func TestAReorderedListIsOneFinding(t *testing.T) {
 		t.Errorf("signature %q", at[0].Signature)
 	}
 }
+
+// TestEntriesLostBeforeAnotherDefectKeepTheirRule: entries the implementation lacks keep the
+// scenario's rule when the entry after the gap breaks an invariant of another rule (a
+// stranger's loop without type coercion, whose calls also had a durationMs they should not,
+// had its missing hooks named R-TIME-DURATION, and the coercion defect hidden).
+func TestEntriesLostBeforeAnotherDefectKeepTheirRule(t *testing.T) {
+	sc, want := reference(t, "tools-sequential/coercion")
+	got := clone(want)
+	i, j := find(t, got, "call beforeToolCall"), find(t, got, "event tool_execution_end")
+	got.Entries = slices.Delete(got.Entries, i, j)
+	renumber(got)
+	fs := diagnose.Diagnose(sc, want, got, diagnose.Options{})
+	if len(fs) == 0 || !strings.HasPrefix(fs[0].Signature, "missing call beforeToolCall") {
+		t.Fatalf("first finding %+v", fs)
+	}
+	if fs[0].Rule != sc.RuleName() {
+		t.Errorf("the lost entries' rule is %q, want the scenario's %q", fs[0].Rule, sc.RuleName())
+	}
+	broken := false
+	for _, f := range fs {
+		broken = broken || f.Kind == diagnose.Invariant && f.At.Actual == i+1 && strings.Contains(f.Rule, "R-TIME-DURATION")
+	}
+	if !broken {
+		t.Fatalf("the test needs the end after the gap to break the durationMs rule: %v", fs)
+	}
+}

@@ -69,7 +69,8 @@ function run(s) {
 	for (const ts of setup.tools ?? []) {
 		// the world runs the tool: a toolUpdate delivery calls onUpdate, toolResult settles it
 		// (a ToolError with the failure's text when it failed)
-		const execute = async (toolCallId, args, onUpdate) => s.runTool(toolCallId, ts.name, args, onUpdate);
+		// (pi's signature: the signal is the world's to fire, through s.signal)
+		const execute = async (toolCallId, args, signal, onUpdate) => s.runTool(toolCallId, ts.name, args, onUpdate);
 		const prepare = ts.prepareArguments && ((args) => ({ ...(args ?? {}), ...ts.prepareArguments })); // pi's prepareArguments, local
 		// FILL 4: your tool object from ts.name, ts.description, ts.parameters (JSON Schema),
 		// ts.executionMode ("sequential" / "parallel" / undefined), prepare and execute.

@@ -229,6 +229,12 @@ export class Session {
 	 * a ToolError. Throws CallError (synchronously) when the harness refuses the call.
 	 */
 	runTool(toolCallId, toolName, args, onUpdate) {
+		if (onUpdate !== undefined && onUpdate !== null && typeof onUpdate !== "function") {
+			// Checked here, not at the first toolUpdate: pi's execute is (toolCallId, args,
+			// signal, onUpdate), and a signal passed in onUpdate's place failed only scenarios
+			// with updates, with a stack inside the kit.
+			throw new TypeError(`turnstile-kit: runTool(toolCallId, toolName, args, onUpdate): onUpdate must be a function or undefined; got ${onUpdate?.constructor?.name ?? typeof onUpdate} (pi's execute is (toolCallId, args, signal, onUpdate): was the signal passed in its place?)`);
+		}
 		const run = { onUpdate, settled: false, resolve: null, reject: null };
 		const settled = new Promise((resolve, reject) => {
 			run.resolve = resolve;

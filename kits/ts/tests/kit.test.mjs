@@ -486,3 +486,18 @@ test("a tool update after its result is accepted and calls nothing", async () =>
 	const { written } = await converse(loop, [HELLO, start(), answer(1, {}), deliver("toolUpdate", 1, "t", "early"), deliver("toolResult", 2, "t", { result: "r" }), answer(2, {}), deliver("toolUpdate", 3, "t", "late"), stop()]);
 	assert.deepEqual(briefs(written), ["hello", "call 1 tool", "idle", "ev update early", "idle", "ev result r", "call 2 tool", "idle", "idle", "stopped"]);
 });
+
+test("runTool refuses an onUpdate that is not a function at once, naming the likely mix-up", async () => {
+	const loop = async (s) => {
+		try {
+			s.runTool("t", "x", {}, new AbortController().signal);
+			return [{ threw: false }];
+		} catch (err) {
+			return [{ threw: err instanceof TypeError, message: err.message }];
+		}
+	};
+	const { written } = await converse(loop, [HELLO, start(), stop()]);
+	const [result] = written.find((m) => m.notification?.kind === "end").notification.data.messages;
+	assert.equal(result.threw, true);
+	assert.match(result.message, /onUpdate must be a function or undefined; got AbortSignal \(pi's execute is \(toolCallId, args, signal, onUpdate\)/);
+});

@@ -338,7 +338,7 @@ func TestEndlessScenarioEndsWithTheBudgetVerdict(t *testing.T) {
 	endless := "cmd/turnstile/testdata/endless.yaml"
 	out, errOut, code := turnstile(t, "run", endless, "--max-requests", "100")
 	if code != 1 || !strings.Contains(out, "FAIL  budget: the run made 100 requests; budget 100") ||
-		!strings.Contains(out, "FAIL the run exceeded its budget") || !strings.Contains(errOut, "1 of 1 scenarios failed") {
+		!strings.Contains(out, "FAIL the run exceeded its budget") || !strings.Contains(errOut, "1 of 1 scenarios failed: endless (cmd/turnstile/testdata/endless.yaml)") {
 		t.Fatalf("run: exit %d:\n%s\n%s", code, lastLines(out, 3), errOut)
 	}
 	out, _, code = turnstile(t, "run", endless)

@@ -117,7 +117,7 @@ marked, and with --impl the reference's trace beside the implementation's.`,
 				if format == "jsonl" {
 					_, _ = out.Write(tr.JSONL())
 					if len(problems) > 0 {
-						bad = append(bad, f.Path+" ("+problems[0]+")")
+						bad = append(bad, nameOf(f)+" ("+problems[0]+")")
 					}
 					continue
 				}
@@ -127,7 +127,7 @@ marked, and with --impl the reference's trace beside the implementation's.`,
 					for _, p := range problems {
 						fmt.Fprintln(out, st.red("FAIL "+p))
 					}
-					bad = append(bad, f.Path)
+					bad = append(bad, nameOf(f))
 				} else if !f.Expect.Empty() {
 					fmt.Fprintln(out, st.green("ok   expectations met"))
 				}
@@ -177,4 +177,13 @@ func runProblems(f *scenarios.File, tr *sim.Trace, checkExpect bool) []string {
 		p += " (add expect: {runFails: true} if the scenario means it)"
 	}
 	return append(problems, p)
+}
+
+// nameOf names a scenario file in a verdict: by its scenario's name, and by its path too when
+// the file is one's own (an embedded one's path leads nowhere).
+func nameOf(f *scenarios.File) string {
+	if f.Path == f.Rel+".yaml" || f.Path == f.Rel+".yml" {
+		return f.Scenario.Name
+	}
+	return f.Scenario.Name + " (" + f.Path + ")"
 }

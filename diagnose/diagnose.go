@@ -83,8 +83,9 @@ func Diagnose(sc Scenario, want, got *sim.Trace, opts Options) []Finding {
 	// (durationMs on the end of a call whose validation wrongly failed named the validation's
 	// missing hooks R-TIME-DURATION).
 	for i := range out {
-		lost := strings.HasPrefix(out[i].Signature, "missing ") && out[i].moved == ""
-		if d := &out[i]; d.Kind == Divergence && d.At.Actual > 0 && !ownRule(d.Signature) && !lost {
+		d := &out[i]
+		lost := strings.HasPrefix(d.Signature, "missing ") && d.moved == ""
+		if d.Kind == Divergence && d.At.Actual > 0 && !ownRule(d.Signature) && !lost {
 			end := sameMessage(got.Entries, d.At.Actual)
 			for _, f := range invs { // the earliest such entry's
 				if f.At.Actual >= d.At.Actual && f.At.Actual <= end {
@@ -587,44 +588,32 @@ func itemKeys(items []any) []string {
 }
 
 // orderChange says where the reference's items went: "item 5 is the reference's 7, …" for
-// the first four out of place (counted from 0, as the path's indexes are).
+// the first four out of place (counted from 0, as the path's indexes are). got holds want's
+// items (reordered): each out of place is the first equal item of want not yet placed.
 func orderChange(want, got []any) string {
 	w, g := itemKeys(want), itemKeys(got)
-	used := make([]bool, len(w))
-	var parts []string
-	more := 0
+	placed := make([]bool, len(w))
 	for i := range g {
-		if g[i] == w[i] {
-			used[i] = true
-		}
+		placed[i] = g[i] == w[i]
 	}
+	var parts []string
 	for i := range g {
 		if g[i] == w[i] {
 			continue
 		}
-		j := slices.IndexFunc(w, func(k string) bool { return k == g[i] })
-		for j >= 0 && used[j] {
-			next := slices.IndexFunc(w[j+1:], func(k string) bool { return k == g[i] })
-			if next < 0 {
-				j = -1
-				break
-			}
-			j += 1 + next
+		j := 0
+		for j < len(w) && (placed[j] || w[j] != g[i]) {
+			j++
 		}
-		if j >= 0 {
-			used[j] = true
-		}
-		if len(parts) == 4 {
-			more++
-			continue
+		if j < len(w) {
+			placed[j] = true
 		}
 		parts = append(parts, fmt.Sprintf("item %d is the reference's %d", i, j))
 	}
-	s := strings.Join(parts, ", ")
-	if more > 0 {
-		s += fmt.Sprintf(" and %d more", more)
+	if len(parts) > 4 {
+		return strings.Join(parts[:4], ", ") + fmt.Sprintf(" and %d more", len(parts)-4)
 	}
-	return s
+	return strings.Join(parts, ", ")
 }
 
 // walk collects every differing place of two decoded JSON values.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -619,5 +620,23 @@ func TestEntriesLostBeforeAnotherDefectKeepTheirRule(t *testing.T) {
 	}
 	if !broken {
 		t.Fatalf("the test needs the end after the gap to break the durationMs rule: %v", fs)
+	}
+}
+
+// TestAReorderedLongListNamesFourMoves: a reversed list of five or more items names the
+// first four moves and counts the rest.
+func TestAReorderedLongListNamesFourMoves(t *testing.T) {
+	sc, want := reference(t, "tools-parallel/completion-order")
+	got := clone(want)
+	i := len(got.Entries) - 1 // the run's end, with every new message
+	edit(t, got, i, func(d map[string]any) { slices.Reverse(d["messages"].([]any)) })
+	var says []string
+	for _, f := range diagnose.Diagnose(sc, want, got, diagnose.Options{}) {
+		if f.At.Actual == i+1 && f.Kind == diagnose.Divergence {
+			says = append(says, f.Says)
+		}
+	}
+	if len(says) != 1 || !regexp.MustCompile(`another order: item 0 is the reference's \d+, item 1 is the reference's \d+, item 2 is the reference's \d+, item 3 is the reference's \d+ and \d+ more$`).MatchString(says[0]) {
+		t.Errorf("findings at the end: %q", says)
 	}
 }

@@ -73,7 +73,6 @@ func WriteConformance(dir string, c Conformance) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	var written []string
 	// Each failing scenario's page links the next one's.
 	var failingNames []string
 	for _, res := range c.Report.Results {
@@ -140,7 +139,6 @@ func WriteConformance(dir string, c Conformance) error {
 			if err := writeScenarioPage(dir, r, res, next(res.Scenario), c.Traces); err != nil {
 				return err
 			}
-			written = append(written, PageName(res.Scenario))
 		case conformance.Skip:
 			view.Others = append(view.Others, other{res.Scenario, string(res.Status), res.Reason})
 		}
@@ -151,6 +149,10 @@ func WriteConformance(dir string, c Conformance) error {
 	}
 	if err := os.WriteFile(filepath.Join(dir, "index.html"), buf.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("report: %w", err)
+	}
+	written := make([]string, len(failingNames))
+	for i, name := range failingNames {
+		written[i] = PageName(name)
 	}
 	return replacePages(dir, written)
 }

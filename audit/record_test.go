@@ -13,6 +13,7 @@ import (
 	"github.com/turnstile-dev/turnstile/conformance"
 	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 var record = flag.Bool("record", false, "rerecord testdata/pi/*.events.jsonl by running pi (needs npm ci in conformance/adapters/pi)")
@@ -65,7 +66,7 @@ func TestRecordPi(t *testing.T) {
 		}
 		var buf bytes.Buffer
 		for _, e := range tr.Entries {
-			if e.Kind != sim.KindEvent {
+			if e.Kind != trace.KindEvent {
 				continue
 			}
 			var v any

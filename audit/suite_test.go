@@ -11,6 +11,7 @@ import (
 	"github.com/turnstile-dev/turnstile/conformance"
 	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // auditSuite runs every curated scenario against impl and audits each trace: no finding,
@@ -37,7 +38,7 @@ func auditSuite(t *testing.T, impl sim.Implementation) {
 		failed := tr.Entries[len(tr.Entries)-1].Error != ""
 		started := false
 		for _, e := range tr.Entries {
-			started = started || e.Kind == sim.KindEvent
+			started = started || e.Kind == trace.KindEvent
 		}
 		if sum.Format != Trace || (len(sum.Notes) > 0) != (failed && started) {
 			t.Errorf("%s: format %q, notes %q, run failed %v", f.Scenario.Name, sum.Format, sum.Notes, failed)

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // BenchmarkSimulated runs each shape through the simulator with the reference loop and full
@@ -33,7 +34,7 @@ func TestShapesMakeTheirTurns(t *testing.T) {
 		}
 		requests := 0
 		for _, e := range tr.Entries {
-			if e.Kind == sim.KindCall && e.Name == sim.CallStream {
+			if e.Kind == trace.KindCall && e.Name == trace.CallStream {
 				requests++
 			}
 		}

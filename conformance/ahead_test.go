@@ -13,6 +13,7 @@ import (
 	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // aheadLines counts the deliver lines of a protocol log written while the implementation was
@@ -94,7 +95,7 @@ func servedBothWays(t *testing.T) bothWays {
 
 // run runs sc both ways and holds both traces and errors to the in-process reference's; it
 // returns the two protocol logs and the reference's trace.
-func (b bothWays) run(t *testing.T, sc *sim.Scenario) (shortcuts, plain string, want *sim.Trace) {
+func (b bothWays) run(t *testing.T, sc *sim.Scenario) (shortcuts, plain string, want *trace.Trace) {
 	t.Helper()
 	want, wantErr := sim.Run(sc, sim.NewReference())
 	var logs [2]bytes.Buffer

@@ -7,7 +7,7 @@ import (
 	"reflect"
 	"strings"
 
-	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // Profile says how strictly two traces must agree.
@@ -51,7 +51,7 @@ func normalizeText(s string) string {
 
 // entriesAgree compares two entries (nil: the trace has ended) under the profile; when they
 // differ, detail says where.
-func entriesAgree(want, got *sim.Entry, profile Profile) (bool, string) {
+func entriesAgree(want, got *trace.Entry, profile Profile) (bool, string) {
 	switch {
 	case want == nil && got == nil:
 		return true, ""
@@ -75,14 +75,14 @@ func entriesAgree(want, got *sim.Entry, profile Profile) (bool, string) {
 }
 
 // entryLine is an entry as its canonical JSON line (the form of Trace.JSONL).
-func entryLine(e sim.Entry) []byte {
-	t := sim.Trace{Entries: []sim.Entry{e}}
+func entryLine(e trace.Entry) []byte {
+	t := trace.Trace{Entries: []trace.Entry{e}}
 	return bytes.TrimSuffix(t.JSONL(), []byte{'\n'})
 }
 
 // SemanticValue is an entry decoded for the semantic profile: numbers as float64, strings
 // rewritten by SemanticRules. The sequence number is left out (positions are compared).
-func SemanticValue(e sim.Entry) any {
+func SemanticValue(e trace.Entry) any {
 	v := decodeLine(entryLine(e), true)
 	if m, ok := v.(map[string]any); ok {
 		delete(m, "seq")
@@ -134,7 +134,7 @@ func firstDifference(want, got any, path string) string {
 		}
 		return s
 	}
-	d, ok := sim.FirstDifference(want, got, nil)
+	d, ok := trace.FirstDifference(want, got, nil)
 	at := d.Path
 	if path != "" && at != "" {
 		at = path + "." + at

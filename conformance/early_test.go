@@ -11,6 +11,7 @@ import (
 	"github.com/turnstile-dev/turnstile/conformance"
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // earlyCounter serves scenarios through a Process with the world as it is, counting the
@@ -116,7 +117,7 @@ func TestEarlyAnswersChangeNoVerdict(t *testing.T) {
 		t.Run(c.script, func(t *testing.T) {
 			sc := &sim.Scenario{Name: "verdict", Model: testModel, Prompts: []loop.Message{user("go")},
 				Responses: []sim.Response{{Content: loop.Text("done")}}, Budget: c.budget}
-			var traces [2]*sim.Trace
+			var traces [2]*trace.Trace
 			var errs [2]error
 			for i, plain := range []bool{false, true} {
 				p := &conformance.Process{Command: []string{"sh", "testdata/" + c.script}, Timeout: 5 * time.Second}

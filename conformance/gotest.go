@@ -17,6 +17,7 @@ import (
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // GoPort is an agent loop written in Go, verified in-process by Test the way
@@ -433,16 +434,16 @@ func (p *inProcess) Deliver(d sim.Delivery) error {
 	p.now = d.Now
 	var box *mailbox
 	switch d.Kind {
-	case sim.DeliverAbort:
+	case trace.DeliverAbort:
 		p.cancel()
-	case sim.DeliverToolUpdate, sim.DeliverToolResult:
+	case trace.DeliverToolUpdate, trace.DeliverToolResult:
 		box = p.tools[d.Target]
 	default:
 		box = p.streams[d.Target]
 	}
-	late := d.Kind == sim.DeliverToolUpdate && p.settled[d.Target]
+	late := d.Kind == trace.DeliverToolUpdate && p.settled[d.Target]
 	p.mu.Unlock()
-	if d.Kind != sim.DeliverAbort && !late {
+	if d.Kind != trace.DeliverAbort && !late {
 		if box == nil {
 			return fmt.Errorf("delivery %s for unknown target %q", d.Kind, d.Target)
 		}
@@ -489,7 +490,7 @@ func (p *inProcess) call(kind, name string, data any) (json.RawMessage, error) {
 }
 
 func (p *inProcess) Hook(name string, data any, out any) error {
-	raw, err := p.call(sim.CallHook, name, data)
+	raw, err := p.call(trace.CallHook, name, data)
 	if err != nil || out == nil || len(raw) == 0 {
 		return err
 	}
@@ -516,7 +517,7 @@ func (p *inProcess) problem(msg string) {
 }
 
 func (p *inProcess) Stream(data any) (Stream, error) {
-	raw, err := p.call(sim.CallStream, "", data)
+	raw, err := p.call(trace.CallStream, "", data)
 	if err != nil {
 		return nil, err
 	}
@@ -602,7 +603,7 @@ func (p *inProcess) Tool(id, name string, args any, onUpdate func(json.RawMessag
 		p.settled[id] = true
 		p.mu.Unlock()
 	}()
-	if _, err := p.call(sim.CallTool, "", map[string]any{"toolCallId": id, "toolName": name, "args": args}); err != nil {
+	if _, err := p.call(trace.CallTool, "", map[string]any{"toolCallId": id, "toolName": name, "args": args}); err != nil {
 		return nil, err
 	}
 	for {
@@ -610,7 +611,7 @@ func (p *inProcess) Tool(id, name string, args any, onUpdate func(json.RawMessag
 		if err != nil {
 			return nil, err
 		}
-		if d.Kind == sim.DeliverToolUpdate {
+		if d.Kind == trace.DeliverToolUpdate {
 			onUpdate(d.Data)
 			continue
 		}
@@ -646,14 +647,14 @@ func (s *goStream) Next() (json.RawMessage, bool, error) {
 		return nil, false, err
 	}
 	switch d.Kind {
-	case sim.DeliverStreamEnd:
+	case trace.DeliverStreamEnd:
 		var end struct {
 			Message json.RawMessage `json:"message"`
 		}
 		_ = json.Unmarshal(d.Data, &end)
 		s.final, s.ended = end.Message, true
 		return nil, false, nil
-	case sim.DeliverStreamFail:
+	case trace.DeliverStreamFail:
 		var f struct {
 			Error string `json:"error"`
 		}

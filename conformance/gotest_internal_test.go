@@ -13,6 +13,7 @@ import (
 	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // badEventPort emits an event that cannot be encoded, then returns.
@@ -60,8 +61,8 @@ func TestUnencodableEventIsAFinding(t *testing.T) {
 func TestAStreamEndsAfterDone(t *testing.T) {
 	for _, last := range []string{`{"type":"done","reason":"stop","message":{"role":"assistant"}}`, `{"type":"error","reason":"error","error":{"role":"assistant"}}`} {
 		box := newMailbox(nil)
-		box.put(sim.Delivery{Kind: sim.DeliverStreamEvent, Data: []byte(`{"type":"start"}`)})
-		box.put(sim.Delivery{Kind: sim.DeliverStreamEvent, Data: []byte(last)})
+		box.put(sim.Delivery{Kind: trace.DeliverStreamEvent, Data: []byte(`{"type":"start"}`)})
+		box.put(sim.Delivery{Kind: trace.DeliverStreamEvent, Data: []byte(last)})
 		closed := make(chan struct{})
 		s := &goStream{box: box, closed: closed, blocked: func() { close(closed) }}
 		for i := range 2 {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // TestLinesWrittenByHandAreTheMessages: the answer and deliver lines the harness writes
@@ -26,7 +27,7 @@ func TestLinesWrittenByHandAreTheMessages(t *testing.T) {
 			sameJSON(t, got, want)
 		}
 		for _, target := range []string{"", "t1", `a"<é>`} {
-			dl := sim.Delivery{Kind: sim.DeliverToolResult, Now: 42, Target: target, Data: d}
+			dl := sim.Delivery{Kind: trace.DeliverToolResult, Now: 42, Target: target, Data: d}
 			got, err := deliverLine(3, &dl)
 			if err != nil {
 				t.Fatal(err)

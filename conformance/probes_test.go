@@ -3,6 +3,7 @@ package conformance_test
 import (
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // probes are further situations, chosen to find differences between pi and the reference:
@@ -232,7 +233,7 @@ func probes() []*sim.Scenario {
 			Hooks:        sim.Hooks{PrepareNextTurn: &sim.Script[sim.PrepareAnswer]{}},
 			User: []sim.UserAction{
 				{On: &sim.Trigger{Event: loop.ToolExecutionStart}, Steer: []loop.Message{user("s1"), user("s2"), user("s3")}},
-				{On: &sim.Trigger{Hook: sim.HookPrepareNextTurn, Nth: 2}, FollowUp: []loop.Message{user("f1"), user("f2")}},
+				{On: &sim.Trigger{Hook: trace.HookPrepareNextTurn, Nth: 2}, FollowUp: []loop.Message{user("f1"), user("f2")}},
 			},
 			Prompts: []loop.Message{user("go")},
 			Responses: []sim.Response{

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // Defaults of Process.
@@ -410,9 +411,9 @@ func (p *Process) answer(m Message) (finish func(), err error) {
 // standingCall serves a call marked standing (§15).
 func (p *Process) standingCall(line int, m Message) error {
 	want, promised := p.standing[m.Call.Name]
-	if m.Call.Kind != sim.CallHook || !promised {
+	if m.Call.Kind != trace.CallHook || !promised {
 		what := m.Call.Kind
-		if m.Call.Kind == sim.CallHook {
+		if m.Call.Kind == trace.CallHook {
 			what = m.Call.Name
 		}
 		return protocolError(line, fmt.Errorf("call id %d is marked standing, but the start of session %d promised no answer to a %s call (PROTOCOL.md §15: only the hooks in the start's standingAnswers)", m.ID, p.session, what))
@@ -505,7 +506,7 @@ func (p *Process) timeoutError() error {
 	case "stop":
 		what = "the implementation did not report stopped"
 	}
-	err := fmt.Errorf("%w after %v: %s during %s", sim.ErrTimeout, d, what, p.phase)
+	err := fmt.Errorf("%w after %v: %s during %s", trace.ErrTimeout, d, what, p.phase)
 	if p.lastStanding != "" {
 		err = fmt.Errorf("%w; the last line read was %s, marked standing, which the harness never answers: an implementation that marks a call standing goes on with the answer the start promised (PROTOCOL.md §15)", err, p.lastStanding)
 	}

@@ -25,6 +25,7 @@ import (
 
 	"github.com/turnstile-dev/turnstile/jsonvalue"
 	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // ProtocolVersion is the newest version of the wire protocol this package speaks; it speaks
@@ -62,9 +63,9 @@ const (
 
 // AllHooks lists every hook the port knows, by pi's names.
 var AllHooks = []string{
-	sim.HookConvertToLLM, sim.HookTransformContext, sim.HookGetAPIKey, sim.HookPrepareRequest,
-	sim.HookPrepareNextTurn, sim.HookFinishTurn, sim.HookSteering, sim.HookFollowUp,
-	sim.HookBeforeToolCall, sim.HookAfterToolCall,
+	trace.HookConvertToLLM, trace.HookTransformContext, trace.HookGetAPIKey, trace.HookPrepareRequest,
+	trace.HookPrepareNextTurn, trace.HookFinishTurn, trace.HookSteering, trace.HookFollowUp,
+	trace.HookBeforeToolCall, trace.HookAfterToolCall,
 }
 
 // Message is one line of the protocol, in either direction. Type says which other fields

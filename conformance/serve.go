@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // ReferenceName is the name the reference loop gives in its hello.
@@ -299,7 +300,7 @@ func (p *servePort) Call(c sim.Call) sim.Answer {
 	}
 	s.nextID++
 	id := s.nextID
-	if want, ok := p.standing[c.Name]; ok && c.Kind == sim.CallHook {
+	if want, ok := p.standing[c.Name]; ok && c.Kind == trace.CallHook {
 		s.send(Message{Type: TypeCall, ID: id, Session: p.session, Call: &c, Standing: true})
 		return sim.Answer{Data: bytes.Clone(want)}
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/turnstile-dev/turnstile/conformance"
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // TestStandingAnswers: the reference served over the protocol takes standing answers (§15).
@@ -92,7 +93,7 @@ func (b *brokenPromise) Ended() bool { return b.standing.Ended() }
 
 func (b *brokenPromise) Call(c sim.Call) sim.Answer {
 	a := b.Port.Call(c)
-	if c.Name == sim.HookSteering {
+	if c.Name == trace.HookSteering {
 		if b.polls++; b.polls == 2 {
 			a.Data = json.RawMessage(`{"messages":[{"role":"user","content":"surprise","timestamp":0}]}`)
 		}

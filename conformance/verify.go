@@ -16,6 +16,7 @@ import (
 	"github.com/turnstile-dev/turnstile/invariant"
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // Options configure Verify. The zero value compares strictly against sim.NewReference.
@@ -93,7 +94,7 @@ type Result struct {
 type Divergence struct {
 	// Entry is the 1-based position of the first entry that differs.
 	Entry int
-	// Expected and Actual are that entry in the text timeline (sim.TimelineLine), the
+	// Expected and Actual are that entry in the text timeline (trace.TimelineLine), the
 	// reference's and the implementation's; "(end of trace)" when a trace has no such entry.
 	Expected, Actual string
 	// Before holds up to Options.Context timeline lines both traces share before it.
@@ -543,7 +544,7 @@ func (g *guard) Stop() error {
 
 // Compare returns the first divergence between the expected and the actual trace under the
 // profile, with up to context shared lines before it; nil when they agree.
-func Compare(want, got *sim.Trace, profile Profile, context int) *Divergence {
+func Compare(want, got *trace.Trace, profile Profile, context int) *Divergence {
 	if bytes.Equal(want.JSONL(), got.JSONL()) {
 		// Equal JSON lines are equal traces under every profile.
 		return nil
@@ -552,7 +553,7 @@ func Compare(want, got *sim.Trace, profile Profile, context int) *Divergence {
 	want, got = want.Expanded(), got.Expanded()
 	n := max(len(want.Entries), len(got.Entries))
 	for i := range n {
-		var w, g *sim.Entry
+		var w, g *trace.Entry
 		if i < len(want.Entries) {
 			w = &want.Entries[i]
 		}
@@ -565,13 +566,13 @@ func Compare(want, got *sim.Trace, profile Profile, context int) *Divergence {
 		}
 		d := &Divergence{Entry: i + 1, Expected: "(end of trace)", Actual: "(end of trace)", Detail: detail}
 		if w != nil {
-			d.Expected = sim.TimelineLine(*w)
+			d.Expected = trace.TimelineLine(*w)
 		}
 		if g != nil {
-			d.Actual = sim.TimelineLine(*g)
+			d.Actual = trace.TimelineLine(*g)
 		}
 		for j := max(0, i-context); j < i; j++ {
-			d.Before = append(d.Before, sim.TimelineLine(want.Entries[j]))
+			d.Before = append(d.Before, trace.TimelineLine(want.Entries[j]))
 		}
 		return d
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/turnstile-dev/turnstile/conformance"
 	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // limited is the reference claiming only some hooks in its hello.
@@ -81,7 +82,7 @@ func TestVerifyServeAdapter(t *testing.T) {
 }
 
 func TestVerifySkipsMissingHooks(t *testing.T) {
-	impl := limited{Reference: sim.NewReference(), hooks: []string{sim.HookSteering, sim.HookFollowUp}}
+	impl := limited{Reference: sim.NewReference(), hooks: []string{trace.HookSteering, trace.HookFollowUp}}
 	suite := []*sim.Scenario{byName("text-only"), byName("hook-throws")}
 	report := conformance.Verify(context.Background(), suite, impl, conformance.Options{})
 	if report.Passed != 1 || report.Skipped != 1 || report.Failed != 0 {

@@ -7,6 +7,7 @@ import (
 	"github.com/turnstile-dev/turnstile/invariant"
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // invariantsOf returns the invariants at the pi behaviour of the reference ref (the newest
@@ -29,7 +30,7 @@ func behavesAsNewest(ref sim.Implementation) bool {
 // explainByVersion puts first, when the implementation's trace got is the reference's with
 // some of pi's behaviour changes turned the other way from held (diagnose.ExplainByVersion),
 // a finding per change, and marks the scenario's other findings as their consequences.
-func explainByVersion(sc *sim.Scenario, held loop.Behaviour, got *sim.Trace, profile Profile, findings []diagnose.Finding) []diagnose.Finding {
+func explainByVersion(sc *sim.Scenario, held loop.Behaviour, got *trace.Trace, profile Profile, findings []diagnose.Finding) []diagnose.Finding {
 	flips := diagnose.ExplainByVersion(held, func(b loop.Behaviour) bool {
 		tr, err := sim.Run(sc, sim.NewReferenceWith(b))
 		return err == nil && Compare(tr, got, profile, 0) == nil

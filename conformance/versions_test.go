@@ -10,6 +10,7 @@ import (
 	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // TestEveryChangeIsDetected flips each modelled behaviour change off in the reference (an
@@ -25,7 +26,7 @@ func TestEveryChangeIsDetected(t *testing.T) {
 	// The reference's traces, once: a scenario catches a mutant when the mutant's trace
 	// differs from them or its run fails (as conformance.Verify judges it, without diagnosing
 	// the failures, which this test does not read).
-	want := make([]*sim.Trace, len(suite))
+	want := make([]*trace.Trace, len(suite))
 	wantErr := make([]error, len(suite))
 	for i, sc := range suite {
 		want[i], wantErr[i] = sim.Run(sc, sim.NewReferenceWith(newest))

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // conforms reports whether a decoded implementation-to-harness message (as
@@ -273,8 +274,8 @@ func isNotification(v any) bool {
 }
 
 // outcomeOps are the operations an outcome may name.
-var outcomeOps = []string{sim.OpPrompt, sim.OpContinue, sim.OpWaitForIdle, sim.OpSteer, sim.OpFollowUp, sim.OpAbort,
-	sim.OpReset, sim.OpSetSteeringMode, sim.OpSetFollowUpMode, sim.OpClearQueues, sim.OpSetTools, sim.OpState, sim.OpRelease}
+var outcomeOps = []string{trace.OpPrompt, trace.OpContinue, trace.OpWaitForIdle, trace.OpSteer, trace.OpFollowUp, trace.OpAbort,
+	trace.OpReset, trace.OpSetSteeringMode, trace.OpSetFollowUpMode, trace.OpClearQueues, trace.OpSetTools, trace.OpState, trace.OpRelease}
 
 // isOutcome checks an Agent operation's outcome (protocol §13.2).
 func isOutcome(o map[string]any) bool {
@@ -282,8 +283,8 @@ func isOutcome(o map[string]any) bool {
 	outcome, _ := o["outcome"].(string)
 	e, hasError := o["error"]
 	if !hasKeys(o, "id", "op", "outcome") || !isString(o["id"]) || !slices.Contains(outcomeOps, op) ||
-		!slices.Contains([]string{sim.OutcomeAccepted, sim.OutcomeResolved, sim.OutcomeRefused}, outcome) ||
-		hasError != (outcome == sim.OutcomeRefused) || (hasError && !isString(e)) {
+		!slices.Contains([]string{trace.OutcomeAccepted, trace.OutcomeResolved, trace.OutcomeRefused}, outcome) ||
+		hasError != (outcome == trace.OutcomeRefused) || (hasError && !isString(e)) {
 		return false
 	}
 	st, present := o["state"]

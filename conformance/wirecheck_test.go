@@ -13,7 +13,9 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/jsonvalue"
 	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // wireLines runs part of the curated suite against an implementation and returns every line it
@@ -268,14 +270,14 @@ func checkWireDecoding(t *testing.T, line []byte, mustDecode bool, memo *conform
 func checkStreamModel(t *testing.T, line []byte, m conformance.Message, mustTell bool) {
 	t.Helper()
 	got := conformance.StreamModel(m)
-	if m.Call == nil || m.Call.Kind != sim.CallStream {
+	if m.Call == nil || m.Call.Kind != trace.CallStream {
 		if got != nil {
 			t.Errorf("a model told for a line that is no stream call: %s", line)
 		}
 		return
 	}
 	var want struct{ Model sim.ModelSetup }
-	err := json.Unmarshal(sim.Canonical(m.Call.Data), &want)
+	err := json.Unmarshal(jsonvalue.Canonical(m.Call.Data), &want)
 	switch {
 	case got == nil && mustTell:
 		t.Errorf("a stream call an adapter writes does not tell its model: %s", line)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/turnstile-dev/turnstile/jsonvalue"
 	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // Decoding a line in one pass.
@@ -105,7 +106,7 @@ func wireMessage(v any, callData, noteData []byte) (Message, bool) {
 			return Message{}, false
 		}
 		m.Call = call
-		if call.Kind == sim.CallStream {
+		if call.Kind == trace.CallStream {
 			m.streamModel = streamModelOf(c["data"])
 		}
 		return m, true

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // Op is one step of an alignment.
@@ -36,7 +36,7 @@ const maxCells = 4 << 20
 // common prefix and suffix. Matched entries come as Same steps, in order; the others as
 // Missing (reference only) and Extra (implementation only), a region's Missing steps before
 // its Extra ones.
-func Align(want, got []sim.Entry) []Step {
+func Align(want, got []trace.Entry) []Step {
 	wk, gk := keys(want), keys(got)
 	var steps []Step
 	pre := 0
@@ -105,7 +105,7 @@ func middle(w, g []string, off int) []Step {
 	return steps
 }
 
-func keys(es []sim.Entry) []string {
+func keys(es []trace.Entry) []string {
 	out := make([]string, len(es))
 	for i, e := range es {
 		out[i] = Key(e)
@@ -116,12 +116,12 @@ func keys(es []sim.Entry) []string {
 // Key is what an entry is, without the scenario's values: its kind and name, and for a
 // message event the message's role, for a stream update the kind of stream event ("event
 // message_end assistant", "call stream", "dlv text_delta").
-func Key(e sim.Entry) string {
+func Key(e trace.Entry) string {
 	parts := []string{e.Kind}
 	if e.Name != "" {
 		parts = append(parts, e.Name)
 	}
-	if e.Kind == sim.KindEvent {
+	if e.Kind == trace.KindEvent {
 		switch e.Name {
 		case "message_start", "message_update", "message_end":
 			var d struct {

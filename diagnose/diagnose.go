@@ -13,7 +13,7 @@ import (
 
 	"github.com/turnstile-dev/turnstile/invariant"
 	"github.com/turnstile-dev/turnstile/loop"
-	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // Options tune Diagnose.
@@ -21,7 +21,7 @@ type Options struct {
 	// Normalize turns an entry into the value compared (decoded JSON, without the sequence
 	// number); nil compares strictly: every field, numbers by their text. A looser comparison
 	// profile supplies its own.
-	Normalize func(sim.Entry) any
+	Normalize func(trace.Entry) any
 	// Invariants are checked on the implementation's trace; nil means invariant.All().
 	Invariants []invariant.Invariant
 	// RunError is the implementation's failure (timeout, crash, protocol error), if any.
@@ -33,7 +33,7 @@ type Options struct {
 // and field by field, then the broken invariants and the unmet expectations. A nil got (the
 // implementation produced no trace) gives only the error; when the implementation failed
 // (opts.RunError), invariants and expectations are not judged.
-func Diagnose(sc Scenario, want, got *sim.Trace, opts Options) []Finding {
+func Diagnose(sc Scenario, want, got *trace.Trace, opts Options) []Finding {
 	var out []Finding
 	if opts.RunError != nil {
 		out = append(out, errorFinding(sc.Name, opts.RunError))
@@ -131,12 +131,12 @@ func Diagnose(sc Scenario, want, got *sim.Trace, opts Options) []Finding {
 // an earlier divergence (a request beyond the script, after an extra turn) keeps that
 // divergence as its root. divs are the divergences found; the result is divs, or the end
 // first and divs, the end's own fields left out, as consequences.
-func runFailure(want, got []sim.Entry, divs []Finding) []Finding {
+func runFailure(want, got []trace.Entry, divs []Finding) []Finding {
 	if len(want) == 0 || len(got) == 0 || len(divs) == 0 {
 		return divs
 	}
 	w, g := want[len(want)-1], got[len(got)-1]
-	if g.Kind != sim.KindEnd || w.Kind != sim.KindEnd || w.Error == g.Error {
+	if g.Kind != trace.KindEnd || w.Kind != trace.KindEnd || w.Error == g.Error {
 		return divs
 	}
 	// The two ends differ as the profile compares them (a semantic profile may leave a
@@ -178,7 +178,7 @@ func runFailure(want, got []sim.Entry, divs []Finding) []Finding {
 	}
 	root.Kind, root.Rule = Divergence, RuleTitles([]string{"R-FAIL-THROW"})
 	root.At = Position{Expected: len(want), Actual: len(got)}
-	root.ExpectedLine, root.ActualLine = sim.TimelineLine(w), sim.TimelineLine(g)
+	root.ExpectedLine, root.ActualLine = trace.TimelineLine(w), trace.TimelineLine(g)
 	out := []Finding{root}
 	for _, d := range divs {
 		if d.At.Actual == len(got) && d.At.Expected == len(want) {
@@ -207,7 +207,7 @@ const (
 
 // StrictValue is an entry as compared by the strict profile: its canonical JSON decoded
 // with numbers kept as text, without the sequence number (positions are aligned instead).
-func StrictValue(e sim.Entry) any {
+func StrictValue(e trace.Entry) any {
 	e.Seq = 0
 	line, _ := json.Marshal(e)
 	dec := json.NewDecoder(bytes.NewReader(line))
@@ -239,7 +239,7 @@ func errorFinding(scenario string, err error) Finding {
 		Signature: "error: " + shape,
 		Headline:  "the implementation fails: " + shape,
 	}
-	if errors.Is(err, sim.ErrTimeout) {
+	if errors.Is(err, trace.ErrTimeout) {
 		f.Rule += ": after each delivery the implementation reports idle, within --timeout; it hung (the loop, or its adapter, waits for something that never comes) or is slower than the limit"
 		f.Headline = "the implementation hangs or is too slow: " + shape
 	}
@@ -248,7 +248,7 @@ func errorFinding(scenario string, err error) Finding {
 
 // divergences aligns the traces and reports each region of missing or extra entries and
 // each field that differs in a pair of matched entries.
-func divergences(rule string, want, got []sim.Entry, norm func(sim.Entry) any, strict bool) []Finding {
+func divergences(rule string, want, got []trace.Entry, norm func(trace.Entry) any, strict bool) []Finding {
 	var out []Finding
 	var regions []regionAt
 	steps := Align(want, got)
@@ -298,11 +298,11 @@ type regionAt struct {
 // whose first is among another's missing ones, that the entry moved: it is neither lost nor
 // added, and the finding says where the other trace has it. Signatures stay those of missing
 // and extra.
-func markMoved(out []Finding, regions []regionAt, want, got []sim.Entry) {
+func markMoved(out []Finding, regions []regionAt, want, got []trace.Entry) {
 	// An entry as a timeline line without its time column (an entry moved in time keeps
 	// it), each unmatched entry keyed once: the lookups stay linear in the traces.
-	key := func(e *sim.Entry) string {
-		line := strings.TrimLeft(strings.TrimLeft(sim.TimelineLine(*e), " "), "0123456789ms")
+	key := func(e *trace.Entry) string {
+		line := strings.TrimLeft(strings.TrimLeft(trace.TimelineLine(*e), " "), "0123456789ms")
 		return e.Kind + "\x00" + e.Name + "\x00" + e.Target + "\x00" + line
 	}
 	missAt, extraAt := map[string]int{}, map[string]int{} // an unmatched entry's first index
@@ -354,7 +354,7 @@ func markMoved(out []Finding, regions []regionAt, want, got []sim.Entry) {
 // passing names the entries es[lo:hi] a moved entry passes, when they are one or two:
 // ", after call getSteeringMessages" when it comes later, ", before …" when earlier. A swap
 // of two entries then reads as one.
-func passing(es []sim.Entry, lo, hi int, where string) string {
+func passing(es []trace.Entry, lo, hi int, where string) string {
 	if hi-lo < 1 || hi-lo > 2 || lo < 0 || hi > len(es) {
 		return ""
 	}
@@ -375,18 +375,18 @@ func laterOrEarlier(at, there int) string {
 
 // writtenAlike reports whether two entries are the same but for their sequence numbers:
 // their JSON, and so their StrictValue, is then the same.
-func writtenAlike(w, g *sim.Entry) bool {
+func writtenAlike(w, g *trace.Entry) bool {
 	return w.T == g.T && w.Kind == g.Kind && w.Name == g.Name && w.Target == g.Target && w.Error == g.Error &&
 		bytes.Equal(w.Data, g.Data) && bytes.Equal(w.Answer, g.Answer) &&
 		(w.Link == g.Link || w.Link != nil && g.Link != nil && *w.Link == *g.Link)
 }
 
 // region is the finding of a run of unmatched entries.
-func region(rule string, want, got []sim.Entry, miss, extra []int, nextW, nextG int) Finding {
-	lines := func(es []sim.Entry, idx []int) (timeline, full string) {
+func region(rule string, want, got []trace.Entry, miss, extra []int, nextW, nextG int) Finding {
+	lines := func(es []trace.Entry, idx []int) (timeline, full string) {
 		var t, f []string
 		for _, i := range idx {
-			t = append(t, sim.TimelineLine(es[i]))
+			t = append(t, trace.TimelineLine(es[i]))
 			line, _ := json.Marshal(es[i])
 			f = append(f, string(line))
 		}
@@ -413,7 +413,7 @@ func region(rule string, want, got []sim.Entry, miss, extra []int, nextW, nextG 
 			where = "at the end of its trace"
 		}
 		f.Says = fmt.Sprintf("the implementation lacks %s the reference has %s, starting with %q", entries(len(miss)), where, k)
-		if want[miss[0]].Kind == sim.KindDeliver {
+		if want[miss[0]].Kind == trace.KindDeliver {
 			// A delivery is the harness's, not the implementation's: say why it was not made.
 			f.Says += " (a delivery is the harness's, made by the scenario's script when the implementation is idle: " +
 				"one missing means the implementation's run took another course before it — it ended, or was not idle there)"
@@ -450,7 +450,7 @@ const maxPaths = 20
 // changed compares a matched pair of entries field by field: one finding per differing
 // field (array indexes folded, so a field differing in every message of a list is one
 // finding).
-func changed(rule string, w, g sim.Entry, wi, gi int, norm func(sim.Entry) any) []Finding {
+func changed(rule string, w, g trace.Entry, wi, gi int, norm func(trace.Entry) any) []Finding {
 	wv, gv := norm(w), norm(g)
 	if reflect.DeepEqual(wv, gv) {
 		return nil
@@ -458,7 +458,7 @@ func changed(rule string, w, g sim.Entry, wi, gi int, norm func(sim.Entry) any) 
 	var diffs []diff
 	walk(wv, gv, "", &diffs)
 	key := Key(w)
-	wl, gl := sim.TimelineLine(w), sim.TimelineLine(g)
+	wl, gl := trace.TimelineLine(w), trace.TimelineLine(g)
 	var out []Finding
 	seen := map[string]bool{}
 	for _, d := range diffs {
@@ -639,7 +639,7 @@ func walk(w, g any, path string, out *[]diff) {
 				ks = append(ks, k)
 			}
 		}
-		slices.SortFunc(ks, sim.CompareMembers)
+		slices.SortFunc(ks, trace.CompareMembers)
 		for _, k := range ks {
 			wv, win := wm[k]
 			gv, gin := gm[k]
@@ -713,7 +713,7 @@ func fieldName(path string) string {
 
 // invariantFindings checks the implementation's trace against the invariants; a violation
 // the reference's own trace shows too (the same invariant, the same message) is left out.
-func invariantFindings(want, got *sim.Trace, invs []invariant.Invariant, first Position, diverged bool) []Finding {
+func invariantFindings(want, got *trace.Trace, invs []invariant.Invariant, first Position, diverged bool) []Finding {
 	known := map[string]bool{}
 	for _, f := range invariant.CheckAll(want, invs...) {
 		known[f.Invariant+"\x00"+f.Msg] = true
@@ -754,7 +754,7 @@ func invariantFindings(want, got *sim.Trace, invs []invariant.Invariant, first P
 		if f.Entry > 0 && f.Entry <= len(got.Entries) {
 			line, ok := lines[f.Entry]
 			if !ok {
-				line = sim.TimelineLine(got.Entries[f.Entry-1])
+				line = trace.TimelineLine(got.Entries[f.Entry-1])
 				lines[f.Entry] = line
 			}
 			fd.ActualLine = line
@@ -768,13 +768,13 @@ func invariantFindings(want, got *sim.Trace, invs []invariant.Invariant, first P
 // sameMessage is the last entry (1-based) of the message whose events include entry n: the
 // message_end that closes a message_start or message_update at n, else n itself. An
 // invariant broken there is broken by the same message as entry n, not after it.
-func sameMessage(es []sim.Entry, n int) int {
-	if n < 1 || n > len(es) || es[n-1].Kind != sim.KindEvent ||
+func sameMessage(es []trace.Entry, n int) int {
+	if n < 1 || n > len(es) || es[n-1].Kind != trace.KindEvent ||
 		es[n-1].Name != string(loop.MessageStart) && es[n-1].Name != string(loop.MessageUpdate) {
 		return n
 	}
 	for i := n; i < len(es); i++ {
-		if e := es[i]; e.Kind == sim.KindEvent {
+		if e := es[i]; e.Kind == trace.KindEvent {
 			switch e.Name {
 			case string(loop.MessageEnd):
 				return i + 1

@@ -12,11 +12,12 @@ import (
 	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // reference runs a curated scenario with the reference loop and returns its description and
 // trace.
-func reference(t *testing.T, name string) (diagnose.Scenario, *sim.Trace) {
+func reference(t *testing.T, name string) (diagnose.Scenario, *trace.Trace) {
 	t.Helper()
 	files, err := scenarios.Suite()
 	if err != nil {
@@ -37,12 +38,12 @@ func reference(t *testing.T, name string) (diagnose.Scenario, *sim.Trace) {
 }
 
 // clone copies a trace so that its entries can be edited.
-func clone(tr *sim.Trace) *sim.Trace {
-	return &sim.Trace{Scenario: tr.Scenario, Entries: slices.Clone(tr.Entries)}
+func clone(tr *trace.Trace) *trace.Trace {
+	return &trace.Trace{Scenario: tr.Scenario, Entries: slices.Clone(tr.Entries)}
 }
 
 // edit rewrites the data of entry i (0-based) with f.
-func edit(t *testing.T, tr *sim.Trace, i int, f func(map[string]any)) {
+func edit(t *testing.T, tr *trace.Trace, i int, f func(map[string]any)) {
 	t.Helper()
 	var d map[string]any
 	if err := json.Unmarshal(tr.Entries[i].Data, &d); err != nil {
@@ -57,7 +58,7 @@ func edit(t *testing.T, tr *sim.Trace, i int, f func(map[string]any)) {
 }
 
 // find is the index of the first entry of that key.
-func find(t *testing.T, tr *sim.Trace, key string) int {
+func find(t *testing.T, tr *trace.Trace, key string) int {
 	t.Helper()
 	for i, e := range tr.Entries {
 		if diagnose.Key(e) == key {
@@ -69,7 +70,7 @@ func find(t *testing.T, tr *sim.Trace, key string) int {
 }
 
 // renumber sets the entries' seq as the world does.
-func renumber(tr *sim.Trace) {
+func renumber(tr *trace.Trace) {
 	for i := range tr.Entries {
 		tr.Entries[i].Seq = i + 1
 	}
@@ -159,7 +160,7 @@ func TestEntriesOfAnotherKindAreSaidToDifferInKind(t *testing.T) {
 	sc, want := reference(t, "truncation/basic")
 	got := clone(want)
 	i := find(t, got, "event tool_execution_end")
-	got.Entries[i] = sim.Entry{T: got.Entries[i].T, Kind: sim.KindCall, Name: "tool", Data: json.RawMessage(`{"toolCallId":"w1","toolName":"write","args":{}}`)}
+	got.Entries[i] = trace.Entry{T: got.Entries[i].T, Kind: trace.KindCall, Name: "tool", Data: json.RawMessage(`{"toolCallId":"w1","toolName":"write","args":{}}`)}
 	renumber(got)
 	fs := diagnose.Diagnose(sc, want, got, diagnose.Options{})
 	f := fs[0]
@@ -232,9 +233,9 @@ type errString string
 func (e errString) Error() string { return string(e) }
 
 func TestAlignKeepsOrder(t *testing.T) {
-	e := func(kind, name string) sim.Entry { return sim.Entry{Kind: kind, Name: name} }
-	want := []sim.Entry{e("event", "a"), e("event", "b"), e("call", "c"), e("event", "d")}
-	got := []sim.Entry{e("event", "a"), e("call", "x"), e("event", "d"), e("event", "e")}
+	e := func(kind, name string) trace.Entry { return trace.Entry{Kind: kind, Name: name} }
+	want := []trace.Entry{e("event", "a"), e("event", "b"), e("call", "c"), e("event", "d")}
+	got := []trace.Entry{e("event", "a"), e("call", "x"), e("event", "d"), e("event", "e")}
 	steps := diagnose.Align(want, got)
 	var ops []string
 	for _, s := range steps {
@@ -335,7 +336,7 @@ func TestARunThatFailsIsTheRootOfWhatItLacks(t *testing.T) {
 	i := find(t, want, "event message_start toolResult")
 	end := want.Entries[len(want.Entries)-1]
 	end.Data, end.Error = json.RawMessage(`{"error":"'durationMs'"}`), "'durationMs'"
-	got := &sim.Trace{Scenario: want.Scenario, Entries: append(slices.Clone(want.Entries[:i]), end)}
+	got := &trace.Trace{Scenario: want.Scenario, Entries: append(slices.Clone(want.Entries[:i]), end)}
 	renumber(got)
 	fs := diagnose.Diagnose(sc, want, got, diagnose.Options{})
 	if len(fs) < 2 {
@@ -378,14 +379,14 @@ func TestAnErrorCauseNamesTheProtocolNotTheScenariosRules(t *testing.T) {
 func TestARunThatReturnsWhereTheReferenceFailsIsTheRoot(t *testing.T) {
 	sc, want := reference(t, "abort-error/stream-throws-fails-run")
 	n := len(want.Entries)
-	if e := want.Entries[n-1]; e.Kind != sim.KindEnd || e.Error == "" {
+	if e := want.Entries[n-1]; e.Kind != trace.KindEnd || e.Error == "" {
 		t.Fatalf("the reference's run does not fail: %+v", e)
 	}
 	last := want.Entries[n-1]
-	got := &sim.Trace{Scenario: want.Scenario, Entries: slices.Clone(want.Entries[:n-1])}
+	got := &trace.Trace{Scenario: want.Scenario, Entries: slices.Clone(want.Entries[:n-1])}
 	got.Entries = append(got.Entries,
-		sim.Entry{T: last.T, Kind: sim.KindEvent, Name: "agent_end", Data: json.RawMessage(`{"messages":[],"type":"agent_end"}`)},
-		sim.Entry{T: last.T, Kind: sim.KindEnd, Name: last.Name, Data: json.RawMessage(`{"messages":[]}`)})
+		trace.Entry{T: last.T, Kind: trace.KindEvent, Name: "agent_end", Data: json.RawMessage(`{"messages":[],"type":"agent_end"}`)},
+		trace.Entry{T: last.T, Kind: trace.KindEnd, Name: last.Name, Data: json.RawMessage(`{"messages":[]}`)})
 	renumber(got)
 	fs := diagnose.Diagnose(sc, want, got, diagnose.Options{})
 	if len(fs) == 0 || fs[0].Consequence || fs[0].Signature != "run returns where the reference's fails" ||
@@ -407,7 +408,7 @@ func TestARunThatFailsAfterAnEarlierDivergenceKeepsItsRoot(t *testing.T) {
 	i := find(t, want, "call stream")
 	end := want.Entries[len(want.Entries)-1]
 	end.Data, end.Error = json.RawMessage(`{"error":"request 3 was not scripted"}`), "request 3 was not scripted"
-	got := &sim.Trace{Scenario: want.Scenario, Entries: slices.Clone(want.Entries[:i+1])}
+	got := &trace.Trace{Scenario: want.Scenario, Entries: slices.Clone(want.Entries[:i+1])}
 	got.Entries = append(got.Entries, want.Entries[i], end) // a second request, then the failure
 	renumber(got)
 	fs := diagnose.Diagnose(sc, want, got, diagnose.Options{})
@@ -461,7 +462,7 @@ func TestFieldRulesHoldInsideTheirField(t *testing.T) {
 // slow, with what the protocol expects, and keeps the signature of any error of its shape (a
 // stranger's review took "the conformance protocol" for a fault of the adapter).
 func TestATimeoutSaysItHangs(t *testing.T) {
-	err := fmt.Errorf("scenario seed-1: delivery streamEvent at 0ms: %w after 15s: the implementation did not report idle during delivery streamEvent at 0ms", sim.ErrTimeout)
+	err := fmt.Errorf("scenario seed-1: delivery streamEvent at 0ms: %w after 15s: the implementation did not report idle during delivery streamEvent at 0ms", trace.ErrTimeout)
 	fs := diagnose.Diagnose(diagnose.Scenario{Name: "seed-1"}, nil, nil, diagnose.Options{RunError: err})
 	if len(fs) != 1 || fs[0].Signature != "error: timeout after N: the implementation did not report idle during a delivery" ||
 		!strings.HasPrefix(fs[0].Headline, "the implementation hangs or is too slow: ") || !strings.Contains(fs[0].Rule, "reports idle, within --timeout; it hung") {
@@ -484,12 +485,12 @@ func TestAListOfAnotherLengthSaysWhichItems(t *testing.T) {
 		}
 		return m
 	}
-	entry := func(ms ...any) sim.Entry {
+	entry := func(ms ...any) trace.Entry {
 		data, _ := json.Marshal(map[string]any{"messages": ms})
-		return sim.Entry{Kind: sim.KindCall, Name: "hook", Data: data}
+		return trace.Entry{Kind: trace.KindCall, Name: "hook", Data: data}
 	}
-	want := &sim.Trace{Entries: []sim.Entry{entry(msg("user", ""), msg("assistant", ""), msg("toolResult", "c1"), msg("user", "2"))}}
-	got := &sim.Trace{Entries: []sim.Entry{entry(msg("user", ""), msg("assistant", ""), msg("user", "2"))}}
+	want := &trace.Trace{Entries: []trace.Entry{entry(msg("user", ""), msg("assistant", ""), msg("toolResult", "c1"), msg("user", "2"))}}
+	got := &trace.Trace{Entries: []trace.Entry{entry(msg("user", ""), msg("assistant", ""), msg("user", "2"))}}
 	fs := diagnose.Diagnose(diagnose.Scenario{Name: "x"}, want, got, diagnose.Options{})
 	if len(fs) == 0 || !strings.Contains(fs[0].Says, "has 3 items; the reference's has 4: it lacks the reference's item 3 (role toolResult, toolCallId c1)") {
 		t.Errorf("findings: %+v", fs)

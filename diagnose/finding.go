@@ -2,8 +2,9 @@ package diagnose
 
 import (
 	"fmt"
-	"github.com/turnstile-dev/turnstile/docs"
 	"strings"
+
+	"github.com/turnstile-dev/turnstile/docs"
 
 	"github.com/turnstile-dev/turnstile/scenarios"
 )
@@ -48,7 +49,7 @@ type Finding struct {
 	Says string `json:"says"`
 	// At is where the finding shows in both traces.
 	At Position `json:"at"`
-	// ExpectedLine and ActualLine are the timeline lines (sim.TimelineLine) of the entries
+	// ExpectedLine and ActualLine are the timeline lines (trace.TimelineLine) of the entries
 	// concerned, one a line, when there are any.
 	ExpectedLine string `json:"expectedLine,omitempty"`
 	ActualLine   string `json:"actualLine,omitempty"`

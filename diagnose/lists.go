@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"strings"
 
-	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // maxListItems bounds the lists listChange aligns (their lengths multiplied): a longer pair is
@@ -69,11 +69,11 @@ func listSome(items []string) string {
 }
 
 // brief names a list item in a few words: an object by its identity members (role, type,
-// toolCallId, …: sim.CompareMembers) when it has some, else its JSON, cut at 40 characters.
+// toolCallId, …: trace.CompareMembers) when it has some, else its JSON, cut at 40 characters.
 func brief(v any) string {
 	if m, ok := v.(map[string]any); ok {
 		var ids []string
-		for _, k := range sim.IdentityMembers() {
+		for _, k := range trace.IdentityMembers() {
 			if s, ok := m[k].(string); ok {
 				ids = append(ids, k+" "+s)
 			}

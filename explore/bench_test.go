@@ -5,6 +5,7 @@ import (
 
 	"github.com/turnstile-dev/turnstile/invariant"
 	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // BenchmarkGenerated measures generated scenarios per second, in-process: generate, run
@@ -40,7 +41,7 @@ func BenchmarkGenerate(b *testing.B) {
 
 // BenchmarkInvariants measures the invariants alone, over pre-run traces.
 func BenchmarkInvariants(b *testing.B) {
-	var traces []*sim.Trace
+	var traces []*trace.Trace
 	for i := range 200 {
 		tr, _ := sim.Run(GenerateScenario(RunSeed(1, i)), sim.NewReference())
 		traces = append(traces, tr)

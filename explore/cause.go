@@ -13,13 +13,13 @@ import (
 	"github.com/turnstile-dev/turnstile/conformance"
 	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/invariant"
-	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // Diagnosis lists what is wrong with got, an implementation's trace, compared with want, the
 // reference's trace of the same scenario (nil when there is no comparison); none when nothing
 // is. Every finding carries its cause signature.
-type Diagnosis func(want, got *sim.Trace) []diagnose.Finding
+type Diagnosis func(want, got *trace.Trace) []diagnose.Finding
 
 // Diagnose is the diagnosis explore uses by default, conform's (package diagnose): every
 // divergence of the two traces under profile, region by region and field by field, and every
@@ -34,18 +34,18 @@ func Diagnose(profile conformance.Profile, invs []invariant.Invariant) Diagnosis
 	}
 	// Alone, the invariants are judged against a trace that breaks none: diagnose leaves out
 	// what the reference's trace breaks too.
-	none := &sim.Trace{}
+	none := &trace.Trace{}
 	alone := opts
 	alone.Invariants = make([]invariant.Invariant, len(invs))
 	for i, inv := range invs {
-		alone.Invariants[i] = invariant.Invariant{Name: inv.Name, Doc: inv.Doc, Check: func(tr *sim.Trace) []invariant.Violation {
+		alone.Invariants[i] = invariant.Invariant{Name: inv.Name, Doc: inv.Doc, Check: func(tr *trace.Trace) []invariant.Violation {
 			if tr == none {
 				return nil
 			}
 			return inv.Check(tr)
 		}}
 	}
-	return func(want, got *sim.Trace) []diagnose.Finding {
+	return func(want, got *trace.Trace) []diagnose.Finding {
 		// Most runs pass: those are told cheaply, without aligning the traces.
 		broken := len(invariant.CheckAll(got, invs...)) > 0
 		if want == nil {
@@ -69,7 +69,7 @@ func Diagnose(profile conformance.Profile, invs []invariant.Invariant) Diagnosis
 }
 
 // agree reports whether two traces are the same under profile.
-func agree(want, got *sim.Trace, profile conformance.Profile) bool {
+func agree(want, got *trace.Trace, profile conformance.Profile) bool {
 	if profile == conformance.Semantic {
 		return conformance.Compare(want, got, profile, 0) == nil
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // planted are the three faults of TestThreeFaultsAreThreeCauses, each alone.
@@ -199,7 +200,7 @@ func TestThreeFaultsAreThreeCauses(t *testing.T) {
 // ignoresPreparedContext is a loop that never takes the context prepareRequest answers with
 // (the answer reaches it without one): one defect that shows in many places downstream.
 var ignoresPreparedContext = fault{name: "ignores-prepared-context", call: func(_ *faulty, c sim.Call, a sim.Answer) sim.Answer {
-	if c.Kind != sim.CallHook || c.Name != "prepareRequest" || len(a.Data) == 0 {
+	if c.Kind != trace.CallHook || c.Name != "prepareRequest" || len(a.Data) == 0 {
 		return a
 	}
 	var data map[string]any

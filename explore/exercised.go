@@ -6,18 +6,19 @@ import (
 	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // hookRules are the rules of docs/SEMANTICS.md that say what an installed hook does.
 var hookRules = map[string]string{
-	sim.HookConvertToLLM:     "R-PROVIDER-REQUEST",
-	sim.HookTransformContext: "R-PROVIDER-REQUEST",
-	sim.HookGetAPIKey:        "R-PROVIDER-REQUEST",
-	sim.HookPrepareRequest:   "R-PREPARE-REQUEST",
-	sim.HookPrepareNextTurn:  "R-PREPARE-NEXT-TURN",
-	sim.HookFinishTurn:       "R-FINISH-WHEN",
-	sim.HookBeforeToolCall:   "R-TOOL-BEFORE",
-	sim.HookAfterToolCall:    "R-TOOL-AFTER",
+	trace.HookConvertToLLM:     "R-PROVIDER-REQUEST",
+	trace.HookTransformContext: "R-PROVIDER-REQUEST",
+	trace.HookGetAPIKey:        "R-PROVIDER-REQUEST",
+	trace.HookPrepareRequest:   "R-PREPARE-REQUEST",
+	trace.HookPrepareNextTurn:  "R-PREPARE-NEXT-TURN",
+	trace.HookFinishTurn:       "R-FINISH-WHEN",
+	trace.HookBeforeToolCall:   "R-TOOL-BEFORE",
+	trace.HookAfterToolCall:    "R-TOOL-AFTER",
 }
 
 // Exercised lists the rules of docs/SEMANTICS.md a scenario exercises beyond a plain turn,

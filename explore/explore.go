@@ -29,6 +29,7 @@ import (
 	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/invariant"
 	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // Options configures an exploration.
@@ -205,7 +206,7 @@ type Failure struct {
 	// first are likely one defect (Summary says so).
 	PassesWithout []string
 	// ImplTrace and RefTrace are the minimal scenario's traces (RefTrace nil without Impl).
-	ImplTrace, RefTrace *sim.Trace
+	ImplTrace, RefTrace *trace.Trace
 	// Dir is where the failure was written, "" when it was not.
 	Dir string
 }
@@ -237,7 +238,7 @@ const (
 	KindInvariant = "invariant" // the implementation's trace breaks an invariant
 	KindError     = "error"     // the implementation broke the port's contract
 	KindPanic     = "panic"     // the simulation panicked
-	KindHang      = "hang"      // a run took longer than RunTimeout, or the implementation's own time limit (sim.ErrTimeout)
+	KindHang      = "hang"      // a run took longer than RunTimeout, or the implementation's own time limit (trace.ErrTimeout)
 )
 
 // Problem is what is wrong with one run.
@@ -253,7 +254,7 @@ type Problem struct {
 	// Hash identifies the implementation's trace (sha256 of its JSONL).
 	Hash string
 	// trace is the implementation's trace of the run (as far as it went).
-	trace *sim.Trace
+	trace *trace.Trace
 }
 
 // Cause is the finding that is the run's cause: the implementation's error, else the broken
@@ -639,7 +640,7 @@ func shortHash(h string) string {
 
 // outcome is one simulated run.
 type outcome struct {
-	trace *sim.Trace
+	trace *trace.Trace
 	err   error
 	panic any
 	hang  bool
@@ -652,9 +653,9 @@ func (x *explorer) simulate(sc *sim.Scenario, impl sim.Implementation) outcome {
 		returned := false
 		defer func() {
 			if p := recover(); p != nil {
-				done <- outcome{panic: p, trace: &sim.Trace{}}
+				done <- outcome{panic: p, trace: &trace.Trace{}}
 			} else if !returned { // runtime.Goexit, in a task or a hook
-				done <- outcome{panic: "runtime.Goexit during the run", trace: &sim.Trace{}}
+				done <- outcome{panic: "runtime.Goexit during the run", trace: &trace.Trace{}}
 			}
 		}()
 		// A copy: sim.Run fills in the scenario's default model in place, and a run that
@@ -670,7 +671,7 @@ func (x *explorer) simulate(sc *sim.Scenario, impl sim.Implementation) outcome {
 	case o := <-done:
 		return o
 	case <-timer.C:
-		return outcome{hang: true, trace: &sim.Trace{}}
+		return outcome{hang: true, trace: &trace.Trace{}}
 	}
 }
 
@@ -696,12 +697,12 @@ func (x *explorer) check(sc *sim.Scenario) (prob *Problem, ignored bool) {
 		failed(KindHang, fmt.Errorf("the run did not finish within %s", x.opts.RunTimeout))
 	case got.panic != nil:
 		failed(KindPanic, fmt.Errorf("the simulation panicked: %v", got.panic))
-	case errors.Is(got.err, sim.ErrTimeout):
+	case errors.Is(got.err, trace.ErrTimeout):
 		failed(KindHang, got.err)
 	case got.err != nil:
 		failed(KindError, got.err)
 	default:
-		var want *sim.Trace
+		var want *trace.Trace
 		if x.opts.Impl != nil && !x.opts.NoDiff {
 			if w := x.simulate(sc, x.opts.Reference()); w.err == nil && !w.hang && w.panic == nil {
 				want = w.trace
@@ -745,7 +746,7 @@ func (x *explorer) check(sc *sim.Scenario) (prob *Problem, ignored bool) {
 }
 
 // traces returns the implementation's and the reference's traces of sc.
-func (x *explorer) traces(sc *sim.Scenario) (impl, ref *sim.Trace) {
+func (x *explorer) traces(sc *sim.Scenario) (impl, ref *trace.Trace) {
 	impl = x.simulate(sc, x.impl()).trace
 	if x.opts.Impl != nil {
 		ref = x.simulate(sc, x.opts.Reference()).trace

@@ -13,6 +13,7 @@ import (
 	"github.com/turnstile-dev/turnstile/invariant"
 	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 func TestParseSeed(t *testing.T) {
@@ -128,7 +129,7 @@ func TestFlakyIsNotABug(t *testing.T) {
 		Seed: 1, Runs: 50, NoDiff: true,
 		Impl: func() sim.Implementation { n++; return &faulty{fault: fault{notify: flipEvery(n)}} },
 		// Any trace that differs from the previous one fails: a custom invariant.
-		Invariants: []invariant.Invariant{{Name: "odd-runs-fail", Check: func(tr *sim.Trace) []invariant.Violation {
+		Invariants: []invariant.Invariant{{Name: "odd-runs-fail", Check: func(tr *trace.Trace) []invariant.Violation {
 			if n%2 == 1 {
 				return []invariant.Violation{{Msg: "odd"}}
 			}
@@ -186,7 +187,7 @@ func TestHangAndPanicAreReported(t *testing.T) {
 }
 
 // timesOut fails its first delivery as an adapter process past its time limit does
-// (sim.ErrTimeout), counting the runs it starts.
+// (trace.ErrTimeout), counting the runs it starts.
 type timesOut struct {
 	sim.Implementation
 	starts *atomic.Int32
@@ -198,7 +199,7 @@ func (s timesOut) Start(setup sim.Setup, world sim.Port) error {
 }
 
 func (timesOut) Deliver(sim.Delivery) error {
-	return fmt.Errorf("delivery streamEvent at 0ms: %w after 1m0s: the implementation did not report idle", sim.ErrTimeout)
+	return fmt.Errorf("delivery streamEvent at 0ms: %w after 1m0s: the implementation did not report idle", trace.ErrTimeout)
 }
 
 // TestATimeoutIsAHangNotShrunk: an implementation past its time limit is a hang, and each of

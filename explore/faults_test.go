@@ -12,6 +12,7 @@ import (
 
 	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // faulty is the reference with a fault injected into its port traffic: a wrapper sees every
@@ -155,7 +156,7 @@ var faults = []fault{
 	{
 		name: "makes-an-extra-request", invariant: "grammar",
 		before: func(f *faulty, c sim.Call) {
-			if c.Kind != sim.CallStream {
+			if c.Kind != trace.CallStream {
 				return
 			}
 			f.requests++
@@ -172,7 +173,7 @@ var faults = []fault{
 	{
 		name: "ignores-finish-turn-end", invariant: "finish-turn",
 		call: func(f *faulty, c sim.Call, a sim.Answer) sim.Answer {
-			if c.Kind == sim.CallHook && c.Name == sim.HookFinishTurn && strings.Contains(string(a.Data), `"end"`) {
+			if c.Kind == trace.CallHook && c.Name == trace.HookFinishTurn && strings.Contains(string(a.Data), `"end"`) {
 				a.Data = json.RawMessage(`{}`)
 			}
 			return a
@@ -183,7 +184,7 @@ var faults = []fault{
 		notify: func(f *faulty, n sim.Notification, ev map[string]any) bool {
 			if ev["type"] == "tool_execution_start" {
 				f.world.Notify(n)
-				f.world.Call(sim.Call{Kind: sim.CallHook, Name: sim.HookFollowUp, Data: json.RawMessage(`{}`)})
+				f.world.Call(sim.Call{Kind: trace.CallHook, Name: trace.HookFollowUp, Data: json.RawMessage(`{}`)})
 				return false
 			}
 			return true
@@ -226,7 +227,7 @@ var faults = []fault{
 	{
 		name: "loses-steering-messages", invariant: "queue-timing",
 		call: func(f *faulty, c sim.Call, a sim.Answer) sim.Answer {
-			if c.Kind == sim.CallHook && c.Name == sim.HookSteering {
+			if c.Kind == trace.CallHook && c.Name == trace.HookSteering {
 				a.Data = json.RawMessage(`{"messages":[]}`)
 			}
 			return a
@@ -242,7 +243,7 @@ var faults = []fault{
 	{
 		name: "tells-the-model-no-tools", invariant: "replay",
 		rewrite: func(f *faulty, c sim.Call) sim.Call {
-			if c.Kind != sim.CallStream {
+			if c.Kind != trace.CallStream {
 				return c
 			}
 			var req map[string]any

@@ -11,6 +11,7 @@ import (
 	"github.com/turnstile-dev/turnstile/conformance"
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // Scenario generates whole scenarios: tools (0–4, some sequential, some inactive, schemas with
@@ -445,7 +446,7 @@ var altModel = loop.Model{ID: "faux-2", API: "faux", Provider: "faux"}
 func (g *gen) hooks() {
 	sc, h := g.sc, &g.sc.Hooks
 	n := len(sc.Responses)
-	if g.allowed(sim.HookFinishTurn, SitFinishTurn) && g.chance(35, "finishTurn") {
+	if g.allowed(trace.HookFinishTurn, SitFinishTurn) && g.chance(35, "finishTurn") {
 		s := &sim.Script[sim.FinishAnswer]{ByCall: map[int]sim.FinishAnswer{}}
 		choices := []string{"none", "none", "end"}
 		if sc.ExtraResponse == nil {
@@ -463,7 +464,7 @@ func (g *gen) hooks() {
 		}
 		h.FinishTurn = s
 	}
-	if g.allowed(sim.HookPrepareRequest, SitPrepareRequest) && g.chance(30, "prepareRequest") {
+	if g.allowed(trace.HookPrepareRequest, SitPrepareRequest) && g.chance(30, "prepareRequest") {
 		s := &sim.Script[sim.PrepareAnswer]{ByCall: map[int]sim.PrepareAnswer{}}
 		for k := 1; k <= n; k++ {
 			if !g.chance(40, "prepareRequest answer") {
@@ -489,7 +490,7 @@ func (g *gen) hooks() {
 		}
 		h.PrepareRequest = s
 	}
-	if n > 1 && g.allowed(sim.HookPrepareNextTurn, SitPrepareNextTurn) && g.chance(30, "prepareNextTurn") {
+	if n > 1 && g.allowed(trace.HookPrepareNextTurn, SitPrepareNextTurn) && g.chance(30, "prepareNextTurn") {
 		s := &sim.Script[sim.PrepareAnswer]{ByCall: map[int]sim.PrepareAnswer{}}
 		for k := 1; k < n; k++ {
 			if !g.chance(50, "prepareNextTurn answer") {
@@ -516,7 +517,7 @@ func (g *gen) hooks() {
 		h.PrepareNextTurn = s
 	}
 	ids := g.scriptable()
-	if len(ids) > 0 && g.target.Supports(sim.HookBeforeToolCall) && g.chance(30, "beforeToolCall") {
+	if len(ids) > 0 && g.target.Supports(trace.HookBeforeToolCall) && g.chance(30, "beforeToolCall") {
 		s := &sim.ToolScript[sim.BeforeAnswer]{ByToolCall: map[string]sim.BeforeAnswer{}}
 		if g.chance(10, "block by default") {
 			s.Default = sim.BeforeAnswer{Block: true}
@@ -539,7 +540,7 @@ func (g *gen) hooks() {
 		}
 		h.BeforeToolCall = s
 	}
-	if len(ids) > 0 && g.target.Supports(sim.HookAfterToolCall) && g.chance(30, "afterToolCall") {
+	if len(ids) > 0 && g.target.Supports(trace.HookAfterToolCall) && g.chance(30, "afterToolCall") {
 		s := &sim.ToolScript[sim.AfterAnswer]{ByToolCall: map[string]sim.AfterAnswer{}}
 		yes, no := true, false
 		for _, id := range ids {
@@ -562,23 +563,23 @@ func (g *gen) hooks() {
 		}
 		h.AfterToolCall = s
 	}
-	if g.target.Supports(sim.HookTransformContext) && g.chance(10, "transformContext") {
+	if g.target.Supports(trace.HookTransformContext) && g.chance(10, "transformContext") {
 		h.TransformContext = &sim.TransformScript{KeepLast: g.intIn(0, 3, "transform keepLast")}
 		if g.has(sim.FeatureThrowingHooks) && g.chance(10, "transform throws") {
 			h.TransformContext.Throw = "transformContext failed"
 		}
 	}
-	if g.target.Supports(sim.HookConvertToLLM) && g.chance(10, "convertToLlm") {
+	if g.target.Supports(trace.HookConvertToLLM) && g.chance(10, "convertToLlm") {
 		h.ConvertToLLM = &sim.ConvertScript{KeepCustomAsUser: g.chance(50, "custom as user") && g.has(sim.FeatureCustomMessages)}
 		if g.has(sim.FeatureThrowingHooks) && g.chance(10, "convert throws") {
 			h.ConvertToLLM.Throw = "convertToLlm failed"
 		}
 	}
-	if g.target.Supports(sim.HookGetAPIKey) && g.chance(10, "getApiKey") {
+	if g.target.Supports(trace.HookGetAPIKey) && g.chance(10, "getApiKey") {
 		h.GetAPIKey = &sim.KeyScript{Key: "sk-hook"}
 	}
-	h.NoSteering = g.chance(8, "no steering") || !g.target.Supports(sim.HookSteering)
-	h.NoFollowUp = g.chance(8, "no follow-up") || !g.target.Supports(sim.HookFollowUp)
+	h.NoSteering = g.chance(8, "no steering") || !g.target.Supports(trace.HookSteering)
+	h.NoFollowUp = g.chance(8, "no follow-up") || !g.target.Supports(trace.HookFollowUp)
 }
 
 // has reports whether the target supports an optional feature (sim.Features).

@@ -13,6 +13,7 @@ import (
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // TestGeneratedInvariants: every invariant holds for the reference on generated scenarios.
@@ -37,7 +38,7 @@ func TestGeneratedDeterminism(t *testing.T) {
 		a, _ := sim.Run(sc, sim.NewReference())
 		b, _ := sim.Run(sc, sim.NewReference())
 		if !bytes.Equal(a.JSONL(), b.JSONL()) {
-			d, _ := sim.FirstDivergence(sim.Lines(a.Timeline()), sim.Lines(b.Timeline()), 3)
+			d, _ := trace.FirstDivergence(trace.Lines(a.Timeline()), trace.Lines(b.Timeline()), 3)
 			t.Fatalf("two runs differ:\n%s", d)
 		}
 	})

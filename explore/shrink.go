@@ -12,6 +12,7 @@ import (
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // ShrinkStats says what shrinking did.
@@ -42,13 +43,13 @@ func (s Size) String() string {
 func (x *explorer) size(sc *sim.Scenario) Size {
 	s := Size{Responses: len(sc.Responses), ToolCalls: len(callIDs(sc)), Tools: len(sc.Tools), User: len(sc.User)}
 	for _, h := range sc.Hooks.Installed() {
-		if h != sim.HookSteering && h != sim.HookFollowUp {
+		if h != trace.HookSteering && h != trace.HookFollowUp {
 			s.Hooks++
 		}
 	}
 	tr := x.simulate(sc, x.impl()).trace
 	for _, e := range tr.Entries {
-		if e.Kind == sim.KindCall && e.Name == sim.CallStream {
+		if e.Kind == trace.KindCall && e.Name == trace.CallStream {
 			s.Requests++
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // situationsOf lists the version-dependent situations a scenario makes.
@@ -89,8 +90,8 @@ func TestGeneratorRespectsTheTrackedVersion(t *testing.T) {
 // scenarios installing no other; without the queue hooks, steering and follow-up are off and
 // the simulated user neither steers nor follows up. Every scenario stays valid.
 func TestGeneratorRespectsDeclaredHooks(t *testing.T) {
-	queues := []string{sim.HookSteering, sim.HookFollowUp}
-	for _, hooks := range [][]string{queues, {}, {sim.HookFinishTurn, sim.HookSteering}, {sim.HookBeforeToolCall}} {
+	queues := []string{trace.HookSteering, trace.HookFollowUp}
+	for _, hooks := range [][]string{queues, {}, {trace.HookFinishTurn, trace.HookSteering}, {trace.HookBeforeToolCall}} {
 		gen := Generator(Target{Hooks: hooks})
 		users := 0
 		for i := range 60 {
@@ -142,7 +143,7 @@ func (r *introducing) Start(setup sim.Setup, port sim.Port) error {
 // fails nothing, and is never given another hook.
 func TestHelloSetsTheTarget(t *testing.T) {
 	installed := map[string]bool{}
-	hello := conformance.Hello{Name: "queues-only", Tracks: "0.99.1", Hooks: []string{sim.HookSteering, sim.HookFollowUp},
+	hello := conformance.Hello{Name: "queues-only", Tracks: "0.99.1", Hooks: []string{trace.HookSteering, trace.HookFollowUp},
 		Lacks: []string{sim.FeatureContinue}}
 	res := Run(context.Background(), Options{
 		Seed: 21, Runs: 150,
@@ -157,7 +158,7 @@ func TestHelloSetsTheTarget(t *testing.T) {
 		!slices.Equal(res.Target.Lacks, hello.Lacks) {
 		t.Errorf("explored %q for %+v", res.Implementation, res.Target)
 	}
-	if len(installed) != 2 || !installed[sim.HookSteering] || !installed[sim.HookFollowUp] {
+	if len(installed) != 2 || !installed[trace.HookSteering] || !installed[trace.HookFollowUp] {
 		t.Errorf("installed %v", installed)
 	}
 }
@@ -166,9 +167,9 @@ func TestHelloSetsTheTarget(t *testing.T) {
 // pairs of entries as conformance.Compare does under the semantic profile: numbers by value,
 // a validation message up to its first line, everything else strictly.
 func TestSemanticValueAgreesWithCompare(t *testing.T) {
-	base := sim.Entry{Seq: 4, T: 10, Kind: sim.KindEvent, Name: "tool_execution_end",
+	base := trace.Entry{Seq: 4, T: 10, Kind: trace.KindEvent, Name: "tool_execution_end",
 		Data: []byte(`{"result":{"content":[{"type":"text","text":"Validation failed for tool \"read\":\n  - path: must be string"}]},"n":1}`)}
-	variants := map[string]sim.Entry{}
+	variants := map[string]trace.Entry{}
 	with := func(name, data string) {
 		e := base
 		e.Data = []byte(data)
@@ -186,7 +187,7 @@ func TestSemanticValueAgreesWithCompare(t *testing.T) {
 	late.T = 11
 	variants["time"] = late
 	for name, e := range variants {
-		compare := conformance.Compare(&sim.Trace{Entries: []sim.Entry{base}}, &sim.Trace{Entries: []sim.Entry{e}}, conformance.Semantic, 0) == nil
+		compare := conformance.Compare(&trace.Trace{Entries: []trace.Entry{base}}, &trace.Trace{Entries: []trace.Entry{e}}, conformance.Semantic, 0) == nil
 		ours := reflect.DeepEqual(conformance.SemanticValue(base), conformance.SemanticValue(e))
 		if compare != ours {
 			t.Errorf("%s: Compare says equal=%v, SemanticValue says %v", name, compare, ours)

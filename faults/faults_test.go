@@ -16,7 +16,7 @@ import (
 	"github.com/turnstile-dev/turnstile/conformance"
 	"github.com/turnstile-dev/turnstile/explore"
 	"github.com/turnstile-dev/turnstile/scenarios"
-	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // fault is one deliberate bug: in file (under loop/, or a path from the repository's root
@@ -208,7 +208,7 @@ func TestExploreCatchesEveryFault(t *testing.T) {
 			fail := res.Failures[0]
 			requests := 0
 			for _, e := range fail.RefTrace.Entries {
-				if e.Kind == sim.KindCall && e.Name == sim.CallStream {
+				if e.Kind == trace.KindCall && e.Name == trace.CallStream {
 					requests++
 				}
 			}

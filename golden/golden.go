@@ -10,7 +10,7 @@ import (
 	"io/fs"
 	"path"
 
-	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // Suffix is the extension of golden files.
@@ -35,4 +35,4 @@ func Embedded() fs.FS {
 func Name(rel string) string { return path.Clean(rel) + Suffix }
 
 // Render is a trace's golden text: its timeline.
-func Render(tr *sim.Trace) []byte { return tr.Timeline() }
+func Render(tr *trace.Trace) []byte { return tr.Timeline() }

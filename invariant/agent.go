@@ -5,7 +5,7 @@ import (
 	"slices"
 
 	"github.com/turnstile-dev/turnstile/loop"
-	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // The invariants of Agent traces (protocol §13.2, docs/SEMANTICS.md "The Agent"). A trace is
@@ -37,7 +37,7 @@ type agentOp struct {
 // agentOps reads an Agent trace's operation at entry i, if it is one.
 func (v *view) agentOp(i int) (agentOp, bool) {
 	e := &v.es[i]
-	if e.Kind != sim.KindDeliver || e.Name != sim.DeliverAgent {
+	if e.Kind != trace.KindDeliver || e.Name != trace.DeliverAgent {
 		return agentOp{}, false
 	}
 	d := v.d(i)
@@ -50,7 +50,7 @@ func (v *view) agentOp(i int) (agentOp, bool) {
 
 // agentSetup returns the queue modes of an Agent trace; ok is false for other traces.
 func (v *view) agentSetup() (steering, followUp string, ok bool) {
-	if !sim.IsAgentTrace(v.es) {
+	if !trace.IsAgentTrace(v.es) {
 		return "", "", false
 	}
 	d := v.d(0)
@@ -71,15 +71,15 @@ func checkAgentQueues(v *view) []Violation {
 		e := &v.es[i]
 		if op, ok := v.agentOp(i); ok {
 			switch op.op {
-			case sim.OpSteer:
+			case trace.OpSteer:
 				steering = append(steering, op.message)
-			case sim.OpFollowUp:
+			case trace.OpFollowUp:
 				followUps = append(followUps, op.message)
-			case sim.OpSetSteeringMode:
+			case trace.OpSetSteeringMode:
 				steerMode = op.mode
-			case sim.OpSetFollowUpMode:
+			case trace.OpSetFollowUpMode:
 				followMode = op.mode
-			case sim.OpClearQueues:
+			case trace.OpClearQueues:
 				if op.queue != "followUp" {
 					steering = nil
 				}
@@ -87,14 +87,14 @@ func checkAgentQueues(v *view) []Violation {
 					followUps = nil
 				}
 			}
-			lastContinue = op.op == sim.OpContinue
+			lastContinue = op.op == trace.OpContinue
 			continue
 		}
-		if e.Kind == sim.KindOutcome && e.Name == sim.OpReset && str(v.d(i)["outcome"]) == sim.OutcomeAccepted {
+		if e.Kind == trace.KindOutcome && e.Name == trace.OpReset && str(v.d(i)["outcome"]) == trace.OutcomeAccepted {
 			steering, followUps = nil, nil
 			continue
 		}
-		if e.Kind != sim.KindEvent {
+		if e.Kind != trace.KindEvent {
 			continue
 		}
 		switch loop.EventType(e.Name) {
@@ -172,7 +172,7 @@ func checkAgentRuns(v *view) []Violation {
 			// Synchronous operations delivered before this one must have their outcome.
 			for _, id := range order {
 				d := ops[id]
-				if !d.settled && !sim.SettlesLater(d.op) && d.at == lastDelivery {
+				if !d.settled && !trace.SettlesLater(d.op) && d.at == lastDelivery {
 					vs.add(v, i, "operation %s (%s) got no outcome before the next delivery", id, d.op)
 					d.settled = true
 				}
@@ -183,21 +183,21 @@ func checkAgentRuns(v *view) []Violation {
 			continue
 		}
 		switch {
-		case e.Kind == sim.KindEvent && e.Name == string(loop.AgentStart):
+		case e.Kind == trace.KindEvent && e.Name == string(loop.AgentStart):
 			if active {
 				vs.add(v, i, "agent_start while a run is active (runs never overlap)")
 			}
 			active, ended, starter = true, false, ""
 			// The run belongs to the latest prompt or continue delivered and not yet settled.
 			for k := len(order) - 1; k >= 0; k-- {
-				if d := ops[order[k]]; (d.op == sim.OpPrompt || d.op == sim.OpContinue) && !d.settled {
+				if d := ops[order[k]]; (d.op == trace.OpPrompt || d.op == trace.OpContinue) && !d.settled {
 					starter = order[k]
 					break
 				}
 			}
-		case e.Kind == sim.KindEvent && e.Name == string(loop.AgentEnd):
+		case e.Kind == trace.KindEvent && e.Name == string(loop.AgentEnd):
 			ended = true
-		case e.Kind == sim.KindOutcome:
+		case e.Kind == trace.KindOutcome:
 			d := ops[e.Target]
 			if d == nil {
 				continue // the world already recorded this protocol error
@@ -209,9 +209,9 @@ func checkAgentRuns(v *view) []Violation {
 			d.settled = true
 			outcome := str(v.d(i)["outcome"])
 			switch d.op {
-			case sim.OpPrompt, sim.OpContinue:
+			case trace.OpPrompt, trace.OpContinue:
 				switch {
-				case outcome == sim.OutcomeRefused:
+				case outcome == trace.OutcomeRefused:
 				case d.duringRun:
 					vs.add(v, i, "%s %s was delivered while a run was active and not refused", d.op, e.Target)
 				case e.Target != starter:
@@ -221,7 +221,7 @@ func checkAgentRuns(v *view) []Violation {
 				default:
 					active, starter = false, ""
 				}
-			case sim.OpWaitForIdle:
+			case trace.OpWaitForIdle:
 				switch {
 				case d.duringRun && !ended:
 					vs.add(v, i, "waitForIdle %s resolved before the active run's agent_end", e.Target)
@@ -235,7 +235,7 @@ func checkAgentRuns(v *view) []Violation {
 		}
 	}
 	for _, id := range order {
-		if d := ops[id]; !d.settled && !sim.SettlesLater(d.op) {
+		if d := ops[id]; !d.settled && !trace.SettlesLater(d.op) {
 			vs.add(v, d.at, "operation %s (%s) got no outcome", id, d.op)
 		}
 	}
@@ -247,9 +247,9 @@ func checkAgentRuns(v *view) []Violation {
 func (v *view) settlesBeforeNextDelivery(i int, id string) bool {
 	for j := i + 1; j < len(v.es); j++ {
 		switch e := &v.es[j]; {
-		case e.Kind == sim.KindOutcome && e.Target == id:
+		case e.Kind == trace.KindOutcome && e.Target == id:
 			return true
-		case e.Kind == sim.KindDeliver:
+		case e.Kind == trace.KindDeliver:
 			return false
 		}
 	}

@@ -6,21 +6,21 @@ import (
 	"testing"
 
 	"github.com/turnstile-dev/turnstile/invariant"
-	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // agentTrace is the reference's trace of the curated Agent scenario of that name.
-func agentTrace(t *testing.T, name string) *sim.Trace {
+func agentTrace(t *testing.T, name string) *trace.Trace {
 	t.Helper()
 	data, err := os.ReadFile("../scenarios/agent/" + name + ".yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return trace(t, string(data))
+	return refTrace(t, string(data))
 }
 
 // swapTexts swaps the texts of two user messages wherever their message events show them.
-func swapTexts(t *testing.T, tr *sim.Trace, a, b string) *sim.Trace {
+func swapTexts(t *testing.T, tr *trace.Trace, a, b string) *trace.Trace {
 	t.Helper()
 	var at, bt []int
 	for _, ev := range []string{"message_start", "message_end"} {
@@ -37,7 +37,7 @@ func swapTexts(t *testing.T, tr *sim.Trace, a, b string) *sim.Trace {
 }
 
 // setText replaces the text of the message of message event i.
-func setText(t *testing.T, tr *sim.Trace, i int, text string) *sim.Trace {
+func setText(t *testing.T, tr *trace.Trace, i int, text string) *trace.Trace {
 	t.Helper()
 	return edit(t, tr, i, false, func(m map[string]any) { m["message"].(map[string]any)["content"] = text })
 }
@@ -79,7 +79,7 @@ func TestAgentRuns(t *testing.T) {
 	t.Run("a prompt accepted while a run is active", func(t *testing.T) {
 		tr := agentTrace(t, "busy-prompt-refused")
 		bad := edit(t, tr, find(t, tr, "out   u2 prompt refused", 0), false, func(m map[string]any) {
-			m["outcome"] = sim.OutcomeResolved
+			m["outcome"] = trace.OutcomeResolved
 			delete(m, "error")
 		})
 		mustFail(t, "agent-runs", bad)

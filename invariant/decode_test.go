@@ -8,6 +8,7 @@ import (
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // TestDecodeJSON: the fast decoder gives what encoding/json gives.
@@ -65,7 +66,7 @@ func TestDeclaredNamesIsCurrentTools(t *testing.T) {
 	for _, f := range files {
 		tr, _ := sim.Run(f.Scenario, sim.NewReference())
 		for _, e := range tr.Entries {
-			if e.Kind != sim.KindCall || e.Name != sim.CallStream {
+			if e.Kind != trace.KindCall || e.Name != trace.CallStream {
 				continue
 			}
 			var req struct {

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/turnstile-dev/turnstile/loop"
-	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 const terminationDoc = `Unanimous termination. After a batch whose every result has terminate: true, with no steering
@@ -41,7 +41,7 @@ func (v *view) nextTurnLost(t *turn) bool { return t.next < 0 && v.failed }
 // startsTool reports whether a tool execution starts between entries from and to (exclusive).
 func (v *view) startsTool(from, to int) bool {
 	for i := from + 1; i < to && i < len(v.es); i++ {
-		if e := &v.es[i]; e.Kind == sim.KindEvent && e.Name == string(loop.ToolExecutionStart) {
+		if e := &v.es[i]; e.Kind == trace.KindEvent && e.Name == string(loop.ToolExecutionStart) {
 			return true
 		}
 	}
@@ -90,17 +90,17 @@ func checkFinishTurn(v *view) []Violation {
 			// turn_end, then agent_end at once: no call, no other event.
 			for i := t.end + 1; i < len(v.es); i++ {
 				e := v.es[i]
-				if e.Kind == sim.KindCall {
+				if e.Kind == trace.KindCall {
 					vs.add(v, i, "%s: %s was called after turn_end", why, e.Name)
 					break
 				}
-				if e.Kind == sim.KindEvent {
+				if e.Kind == trace.KindEvent {
 					if e.Name != "agent_end" {
 						vs.add(v, i, "%s: %s follows turn_end instead of agent_end", why, e.Name)
 					}
 					break
 				}
-				if e.Kind == sim.KindEnd {
+				if e.Kind == trace.KindEnd {
 					vs.add(v, i, "%s: the run ended without agent_end", why)
 					break
 				}
@@ -120,14 +120,14 @@ func checkFinishTurn(v *view) []Violation {
 
 // flowCall is a call that schedules turns: a queue poll or prepareNextTurn.
 func flowCall(name string) bool {
-	return name == sim.HookSteering || name == sim.HookFollowUp || name == sim.HookPrepareNextTurn
+	return name == trace.HookSteering || name == trace.HookFollowUp || name == trace.HookPrepareNextTurn
 }
 
 func short(name string) string {
 	switch name {
-	case sim.HookSteering:
+	case trace.HookSteering:
 		return "steering"
-	case sim.HookFollowUp:
+	case trace.HookFollowUp:
 		return "follow-up"
 	}
 	return name
@@ -135,7 +135,7 @@ func short(name string) string {
 
 func checkQueueTiming(v *view) []Violation {
 	var vs violations
-	steering, followUp, pnt := v.seen[sim.HookSteering], v.seen[sim.HookFollowUp], v.seen[sim.HookPrepareNextTurn]
+	steering, followUp, pnt := v.seen[trace.HookSteering], v.seen[trace.HookFollowUp], v.seen[trace.HookPrepareNextTurn]
 	// Inside turns: only poll A, in the first turn, before its request.
 	for _, t := range v.turns {
 		to := t.end
@@ -145,10 +145,10 @@ func checkQueueTiming(v *view) []Violation {
 		pollA := false
 		for i := t.start; i < to; i++ {
 			e := v.es[i]
-			if e.Kind != sim.KindCall || !flowCall(e.Name) {
+			if e.Kind != trace.KindCall || !flowCall(e.Name) {
 				continue
 			}
-			if t.n == 1 && e.Name == sim.HookSteering && !pollA && (t.stream < 0 || i < t.stream) {
+			if t.n == 1 && e.Name == trace.HookSteering && !pollA && (t.stream < 0 || i < t.stream) {
 				pollA = true
 				continue
 			}
@@ -163,7 +163,7 @@ func checkQueueTiming(v *view) []Violation {
 	for _, t := range v.closed() {
 		var calls []int
 		for i := t.end + 1; i < t.windowEnd; i++ {
-			if v.es[i].Kind == sim.KindCall && flowCall(v.es[i].Name) {
+			if v.es[i].Kind == trace.KindCall && flowCall(v.es[i].Name) {
 				calls = append(calls, i)
 			}
 		}
@@ -182,7 +182,7 @@ func checkQueueTiming(v *view) []Violation {
 			w := v.window(t)
 			pending, next := false, false
 			if steering {
-				n, got := take(sim.HookSteering)
+				n, got := take(trace.HookSteering)
 				ok = ok && got
 				pending = n > 0
 			}
@@ -190,7 +190,7 @@ func checkQueueTiming(v *view) []Violation {
 				next = true
 			} else if ok {
 				if followUp {
-					n, got := take(sim.HookFollowUp)
+					n, got := take(trace.HookFollowUp)
 					ok = ok && got
 					if n > 0 {
 						pending, next = true, true
@@ -202,11 +202,11 @@ func checkQueueTiming(v *view) []Violation {
 			}
 			if ok && next {
 				if pnt {
-					_, got := take(sim.HookPrepareNextTurn)
+					_, got := take(trace.HookPrepareNextTurn)
 					ok = ok && got
 				}
 				if ok && steering && !pending {
-					_, got := take(sim.HookSteering)
+					_, got := take(trace.HookSteering)
 					ok = ok && got
 				}
 			}
@@ -227,9 +227,9 @@ func checkQueueTiming(v *view) []Violation {
 			at = calls[min(k, len(calls)-1)]
 		}
 		rule, why := pollRule(got, want, ok), ""
-		if rule == "R-POLL-FOLLOW-UP" && t.hasBatch() && v.window(t).natural && slices.Contains(got, sim.HookFollowUp) {
+		if rule == "R-POLL-FOLLOW-UP" && t.hasBatch() && v.window(t).natural && slices.Contains(got, trace.HookFollowUp) {
 			why = ": the batch has a result without terminate: true, so the loop was not stopping and polls no follow-up"
-			if got[len(got)-1] == sim.HookFollowUp {
+			if got[len(got)-1] == trace.HookFollowUp {
 				// It polled as a stopping loop does, last: it may have judged the batch so.
 				why += " (did it take the batch as terminating? R-TERM-UNANIMOUS)"
 			}
@@ -242,9 +242,9 @@ func checkQueueTiming(v *view) []Violation {
 // insideTurn is the rule a flow call inside a turn breaks, and why.
 func insideTurn(name string) (rule, why string) {
 	switch name {
-	case sim.HookSteering:
+	case trace.HookSteering:
 		return "R-POLL-NEVER-ELSE", "steering is polled within a turn only before the first request (poll A); a response's turn polls it after its turn_end (poll C)"
-	case sim.HookFollowUp:
+	case trace.HookFollowUp:
 		return "R-POLL-FOLLOW-UP", "follow-up is polled only after a turn_end, when the loop would stop"
 	}
 	return "R-PREPARE-NEXT-TURN", "prepareNextTurn is called between turns, after the last turn's turn_end and before the next turn_start"
@@ -263,22 +263,22 @@ func pollRule(got, want []string, ok bool) string {
 		j, name = len(want), got[len(want)]
 	case !ok && j >= 0:
 		name = want[j]
-		if j < len(got) && (got[j] == sim.HookFollowUp || name == sim.HookFollowUp) {
+		if j < len(got) && (got[j] == trace.HookFollowUp || name == trace.HookFollowUp) {
 			return "R-POLL-FOLLOW-UP"
 		}
-		if j >= len(got) && name == sim.HookSteering && j > 0 && want[j-1] == sim.HookSteering {
+		if j >= len(got) && name == trace.HookSteering && j > 0 && want[j-1] == trace.HookSteering {
 			return ""
 		}
 	}
 	switch name {
-	case sim.HookSteering:
+	case trace.HookSteering:
 		if j == 0 {
 			return "R-POLL-C"
 		}
 		return "R-POLL-B"
-	case sim.HookFollowUp:
+	case trace.HookFollowUp:
 		return "R-POLL-FOLLOW-UP"
-	case sim.HookPrepareNextTurn:
+	case trace.HookPrepareNextTurn:
 		return "R-PREPARE-NEXT-TURN"
 	}
 	return ""
@@ -306,8 +306,8 @@ func shortList(names []string) string {
 
 func checkHookTiming(v *view) []Violation {
 	var vs violations
-	pr, ft := v.seen[sim.HookPrepareRequest], v.seen[sim.HookFinishTurn]
-	before, after := v.seen[sim.HookBeforeToolCall], v.seen[sim.HookAfterToolCall]
+	pr, ft := v.seen[trace.HookPrepareRequest], v.seen[trace.HookFinishTurn]
+	before, after := v.seen[trace.HookBeforeToolCall], v.seen[trace.HookAfterToolCall]
 	for _, t := range v.turns {
 		to := t.end
 		if to < 0 {
@@ -316,9 +316,9 @@ func checkHookTiming(v *view) []Violation {
 		var prs, fts []int
 		for i := t.start; i < to; i++ {
 			switch {
-			case v.isCall(i, sim.HookPrepareRequest):
+			case v.isCall(i, trace.HookPrepareRequest):
 				prs = append(prs, i)
-			case v.isCall(i, sim.HookFinishTurn):
+			case v.isCall(i, trace.HookFinishTurn):
 				fts = append(fts, i)
 			}
 		}
@@ -330,7 +330,7 @@ func checkHookTiming(v *view) []Violation {
 				vs.add(v, prs[0], "prepareRequest called after the request of turn %d", t.n)
 			case t.stream >= 0:
 				for i := prs[0] + 1; i < t.stream; i++ {
-					if v.isEvent(i) || (v.es[i].Kind == sim.KindCall && flowCall(v.es[i].Name)) {
+					if v.isEvent(i) || (v.es[i].Kind == trace.KindCall && flowCall(v.es[i].Name)) {
 						vs.add(v, i, "%s between prepareRequest and its request", v.es[i].Name)
 						break
 					}
@@ -345,7 +345,7 @@ func checkHookTiming(v *view) []Violation {
 				vs.add(v, fts[0], "finishTurn called before the response ended")
 			case len(fts) == 1 && t.end >= 0:
 				for i := fts[0] + 1; i < t.end; i++ {
-					if v.isEvent(i) || v.es[i].Kind == sim.KindCall {
+					if v.isEvent(i) || v.es[i].Kind == trace.KindCall {
 						vs.add(v, i, "%s between finishTurn and turn_end", v.es[i].Name)
 						break
 					}
@@ -361,7 +361,7 @@ func checkHookTiming(v *view) []Violation {
 			call, executed := tt.toolCalls[c.id]
 			var bs, as []int
 			for _, i := range tt.hooks[c.id] {
-				if v.es[i].Name == sim.HookBeforeToolCall {
+				if v.es[i].Name == trace.HookBeforeToolCall {
 					bs = append(bs, i)
 				} else {
 					as = append(as, i)

@@ -1,6 +1,6 @@
 package invariant
 
-import "github.com/turnstile-dev/turnstile/sim"
+import "github.com/turnstile-dev/turnstile/trace"
 
 const grammarDoc = `The shape of a run. The first event is agent_start; a run that returned has exactly one
 agent_end, its last event, and a failed run (an end entry with an error) has none; nothing
@@ -17,7 +17,7 @@ func checkGrammar(v *view) []Violation {
 	events := 0
 	first := -1
 	for i, e := range v.es {
-		if e.Kind == sim.KindEvent {
+		if e.Kind == trace.KindEvent {
 			events++
 			if first < 0 {
 				first = i
@@ -39,10 +39,10 @@ func checkGrammar(v *view) []Violation {
 	}
 	agentEnds := 0
 	for i, e := range v.es {
-		if v.endIdx >= 0 && i > v.endIdx && e.Kind != sim.KindFail {
+		if v.endIdx >= 0 && i > v.endIdx && e.Kind != trace.KindFail {
 			vs.addRule(v, i, "R-EV-GRAMMAR", "%s %s after the end of the run", e.Kind, e.Name)
 		}
-		if e.Kind != sim.KindEvent {
+		if e.Kind != trace.KindEvent {
 			continue
 		}
 		switch e.Name {
@@ -76,9 +76,9 @@ func checkGrammar(v *view) []Violation {
 	var tools map[string]*toolState
 	for i, e := range v.es {
 		switch e.Kind {
-		case sim.KindCall:
+		case trace.KindCall:
 			switch e.Name {
-			case sim.CallStream:
+			case trace.CallStream:
 				if !inTurn {
 					vs.addRule(v, i, "R-TURN-REQUEST", "a provider request outside a turn")
 				}
@@ -86,7 +86,7 @@ func checkGrammar(v *view) []Violation {
 				if streams > 1 {
 					vs.addRule(v, i, "R-TURN-REQUEST", "a second provider request in one turn")
 				}
-			case sim.CallTool:
+			case trace.CallTool:
 				id := str(v.d(i)["toolCallId"])
 				ts := tools[id]
 				if ts == nil || ts.end >= 0 {
@@ -94,7 +94,7 @@ func checkGrammar(v *view) []Violation {
 				}
 			}
 			continue
-		case sim.KindEvent:
+		case trace.KindEvent:
 		default:
 			continue
 		}

@@ -1,7 +1,7 @@
 // Package invariant holds named properties that every trace of a conforming agent loop has,
 // whatever the scenario: the grammar of its events, the replay of its tool declarations, the
 // rules of truncation, termination, finishTurn and the queues, the delivery of tool results
-// and the snapshots its events carry. Each is checked over a *sim.Trace alone, decoding the
+// and the snapshots its events carry. Each is checked over a *trace.Trace alone, decoding the
 // entries' JSON as needed, so it applies to the reference loop and to any implementation
 // reached through the conformance protocol.
 //
@@ -20,7 +20,7 @@ import (
 
 	"github.com/turnstile-dev/turnstile/jsonvalue"
 	"github.com/turnstile-dev/turnstile/loop"
-	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // Violation is one place where a trace breaks an invariant: the seq of the entry where it
@@ -47,7 +47,7 @@ type Invariant struct {
 	// Rules are the rules of docs/SEMANTICS.md the invariant checks, by id.
 	Rules []string
 	// Check returns the trace's violations of the property; none when it holds.
-	Check func(*sim.Trace) []Violation
+	Check func(*trace.Trace) []Violation
 
 	check func(*view) []Violation
 	// at is the pi behaviour the trace is judged at (AllAt).
@@ -69,7 +69,7 @@ func (f Failure) String() string { return f.Invariant + ": " + f.Violation.Strin
 func define(at loop.Behaviour, name, doc string, check func(*view) []Violation) Invariant {
 	inv := Invariant{Name: name, Doc: doc, Rules: rulesOf[name], check: check, at: at, whole: strings.HasPrefix(name, "agent-"),
 		perRun: name != "termination" && name != "queue-timing"}
-	inv.Check = func(tr *sim.Trace) []Violation {
+	inv.Check = func(tr *trace.Trace) []Violation {
 		return inv.judge(newView(tr), runsOf(tr))
 	}
 	return inv
@@ -97,33 +97,33 @@ func (inv Invariant) judge(v *view, runs []*view) []Violation {
 // outcomes, ended by the end entry the loop's run would have made: the agent_end's messages,
 // or, when the Agent ended a failed run with its error turn (R-AGENT-ERROR-TURN), the loop's
 // failure, the error turn's four events left out. It is nil for other traces.
-func runsOf(tr *sim.Trace) []*view {
-	if !sim.IsAgentTrace(tr.Entries) {
+func runsOf(tr *trace.Trace) []*view {
+	if !trace.IsAgentTrace(tr.Entries) {
 		return nil
 	}
 	tr = tr.Expanded() // a run's entries may link to entries of earlier runs
 	runs := []*view{}
-	var cur []sim.Entry
+	var cur []trace.Entry
 	for _, e := range tr.Entries {
 		switch {
-		case e.Kind == sim.KindEvent && e.Name == string(loop.AgentStart):
-			cur = []sim.Entry{e}
-		case cur == nil, e.Kind == sim.KindOutcome, e.Kind == sim.KindDeliver && e.Name == sim.DeliverAgent:
-		case e.Kind == sim.KindEvent && e.Name == string(loop.AgentEnd):
-			runs = append(runs, newView(&sim.Trace{Scenario: tr.Scenario, Entries: endRun(cur, e)}))
+		case e.Kind == trace.KindEvent && e.Name == string(loop.AgentStart):
+			cur = []trace.Entry{e}
+		case cur == nil, e.Kind == trace.KindOutcome, e.Kind == trace.KindDeliver && e.Name == trace.DeliverAgent:
+		case e.Kind == trace.KindEvent && e.Name == string(loop.AgentEnd):
+			runs = append(runs, newView(&trace.Trace{Scenario: tr.Scenario, Entries: endRun(cur, e)}))
 			cur = nil
 		default:
 			cur = append(cur, e)
 		}
 	}
 	if cur != nil {
-		runs = append(runs, newView(&sim.Trace{Scenario: tr.Scenario, Entries: cur}))
+		runs = append(runs, newView(&trace.Trace{Scenario: tr.Scenario, Entries: cur}))
 	}
 	return runs
 }
 
 // endRun ends a run's entries at its agent_end with the end entry of the loop's run.
-func endRun(run []sim.Entry, agentEnd sim.Entry) []sim.Entry {
+func endRun(run []trace.Entry, agentEnd trace.Entry) []trace.Entry {
 	var end struct {
 		Messages []json.RawMessage `json:"messages"`
 	}
@@ -138,18 +138,18 @@ func endRun(run []sim.Entry, agentEnd sim.Entry) []sim.Entry {
 		_ = json.Unmarshal(end.Messages[0], &m)
 		emitted := 0
 		for _, e := range run[:n-3] {
-			if e.Kind == sim.KindEvent && e.Name == string(loop.MessageEnd) {
+			if e.Kind == trace.KindEvent && e.Name == string(loop.MessageEnd) {
 				emitted++
 			}
 		}
 		if m.Role == "assistant" && (m.StopReason == string(loop.StopError) || m.StopReason == string(loop.StopAborted)) && emitted > 0 {
 			data, _ := json.Marshal(map[string]string{"error": m.ErrorMessage})
 			last := run[n-1]
-			return append(run[:n-3:n-3], sim.Entry{Seq: last.Seq, T: last.T, Kind: sim.KindEnd, Name: "run", Data: data, Error: m.ErrorMessage})
+			return append(run[:n-3:n-3], trace.Entry{Seq: last.Seq, T: last.T, Kind: trace.KindEnd, Name: "run", Data: data, Error: m.ErrorMessage})
 		}
 	}
 	data, _ := json.Marshal(map[string]any{"messages": end.Messages})
-	return append(run, agentEnd, sim.Entry{Seq: agentEnd.Seq, T: agentEnd.T, Kind: sim.KindEnd, Name: "run", Data: data})
+	return append(run, agentEnd, trace.Entry{Seq: agentEnd.Seq, T: agentEnd.T, Kind: trace.KindEnd, Name: "run", Data: data})
 }
 
 // rulesOf lists, per invariant, the rules of docs/SEMANTICS.md it checks.
@@ -203,7 +203,7 @@ func ByName(name string) (Invariant, bool) {
 
 // CheckAll checks the trace against invs (All when none are given), decoding it once, and
 // returns every failure, invariant by invariant.
-func CheckAll(tr *sim.Trace, invs ...Invariant) []Failure {
+func CheckAll(tr *trace.Trace, invs ...Invariant) []Failure {
 	if len(invs) == 0 {
 		invs = All()
 	}
@@ -229,7 +229,7 @@ func CheckAll(tr *sim.Trace, invs ...Invariant) []Failure {
 type view struct {
 	// at is the pi behaviour the trace is judged at.
 	at      loop.Behaviour
-	es      []sim.Entry
+	es      []trace.Entry
 	data    []any
 	answer  []any
 	decoded []bool
@@ -249,7 +249,7 @@ type view struct {
 	turns []*turn
 }
 
-func newView(tr *sim.Trace) *view {
+func newView(tr *trace.Trace) *view {
 	tr = tr.Expanded()
 	v := &view{es: tr.Entries, endIdx: -1, agentEnd: -1, seen: map[string]bool{}}
 	v.memo = traceMemo()
@@ -258,12 +258,12 @@ func newView(tr *sim.Trace) *view {
 	v.decoded = make([]bool, len(v.es))
 	for i, e := range v.es {
 		switch {
-		case e.Kind == sim.KindEnd && v.endIdx < 0:
+		case e.Kind == trace.KindEnd && v.endIdx < 0:
 			v.endIdx = i
 			v.failed = e.Error != ""
-		case e.Kind == sim.KindEvent && e.Name == "agent_end" && v.agentEnd < 0:
+		case e.Kind == trace.KindEvent && e.Name == "agent_end" && v.agentEnd < 0:
 			v.agentEnd = i
-		case e.Kind == sim.KindCall && e.Name != sim.CallStream && e.Name != sim.CallTool:
+		case e.Kind == trace.KindCall && e.Name != trace.CallStream && e.Name != trace.CallTool:
 			v.seen[e.Name] = true
 		}
 	}
@@ -311,7 +311,7 @@ func (v *view) seq(i int) int {
 
 func (v *view) isEvent(i int, names ...string) bool {
 	e := v.es[i]
-	if e.Kind != sim.KindEvent {
+	if e.Kind != trace.KindEvent {
 		return false
 	}
 	if len(names) == 0 {
@@ -326,7 +326,7 @@ func (v *view) isEvent(i int, names ...string) bool {
 }
 
 func (v *view) isCall(i int, name string) bool {
-	return v.es[i].Kind == sim.KindCall && v.es[i].Name == name
+	return v.es[i].Kind == trace.KindCall && v.es[i].Name == name
 }
 
 // message is the message of a message_* event at i.
@@ -467,7 +467,7 @@ func listDiff(got, want []any) string {
 // valueDiff describes where two decoded JSON values first differ ("" when equal): the path
 // of the first differing member and both values there.
 func valueDiff(got, want any) string {
-	d, differ := sim.FirstDifference(want, got, same)
+	d, differ := trace.FirstDifference(want, got, same)
 	if !differ {
 		return ""
 	}

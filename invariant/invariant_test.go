@@ -10,10 +10,11 @@ import (
 	"github.com/turnstile-dev/turnstile/invariant"
 	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
-// trace runs a scenario written in the file format against the reference.
-func trace(t *testing.T, yaml string) *sim.Trace {
+// refTrace runs a scenario written in the file format against the reference.
+func refTrace(t *testing.T, yaml string) *trace.Trace {
 	t.Helper()
 	f, err := scenarios.Parse("test.yaml", "test", []byte(yaml))
 	if err != nil {
@@ -31,16 +32,16 @@ func trace(t *testing.T, yaml string) *sim.Trace {
 }
 
 // copyTrace deep-copies a trace so that edits do not alias.
-func copyTrace(tr *sim.Trace) *sim.Trace {
-	out := &sim.Trace{Scenario: tr.Scenario, Entries: slices.Clone(tr.Entries)}
+func copyTrace(tr *trace.Trace) *trace.Trace {
+	out := &trace.Trace{Scenario: tr.Scenario, Entries: slices.Clone(tr.Entries)}
 	return out
 }
 
 // find returns the index of the nth (from 0) entry whose timeline line contains text.
-func find(t *testing.T, tr *sim.Trace, text string, nth int) int {
+func find(t *testing.T, tr *trace.Trace, text string, nth int) int {
 	t.Helper()
 	for i, e := range tr.Entries {
-		if strings.Contains(sim.TimelineLine(e), text) {
+		if strings.Contains(trace.TimelineLine(e), text) {
 			if nth == 0 {
 				return i
 			}
@@ -51,13 +52,13 @@ func find(t *testing.T, tr *sim.Trace, text string, nth int) int {
 	return -1
 }
 
-func drop(tr *sim.Trace, i int) *sim.Trace {
+func drop(tr *trace.Trace, i int) *trace.Trace {
 	out := copyTrace(tr)
 	out.Entries = slices.Delete(out.Entries, i, i+1)
 	return out
 }
 
-func move(tr *sim.Trace, from, to int) *sim.Trace {
+func move(tr *trace.Trace, from, to int) *trace.Trace {
 	out := copyTrace(tr)
 	e := out.Entries[from]
 	out.Entries = slices.Delete(out.Entries, from, from+1)
@@ -68,14 +69,14 @@ func move(tr *sim.Trace, from, to int) *sim.Trace {
 	return out
 }
 
-func insert(tr *sim.Trace, at int, e sim.Entry) *sim.Trace {
+func insert(tr *trace.Trace, at int, e trace.Entry) *trace.Trace {
 	out := copyTrace(tr)
 	out.Entries = slices.Insert(out.Entries, at, e)
 	return out
 }
 
 // edit changes the decoded data (or answer) of entry i.
-func edit(t *testing.T, tr *sim.Trace, i int, answer bool, f func(m map[string]any)) *sim.Trace {
+func edit(t *testing.T, tr *trace.Trace, i int, answer bool, f func(m map[string]any)) *trace.Trace {
 	t.Helper()
 	out := copyTrace(tr)
 	raw := out.Entries[i].Data
@@ -97,7 +98,7 @@ func edit(t *testing.T, tr *sim.Trace, i int, answer bool, f func(m map[string]a
 }
 
 // replaceAll substitutes text in every entry's data and answer.
-func replaceAll(t *testing.T, tr *sim.Trace, old, new string) *sim.Trace {
+func replaceAll(t *testing.T, tr *trace.Trace, old, new string) *trace.Trace {
 	t.Helper()
 	out := copyTrace(tr)
 	n := 0
@@ -118,7 +119,7 @@ func replaceAll(t *testing.T, tr *sim.Trace, old, new string) *sim.Trace {
 }
 
 // mustFail asserts that the named invariant reports the bad trace (and shows what it says).
-func mustFail(t *testing.T, name string, bad *sim.Trace) {
+func mustFail(t *testing.T, name string, bad *trace.Trace) {
 	t.Helper()
 	inv, ok := invariant.ByName(name)
 	if !ok {
@@ -154,7 +155,7 @@ run: ["go"]
 `
 
 func TestGrammar(t *testing.T) {
-	tr := trace(t, toolTurn)
+	tr := refTrace(t, toolTurn)
 	t.Run("no agent_end", func(t *testing.T) {
 		mustBreak(t, "grammar", "R-EV-ONE-END", drop(tr, find(t, tr, "ev    agent_end", 0)))
 	})
@@ -188,7 +189,7 @@ func TestGrammar(t *testing.T) {
 }
 
 func TestReplay(t *testing.T) {
-	tr := trace(t, `
+	tr := refTrace(t, `
 tools:
   - {name: first, description: one, behaviour: {result: "one"}}
   - {name: second, description: two, inactive: true}
@@ -220,7 +221,7 @@ run: ["go"]
 }
 
 func TestTruncation(t *testing.T) {
-	tr := trace(t, `
+	tr := refTrace(t, `
 tools:
   - {name: write, description: Write, behaviour: {result: ok}}
 provider:
@@ -234,7 +235,7 @@ run: ["go"]
 	})
 	t.Run("executed", func(t *testing.T) {
 		i := find(t, tr, "ev    tool_execution_start w1", 0)
-		mustFail(t, "truncation", insert(tr, i+1, sim.Entry{Seq: 999, Kind: sim.KindCall, Name: sim.CallTool,
+		mustFail(t, "truncation", insert(tr, i+1, trace.Entry{Seq: 999, Kind: trace.KindCall, Name: trace.CallTool,
 			Data: json.RawMessage(`{"toolCallId":"w1","toolName":"write","args":{}}`), Answer: json.RawMessage(`{}`)}))
 	})
 	t.Run("out of order", func(t *testing.T) {
@@ -243,7 +244,7 @@ run: ["go"]
 }
 
 func TestTermination(t *testing.T) {
-	tr := trace(t, `
+	tr := refTrace(t, `
 tools:
   - {name: stop, description: Stop, behaviour: {result: {content: "bye", terminate: true}}}
 provider:
@@ -256,7 +257,7 @@ run: ["go"]
 			delete(m["result"].(map[string]any), "terminate")
 		}))
 	})
-	more := trace(t, toolTurn)
+	more := refTrace(t, toolTurn)
 	t.Run("terminating batch requests again", func(t *testing.T) {
 		bad := more
 		for _, id := range []string{"a", "b"} {
@@ -268,7 +269,7 @@ run: ["go"]
 }
 
 func TestFinishTurn(t *testing.T) {
-	end := trace(t, `
+	end := refTrace(t, `
 tools:
   - {name: echo, description: Echo, behaviour: {result: ok}}
 hooks:
@@ -279,10 +280,10 @@ run: ["go"]
 `)
 	t.Run("end then polls", func(t *testing.T) {
 		i := find(t, end, "ev    agent_end", 0)
-		mustFail(t, "finish-turn", insert(end, i, sim.Entry{Seq: 999, Kind: sim.KindCall, Name: sim.HookSteering,
+		mustFail(t, "finish-turn", insert(end, i, trace.Entry{Seq: 999, Kind: trace.KindCall, Name: trace.HookSteering,
 			Data: json.RawMessage(`{}`), Answer: json.RawMessage(`{"messages":[]}`)}))
 	})
-	plain := trace(t, `
+	plain := refTrace(t, `
 hooks:
   finishTurn: {}
 provider: ["hi"]
@@ -292,7 +293,7 @@ run: ["go"]
 		i := find(t, plain, "call  finishTurn", 0)
 		mustFail(t, "finish-turn", edit(t, plain, i, true, func(m map[string]any) { m["action"] = "continue" }))
 	})
-	aborted := trace(t, `
+	aborted := refTrace(t, `
 hooks:
   finishTurn: {default: continue}
 provider:
@@ -301,19 +302,19 @@ run: ["go"]
 `)
 	t.Run("error does not end at once", func(t *testing.T) {
 		i := find(t, aborted, "ev    agent_end", 0)
-		mustFail(t, "finish-turn", insert(aborted, i, sim.Entry{Seq: 999, Kind: sim.KindCall, Name: sim.HookFollowUp,
+		mustFail(t, "finish-turn", insert(aborted, i, trace.Entry{Seq: 999, Kind: trace.KindCall, Name: trace.HookFollowUp,
 			Data: json.RawMessage(`{}`), Answer: json.RawMessage(`{"messages":[]}`)}))
 	})
 }
 
 func TestQueueTiming(t *testing.T) {
-	tr := trace(t, toolTurn)
-	poll := func(name string) sim.Entry {
-		return sim.Entry{Seq: 999, Kind: sim.KindCall, Name: name, Data: json.RawMessage(`{}`), Answer: json.RawMessage(`{"messages":[]}`)}
+	tr := refTrace(t, toolTurn)
+	poll := func(name string) trace.Entry {
+		return trace.Entry{Seq: 999, Kind: trace.KindCall, Name: name, Data: json.RawMessage(`{}`), Answer: json.RawMessage(`{"messages":[]}`)}
 	}
 	t.Run("follow-up while tool results wait", func(t *testing.T) {
 		i := find(t, tr, "call  getSteeringMessages", 1) // poll C after turn 1
-		bad := insert(tr, i+1, poll(sim.HookFollowUp))
+		bad := insert(tr, i+1, poll(trace.HookFollowUp))
 		mustBreak(t, "queue-timing", "R-POLL-FOLLOW-UP", bad)
 		inv, _ := invariant.ByName("queue-timing")
 		if vs := inv.Check(bad); !strings.Contains(vs[0].Msg, "so the loop was not stopping") {
@@ -336,22 +337,22 @@ func TestQueueTiming(t *testing.T) {
 	})
 	t.Run("no poll C", func(t *testing.T) {
 		// With prepareNextTurn between them, poll C and poll B are told apart.
-		prepared := trace(t, toolTurn+"hooks: {prepareNextTurn: {}}\n")
+		prepared := refTrace(t, toolTurn+"hooks: {prepareNextTurn: {}}\n")
 		mustBreak(t, "queue-timing", "R-POLL-C", drop(prepared, find(t, prepared, "call  getSteeringMessages", 1)))
 	})
 	t.Run("poll B with messages pending", func(t *testing.T) {
-		steered := trace(t, `
+		steered := refTrace(t, `
 provider: ["one", "two"]
 user: [{on: {event: turn_end}, steer: ["more"]}]
 run: ["go"]
 `)
 		i := find(t, steered, "ev    turn_start", 1)
-		mustBreak(t, "queue-timing", "R-POLL-B", insert(steered, i, poll(sim.HookSteering)))
+		mustBreak(t, "queue-timing", "R-POLL-B", insert(steered, i, poll(trace.HookSteering)))
 	})
 }
 
 // mustBreak is mustFail, and one of the violations names rule as the one it breaks.
-func mustBreak(t *testing.T, name, rule string, bad *sim.Trace) {
+func mustBreak(t *testing.T, name, rule string, bad *trace.Trace) {
 	t.Helper()
 	mustFail(t, name, bad)
 	inv, _ := invariant.ByName(name)
@@ -386,7 +387,7 @@ func TestEveryInvariantNamesItsRules(t *testing.T) {
 }
 
 func TestHookTiming(t *testing.T) {
-	tr := trace(t, `
+	tr := refTrace(t, `
 tools:
   - {name: echo, description: Echo, behaviour: {duration: 3, result: ok}}
 hooks:
@@ -411,7 +412,7 @@ run: ["go"]
 }
 
 func TestResults(t *testing.T) {
-	tr := trace(t, toolTurn)
+	tr := refTrace(t, toolTurn)
 	t.Run("result dropped", func(t *testing.T) {
 		bad := drop(tr, find(t, tr, "ev    message_start toolResult b", 0))
 		mustFail(t, "results", drop(bad, find(t, bad, "ev    message_end toolResult b", 0)))
@@ -423,7 +424,7 @@ func TestResults(t *testing.T) {
 	})
 	t.Run("a tool call not taken from the content", func(t *testing.T) {
 		// A response that stops with "stop" and calls a tool, which the loop never runs.
-		text := trace(t, "tools:\n  - {name: echo, description: Echo}\nprovider: [\"done\"]\nrun: [\"go\"]\n")
+		text := refTrace(t, "tools:\n  - {name: echo, description: Echo}\nprovider: [\"done\"]\nrun: [\"go\"]\n")
 		bad := edit(t, text, find(t, text, "ev    message_end assistant", 0), false, func(m map[string]any) {
 			msg := m["message"].(map[string]any)
 			msg["content"] = append(msg["content"].([]any), map[string]any{"type": "toolCall", "id": "t1", "name": "echo", "arguments": map[string]any{}})
@@ -457,7 +458,7 @@ func TestResults(t *testing.T) {
 }
 
 func TestSnapshots(t *testing.T) {
-	tr := trace(t, `
+	tr := refTrace(t, `
 config: {thinkingLevel: high}
 provider:
   - {content: [{thinking: "hmm"}, {text: "hello there"}], deltaSize: 4}
@@ -485,7 +486,7 @@ run: ["go"]
 }
 
 func TestReports(t *testing.T) {
-	tr := trace(t, toolTurn)
+	tr := refTrace(t, toolTurn)
 	t.Run("agent_end misses a message", func(t *testing.T) {
 		i := find(t, tr, "ev    agent_end", 0)
 		mustFail(t, "reports", edit(t, tr, i, false, func(m map[string]any) {

@@ -3,7 +3,7 @@ package invariant
 import (
 	"strings"
 
-	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 const replayDoc = `Tool declarations and the transcript. Before each request the context's declared tool set —
@@ -154,16 +154,16 @@ func checkReplay(v *view) []Violation {
 	declaredAtPrepare := false
 	for i, e := range v.es {
 		switch {
-		case e.Kind == sim.KindCall && e.Name == sim.CallStream:
+		case e.Kind == trace.KindCall && e.Name == trace.CallStream:
 			if !declaredAtPrepare {
 				ctx, _ := v.requestContext(i)
 				ep.declare(v, &vs, i, declaredNames(ctx))
 			}
 			declaredAtPrepare = false
-		case e.Kind == sim.KindCall && e.Error == "":
+		case e.Kind == trace.KindCall && e.Error == "":
 			d, a := v.d(i), v.a(i)
 			switch e.Name {
-			case sim.HookPrepareRequest:
+			case trace.HookPrepareRequest:
 				if set, ok := contextTools(d); ok {
 					ep.observe(v, &vs, i, set, "prepareRequest")
 				}
@@ -172,22 +172,22 @@ func checkReplay(v *view) []Violation {
 				if set, ok := contextTools(a); ok {
 					next(set)
 				}
-			case sim.HookPrepareNextTurn:
+			case trace.HookPrepareNextTurn:
 				if set, ok := turnContextTools(d); ok {
 					ep.observe(v, &vs, i, set, "prepareNextTurn")
 				}
 				if set, ok := contextTools(a); ok {
 					next(set)
 				}
-			case sim.HookFinishTurn:
+			case trace.HookFinishTurn:
 				if set, ok := turnContextTools(d); ok {
 					ep.observe(v, &vs, i, set, "finishTurn")
 				}
-			case sim.HookBeforeToolCall, sim.HookAfterToolCall:
+			case trace.HookBeforeToolCall, trace.HookAfterToolCall:
 				if set, ok := contextTools(d); ok {
 					ep.observe(v, &vs, i, set, e.Name)
 				}
-			case sim.CallTool:
+			case trace.CallTool:
 				ep.executed(v, &vs, i, str(d["toolName"]))
 			}
 		case v.isEvent(i, "tool_execution_end"):
@@ -263,14 +263,14 @@ func (v *view) viewHooks(i int) (transform, convert int) {
 	transform, convert = -1, -1
 	for j := i - 1; j >= 0; j-- {
 		e := v.es[j]
-		if (e.Kind == sim.KindCall && e.Name == sim.CallStream) || v.isEvent(j, "turn_start") {
+		if (e.Kind == trace.KindCall && e.Name == trace.CallStream) || v.isEvent(j, "turn_start") {
 			break
 		}
-		if e.Kind == sim.KindCall && e.Error == "" {
+		if e.Kind == trace.KindCall && e.Error == "" {
 			switch {
-			case e.Name == sim.HookTransformContext && transform < 0:
+			case e.Name == trace.HookTransformContext && transform < 0:
 				transform = j
-			case e.Name == sim.HookConvertToLLM && convert < 0:
+			case e.Name == trace.HookConvertToLLM && convert < 0:
 				convert = j
 			}
 		}
@@ -299,11 +299,11 @@ func checkGrowth(v *view, vs *violations) {
 				continue
 			}
 			emitted = append(emitted, v.message(i))
-		case e.Kind == sim.KindCall && e.Name == sim.HookPrepareNextTurn && e.Error == "":
+		case e.Kind == trace.KindCall && e.Name == trace.HookPrepareNextTurn && e.Error == "":
 			if c := obj(v.a(i)["context"]); c != nil {
 				base, baseFiltered, baseKnown, emitted = messagesOf(c, "messages"), false, true, nil
 			}
-		case e.Kind == sim.KindCall && e.Name == sim.CallStream && e.Error == "":
+		case e.Kind == trace.KindCall && e.Name == trace.CallStream && e.Error == "":
 			ctx, filtered := v.requestContext(i)
 			atDeclaration, declFiltered := ctx, filtered
 			if p := v.prepareRequestFor(i); p >= 0 {
@@ -346,10 +346,10 @@ func checkGrowth(v *view, vs *violations) {
 // prepareRequestFor returns the prepareRequest call made for the request at stream call i.
 func (v *view) prepareRequestFor(i int) int {
 	for j := i - 1; j >= 0; j-- {
-		if v.isCall(j, sim.CallStream) || v.isEvent(j, "turn_start") {
+		if v.isCall(j, trace.CallStream) || v.isEvent(j, "turn_start") {
 			return -1
 		}
-		if v.isCall(j, sim.HookPrepareRequest) && v.es[j].Error == "" {
+		if v.isCall(j, trace.HookPrepareRequest) && v.es[j].Error == "" {
 			return j
 		}
 	}

@@ -4,7 +4,7 @@ import (
 	"maps"
 
 	"github.com/turnstile-dev/turnstile/loop"
-	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 const snapshotsDoc = `Streaming snapshots. For each request, the assistant events follow the stream's deliveries:
@@ -45,7 +45,7 @@ func checkSnapshots(v *view) []Violation {
 		started, finished := false, false
 		for i := t.stream + 1; i < to && !finished; i++ {
 			e := v.es[i]
-			if e.Kind != sim.KindDeliver || e.Target != id {
+			if e.Kind != trace.KindDeliver || e.Target != id {
 				continue
 			}
 			deliveries = append(deliveries, i)
@@ -65,7 +65,7 @@ func checkSnapshots(v *view) []Violation {
 				finished = true
 			}
 			switch e.Name {
-			case sim.DeliverStreamEvent:
+			case trace.DeliverStreamEvent:
 				switch str(d["type"]) {
 				case "start":
 					if !started {
@@ -81,9 +81,9 @@ func checkSnapshots(v *view) []Violation {
 						want = append(want, expectedEvent{name: "message_update", message: obj(d["partial"]), ame: d, delivery: i})
 					}
 				}
-			case sim.DeliverStreamEnd:
+			case trace.DeliverStreamEnd:
 				final(obj(d["message"]))
-			case sim.DeliverStreamFail:
+			case trace.DeliverStreamFail:
 				finished = true
 			}
 		}
@@ -167,10 +167,10 @@ func checkReports(v *view) []Violation {
 	var ctxAfter []any // the context after the turn's messages, when known
 	ctxFiltered := false
 	for i, e := range v.es {
-		if e.Kind == sim.KindCall && e.Error == "" && (e.Name == sim.HookFinishTurn || e.Name == sim.HookPrepareNextTurn) {
+		if e.Kind == trace.KindCall && e.Error == "" && (e.Name == trace.HookFinishTurn || e.Name == trace.HookPrepareNextTurn) {
 			turnData := obj(v.d(i)["turn"])
 			var want map[string]any
-			if e.Name == sim.HookFinishTurn {
+			if e.Name == trace.HookFinishTurn {
 				want = map[string]any{"message": asst, "toolResults": orEmptyList(results), "newMessages": orEmptyList(emitted)}
 			} else {
 				want = lastTurn
@@ -183,7 +183,7 @@ func checkReports(v *view) []Violation {
 					}
 				}
 			}
-			if e.Name == sim.HookFinishTurn {
+			if e.Name == trace.HookFinishTurn {
 				lastTurn = want
 				if ctxAfter != nil {
 					if d := contextDiff(messagesOf(obj(turnData["context"]), "messages"), false, ctxAfter, ctxFiltered); d != "" {
@@ -193,14 +193,14 @@ func checkReports(v *view) []Violation {
 			}
 			continue
 		}
-		if e.Kind == sim.KindCall && e.Name == sim.CallStream && e.Error == "" {
+		if e.Kind == trace.KindCall && e.Name == trace.CallStream && e.Error == "" {
 			ctx, filtered := v.requestContext(i)
 			ctxAfter, ctxFiltered = append([]any{}, ctx...), filtered
 			results, asst = nil, nil
 			continue
 		}
-		if e.Kind != sim.KindEvent {
-			if e.Kind == sim.KindEnd && e.Error == "" && v.agentEnd >= 0 {
+		if e.Kind != trace.KindEvent {
+			if e.Kind == trace.KindEnd && e.Error == "" && v.agentEnd >= 0 {
 				if d := listDiff(messagesOf(v.d(i), "messages"), messagesOf(v.d(v.agentEnd), "messages")); d != "" {
 					vs.add(v, i, "the run returned other messages than agent_end's: %s", d)
 				}

@@ -1,8 +1,9 @@
 package invariant_test
 
 import (
-	"github.com/turnstile-dev/turnstile/loop"
 	"testing"
+
+	"github.com/turnstile-dev/turnstile/loop"
 
 	"github.com/turnstile-dev/turnstile/invariant"
 	"github.com/turnstile-dev/turnstile/scenarios"

@@ -4,7 +4,7 @@ import (
 	"math"
 
 	"github.com/turnstile-dev/turnstile/loop"
-	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 const truncationDoc = `A length-stopped response never runs its tool calls: no tool call and no tool hook for them;
@@ -48,7 +48,7 @@ func (v *view) turnTools(t *turn) *turnTools {
 	for i := t.asstEnd + 1; i < to; i++ {
 		e := v.es[i]
 		switch e.Kind {
-		case sim.KindEvent:
+		case trace.KindEvent:
 			id := e.Target
 			switch e.Name {
 			case "tool_execution_start":
@@ -68,22 +68,22 @@ func (v *view) turnTools(t *turn) *turnTools {
 					tt.results = append(tt.results, i)
 				}
 			}
-		case sim.KindCall:
+		case trace.KindCall:
 			switch e.Name {
-			case sim.CallTool:
+			case trace.CallTool:
 				tt.toolCalls[str(v.d(i)["toolCallId"])] = i
-			case sim.HookBeforeToolCall, sim.HookAfterToolCall:
+			case trace.HookBeforeToolCall, trace.HookAfterToolCall:
 				id := str(obj(v.d(i)["toolCall"])["id"])
 				tt.hooks[id] = append(tt.hooks[id], i)
 			}
-		case sim.KindDeliver:
+		case trace.KindDeliver:
 			switch e.Name {
-			case sim.DeliverToolResult:
+			case trace.DeliverToolResult:
 				if _, dup := tt.deliveries[e.Target]; !dup {
 					tt.deliveries[e.Target] = i
 					tt.delivOrder = append(tt.delivOrder, e.Target)
 				}
-			case sim.DeliverToolUpdate:
+			case trace.DeliverToolUpdate:
 				if _, done := tt.deliveries[e.Target]; !done {
 					tt.updDeliv[e.Target] = append(tt.updDeliv[e.Target], i)
 				}
@@ -103,7 +103,7 @@ func checkTruncation(v *view) []Violation {
 		// The events after the response: per call start, end, result start and end.
 		k := t.asstEnd + 1
 		nextEvent := func() int {
-			for k < len(v.es) && v.es[k].Kind != sim.KindEvent {
+			for k < len(v.es) && v.es[k].Kind != trace.KindEvent {
 				k++
 			}
 			if k >= len(v.es) {

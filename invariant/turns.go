@@ -1,6 +1,8 @@
 package invariant
 
-import "github.com/turnstile-dev/turnstile/sim"
+import (
+	"github.com/turnstile-dev/turnstile/trace"
+)
 
 // turn is one turn_start … turn_end of the trace, with what happened in it and the window of
 // entries after it up to the next turn (or the end of the run).
@@ -45,26 +47,26 @@ func (v *view) parseTurns() {
 	var cur *turn
 	for i, e := range v.es {
 		switch {
-		case e.Kind == sim.KindEvent && e.Name == "turn_start":
+		case e.Kind == trace.KindEvent && e.Name == "turn_start":
 			if cur != nil && cur.end < 0 {
 				cur.end = -1 // left open; grammar reports it
 			}
 			cur = &turn{n: len(v.turns) + 1, start: i, end: -1, stream: -1, asstEnd: -1, prepareRequest: -1, finish: -1, next: -1}
 			v.turns = append(v.turns, cur)
 		case cur == nil || cur.end >= 0:
-		case e.Kind == sim.KindEvent && e.Name == "turn_end":
+		case e.Kind == trace.KindEvent && e.Name == "turn_end":
 			cur.end = i
-		case e.Kind == sim.KindCall && e.Name == sim.CallStream:
+		case e.Kind == trace.KindCall && e.Name == trace.CallStream:
 			cur.streams++
 			if cur.stream < 0 {
 				cur.stream = i
 			}
-		case e.Kind == sim.KindCall && e.Name == sim.HookPrepareRequest && cur.stream < 0:
+		case e.Kind == trace.KindCall && e.Name == trace.HookPrepareRequest && cur.stream < 0:
 			cur.prepareRequest = i
-		case e.Kind == sim.KindCall && e.Name == sim.HookFinishTurn && cur.asstEnd >= 0 && cur.finish < 0:
+		case e.Kind == trace.KindCall && e.Name == trace.HookFinishTurn && cur.asstEnd >= 0 && cur.finish < 0:
 			cur.finish = i
 			cur.decision = str(v.a(i)["action"])
-		case e.Kind == sim.KindEvent && e.Name == "message_end" && cur.stream >= 0 && cur.asstEnd < 0 && v.role(i) == "assistant":
+		case e.Kind == trace.KindEvent && e.Name == "message_end" && cur.stream >= 0 && cur.asstEnd < 0 && v.role(i) == "assistant":
 			cur.asstEnd = i
 			cur.msg = v.message(i)
 			cur.stop = str(cur.msg["stopReason"])
@@ -116,9 +118,9 @@ func (v *view) polls(from, to int) []poll {
 	var out []poll
 	for i := max(from, 0); i < to && i < len(v.es); i++ {
 		switch {
-		case v.isCall(i, sim.HookSteering):
+		case v.isCall(i, trace.HookSteering):
 			out = append(out, poll{i: i, steering: true, n: len(messagesOf(v.a(i), "messages"))})
-		case v.isCall(i, sim.HookFollowUp):
+		case v.isCall(i, trace.HookFollowUp):
 			out = append(out, poll{i: i, n: len(messagesOf(v.a(i), "messages"))})
 		}
 	}
@@ -197,10 +199,10 @@ func (v *view) abortedBefore(end int) bool {
 func (v *view) isAbort(i int) bool {
 	e := &v.es[i]
 	switch {
-	case e.Kind == sim.KindDeliver && e.Name == sim.DeliverAbort, e.Kind == sim.KindUser && e.Name == "abort":
+	case e.Kind == trace.KindDeliver && e.Name == trace.DeliverAbort, e.Kind == trace.KindUser && e.Name == "abort":
 		return true
-	case e.Kind == sim.KindDeliver && e.Name == sim.DeliverAgent:
-		return str(v.d(i)["op"]) == sim.OpAbort
+	case e.Kind == trace.KindDeliver && e.Name == trace.DeliverAgent:
+		return str(v.d(i)["op"]) == trace.OpAbort
 	}
 	return false
 }

@@ -16,7 +16,7 @@ import (
 
 	"github.com/turnstile-dev/turnstile/conformance"
 	"github.com/turnstile-dev/turnstile/diagnose"
-	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 //go:embed index.html
@@ -51,7 +51,7 @@ type Conformance struct {
 	Report conformance.Report
 	// Traces gives a failing scenario's two traces: the reference's and the implementation's.
 	// Runs are deterministic, so running the scenario again gives the traces the verdict saw.
-	Traces func(scenario string) (want, got *sim.Trace, err error)
+	Traces func(scenario string) (want, got *trace.Trace, err error)
 }
 
 // PageName is the file name of a scenario's page in a conformance report.
@@ -194,7 +194,7 @@ func summaryOf(r *conformance.Report) string {
 }
 
 // writeScenarioPage writes one failing scenario's page, linking next's ("" for none).
-func writeScenarioPage(dir string, r conformance.Report, res conformance.Result, next string, traces func(string) (*sim.Trace, *sim.Trace, error)) error {
+func writeScenarioPage(dir string, r conformance.Report, res conformance.Result, next string, traces func(string) (*trace.Trace, *trace.Trace, error)) error {
 	run := Run{Title: res.Scenario, Subtitle: res.Reason, ExpectedLabel: "expected: the reference", ActualLabel: "actual: " + or(r.Implementation, "the implementation"), Failed: true}
 	if traces != nil {
 		want, got, err := traces(res.Scenario)
@@ -204,10 +204,10 @@ func writeScenarioPage(dir string, r conformance.Report, res conformance.Result,
 		run.Expected, run.Actual = want, got
 	}
 	if run.Expected == nil {
-		run.Expected = &sim.Trace{}
+		run.Expected = &trace.Trace{}
 	}
 	if run.Actual == nil {
-		run.Actual = &sim.Trace{}
+		run.Actual = &trace.Trace{}
 	}
 	var causes []string
 	seen := map[string]bool{}
@@ -222,7 +222,7 @@ func writeScenarioPage(dir string, r conformance.Report, res conformance.Result,
 		if f.Path != "" && (f.Expected != "" || f.Actual != "") {
 			// The terminal says both values; a page that only names the field made one
 			// compare two entries' JSON by hand.
-			w, g, from := sim.ShowValues(cmp.Or(f.Expected, "(absent)"), cmp.Or(f.Actual, "(absent)"))
+			w, g, from := trace.ShowValues(cmp.Or(f.Expected, "(absent)"), cmp.Or(f.Actual, "(absent)"))
 			where := ""
 			if from > 0 {
 				where = fmt.Sprintf(" (from character %d on)", from)

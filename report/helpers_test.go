@@ -3,11 +3,13 @@ package report
 import (
 	"context"
 	"encoding/json"
-	"github.com/turnstile-dev/turnstile/conformance"
-	"github.com/turnstile-dev/turnstile/diagnose"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/diagnose"
+	"github.com/turnstile-dev/turnstile/trace"
 
 	"github.com/turnstile-dev/turnstile/invariant"
 	"github.com/turnstile-dev/turnstile/loop"
@@ -107,7 +109,7 @@ func (p twoFaultsPort) Notify(n sim.Notification) {
 }
 
 func (p twoFaultsPort) Call(c sim.Call) sim.Answer {
-	if c.Kind == sim.CallHook && c.Name == "getApiKey" {
+	if c.Kind == trace.CallHook && c.Name == "getApiKey" {
 		return sim.Answer{Data: []byte(`{}`)}
 	}
 	return p.Port.Call(c)
@@ -135,7 +137,7 @@ func faultyConformance(t *testing.T, families ...string) Conformance {
 	}
 	newImpl := func() sim.Implementation { return twoFaults{sim.NewReference()} }
 	rep := conformance.VerifyParallel(context.Background(), list, newImpl, 1, conformance.Options{Scenarios: diagnose.FromFiles(files)})
-	return Conformance{Report: rep, Traces: func(name string) (*sim.Trace, *sim.Trace, error) {
+	return Conformance{Report: rep, Traces: func(name string) (*trace.Trace, *trace.Trace, error) {
 		want, err := sim.Run(byName[name], sim.NewReference())
 		if err != nil {
 			return nil, nil, err

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/turnstile-dev/turnstile/diagnose"
-	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // Lane classes (colours).
@@ -29,13 +29,13 @@ type lane struct {
 // laneOf says whose entry e is: the loop's events (and the run's end), the hooks, the
 // simulated user (and aborts, Agent operations and their outcomes), a provider stream, or a
 // tool call.
-func laneOf(e sim.Entry, toolNames map[string]string) lane {
+func laneOf(e trace.Entry, toolNames map[string]string) lane {
 	switch e.Kind {
-	case sim.KindCall:
+	case trace.KindCall:
 		switch e.Name {
-		case sim.CallStream:
+		case trace.CallStream:
 			return streamLane(e.Target)
-		case sim.CallTool:
+		case trace.CallTool:
 			var d struct {
 				ID   string `json:"toolCallId"`
 				Name string `json:"toolName"`
@@ -47,15 +47,15 @@ func laneOf(e sim.Entry, toolNames map[string]string) lane {
 			return toolLane(d.ID, toolNames)
 		}
 		return lane{laneHooks, "hooks", laneHooks}
-	case sim.KindDeliver:
+	case trace.KindDeliver:
 		switch e.Name {
-		case sim.DeliverStreamEvent, sim.DeliverStreamEnd, sim.DeliverStreamFail:
+		case trace.DeliverStreamEvent, trace.DeliverStreamEnd, trace.DeliverStreamFail:
 			return streamLane(e.Target)
-		case sim.DeliverToolUpdate, sim.DeliverToolResult:
+		case trace.DeliverToolUpdate, trace.DeliverToolResult:
 			return toolLane(e.Target, toolNames)
 		}
 		return lane{laneUser, "user", laneUser}
-	case sim.KindUser, sim.KindOutcome:
+	case trace.KindUser, trace.KindOutcome:
 		// An Agent operation's outcome answers the user who did it.
 		return lane{laneUser, "user", laneUser}
 	}
@@ -76,8 +76,8 @@ func toolLane(id string, names map[string]string) lane {
 
 // isDelta reports whether e is a stream delta (a text, thinking or tool-call delta, as
 // delivered or as the loop's message_update): the bulk of most traces, which the page can fold.
-func isDelta(e sim.Entry) bool {
-	if e.Kind != sim.KindEvent && e.Kind != sim.KindDeliver {
+func isDelta(e trace.Entry) bool {
+	if e.Kind != trace.KindEvent && e.Kind != trace.KindDeliver {
 		return false
 	}
 	var d struct {
@@ -97,7 +97,7 @@ type pair struct{ e, a int }
 // align pairs the entries of two traces row by row: diagnose.Align's matches (entries of the
 // same kind, name and role, the alignment the findings point into), with the unmatched runs
 // between them paired up in order.
-func align(exp, act []sim.Entry) []pair {
+func align(exp, act []trace.Entry) []pair {
 	var out []pair
 	var dels, ins []int
 	flush := func() {
@@ -129,7 +129,7 @@ func align(exp, act []sim.Entry) []pair {
 }
 
 // entryKey is an entry's canonical JSON without its seq: what makes two entries equal.
-func entryKey(e sim.Entry) string {
+func entryKey(e trace.Entry) string {
 	e.Seq = 0
 	line, _ := json.Marshal(e)
 	return string(line)
@@ -192,18 +192,18 @@ type cellView struct {
 // buildRun lays a run out in rows and lanes.
 func buildRun(r Run) runView {
 	rv := runView{ID: r.ID, Title: r.Title, Subtitle: r.Subtitle, Failed: r.Failed || len(r.Findings) > 0}
-	var sides, written [][]sim.Entry
+	var sides, written [][]trace.Entry
 	var pairs []pair
 	actual := entriesOf(r.Actual)
-	written = [][]sim.Entry{writtenOf(r.Actual, actual)}
+	written = [][]trace.Entry{writtenOf(r.Actual, actual)}
 	if r.Expected != nil {
 		expected := entriesOf(r.Expected)
-		written = [][]sim.Entry{writtenOf(r.Expected, expected), written[0]}
-		sides = [][]sim.Entry{expected, actual}
+		written = [][]trace.Entry{writtenOf(r.Expected, expected), written[0]}
+		sides = [][]trace.Entry{expected, actual}
 		rv.Sides = []string{or(r.ExpectedLabel, "expected"), or(r.ActualLabel, "actual")}
 		pairs = align(expected, actual)
 	} else {
-		sides = [][]sim.Entry{actual}
+		sides = [][]trace.Entry{actual}
 		rv.Sides = []string{or(r.ActualLabel, "actual")}
 		for j := range actual {
 			pairs = append(pairs, pair{-1, j})
@@ -464,7 +464,7 @@ func sideIndex(p pair, side int, two bool) int {
 }
 
 // entriesOf is the trace's entries in full (its links expanded).
-func entriesOf(t *sim.Trace) []sim.Entry {
+func entriesOf(t *trace.Trace) []trace.Entry {
 	if t == nil {
 		return nil
 	}
@@ -472,10 +472,10 @@ func entriesOf(t *sim.Trace) []sim.Entry {
 }
 
 // writtenOf is the trace's entries as its file has them: in linear form, a request's context
-// as the earlier request's it extends plus what was appended (sim.Link), so that a page
+// as the earlier request's it extends plus what was appended (trace.Link), so that a page
 // showing every entry's JSON grows with the trace, not with its square (a 200-turn run's
 // contexts in full were 32 MB). full is the trace expanded, used when the two do not pair.
-func writtenOf(t *sim.Trace, full []sim.Entry) []sim.Entry {
+func writtenOf(t *trace.Trace, full []trace.Entry) []trace.Entry {
 	if t == nil || len(t.Entries) != len(full) {
 		return full
 	}

@@ -23,7 +23,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // Finding is something wrong with a run, marked where it happens.
@@ -52,7 +52,7 @@ type Run struct {
 	// Title names the run (usually its scenario); Subtitle says more (a path, a verdict).
 	Title, Subtitle string
 	// Actual is the trace to show; Expected, when not nil, is shown beside it, aligned.
-	Actual, Expected *sim.Trace
+	Actual, Expected *trace.Trace
 	// ActualLabel and ExpectedLabel head the two sides ("actual", "expected" when empty).
 	ActualLabel, ExpectedLabel string
 	// Findings are marked on the actual side's entries (and listed at the top of the run).
@@ -127,7 +127,7 @@ func slug(s string) string {
 func Slug(name string) string { return slug(name) }
 
 // entryJSON is an entry's full JSON, indented for reading.
-func entryJSON(e sim.Entry) string {
+func entryJSON(e trace.Entry) string {
 	line, err := json.Marshal(e)
 	if err != nil {
 		return fmt.Sprintf("(entry %d cannot be shown: %v)", e.Seq, err)
@@ -140,8 +140,8 @@ func entryJSON(e sim.Entry) string {
 }
 
 // label is an entry's timeline text without its time and kind columns.
-func label(e sim.Entry) string {
-	line := sim.TimelineLine(e)
+func label(e trace.Entry) string {
+	line := trace.TimelineLine(e)
 	// The line is "%7dms  %-4s  text".
 	if i := strings.Index(line, "ms  "); i >= 0 && len(line) >= i+4+4+2 {
 		return strings.TrimLeft(line[i+4+4:], " ")
@@ -152,19 +152,19 @@ func label(e sim.Entry) string {
 // kindShort is the short kind of an entry, as in the timeline.
 func kindShort(kind string) string {
 	switch kind {
-	case sim.KindEvent:
+	case trace.KindEvent:
 		return "ev"
-	case sim.KindCall:
+	case trace.KindCall:
 		return "call"
-	case sim.KindDeliver:
+	case trace.KindDeliver:
 		return "dlv"
-	case sim.KindUser:
+	case trace.KindUser:
 		return "user"
-	case sim.KindEnd:
+	case trace.KindEnd:
 		return "end"
-	case sim.KindFail:
+	case trace.KindFail:
 		return "FAIL"
-	case sim.KindOutcome:
+	case trace.KindOutcome:
 		return "out"
 	}
 	return kind

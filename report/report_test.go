@@ -14,12 +14,13 @@ import (
 	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
-func entries(names ...string) []sim.Entry {
-	out := make([]sim.Entry, len(names))
+func entries(names ...string) []trace.Entry {
+	out := make([]trace.Entry, len(names))
 	for i, n := range names {
-		out[i] = sim.Entry{Seq: i + 1, Kind: sim.KindEvent, Name: n}
+		out[i] = trace.Entry{Seq: i + 1, Kind: trace.KindEvent, Name: n}
 	}
 	return out
 }
@@ -161,7 +162,7 @@ func TestIndexSaysExpectedFailuresAndUnexpectedPasses(t *testing.T) {
 		t.Fatalf("%d expected failures, %d failed: %+v", rep.ExpectedFailures, rep.Failed, rep.Results)
 	}
 	dir := t.TempDir()
-	traces := func(name string) (*sim.Trace, *sim.Trace, error) {
+	traces := func(name string) (*trace.Trace, *trace.Trace, error) {
 		want, err := sim.Run(failing.Scenario, sim.NewReference())
 		if err != nil {
 			return nil, nil, err

@@ -6,7 +6,7 @@ import (
 
 	"github.com/goccy/go-yaml/ast"
 
-	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // Expect holds a scenario's inline expectations, checked against its trace.
@@ -49,7 +49,7 @@ func (ex *Expect) Empty() bool {
 }
 
 // Check returns one message per expectation the trace does not meet.
-func (ex *Expect) Check(tr *sim.Trace) []string {
+func (ex *Expect) Check(tr *trace.Trace) []string {
 	if ex.Empty() {
 		return nil
 	}
@@ -61,15 +61,15 @@ func (ex *Expect) Check(tr *sim.Trace) []string {
 	written := make([]bool, len(tr.Entries))
 	line := func(i int) string {
 		if !written[i] {
-			lines[i], written[i] = sim.TimelineLine(tr.Entries[i]), true
+			lines[i], written[i] = trace.TimelineLine(tr.Entries[i]), true
 		}
 		return lines[i]
 	}
 	for _, e := range tr.Entries {
-		if e.Kind == sim.KindCall && e.Name == sim.CallStream {
+		if e.Kind == trace.KindCall && e.Name == trace.CallStream {
 			requests++
 		}
-		if e.Kind == sim.KindFail || (e.Kind == sim.KindEnd && e.Error != "") {
+		if e.Kind == trace.KindFail || (e.Kind == trace.KindEnd && e.Error != "") {
 			failed = true
 		}
 	}

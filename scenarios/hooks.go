@@ -8,6 +8,7 @@ import (
 
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // hookKeys are the keys of hooks:, pi's hook names plus the two queue switches.
@@ -272,31 +273,31 @@ func (d *decoder) userAction(n ast.Node, r *refs) sim.UserAction {
 		case "abort":
 			a.Abort = d.boolean(f.value, "abort")
 		case "prompt":
-			setOp(f, sim.AgentOp{Op: sim.OpPrompt, Messages: d.messages(f.value, "prompt")})
+			setOp(f, sim.AgentOp{Op: trace.OpPrompt, Messages: d.messages(f.value, "prompt")})
 		case "promptText":
-			setOp(f, sim.AgentOp{Op: sim.OpPrompt, Text: d.str(f.value, "promptText")})
+			setOp(f, sim.AgentOp{Op: trace.OpPrompt, Text: d.str(f.value, "promptText")})
 		case "steeringMode", "followUpMode":
-			op := sim.OpSetSteeringMode
+			op := trace.OpSetSteeringMode
 			if f.key == "followUpMode" {
-				op = sim.OpSetFollowUpMode
+				op = trace.OpSetFollowUpMode
 			}
 			setOp(f, sim.AgentOp{Op: op, Mode: loop.QueueMode(d.oneOf(f.value, f.key, string(loop.OneAtATime), string(loop.All)))})
 		case "clearQueues":
-			setOp(f, sim.AgentOp{Op: sim.OpClearQueues, Queue: d.oneOf(f.value, "clearQueues", "steering", "followUp", "all")})
+			setOp(f, sim.AgentOp{Op: trace.OpClearQueues, Queue: d.oneOf(f.value, "clearQueues", "steering", "followUp", "all")})
 		case "tools":
 			var names []string
 			for _, t := range d.sequence(f.value, "tools", false) {
 				names = append(names, d.str(t, "a tool name"))
 			}
-			setOp(f, sim.AgentOp{Op: sim.OpSetTools, Tools: names})
+			setOp(f, sim.AgentOp{Op: trace.OpSetTools, Tools: names})
 			where.tools = f.value
 		case "release":
-			setOp(f, sim.AgentOp{Op: sim.OpRelease, Barrier: d.str(f.value, "release")})
+			setOp(f, sim.AgentOp{Op: trace.OpRelease, Barrier: d.str(f.value, "release")})
 			where.release = f.value
 		case "continue", "waitForIdle", "reset", "state":
 			if d.boolean(f.value, f.key) {
-				setOp(f, sim.AgentOp{Op: map[string]string{"continue": sim.OpContinue, "waitForIdle": sim.OpWaitForIdle,
-					"reset": sim.OpReset, "state": sim.OpState}[f.key]})
+				setOp(f, sim.AgentOp{Op: map[string]string{"continue": trace.OpContinue, "waitForIdle": trace.OpWaitForIdle,
+					"reset": trace.OpReset, "state": trace.OpState}[f.key]})
 			} else {
 				d.errorf(f.value, "%s: false does nothing; leave the key out", f.key)
 			}

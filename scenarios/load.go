@@ -19,6 +19,7 @@ import (
 	"github.com/goccy/go-yaml/parser"
 
 	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // File is one loaded scenario file.
@@ -45,7 +46,7 @@ type File struct {
 // Warnings are what only a run can tell is wrong with the file: user actions that never
 // happened during the run tr (a trigger that did not fire, a time the run did not reach),
 // each as "file:line:col: warning: …".
-func (f *File) Warnings(tr *sim.Trace) []string {
+func (f *File) Warnings(tr *trace.Trace) []string {
 	var out []string
 	for _, i := range tr.Unfired {
 		if i < 0 || i >= len(f.actions) || i >= len(f.Scenario.User) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // Write renders a scenario as a scenario file that Parse reads back to an equivalent scenario:
@@ -802,23 +803,23 @@ func wUserAction(a sim.UserAction) (object, error) {
 	}
 	if op := a.Op; op != nil {
 		switch op.Op {
-		case sim.OpPrompt:
+		case trace.OpPrompt:
 			if op.Messages == nil {
 				o.set("promptText", op.Text)
 			} else {
 				o.set("prompt", op.Messages)
 			}
-		case sim.OpContinue, sim.OpWaitForIdle, sim.OpReset, sim.OpState:
+		case trace.OpContinue, trace.OpWaitForIdle, trace.OpReset, trace.OpState:
 			o.set(op.Op, true)
-		case sim.OpSetSteeringMode:
+		case trace.OpSetSteeringMode:
 			o.set("steeringMode", string(op.Mode))
-		case sim.OpSetFollowUpMode:
+		case trace.OpSetFollowUpMode:
 			o.set("followUpMode", string(op.Mode))
-		case sim.OpClearQueues:
+		case trace.OpClearQueues:
 			o.set("clearQueues", op.Queue)
-		case sim.OpSetTools:
+		case trace.OpSetTools:
 			o.set("tools", op.Tools)
-		case sim.OpRelease:
+		case trace.OpRelease:
 			o.set("release", op.Barrier)
 		default:
 			return nil, fmt.Errorf("unknown Agent operation %q", op.Op)

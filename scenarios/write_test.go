@@ -9,6 +9,7 @@ import (
 	"github.com/turnstile-dev/turnstile/explore"
 	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // tb is what roundTrip needs of a *testing.T or *rapid.T.
@@ -38,7 +39,7 @@ func roundTrip(t tb, sc *sim.Scenario) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(want.JSONL(), got.JSONL()) {
-		d, _ := sim.FirstDivergence(sim.Lines(want.Timeline()), sim.Lines(got.Timeline()), 3)
+		d, _ := trace.FirstDivergence(trace.Lines(want.Timeline()), trace.Lines(got.Timeline()), 3)
 		t.Fatalf("%s: the written scenario runs differently:\n%s\nfile:\n%s", sc.Name, d, data)
 	}
 }

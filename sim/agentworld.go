@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/turnstile-dev/turnstile/loop"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // The world's side of Agent scenarios (protocol §13.2): the user's actions become operation
@@ -34,33 +35,18 @@ type sentOp struct {
 	settled bool
 }
 
-// UserAgentEntry names the world's first entry of an Agent trace (kind user): the Agent's
-// setup, whose queue modes the Agent invariants judge its polls by.
-const UserAgentEntry = "agent"
-
-// IsAgentTrace reports whether entries are an Agent scenario's trace.
-func IsAgentTrace(entries []Entry) bool {
-	return len(entries) > 0 && entries[0].Kind == KindUser && entries[0].Name == UserAgentEntry
-}
-
-// SettlesLater reports whether an operation's outcome may come after later deliveries: prompt,
-// continue and waitForIdle return promises; every other operation settles at its delivery.
-func SettlesLater(op string) bool {
-	return op == OpPrompt || op == OpContinue || op == OpWaitForIdle
-}
-
 // agentOps are the operations of user action a, in order: one per steered or followed-up
 // message, then the abort, then Op.
 func agentOps(a UserAction) []AgentOp {
 	var ops []AgentOp
 	for _, m := range a.Steer {
-		ops = append(ops, AgentOp{Op: OpSteer, Message: m})
+		ops = append(ops, AgentOp{Op: trace.OpSteer, Message: m})
 	}
 	for _, m := range a.FollowUp {
-		ops = append(ops, AgentOp{Op: OpFollowUp, Message: m})
+		ops = append(ops, AgentOp{Op: trace.OpFollowUp, Message: m})
 	}
 	if a.Abort {
-		ops = append(ops, AgentOp{Op: OpAbort})
+		ops = append(ops, AgentOp{Op: trace.OpAbort})
 	}
 	if a.Op != nil {
 		ops = append(ops, *a.Op)
@@ -98,12 +84,12 @@ func (w *world) scheduleOps(i int) {
 func (w *world) scheduleOp(id string, op AgentOp) {
 	data := w.enc.valueBytes(wireOp{Messages: op.Messages, Message: op.Message,
 		opFields: opFields{Op: op.Op, Text: op.Text, Mode: string(op.Mode), Queue: op.Queue, Tools: op.Tools, Barrier: op.Barrier}})
-	s := w.at(w.now, Delivery{Kind: DeliverAgent, Target: id, Data: data})
+	s := w.at(w.now, Delivery{Kind: trace.DeliverAgent, Target: id, Data: data})
 	s.onRelease = func() {
 		sent := &sentOp{AgentOp: op, id: id, at: w.now}
 		w.agent.sent[id] = sent
 		w.agent.order = append(w.agent.order, sent)
-		if op.Op == OpAbort {
+		if op.Op == trace.OpAbort {
 			w.reactToAbort()
 		}
 	}
@@ -118,7 +104,7 @@ func (w *world) outcome(data json.RawMessage) {
 		Error   string `json:"error"`
 	}
 	_ = json.Unmarshal(data, &o)
-	w.record(Entry{Kind: KindOutcome, Name: o.Op, Target: o.ID, Data: data, Error: o.Error})
+	w.record(trace.Entry{Kind: trace.KindOutcome, Name: o.Op, Target: o.ID, Data: data, Error: o.Error})
 	if w.sc.Agent == nil {
 		w.fail("protocol", fmt.Sprintf("an outcome (of operation %q) in a scenario that is not an Agent scenario", o.ID))
 		return
@@ -134,7 +120,7 @@ func (w *world) outcome(data json.RawMessage) {
 		w.fail("protocol", fmt.Sprintf("a second outcome of operation %q (%s)", o.ID, op.Op))
 	}
 	op.settled = true
-	if op.Op == OpRelease && o.Outcome == OutcomeAccepted {
+	if op.Op == trace.OpRelease && o.Outcome == trace.OutcomeAccepted {
 		for b, bar := range w.sc.Agent.Barriers {
 			if bar.ID == op.Barrier {
 				w.agent.held[b] = false
@@ -165,14 +151,14 @@ func (w *world) agentEvent(typ loop.EventType) {
 func (w *world) finishAgent() bool {
 	if !w.agent.finalSet {
 		w.agent.finalSet = true
-		w.scheduleOp(FinalStateID, AgentOp{Op: OpState})
+		w.scheduleOp(FinalStateID, AgentOp{Op: trace.OpState})
 		return true
 	}
 	var open []string
 	for _, op := range w.agent.order {
 		switch {
 		case op.settled:
-		case SettlesLater(op.Op):
+		case trace.SettlesLater(op.Op):
 			open = append(open, fmt.Sprintf("%s %s (delivered at %dms) never settled", op.Op, op.id, op.at))
 		case op.id == FinalStateID:
 			open = append(open, "the final state operation got no outcome")

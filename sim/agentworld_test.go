@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/turnstile-dev/turnstile/loop"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // agentScenario is a small Agent scenario: one prompt at 0ms answered after 5ms, and more.
@@ -14,16 +15,16 @@ func agentScenario(barriers []Barrier, more ...UserAction) *Scenario {
 		Name:      "agent",
 		Responses: []Response{{Content: []loop.Block{loop.TextContent{Text: "hi"}}, Delay: 5}},
 		Agent:     &AgentScript{Barriers: barriers},
-		User: append([]UserAction{{At: &at, Op: &AgentOp{Op: OpPrompt, Messages: []loop.Message{&loop.UserMessage{Text: "hello"}}}}},
+		User: append([]UserAction{{At: &at, Op: &AgentOp{Op: trace.OpPrompt, Messages: []loop.Message{&loop.UserMessage{Text: "hello"}}}}},
 			more...),
 	}
 }
 
 // failures are the trace's fail entries, as "name: error".
-func failures(tr *Trace) []string {
+func failures(tr *trace.Trace) []string {
 	var out []string
 	for _, e := range tr.Entries {
-		if e.Kind == KindFail {
+		if e.Kind == trace.KindFail {
 			out = append(out, e.Name+": "+e.Error)
 		}
 	}
@@ -60,17 +61,17 @@ func (b *babbler) Deliver(d Delivery) error {
 	if err := b.Reference.Deliver(d); err != nil {
 		return err
 	}
-	if d.Kind == DeliverAgent {
+	if d.Kind == trace.DeliverAgent {
 		b.extra(d, b.port)
 	}
 	return nil
 }
 
 // TestAgentProtocolMistakes: an outcome for an operation never delivered, a second outcome,
-// and an end notification are each a protocol failure in the trace.
+// and an end notification are each a protocol failure in the
 func TestAgentProtocolMistakes(t *testing.T) {
 	outcome := func(id, op string) Notification {
-		return Notification{Kind: NotifyOutcome, Data: mustJSON(Outcome{ID: id, Op: op, Outcome: OutcomeAccepted})}
+		return Notification{Kind: NotifyOutcome, Data: mustJSON(Outcome{ID: id, Op: op, Outcome: trace.OutcomeAccepted})}
 	}
 	at := int64(20)
 	for _, c := range []struct {
@@ -78,15 +79,15 @@ func TestAgentProtocolMistakes(t *testing.T) {
 		extra func(d Delivery, p Port)
 		want  string
 	}{
-		{"unknown id", func(d Delivery, p Port) { p.Notify(outcome("zz", OpState)) }, `an outcome of operation "zz", which was never delivered`},
+		{"unknown id", func(d Delivery, p Port) { p.Notify(outcome("zz", trace.OpState)) }, `an outcome of operation "zz", which was never delivered`},
 		{"second outcome", func(d Delivery, p Port) {
 			if d.Target == "u2" {
-				p.Notify(outcome("u2", OpState))
+				p.Notify(outcome("u2", trace.OpState))
 			}
 		}, `a second outcome of operation "u2" (state)`},
 		{"wrong op", func(d Delivery, p Port) {
 			if d.Target == "u2" {
-				p.Notify(Notification{Kind: NotifyOutcome, Data: mustJSON(Outcome{ID: "u1", Op: OpContinue, Outcome: OutcomeResolved})})
+				p.Notify(Notification{Kind: NotifyOutcome, Data: mustJSON(Outcome{ID: "u1", Op: trace.OpContinue, Outcome: trace.OutcomeResolved})})
 			}
 		}, `the outcome of operation "u1" names op "continue"; it was "prompt"`},
 		{"end", func(d Delivery, p Port) {
@@ -96,7 +97,7 @@ func TestAgentProtocolMistakes(t *testing.T) {
 		}, "an end notification in an Agent scenario"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			sc := agentScenario(nil, UserAction{At: &at, Op: &AgentOp{Op: OpState}})
+			sc := agentScenario(nil, UserAction{At: &at, Op: &AgentOp{Op: trace.OpState}})
 			tr, _ := Run(sc, &babbler{Reference: NewReference(), extra: c.extra})
 			got := strings.Join(failures(tr), "\n")
 			if !strings.Contains(got, "protocol: "+c.want) {

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/turnstile-dev/turnstile/loop"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // Ahead is offered by the world an implementation is started with (the Port given to
@@ -26,7 +27,7 @@ type Ahead interface {
 // delivery itself.
 func aheadable(kind string) bool {
 	switch kind {
-	case DeliverStreamEvent, DeliverStreamEnd, DeliverStreamFail, DeliverToolUpdate, DeliverToolResult:
+	case trace.DeliverStreamEvent, trace.DeliverStreamEnd, trace.DeliverStreamFail, trace.DeliverToolUpdate, trace.DeliverToolResult:
 		return true
 	}
 	return false

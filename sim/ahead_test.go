@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/turnstile-dev/turnstile/explore"
 	"github.com/turnstile-dev/turnstile/loop"
+	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // promiseChecker runs the reference as an implementation that asks the world, after every
@@ -78,7 +81,7 @@ func (p promisePort) Call(call sim.Call) sim.Answer {
 // most deliveries.
 func TestDueDeliveriesComeNext(t *testing.T) {
 	kept, delivered := 0, 0
-	for _, sc := range append(linearCorpus(t), abortInHookSameTime()) {
+	for _, sc := range append(corpus(t), abortInHookSameTime()) {
 		c := &promiseChecker{ref: sim.NewReference()}
 		tr, _ := sim.Run(sc, c)
 		if c.err != nil {
@@ -86,7 +89,7 @@ func TestDueDeliveriesComeNext(t *testing.T) {
 		}
 		kept += c.kept
 		for _, e := range tr.Entries {
-			if e.Kind == sim.KindDeliver {
+			if e.Kind == trace.KindDeliver {
 				delivered++
 			}
 		}
@@ -112,4 +115,19 @@ func abortInHookSameTime() *sim.Scenario {
 			{Content: []loop.Block{loop.ToolCall{ID: "a", Name: "work"}, loop.ToolCall{ID: "b", Name: "work"}}},
 			{Content: loop.Text("never streamed")},
 		}}
+}
+
+// corpus is every curated scenario and generated ones (hooks that rewrite contexts,
+// steering, aborts, errors).
+func corpus(t *testing.T) []*sim.Scenario {
+	t.Helper()
+	files, err := scenarios.Suite()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := scenarios.Scenarios(files)
+	for i := range 300 {
+		out = append(out, explore.GenerateScenario(explore.RunSeed(11, i)))
+	}
+	return out
 }

@@ -9,7 +9,9 @@ import (
 	"slices"
 	"unicode/utf8"
 
+	"github.com/turnstile-dev/turnstile/jsonvalue"
 	"github.com/turnstile-dev/turnstile/loop"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // build turns a Setup into the loop's context, config and prompts, every hook and tool
@@ -63,30 +65,30 @@ func (r *Reference) build(setup Setup) (loop.Context, loop.Config, []loop.Messag
 		}
 		return &loop.Context{Messages: msgs, Tools: byName(raw.Tools)}, nil
 	}
-	if installed(HookConvertToLLM) {
+	if installed(trace.HookConvertToLLM) {
 		cfg.ConvertToLLM = func(_ context.Context, msgs []loop.Message) ([]loop.Message, error) {
-			return r.messagesHook(HookConvertToLLM, map[string]any{"messages": nonNilMessages(msgs)})
+			return r.messagesHook(trace.HookConvertToLLM, map[string]any{"messages": nonNilMessages(msgs)})
 		}
 	}
-	if installed(HookTransformContext) {
+	if installed(trace.HookTransformContext) {
 		cfg.TransformContext = func(_ context.Context, msgs []loop.Message) ([]loop.Message, error) {
-			return r.messagesHook(HookTransformContext, map[string]any{"messages": nonNilMessages(msgs)})
+			return r.messagesHook(trace.HookTransformContext, map[string]any{"messages": nonNilMessages(msgs)})
 		}
 	}
-	if installed(HookGetAPIKey) {
+	if installed(trace.HookGetAPIKey) {
 		cfg.GetAPIKey = func(_ context.Context, provider string) (string, error) {
 			var out struct {
 				APIKey string `json:"apiKey"`
 			}
-			err := r.hook(HookGetAPIKey, map[string]string{"provider": provider}, &out)
+			err := r.hook(trace.HookGetAPIKey, map[string]string{"provider": provider}, &out)
 			return out.APIKey, err
 		}
 	}
-	if installed(HookPrepareRequest) {
+	if installed(trace.HookPrepareRequest) {
 		cfg.PrepareRequest = func(_ context.Context, req loop.RequestState) (*loop.RequestUpdate, error) {
 			var out wireUpdate
 			data := map[string]any{"context": toWireContext(req.Context), "model": wireModel(req.Model), "thinkingLevel": req.ThinkingLevel}
-			if err := r.hook(HookPrepareRequest, data, &out); err != nil {
+			if err := r.hook(trace.HookPrepareRequest, data, &out); err != nil {
 				return nil, err
 			}
 			c, err := contextOf(out.Context)
@@ -96,10 +98,10 @@ func (r *Reference) build(setup Setup) (loop.Context, loop.Config, []loop.Messag
 			return &loop.RequestUpdate{Context: c, Model: out.model(), ThinkingLevel: out.ThinkingLevel}, nil
 		}
 	}
-	if installed(HookPrepareNextTurn) {
+	if installed(trace.HookPrepareNextTurn) {
 		cfg.PrepareNextTurn = func(_ context.Context, turn loop.TurnContext) (*loop.TurnUpdate, error) {
 			var out wireUpdate
-			if err := r.hook(HookPrepareNextTurn, map[string]any{"turn": toWireTurn(turn)}, &out); err != nil {
+			if err := r.hook(trace.HookPrepareNextTurn, map[string]any{"turn": toWireTurn(turn)}, &out); err != nil {
 				return nil, err
 			}
 			c, err := contextOf(out.Context)
@@ -113,26 +115,26 @@ func (r *Reference) build(setup Setup) (loop.Context, loop.Config, []loop.Messag
 			return &loop.TurnUpdate{Context: c, Messages: added, Model: out.model(), ThinkingLevel: out.ThinkingLevel}, nil
 		}
 	}
-	if installed(HookFinishTurn) {
+	if installed(trace.HookFinishTurn) {
 		cfg.FinishTurn = func(_ context.Context, turn loop.TurnContext) (loop.TurnDecision, error) {
 			var out struct {
 				Action loop.TurnDecision `json:"action"`
 			}
-			err := r.hook(HookFinishTurn, map[string]any{"turn": toWireTurn(turn)}, &out)
+			err := r.hook(trace.HookFinishTurn, map[string]any{"turn": toWireTurn(turn)}, &out)
 			return out.Action, err
 		}
 	}
-	if installed(HookSteering) {
+	if installed(trace.HookSteering) {
 		cfg.GetSteeringMessages = func(context.Context) ([]loop.Message, error) {
-			return r.messagesHook(HookSteering, map[string]any{})
+			return r.messagesHook(trace.HookSteering, map[string]any{})
 		}
 	}
-	if installed(HookFollowUp) {
+	if installed(trace.HookFollowUp) {
 		cfg.GetFollowUpMessages = func(context.Context) ([]loop.Message, error) {
-			return r.messagesHook(HookFollowUp, map[string]any{})
+			return r.messagesHook(trace.HookFollowUp, map[string]any{})
 		}
 	}
-	if installed(HookBeforeToolCall) {
+	if installed(trace.HookBeforeToolCall) {
 		cfg.BeforeToolCall = func(_ context.Context, c loop.BeforeToolCallContext) (*loop.BeforeToolCallResult, error) {
 			var out struct {
 				Block     bool           `json:"block"`
@@ -141,7 +143,7 @@ func (r *Reference) build(setup Setup) (loop.Context, loop.Config, []loop.Messag
 				SetArgs   map[string]any `json:"setArgs"`
 			}
 			data := map[string]any{"assistantMessage": c.AssistantMessage, "toolCall": c.ToolCall, "args": c.Args, "context": toWireContext(c.Context)}
-			if err := r.hook(HookBeforeToolCall, data, &out); err != nil {
+			if err := r.hook(trace.HookBeforeToolCall, data, &out); err != nil {
 				return nil, err
 			}
 			for k, v := range out.SetArgs {
@@ -150,7 +152,7 @@ func (r *Reference) build(setup Setup) (loop.Context, loop.Config, []loop.Messag
 			return &loop.BeforeToolCallResult{Block: out.Block, Reason: out.Reason, Terminate: out.Terminate}, nil
 		}
 	}
-	if installed(HookAfterToolCall) {
+	if installed(trace.HookAfterToolCall) {
 		cfg.AfterToolCall = func(_ context.Context, c loop.AfterToolCallContext) (*loop.AfterToolCallResult, error) {
 			var out struct {
 				Content           []json.RawMessage `json:"content"`
@@ -168,7 +170,7 @@ func (r *Reference) build(setup Setup) (loop.Context, loop.Config, []loop.Messag
 			case c.Nothing != nil:
 				delete(data, "result") // undefined: JSON leaves it out
 			}
-			if err := r.hook(HookAfterToolCall, data, &out); err != nil {
+			if err := r.hook(trace.HookAfterToolCall, data, &out); err != nil {
 				return nil, err
 			}
 			content, err := decodeBlocks(out.Content)
@@ -194,7 +196,7 @@ func (r *Reference) tool(ts ToolSetup) *loop.Tool {
 			}
 			c := &refToolCall{}
 			r.calls[id] = c
-			if _, err := r.call(CallTool, "", map[string]any{"toolCallId": id, "toolName": ts.Name, "args": args}); err != nil {
+			if _, err := r.call(trace.CallTool, "", map[string]any{"toolCallId": id, "toolName": ts.Name, "args": args}); err != nil {
 				return loop.ToolResult{}, err
 			}
 			for {
@@ -243,7 +245,7 @@ func (r *Reference) stream(_ context.Context, req loop.StreamRequest, options bo
 		}
 		data["options"] = o
 	}
-	raw, err := r.call(CallStream, "", data)
+	raw, err := r.call(trace.CallStream, "", data)
 	if err != nil {
 		return nil, err
 	}
@@ -261,7 +263,7 @@ func (r *Reference) stream(_ context.Context, req loop.StreamRequest, options bo
 // through encoding/json.
 func streamID(raw json.RawMessage) (string, error) {
 	if bytes.HasPrefix(raw, []byte(`{"stream":"`)) && json.Valid(raw) {
-		if id, ok := plainString(raw, "stream"); ok && len(raw) == len(`{"stream":""}`)+len(id) && utf8.ValidString(id) {
+		if id, ok := jsonvalue.PlainString(raw, "stream"); ok && len(raw) == len(`{"stream":""}`)+len(id) && utf8.ValidString(id) {
 			return id, nil
 		}
 	}
@@ -276,7 +278,7 @@ func streamID(raw json.RawMessage) (string, error) {
 
 // messagesHook calls a hook that answers {messages}.
 func (r *Reference) messagesHook(name string, data any) ([]loop.Message, error) {
-	raw, err := r.call(CallHook, name, data)
+	raw, err := r.call(trace.CallHook, name, data)
 	if err != nil {
 		return nil, err
 	}

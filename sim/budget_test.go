@@ -12,6 +12,7 @@ import (
 
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // endless is the scenario that never ends: finishTurn answers continue on every turn and
@@ -50,7 +51,7 @@ func TestEndlessRunEndsWithTheBudgetVerdict(t *testing.T) {
 			t.Fatalf("budget %+v: error %v, want the %s budget: %s", c.budget, err, c.name, c.text)
 		}
 		last := tr.Entries[len(tr.Entries)-1]
-		if last.Kind != sim.KindFail || last.Name != "budget" || last.Target != c.name || last.Error != be.Text {
+		if last.Kind != trace.KindFail || last.Name != "budget" || last.Target != c.name || last.Error != be.Text {
 			t.Fatalf("budget %+v: last entry %+v", c.budget, last)
 		}
 	}
@@ -96,7 +97,7 @@ func TestBudgetProperty(t *testing.T) {
 		lines = lines[:len(lines)-1]
 		requests, maxT := 0, int64(0)
 		for _, e := range full.Entries {
-			if e.Kind == sim.KindCall && e.Name == sim.CallStream {
+			if e.Kind == trace.KindCall && e.Name == trace.CallStream {
 				requests++
 			}
 			maxT = max(maxT, e.T)
@@ -127,14 +128,14 @@ func TestBudgetProperty(t *testing.T) {
 			t.Fatalf("last entry %+v", last)
 		}
 		prefix := bytes.Join(lines[:k], nil)
-		if !bytes.HasPrefix(full.JSONL(), (&sim.Trace{Entries: got.Entries[:k]}).JSONL()) || k >= len(full.Entries) {
+		if !bytes.HasPrefix(full.JSONL(), (&trace.Trace{Entries: got.Entries[:k]}).JSONL()) || k >= len(full.Entries) {
 			t.Fatalf("the stopped trace is not a prefix of the full one")
 		}
 		next := full.Entries[k]
 		switch be.Budget {
 		case "requests":
 			n := bytes.Count(prefix, []byte(`"kind":"call","name":"stream"`))
-			if n != b.Requests || next.Name != sim.CallStream || next.Kind != sim.KindCall {
+			if n != b.Requests || next.Name != trace.CallStream || next.Kind != trace.KindCall {
 				t.Fatalf("stopped after %d requests, budget %d, next %s", n, b.Requests, next.Name)
 			}
 		case "time":

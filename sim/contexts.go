@@ -6,65 +6,34 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/turnstile-dev/turnstile/jsonvalue"
 	"github.com/turnstile-dev/turnstile/loop"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
-// Calls that send a context whole, in the linear form.
-//
-// A stream call, and the calls of the hooks that are given the context (transformContext,
-// convertToLlm, prepareRequest, prepareNextTurn, finishTurn), send it whole every time; so do
-// the hooks' answers that return it, and prepareNextTurn and finishTurn send the run's new
-// messages whole too. Each of those message lists is written in the linear form as the list
-// it extends, of the last call of the same name that had that list (its first Keep messages),
-// followed by the messages after them: Link.Extends and Keep for the context, NewExtends and
-// NewKeep for the new messages, AnswerExtends and AnswerKeep for the answer's. Whether a list
-// is linked is decided from the lists' canonical bytes alone, as every link of the linear
-// form is.
-
-// contextPaths says where a call of one name holds its message lists: the context's messages
-// in its data, the run's new messages in its data (nil: none), the messages in its answer
-// (nil: none).
-type contextPaths struct{ messages, newMessages, answer []string }
-
-// contextCalls are the calls that send a context, by contextName.
-var contextCalls = map[string]contextPaths{
-	CallStream:           {messages: []string{"messages"}},
-	HookTransformContext: {messages: []string{"messages"}, answer: []string{"messages"}},
-	HookConvertToLLM:     {messages: []string{"messages"}, answer: []string{"messages"}},
-	HookPrepareRequest:   {messages: []string{"context", "messages"}, answer: []string{"context", "messages"}},
-	HookPrepareNextTurn: {messages: []string{"turn", "context", "messages"}, newMessages: []string{"turn", "newMessages"},
-		answer: []string{"context", "messages"}},
-	HookFinishTurn: {messages: []string{"turn", "context", "messages"}, newMessages: []string{"turn", "newMessages"}},
-}
+// How the world writes context calls in the linear form: trace/lists.go.
 
 // contextName is the name under which the linear form links c to the previous call of the
 // same name ("" when c sends no context): stream, or the hook's name.
 func contextName(c Call) string {
 	name := c.Name
 	switch c.Kind {
-	case CallStream:
-		name = CallStream
-	case CallHook:
+	case trace.CallStream:
+		name = trace.CallStream
+	case trace.CallHook:
 	default:
 		return ""
 	}
-	if _, ok := contextCalls[name]; !ok {
+	if !trace.SendsContext(name) {
 		return ""
 	}
 	return name
 }
 
-// Which of a call's message lists.
-const (
-	listMessages = iota
-	listNewMessages
-	listAnswer
-)
-
 // listKey names one message list of the calls of one name.
 type listKey struct {
 	name string
-	list int
+	list trace.List
 }
 
 // listAt is a message list recorded at entry seq: its messages' canonical JSON.
@@ -81,7 +50,7 @@ type pendingList struct {
 
 // remember keeps a call's lists once the call is recorded at seq.
 func (w *world) remember(seq int, lists []pendingList) {
-	if len(lists) == 0 || !w.lastRecorded(seq, KindCall) {
+	if len(lists) == 0 || !w.lastRecorded(seq, trace.KindCall) {
 		return
 	}
 	if w.lin.lists == nil {
@@ -105,19 +74,19 @@ func keepOf(encs [][]byte, prev listAt) int {
 }
 
 // setListLink sets the link members of one list.
-func setListLink(link **Link, list, extends, keep int) {
+func setListLink(link **trace.Link, list trace.List, extends, keep int) {
 	if keep == 0 {
 		return
 	}
 	if *link == nil {
-		*link = &Link{}
+		*link = &trace.Link{}
 	}
 	switch list {
-	case listMessages:
+	case trace.ListMessages:
 		(*link).Extends, (*link).Keep = extends, keep
-	case listNewMessages:
+	case trace.ListNewMessages:
 		(*link).NewExtends, (*link).NewKeep = extends, keep
-	case listAnswer:
+	case trace.ListAnswer:
 		(*link).AnswerExtends, (*link).AnswerKeep = extends, keep
 	}
 }
@@ -126,17 +95,17 @@ func setListLink(link **Link, list, extends, keep int) {
 // with its link, and the lists to remember once the entry is recorded; full is the data in
 // full (a hook's answer is computed from it), nil when the data leaves something out and
 // wantFull is not set.
-func (w *world) contextData(c Call, name string, wantFull bool) (full, data json.RawMessage, link *Link, lists []pendingList) {
+func (w *world) contextData(c Call, name string, wantFull bool) (full, data json.RawMessage, link *trace.Link, lists []pendingList) {
 	if w.lin.inFull {
 		data = w.canonicalData(c.Data, c.Value)
 		return data, data, nil, nil
 	}
-	paths := contextCalls[name]
-	dataPaths := [][]string{paths.messages, paths.newMessages}
+	dataLists := []trace.List{trace.ListMessages, trace.ListNewMessages}
 	if root, ok := c.Value.(map[string]any); ok && len(c.Data) == 0 {
-		if _, ok := messagesAt(root, paths.messages); ok {
+		if _, ok := messagesAt(root, trace.CallListPath(name, trace.ListMessages)); ok {
 			short := any(root)
-			for list, path := range dataPaths {
+			for _, list := range dataLists {
+				path := trace.CallListPath(name, list)
 				msgs, ok := messagesAt(root, path)
 				if !ok {
 					continue
@@ -170,10 +139,11 @@ func (w *world) contextData(c Call, name string, wantFull bool) (full, data json
 		encs             [][]byte
 	}
 	var cuts []cut
-	for list, path := range dataPaths {
+	for _, list := range dataLists {
+		path := trace.CallListPath(name, list)
 		key := listKey{name, list}
 		prev := w.lin.lists[key]
-		start, end, encs, ok := arrayAtLike(data, prev.encs, path...)
+		start, end, encs, ok := jsonvalue.ArrayAtLike(data, prev.encs, path...)
 		if !ok {
 			continue
 		}
@@ -194,14 +164,14 @@ func (w *world) contextData(c Call, name string, wantFull bool) (full, data json
 
 // answerData is a context hook's answer (canonical JSON) in the linear form, its link
 // members set on link (which may be nil), and the list to remember.
-func (w *world) answerData(name string, answer json.RawMessage, link *Link) (json.RawMessage, *Link, []pendingList) {
-	path := contextCalls[name].answer
+func (w *world) answerData(name string, answer json.RawMessage, link *trace.Link) (json.RawMessage, *trace.Link, []pendingList) {
+	path := trace.CallListPath(name, trace.ListAnswer)
 	if w.lin.inFull || path == nil || len(answer) == 0 {
 		return answer, link, nil
 	}
-	key := listKey{name, listAnswer}
+	key := listKey{name, trace.ListAnswer}
 	prev := w.lin.lists[key]
-	start, end, encs, ok := arrayAtLike(answer, prev.encs, path...)
+	start, end, encs, ok := jsonvalue.ArrayAtLike(answer, prev.encs, path...)
 	if !ok {
 		return answer, link, nil
 	}
@@ -210,7 +180,7 @@ func (w *world) answerData(name string, answer json.RawMessage, link *Link) (jso
 	if keep == 0 {
 		return answer, link, remembered
 	}
-	setListLink(&link, listAnswer, prev.seq, keep)
+	setListLink(&link, trace.ListAnswer, prev.seq, keep)
 	return withListFrom(answer, start, end, encs, keep), link, remembered
 }
 
@@ -245,63 +215,6 @@ func withMessagesAt(v any, path []string, msgs []loop.Message) any {
 	return m
 }
 
-// arrayAt is where the array at path lies in the canonical JSON object obj, and its elements.
-func arrayAt(obj []byte, path ...string) (start, end int, elems [][]byte, ok bool) {
-	return arrayAtLike(obj, nil, path...)
-}
-
-// arrayAtLike is arrayAt for an array that may begin with the elements like (those of the
-// same list met before, a context being the last one and more): an element that has the
-// bytes of its counterpart in like is that one, found by comparing bytes instead of reading
-// it; the others are read. Neither the objects around the array nor the array itself is
-// read past its end.
-func arrayAtLike(obj []byte, like [][]byte, path ...string) (start, end int, elems [][]byte, ok bool) {
-	if len(path) == 0 {
-		return 0, 0, nil, false
-	}
-	for _, key := range path {
-		if _, start, ok = memberStart(obj, start, key); !ok {
-			return 0, 0, nil, false
-		}
-	}
-	if start >= len(obj) || obj[start] != '[' {
-		return 0, 0, nil, false
-	}
-	i := start + 1
-	if i < len(obj) && obj[i] == ']' {
-		return start, i + 1, [][]byte{}, true
-	}
-	for {
-		var next int
-		if k := len(elems); k < len(like) && hasValue(obj, i, like[k]) {
-			elems, next = append(elems, like[k]), i+len(like[k])
-		} else {
-			if next, ok = skipValue(obj, i); !ok {
-				return 0, 0, nil, false
-			}
-			elems = append(elems, obj[i:next])
-		}
-		if next >= len(obj) {
-			return 0, 0, nil, false
-		}
-		switch obj[next] {
-		case ',':
-			i = next + 1
-		case ']':
-			return start, next + 1, elems, true
-		default:
-			return 0, 0, nil, false
-		}
-	}
-}
-
-// hasValue reports whether the canonical JSON value at obj[i:] is v: its bytes, followed by
-// the end of an element.
-func hasValue(obj []byte, i int, v []byte) bool {
-	end := i + len(v)
-	return end < len(obj) && (obj[end] == ',' || obj[end] == ']') && bytes.Equal(obj[i:end], v)
-}
-
 // withListFrom is the canonical JSON obj with the array at [start, end), whose elements are
 // encs, holding only the elements from keep on.
 func withListFrom(obj []byte, start, end int, encs [][]byte, keep int) []byte {
@@ -320,37 +233,4 @@ func withListFrom(obj []byte, start, end int, encs [][]byte, keep int) []byte {
 	}
 	short = append(short, ']')
 	return append(short, obj[end:]...)
-}
-
-// listPath is where entry e, a call, holds the given list (nil: it holds none).
-func listPath(e *Entry, list int) []string {
-	if e.Kind != KindCall {
-		return nil
-	}
-	paths, ok := contextCalls[e.Name]
-	if !ok {
-		return nil
-	}
-	return [][]string{paths.messages, paths.newMessages, paths.answer}[list]
-}
-
-// listIn is the list at path in decoded JSON.
-func listIn(d map[string]any, path []string) ([]any, bool) {
-	for _, key := range path[:len(path)-1] {
-		next, ok := d[key].(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		d = next
-	}
-	list, ok := d[path[len(path)-1]].([]any)
-	return list, ok
-}
-
-// setListIn sets the list at path in decoded JSON, where listIn found one.
-func setListIn(d map[string]any, path []string, list []any) {
-	for _, key := range path[:len(path)-1] {
-		d = d[key].(map[string]any)
-	}
-	d[path[len(path)-1]] = list
 }

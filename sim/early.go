@@ -1,5 +1,7 @@
 package sim
 
+import "github.com/turnstile-dev/turnstile/trace"
+
 // EarlyAnswer is offered by the world an implementation is started with (the Port given to
 // Implementation.Start): a stream call answered from its model alone, and recorded after.
 // Reading the call's context is most of what the world does for it; across a process
@@ -23,7 +25,7 @@ type EarlyAnswer interface {
 // for the rest, and a request the script lacks adds a failure.
 func (w *world) OpenStream(c Call, model ModelSetup) (Answer, func(), bool) {
 	const entryBytes = 4096
-	if c.Kind != CallStream || c.Value != nil || len(c.Data) == 0 || w.closed || w.over != nil ||
+	if c.Kind != trace.CallStream || c.Value != nil || len(c.Data) == 0 || w.closed || w.over != nil ||
 		w.requests >= w.budget.Requests || w.valuesOnly || w.agent != nil || len(w.sc.User) > 0 ||
 		len(w.trace.Entries)+2 > w.budget.Entries || w.bytes+6*int64(len(c.Data))+entryBytes > w.budget.Bytes {
 		return Answer{}, nil, false

@@ -9,8 +9,8 @@ import (
 	"github.com/turnstile-dev/turnstile/loop"
 )
 
-// appendCanonical appends the canonical JSON of v — exactly Canonical(json.Marshal(v)) —
-// without reflection for the loop's types, which make up nearly all of a trace. Members are
+// appendCanonical appends the canonical JSON of v — exactly jsonvalue.Canonical(json.Marshal(v)) —
+// without reflection for the loop's types, which make up nearly all of a  Members are
 // written in sorted key order by construction; TestValuesAndJSONGiveTheSameTrace keeps this
 // in step with the types' MarshalJSON.
 func appendCanonical(b []byte, v any) []byte { return (*encoder)(nil).value(b, v) }
@@ -138,16 +138,16 @@ func (e *encoder) value(b []byte, v any) []byte {
 	case string:
 		return jsonvalue.AppendString(b, x)
 	case float64:
-		return appendJSNumber(b, x)
+		return jsonvalue.AppendNumber(b, x)
 	case int:
-		return appendJSNumber(b, float64(x))
+		return jsonvalue.AppendNumber(b, float64(x))
 	case int64:
-		return appendJSNumber(b, float64(x))
+		return jsonvalue.AppendNumber(b, float64(x))
 	case json.RawMessage:
 		if len(x) == 0 {
 			return append(b, "null"...)
 		}
-		return append(b, Canonical(x)...)
+		return append(b, jsonvalue.Canonical(x)...)
 	case map[string]any:
 		if x == nil {
 			return append(b, "null"...)
@@ -199,7 +199,7 @@ func (e *encoder) value(b []byte, v any) []byte {
 		quoted, _ := json.Marshal("unencodable: " + err.Error())
 		return append(b, quoted...)
 	}
-	return append(b, Canonical(data)...)
+	return append(b, jsonvalue.Canonical(data)...)
 }
 
 // appendList writes a JSON array of list's items (null for a nil list), each by item.
@@ -247,7 +247,7 @@ func (o *obj) key(k string) {
 }
 
 func (o *obj) str(k, v string)       { o.key(k); o.b = jsonvalue.AppendString(o.b, v) }
-func (o *obj) num(k string, v int64) { o.key(k); o.b = appendJSNumber(o.b, float64(v)) }
+func (o *obj) num(k string, v int64) { o.key(k); o.b = jsonvalue.AppendNumber(o.b, float64(v)) }
 func (o *obj) any(k string, v any)   { o.key(k); o.b = appendCanonical(o.b, v) }
 func (o *obj) boolean(k string, v bool) {
 	o.key(k)
@@ -426,7 +426,7 @@ func appendBlock(b []byte, blk loop.Block) []byte {
 		return o.close()
 	}
 	data, _ := json.Marshal(blk)
-	return append(b, Canonical(data)...)
+	return append(b, jsonvalue.Canonical(data)...)
 }
 
 func appendContent(o *obj, text string, blocks []loop.Block) {
@@ -581,7 +581,7 @@ func appendMessage(b []byte, m loop.Message) []byte {
 		return appendCanonical(b, x.Fields)
 	}
 	data, _ := json.Marshal(m)
-	return append(b, Canonical(data)...)
+	return append(b, jsonvalue.Canonical(data)...)
 }
 
 func appendToolResult(b []byte, r *loop.ToolResult) []byte {
@@ -621,15 +621,15 @@ func appendUsage(b []byte, u *loop.Usage) []byte {
 	o.key("cost")
 	c := open(o.b)
 	c.key("cacheRead")
-	c.b = appendJSNumber(c.b, u.Cost.CacheRead)
+	c.b = jsonvalue.AppendNumber(c.b, u.Cost.CacheRead)
 	c.key("cacheWrite")
-	c.b = appendJSNumber(c.b, u.Cost.CacheWrite)
+	c.b = jsonvalue.AppendNumber(c.b, u.Cost.CacheWrite)
 	c.key("input")
-	c.b = appendJSNumber(c.b, u.Cost.Input)
+	c.b = jsonvalue.AppendNumber(c.b, u.Cost.Input)
 	c.key("output")
-	c.b = appendJSNumber(c.b, u.Cost.Output)
+	c.b = jsonvalue.AppendNumber(c.b, u.Cost.Output)
 	c.key("total")
-	c.b = appendJSNumber(c.b, u.Cost.Total)
+	c.b = jsonvalue.AppendNumber(c.b, u.Cost.Total)
 	if u.Cost.TotalFromProvider {
 		c.boolean("totalFromProvider", true)
 	}

@@ -4,21 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/turnstile-dev/turnstile/jsonvalue"
 	"github.com/turnstile-dev/turnstile/loop"
-)
-
-// Hook names, as pi spells them.
-const (
-	HookConvertToLLM     = "convertToLlm"
-	HookTransformContext = "transformContext"
-	HookGetAPIKey        = "getApiKey"
-	HookPrepareRequest   = "prepareRequest"
-	HookPrepareNextTurn  = "prepareNextTurn"
-	HookFinishTurn       = "finishTurn"
-	HookSteering         = "getSteeringMessages"
-	HookFollowUp         = "getFollowUpMessages"
-	HookBeforeToolCall   = "beforeToolCall"
-	HookAfterToolCall    = "afterToolCall"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // Installed lists the installed hooks by pi's names, in a fixed order.
@@ -29,16 +17,16 @@ func (h Hooks) Installed() []string {
 			out = append(out, name)
 		}
 	}
-	add(h.ConvertToLLM != nil, HookConvertToLLM)
-	add(h.TransformContext != nil, HookTransformContext)
-	add(h.GetAPIKey != nil, HookGetAPIKey)
-	add(h.PrepareRequest != nil, HookPrepareRequest)
-	add(h.PrepareNextTurn != nil, HookPrepareNextTurn)
-	add(h.FinishTurn != nil, HookFinishTurn)
-	add(!h.NoSteering, HookSteering)
-	add(!h.NoFollowUp, HookFollowUp)
-	add(h.BeforeToolCall != nil, HookBeforeToolCall)
-	add(h.AfterToolCall != nil, HookAfterToolCall)
+	add(h.ConvertToLLM != nil, trace.HookConvertToLLM)
+	add(h.TransformContext != nil, trace.HookTransformContext)
+	add(h.GetAPIKey != nil, trace.HookGetAPIKey)
+	add(h.PrepareRequest != nil, trace.HookPrepareRequest)
+	add(h.PrepareNextTurn != nil, trace.HookPrepareNextTurn)
+	add(h.FinishTurn != nil, trace.HookFinishTurn)
+	add(!h.NoSteering, trace.HookSteering)
+	add(!h.NoFollowUp, trace.HookFollowUp)
+	add(h.BeforeToolCall != nil, trace.HookBeforeToolCall)
+	add(h.AfterToolCall != nil, trace.HookAfterToolCall)
 	if out == nil {
 		out = []string{}
 	}
@@ -52,42 +40,42 @@ func (w *world) hook(name string, data json.RawMessage, inProcess bool) Answer {
 	h := w.sc.Hooks
 	in := hookData(data)
 	// A queue poll reads nothing of its data, which the world wrote itself in-process.
-	poll := name == HookSteering && !h.NoSteering || name == HookFollowUp && !h.NoFollowUp
+	poll := name == trace.HookSteering && !h.NoSteering || name == trace.HookFollowUp && !h.NoFollowUp
 	if (!inProcess || !poll) && !in.valid() {
 		err := fmt.Errorf("not a JSON object: %.40s", data)
 		w.fail("protocol", fmt.Sprintf("%s call %d: bad data: %v", name, n, err))
 		return Answer{Error: "bad hook data: " + err.Error()}
 	}
 	switch {
-	case name == HookSteering && !h.NoSteering:
+	case name == trace.HookSteering && !h.NoSteering:
 		return messagesAnswer(w.steering.Drain())
-	case name == HookFollowUp && !h.NoFollowUp:
+	case name == trace.HookFollowUp && !h.NoFollowUp:
 		return messagesAnswer(w.followUp.Drain())
-	case name == HookConvertToLLM && h.ConvertToLLM != nil:
+	case name == trace.HookConvertToLLM && h.ConvertToLLM != nil:
 		if h.ConvertToLLM.Throw != "" {
 			return aborting(Answer{Error: h.ConvertToLLM.Throw}, h.ConvertToLLM.Abort)
 		}
 		return aborting(w.convert(in.member("messages"), h.ConvertToLLM), h.ConvertToLLM.Abort)
-	case name == HookTransformContext && h.TransformContext != nil:
+	case name == trace.HookTransformContext && h.TransformContext != nil:
 		if h.TransformContext.Throw != "" {
 			return aborting(Answer{Error: h.TransformContext.Throw}, h.TransformContext.Abort)
 		}
 		return aborting(answerJSON(map[string]any{"messages": keepLast(in.member("messages"), h.TransformContext.KeepLast)}), h.TransformContext.Abort)
-	case name == HookGetAPIKey && h.GetAPIKey != nil:
+	case name == trace.HookGetAPIKey && h.GetAPIKey != nil:
 		return aborting(answerJSON(map[string]any{"apiKey": h.GetAPIKey.Key}), h.GetAPIKey.Abort)
-	case name == HookPrepareRequest && h.PrepareRequest != nil:
+	case name == trace.HookPrepareRequest && h.PrepareRequest != nil:
 		a := h.PrepareRequest.answer(n)
 		if a.Throw != "" {
 			return aborting(Answer{Error: a.Throw}, a.Abort)
 		}
 		return aborting(answerJSON(contextAnswer(in.member("context"), a.Context, a.Model, a.ThinkingLevel, a.Messages)), a.Abort)
-	case name == HookPrepareNextTurn && h.PrepareNextTurn != nil:
+	case name == trace.HookPrepareNextTurn && h.PrepareNextTurn != nil:
 		a := h.PrepareNextTurn.answer(n)
 		if a.Throw != "" {
 			return aborting(Answer{Error: a.Throw}, a.Abort)
 		}
 		return aborting(answerJSON(contextAnswer(hookData(in.member("turn")).member("context"), a.Context, a.Model, a.ThinkingLevel, a.Messages)), a.Abort)
-	case name == HookFinishTurn && h.FinishTurn != nil:
+	case name == trace.HookFinishTurn && h.FinishTurn != nil:
 		a := h.FinishTurn.answer(n)
 		if a.Throw != "" {
 			return aborting(Answer{Error: a.Throw}, a.Abort)
@@ -97,7 +85,7 @@ func (w *world) hook(name string, data json.RawMessage, inProcess bool) Answer {
 			out["action"] = a.Action
 		}
 		return aborting(answerJSON(out), a.Abort)
-	case name == HookBeforeToolCall && h.BeforeToolCall != nil:
+	case name == trace.HookBeforeToolCall && h.BeforeToolCall != nil:
 		a := h.BeforeToolCall.answer(toolCallID(in))
 		if a.Throw != "" {
 			return aborting(Answer{Error: a.Throw}, a.Abort)
@@ -116,7 +104,7 @@ func (w *world) hook(name string, data json.RawMessage, inProcess bool) Answer {
 			out["setArgs"] = a.SetArgs
 		}
 		return aborting(answerJSON(out), a.Abort)
-	case name == HookAfterToolCall && h.AfterToolCall != nil:
+	case name == trace.HookAfterToolCall && h.AfterToolCall != nil:
 		a := h.AfterToolCall.answer(toolCallID(in))
 		if a.Throw != "" {
 			return aborting(Answer{Error: a.Throw}, a.Abort)
@@ -185,7 +173,7 @@ func (d hookData) valid() bool {
 
 // member is the value of member key, nil when there is none.
 func (d hookData) member(key string) json.RawMessage {
-	start, end, ok := memberValue(d, key)
+	start, end, ok := jsonvalue.MemberValue(d, key)
 	if !ok {
 		return nil
 	}

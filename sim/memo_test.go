@@ -6,6 +6,7 @@ import (
 
 	"github.com/turnstile-dev/turnstile/explore"
 	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // TestGeneratedRunsGiveTheSameTraceFromValuesAndJSON extends
@@ -29,7 +30,7 @@ func TestGeneratedRunsGiveTheSameTraceFromValuesAndJSON(t *testing.T) {
 			t.Fatal(err)
 		}
 		if a, b := direct.JSONL(), viaWire.JSONL(); !bytes.Equal(a, b) {
-			d, _ := sim.FirstDivergence(sim.Lines(b), sim.Lines(a), 2)
+			d, _ := trace.FirstDivergence(trace.Lines(b), trace.Lines(a), 2)
 			t.Fatalf("generated scenario %d (%s): values and JSON differ (- JSON, + values):\n%s", i, sc.Name, d)
 		}
 	}

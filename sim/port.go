@@ -2,7 +2,6 @@ package sim
 
 import (
 	"encoding/json"
-	"errors"
 
 	"github.com/turnstile-dev/turnstile/loop"
 )
@@ -112,22 +111,6 @@ type ModelSetup struct {
 	Provider string `json:"provider"`
 }
 
-// ErrTimeout is wrapped by the error of an implementation that did not answer within its time
-// limit (conformance.Process's timeouts): it hangs, or is too slow for the limit. Its message
-// begins "timeout after".
-var ErrTimeout = errors.New("timeout")
-
-// Call kinds.
-const (
-	// CallStream opens a provider request. Data: {model, messages, thinkingLevel, apiKey}, and
-	// options: {sessionId?, identity?} when the setup asks for streamOptions. Answer: {stream: N}.
-	CallStream = "stream"
-	// CallTool starts a tool execution. Data: {toolCallId, toolName, args}. Answer: {}.
-	CallTool = "tool"
-	// CallHook calls a hook; Name is the hook's name, Data its argument, the answer its result.
-	CallHook = "hook"
-)
-
 // Call is one call of the implementation into the world.
 type Call struct {
 	Kind string          `json:"kind"`
@@ -167,26 +150,6 @@ type Notification struct {
 	// the wire.
 	Value any `json:"-"`
 }
-
-// Delivery kinds.
-const (
-	// DeliverStreamEvent releases the next event of stream Target (Data: the event).
-	DeliverStreamEvent = "streamEvent"
-	// DeliverStreamEnd ends stream Target without done/error (Data: {message}, its result).
-	DeliverStreamEnd = "streamEnd"
-	// DeliverStreamFail makes stream Target's iteration fail (Data: {error}).
-	DeliverStreamFail = "streamFail"
-	// DeliverToolUpdate reports a partial result of tool call Target (Data: the result).
-	DeliverToolUpdate = "toolUpdate"
-	// DeliverToolResult settles tool call Target: Data is {result}, {error}, or {nothing:
-	// "undefined"} / {nothing: "null"} for an execute resolving that (protocol 2).
-	DeliverToolResult = "toolResult"
-	// DeliverAbort aborts the run's signal.
-	DeliverAbort = "abort"
-	// DeliverAgent is an operation of the user on the Agent (Agent scenarios): Target is the
-	// operation's id, Data {op, …} (protocol §13.2).
-	DeliverAgent = "agent"
-)
 
 // Delivery is one scheduled happening released to the implementation at virtual time Now (ms).
 type Delivery struct {

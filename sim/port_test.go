@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/turnstile-dev/turnstile/explore"
 	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // jsonPort hides the world behind a plain Port, so the reference talks to it in JSON, the
@@ -20,7 +22,8 @@ func (v viaJSON) Start(setup sim.Setup, port sim.Port) error {
 }
 
 // TestValuesAndJSONGiveTheSameTrace checks that the in-process shortcut (payloads passed as
-// Go values and encoded by the world) records exactly what JSON payloads record.
+// Go values and encoded by the world) records exactly what JSON payloads record, in the
+// curated suite and generated runs (hooks rewriting contexts, steering, aborts, errors).
 func TestValuesAndJSONGiveTheSameTrace(t *testing.T) {
 	list := concurrencyScenarios()
 	files, err := scenarios.Suite()
@@ -29,6 +32,9 @@ func TestValuesAndJSONGiveTheSameTrace(t *testing.T) {
 	}
 	for _, f := range files {
 		list = append(list, f.Scenario)
+	}
+	for i := range 300 {
+		list = append(list, explore.GenerateScenario(explore.RunSeed(11, i)))
 	}
 	for _, sc := range list {
 		direct, err := sim.Run(sc, sim.NewReference())
@@ -41,7 +47,7 @@ func TestValuesAndJSONGiveTheSameTrace(t *testing.T) {
 		}
 		a, b := direct.JSONL(), viaWire.JSONL()
 		if !bytes.Equal(a, b) {
-			d, _ := sim.FirstDivergence(sim.Lines(b), sim.Lines(a), 2)
+			d, _ := trace.FirstTraceDivergence(b, a, 2)
 			t.Errorf("%s: values and JSON differ (- JSON, + values):\n%s", sc.Name, d)
 		}
 	}

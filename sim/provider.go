@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/turnstile-dev/turnstile/loop"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // abortedText is the errorMessage of a response cut short by an abort, as in pi-ai's
@@ -73,9 +74,9 @@ func (w *world) openStreamFor(model ModelSetup) Answer {
 	}
 	switch {
 	case resp.StreamError != "":
-		w.pushStreamDelivery(s, t, Delivery{Kind: DeliverStreamFail, Data: w.enc.valueBytes(map[string]string{"error": resp.StreamError})})
+		w.pushStreamDelivery(s, t, Delivery{Kind: trace.DeliverStreamFail, Data: w.enc.valueBytes(map[string]string{"error": resp.StreamError})})
 	case resp.NoDone:
-		w.pushStreamDelivery(s, t, Delivery{Kind: DeliverStreamEnd, Data: w.enc.valueBytes(map[string]any{"message": final})})
+		w.pushStreamDelivery(s, t, Delivery{Kind: trace.DeliverStreamEnd, Data: w.enc.valueBytes(map[string]any{"message": final})})
 	}
 	return Answer{Data: json.RawMessage(`{"stream":"` + s.id + `"}`)}
 }
@@ -83,7 +84,7 @@ func (w *world) openStreamFor(model ModelSetup) Answer {
 // pushStreamEvent schedules one stream event; releasing it updates the stream's partial.
 // Its JSON is written when it is released (deliveryData).
 func (w *world) pushStreamEvent(s *streamRun, t int64, ev loop.StreamEvent) {
-	w.pushStreamDelivery(s, t, Delivery{Kind: DeliverStreamEvent, Value: ev})
+	w.pushStreamDelivery(s, t, Delivery{Kind: trace.DeliverStreamEvent, Value: ev})
 }
 
 // pushStreamDelivery schedules one of the stream's deliveries; released, it updates the

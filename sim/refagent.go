@@ -9,6 +9,7 @@ import (
 	"github.com/turnstile-dev/turnstile/agent"
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/sim/coop"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // The reference's side of Agent scenarios (protocol §13.2): package agent's Agent, its runs
@@ -125,10 +126,10 @@ func (r *Reference) runOver() {
 	waiters, starter, op := ra.waiters, ra.starter, ra.starterOp
 	ra.waiters, ra.starter, ra.starterOp = nil, "", ""
 	for _, id := range waiters {
-		r.report(Outcome{ID: id, Op: OpWaitForIdle, Outcome: OutcomeResolved})
+		r.report(Outcome{ID: id, Op: trace.OpWaitForIdle, Outcome: trace.OutcomeResolved})
 	}
 	if starter != "" {
-		r.report(Outcome{ID: starter, Op: op, Outcome: OutcomeResolved})
+		r.report(Outcome{ID: starter, Op: op, Outcome: trace.OutcomeResolved})
 	}
 }
 
@@ -148,9 +149,9 @@ func (r *Reference) operate(d Delivery) error {
 	if err := json.Unmarshal(d.Data, &op); err != nil {
 		return fmt.Errorf("agent operation %s: %w", d.Target, err)
 	}
-	out := Outcome{ID: d.Target, Op: op.Op, Outcome: OutcomeAccepted}
+	out := Outcome{ID: d.Target, Op: op.Op, Outcome: trace.OutcomeAccepted}
 	refuse := func(err error) {
-		out.Outcome, out.Error = OutcomeRefused, err.Error()
+		out.Outcome, out.Error = trace.OutcomeRefused, err.Error()
 	}
 	message := func() (loop.Message, error) {
 		msgs, err := decodeMessages([]json.RawMessage{op.Message})
@@ -160,9 +161,9 @@ func (r *Reference) operate(d Delivery) error {
 		return msgs[0], nil
 	}
 	switch op.Op {
-	case OpPrompt, OpContinue:
+	case trace.OpPrompt, trace.OpContinue:
 		var err error
-		if op.Op == OpPrompt {
+		if op.Op == trace.OpPrompt {
 			var msgs []loop.Message
 			if op.Messages == nil {
 				msgs = []loop.Message{agent.UserText(op.Text, r.now)}
@@ -179,34 +180,34 @@ func (r *Reference) operate(d Delivery) error {
 		}
 		ra.starter, ra.starterOp = d.Target, op.Op
 		out.Outcome = ""
-	case OpWaitForIdle:
+	case trace.OpWaitForIdle:
 		if !ra.a.IsIdle() {
 			ra.waiters = append(ra.waiters, d.Target)
 			out.Outcome = ""
 			break
 		}
-		out.Outcome = OutcomeResolved
-	case OpSteer, OpFollowUp:
+		out.Outcome = trace.OutcomeResolved
+	case trace.OpSteer, trace.OpFollowUp:
 		m, err := message()
 		if err != nil {
 			return err
 		}
-		if op.Op == OpSteer {
+		if op.Op == trace.OpSteer {
 			ra.a.Steer(m)
 		} else {
 			ra.a.FollowUp(m)
 		}
-	case OpAbort:
+	case trace.OpAbort:
 		ra.a.Abort()
-	case OpReset:
+	case trace.OpReset:
 		if err := ra.a.Reset(); err != nil {
 			refuse(err)
 		}
-	case OpSetSteeringMode:
+	case trace.OpSetSteeringMode:
 		ra.a.SetSteeringMode(loop.QueueMode(op.Mode))
-	case OpSetFollowUpMode:
+	case trace.OpSetFollowUpMode:
 		ra.a.SetFollowUpMode(loop.QueueMode(op.Mode))
-	case OpClearQueues:
+	case trace.OpClearQueues:
 		switch op.Queue {
 		case "steering":
 			ra.a.ClearSteeringQueue()
@@ -215,7 +216,7 @@ func (r *Reference) operate(d Delivery) error {
 		default:
 			ra.a.ClearAllQueues()
 		}
-	case OpSetTools:
+	case trace.OpSetTools:
 		var tools []*loop.Tool
 		for _, name := range op.Tools {
 			if t := ra.tools[name]; t != nil {
@@ -223,9 +224,9 @@ func (r *Reference) operate(d Delivery) error {
 			}
 		}
 		ra.a.SetTools(tools)
-	case OpState:
+	case trace.OpState:
 		out.State = r.agentState()
-	case OpRelease:
+	case trace.OpRelease:
 		i := slices.IndexFunc(ra.barriers, func(b *refBarrier) bool { return b.ID == op.Barrier && b.held })
 		if i < 0 {
 			refuse(fmt.Errorf("barrier %s is not held", op.Barrier))

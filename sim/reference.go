@@ -9,6 +9,7 @@ import (
 
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/sim/coop"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // errSessionClosed is what blocked primitives return once the session is stopped.
@@ -117,21 +118,21 @@ func (r *Reference) Start(setup Setup, port Port) error {
 func (r *Reference) Deliver(d Delivery) error {
 	r.now = d.Now
 	switch d.Kind {
-	case DeliverAbort:
+	case trace.DeliverAbort:
 		if r.cancel != nil {
 			r.cancel()
 		}
-	case DeliverAgent:
+	case trace.DeliverAgent:
 		if err := r.operate(d); err != nil {
 			return err
 		}
-	case DeliverStreamEvent, DeliverStreamEnd, DeliverStreamFail:
+	case trace.DeliverStreamEvent, trace.DeliverStreamEnd, trace.DeliverStreamFail:
 		s := r.streams[d.Target]
 		if s == nil {
 			return fmt.Errorf("delivery for unknown stream %q", d.Target)
 		}
 		switch d.Kind {
-		case DeliverStreamEvent:
+		case trace.DeliverStreamEvent:
 			ev, ok := d.Value.(loop.StreamEvent)
 			if !ok {
 				var err error
@@ -140,7 +141,7 @@ func (r *Reference) Deliver(d Delivery) error {
 				}
 			}
 			s.queue = append(s.queue, ev)
-		case DeliverStreamEnd:
+		case trace.DeliverStreamEnd:
 			var end struct {
 				Message *loop.AssistantMessage `json:"message"`
 			}
@@ -148,7 +149,7 @@ func (r *Reference) Deliver(d Delivery) error {
 				return err
 			}
 			s.ended, s.final = true, end.Message
-		case DeliverStreamFail:
+		case trace.DeliverStreamFail:
 			var f struct {
 				Error string `json:"error"`
 			}
@@ -156,12 +157,12 @@ func (r *Reference) Deliver(d Delivery) error {
 			s.err = errors.New(f.Error)
 		}
 		r.wake(&s.waiter)
-	case DeliverToolUpdate, DeliverToolResult:
+	case trace.DeliverToolUpdate, trace.DeliverToolResult:
 		c := r.calls[d.Target]
 		if c == nil {
 			return fmt.Errorf("delivery for unknown tool call %q", d.Target)
 		}
-		if d.Kind == DeliverToolUpdate {
+		if d.Kind == trace.DeliverToolUpdate {
 			res, ok := d.Value.(loop.ToolResult)
 			if !ok {
 				if err := decodeToolResult(d.Data, &res); err != nil {
@@ -277,7 +278,7 @@ func (r *Reference) call(kind, name string, data any) (json.RawMessage, error) {
 
 // hook calls a hook and decodes its answer into out.
 func (r *Reference) hook(name string, data any, out any) error {
-	raw, err := r.call(CallHook, name, data)
+	raw, err := r.call(trace.CallHook, name, data)
 	if err != nil {
 		return err
 	}

@@ -4,19 +4,20 @@ import (
 	"fmt"
 
 	"github.com/turnstile-dev/turnstile/loop"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
-// Run simulates the scenario against impl and returns its trace. The trace is returned even
+// Run simulates the scenario against impl and returns its  The trace is returned even
 // on error; an error means the implementation broke the port's contract (or the scenario
 // could not be set up), not that the loop misbehaved — misbehaviour shows in the trace —
 // or, as a *BudgetError, that the run was stopped by its budget (the trace ends with the
 // same verdict).
-func Run(sc *Scenario, impl Implementation) (*Trace, error) { return run(sc, impl, false) }
+func Run(sc *Scenario, impl Implementation) (*trace.Trace, error) { return run(sc, impl, false) }
 
 // run is Run; inFull makes the world write every entry in full (tests of the linear form).
-func run(sc *Scenario, impl Implementation, inFull bool) (*Trace, error) {
+func run(sc *Scenario, impl Implementation, inFull bool) (*trace.Trace, error) {
 	w := newWorld(sc)
-	w.trace.Entries = make([]Entry, 0, min(expectedEntries(sc), w.budget.Entries)+1) // +1: the budget's verdict
+	w.trace.Entries = make([]trace.Entry, 0, min(expectedEntries(sc), w.budget.Entries)+1) // +1: the budget's verdict
 	_, w.valuesOnly = impl.(*Reference)
 	w.lin.inFull = inFull
 	setup, err := w.setup()
@@ -26,7 +27,7 @@ func run(sc *Scenario, impl Implementation, inFull bool) (*Trace, error) {
 	if setup.Agent != nil {
 		// The Agent's configuration opens the trace: its queue modes are what the Agent
 		// invariants judge its polls by.
-		w.record(Entry{Kind: KindUser, Name: UserAgentEntry, Data: w.enc.valueBytes(setup.Agent)})
+		w.record(trace.Entry{Kind: trace.KindUser, Name: trace.UserAgentEntry, Data: w.enc.valueBytes(setup.Agent)})
 	}
 	// Actions at virtual time 0 happen before the run starts (a queue filled in advance).
 	w.performDue(0)
@@ -104,3 +105,7 @@ func expectedEntries(sc *Scenario) int {
 	}
 	return min(n, 1<<14) // beyond, growing costs little against the run
 }
+
+// RunFull is Run with every entry written in full, no entry linked: the trace the linear form
+// stands for (Link), for checking that form.
+func RunFull(sc *Scenario, impl Implementation) (*trace.Trace, error) { return run(sc, impl, true) }

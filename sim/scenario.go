@@ -11,7 +11,7 @@ type Scenario struct {
 	// Since is the pi version that introduced the behaviour the scenario pins down.
 	Since string
 	// Rules are the ids of the rules of docs/SEMANTICS.md the scenario pins (R-…). They
-	// describe the scenario and never reach its trace.
+	// describe the scenario and never reach its
 	Rules []string
 
 	// Messages is the initial transcript.
@@ -341,23 +341,6 @@ type Barrier struct {
 	Nth   int
 }
 
-// Agent operations (AgentOp.Op), pi's Agent methods.
-const (
-	OpPrompt          = "prompt"
-	OpContinue        = "continue"
-	OpWaitForIdle     = "waitForIdle"
-	OpSteer           = "steer"
-	OpFollowUp        = "followUp"
-	OpAbort           = "abort"
-	OpReset           = "reset"
-	OpSetSteeringMode = "setSteeringMode"
-	OpSetFollowUpMode = "setFollowUpMode"
-	OpClearQueues     = "clearQueues"
-	OpSetTools        = "setTools"
-	OpState           = "state"
-	OpRelease         = "release"
-)
-
 // AgentOp is one operation of the simulated user on the Agent. Which fields count depends on
 // Op: Messages or Text for prompt, Message for steer and followUp, Mode for the mode setters,
 // Queue ("steering", "followUp", "all") for clearQueues, Tools for setTools, Barrier for
@@ -372,16 +355,6 @@ type AgentOp struct {
 	Tools    []string
 	Barrier  string
 }
-
-// Outcomes of an Agent operation (the data of a NotifyOutcome).
-const (
-	// OutcomeAccepted: a synchronous operation was carried out.
-	OutcomeAccepted = "accepted"
-	// OutcomeResolved: the promise of prompt, continue or waitForIdle resolved.
-	OutcomeResolved = "resolved"
-	// OutcomeRefused: the operation threw, or its promise rejected; the outcome has error.
-	OutcomeRefused = "refused"
-)
 
 // Trigger fires the first time (or the Nth time) something happens.
 type Trigger struct {

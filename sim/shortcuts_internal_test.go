@@ -2,8 +2,6 @@ package sim
 
 import (
 	"bytes"
-	"math"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -87,16 +85,6 @@ func TestStreamIDReadsAnswersAsEncodingJSONDoes(t *testing.T) {
 	for _, raw := range []string{`{"stream":"1"`, `{"stream":"1"}}`, `{"stream":1}`, ``} {
 		if got, err := streamID([]byte(raw)); err == nil {
 			t.Errorf("streamID(%s) = %q, want an error", raw, got)
-		}
-	}
-}
-
-// TestDecimalLenCountsAsFormatIntWrites: the trace's size counts a number's digits as
-// strconv writes them.
-func TestDecimalLenCountsAsFormatIntWrites(t *testing.T) {
-	for _, v := range []int64{0, 1, 9, 10, 99, 100, 12345, -1, -9, -10, -12345, math.MaxInt64, math.MinInt64} {
-		if got, want := decimalLen(v), len(strconv.FormatInt(v, 10)); got != want {
-			t.Errorf("decimalLen(%d) = %d, want %d", v, got, want)
 		}
 	}
 }

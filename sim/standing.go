@@ -3,6 +3,8 @@ package sim
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // Standing is offered by the world an implementation is started with (the Port given to
@@ -31,10 +33,10 @@ func (w *world) StandingAnswers() map[string]json.RawMessage {
 	}
 	out := map[string]json.RawMessage{}
 	if !w.sc.Hooks.NoSteering {
-		out[HookSteering] = bytes.Clone(noMessages)
+		out[trace.HookSteering] = bytes.Clone(noMessages)
 	}
 	if !w.sc.Hooks.NoFollowUp {
-		out[HookFollowUp] = bytes.Clone(noMessages)
+		out[trace.HookFollowUp] = bytes.Clone(noMessages)
 	}
 	if len(out) == 0 {
 		return nil

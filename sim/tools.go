@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/turnstile-dev/turnstile/loop"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // toolStart is the data of a tool call.
@@ -51,7 +52,7 @@ func (w *world) startTool(data json.RawMessage, value any) Answer {
 	// An update after Duration is scheduled after the result (ties keep scheduling order, so
 	// one at Duration still comes first): it reaches a settled execution, which must ignore it.
 	for _, u := range b.Updates {
-		s := w.at(start+u.At, Delivery{Kind: DeliverToolUpdate, Target: t.id, Now: start + u.At, Data: w.enc.valueBytes(u.Result), Value: u.Result})
+		s := w.at(start+u.At, Delivery{Kind: trace.DeliverToolUpdate, Target: t.id, Now: start + u.At, Data: w.enc.valueBytes(u.Result), Value: u.Result})
 		t.pending = append(t.pending, s)
 		s.onRelease = func() { t.pending = slices.DeleteFunc(t.pending, func(p *scheduled) bool { return p == s }) }
 	}
@@ -69,7 +70,7 @@ func (w *world) settleTool(t *toolRun, at int64, result loop.ToolResult, throw, 
 	case nothing != "":
 		data, value = w.enc.valueBytes(map[string]string{"nothing": nothing}), nil
 	}
-	s := w.at(at, Delivery{Kind: DeliverToolResult, Target: t.id, Now: at, Data: data, Value: value})
+	s := w.at(at, Delivery{Kind: trace.DeliverToolResult, Target: t.id, Now: at, Data: data, Value: value})
 	t.pending = append(t.pending, s)
 	s.onRelease = func() {
 		t.pending = nil

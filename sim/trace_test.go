@@ -3,6 +3,9 @@ package sim
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/turnstile-dev/turnstile/jsonvalue"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // TestJSONLMatchesMarshal checks the reflection-free JSONL writes each entry the world
@@ -16,8 +19,8 @@ func TestJSONLMatchesMarshal(t *testing.T) {
 		for _, a := range payloads {
 			w := newWorld(&Scenario{Name: "s"})
 			w.now = 12
-			w.record(Entry{Kind: KindCall, Name: "hook<x>", Target: "t&1", Data: Canonical([]byte(d)), Answer: Canonical([]byte(a)), Error: "e\u2028"})
-			w.record(Entry{Kind: KindEnd, Name: "run"})
+			w.record(trace.Entry{Kind: trace.KindCall, Name: "hook<x>", Target: "t&1", Data: jsonvalue.Canonical([]byte(d)), Answer: jsonvalue.Canonical([]byte(a)), Error: "e\u2028"})
+			w.record(trace.Entry{Kind: trace.KindEnd, Name: "run"})
 			var want []byte
 			for _, e := range w.trace.Entries {
 				line, err := json.Marshal(e)

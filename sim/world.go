@@ -6,25 +6,27 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/turnstile-dev/turnstile/jsonvalue"
 	"github.com/turnstile-dev/turnstile/loop"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // world is the scripted environment of one run: the virtual clock, the schedule of
-// deliveries, the scripts, the user's queues and the trace. It is driven by one goroutine at
+// deliveries, the scripts, the user's queues and the  It is driven by one goroutine at
 // a time (the driver, or the implementation's running task calling through the Port).
 type world struct {
 	sc       *Scenario
 	now      int64
 	seq      int64
 	schedule schedule
-	trace    Trace
+	trace    trace.Trace
 	enc      *encoder
 	// lin is what the trace holds already, for its linear form; valuesOnly is set when the
 	// implementation reads deliveries' values and not their JSON (the in-process reference).
 	lin        linearizer
 	valuesOnly bool
 	// memo remembers the canonical form of the messages an implementation sends as JSON.
-	memo canonicalMemo
+	memo jsonvalue.CanonicalMemo
 
 	steering *loop.Queue
 	followUp *loop.Queue
@@ -151,7 +153,7 @@ func newWorld(sc *Scenario) *world {
 		hookCalls:   map[string]int{},
 		triggerSeen: make([]int, len(sc.User)),
 		fired:       make([]bool, len(sc.User)),
-		trace:       Trace{Scenario: sc.Name},
+		trace:       trace.Trace{Scenario: sc.Name},
 		budget:      sc.Budget.Or(DefaultBudget),
 		enc:         newEncoder(),
 	}
@@ -214,7 +216,7 @@ func (w *world) next() (*scheduled, bool) {
 	return nil, false
 }
 
-func (w *world) record(e Entry) {
+func (w *world) record(e trace.Entry) {
 	if w.closed || w.over != nil {
 		return
 	}
@@ -224,8 +226,8 @@ func (w *world) record(e Entry) {
 	}
 	e.Seq = len(w.trace.Entries) + 1
 	e.T = w.now
-	e.canonical = true // every payload the world records is canonical JSON
-	n := lineSize(&e)
+	e.Canonical = true // every payload the world records is canonical JSON
+	n := trace.LineSize(&e)
 	if w.bytes+n > w.budget.Bytes {
 		w.exceed("bytes", fmt.Sprintf("the trace reached %s bytes of JSON lines; budget %s", thousands(w.bytes), thousands(w.budget.Bytes)))
 		return
@@ -241,29 +243,31 @@ func (w *world) exceed(budget, text string) {
 		return
 	}
 	w.over = &BudgetError{Budget: budget, Text: text}
-	w.trace.Entries = append(w.trace.Entries, Entry{Seq: len(w.trace.Entries) + 1, T: w.now, Kind: KindFail, Name: "budget",
+	w.trace.Entries = append(w.trace.Entries, trace.Entry{Seq: len(w.trace.Entries) + 1, T: w.now, Kind: trace.KindFail, Name: "budget",
 		Target: budget, Error: text})
 }
 
-func (w *world) fail(name, text string) { w.record(Entry{Kind: KindFail, Name: name, Error: text}) }
+func (w *world) fail(name, text string) {
+	w.record(trace.Entry{Kind: trace.KindFail, Name: name, Error: text})
+}
 
 // Call implements Port.
 func (w *world) Call(c Call) Answer {
 	if w.closed || w.over != nil {
 		return Answer{Error: "the simulation has ended"}
 	}
-	if c.Kind == CallStream && w.requests >= w.budget.Requests {
+	if c.Kind == trace.CallStream && w.requests >= w.budget.Requests {
 		w.exceed("requests", fmt.Sprintf("the run made %s %s; budget %s", thousands(int64(w.requests)), pluralS(w.requests, "request"), thousands(int64(w.budget.Requests))))
 		return Answer{Error: "the simulation has ended: " + w.over.Text}
 	}
 	cd := w.callData(c)
 	var a Answer
 	switch c.Kind {
-	case CallStream:
+	case trace.CallStream:
 		a = w.openStream(cd.data, c.Value)
-	case CallTool:
+	case trace.CallTool:
 		a = w.startTool(cd.data, c.Value)
-	case CallHook:
+	case trace.CallHook:
 		a = w.hook(c.Name, cd.full, c.Value != nil && len(c.Data) == 0)
 	default:
 		a = Answer{Error: fmt.Sprintf("unknown call kind %q", c.Kind)}
@@ -277,7 +281,7 @@ type callData struct {
 	// full is the call's data; data what the trace's linear form writes of it, with its link
 	// to what the trace holds already, and the lists to remember once the call is recorded.
 	full, data json.RawMessage
-	link       *Link
+	link       *trace.Link
 	lists      []pendingList
 	ctxName    string
 }
@@ -285,7 +289,7 @@ type callData struct {
 func (w *world) callData(c Call) callData {
 	cd := callData{ctxName: contextName(c)}
 	if cd.ctxName != "" {
-		cd.full, cd.data, cd.link, cd.lists = w.contextData(c, cd.ctxName, c.Kind == CallHook)
+		cd.full, cd.data, cd.link, cd.lists = w.contextData(c, cd.ctxName, c.Kind == trace.CallHook)
 	} else {
 		cd.data = w.canonicalData(c.Data, c.Value)
 		cd.full = cd.data
@@ -296,23 +300,23 @@ func (w *world) callData(c Call) callData {
 // recordCall records call c, with data cd, answered a, and what follows from it.
 func (w *world) recordCall(c Call, cd callData, a Answer) {
 	data, link, lists, ctxName := cd.data, cd.link, cd.lists, cd.ctxName
-	e := Entry{Kind: KindCall, Name: c.Kind, Data: data, Link: link, Error: a.Error}
-	if c.Kind == CallHook {
+	e := trace.Entry{Kind: trace.KindCall, Name: c.Kind, Data: data, Link: link, Error: a.Error}
+	if c.Kind == trace.CallHook {
 		e.Name = c.Name
 	}
-	if c.Kind == CallStream {
+	if c.Kind == trace.CallStream {
 		e.Target = strconv.Itoa(w.requests)
 	}
 	if len(a.Data) > 0 {
 		var answerList []pendingList
-		e.Answer, e.Link, answerList = w.answerData(ctxName, Canonical(a.Data), e.Link)
+		e.Answer, e.Link, answerList = w.answerData(ctxName, jsonvalue.Canonical(a.Data), e.Link)
 		lists = append(lists, answerList...)
 	}
 	w.record(e)
 	w.remember(len(w.trace.Entries), lists)
 	if a.Abort {
 		// The hook aborts the run before it returns (PROTOCOL.md §13.5).
-		w.record(Entry{Kind: KindUser, Name: "abort"})
+		w.record(trace.Entry{Kind: trace.KindUser, Name: "abort"})
 		w.reactToAbort()
 	}
 	w.afterCall(c)
@@ -326,7 +330,7 @@ func (w *world) Notify(n Notification) {
 	switch n.Kind {
 	case NotifyEvent:
 		var data json.RawMessage
-		var link *Link
+		var link *trace.Link
 		var typ loop.EventType
 		var id string
 		if ev, ok := n.Value.(loop.Event); ok && len(n.Data) == 0 {
@@ -338,13 +342,13 @@ func (w *world) Notify(n Notification) {
 			}
 		} else {
 			var top map[string]string
-			data, top = canonicalWith(n.Data, true, &w.memo)
+			data, top = jsonvalue.CanonicalWith(n.Data, true, &w.memo)
 			typ, id = loop.EventType(top["type"]), top["toolCallId"]
 			if typ == loop.MessageUpdate {
 				data, link = w.linkUpdateJSON(data)
 			}
 		}
-		w.record(Entry{Kind: KindEvent, Name: string(typ), Target: id, Data: data, Link: link})
+		w.record(trace.Entry{Kind: trace.KindEvent, Name: string(typ), Target: id, Data: data, Link: link})
 		if w.agent != nil {
 			w.agentEvent(typ)
 		}
@@ -361,7 +365,7 @@ func (w *world) Notify(n Notification) {
 		} else {
 			_ = json.Unmarshal(data, &end)
 		}
-		w.record(Entry{Kind: KindEnd, Name: "run", Data: data, Error: end.Error})
+		w.record(trace.Entry{Kind: trace.KindEnd, Name: "run", Data: data, Error: end.Error})
 		w.ended = true
 		if w.agent != nil {
 			w.fail("protocol", "an end notification in an Agent scenario: an Agent session has no end (its runs settle their prompts; PROTOCOL.md §13.2)")
@@ -378,17 +382,17 @@ func (w *world) canonicalData(data json.RawMessage, value any) json.RawMessage {
 	if len(data) == 0 && value != nil {
 		return w.enc.valueBytes(value)
 	}
-	out, _ := canonicalWith(data, false, &w.memo)
+	out, _ := jsonvalue.CanonicalWith(data, false, &w.memo)
 	return out
 }
 
 // afterCall fires the triggers a call matches, once it is recorded.
 func (w *world) afterCall(c Call) {
 	switch c.Kind {
-	case CallStream:
+	case trace.CallStream:
 		n := w.requests
 		w.fireTriggers(func(t *Trigger) bool { return t.Request == n && t.Request > 0 })
-	case CallHook:
+	case trace.CallHook:
 		w.fireTriggers(func(t *Trigger) bool { return t.Hook == c.Name })
 	}
 }
@@ -433,16 +437,16 @@ func (w *world) enqueue(i int) {
 	a := w.sc.User[i]
 	if len(a.Steer) > 0 {
 		w.steering.Enqueue(a.Steer...)
-		w.record(Entry{Kind: KindUser, Name: "steer", Data: w.enc.valueBytes(a.Steer)})
+		w.record(trace.Entry{Kind: trace.KindUser, Name: "steer", Data: w.enc.valueBytes(a.Steer)})
 	}
 	if len(a.FollowUp) > 0 {
 		w.followUp.Enqueue(a.FollowUp...)
-		w.record(Entry{Kind: KindUser, Name: "followUp", Data: w.enc.valueBytes(a.FollowUp)})
+		w.record(trace.Entry{Kind: trace.KindUser, Name: "followUp", Data: w.enc.valueBytes(a.FollowUp)})
 	}
 }
 
 func (w *world) scheduleAbort(t int64) {
-	s := w.at(t, Delivery{Kind: DeliverAbort})
+	s := w.at(t, Delivery{Kind: trace.DeliverAbort})
 	s.onRelease = w.reactToAbort
 }
 
@@ -481,7 +485,7 @@ func (w *world) release(s *scheduled) {
 	}
 	// The world wrote the delivery's data canonically itself.
 	data, link := w.deliveryData(&s.delivery)
-	w.record(Entry{Kind: KindDeliver, Name: s.delivery.Kind, Target: s.delivery.Target, Data: data, Link: link})
+	w.record(trace.Entry{Kind: trace.KindDeliver, Name: s.delivery.Kind, Target: s.delivery.Target, Data: data, Link: link})
 	w.delivered(&s.delivery, len(w.trace.Entries))
 }
 
@@ -512,7 +516,7 @@ func (w *world) setup() (Setup, error) {
 	}
 	if sc.Agent != nil {
 		s.Entry, s.Agent = EntryAgent, sc.agentSetup()
-		s.Hooks = slices.DeleteFunc(s.Hooks, func(h string) bool { return h == HookSteering || h == HookFollowUp })
+		s.Hooks = slices.DeleteFunc(s.Hooks, func(h string) bool { return h == trace.HookSteering || h == trace.HookFollowUp })
 	}
 	for _, m := range sc.Messages {
 		raw, err := json.Marshal(m)

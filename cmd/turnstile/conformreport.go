@@ -8,6 +8,7 @@ import (
 	"github.com/turnstile-dev/turnstile/report"
 	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // writeConformReport writes conform --report DIR: the index and a page per failing scenario,
@@ -18,7 +19,7 @@ func writeConformReport(dir string, rep conformance.Report, files []*scenarios.F
 	for _, f := range files {
 		byName[f.Scenario.Name] = f.Scenario
 	}
-	traces := func(name string) (*sim.Trace, *sim.Trace, error) {
+	traces := func(name string) (*trace.Trace, *trace.Trace, error) {
 		sc := byName[name]
 		if sc == nil {
 			return nil, nil, fmt.Errorf("no scenario %q", name)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 func diffCmd() *cobra.Command {
@@ -55,7 +56,7 @@ or holds the traces of several scenarios.`,
 			want.name, got.name = args[0], args[1]
 			out := cmd.OutOrStdout()
 			if want.jsonl != nil && got.jsonl != nil {
-				d, differ := sim.FirstTraceDivergence(want.jsonl, got.jsonl, context)
+				d, differ := trace.FirstTraceDivergence(want.jsonl, got.jsonl, context)
 				if !differ {
 					fmt.Fprintln(out, "the traces are identical (their JSON lines are byte for byte equal)")
 					return nil
@@ -70,7 +71,7 @@ or holds the traces of several scenarios.`,
 					}
 				}
 			}
-			d, differ := sim.FirstDivergence(want.timeline, got.timeline, context)
+			d, differ := trace.FirstDivergence(want.timeline, got.timeline, context)
 			if !differ {
 				fmt.Fprintln(out, "the timelines are identical (a golden file holds only a timeline, so only timelines were compared)")
 				return nil
@@ -92,7 +93,7 @@ type side struct {
 
 // timelineOfJSONL renders JSON lines as timeline lines.
 func timelineOfJSONL(data []byte) ([]string, error) {
-	tr, err := sim.ReadJSONL(data)
+	tr, err := trace.ReadJSONL(data)
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +101,7 @@ func timelineOfJSONL(data []byte) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return sim.Lines(full.Timeline()), nil
+	return trace.Lines(full.Timeline()), nil
 }
 
 // sideOf reads one side of a diff: a scenario (run against the reference), JSON lines, or a
@@ -123,7 +124,7 @@ func sideOf(p string) (side, error) {
 		if err != nil && !errors.As(err, &over) {
 			return side{}, err
 		}
-		return side{jsonl: tr.JSONL(), timeline: sim.Lines(tr.Timeline())}, nil
+		return side{jsonl: tr.JSONL(), timeline: trace.Lines(tr.Timeline())}, nil
 	}
 	data, err := os.ReadFile(p)
 	if err != nil {
@@ -151,7 +152,7 @@ func sideOf(p string) (side, error) {
 		}
 		return side{jsonl: data}, nil
 	}
-	lines := sim.Lines(data)
+	lines := trace.Lines(data)
 	first := 0
 	if len(lines) > 0 && strings.HasPrefix(lines[0], "=== ") {
 		// The output of turnstile run: a header, the timeline, then the run's verdict.
@@ -175,6 +176,6 @@ func sideOf(p string) (side, error) {
 	return side{timeline: lines[first:]}, nil
 }
 
-// timelineLine is the start of every line of a timeline (sim.TimelineLine): the entry's
+// timelineLine is the start of every line of a timeline (trace.TimelineLine): the entry's
 // virtual time and its kind.
 var timelineLine = regexp.MustCompile(`^ *[0-9]+ms  [A-Za-z]+ `)

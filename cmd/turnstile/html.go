@@ -9,6 +9,7 @@ import (
 	"github.com/turnstile-dev/turnstile/report"
 	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // htmlRuns collects the runs of `run --html` for one page.
@@ -22,7 +23,7 @@ type htmlRuns struct {
 // add records a scenario's run: its trace, beside the reference's when an implementation
 // ran it, with the scenario's failed expectations (when they are judged: checkExpect) and
 // the invariants the trace breaks, as run's verdict says them.
-func (h *htmlRuns) add(f *scenarios.File, tr *sim.Trace, checkExpect bool, broken []invariant.Failure) error {
+func (h *htmlRuns) add(f *scenarios.File, tr *trace.Trace, checkExpect bool, broken []invariant.Failure) error {
 	r := report.Run{Title: f.Scenario.Name, Subtitle: f.Path, Actual: tr, ActualLabel: "reference"}
 	if h.impl != "" {
 		ref, err := sim.Run(f.Scenario, sim.NewReferenceWith(h.behaviour))

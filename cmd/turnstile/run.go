@@ -12,6 +12,7 @@ import (
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 func runCmd() *cobra.Command {
@@ -157,7 +158,7 @@ marked, and with --impl the reference's trace beside the implementation's.`,
 // runProblems is what is wrong with a run: its unmet expectations (when checkExpect: they
 // describe the newest pi), and a failure the world recorded (a script that ran out, a stuck run, a budget) unless the scenario expects the
 // run to fail.
-func runProblems(f *scenarios.File, tr *sim.Trace, checkExpect bool) []string {
+func runProblems(f *scenarios.File, tr *trace.Trace, checkExpect bool) []string {
 	var problems []string
 	if checkExpect {
 		problems = f.Expect.Check(tr)

@@ -15,6 +15,7 @@ import (
 	"github.com/turnstile-dev/turnstile/golden"
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 func testCmd() *cobra.Command {
@@ -142,7 +143,7 @@ pi (since) and leaving the expect: blocks unchecked: they describe pi 1.6.0.`,
 					fmt.Fprintf(out, "%s %s: no golden file %s (run with --update to create it)\n", st.red("FAIL"), rel, path.Join(dir, name))
 				case !bytes.Equal(want, got):
 					failures++
-					d, _ := sim.FirstDivergence(sim.Lines(want), sim.Lines(got), 3)
+					d, _ := trace.FirstDivergence(trace.Lines(want), trace.Lines(got), 3)
 					fmt.Fprintf(out, "%s %s (%s)\n%s", st.red("FAIL"), rel, f.Path, d)
 				default:
 					passed++

@@ -1,4 +1,4 @@
-package sim
+package jsonvalue
 
 import (
 	"bytes"
@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"unicode/utf8"
-
-	"github.com/turnstile-dev/turnstile/jsonvalue"
 )
 
 // Canonical re-encodes JSON in one fixed form, so that the same value gives the same bytes
@@ -17,16 +15,16 @@ import (
 // no insignificant space, strings escaped the way encoding/json escapes them, numbers written
 // the way JavaScript writes them. Invalid JSON is returned as a JSON string holding it.
 func Canonical(data []byte) json.RawMessage {
-	out, _ := canonicalWith(data, false, nil)
+	out, _ := CanonicalWith(data, false, nil)
 	return out
 }
 
-// canonicalWith is Canonical that also returns, when wantTop, the top-level string members
+// CanonicalWith is Canonical that also returns, when wantTop, the top-level string members
 // of an object, and remembers in memo the canonical form of the objects at the depths of
 // messages (a context's, an event's) that are met again: an implementation sends the same
 // messages again and again, written the same way, and the canonical form of an object is a
 // function of its bytes. memo may be nil.
-func canonicalWith(data []byte, wantTop bool, memo *canonicalMemo) (json.RawMessage, map[string]string) {
+func CanonicalWith(data []byte, wantTop bool, memo *CanonicalMemo) (json.RawMessage, map[string]string) {
 	out, top, err := canonicalize(data, wantTop, memo)
 	if err != nil {
 		quoted, _ := json.Marshal(string(data))
@@ -35,7 +33,7 @@ func canonicalWith(data []byte, wantTop bool, memo *canonicalMemo) (json.RawMess
 	return out, top
 }
 
-func canonicalize(data []byte, wantTop bool, memo *canonicalMemo) (json.RawMessage, map[string]string, error) {
+func canonicalize(data []byte, wantTop bool, memo *CanonicalMemo) (json.RawMessage, map[string]string, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, nil, nil
 	}
@@ -62,12 +60,12 @@ type canonicalizer struct {
 	in   []byte
 	pos  int
 	top  map[string]string
-	memo *canonicalMemo
+	memo *CanonicalMemo
 }
 
-// canonicalMemo maps the bytes of an object as an implementation wrote it to its canonical
+// CanonicalMemo maps the bytes of an object as an implementation wrote it to its canonical
 // form.
-type canonicalMemo = jsonvalue.Memo[[]byte]
+type CanonicalMemo = Memo[[]byte]
 
 // The memo serves the objects at the depths of messages (an event's message at 1, a
 // context's messages at 2 to 4: data.messages, data.context.messages,
@@ -81,8 +79,8 @@ const (
 // memoized appends the canonical form of the object starting at c.pos, from the memo when it
 // holds it.
 func (c *canonicalizer) memoized(out []byte, depth int) ([]byte, error) {
-	end, nesting, ok := jsonvalue.End(c.in, c.pos)
-	if !ok || end-c.pos < jsonvalue.MinMemoBytes || nesting > maxMemoNesting {
+	end, nesting, ok := End(c.in, c.pos)
+	if !ok || end-c.pos < MinMemoBytes || nesting > maxMemoNesting {
 		return c.object(out, depth)
 	}
 	raw := c.in[c.pos:end]
@@ -190,7 +188,7 @@ func (c *canonicalizer) value(out []byte, depth int) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		return jsonvalue.AppendString(out, s), nil
+		return AppendString(out, s), nil
 	case ch == 't':
 		return c.literal(out, "true")
 	case ch == 'f':
@@ -242,7 +240,7 @@ func (c *canonicalizer) object(out []byte, depth int) ([]byte, error) {
 			sorted = false
 		}
 		start := len(out)
-		out = jsonvalue.AppendString(out, key)
+		out = AppendString(out, key)
 		out = append(out, ':')
 		valueStart, inStart := len(out), c.pos
 		if out, err = c.value(out, depth+1); err != nil {
@@ -351,12 +349,12 @@ func (c *canonicalizer) number(out []byte) ([]byte, error) {
 	if err != nil || text == "" {
 		return nil, errBadJSON
 	}
-	return appendJSNumber(out, f), nil
+	return AppendNumber(out, f), nil
 }
 
-// appendJSNumber formats f as JavaScript does: plain decimals from 1e-6 up to 1e21,
+// AppendNumber formats f as JavaScript does: plain decimals from 1e-6 up to 1e21,
 // exponent notation ("1e+21", "1e-7") outside.
-func appendJSNumber(out []byte, f float64) []byte {
+func AppendNumber(out []byte, f float64) []byte {
 	if f == 0 || math.IsInf(f, 0) || math.IsNaN(f) {
 		return append(out, '0')
 	}
@@ -381,4 +379,68 @@ func stringsCut(s string, sep byte) (string, string, bool) {
 		return s[:i], s[i+1:], true
 	}
 	return s, "", false
+}
+
+// AppendValue appends the canonical JSON of a decoded value (nil, bool, string, numbers,
+// json.RawMessage, map[string]any, []any, []string); other values go through json.Marshal.
+func AppendValue(b []byte, v any) []byte {
+	switch x := v.(type) {
+	case nil:
+		return append(b, "null"...)
+	case bool:
+		if x {
+			return append(b, "true"...)
+		}
+		return append(b, "false"...)
+	case string:
+		return AppendString(b, x)
+	case float64:
+		return AppendNumber(b, x)
+	case int:
+		return AppendNumber(b, float64(x))
+	case int64:
+		return AppendNumber(b, float64(x))
+	case json.RawMessage:
+		if len(x) == 0 {
+			return append(b, "null"...)
+		}
+		return append(b, Canonical(x)...)
+	case map[string]any:
+		if x == nil {
+			return append(b, "null"...)
+		}
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = AppendString(b, k)
+			b = append(b, ':')
+			b = AppendValue(b, x[k])
+		}
+		return append(b, '}')
+	case []any:
+		if x == nil {
+			return append(b, "null"...)
+		}
+		b = append(b, '[')
+		for i, e := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = AppendValue(b, e)
+		}
+		return append(b, ']')
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		quoted, _ := json.Marshal("unencodable: " + err.Error())
+		return append(b, quoted...)
+	}
+	return append(b, Canonical(data)...)
 }

@@ -1,4 +1,4 @@
-package sim
+package trace
 
 import (
 	"bytes"
@@ -125,21 +125,21 @@ func describeOperation(e Entry, d map[string]any) string {
 	op := str(d["op"])
 	line := e.Target + " " + op
 	switch op {
-	case OpPrompt:
+	case "prompt":
 		if msgs, ok := d["messages"].([]any); ok {
 			return line + " " + messageList(msgs)
 		}
 		return line + " " + quote(str(d["text"]), 60)
-	case OpSteer, OpFollowUp:
+	case "steer", "followUp":
 		return line + " " + message(d["message"])
-	case OpSetSteeringMode, OpSetFollowUpMode:
+	case "setSteeringMode", "setFollowUpMode":
 		return line + " " + str(d["mode"])
-	case OpClearQueues:
+	case "clearQueues":
 		return line + " " + str(d["queue"])
-	case OpSetTools:
+	case "setTools":
 		tools, _ := d["tools"].([]any)
 		return line + " " + names(tools)
-	case OpRelease:
+	case "release":
 		return line + " " + str(d["barrier"])
 	}
 	return line
@@ -351,7 +351,7 @@ func messageList(msgs []any) string {
 // describeStream summarises a stream call: the roles of the messages sent (with a digest
 // of them), the tools they declare, the thinking level, the key and the model. It decodes
 // only what it shows, since requests carry the whole, growing context.
-func describeStream(e Entry) string { return streamLine(e, e.canonical) }
+func describeStream(e Entry) string { return streamLine(e, e.Canonical) }
 
 // streamLine is describeStream reading the data on its bytes when onBytes (the world's
 // canonical entries: one member per key, valid UTF-8 and JSON) and it can, or decoding it.
@@ -407,7 +407,7 @@ func streamLine(e Entry, onBytes bool) string {
 		s += " model=" + d.Model.ID
 	}
 	if len(d.Options) > 0 {
-		s += " options=" + string(Canonical(d.Options)) // protocol 2's stream options, in full
+		s += " options=" + string(jsonvalue.Canonical(d.Options)) // protocol 2's stream options, in full
 	}
 	return s
 }
@@ -424,7 +424,7 @@ type contextMessage struct {
 // contextMessage would; ok is false for anything out of the ordinary (another layout, a key
 // written in another case, a value of another type), to be decoded instead.
 func contextOf(data []byte) (msgs []contextMessage, ok bool) {
-	_, _, elems, ok := arrayAt(data, "messages")
+	_, _, elems, ok := jsonvalue.ArrayAt(data, "messages")
 	if !ok {
 		return nil, false
 	}
@@ -476,7 +476,7 @@ type byteReader struct{ good bool }
 
 // object calls f with each member of a compact JSON object.
 func (r *byteReader) object(obj []byte, f func(key string, value []byte)) {
-	ok := eachMember(obj, func(k, v []byte) {
+	ok := jsonvalue.EachMember(obj, func(k, v []byte) {
 		key, ok := r.string(k)
 		r.good = r.good && ok
 		f(key, v)
@@ -521,7 +521,7 @@ func (r *byteReader) string(v []byte) (string, bool) {
 
 // toolNames reads a list of tool declarations' or references' names.
 func (r *byteReader) toolNames(v []byte) []struct{ Name string } {
-	tools, ok := elements(v)
+	tools, ok := jsonvalue.Elements(v)
 	if !ok {
 		r.good = false
 		return nil
@@ -623,7 +623,7 @@ func str(v any) string {
 	case nil:
 		return ""
 	case float64:
-		return string(appendJSNumber(nil, s))
+		return string(jsonvalue.AppendNumber(nil, s))
 	}
 	return fmt.Sprint(v)
 }

@@ -1,9 +1,6 @@
-package sim
+package trace
 
 import "encoding/json"
-
-// RunInFull is Run with every entry written in full: the trace the linear form stands for.
-func RunInFull(sc *Scenario, impl Implementation) (*Trace, error) { return run(sc, impl, true) }
 
 // ExpandByDecoding is Expand restoring every link by decoding, never on the bytes.
 func (t *Trace) ExpandByDecoding() (*Trace, error) { return t.expand(byDecoding) }

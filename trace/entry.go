@@ -1,4 +1,4 @@
-package sim
+package trace
 
 import (
 	"encoding/json"
@@ -27,6 +27,15 @@ const (
 	KindOutcome = "outcome"
 )
 
+// UserAgentEntry names the world's first entry of an Agent trace (kind user): the Agent's
+// setup, whose queue modes the Agent invariants judge its polls by.
+const UserAgentEntry = "agent"
+
+// IsAgentTrace reports whether entries are an Agent scenario's trace.
+func IsAgentTrace(entries []Entry) bool {
+	return len(entries) > 0 && entries[0].Kind == KindUser && entries[0].Name == UserAgentEntry
+}
+
 // Entry is one line of a trace, stamped with virtual time T (ms).
 type Entry struct {
 	Seq    int             `json:"seq"`
@@ -41,9 +50,10 @@ type Entry struct {
 	Answer json.RawMessage `json:"answer,omitempty"`
 	Error  string          `json:"error,omitempty"`
 
-	// canonical: the world wrote Data and Answer canonically (compact, valid, escaped as
-	// encoding/json escapes), so they can be copied into a line as they are.
-	canonical bool
+	// Canonical says Data and Answer are canonical JSON (compact, valid, keys sorted, escaped
+	// as encoding/json escapes), so lines copy them as they are and links are restored on
+	// their bytes. The world sets it on every entry it records; it is not part of the line.
+	Canonical bool `json:"-"`
 }
 
 // Trace is the ordered record of one simulated run.
@@ -73,7 +83,7 @@ func (t *Trace) JSONL() []byte {
 // appendJSON appends the entry as json.Marshal writes it (members in field order), without
 // reflection for the entries the world recorded, whose payloads are canonical already.
 func (e *Entry) appendJSON(b []byte) []byte {
-	if !e.canonical {
+	if !e.Canonical {
 		line, err := json.Marshal(e)
 		if err != nil {
 			line = []byte(fmt.Sprintf(`{"kind":"fail","error":%q}`, err.Error()))
@@ -122,4 +132,54 @@ func (t *Trace) Failure() *Entry {
 		}
 	}
 	return nil
+}
+
+// LineSize is the length of e's line in Trace.JSONL, newline included, computed without
+// encoding it: the world records canonical payloads, which the line holds as they are
+// (canonical JSON escapes <, >, &, U+2028 and U+2029 already, as json.Marshal would).
+func LineSize(e *Entry) int64 {
+	n := len(`{"seq":,"t":,"kind":,"name":}`) + 1
+	n += decimalLen(int64(e.Seq)) + decimalLen(e.T)
+	n += stringSize(e.Kind) + stringSize(e.Name)
+	if e.Target != "" {
+		n += len(`,"target":`) + stringSize(e.Target)
+	}
+	if len(e.Data) > 0 {
+		n += len(`,"data":`) + len(e.Data)
+	}
+	if e.Link != nil {
+		n += len(`,"link":`) + linkSize(e.Link)
+	}
+	if len(e.Answer) > 0 {
+		n += len(`,"answer":`) + len(e.Answer)
+	}
+	if e.Error != "" {
+		n += len(`,"error":`) + stringSize(e.Error)
+	}
+	return int64(n)
+}
+
+// decimalLen is len(strconv.FormatInt(v, 10)), without writing it.
+func decimalLen(v int64) int {
+	n := 1
+	u := uint64(v)
+	if v < 0 {
+		n, u = 2, uint64(-v) // -MinInt64 wraps to itself, which as unsigned is its magnitude
+	}
+	for ; u >= 10; u /= 10 {
+		n++
+	}
+	return n
+}
+
+// stringSize is the length of s as a JSON string, quotes included.
+func stringSize(s string) int {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			b, _ := json.Marshal(s)
+			return len(b)
+		}
+	}
+	return len(s) + 2
 }

@@ -1,4 +1,4 @@
-package sim_test
+package trace_test
 
 import (
 	"bytes"
@@ -7,7 +7,9 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // TestEveryOneByteChangeIsADifference mutates one byte of a trace's JSON lines anywhere and
@@ -15,7 +17,15 @@ import (
 // that differ named.
 func TestEveryOneByteChangeIsADifference(t *testing.T) {
 	var traces [][]byte
-	for _, sc := range concurrencyScenarios()[:4] {
+	files, err := scenarios.Suite()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		sc := f.Scenario
+		if !strings.HasPrefix(sc.Name, "tools-parallel/") || len(traces) == 4 {
+			continue
+		}
 		tr, err := sim.Run(sc, sim.NewReference())
 		if err != nil {
 			t.Fatal(err)
@@ -29,7 +39,7 @@ func TestEveryOneByteChangeIsADifference(t *testing.T) {
 		got := bytes.Clone(want)
 		got[pos] = b
 		for _, pair := range [][2][]byte{{want, got}, {got, want}} {
-			d, differ := sim.FirstTraceDivergence(pair[0], pair[1], 3)
+			d, differ := trace.FirstTraceDivergence(pair[0], pair[1], 3)
 			if !differ {
 				t.Fatalf("byte %d changed to %q: called identical", pos, b)
 			}
@@ -58,12 +68,12 @@ func TestTraceDivergenceNamesTheField(t *testing.T) {
 		{`"seq":2,`, `"seq":2;`, "the lines differ at byte 9"},
 	} {
 		got := bytes.Replace(want, []byte(c.from), []byte(c.to), 1)
-		d, differ := sim.FirstTraceDivergence(want, got, 1)
+		d, differ := trace.FirstTraceDivergence(want, got, 1)
 		if !differ || d.Entry != 2 || !strings.Contains(d.String(), c.field) {
 			t.Errorf("%s -> %s: %v\n%s", c.from, c.to, differ, d)
 		}
 	}
-	d, differ := sim.FirstTraceDivergence(want, want[:bytes.IndexByte(want, '\n')+1], 1)
+	d, differ := trace.FirstTraceDivergence(want, want[:bytes.IndexByte(want, '\n')+1], 1)
 	if !differ || d.Entry != 2 || !d.GotEnd || !strings.Contains(d.String(), "+ (end: no more entries)") {
 		t.Errorf("a shorter trace: %v\n%s", differ, d)
 	}

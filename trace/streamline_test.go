@@ -1,10 +1,11 @@
-package sim_test
+package trace_test
 
 import (
 	"strings"
 	"testing"
 
 	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // TestStreamLinesOnTheBytesAreTheDecodedOnes: a stream call's timeline line, read on the
@@ -13,21 +14,21 @@ import (
 // another case, values of another type, spaces, duplicates), which must fall back to decoding.
 func TestStreamLinesOnTheBytesAreTheDecodedOnes(t *testing.T) {
 	streams := 0
-	var samples []sim.Entry
+	var samples []trace.Entry
 	for _, sc := range linearCorpus(t) {
 		tr, err := sim.Run(sc, sim.NewReference())
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, e := range tr.Expanded().Entries {
-			if e.Kind != sim.KindCall || e.Name != sim.CallStream {
+			if e.Kind != trace.KindCall || e.Name != trace.CallStream {
 				continue
 			}
 			streams++
-			if !sim.ReadsStreamOnBytes(e) {
+			if !trace.ReadsStreamOnBytes(e) {
 				t.Fatalf("%s: a stream call of the reference is not read on the bytes: %s", sc.Name, e.Data)
 			}
-			if got, want := sim.DescribeStream(e), sim.StreamLineByDecoding(e); got != want {
+			if got, want := trace.DescribeStream(e), trace.StreamLineByDecoding(e); got != want {
 				t.Fatalf("%s:\non the bytes %s\ndecoded     %s", sc.Name, got, want)
 			}
 			if strings.Contains(string(e.Data), `"toolsAdded"`) && len(samples) < 20 {
@@ -65,11 +66,11 @@ func TestStreamLinesOnTheBytesAreTheDecodedOnes(t *testing.T) {
 		"{\"messages\":[{\"role\":\"us\xffer\",\"content\":\"x\",\"timestamp\":0}]}",
 	} {
 		line := `{"seq":1,"t":0,"kind":"call","name":"stream","target":"1","data":` + data + "}\n"
-		read, err := sim.ReadJSONL([]byte(line))
+		read, err := trace.ReadJSONL([]byte(line))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, want := sim.DescribeStream(read.Entries[0]), sim.StreamLineByDecoding(read.Entries[0]); got != want {
+		if got, want := trace.DescribeStream(read.Entries[0]), trace.StreamLineByDecoding(read.Entries[0]); got != want {
 			t.Errorf("%s:\nread %s\ndecoded %s", data, got, want)
 		}
 	}
@@ -82,7 +83,7 @@ func TestStreamLinesOnTheBytesAreTheDecodedOnes(t *testing.T) {
 			f := e
 			f.Data = []byte(strings.Replace(string(e.Data), o.from, o.to, 1))
 			checked++
-			if got, want := sim.DescribeStream(f), sim.StreamLineByDecoding(f); got != want {
+			if got, want := trace.DescribeStream(f), trace.StreamLineByDecoding(f); got != want {
 				t.Errorf("%s -> %s:\non the bytes %s\ndecoded     %s", o.from, o.to, got, want)
 			}
 		}

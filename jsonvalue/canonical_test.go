@@ -1,4 +1,4 @@
-package sim
+package jsonvalue
 
 import (
 	"bytes"
@@ -62,10 +62,10 @@ func TestCanonicalMemoChangesNothing(t *testing.T) {
 		`{"messages":[{"a":1,"a":2,"padding":"................................................"}]}`,
 		`[[{"deep":[[[[[[1]]]]]],"padding":"..................................................."}]]`,
 	}
-	var memo canonicalMemo
+	var memo CanonicalMemo
 	for round := range 2 {
 		for _, d := range docs {
-			got, _ := canonicalWith([]byte(d), false, &memo)
+			got, _ := CanonicalWith([]byte(d), false, &memo)
 			if want := Canonical([]byte(d)); !bytes.Equal(got, want) {
 				t.Errorf("round %d: %s\nwith the memo %s\nwithout      %s", round, d, got, want)
 			}
@@ -75,7 +75,7 @@ func TestCanonicalMemoChangesNothing(t *testing.T) {
 		t.Fatal("the memo remembered nothing: the test checks nothing")
 	}
 	rapid.Check(t, func(t *rapid.T) {
-		var memo canonicalMemo
+		var memo CanonicalMemo
 		pool := rapid.SliceOfN(jsonObject(), 1, 4).Draw(t, "pool")
 		for range rapid.IntRange(1, 6).Draw(t, "docs") {
 			picks := rapid.SliceOf(rapid.IntRange(0, len(pool)-1)).Draw(t, "picks")
@@ -93,7 +93,7 @@ func TestCanonicalMemoChangesNothing(t *testing.T) {
 			if cut := rapid.IntRange(0, 3).Draw(t, "cut"); cut > 0 {
 				raw = raw[:len(raw)-cut] // not JSON
 			}
-			got, _ := canonicalWith(raw, false, &memo)
+			got, _ := CanonicalWith(raw, false, &memo)
 			if want := Canonical(raw); !bytes.Equal(got, want) {
 				t.Fatalf("%s\nwith the memo %s\nwithout      %s", raw, got, want)
 			}
@@ -124,7 +124,7 @@ func jsonObject() *rapid.Generator[map[string]any] {
 func TestCanonicalArraysTakenWholeChangeNothing(t *testing.T) {
 	taken := 0
 	rapid.Check(t, func(t *rapid.T) {
-		var memo canonicalMemo
+		var memo CanonicalMemo
 		pad := strings.Repeat(".", 300)
 		var msgs []any
 		for range rapid.IntRange(2, 8).Draw(t, "contexts") {
@@ -168,7 +168,7 @@ func TestCanonicalArraysTakenWholeChangeNothing(t *testing.T) {
 			if _, _, ok := memo.ArrayPrefix(raw, start, 1); ok {
 				taken++
 			}
-			got, _ := canonicalWith(raw, false, &memo)
+			got, _ := CanonicalWith(raw, false, &memo)
 			if want := Canonical(raw); !bytes.Equal(got, want) {
 				t.Fatalf("%s\nwith the memo %s\nwithout      %s", raw, got, want)
 			}

@@ -1,4 +1,4 @@
-package sim_test
+package trace_test
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // linearCorpus is every curated scenario and some generated ones (hooks that rewrite
@@ -38,8 +39,8 @@ func linearCorpus(t *testing.T) []*sim.Scenario {
 }
 
 // TestLinearTraceExpandsToTheFullOne: the linear trace of a run, read back from its JSON
-// lines and expanded, is byte for byte the trace the world writes in full; in-process and
-// through JSON the linear traces are the same bytes; and the linear form is never longer.
+// lines and expanded, is byte for byte the trace the world writes in full, and the linear
+// form is never longer (sim's tests check that in-process and through JSON it is the same).
 // It also requires each way of linking, and each way of not linking, to occur.
 func TestLinearTraceExpandsToTheFullOne(t *testing.T) {
 	seen := map[string]int{}
@@ -60,21 +61,11 @@ func TestLinearTraceExpandsToTheFullOne(t *testing.T) {
 			impl = func() sim.Implementation { return dropsOne{sim.NewReference()} }
 		}
 		linear, err1 := sim.Run(sc, impl())
-		full, err2 := sim.RunInFull(sc, impl())
+		full, err2 := sim.RunFull(sc, impl())
 		if (err1 == nil) != (err2 == nil) {
 			t.Fatalf("%s: errors %v, %v", sc.Name, err1, err2)
 		}
-		if !r.dropping {
-			viaWire, err := sim.Run(sc, viaJSON{sim.NewReference()})
-			if (err == nil) != (err1 == nil) {
-				t.Fatalf("%s: errors %v, %v", sc.Name, err1, err)
-			}
-			if a, b := linear.JSONL(), viaWire.JSONL(); !bytes.Equal(a, b) {
-				d, _ := sim.FirstTraceDivergence(b, a, 2)
-				t.Fatalf("%s: the linear trace differs in-process and through JSON (- JSON, + values):\n%s", sc.Name, d)
-			}
-		}
-		read, err := sim.ReadJSONL(linear.JSONL())
+		read, err := trace.ReadJSONL(linear.JSONL())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,18 +74,18 @@ func TestLinearTraceExpandsToTheFullOne(t *testing.T) {
 			t.Fatalf("%s: %v", sc.Name, err)
 		}
 		if a, b := expanded.JSONL(), full.JSONL(); !bytes.Equal(a, b) {
-			d, _ := sim.FirstDivergence(sim.Lines(b), sim.Lines(a), 2)
+			d, _ := trace.FirstDivergence(trace.Lines(b), trace.Lines(a), 2)
 			t.Fatalf("%s: the expanded linear trace is not the full one (- full, + expanded):\n%s", sc.Name, d)
 		}
 		// In-process entries are canonical and every link between them is restored on their
 		// bytes; the same bytes as restoring it by decoding.
-		for how, expand := range map[string]func() (*sim.Trace, error){"on the bytes": linear.ExpandOnBytes, "by decoding": linear.ExpandByDecoding, "as Expand does": linear.Expand} {
+		for how, expand := range map[string]func() (*trace.Trace, error){"on the bytes": linear.ExpandOnBytes, "by decoding": linear.ExpandByDecoding, "as Expand does": linear.Expand} {
 			expanded, err := expand()
 			if err != nil {
 				t.Fatalf("%s: expanding %s: %v", sc.Name, how, err)
 			}
 			if a, b := expanded.JSONL(), full.JSONL(); !bytes.Equal(a, b) {
-				d, _ := sim.FirstDivergence(sim.Lines(b), sim.Lines(a), 2)
+				d, _ := trace.FirstDivergence(trace.Lines(b), trace.Lines(a), 2)
 				t.Fatalf("%s: the linear trace expanded %s is not the full one (- full, + expanded):\n%s", sc.Name, how, d)
 			}
 		}
@@ -119,13 +110,13 @@ func TestLinearTraceExpandsToTheFullOne(t *testing.T) {
 
 // countLinks tallies the ways linear's entries are linked, checking what each link says
 // against the full trace.
-func countLinks(t *testing.T, full, linear *sim.Trace, seen map[string]int) {
+func countLinks(t *testing.T, full, linear *trace.Trace, seen map[string]int) {
 	t.Helper()
 	prevContext := -1
 	for i, e := range linear.Entries {
 		l := e.Link
 		switch {
-		case e.Kind == sim.KindCall && e.Name == sim.CallStream:
+		case e.Kind == trace.KindCall && e.Name == trace.CallStream:
 			n := len(messagesOf(t, full.Entries[i]))
 			switch {
 			case l != nil && l.Keep == prevContext:
@@ -142,24 +133,24 @@ func countLinks(t *testing.T, full, linear *sim.Trace, seen map[string]int) {
 				}
 			}
 			prevContext = n
-		case e.Kind == sim.KindDeliver && e.Name == sim.DeliverStreamEvent:
+		case e.Kind == trace.KindDeliver && e.Name == trace.DeliverStreamEvent:
 			switch {
 			case l != nil && l.Advances > 0:
 				seen["advances"]++
 			case bytes.Contains(e.Data, []byte(`"partial":`)) && !strings.Contains(string(e.Data), `"type":"start"`):
 				seen["partial in full"]++
 			}
-		case e.Kind == sim.KindEvent && l != nil && l.Repeats > 0:
+		case e.Kind == trace.KindEvent && l != nil && l.Repeats > 0:
 			seen["repeats"]++
-		case e.Kind == sim.KindCall && e.Name != sim.CallStream && l != nil:
+		case e.Kind == trace.KindCall && e.Name != trace.CallStream && l != nil:
 			for _, part := range []struct {
 				what          string
 				extends, keep int
-				messages      func(sim.Entry) []json.RawMessage
+				messages      func(trace.Entry) []json.RawMessage
 			}{
-				{"extends", l.Extends, l.Keep, func(e sim.Entry) []json.RawMessage { return listOf(t, e.Data, contextPath(e.Name)) }},
-				{"new extends", l.NewExtends, l.NewKeep, func(e sim.Entry) []json.RawMessage { return listOf(t, e.Data, []string{"turn", "newMessages"}) }},
-				{"answer extends", l.AnswerExtends, l.AnswerKeep, func(e sim.Entry) []json.RawMessage { return listOf(t, e.Answer, answerPath(e.Name)) }},
+				{"extends", l.Extends, l.Keep, func(e trace.Entry) []json.RawMessage { return listOf(t, e.Data, contextPath(e.Name)) }},
+				{"new extends", l.NewExtends, l.NewKeep, func(e trace.Entry) []json.RawMessage { return listOf(t, e.Data, []string{"turn", "newMessages"}) }},
+				{"answer extends", l.AnswerExtends, l.AnswerKeep, func(e trace.Entry) []json.RawMessage { return listOf(t, e.Answer, answerPath(e.Name)) }},
 			} {
 				if part.extends == 0 {
 					continue
@@ -189,7 +180,7 @@ func (d dropsOne) Start(setup sim.Setup, port sim.Port) error {
 type droppingPort struct{ sim.Port }
 
 func (p droppingPort) Call(c sim.Call) sim.Answer {
-	if c.Kind != sim.CallStream {
+	if c.Kind != trace.CallStream {
 		return p.Port.Call(c)
 	}
 	var d map[string]any
@@ -214,7 +205,7 @@ func toolTurns(n int) *sim.Scenario {
 	return sc
 }
 
-func messagesOf(t *testing.T, e sim.Entry) []json.RawMessage {
+func messagesOf(t *testing.T, e trace.Entry) []json.RawMessage {
 	t.Helper()
 	var d struct {
 		Messages []json.RawMessage `json:"messages"`
@@ -229,16 +220,16 @@ func messagesOf(t *testing.T, e sim.Entry) []json.RawMessage {
 // where its answer holds messages (PROTOCOL.md §4).
 func contextPath(hook string) []string {
 	switch hook {
-	case sim.HookPrepareRequest:
+	case trace.HookPrepareRequest:
 		return []string{"context", "messages"}
-	case sim.HookPrepareNextTurn, sim.HookFinishTurn:
+	case trace.HookPrepareNextTurn, trace.HookFinishTurn:
 		return []string{"turn", "context", "messages"}
 	}
 	return []string{"messages"}
 }
 
 func answerPath(hook string) []string {
-	if hook == sim.HookPrepareRequest || hook == sim.HookPrepareNextTurn {
+	if hook == trace.HookPrepareRequest || hook == trace.HookPrepareNextTurn {
 		return []string{"context", "messages"}
 	}
 	return []string{"messages"}
@@ -284,7 +275,7 @@ func TestExpandRejectsLinksThatDoNotResolve(t *testing.T) {
 		{`{"seq":3,"t":0,"kind":"call","name":"convertToLlm","data":{"messages":[]},"answer":{"messages":[]},"link":{"answerExtends":1,"answerKeep":1}}`, "entry 3: the link refers to entry 1, whose answer is not an object"},
 		{`{"seq":3,"t":0,"kind":"call","name":"convertToLlm","data":{"messages":[]},"answer":{"messages":[]},"link":{"answerExtends":3,"answerKeep":1}}`, "entry 3: the link refers to entry 3, which is not an earlier entry"},
 	} {
-		tr, err := sim.ReadJSONL([]byte(stream + "\n" + delivery + "\n" + c.line + "\n"))
+		tr, err := trace.ReadJSONL([]byte(stream + "\n" + delivery + "\n" + c.line + "\n"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,13 +1,14 @@
-package sim
+package trace
 
 import (
-	"bytes"
 	"strconv"
+
+	"github.com/turnstile-dev/turnstile/jsonvalue"
 )
 
 // Expanding on the bytes.
 //
-// The entries the world records are canonical JSON (Entry.canonical), and so are the entries
+// The entries the world records are canonical JSON (Entry.Canonical), and so are the entries
 // Expand has restored. A link between two such entries is restored by splicing their bytes:
 // the members a linked entry leaves out are copied from the entry it names, and the text a
 // delta adds is appended to the JSON string it extends (a canonical string escapes each
@@ -21,15 +22,15 @@ import (
 
 // fastExpand restores e on the bytes and reports whether it did.
 func (x *expander) fastExpand(e *Entry) bool {
-	if !e.canonical {
+	if !e.Canonical {
 		return false
 	}
 	l := e.Link
 	answer := e.Answer
 	if l.AnswerExtends != 0 || l.AnswerKeep != 0 {
 		i, ok := x.index(l.AnswerExtends)
-		path := listPath(e, listAnswer)
-		if !ok || path == nil || l.AnswerExtends >= e.Seq || !x.entries[i].canonical || x.entries[i].Link != nil {
+		path := listPath(e, ListAnswer)
+		if !ok || path == nil || l.AnswerExtends >= e.Seq || !x.entries[i].Canonical || x.entries[i].Link != nil {
 			return false
 		}
 		if answer, ok = extendAt(x.entries[i].Answer, e.Answer, path, l.AnswerKeep); !ok {
@@ -45,8 +46,9 @@ func (x *expander) fastExpand(e *Entry) bool {
 	case (l.Extends != 0 || l.NewExtends != 0) && l.Advances == 0 && l.Repeats == 0:
 		out = e.Data
 		for _, part := range []struct {
-			list, extends, keep int
-		}{{listMessages, l.Extends, l.Keep}, {listNewMessages, l.NewExtends, l.NewKeep}} {
+			list          List
+			extends, keep int
+		}{{ListMessages, l.Extends, l.Keep}, {ListNewMessages, l.NewExtends, l.NewKeep}} {
 			if part.extends == 0 && part.keep == 0 {
 				continue
 			}
@@ -68,7 +70,7 @@ func (x *expander) fastExpand(e *Entry) bool {
 		if !ok {
 			return false
 		}
-		out, ok = withMember(e.Data, "partial", next)
+		out, ok = jsonvalue.WithMember(e.Data, "partial", next)
 		if !ok {
 			return false
 		}
@@ -77,11 +79,11 @@ func (x *expander) fastExpand(e *Entry) bool {
 		if !ok {
 			return false
 		}
-		start, end, ok := memberValue(e.Data, "assistantMessageEvent")
+		start, end, ok := jsonvalue.MemberValue(e.Data, "assistantMessageEvent")
 		if !ok || e.Data[start] != '{' {
 			return false
 		}
-		ame, ok := withMember(e.Data[start:end], "partial", p)
+		ame, ok := jsonvalue.WithMember(e.Data[start:end], "partial", p)
 		if !ok {
 			return false
 		}
@@ -89,7 +91,7 @@ func (x *expander) fastExpand(e *Entry) bool {
 		spliced = append(spliced, e.Data[:start]...)
 		spliced = append(spliced, ame...)
 		spliced = append(spliced, e.Data[end:]...)
-		out, ok = withMember(spliced, "message", p)
+		out, ok = jsonvalue.WithMember(spliced, "message", p)
 		if !ok {
 			return false
 		}
@@ -103,7 +105,7 @@ func (x *expander) fastExpand(e *Entry) bool {
 // canonicalData is the (full) data of the earlier entry seq when it is canonical JSON.
 func (x *expander) canonicalData(seq int) ([]byte, bool) {
 	i, ok := x.index(seq)
-	if !ok || !x.entries[i].canonical || x.entries[i].Link != nil {
+	if !ok || !x.entries[i].Canonical || x.entries[i].Link != nil {
 		return nil, false
 	}
 	return x.entries[i].Data, true
@@ -116,14 +118,14 @@ func (x *expander) canonicalPartial(seq int) ([]byte, bool) {
 	if !ok {
 		return nil, false
 	}
-	if start, end, ok := memberValue(d, "assistantMessageEvent"); ok {
+	if start, end, ok := jsonvalue.MemberValue(d, "assistantMessageEvent"); ok {
 		if d[start] != '{' {
 			// expander.partial would look for the partial at the top level.
 			return nil, false
 		}
 		d = d[start:end]
 	}
-	start, end, ok := memberValue(d, "partial")
+	start, end, ok := jsonvalue.MemberValue(d, "partial")
 	if !ok || d[start] != '{' {
 		return nil, false
 	}
@@ -142,11 +144,11 @@ func (x *expander) index(seq int) (int, bool) {
 // extendAt is a context call's data (or a context hook's answer) with the list at path
 // preceded by the first keep of base's list there.
 func extendAt(base, data []byte, path []string, keep int) ([]byte, bool) {
-	bStart, _, prev, ok := arrayAt(base, path...)
+	bStart, _, prev, ok := jsonvalue.ArrayAt(base, path...)
 	if !ok || keep < 1 || keep > len(prev) {
 		return nil, false
 	}
-	start, end, own, ok := arrayAt(data, path...)
+	start, end, own, ok := jsonvalue.ArrayAt(data, path...)
 	if !ok {
 		return nil, false
 	}
@@ -173,11 +175,11 @@ func offset(b, sub []byte) int {
 // advanceBytes is the canonical partial prev advanced by the stream event ev (canonical
 // JSON without its partial), as advance does on decoded values.
 func advanceBytes(prev, ev []byte) ([]byte, bool) {
-	typ, ok := plainString(ev, "type")
+	typ, ok := jsonvalue.PlainString(ev, "type")
 	if !ok {
 		return nil, false
 	}
-	cStart, cEnd, content, ok := arrayAt(prev, "content")
+	cStart, cEnd, content, ok := jsonvalue.ArrayAt(prev, "content")
 	if !ok {
 		return nil, false
 	}
@@ -187,11 +189,11 @@ func advanceBytes(prev, ev []byte) ([]byte, bool) {
 	case "text_end", "thinking_end", "toolcall_delta":
 		return prev, true
 	case "text_start":
-		block, ci = emptyText, len(content)
+		block, ci = EmptyTextBlock, len(content)
 	case "thinking_start":
-		block, ci = emptyThinking, len(content)
+		block, ci = EmptyThinkingBlock, len(content)
 	case "text_delta", "thinking_delta", "toolcall_end":
-		iStart, iEnd, ok := memberValue(ev, "contentIndex")
+		iStart, iEnd, ok := jsonvalue.MemberValue(ev, "contentIndex")
 		if !ok {
 			return nil, false
 		}
@@ -201,7 +203,7 @@ func advanceBytes(prev, ev []byte) ([]byte, bool) {
 		}
 		ci = n
 		if typ == "toolcall_end" {
-			tStart, tEnd, ok := memberValue(ev, "toolCall")
+			tStart, tEnd, ok := jsonvalue.MemberValue(ev, "toolCall")
 			if !ok {
 				return nil, false
 			}
@@ -216,8 +218,8 @@ func advanceBytes(prev, ev []byte) ([]byte, bool) {
 		if len(old) == 0 || old[0] != '{' {
 			return nil, false
 		}
-		sStart, sEnd, ok := memberValue(old, key)
-		dStart, dEnd, ok2 := memberValue(ev, "delta")
+		sStart, sEnd, ok := jsonvalue.MemberValue(old, key)
+		dStart, dEnd, ok2 := jsonvalue.MemberValue(ev, "delta")
 		if !ok || !ok2 || old[sStart] != '"' || ev[dStart] != '"' {
 			return nil, false
 		}
@@ -252,69 +254,4 @@ func advanceBytes(prev, ev []byte) ([]byte, bool) {
 	out = append(out, ']')
 	out = append(out, prev[cEnd:]...)
 	return out, true
-}
-
-// plainString is the value of member key of obj when it is a JSON string without escapes.
-func plainString(obj []byte, key string) (string, bool) {
-	start, end, ok := memberValue(obj, key)
-	if !ok || obj[start] != '"' || bytes.IndexByte(obj[start:end], '\\') >= 0 {
-		return "", false
-	}
-	return string(obj[start+1 : end-1]), true
-}
-
-// withMember is the canonical JSON object obj with member key (absent from it, and coming
-// in sorted order where no key is written with an escape) set to value.
-func withMember(obj []byte, key string, value []byte) ([]byte, bool) {
-	if len(obj) < 2 || obj[0] != '{' {
-		return nil, false
-	}
-	at := len(obj) - 1 // before the closing brace
-	i := 1
-	for i < len(obj) && obj[i] == '"' {
-		kEnd, ok := skipValue(obj, i)
-		if !ok || kEnd >= len(obj) || obj[kEnd] != ':' {
-			return nil, false
-		}
-		k := obj[i+1 : kEnd-1]
-		if bytes.IndexByte(k, '\\') >= 0 {
-			return nil, false
-		}
-		switch c := bytes.Compare(k, []byte(key)); {
-		case c == 0:
-			return nil, false
-		case c > 0:
-			at = i
-		}
-		if at == i {
-			break
-		}
-		vEnd, ok := skipValue(obj, kEnd+1)
-		if !ok {
-			return nil, false
-		}
-		i = vEnd
-		if i < len(obj) && obj[i] == ',' {
-			i++
-		}
-	}
-	out := make([]byte, 0, len(obj)+len(key)+len(value)+4)
-	if at == len(obj)-1 {
-		out = append(out, obj[:at]...)
-		if len(obj) > 2 {
-			out = append(out, ',')
-		}
-		out = append(out, '"')
-		out = append(out, key...)
-		out = append(out, '"', ':')
-		out = append(out, value...)
-		return append(out, '}'), true
-	}
-	out = append(out, obj[:at]...)
-	out = append(out, '"')
-	out = append(out, key...)
-	out = append(out, '"', ':')
-	out = append(out, value...)
-	out = append(out, ',')
-	return append(out, obj[at:]...), true
 }

@@ -1,4 +1,4 @@
-package sim
+package jsonvalue
 
 import (
 	"bytes"
@@ -7,7 +7,7 @@ import (
 	"pgregory.net/rapid"
 )
 
-// TestArrayAtLikeReadsWhatItSkips holds arrayAtLike to what the array at path is: its bytes
+// TestArrayAtLikeReadsWhatItSkips holds ArrayAtLike to what the array at path is: its bytes
 // are the canonical form of the value there, its elements those of that value, whatever like
 // holds (the elements of a list met before, some the same, some changed, some more or fewer;
 // nothing). The lists lie at depths 1 and 2, after members and before others.
@@ -45,7 +45,7 @@ func TestArrayAtLikeReadsWhatItSkips(t *testing.T) {
 		if rapid.IntRange(0, 4).Draw(t, "no like") == 0 {
 			like = nil
 		}
-		start, end, elems, ok := arrayAtLike(obj, like, path...)
+		start, end, elems, ok := ArrayAtLike(obj, like, path...)
 		if !ok {
 			t.Fatalf("no array at %v in %s", path, obj)
 		}
@@ -65,36 +65,11 @@ func TestArrayAtLikeReadsWhatItSkips(t *testing.T) {
 		t.Fatal("like never held an element of the list: the test checks nothing")
 	}
 	for _, bad := range []string{`{"messages":{}}`, `{"messages":[{"a":1}`, `{"messages":[{"a":1}x]}`, `{"other":[]}`, `[]`} {
-		if _, _, _, ok := arrayAtLike([]byte(bad), [][]byte{[]byte(`{"a":1}`)}, "messages"); ok {
+		if _, _, _, ok := ArrayAtLike([]byte(bad), [][]byte{[]byte(`{"a":1}`)}, "messages"); ok {
 			t.Errorf("%s: an array found", bad)
 		}
 	}
 }
 
-// TestSizedWritesAreTheirOwn: what the encoder writes through its scratch buffer comes out in
-// a slice of its own (a later write does not change it), also when a write writes another
-// inside it.
-func TestSizedWritesAreTheirOwn(t *testing.T) {
-	e := newEncoder()
-	first := e.valueBytes(map[string]any{"a": "one"})
-	var inner []byte
-	outer := e.sized(func(b []byte) []byte {
-		inner = e.valueBytes([]any{"two", 2.0})
-		return append(b, `"outer"`...)
-	})
-	second := e.valueBytes(map[string]any{"b": "three, longer than the first"})
-	for _, c := range []struct{ got, want string }{
-		{string(first), `{"a":"one"}`}, {string(inner), `["two",2]`}, {string(outer), `"outer"`},
-		{string(second), `{"b":"three, longer than the first"}`},
-	} {
-		if c.got != c.want {
-			t.Errorf("%s, want %s", c.got, c.want)
-		}
-	}
-	if cap(first) != len(first) {
-		t.Errorf("capacity %d for %d bytes: not copied out at its size", cap(first), len(first))
-	}
-}
-
 // canonicalOf is the canonical JSON of a Go value, as the world writes it.
-func canonicalOf(v any) []byte { return appendCanonical(nil, v) }
+func canonicalOf(v any) []byte { return AppendValue(nil, v) }

@@ -1,0 +1,87 @@
+package trace
+
+// Calls that send a context whole, in the linear form.
+//
+// A stream call, and the calls of the hooks that are given the context (transformContext,
+// convertToLlm, prepareRequest, prepareNextTurn, finishTurn), send it whole every time; so do
+// the hooks' answers that return it, and prepareNextTurn and finishTurn send the run's new
+// messages whole too. Each of those message lists is written in the linear form as the list
+// it extends, of the last call of the same name that had that list (its first Keep messages),
+// followed by the messages after them: Link.Extends and Keep for the context, NewExtends and
+// NewKeep for the new messages, AnswerExtends and AnswerKeep for the answer's. Whether a list
+// is linked is decided from the lists' canonical bytes alone, as every link of the linear
+// form is.
+
+// List names one of a context call's message lists.
+type List int
+
+// The message lists of a context call.
+const (
+	// ListMessages is the context's messages, in the call's data.
+	ListMessages List = iota
+	// ListNewMessages is the run's new messages, in the call's data.
+	ListNewMessages
+	// ListAnswer is the messages of the call's answer.
+	ListAnswer
+)
+
+// contextPaths says where a call of one name holds its message lists: the context's messages
+// in its data, the run's new messages in its data (nil: none), the messages in its answer
+// (nil: none).
+type contextPaths struct{ messages, newMessages, answer []string }
+
+// contextCalls are the calls that send a context, by name.
+var contextCalls = map[string]contextPaths{
+	"stream":           {messages: []string{"messages"}},
+	"transformContext": {messages: []string{"messages"}, answer: []string{"messages"}},
+	"convertToLlm":     {messages: []string{"messages"}, answer: []string{"messages"}},
+	"prepareRequest":   {messages: []string{"context", "messages"}, answer: []string{"context", "messages"}},
+	"prepareNextTurn": {messages: []string{"turn", "context", "messages"}, newMessages: []string{"turn", "newMessages"},
+		answer: []string{"context", "messages"}},
+	"finishTurn": {messages: []string{"turn", "context", "messages"}, newMessages: []string{"turn", "newMessages"}},
+}
+
+// SendsContext reports whether calls of this name (stream, or a hook's name) send a context
+// whole, and so are linked in the linear form.
+func SendsContext(name string) bool {
+	_, ok := contextCalls[name]
+	return ok
+}
+
+// CallListPath is where a call of this name holds the given list (nil: it holds none).
+func CallListPath(name string, list List) []string {
+	paths, ok := contextCalls[name]
+	if !ok {
+		return nil
+	}
+	return [][]string{paths.messages, paths.newMessages, paths.answer}[list]
+}
+
+// listPath is where entry e, a call, holds the given list (nil: it holds none).
+func listPath(e *Entry, list List) []string {
+	if e.Kind != KindCall {
+		return nil
+	}
+	return CallListPath(e.Name, list)
+}
+
+// listIn is the list at path in decoded JSON.
+func listIn(d map[string]any, path []string) ([]any, bool) {
+	for _, key := range path[:len(path)-1] {
+		next, ok := d[key].(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		d = next
+	}
+	list, ok := d[path[len(path)-1]].([]any)
+	return list, ok
+}
+
+// setListIn sets the list at path in decoded JSON, where listIn found one.
+func setListIn(d map[string]any, path []string, list []any) {
+	for _, key := range path[:len(path)-1] {
+		d = d[key].(map[string]any)
+	}
+	d[path[len(path)-1]] = list
+}

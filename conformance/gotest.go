@@ -74,7 +74,7 @@ type Stream interface {
 type TestOption func(*testConfig)
 
 type testConfig struct {
-	profile    Profile
+	profile    trace.Profile
 	expectFail []string
 	tracks     string
 	stall      time.Duration
@@ -92,7 +92,7 @@ const DefaultStallLimit = 60 * time.Second
 func StallLimit(d time.Duration) TestOption { return func(c *testConfig) { c.stall = d } }
 
 // WithProfile compares under profile (Strict by default).
-func WithProfile(p Profile) TestOption { return func(c *testConfig) { c.profile = p } }
+func WithProfile(p trace.Profile) TestOption { return func(c *testConfig) { c.profile = p } }
 
 // ExpectFailures names scenarios known to fail: their failure is reported (and the subtest
 // skipped) as expected; such a scenario passing fails its subtest ("unexpected pass"), so
@@ -139,7 +139,7 @@ func TestFiles(t *testing.T, port GoPort, files []*scenarios.File, opts ...TestO
 
 func testFiles(t *testing.T, port GoPort, files []*scenarios.File, options []TestOption) {
 	t.Helper()
-	cfg := testConfig{profile: Strict, stall: DefaultStallLimit}
+	cfg := testConfig{profile: trace.Strict, stall: DefaultStallLimit}
 	for _, o := range options {
 		o(&cfg)
 	}

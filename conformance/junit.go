@@ -86,11 +86,7 @@ func WriteJUnit(w io.Writer, r Report) error {
 				kind = "error"
 			}
 			text := res.Reason + "\n"
-			if len(res.Findings) > 0 {
-				text += FindingsText(res.Findings, "", 0)
-			} else if res.Divergence != nil {
-				text += res.Divergence.Text("")
-			}
+			text += FindingsText(res.Findings, "", 0)
 			c.Failure = &junitFailure{Message: firstLine(res.Reason), Type: kind, Text: text}
 		case ExpectedFail:
 			c.Skipped = &junitSkipped{Message: res.Reason, Type: "expected-failure", Text: FindingsText(res.Findings, "", 0)}

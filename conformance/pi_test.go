@@ -11,28 +11,12 @@ import (
 	"github.com/turnstile-dev/turnstile/conformance"
 )
 
-// knownPiDifferences are the ways pi 1.6.0 and the reference loop are known to disagree,
-// each as the detail of the first divergence it causes. Each is a bug in the reference (pi is
-// normative), reported to the loop's owners; a scenario that fails with one of these details
-// is logged, not failed, until the reference is fixed.
-//
-// None is known now. (afterToolCall answering {terminate: false} was one: pi keeps the
-// explicit false in tool_execution_end.result; the reference now does too, via
-// loop.ToolResult.TerminateSet.)
-var knownPiDifferences = map[string]string{}
-
-// checkPi fails the test for every scenario pi did not pass, except known differences.
+// checkPi fails the test for every scenario pi did not pass.
 func checkPi(t *testing.T, report conformance.Report, p *conformance.Process) {
 	t.Helper()
 	for _, res := range report.Results {
 		if res.Status == conformance.Pass {
 			continue
-		}
-		if d := res.Divergence; res.Error == "" && d != nil {
-			if why, ok := knownPiDifferences[d.Detail]; ok {
-				t.Logf("%s: known difference (%s) at entry %d: %s", res.Scenario, why, d.Entry, d.Detail)
-				continue
-			}
 		}
 		t.Errorf("%s: %s\n%s", res.Scenario, res.Reason, divergenceText(res))
 	}

@@ -3,12 +3,14 @@ package conformance
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/agnivade/levenshtein"
 	"io"
 	"slices"
 	"strings"
 
+	"github.com/agnivade/levenshtein"
+
 	"github.com/turnstile-dev/turnstile/diagnose"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // FindingsText renders findings for people, each in full (diagnose.Finding.Text), each line
@@ -301,7 +303,7 @@ func wrapNames(label string, names []string, indent string) string {
 // jsonReport is the report for machines (WriteJSON).
 type jsonReport struct {
 	Implementation   string             `json:"implementation"`
-	Profile          Profile            `json:"profile"`
+	Profile          trace.Profile      `json:"profile"`
 	Passed           int                `json:"passed"`
 	Failed           int                `json:"failed"`
 	Skipped          int                `json:"skipped"`

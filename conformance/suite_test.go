@@ -53,8 +53,5 @@ func TestPiPassesCuratedSuite(t *testing.T) {
 }
 
 func divergenceText(res conformance.Result) string {
-	if res.Divergence == nil {
-		return ""
-	}
-	return strings.TrimRight(res.Divergence.Text("  "), "\n")
+	return strings.TrimRight(conformance.FindingsText(res.Findings, "  ", 0), "\n")
 }

@@ -1,7 +1,6 @@
 package conformance
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -22,7 +21,7 @@ import (
 // Options configure Verify. The zero value compares strictly against sim.NewReference.
 type Options struct {
 	// Profile is Strict (default) or Semantic.
-	Profile Profile
+	Profile trace.Profile
 	// Reference makes the implementation the traces are compared against, a new one per
 	// scenario; nil means the reference loop behaving as the pi version Tracks names.
 	Reference func() sim.Implementation
@@ -65,50 +64,29 @@ type Result struct {
 	Scenario string
 	Status   Status
 	// Reason says why the scenario failed or was skipped: the implementation's error (a
-	// timeout, a crash, a protocol error) or "traces differ at entry N".
+	// timeout, a crash, a protocol error) or where the traces first differ.
 	Reason string
 	// Error is the implementation's failure (timeout, crash, protocol error) when there was
 	// one, as opposed to a mere difference of traces.
 	Error string
-	// Divergence is the first difference between the traces, when there is one.
-	Divergence *Divergence
-	// Violations are the invariants (package invariant) the implementation's trace breaks,
-	// when it differs from the reference's: they often say in words what the divergence
-	// shows. Findings holds them too, with more.
-	Violations []string
 	// Family is the scenario's rule family (its suite folder); "" when it has none.
 	Family string
 	// Findings are everything wrong with a failing run (package diagnose): every region and
 	// field where the traces differ, each broken invariant, each unmet expectation of the
 	// scenario, the implementation's error. After Verify, each carries its Cause.
 	Findings []diagnose.Finding
-	// Broken names the invariants the implementation's trace breaks; Checked says whether
-	// the invariants were judged at all (a scenario skipped, or cut short by an error, is not).
-	Broken  []string
+	// Checked says whether the invariants were judged at all (a scenario skipped, or cut
+	// short by an error, is not).
 	Checked bool
 	// Duration is the time the scenario took, both runs.
 	Duration time.Duration
-}
-
-// Divergence is where two traces part.
-type Divergence struct {
-	// Entry is the 1-based position of the first entry that differs.
-	Entry int
-	// Expected and Actual are that entry in the text timeline (trace.TimelineLine), the
-	// reference's and the implementation's; "(end of trace)" when a trace has no such entry.
-	Expected, Actual string
-	// Before holds up to Options.Context timeline lines both traces share before it.
-	Before []string
-	// Detail pinpoints the difference inside the entry (a JSON path and both values), which
-	// matters when the two timeline lines read alike.
-	Detail string
 }
 
 // Report is the outcome of a suite.
 type Report struct {
 	// Implementation names what was verified ("name version (tracks pi X)").
 	Implementation string
-	Profile        Profile
+	Profile        trace.Profile
 	Results        []Result
 	Passed         int
 	Failed         int
@@ -203,7 +181,7 @@ func verify(ctx context.Context, suite []*sim.Scenario, impl sim.Implementation,
 	began := time.Now()
 	profile := opts.Profile
 	if profile == "" {
-		profile = Strict
+		profile = trace.Strict
 	}
 	newRef := opts.Reference
 	if newRef == nil {
@@ -363,7 +341,7 @@ func (r *Report) finish(opts Options) {
 				invTally[i].Passed++
 			case !res.Checked:
 				invTally[i].Skipped++
-			case slices.Contains(res.Broken, invTally[i].Name):
+			case slices.ContainsFunc(res.Findings, func(f diagnose.Finding) bool { return f.Invariant == invTally[i].Name }):
 				invTally[i].Failed++
 			default:
 				invTally[i].Passed++
@@ -414,7 +392,7 @@ func describeHello(h Hello, heldTo string) string {
 }
 
 // verifyOne runs one scenario both ways and judges it; a failure gets its findings.
-func verifyOne(sc *sim.Scenario, ref, impl sim.Implementation, profile Profile, context int, desc diagnose.Scenario, invs []invariant.Invariant) Result {
+func verifyOne(sc *sim.Scenario, ref, impl sim.Implementation, profile trace.Profile, context int, desc diagnose.Scenario, invs []invariant.Invariant) Result {
 	began := time.Now()
 	res := Result{Scenario: sc.Name}
 	want, err := sim.Run(sc, ref)
@@ -457,8 +435,8 @@ func verifyOne(sc *sim.Scenario, ref, impl sim.Implementation, profile Profile, 
 		res.Status, res.Reason = Skip, skip.Error()
 		return res
 	}
-	res.Divergence = Compare(want, got, profile, context)
-	if runErr == nil && res.Divergence == nil {
+	cmp := trace.Compare(want, got, profile)
+	if runErr == nil && cmp.Equal() {
 		res.Status, res.Checked = Pass, true
 		return res
 	}
@@ -466,47 +444,44 @@ func verifyOne(sc *sim.Scenario, ref, impl sim.Implementation, profile Profile, 
 	if runErr != nil {
 		res.Reason, res.Error = runErr.Error(), runErr.Error()
 	} else {
-		res.Reason = fmt.Sprintf("traces differ at entry %d", res.Divergence.Entry)
+		res.Reason = "the traces differ: " + firstDifference(cmp)
 	}
 	if invs == nil {
 		invs = invariantsOf(ref) // judged at the pi version the reference behaves as
 	}
 	dopts := diagnose.Options{RunError: runErr, Invariants: invs}
-	if profile == Semantic {
-		dopts.Normalize = SemanticValue
-	}
 	if !behavesAsNewest(ref) {
 		// The expect: block describes the newest pi; an implementation held to an older one
 		// is judged by that pi's reference trace and invariants alone.
 		desc.Expect = nil
 	}
-	res.Findings = diagnose.Diagnose(desc, want, got, dopts)
-	if r, ok := ref.(*sim.Reference); ok && runErr == nil {
-		res.Findings = explainByVersion(sc, r.Behaviour(), got, profile, res.Findings)
-	}
-	if runErr == nil {
-		res.Checked = true
-		seen := map[string]bool{}
-		for _, f := range res.Findings {
-			if f.Kind != diagnose.Invariant {
-				continue
-			}
-			name := f.Invariant
-			res.Violations = append(res.Violations, invariant.Failure{Invariant: name, Violation: invariant.Violation{Entry: f.At.Actual, Msg: f.Actual}}.String())
-			if !seen[name] {
-				seen[name] = true
-				res.Broken = append(res.Broken, name)
-			}
-		}
-		if len(res.Findings) == 0 {
-			// The traces differ only where alignment does not look (the sequence numbers).
-			d := res.Divergence
-			res.Findings = []diagnose.Finding{{Kind: diagnose.Divergence, Rule: desc.RuleName(),
-				Says: "the entries differ: " + d.Detail, At: diagnose.Position{Expected: d.Entry, Actual: d.Entry},
-				ExpectedLine: d.Expected, ActualLine: d.Actual, Signature: "entry differs: " + d.Detail, Headline: "an entry differs"}}
+	if r, ok := ref.(*sim.Reference); ok {
+		dopts.Tracks = releaseOf(r.Behaviour())
+		if runErr == nil {
+			res.Findings = diagnoseByVersion(sc, r.Behaviour(), got, profile, desc, dopts)
 		}
 	}
+	if res.Findings == nil {
+		res.Findings = diagnose.Diagnose(desc, cmp, dopts)
+	}
+	res.Checked = runErr == nil
 	return res
+}
+
+// firstDifference says where a comparison's first difference is, in a few words.
+func firstDifference(c *trace.Comparison) string {
+	k := c.First()
+	if k < 0 {
+		return "nowhere"
+	}
+	switch s := c.Steps[k]; s.Op {
+	case trace.Missing:
+		return fmt.Sprintf("the implementation lacks the reference's entry %d (%s)", s.Want+1, trace.Key(c.Want[s.Want]))
+	case trace.Extra:
+		return fmt.Sprintf("entry %d (%s) is extra", s.Got+1, trace.Key(c.Got[s.Got]))
+	default:
+		return fmt.Sprintf("entry %d (%s) differs at %s", s.Got+1, trace.Key(c.Got[s.Got]), s.Fields[0].Path)
+	}
 }
 
 // skipError is the reason a scenario cannot be run against an implementation.
@@ -542,43 +517,6 @@ func (g *guard) Stop() error {
 	return g.impl.Stop()
 }
 
-// Compare returns the first divergence between the expected and the actual trace under the
-// profile, with up to context shared lines before it; nil when they agree.
-func Compare(want, got *trace.Trace, profile Profile, context int) *Divergence {
-	if bytes.Equal(want.JSONL(), got.JSONL()) {
-		// Equal JSON lines are equal traces under every profile.
-		return nil
-	}
-	// Entries are compared in full: the linear form's links are expanded.
-	want, got = want.Expanded(), got.Expanded()
-	n := max(len(want.Entries), len(got.Entries))
-	for i := range n {
-		var w, g *trace.Entry
-		if i < len(want.Entries) {
-			w = &want.Entries[i]
-		}
-		if i < len(got.Entries) {
-			g = &got.Entries[i]
-		}
-		same, detail := entriesAgree(w, g, profile)
-		if same {
-			continue
-		}
-		d := &Divergence{Entry: i + 1, Expected: "(end of trace)", Actual: "(end of trace)", Detail: detail}
-		if w != nil {
-			d.Expected = trace.TimelineLine(*w)
-		}
-		if g != nil {
-			d.Actual = trace.TimelineLine(*g)
-		}
-		for j := max(0, i-context); j < i; j++ {
-			d.Before = append(d.Before, trace.TimelineLine(want.Entries[j]))
-		}
-		return d
-	}
-	return nil
-}
-
 // WriteText renders the report for people: a line per scenario with its findings not shown
 // before (Progress), then the causes, the profile and the closing line (WriteSummary).
 func (r *Report) WriteText(w io.Writer) error {
@@ -593,37 +531,6 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	return r.WriteSummary(w)
 }
-
-// Text renders the divergence, each line prefixed with indent.
-func (d *Divergence) Text(indent string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%sfirst divergence at entry %d:\n", indent, d.Entry)
-	for _, l := range d.Before {
-		fmt.Fprintf(&b, "%s    %s\n", indent, l)
-	}
-	fmt.Fprintf(&b, "%s  - %s   (expected)\n", indent, d.Expected)
-	fmt.Fprintf(&b, "%s  + %s   (actual)\n", indent, d.Actual)
-	if d.Detail != "" {
-		fmt.Fprintf(&b, "%s  %s\n", indent, d.Detail)
-	}
-	return b.String()
-}
-
-// violationsText lists the first broken invariants of a failed result.
-func violationsText(vs []string, indent string) string {
-	var b strings.Builder
-	for i, v := range vs {
-		if i == 5 {
-			fmt.Fprintf(&b, "%s  … and %d more broken invariants\n", indent, len(vs)-i)
-			break
-		}
-		fmt.Fprintf(&b, "%sbreaks %s\n", indent, v)
-	}
-	return b.String()
-}
-
-// ViolationsText renders a result's broken invariants, each line prefixed with indent.
-func (r Result) ViolationsText(indent string) string { return violationsText(r.Violations, indent) }
 
 func indentRest(s, indent string) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")

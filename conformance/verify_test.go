@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/sim"
 	"github.com/turnstile-dev/turnstile/trace"
 )
@@ -109,18 +110,17 @@ func TestVerifyReportsFirstDivergence(t *testing.T) {
 	}}
 	report := conformance.Verify(context.Background(), []*sim.Scenario{byName("text-only")}, impl, conformance.Options{})
 	res := report.Results[0]
-	if res.Status != conformance.Fail || res.Reason != "traces differ at entry 2" || res.Error != "" {
+	if res.Status != conformance.Fail || !strings.HasPrefix(res.Reason, "the traces differ: ") || res.Error != "" {
 		t.Fatalf("result %+v", res)
 	}
-	d := res.Divergence
-	if !strings.HasSuffix(d.Expected, "ev    turn_start") || !strings.HasSuffix(d.Actual, "ev    agent_start") {
-		t.Errorf("expected %q, actual %q", d.Expected, d.Actual)
+	// The first turn_start is missing and an agent_start is extra: two findings, each named
+	// by the rule of its own entry.
+	var rules []string
+	for _, f := range res.Findings {
+		rules = append(rules, f.RuleID+" "+f.Signature)
 	}
-	if len(d.Before) != 1 || !strings.HasSuffix(d.Before[0], "agent_start") {
-		t.Errorf("context %q", d.Before)
-	}
-	if d.Detail != `at name: expected "turn_start", actual "agent_start"` { // the entry's name first: it says which entry this is
-		t.Errorf("detail %q", d.Detail)
+	if len(res.Findings) != 2 || !strings.Contains(rules[0], "missing event turn_start") || !strings.Contains(rules[1], "R-RUN-START: extra event agent_start") {
+		t.Errorf("findings %q", rules)
 	}
 	if report.Summary() != "0 passed, 1 failed" {
 		t.Errorf("summary %q", report.Summary())
@@ -129,25 +129,23 @@ func TestVerifyReportsFirstDivergence(t *testing.T) {
 	if err := report.WriteText(&text); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"FAIL  text-only: traces differ at entry 2", "divergence at entry 2: ", "differ in type", "- ", "+ ", "0 passed, 1 failed\n"} {
+	for _, want := range []string{"FAIL  text-only: the traces differ", "- ", "+ ", "0 passed, 1 failed\n"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text report lacks %q:\n%s", want, text.String())
 		}
 	}
 }
 
-func TestVerifyContextLines(t *testing.T) {
-	// Change the final answer's text: the divergence is deep in the trace, with 3 lines before.
+func TestAChangedTextIsOneFieldFinding(t *testing.T) {
+	// Change the final answer's text: the deltas, the partials and the final message differ,
+	// one finding per field and entry kind.
 	impl := rewriting{Reference: sim.NewReference(), rewrite: func(_ string, data json.RawMessage) json.RawMessage {
 		return bytes.ReplaceAll(data, []byte("both done"), []byte("both DONE"))
 	}}
 	report := conformance.Verify(context.Background(), []*sim.Scenario{byName("parallel-tools-with-updates")}, impl, conformance.Options{})
-	d := report.Results[0].Divergence
-	if d == nil || len(d.Before) != 3 {
-		t.Fatalf("divergence %+v", d)
-	}
-	if !strings.Contains(d.Expected, "message_update") || !strings.Contains(d.Detail, `"both done"`) {
-		t.Errorf("divergence %+v", d)
+	fs := report.Results[0].Findings
+	if len(fs) == 0 || fs[0].Path == "" || !strings.Contains(fs[0].Expected, "both done") {
+		t.Fatalf("findings %+v", fs)
 	}
 }
 
@@ -159,19 +157,19 @@ func TestSemanticProfile(t *testing.T) {
 		}}
 	}
 	suite := []*sim.Scenario{byName("validation-and-truncation")}
-	strict := conformance.Verify(context.Background(), suite, impl(), conformance.Options{Profile: conformance.Strict})
+	strict := conformance.Verify(context.Background(), suite, impl(), conformance.Options{Profile: trace.Strict})
 	if strict.Failed != 1 {
 		t.Fatalf("strict: %s", strict.Summary())
 	}
-	semantic := conformance.Verify(context.Background(), suite, impl(), conformance.Options{Profile: conformance.Semantic})
+	semantic := conformance.Verify(context.Background(), suite, impl(), conformance.Options{Profile: trace.Semantic})
 	if !semantic.OK() {
-		t.Fatalf("semantic: %s: %+v", semantic.Summary(), semantic.Results[0].Divergence)
+		t.Fatalf("semantic: %s: %+v", semantic.Summary(), semantic.Results[0].Findings)
 	}
 	// A different tool name in the text still fails semantically.
 	renamed := rewriting{Reference: sim.NewReference(), rewrite: func(_ string, data json.RawMessage) json.RawMessage {
 		return bytes.ReplaceAll(data, []byte(`Validation failed for tool \"typed\"`), []byte(`Validation failed for tool \"other\"`))
 	}}
-	if r := conformance.Verify(context.Background(), suite, renamed, conformance.Options{Profile: conformance.Semantic}); r.Failed != 1 {
+	if r := conformance.Verify(context.Background(), suite, renamed, conformance.Options{Profile: trace.Semantic}); r.Failed != 1 {
 		t.Errorf("semantic accepted a different tool name: %s", r.Summary())
 	}
 }
@@ -213,12 +211,12 @@ func TestVerifyCancelled(t *testing.T) {
 
 func TestJUnit(t *testing.T) {
 	report := conformance.Report{
-		Implementation: "impl 1 (tracks pi 1.6.0)", Profile: conformance.Strict,
+		Implementation: "impl 1 (tracks pi 1.6.0)", Profile: trace.Strict,
 		Passed: 1, Failed: 2, Skipped: 1,
 		Results: []conformance.Result{
 			{Scenario: "a", Status: conformance.Pass},
 			{Scenario: "b", Status: conformance.Fail, Reason: "traces differ at entry 3",
-				Divergence: &conformance.Divergence{Entry: 3, Expected: "exp <line>", Actual: "act & line", Before: []string{"one", "two"}, Detail: "at x: expected 1, actual 2"}},
+				Findings: []diagnose.Finding{{Kind: diagnose.Divergence, Says: "at x: expected 1, actual 2", ExpectedLine: "exp <line>", ActualLine: "act & line", At: diagnose.Position{Expected: 3, Actual: 3}}}},
 			{Scenario: "c", Status: conformance.Fail, Reason: "scenario c: start: timeout after 1s: stuck\nmore", Error: "scenario c: start: timeout after 1s: stuck\nmore"},
 			{Scenario: "d", Status: conformance.Skip, Reason: "needs hook x"},
 		},
@@ -359,7 +357,7 @@ func TestVerifyNamesBrokenInvariants(t *testing.T) {
 	}}
 	report := conformance.Verify(context.Background(), []*sim.Scenario{byName("text-only")}, impl, conformance.Options{})
 	res := report.Results[0]
-	if res.Status != conformance.Fail || len(res.Violations) == 0 || !strings.HasPrefix(res.Violations[0], "grammar: ") || !slices.Contains(res.Broken, "grammar") {
+	if res.Status != conformance.Fail || !slices.ContainsFunc(res.Findings, func(f diagnose.Finding) bool { return f.Invariant == "grammar" }) {
 		t.Fatalf("result %+v", res)
 	}
 	// The profile by invariant counts the scenario as failing grammar.

@@ -27,21 +27,68 @@ func behavesAsNewest(ref sim.Implementation) bool {
 	return !ok || r.Behaviour() == (loop.Behaviour{})
 }
 
-// explainByVersion puts first, when the implementation's trace got is the reference's with
-// some of pi's behaviour changes turned the other way from held (diagnose.ExplainByVersion),
-// a finding per change, and marks the scenario's other findings as their consequences.
-func explainByVersion(sc *sim.Scenario, held loop.Behaviour, got *trace.Trace, profile Profile, findings []diagnose.Finding) []diagnose.Finding {
-	flips := diagnose.ExplainByVersion(held, func(b loop.Behaviour) bool {
-		tr, err := sim.Run(sc, sim.NewReferenceWith(b))
-		return err == nil && Compare(tr, got, profile, 0) == nil
-	})
-	if flips == nil {
-		return findings
+// diagnoseByVersion diagnoses a failing trace got against the reference held at behaviour
+// held, naming first what pi's behaviour changes explain: it turns, one at a time, the change
+// (docs/VERSIONS.md) that leaves the fewest findings, for as long as one leaves fewer, and
+// says each turned change as a finding of kind Version; the rest of the trace is diagnosed
+// against the reference with those changes turned. Nil when no change explains anything.
+func diagnoseByVersion(sc *sim.Scenario, held loop.Behaviour, got *trace.Trace, profile trace.Profile, desc diagnose.Scenario, opts diagnose.Options) []diagnose.Finding {
+	diagnoseAt := func(b loop.Behaviour) []diagnose.Finding {
+		want, err := sim.Run(sc, sim.NewReferenceWith(b))
+		if err != nil {
+			return nil
+		}
+		c := trace.Compare(want, got, profile)
+		if c.Equal() {
+			return []diagnose.Finding{}
+		}
+		return diagnose.Diagnose(desc, c, opts)
 	}
-	for i := range findings {
-		findings[i].Consequence = true
+	var turned []loop.Change
+	b := held
+	best := diagnoseAt(b)
+	for best != nil && len(best) > 0 {
+		var next []diagnose.Finding
+		var change loop.Change
+		for _, c := range loop.Changes() {
+			if !c.Modelled() || slices.Contains(turned, c) {
+				continue
+			}
+			if fs := diagnoseAt(flip(b, c)); fs != nil && weight(fs) < weight(best) && (next == nil || weight(fs) < weight(next)) {
+				next, change = fs, c
+			}
+		}
+		if next == nil {
+			break
+		}
+		turned, b, best = append(turned, change), flip(b, change), next
 	}
-	return append(diagnose.VersionFindings(flips, releaseOf(held)), findings...)
+	if len(turned) == 0 {
+		return nil
+	}
+	flips := make([]diagnose.Flip, len(turned))
+	for i, c := range turned {
+		flips[i] = diagnose.Flip{Change: c, Has: !held.Has(c)}
+	}
+	return append(diagnose.VersionFindings(flips, releaseOf(held)), best...)
+}
+
+// weight is how much a diagnosis says is wrong: its findings, each counted for the entries it
+// stands for.
+func weight(fs []diagnose.Finding) int {
+	n := 0
+	for _, f := range fs {
+		n += max(1, f.Count)
+	}
+	return n
+}
+
+// flip is behaviour b with change c turned the other way.
+func flip(b loop.Behaviour, c loop.Change) loop.Behaviour {
+	if b.Has(c) {
+		return b.Without(c)
+	}
+	return b.With(c)
 }
 
 // releaseOf names the pi release whose behaviour b is (the newest release of that behaviour),

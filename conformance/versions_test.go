@@ -44,7 +44,7 @@ func TestEveryChangeIsDetected(t *testing.T) {
 					continue
 				}
 				got, err := sim.Run(sc, sim.NewReferenceWith(mutant))
-				if err != nil || conformance.Compare(want[i], got, conformance.Strict, 0) != nil {
+				if err != nil || !trace.Compare(want[i], got, trace.Strict).Equal() {
 					caught = append(caught, sc.Name)
 				}
 			}
@@ -74,7 +74,7 @@ func TestReferenceAtEveryRelease(t *testing.T) {
 				case wantSkip && res.Status != conformance.Skip:
 					t.Errorf("%s (since %s) was not skipped at %s: %s", res.Scenario, sc.Since, v, res.Status)
 				case !wantSkip && res.Status != conformance.Pass:
-					t.Errorf("%s at %s: %s %s\n%s", res.Scenario, v, res.Status, res.Reason, strings.Join(res.Violations, "\n"))
+					t.Errorf("%s at %s: %s %s\n%s", res.Scenario, v, res.Status, res.Reason, conformance.FindingsText(res.Findings, "  ", 0))
 				}
 			}
 		})

@@ -43,7 +43,12 @@ type Finding struct {
 	// title, an invariant with its rule ids, or the scenario's rule (its rule ids, or its
 	// "# Rule:" sentence).
 	Rule string `json:"rule"`
-	// Invariant names the invariant an invariant finding breaks ("truncation").
+	// RuleID is the id of the rule of docs/SEMANTICS.md the finding breaks: the rule that
+	// governs its entry (a divergence), or that its violation names (an invariant); "" when
+	// none does.
+	RuleID string `json:"ruleId,omitempty"`
+	// Invariant names the invariant an invariant finding breaks ("truncation"), or that a
+	// divergence also breaks.
 	Invariant string `json:"invariant,omitempty"`
 	// Says is what is wrong, in a sentence a person who never read pi understands.
 	Says string `json:"says"`
@@ -58,6 +63,9 @@ type Finding struct {
 	// Expected and Actual are the full values (JSON, or entries' JSON lines), never cut.
 	Expected string `json:"expected,omitempty"`
 	Actual   string `json:"actual,omitempty"`
+	// Count is how many entries show a divergence: the entries of a region, or the pairs of
+	// entries whose field differs alike.
+	Count int `json:"count,omitempty"`
 	// Consequence says the finding comes after the scenario's first divergence and may be
 	// its consequence rather than a fault of its own.
 	Consequence bool `json:"consequence,omitempty"`
@@ -70,9 +78,20 @@ type Finding struct {
 	// Group runs).
 	Cause string `json:"cause,omitempty"`
 
-	// moved keys the entry of a region found elsewhere in the other trace (markMoved): the
-	// missing half and the extra half of one moved entry share it.
-	moved string
+	// What a divergence touches, for telling consequences (markConsequences): a message, a
+	// request, an entry of the harness's.
+	messages, request, harness bool
+}
+
+// CauseKey is what the findings of one defect share across scenarios and runs: the rule the
+// finding breaks ("R-TRUNC-FAIL"), since one defect shows in several ways under its rule (a
+// truncated call executed: an extra call, an extra update, a missing failure); for a
+// finding no rule names (an error, an expectation, a pi change), its signature.
+func (f Finding) CauseKey() string {
+	if f.RuleID != "" && (f.Kind == Divergence || f.Kind == Invariant) {
+		return f.RuleID
+	}
+	return f.Signature
 }
 
 // maxRegionShown is the number of entries of a region Text shows as full JSON lines; a

@@ -21,9 +21,13 @@ type Diagnosis struct {
 type Cause struct {
 	// Title says the defect in words ("thinkingLevel absent on event message_end assistant").
 	Title string `json:"title"`
-	// Signature is the findings' shared signature.
+	// Signature is the findings' shared cause key (Finding.CauseKey): the rule they break, or
+	// their signature.
 	Signature string `json:"signature"`
-	Kind      Kind   `json:"kind"`
+	// Shows lists the signatures of the ways the defect shows (root findings), the most
+	// common first.
+	Shows []string `json:"shows,omitempty"`
+	Kind  Kind     `json:"kind"`
 	// Rule is the rule the defect breaks: the findings' rule when most scenarios agree on it,
 	// else the families of the scenarios.
 	Rule string `json:"rule"`
@@ -43,143 +47,89 @@ type Cause struct {
 	ExampleScenario string `json:"exampleScenario"`
 }
 
-// Group picks the causes of a suite's diagnoses, ranked by the number of scenarios they
-// explain, then by those they touch (most first; then by signature). First each pi behaviour
-// change a scenario shows (a Version finding) becomes a cause explaining every scenario that
-// shows it. Then it proceeds greedily: the signature that is a root
-// finding (not a consequence of an earlier divergence) in the most scenarios not yet
-// explained becomes a cause and explains them, until every scenario with findings is
-// explained. A finding after the first divergence never explains a scenario: it may be the
-// divergence's consequence, and two defects often end in the same symptom. Ties go to
-// invariants, which name their rule, then to the signature that is the earliest root (an
-// error, else at the earliest entry) in more of the scenarios it would explain, then to the
-// signature with more root findings in them, then to the first signature in order. Group
-// sets each finding's Cause: the title of the cause of its signature, or else of the cause
-// that explains its scenario.
+// Group picks the causes of a suite's diagnoses: every cause key (Finding.CauseKey: the rule
+// a finding breaks, else its signature) that is a root finding (not marked a Consequence of an
+// earlier one) in some scenario is a cause, explaining the scenarios where it is a root; each
+// pi behaviour change a scenario shows (a Version finding) is a cause explaining every
+// scenario that shows it. The keys left are Symptoms. Causes are ranked by the scenarios they
+// are seen in, then by those they explain. Group sets each finding's Cause: the title of the
+// cause of its key, else of its scenario's earliest root.
 func Group(ds []Diagnosis) []Cause {
 	type stat struct {
-		scenarios []int        // indexes into ds, each once
-		roots     []int        // the scenarios where a finding of this signature is not a consequence
-		primary   map[int]int  // per scenario, the findings of this signature that are not consequences
-		earliest  map[int]bool // the scenarios where this signature is the earliest root
+		scenarios []int          // indexes into ds, each once
+		roots     []int          // where a finding of this key is a root
+		shows     map[string]int // its findings' signatures, by the scenarios showing them
 		kind      Kind
 	}
 	stats := map[string]*stat{}
+	rootOf := make([]string, len(ds)) // each scenario's earliest root's key
 	for i, d := range ds {
-		seen, root := map[string]bool{}, map[string]bool{}
-		anyRoot := false
-		first, firstAt := "", 0 // the earliest root finding's signature, and its entry
+		at := -1
 		for _, f := range d.Findings {
-			anyRoot = anyRoot || !f.Consequence
-			if at := position(f); !f.Consequence && (first == "" || at < firstAt) {
-				first, firstAt = f.Signature, at
+			if !f.Consequence && f.Kind != Version && (at < 0 || position(f) < at) {
+				rootOf[i], at = f.CauseKey(), position(f)
 			}
 		}
+	}
+	for i, d := range ds {
+		seen, root, shown := map[string]bool{}, map[string]bool{}, map[string]bool{}
 		for _, f := range d.Findings {
-			s := stats[f.Signature]
+			k := f.CauseKey()
+			s := stats[k]
 			if s == nil {
-				s = &stat{kind: f.Kind, primary: map[int]int{}, earliest: map[int]bool{}}
-				stats[f.Signature] = s
+				s = &stat{kind: f.Kind, shows: map[string]int{}}
+				stats[k] = s
 			}
-			if !f.Consequence {
-				s.primary[i]++
-			}
-			if f.Signature == first {
-				s.earliest[i] = true
-			}
-			if !seen[f.Signature] {
-				seen[f.Signature] = true
+			if !seen[k] {
+				seen[k] = true
 				s.scenarios = append(s.scenarios, i)
 			}
-			// A scenario whose findings are all consequences (none should be) lets any
-			// of them explain it.
-			if (!f.Consequence || !anyRoot) && !root[f.Signature] {
-				root[f.Signature] = true
+			if !f.Consequence && !root[k] {
+				root[k] = true
 				s.roots = append(s.roots, i)
 			}
-		}
-	}
-	explained := make([]int, len(ds)) // index+1 of the cause explaining ds[i]; 0: none yet
-	var chosen []string
-	// Each pi behaviour change a scenario's trace shows (a Version finding) is a cause of its
-	// own and explains every scenario showing it, several changes a scenario each: the trace
-	// is the reference's with all of them turned, so each is a defect to fix.
-	versions := map[string]map[int]bool{}
-	for _, sig := range sortedKeys(stats) {
-		if s := stats[sig]; s.kind == Version && len(s.roots) > 0 {
-			versions[sig] = map[int]bool{}
-			for _, i := range s.roots {
-				versions[sig][i] = true
+			if !f.Consequence && !shown[f.Signature] {
+				shown[f.Signature] = true
+				s.shows[f.Signature]++
 			}
 		}
 	}
-	for _, sig := range sortedKeys(versions) {
-		chosen = append(chosen, sig)
-		for i := range versions[sig] {
-			if explained[i] == 0 {
-				explained[i] = len(chosen)
-			}
+	var causes []Cause
+	chosen := map[string]int{} // key: index in causes
+	for _, k := range sortedKeys(stats) {
+		s := stats[k]
+		explains := s.roots
+		switch {
+		case s.kind == Version:
+			explains = s.scenarios
+		case len(s.roots) == 0:
+			continue
 		}
-	}
-	// explains reports whether cause c (0-based) explains scenario i.
-	explains := func(c, i int) bool { return explained[i] == c+1 || versions[chosen[c]][i] }
-	for {
-		best, bestN, bestE, bestP := "", 0, 0, 0
-		for _, sig := range sortedKeys(stats) {
-			s := stats[sig]
-			n, e, p := 0, 0, 0
-			for _, i := range s.roots {
-				if explained[i] == 0 {
-					n++
-					p += s.primary[i]
-					if s.earliest[i] {
-						e++
-					}
-				}
-			}
-			if n == 0 {
-				continue
-			}
-			if best == "" || n > bestN || (n == bestN && better(e, p, s.kind, bestE, bestP, stats[best].kind)) {
-				best, bestN, bestE, bestP = sig, n, e, p
-			}
+		cause := Cause{Signature: k, Kind: s.kind}
+		for sig := range s.shows {
+			cause.Shows = append(cause.Shows, sig)
 		}
-		if best == "" {
-			break
-		}
-		chosen = append(chosen, best)
-		for _, i := range stats[best].roots {
-			if explained[i] == 0 {
-				explained[i] = len(chosen)
+		slices.SortFunc(cause.Shows, func(a, b string) int {
+			if s.shows[a] != s.shows[b] {
+				return s.shows[b] - s.shows[a]
 			}
-		}
-	}
-	causes := make([]Cause, len(chosen))
-	for c, sig := range chosen {
-		s := stats[sig]
-		cause := Cause{Signature: sig, Kind: s.kind}
+			return strings.Compare(a, b)
+		})
 		rules := map[string]int{}
-		families := map[string]bool{}
-		ids := map[string]int{} // SEMANTICS rule ids, by how many of the scenarios pin them
 		for _, i := range s.scenarios {
 			d := ds[i]
-			for _, id := range d.Scenario.Rules {
-				ids[id]++
-			}
 			cause.Scenarios = append(cause.Scenarios, d.Scenario.Name)
-			if explains(c, i) {
+			mine := slices.Contains(explains, i)
+			if mine {
 				cause.Explains = append(cause.Explains, d.Scenario.Name)
 			}
-			if d.Scenario.Family != "" {
-				families[d.Scenario.Family] = true
-			}
 			for _, f := range d.Findings {
-				if f.Signature != sig {
+				if f.CauseKey() != k || f.Consequence && mine {
 					continue
 				}
-				// The example comes from a scenario the cause explains, as its title does (a
-				// cause is chosen for the scenarios it explains, so there is one).
-				if cause.ExampleScenario == "" && explains(c, i) {
+				// The example is the most common way the defect shows, from a scenario the
+				// cause explains.
+				if mine && (cause.ExampleScenario == "" || len(cause.Shows) > 0 && f.Signature == cause.Shows[0] && cause.Example.Signature != f.Signature) {
 					cause.Example, cause.ExampleScenario = f, d.Scenario.Name
 				}
 				rules[f.Rule]++
@@ -187,69 +137,33 @@ func Group(ds []Diagnosis) []Cause {
 			}
 		}
 		cause.Title = cause.Example.Headline
-		cause.Rule = ruleOf(rules, len(s.scenarios), families)
-		if s.kind == Divergence && !ownRule(sig) {
-			// A divergence breaks what its scenarios pin: the rule ids most of them share.
-			var common []string
-			for _, id := range sortedKeys(ids) {
-				if ids[id]*2 > len(s.scenarios) {
-					common = append(common, id)
-				}
-			}
-			// Most pinned first; among equals, in the contract's order (the loop's steps).
-			slices.SortStableFunc(common, func(a, b string) int {
-				if ids[a] != ids[b] {
-					return ids[b] - ids[a]
-				}
-				return RuleOrder(a) - RuleOrder(b)
-			})
-			if len(common) > 0 {
-				parts := make([]string, len(common))
-				for k, id := range common {
-					parts[k] = RuleTitles([]string{id})
-					if ids[id] < len(s.scenarios) {
-						parts[k] += fmt.Sprintf(" (pinned by %d of the %d scenarios)", ids[id], len(s.scenarios))
-					}
-				}
-				cause.Rule = strings.Join(parts, "; ")
-			}
+		if n := len(cause.Shows) - 1; n > 0 {
+			cause.Title += fmt.Sprintf(" (and %d other way%s it shows)", n, plural(n))
 		}
-		if inv, ok := invariant.ByName(cause.Example.Invariant); ok && cause.Rule == invariantRule(inv, "", false) {
+		cause.Rule = ruleOf(rules)
+		if inv, ok := invariant.ByName(cause.Example.Invariant); ok && cause.Example.Kind == Invariant && cause.Rule == invariantRule(inv, "", false) {
 			// The cause states the invariant in full, once.
 			cause.Rule = invariantRule(inv, "", true)
 		}
-		if s.kind == Invariant {
-			// Say what differs, when one divergence is a root finding in every scenario the
-			// invariant explains: the rule names it, the divergence shows it.
-			if sig, head := sharedDivergence(ds, explained, c+1, cause.ExampleScenario); sig != "" {
-				cause.Title = head + " — " + cause.Example.Headline
-				cause.Divergence = sig
-			}
-		}
-		causes[c] = cause
-	}
-	titles := map[string]string{}
-	for _, c := range causes {
-		titles[c.Signature] = c.Title
+		chosen[k] = len(causes)
+		causes = append(causes, cause)
 	}
 	for i := range ds {
 		for j := range ds[i].Findings {
 			f := &ds[i].Findings[j]
-			if t, ok := titles[f.Signature]; ok {
-				f.Cause = t
-			} else if explained[i] > 0 {
-				f.Cause = causes[explained[i]-1].Title
+			if c, ok := chosen[f.CauseKey()]; ok {
+				f.Cause = causes[c].Title
+			} else if c, ok := chosen[rootOf[i]]; ok {
+				f.Cause = causes[c].Title
 			}
 		}
 	}
 	slices.SortStableFunc(causes, func(a, b Cause) int {
-		// A cause explaining few scenarios but touching many, as a consequence of others,
-		// comes after the causes it follows from.
-		if len(a.Explains) != len(b.Explains) {
-			return len(b.Explains) - len(a.Explains)
-		}
 		if len(a.Scenarios) != len(b.Scenarios) {
 			return len(b.Scenarios) - len(a.Scenarios)
+		}
+		if len(a.Explains) != len(b.Explains) {
+			return len(b.Explains) - len(a.Explains)
 		}
 		return strings.Compare(a.Signature, b.Signature)
 	})
@@ -274,55 +188,15 @@ var ruleIndex = sync.OnceValue(func() map[string]int {
 	return out
 })
 
-// ownRule reports whether a divergence's signature carries its own rule, which its scenarios'
-// rules must not replace: a field one rule governs (fieldRules), a run that fails.
-func ownRule(sig string) bool {
-	return strings.HasPrefix(sig, "R-") || strings.HasPrefix(sig, runFails) || strings.HasPrefix(sig, runReturns)
-}
-
-// position orders root findings by where they show: an error (no entry) first, then by the
-// implementation's entry, else the reference's.
-func position(f Finding) int {
-	switch {
-	case f.At.Actual > 0:
-		return f.At.Actual
-	case f.At.Expected > 0:
-		return f.At.Expected
-	}
-	return 0
-}
-
-// better breaks a tie between two signatures explaining as many scenarios: an invariant
-// (it names its rule), then the one that is the earliest root in more of those scenarios (a
-// termination bug breaks termination before queue timing), then the one with more root
-// findings in them; a tie left goes to the signature first in order.
-func better(earliest, primary int, kind Kind, bestEarliest, bestPrimary int, bestKind Kind) bool {
-	if (kind == Invariant) != (bestKind == Invariant) {
-		return kind == Invariant
-	}
-	if earliest != bestEarliest {
-		return earliest > bestEarliest
-	}
-	return primary > bestPrimary
-}
-
-// ruleOf names a cause's rule: the rule most of its scenarios' findings give, or the
-// families the scenarios come from.
-func ruleOf(rules map[string]int, n int, families map[string]bool) string {
+// ruleOf names a cause's rule: the rule most of its findings give.
+func ruleOf(rules map[string]int) string {
 	best, bestN := "", 0
 	for _, r := range sortedKeys(rules) {
 		if rules[r] > bestN {
 			best, bestN = r, rules[r]
 		}
 	}
-	if bestN*2 > n || len(rules) == 1 {
-		return best
-	}
-	fams := sortedKeys(families)
-	if len(fams) == 0 {
-		return fmt.Sprintf("the reference's trace (%d different scenario rules)", len(rules))
-	}
-	return fmt.Sprintf("the reference's trace, across %d scenario rules of the families %s", len(rules), strings.Join(fams, ", "))
+	return best
 }
 
 // Text renders a cause for people: its title, rule and scenario count, its example finding
@@ -355,42 +229,6 @@ func plural(n int) string {
 	return "s"
 }
 
-// sharedDivergence is the divergence signature that is a root finding in most (more than
-// half) of the scenarios explained by cause number c, and its headline; "" when there is
-// none.
-func sharedDivergence(ds []Diagnosis, explained []int, c int, example string) (sig, headline string) {
-	count := map[string]int{}
-	heads := map[string]string{}
-	n := 0
-	for i, d := range ds {
-		if explained[i] != c {
-			continue
-		}
-		n++
-		seen := map[string]bool{}
-		for _, f := range d.Findings {
-			if f.Kind == Divergence && !f.Consequence && !seen[f.Signature] {
-				seen[f.Signature] = true
-				count[f.Signature]++
-				// The headline of the example's scenario, else of the first that has it.
-				if heads[f.Signature] == "" || d.Scenario.Name == example {
-					heads[f.Signature] = f.Headline
-				}
-			}
-		}
-	}
-	best := 0
-	for _, k := range sortedKeys(count) {
-		if count[k] > best {
-			sig, headline, best = k, heads[k], count[k]
-		}
-	}
-	if best*2 <= n {
-		return "", ""
-	}
-	return sig, headline
-}
-
 // Symptom is a kind of finding seen only after the first divergence of the scenarios it is
 // in, and that no cause's signature names: it may be a consequence of those causes, or a
 // defect of its own hidden behind them.
@@ -419,7 +257,7 @@ func Symptoms(ds []Diagnosis, causes []Cause) []Symptom {
 	causeKeys := map[string]bool{}
 	for _, d := range ds {
 		for _, f := range d.Findings {
-			if chosen[f.Signature] {
+			if chosen[f.CauseKey()] {
 				causeKeys[symptomKey(f)] = true
 			}
 		}
@@ -436,7 +274,7 @@ func Symptoms(ds []Diagnosis, causes []Cause) []Symptom {
 		seen := map[string]bool{}
 		for _, f := range d.Findings {
 			k := symptomKey(f)
-			if f.Kind == Expectation || chosen[f.Signature] || causeKeys[k] {
+			if f.Kind == Expectation || chosen[f.CauseKey()] || causeKeys[k] {
 				continue
 			}
 			a := byKey[k]

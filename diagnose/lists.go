@@ -3,50 +3,22 @@ package diagnose
 import (
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"strings"
 
 	"github.com/turnstile-dev/turnstile/trace"
 )
 
-// maxListItems bounds the lists listChange aligns (their lengths multiplied): a longer pair is
-// only counted.
-const maxListItems = 250_000
-
 // listChange says which items make two lists of different lengths differ: those of the
 // reference's list that the implementation's lacks and those it has in addition, found by
-// aligning the two on their equal items (at most three of each named, 1-based). "" when the
-// lists are too long to align.
+// aligning the two on their equal items (trace.Align; at most three of each named, 1-based).
 func listChange(want, got []any) string {
-	if len(want)*len(got) > maxListItems {
-		return ""
-	}
-	// lcs[i][j]: the longest common subsequence of want[i:] and got[j:].
-	lcs := make([][]int, len(want)+1)
-	for i := range lcs {
-		lcs[i] = make([]int, len(got)+1)
-	}
-	for i := len(want) - 1; i >= 0; i-- {
-		for j := len(got) - 1; j >= 0; j-- {
-			if reflect.DeepEqual(want[i], got[j]) {
-				lcs[i][j] = lcs[i+1][j+1] + 1
-			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
-			}
-		}
-	}
 	var missing, extra []string
-	i, j := 0, 0
-	for i < len(want) || j < len(got) {
-		switch {
-		case i < len(want) && j < len(got) && reflect.DeepEqual(want[i], got[j]):
-			i, j = i+1, j+1
-		case j == len(got) || i < len(want) && lcs[i+1][j] >= lcs[i][j+1]:
-			missing = append(missing, fmt.Sprintf("%d %s", i+1, brief(want[i])))
-			i++
-		default:
-			extra = append(extra, fmt.Sprintf("%d %s", j+1, brief(got[j])))
-			j++
+	for _, s := range trace.Align(trace.ItemKeys(want), trace.ItemKeys(got)) {
+		switch s.Op {
+		case trace.Missing:
+			missing = append(missing, fmt.Sprintf("%d %s", s.Want+1, brief(want[s.Want])))
+		case trace.Extra:
+			extra = append(extra, fmt.Sprintf("%d %s", s.Got+1, brief(got[s.Got])))
 		}
 	}
 	var parts []string

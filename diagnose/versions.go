@@ -109,7 +109,7 @@ func VersionFindings(flips []Flip, heldTo string) []Finding {
 		}
 		out[i] = Finding{
 			Kind: Version, Rule: rule,
-			Says: fmt.Sprintf("the trace is the reference's at pi %s %s: here the loop behaves as pi %s, and it is held to pi %s (its hello's tracks, or --tracks)",
+			Says: fmt.Sprintf("the trace shows the reference at pi %s %s: here the loop behaves as pi %s, and it is held to pi %s (its hello's tracks, or --tracks); its other findings are diagnosed against the reference so turned",
 				heldTo, strings.Join(parts, " and "), f.release(), heldTo),
 			Signature: "version: " + f.phrase(),
 			Headline:  fmt.Sprintf("behaves as pi %s: %s (docs/VERSIONS.md)", f.release(), f.phrase()),

@@ -25,6 +25,9 @@ type Rule struct {
 	Title string
 	// Unpinned, when set, is the doc's reason why no scenario can pin the rule.
 	Unpinned string
+	// Since is the pi release from which the rule exists ("1.3.0"; "" for every release),
+	// from its section's "*Since pi X.*" line.
+	Since string
 }
 
 // ErrorText is one error text of SEMANTICS.md, with its placeholders (NAME, …) as written.
@@ -35,6 +38,7 @@ type ErrorText struct {
 
 var (
 	ruleHeading = regexp.MustCompile(`^### (R-[A-Z0-9]+(?:-[A-Z0-9]+)*): (.+)$`)
+	sinceLine   = regexp.MustCompile(`^\*Since pi ([0-9]+\.[0-9]+\.[0-9]+)\.\*$`)
 	errorLabel  = regexp.MustCompile(`^<a id="e-[a-z0-9-]+"></a>\*\*(E-[A-Z0-9]+(?:-[A-Z0-9]+)*)\*\*`)
 )
 
@@ -67,6 +71,8 @@ func parseRules(doc string) []Rule {
 		}
 		switch {
 		case cur == nil:
+		case sinceLine.MatchString(line):
+			cur.Since = sinceLine.FindStringSubmatch(line)[1]
 		case strings.HasPrefix(line, unpinnedMark):
 			reason = &[]string{strings.TrimSpace(strings.TrimPrefix(line, unpinnedMark))}
 		case reason != nil && strings.TrimSpace(line) != "":
@@ -125,6 +131,54 @@ func parseErrorTexts(doc string) []ErrorText {
 		}
 		out = append(out, ErrorText{ID: m[1], Text: strings.Join(body, "\n")})
 		i = j
+	}
+	return out
+}
+
+// Governs is one row of SEMANTICS.md's table "Which rule governs an entry": the rule that
+// governs a finding about an entry whose key matches Entries, about a field matching Fields,
+// where When holds.
+type Governs struct {
+	// Entries are entry keys ("call tool", "event message_* toolResult"); a "*" ends a prefix.
+	Entries []string
+	// Fields are members on the path of the differing field, or paths it starts with ("data");
+	// none: the entry itself, or any field.
+	Fields []string
+	// When names where the entry stands in its trace ("in a truncated turn"); "": anywhere.
+	When string
+	// Rule is the rule's id; "" when the row says no rule governs such a finding.
+	Rule string
+}
+
+// Governance returns the rows of SEMANTICS.md's table "Which rule governs an entry", in order:
+// the first row that matches a finding gives its rule.
+func Governance() []Governs { return parseGovernance(semantics) }
+
+var backquoted = regexp.MustCompile("`([^`]+)`")
+
+func parseGovernance(doc string) []Governs {
+	_, table, ok := strings.Cut(doc, "## Which rule governs an entry\n")
+	if !ok {
+		return nil
+	}
+	table, _, _ = strings.Cut(table, "\n## ")
+	var out []Governs
+	for _, line := range strings.Split(table, "\n") {
+		cells := strings.Split(strings.Trim(line, "| "), " | ")
+		if len(cells) != 4 || !strings.HasPrefix(cells[3], "R-") && cells[3] != "—" {
+			continue
+		}
+		g := Governs{Rule: strings.TrimPrefix(cells[3], "—")}
+		for _, m := range backquoted.FindAllStringSubmatch(cells[0], -1) {
+			g.Entries = append(g.Entries, m[1])
+		}
+		for _, m := range backquoted.FindAllStringSubmatch(cells[1], -1) {
+			g.Fields = append(g.Fields, m[1])
+		}
+		if cells[2] != "—" {
+			g.When = cells[2]
+		}
+		out = append(out, g)
 	}
 	return out
 }

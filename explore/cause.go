@@ -2,7 +2,6 @@ package explore
 
 import (
 	"bufio"
-	"bytes"
 	"cmp"
 	"fmt"
 	"io"
@@ -10,7 +9,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/turnstile-dev/turnstile/conformance"
 	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/invariant"
 	"github.com/turnstile-dev/turnstile/trace"
@@ -24,14 +22,11 @@ type Diagnosis func(want, got *trace.Trace) []diagnose.Finding
 // Diagnose is the diagnosis explore uses by default, conform's (package diagnose): every
 // divergence of the two traces under profile, region by region and field by field, and every
 // broken invariant of invs (nil: invariant.All()). Without want, the invariants alone.
-func Diagnose(profile conformance.Profile, invs []invariant.Invariant) Diagnosis {
+func Diagnose(profile trace.Profile, invs []invariant.Invariant) Diagnosis {
 	if invs == nil {
 		invs = invariant.All()
 	}
 	opts := diagnose.Options{Invariants: invs}
-	if profile == conformance.Semantic {
-		opts.Normalize = conformance.SemanticValue
-	}
 	// Alone, the invariants are judged against a trace that breaks none: diagnose leaves out
 	// what the reference's trace breaks too.
 	none := &trace.Trace{}
@@ -53,7 +48,7 @@ func Diagnose(profile conformance.Profile, invs []invariant.Invariant) Diagnosis
 				return nil
 			}
 			var out []diagnose.Finding
-			for _, f := range diagnose.Diagnose(diagnose.Scenario{}, none, got, alone) {
+			for _, f := range diagnose.Diagnose(diagnose.Scenario{}, trace.Compare(none, got, profile), alone) {
 				if f.Kind == diagnose.Invariant {
 					f.Consequence = false
 					out = append(out, f)
@@ -61,19 +56,12 @@ func Diagnose(profile conformance.Profile, invs []invariant.Invariant) Diagnosis
 			}
 			return out
 		}
-		if !broken && agree(want, got, profile) {
+		c := trace.Compare(want, got, profile)
+		if !broken && c.Equal() {
 			return nil
 		}
-		return diagnose.Diagnose(diagnose.Scenario{}, want, got, opts)
+		return diagnose.Diagnose(diagnose.Scenario{}, c, opts)
 	}
-}
-
-// agree reports whether two traces are the same under profile.
-func agree(want, got *trace.Trace, profile conformance.Profile) bool {
-	if profile == conformance.Semantic {
-		return conformance.Compare(want, got, profile, 0) == nil
-	}
-	return bytes.Equal(want.JSONL(), got.JSONL())
 }
 
 // causes returns the findings that can be a run's cause, the cause first. As in conform's

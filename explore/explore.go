@@ -67,9 +67,9 @@ type Options struct {
 	// Tracks "" and Lacks nil are taken from Impl's hello when it has one, and otherwise mean
 	// everything.
 	Target Target
-	// Profile is how the default diagnosis compares traces: conformance.Strict (default) or
-	// conformance.Semantic.
-	Profile conformance.Profile
+	// Profile is how the default diagnosis compares traces: trace.Strict (default) or
+	// trace.Semantic.
+	Profile trace.Profile
 	// Diagnose finds what is wrong with a run and gives each finding its cause signature;
 	// nil means Diagnose(Profile, Invariants), conform's diagnosis.
 	Diagnose Diagnosis
@@ -266,8 +266,9 @@ func (p *Problem) Cause() diagnose.Finding {
 	return p.Causes[0]
 }
 
-// Signature is the signature of the problem's cause.
-func (p *Problem) Signature() string { return p.Cause().Signature }
+// Signature is the cause key of the problem's cause (diagnose.Finding.CauseKey): the rule it
+// breaks, else its signature.
+func (p *Problem) Signature() string { return p.Cause().CauseKey() }
 
 // Rule is the rule the problem's cause breaks.
 func (p *Problem) Rule() string { return p.Cause().Rule }
@@ -289,7 +290,7 @@ func (f *Failure) Rule() string {
 func (p *Problem) signatures() map[string]bool {
 	out := map[string]bool{}
 	for _, f := range p.Causes {
-		out[f.Signature] = true
+		out[f.CauseKey()] = true
 	}
 	return out
 }
@@ -375,7 +376,7 @@ func (o Options) withDefaults() Options {
 		o.Command = "turnstile explore"
 	}
 	if o.Profile == "" {
-		o.Profile = conformance.Strict
+		o.Profile = trace.Strict
 	}
 	if o.Reference == nil {
 		o.Reference = func() sim.Implementation { return sim.NewReference() }
@@ -690,7 +691,7 @@ func (x *explorer) check(sc *sim.Scenario) (prob *Problem, ignored bool) {
 	var findings []diagnose.Finding
 	failed := func(kind string, err error) {
 		prob.Kind = kind
-		findings = diagnose.Diagnose(diagnose.Scenario{Name: sc.Name}, nil, nil, diagnose.Options{RunError: err})
+		findings = diagnose.Diagnose(diagnose.Scenario{Name: sc.Name}, nil, diagnose.Options{RunError: err})
 	}
 	switch {
 	case got.hang:
@@ -716,7 +717,7 @@ func (x *explorer) check(sc *sim.Scenario) (prob *Problem, ignored bool) {
 		return nil, false
 	}
 	for _, f := range prob.Causes {
-		if x.opts.Ignore[f.Signature] || f.Kind == diagnose.Invariant && x.opts.Ignore["invariant "+f.Invariant] {
+		if x.opts.Ignore[f.Signature] || x.opts.Ignore[f.CauseKey()] || f.Kind == diagnose.Invariant && x.opts.Ignore["invariant "+f.Invariant] {
 			// Like a known cause, an ignored one takes the whole run.
 			return nil, true
 		}

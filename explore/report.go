@@ -15,8 +15,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/turnstile-dev/turnstile/conformance"
 	"github.com/turnstile-dev/turnstile/scenarios"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // progress writes the exploration's output: a progress line kept up to date in place on a
@@ -130,7 +130,7 @@ func (x *explorer) replay(dir string) string {
 		return "turnstile run " + file
 	}
 	cmd := fmt.Sprintf("turnstile conform --impl %s%s --suite %s", strconv.Quote(x.opts.ImplCommand), x.opts.ImplFlags, file)
-	if x.opts.Profile != "" && x.opts.Profile != conformance.Strict {
+	if x.opts.Profile != "" && x.opts.Profile != trace.Strict {
 		cmd += " --profile " + string(x.opts.Profile)
 	}
 	return cmd
@@ -169,7 +169,7 @@ func (x *explorer) readme(dir string, f *Failure) string {
 	fmt.Fprintf(&b, "The cause:\n\n```\n%s```\n\n", f.Cause().Text(""))
 	var rest []string
 	for _, fd := range f.Findings {
-		if fd.Signature != f.Signature() {
+		if fd.Signature != f.Cause().Signature {
 			rest = append(rest, fd.Text(""))
 		}
 	}

@@ -467,16 +467,17 @@ func listDiff(got, want []any) string {
 // valueDiff describes where two decoded JSON values first differ ("" when equal): the path
 // of the first differing member and both values there.
 func valueDiff(got, want any) string {
-	d, differ := trace.FirstDifference(want, got, same)
-	if !differ {
+	fields := trace.Fields(want, got, same)
+	if len(fields) == 0 {
 		return ""
 	}
+	d := fields[0]
 	path := "." + d.Path
 	g, w := d.Got, d.Want
-	if d.GotAbsent {
+	if d.Shape == trace.Absent {
 		g = "(missing)"
 	}
-	if d.WantAbsent {
+	if d.Shape == trace.Unexpected {
 		w = "(missing)"
 	}
 	return fmt.Sprintf("at %s: %s, expected %s", path, show(g), show(w))

@@ -123,9 +123,11 @@ func WriteConformance(dir string, c Conformance) error {
 					f.Cause += x.Cause
 				}
 			}
-			if res.Divergence != nil {
-				f.Divergence = fmt.Sprintf("entry %d", res.Divergence.Entry)
-				f.Expected, f.Actual = strings.TrimSpace(res.Divergence.Expected), strings.TrimSpace(res.Divergence.Actual)
+			if i := slices.IndexFunc(res.Findings, func(x diagnose.Finding) bool { return x.Kind == diagnose.Divergence }); i >= 0 && res.Error == "" {
+				d := res.Findings[i]
+				f.Divergence = fmt.Sprintf("entry %d", cmp.Or(d.At.Actual, d.At.Expected))
+				f.Expected, _, _ = strings.Cut(d.ExpectedLine, "\n")
+				f.Actual, _, _ = strings.Cut(d.ActualLine, "\n")
 			} else if res.Error != "" {
 				f.Divergence = res.Error
 			}

@@ -47,8 +47,7 @@ func TestValuesAndJSONGiveTheSameTrace(t *testing.T) {
 		}
 		a, b := direct.JSONL(), viaWire.JSONL()
 		if !bytes.Equal(a, b) {
-			d, _ := trace.FirstTraceDivergence(b, a, 2)
-			t.Errorf("%s: values and JSON differ (- JSON, + values):\n%s", sc.Name, d)
+			t.Errorf("%s: values and JSON differ (- JSON, + values):\n%s", sc.Name, trace.Compare(viaWire, direct, trace.Strict).Text(2))
 		}
 	}
 }

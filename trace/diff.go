@@ -1,74 +1,70 @@
 package trace
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
 )
 
-// Divergence is the first place two renderings of a trace differ.
+// Divergence is the first difference of two texts (timelines, goldens) aligned line by line
+// with Align: the lines one side lacks or has instead, with the shared lines around them.
 type Divergence struct {
-	// Line is the 1-based line number of the first difference.
+	// Line is the 1-based number, in the expected text, of the first line that differs.
 	Line int
-	// Want and Got are the differing lines ("" past the end of one side, with AtEnd set).
-	Want, Got       string
-	WantEnd, GotEnd bool
-	// Before holds up to the requested number of equal lines before the difference.
+	// Before holds up to the requested number of shared lines before the difference.
 	Before []string
-	// WantAfter and GotAfter hold the lines that follow on each side.
-	WantAfter, GotAfter []string
+	// Want are the expected lines the actual text lacks there; Got the lines it has instead.
+	Want, Got []string
+	// After holds up to the requested number of shared lines after the difference.
+	After []string
 }
 
-// FirstDivergence compares two renderings line by line and returns where they first differ,
-// with context lines around it; ok is false when they are equal.
+// FirstDivergence aligns two texts' lines and returns their first difference, with up to
+// context shared lines around it; ok is false when they are equal.
 func FirstDivergence(want, got []string, context int) (d Divergence, ok bool) {
-	n := min(len(want), len(got))
-	i := 0
-	for i < n && want[i] == got[i] {
-		i++
+	steps := Align(want, got)
+	k := 0
+	for k < len(steps) && steps[k].Op == Same {
+		k++
 	}
-	if i == len(want) && i == len(got) {
+	if k == len(steps) {
 		return Divergence{}, false
 	}
-	d.Line = i + 1
-	d.Before = want[max(0, i-context):i]
-	if i < len(want) {
-		d.Want = want[i]
-		d.WantAfter = want[i+1 : min(len(want), i+1+context)]
-	} else {
-		d.WantEnd = true
+	d.Line = k + 1 // the steps before k are shared lines, one of each text each
+	for j := max(0, k-context); j < k; j++ {
+		d.Before = append(d.Before, want[steps[j].Want])
 	}
-	if i < len(got) {
-		d.Got = got[i]
-		d.GotAfter = got[i+1 : min(len(got), i+1+context)]
-	} else {
-		d.GotEnd = true
+	for ; k < len(steps) && steps[k].Op != Same; k++ {
+		if s := steps[k]; s.Op == Missing {
+			d.Want = append(d.Want, want[s.Want])
+		} else {
+			d.Got = append(d.Got, got[s.Got])
+		}
+	}
+	for ; k < len(steps) && steps[k].Op == Same && len(d.After) < context; k++ {
+		d.After = append(d.After, want[steps[k].Want])
 	}
 	return d, true
 }
 
-// String renders the divergence for people: context, then the expected and actual lines.
+// String renders the divergence for people: context, the expected lines (-) and the actual
+// ones (+), then context.
 func (d Divergence) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "first difference at line %d:\n", d.Line)
 	for _, l := range d.Before {
 		fmt.Fprintf(&b, "    %s\n", l)
 	}
-	side := func(mark, line string, end bool, after []string) {
-		if end {
-			fmt.Fprintf(&b, "  %s (end: no more lines)\n", mark)
-			return
-		}
-		fmt.Fprintf(&b, "  %s %s\n", mark, line)
-		for _, l := range after {
-			fmt.Fprintf(&b, "  %s %s\n", mark, l)
-		}
+	for _, l := range d.Want {
+		fmt.Fprintf(&b, "  - %s\n", l)
 	}
-	side("-", d.Want, d.WantEnd, d.WantAfter)
-	side("+", d.Got, d.GotEnd, d.GotAfter)
+	for _, l := range d.Got {
+		fmt.Fprintf(&b, "  + %s\n", l)
+	}
+	for _, l := range d.After {
+		fmt.Fprintf(&b, "    %s\n", l)
+	}
 	b.WriteString("  (- expected, + actual)\n")
 	return b.String()
 }
@@ -82,159 +78,72 @@ func Lines(text []byte) []string {
 	return strings.Split(s, "\n")
 }
 
-// TraceDivergence is the first entry at which two traces' JSON lines differ.
-type TraceDivergence struct {
-	// Entry is the 1-based number of the first differing line.
-	Entry int
-	// Want and Got are that entry as timeline lines, or the raw line when it is not an
-	// entry; "" with WantEnd or GotEnd past the end of a trace.
-	Want, Got       string
-	WantEnd, GotEnd bool
-	// Before holds up to the requested number of timeline lines both traces share before it.
-	Before []string
-	// Field says what differs inside the entry: "field PATH: WANT vs GOT" (JSON path and
-	// both values), or why two lines with equal values still differ.
-	Field string
+// Text renders the comparison's first difference for people: up to context shared entries
+// before it, then the differing entries as timeline lines (- expected, + actual) and, for a
+// pair whose values differ, each differing field with both values. "" when the traces agree.
+func (c *Comparison) Text(context int) string {
+	k := c.First()
+	if k < 0 {
+		return ""
+	}
+	var b strings.Builder
+	s := c.Steps[k]
+	at := s.Got + 1
+	if s.Op == Missing {
+		at = s.Want + 1
+		fmt.Fprintf(&b, "first difference at reference entry %d:\n", at)
+	} else {
+		fmt.Fprintf(&b, "first difference at entry %d:\n", at)
+	}
+	for j := max(0, k-context); j < k; j++ {
+		fmt.Fprintf(&b, "    %s\n", TimelineLine(c.Got[c.Steps[j].Got]))
+	}
+	if s.Op == Same {
+		fmt.Fprintf(&b, "  - %s\n  + %s\n", TimelineLine(c.Want[s.Want]), TimelineLine(c.Got[s.Got]))
+		for _, f := range s.Fields {
+			fmt.Fprintf(&b, "  %s\n", f.Describe())
+		}
+	} else {
+		for ; k < len(c.Steps) && c.Steps[k].Op != Same; k++ {
+			if t := c.Steps[k]; t.Op == Missing {
+				fmt.Fprintf(&b, "  - %s\n", TimelineLine(c.Want[t.Want]))
+			} else {
+				fmt.Fprintf(&b, "  + %s\n", TimelineLine(c.Got[t.Got]))
+			}
+		}
+		if k == len(c.Steps) {
+			b.WriteString("    (end of both traces)\n")
+		}
+	}
+	b.WriteString("  (- expected, + actual)\n")
+	return b.String()
 }
 
-// FirstTraceDivergence compares two traces given as JSON lines, byte for byte, and returns
-// the first differing entry with context; ok is false exactly when the bytes are equal. The
-// entries are shown, and their differing field named, in full: the linear form's links are
-// expanded (when both sides are traces), so a field is named by its place in the whole entry.
-func FirstTraceDivergence(want, got []byte, context int) (d TraceDivergence, ok bool) {
-	if bytes.Equal(want, got) {
-		return TraceDivergence{}, false
-	}
-	wl, gl := bytes.SplitAfter(want, []byte("\n")), bytes.SplitAfter(got, []byte("\n"))
-	i := 0
-	for i < len(wl) && i < len(gl) && bytes.Equal(wl[i], gl[i]) {
-		i++
-	}
-	// The last piece of SplitAfter is what follows the final newline ("" normally).
-	wEnd := i >= len(wl) || len(wl[i]) == 0
-	gEnd := i >= len(gl) || len(gl[i]) == 0
-	d = TraceDivergence{Entry: i + 1, WantEnd: wEnd, GotEnd: gEnd}
-	wFull, wOK := expandedLines(wl, i)
-	gFull, gOK := expandedLines(gl, i)
-	text := func(full []Entry, ok bool, lines [][]byte, j int) string {
-		if ok {
-			return TimelineLine(full[j])
-		}
-		return lineText(lines[j])
-	}
-	for j := max(0, i-context); j < i; j++ {
-		d.Before = append(d.Before, text(wFull, wOK, wl, j))
-	}
-	if !wEnd {
-		d.Want = text(wFull, wOK, wl, i)
-	}
-	if !gEnd {
-		d.Got = text(gFull, gOK, gl, i)
-	}
-	switch {
-	case wEnd || gEnd:
-	case wOK && gOK && (wFull[i].Link != nil || gFull[i].Link != nil || !bytes.Equal(entryLine(&wFull[i]), wl[i]) || !bytes.Equal(entryLine(&gFull[i]), gl[i])):
-		// A linked entry: what differs is said of the entries in full.
-		wf, gf := entryLine(&wFull[i]), entryLine(&gFull[i])
-		if bytes.Equal(wf, gf) {
-			d.Field = "the entries are equal in full but written differently: " + fieldDifference(wl[i], gl[i])
-		} else {
-			d.Field = fieldDifference(wf, gf)
-		}
-	default:
-		d.Field = fieldDifference(wl[i], gl[i])
-	}
-	return d, true
-}
-
-// expandedLines reads lines[0..i] as trace entries and expands them; ok is false when one is
-// not an entry or a link does not resolve.
-func expandedLines(lines [][]byte, i int) ([]Entry, bool) {
-	tr := &Trace{}
-	for j := 0; j <= i && j < len(lines); j++ {
-		line := bytes.TrimSuffix(lines[j], []byte("\n"))
-		if len(line) == 0 {
-			break
-		}
-		var e Entry
-		if err := json.Unmarshal(line, &e); err != nil {
-			return nil, false
-		}
-		tr.Entries = append(tr.Entries, e)
-	}
-	full, err := tr.Expand()
-	if err != nil || len(full.Entries) <= i {
-		return nil, false
-	}
-	return full.Entries, true
-}
-
-// entryLine is an entry's JSON line, newline included.
-func entryLine(e *Entry) []byte { return append(e.appendJSON(nil), '\n') }
-
-// ReadJSONL reads a trace's JSON lines (Trace.JSONL, in full or in the linear form) as the
-// entries they write; an error names the first line that is not an entry.
-func ReadJSONL(data []byte) (*Trace, error) {
-	tr := &Trace{}
-	for i, line := range Lines(data) {
-		var e Entry
-		if err := json.Unmarshal([]byte(line), &e); err != nil {
-			return nil, fmt.Errorf("line %d: not a trace entry: %v", i+1, err)
-		}
-		tr.Entries = append(tr.Entries, e)
-	}
-	return tr, nil
-}
-
-// lineText renders one JSON line as a timeline line, or quotes it when it is not an entry.
-func lineText(line []byte) string {
-	line = bytes.TrimSuffix(line, []byte("\n"))
-	var e Entry
-	if err := json.Unmarshal(line, &e); err != nil {
-		return fmt.Sprintf("(not a trace entry: %v) %s", err, abbreviate(string(line), 160))
-	}
-	return TimelineLine(e)
-}
-
-// fieldDifference says where two differing JSON lines differ.
-func fieldDifference(want, got []byte) string {
-	want, got = bytes.TrimSuffix(want, []byte("\n")), bytes.TrimSuffix(got, []byte("\n"))
-	if bytes.Equal(bytes.TrimSuffix(want, []byte("\r")), bytes.TrimSuffix(got, []byte("\r"))) || bytes.Equal(want, got) {
-		return "the lines differ only in their line ending"
-	}
-	wv, werr := decodeNumbers(want)
-	gv, gerr := decodeNumbers(got)
-	if werr != nil || gerr != nil {
-		k := 0
-		for k < len(want) && k < len(got) && want[k] == got[k] {
-			k++
-		}
-		return fmt.Sprintf("the lines differ at byte %d: %s vs %s", k+1, abbreviate(string(want[k:]), 40), abbreviate(string(got[k:]), 40))
-	}
-	diff, differ := FirstDifference(wv, gv, nil)
-	if !differ {
-		return "the lines hold equal JSON values but differ in their bytes (a canonical line has sorted keys, no spaces)"
-	}
-	path := diff.Path
+// Describe says a field difference in one line: its path and both values (long ones around
+// where they first differ).
+func (f Field) Describe() string {
+	path := f.Path
 	if path == "" {
 		path = "(the whole entry)"
 	}
-	value := func(v any, absent bool) string {
-		if absent {
-			return "(absent)"
-		}
-		b, err := json.Marshal(v)
-		if err != nil {
-			return fmt.Sprint(v)
-		}
-		return string(b)
-	}
-	w, g := value(diff.Want, diff.WantAbsent), value(diff.Got, diff.GotAbsent)
+	w, g := ShowJSON(f.Want, f.Shape == Unexpected), ShowJSON(f.Got, f.Shape == Absent)
 	sw, sg, from := ShowValues(w, g)
 	if from == 0 {
 		return fmt.Sprintf("field %s: %s vs %s", path, sw, sg)
 	}
 	return fmt.Sprintf("field %s, from its character %d on (of %d and %d): %s vs %s", path, from, len(w), len(g), sw, sg)
+}
+
+// ShowJSON is a decoded JSON value as JSON, or "(absent)".
+func ShowJSON(v any, absent bool) string {
+	if absent {
+		return "(absent)"
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
 }
 
 // maxValueShown is the length of a JSON value a difference shows whole.
@@ -273,47 +182,25 @@ func window(s string, k int) string {
 	return out
 }
 
-// decodeNumbers decodes JSON keeping numbers as their text (json.Number), so 1 and 1.0
-// differ.
-func decodeNumbers(data []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	if dec.More() {
-		return nil, errors.New("text after the JSON value")
-	}
-	return v, nil
-}
-
-func abbreviate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}
-
-// String renders the divergence for people: context, the two entries, the differing field.
-func (d TraceDivergence) String() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "first difference at entry %d:\n", d.Entry)
-	for _, l := range d.Before {
-		fmt.Fprintf(&b, "    %s\n", l)
-	}
-	side := func(mark, line string, end bool) {
-		if end {
-			fmt.Fprintf(&b, "  %s (end: no more entries)\n", mark)
-			return
+// ReadJSONL reads a trace's JSON lines (Trace.JSONL, in full or in the linear form) as the
+// entries they write; an error names the first line that is not an entry (an unknown member,
+// or a sequence number other than its line's).
+func ReadJSONL(data []byte) (*Trace, error) {
+	tr := &Trace{}
+	for i, line := range Lines(data) {
+		var e Entry
+		dec := json.NewDecoder(strings.NewReader(line))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&e); err != nil {
+			return nil, fmt.Errorf("line %d: not a trace entry: %v", i+1, err)
 		}
-		fmt.Fprintf(&b, "  %s %s\n", mark, line)
+		if dec.More() {
+			return nil, fmt.Errorf("line %d: not a trace entry: text after its JSON object", i+1)
+		}
+		if e.Seq != i+1 {
+			return nil, fmt.Errorf("line %d: not a trace entry in its place: seq %d on line %d (entries are numbered from 1, a line each)", i+1, e.Seq, i+1)
+		}
+		tr.Entries = append(tr.Entries, e)
 	}
-	side("-", d.Want, d.WantEnd)
-	side("+", d.Got, d.GotEnd)
-	if d.Field != "" {
-		fmt.Fprintf(&b, "  %s\n", d.Field)
-	}
-	b.WriteString("  (- expected, + actual)\n")
-	return b.String()
+	return tr, nil
 }

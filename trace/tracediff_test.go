@@ -2,6 +2,7 @@ package trace_test
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -38,43 +39,56 @@ func TestEveryOneByteChangeIsADifference(t *testing.T) {
 		b := rapid.Byte().Filter(func(b byte) bool { return b != want[pos] }).Draw(t, "byte")
 		got := bytes.Clone(want)
 		got[pos] = b
-		for _, pair := range [][2][]byte{{want, got}, {got, want}} {
-			d, differ := trace.FirstTraceDivergence(pair[0], pair[1], 3)
-			if !differ {
+		entry := bytes.Count(want[:pos], []byte("\n")) + 1
+		wt, err := trace.ReadJSONL(want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gt, err := trace.ReadJSONL(got)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), fmt.Sprintf("line %d:", entry)) && b != '\n' && want[pos] != '\n' {
+				t.Fatalf("byte %d changed to %q: %v, want an error at line %d", pos, b, err, entry)
+			}
+			return
+		}
+		for _, pair := range [][2]*trace.Trace{{wt, gt}, {gt, wt}} {
+			c := trace.Compare(pair[0], pair[1], trace.Strict)
+			k := c.First()
+			if k < 0 {
 				t.Fatalf("byte %d changed to %q: called identical", pos, b)
 			}
-			entry := bytes.Count(want[:pos], []byte("\n")) + 1
-			if d.Entry != entry {
-				t.Fatalf("byte %d (entry %d) changed to %q: divergence at entry %d", pos, entry, b, d.Entry)
-			}
-			if d.Field == "" && !d.WantEnd && !d.GotEnd {
-				t.Fatalf("byte %d changed to %q: no field named:\n%s", pos, b, d)
+			if s := c.Steps[k]; s.Want+1 != entry && s.Got+1 != entry {
+				t.Fatalf("byte %d (entry %d) changed to %q: first difference at %+v\n%s", pos, entry, b, s, c.Text(1))
 			}
 		}
 	})
 }
 
-func TestTraceDivergenceNamesTheField(t *testing.T) {
+func TestComparisonTextNamesTheField(t *testing.T) {
 	want := []byte(`{"seq":1,"t":0,"kind":"event","name":"agent_start","data":{"type":"agent_start"}}` + "\n" +
 		`{"seq":2,"t":5,"kind":"call","name":"finishTurn","data":{"a":[1,2]},"answer":{"action":"end"}}` + "\n")
-	for _, c := range []struct{ from, to, field string }{
+	wt, err := trace.ReadJSONL(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ from, to, text string }{
 		{`"t":5`, `"t":6`, "field t: 5 vs 6"},
-		{`"seq":2`, `"seq":3`, "field seq: 2 vs 3"},
 		{`[1,2]`, `[1,2.0]`, "field data.a[1]: 2 vs 2.0"},
 		{`"action":"end"`, `"action":"continue"`, `field answer.action: "end" vs "continue"`},
 		{`,"answer":{"action":"end"}`, ``, `field answer: {"action":"end"} vs (absent)`},
-		{`"kind":"call"`, `"kind":"cal"`, `field kind: "call" vs "cal"`},
-		{`"end"}}` + "\n", `"end"}} ` + "\n", "equal JSON values but differ in their bytes"},
-		{`"seq":2,`, `"seq":2;`, "the lines differ at byte 9"},
+		{`"kind":"call"`, `"kind":"cal"`, "  - "},
 	} {
-		got := bytes.Replace(want, []byte(c.from), []byte(c.to), 1)
-		d, differ := trace.FirstTraceDivergence(want, got, 1)
-		if !differ || d.Entry != 2 || !strings.Contains(d.String(), c.field) {
-			t.Errorf("%s -> %s: %v\n%s", c.from, c.to, differ, d)
+		gt, err := trace.ReadJSONL(bytes.Replace(want, []byte(c.from), []byte(c.to), 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmp := trace.Compare(wt, gt, trace.Strict)
+		if text := cmp.Text(1); cmp.Equal() || !strings.Contains(text, "entry 2") || !strings.Contains(text, c.text) {
+			t.Errorf("%s -> %s:\n%s", c.from, c.to, text)
 		}
 	}
-	d, differ := trace.FirstTraceDivergence(want, want[:bytes.IndexByte(want, '\n')+1], 1)
-	if !differ || d.Entry != 2 || !d.GotEnd || !strings.Contains(d.String(), "+ (end: no more entries)") {
-		t.Errorf("a shorter trace: %v\n%s", differ, d)
+	short, _ := trace.ReadJSONL(want[:bytes.IndexByte(want, '\n')+1])
+	if text := trace.Compare(wt, short, trace.Strict).Text(1); !strings.Contains(text, "reference entry 2") || !strings.Contains(text, "  - ") {
+		t.Errorf("a shorter trace:\n%s", text)
 	}
 }

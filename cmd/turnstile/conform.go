@@ -16,6 +16,7 @@ import (
 	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 func conformCmd() *cobra.Command {
@@ -84,7 +85,7 @@ improves.`,
   turnstile conform --impl "./my-port" --tracks 1.6.0     # hold a port to a newer pi than it claims`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			prof, err := conformance.ParseProfile(profile)
+			prof, err := trace.ParseProfile(profile)
 			if err != nil {
 				return usage(err)
 			}

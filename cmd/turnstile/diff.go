@@ -55,20 +55,23 @@ or holds the traces of several scenarios.`,
 			}
 			want.name, got.name = args[0], args[1]
 			out := cmd.OutOrStdout()
-			if want.jsonl != nil && got.jsonl != nil {
-				d, differ := trace.FirstTraceDivergence(want.jsonl, got.jsonl, context)
-				if !differ {
-					fmt.Fprintln(out, "the traces are identical (their JSON lines are byte for byte equal)")
+			if want.trace != nil && got.trace != nil {
+				c := trace.Compare(want.trace, got.trace, trace.Strict)
+				k := c.First()
+				if k < 0 {
+					fmt.Fprintln(out, "the traces are identical (every entry agrees, field by field)")
 					return nil
 				}
-				fmt.Fprintf(out, "--- %s\n+++ %s\n%s", args[0], args[1], d)
-				return failed(fmt.Errorf("%s and %s differ at entry %d", args[0], args[1], d.Entry))
+				fmt.Fprintf(out, "--- %s\n+++ %s\n%s", args[0], args[1], c.Text(context))
+				at := c.Steps[k].Got + 1
+				if c.Steps[k].Op == trace.Missing {
+					return failed(fmt.Errorf("%s and %s differ at reference entry %d", args[0], args[1], c.Steps[k].Want+1))
+				}
+				return failed(fmt.Errorf("%s and %s differ at entry %d", args[0], args[1], at))
 			}
 			for _, s := range []*side{&want, &got} {
-				if s.timeline == nil && s.jsonl != nil {
-					if s.timeline, err = timelineOfJSONL(s.jsonl); err != nil {
-						return usage(err)
-					}
+				if s.timeline == nil && s.trace != nil {
+					s.timeline = trace.Lines(s.trace.Timeline())
 				}
 			}
 			d, differ := trace.FirstDivergence(want.timeline, got.timeline, context)
@@ -87,21 +90,8 @@ or holds the traces of several scenarios.`,
 // side is one side of a diff: its JSON lines when it is a trace, and its timeline.
 type side struct {
 	name     string
-	jsonl    []byte
+	trace    *trace.Trace // in full; nil for a timeline
 	timeline []string
-}
-
-// timelineOfJSONL renders JSON lines as timeline lines.
-func timelineOfJSONL(data []byte) ([]string, error) {
-	tr, err := trace.ReadJSONL(data)
-	if err != nil {
-		return nil, err
-	}
-	full, err := tr.Expand()
-	if err != nil {
-		return nil, err
-	}
-	return trace.Lines(full.Timeline()), nil
 }
 
 // sideOf reads one side of a diff: a scenario (run against the reference), JSON lines, or a
@@ -124,7 +114,7 @@ func sideOf(p string) (side, error) {
 		if err != nil && !errors.As(err, &over) {
 			return side{}, err
 		}
-		return side{jsonl: tr.JSONL(), timeline: trace.Lines(tr.Timeline())}, nil
+		return side{trace: tr.Expanded(), timeline: trace.Lines(tr.Timeline())}, nil
 	}
 	data, err := os.ReadFile(p)
 	if err != nil {
@@ -150,7 +140,15 @@ func sideOf(p string) (side, error) {
 				return side{}, fmt.Errorf("%s:%d: a second trace begins here (seq 1 again): %s holds the traces of several scenarios; diff compares one with one (turnstile run NAME --format jsonl writes one)", p, i+1, p)
 			}
 		}
-		return side{jsonl: data}, nil
+		tr, err := trace.ReadJSONL(data)
+		if err != nil {
+			return side{}, fmt.Errorf("%s: %w", p, err)
+		}
+		full, err := tr.Expand()
+		if err != nil {
+			return side{}, fmt.Errorf("%s: %w", p, err)
+		}
+		return side{trace: full}, nil
 	}
 	lines := trace.Lines(data)
 	first := 0

@@ -16,6 +16,7 @@ import (
 	"github.com/turnstile-dev/turnstile/invariant"
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // quiet makes processes that keep their stderr to themselves (its last lines for a crash
@@ -109,7 +110,7 @@ failure was found.`,
 				return err
 			}
 			defer budget.asDefault()()
-			prof, err := conformance.ParseProfile(profile)
+			prof, err := trace.ParseProfile(profile)
 			if err != nil {
 				return usage(err)
 			}
@@ -157,7 +158,7 @@ failure was found.`,
 				opts.Target.Tracks = tracks
 				opts.Command += " --tracks " + tracks
 			}
-			if prof != conformance.Strict {
+			if prof != trace.Strict {
 				opts.Command += " --profile " + string(prof)
 			}
 			if noDiff {

@@ -1,0 +1,456 @@
+package diagnose
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/turnstile-dev/turnstile/trace"
+)
+
+// divergences says every difference of a comparison as findings, each named by the rule that
+// governs its entry: a run of entries the implementation lacks, a run it has in addition, an
+// entry it has elsewhere (moved), and each field that differs — one finding per entry key,
+// field and shape however many entries show it (Count).
+func divergences(c *trace.Comparison, g *governor) []Finding {
+	var out []Finding
+	moves := pairMoves(c)
+	fieldAt := map[string]int{} // a field finding's signature: its index in out
+	for k := 0; k < len(c.Steps); {
+		s := c.Steps[k]
+		if s.Op == trace.Same {
+			for _, f := range s.Fields {
+				fd := fieldFinding(c, g, s, f)
+				if i, seen := fieldAt[fd.Signature]; seen {
+					out[i].Count++
+					continue
+				}
+				fieldAt[fd.Signature] = len(out)
+				out = append(out, fd)
+			}
+			k++
+			continue
+		}
+		// A region: its missing entries, then its extra ones, each run (cut where an entry
+		// moved) named by the rule of its first entry.
+		end := k
+		for end < len(c.Steps) && c.Steps[end].Op != trace.Same {
+			end++
+		}
+		nextW, nextG := len(c.Want), len(c.Got)
+		if end < len(c.Steps) {
+			nextW, nextG = c.Steps[end].Want, c.Steps[end].Got
+		}
+		var run []int
+		flush := func(op trace.Op) {
+			if len(run) > 0 {
+				out = append(out, regionFinding(c, g, op, run, g.runRule(c, op, run), nextW, nextG))
+			}
+			run = nil
+		}
+		for _, op := range []trace.Op{trace.Missing, trace.Extra} {
+			for _, t := range c.Steps[k:end] {
+				if t.Op != op {
+					continue
+				}
+				i := t.Want
+				if op == trace.Extra {
+					i = t.Got
+				}
+				if m, ok := moves[moveKey{op, i}]; ok {
+					flush(op)
+					if !m.reported {
+						out = append(out, movedFinding(c, g, m))
+					}
+					continue
+				}
+				run = append(run, i)
+			}
+			flush(op)
+		}
+		k = end
+	}
+	return out
+}
+
+// entryAt is the entry at index i of the side op is about (the reference's for Missing) and
+// where it stands there.
+func entryAt(c *trace.Comparison, g *governor, op trace.Op, i int) (trace.Entry, situation) {
+	if op == trace.Missing {
+		return c.Want[i], g.want[i]
+	}
+	return c.Got[i], g.got[i]
+}
+
+// runRule is the rule of a run of entries one side lacks or has in addition: its request's,
+// when it holds one (a turn never asked for is about that request), else its first entry's
+// that is not the harness's.
+func (g *governor) runRule(c *trace.Comparison, op trace.Op, run []int) string {
+	head := -1
+	for _, i := range run {
+		e, sit := entryAt(c, g, op, i)
+		if e.Kind == trace.KindCall && e.Name == trace.CallStream {
+			id, _ := g.rule(e, sit, "")
+			return id
+		}
+		if head < 0 && e.Kind != trace.KindDeliver && e.Kind != trace.KindUser {
+			head = i
+		}
+	}
+	if head < 0 {
+		return ""
+	}
+	e, sit := entryAt(c, g, op, head)
+	id, _ := g.rule(e, sit, "")
+	return id
+}
+
+// ruleText is a rule id as a finding cites it, with its title; the words for no rule.
+func ruleText(id string, e trace.Entry) string {
+	if id != "" {
+		return RuleTitles([]string{id})
+	}
+	switch e.Kind {
+	case trace.KindDeliver, trace.KindUser:
+		return "no rule: a " + e.Kind + " entry is the harness's (made by the scenario's script when the implementation is idle)"
+	case trace.KindFail:
+		return "no rule: the world recorded a failure (" + e.Name + ")"
+	}
+	return "no rule of docs/SEMANTICS.md governs " + trace.Key(e)
+}
+
+// sigRule is the rule part of a signature.
+func sigRule(id string) string {
+	if id == "" {
+		return "no rule"
+	}
+	return id
+}
+
+// regionFinding is the finding of a run of entries one side lacks (op Missing: the
+// implementation lacks idx of the reference's; Extra: it has idx in addition), governed by
+// rule; nextW and nextG are the entries after the region.
+func regionFinding(c *trace.Comparison, g *governor, op trace.Op, idx []int, rule string, nextW, nextG int) Finding {
+	es := c.Want
+	if op == trace.Extra {
+		es = c.Got
+	}
+	head := es[idx[0]]
+	k := trace.Key(head)
+	var lines, full []string
+	for _, i := range idx {
+		lines = append(lines, trace.TimelineLine(es[i]))
+		b, _ := json.Marshal(es[i])
+		full = append(full, string(b))
+	}
+	f := Finding{Kind: Divergence, RuleID: rule, Rule: ruleText(rule, head), Count: len(idx)}
+	for _, i := range idx {
+		switch k := trace.Key(es[i]); {
+		case k == "call stream":
+			f.request = true
+		case strings.HasPrefix(k, "event message_"):
+			f.messages = true
+		}
+	}
+	n := entries(len(idx))
+	if op == trace.Missing {
+		f.At = Position{Expected: idx[0] + 1}
+		if nextG < len(c.Got) {
+			f.At.Actual = nextG + 1
+		}
+		where := fmt.Sprintf("before entry %d", nextG+1)
+		if nextG >= len(c.Got) {
+			where = "at the end of its trace"
+		}
+		f.ExpectedLine, f.Expected = strings.Join(lines, "\n"), strings.Join(full, "\n")
+		f.Says = fmt.Sprintf("the implementation lacks %s the reference has %s, starting with %q", n, where, k)
+		if head.Kind == trace.KindDeliver {
+			f.Says += " (a delivery is the harness's, made when the implementation is idle: one missing means " +
+				"the implementation's run took another course before it — it ended, or was not idle there)"
+		}
+		f.Signature = sigRule(rule) + ": missing " + k
+		f.Headline = article(k) + " " + k + " the reference has is missing"
+	} else {
+		f.At = Position{Actual: idx[0] + 1}
+		if nextW < len(c.Want) {
+			f.At.Expected = nextW + 1
+		}
+		f.ActualLine, f.Actual = strings.Join(lines, "\n"), strings.Join(full, "\n")
+		f.Says = fmt.Sprintf("the implementation has %s the reference does not have, starting with %q", n, k)
+		if head.Kind == trace.KindFail && head.Name == "budget" {
+			f.Says = "the implementation's run was stopped by its budget, where the reference's ended: " + head.Error
+			f.Signature = "budget: the run goes on past the reference's end"
+			f.Headline = "the run goes on where the reference's ends, until its budget stops it"
+			f.Rule = "the run's budgets (README, Budgets): the reference's run ended within them"
+			return f
+		}
+		f.Signature = sigRule(rule) + ": extra " + k
+		f.Headline = "an extra " + k + " the reference does not have"
+	}
+	f.Headline = headline(rule, f.Headline)
+	return f
+}
+
+func entries(n int) string {
+	if n == 1 {
+		return "1 entry"
+	}
+	return fmt.Sprintf("%d entries", n)
+}
+
+// headline is a cause's title: the rule and what went wrong, one line.
+func headline(rule, what string) string {
+	s := what
+	if rule != "" {
+		s = rule + ": " + what
+	}
+	return oneLine(s)
+}
+
+// maxHeadline bounds a headline, and so a cause's title.
+const maxHeadline = 200
+
+// oneLine is s on one line, at most maxHeadline bytes.
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > maxHeadline {
+		cut := maxHeadline
+		for cut > 0 && s[cut]&0xC0 == 0x80 {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return s
+}
+
+// moveKey is one unmatched entry: Missing with its reference index, or Extra with its
+// implementation index.
+type moveKey struct {
+	op trace.Op
+	i  int
+}
+
+// move is an entry the implementation has elsewhere than the reference: want is its
+// reference index, got its implementation index.
+type move struct {
+	want, got int
+	reported  bool
+}
+
+// pairMoves pairs each unmatched entry of the reference with an unmatched entry of the
+// implementation that reads the same but for its time (the same kind, name, target and
+// timeline line): one entry moved, not one lost and one added.
+func pairMoves(c *trace.Comparison) map[moveKey]*move {
+	key := func(e *trace.Entry) string {
+		line := strings.TrimLeft(strings.TrimLeft(trace.TimelineLine(*e), " "), "0123456789ms")
+		return e.Kind + "\x00" + e.Name + "\x00" + e.Target + "\x00" + line
+	}
+	extra := map[string][]int{}
+	for _, s := range c.Steps {
+		if s.Op == trace.Extra {
+			k := key(&c.Got[s.Got])
+			extra[k] = append(extra[k], s.Got)
+		}
+	}
+	out := map[moveKey]*move{}
+	for _, s := range c.Steps {
+		if s.Op != trace.Missing {
+			continue
+		}
+		k := key(&c.Want[s.Want])
+		if len(extra[k]) == 0 {
+			continue
+		}
+		m := &move{want: s.Want, got: extra[k][0]}
+		extra[k] = extra[k][1:]
+		out[moveKey{trace.Missing, m.want}] = m
+		out[moveKey{trace.Extra, m.got}] = m
+	}
+	return out
+}
+
+// movedFinding is the finding of one entry the implementation has elsewhere: at the
+// implementation's position, named by the rule governing it where the reference has it.
+func movedFinding(c *trace.Comparison, g *governor, m *move) Finding {
+	m.reported = true
+	w, e := c.Want[m.want], c.Got[m.got]
+	rule, _ := g.rule(w, g.want[m.want], "")
+	k := trace.Key(e)
+	// Where the reference has it, in the implementation's trace: after the entry matched to
+	// the reference's entry before it.
+	there := 0
+	for _, s := range c.Steps {
+		if s.Op == trace.Same && s.Want < m.want {
+			there = s.Got + 1
+		}
+	}
+	when := "later"
+	passed := ""
+	if m.got < there {
+		when = "earlier"
+		passed = passing(c.Got, m.got+1, there, "before")
+	} else {
+		passed = passing(c.Got, there, m.got, "after")
+	}
+	return Finding{
+		Kind: Divergence, RuleID: rule, Rule: ruleText(rule, w),
+		messages: strings.HasPrefix(k, "event message_"), request: k == "call stream",
+		At:           Position{Expected: m.want + 1, Actual: m.got + 1},
+		ExpectedLine: trace.TimelineLine(w), ActualLine: trace.TimelineLine(e),
+		Says: fmt.Sprintf("the implementation has %q at entry %d, %s than the reference (its entry %d)%s: moved, not lost or added",
+			k, m.got+1, when, m.want+1, passed),
+		Signature: sigRule(rule) + ": moved " + k + " " + when,
+		Headline:  headline(rule, article(k)+" "+k+" comes "+when+" than the reference's"+passed),
+	}
+}
+
+// passing names the entries es[lo:hi] a moved entry passes, when they are one or two.
+func passing(es []trace.Entry, lo, hi int, where string) string {
+	if hi-lo < 1 || hi-lo > 2 || lo < 0 || hi > len(es) {
+		return ""
+	}
+	names := make([]string, 0, 2)
+	for _, e := range es[lo:hi] {
+		names = append(names, trace.Key(e))
+	}
+	return ", " + where + " " + strings.Join(names, " and ")
+}
+
+// fieldFinding is the finding of one field that differs in a matched pair of entries.
+func fieldFinding(c *trace.Comparison, g *governor, s trace.Step, f trace.Field) Finding {
+	w, e := c.Want[s.Want], c.Got[s.Got]
+	rule, member := g.rule(w, g.want[s.Want], f.Path)
+	key := trace.Key(w)
+	wl, gl := trace.TimelineLine(w), trace.TimelineLine(e)
+	says := fmt.Sprintf("in %q, %s", key, sentence(f))
+	if wl == gl {
+		says += " (the two timeline lines read alike)"
+	}
+	shape := string(f.Shape)
+	what := fieldName(f.Path) + " " + shape + " on " + key
+	if clock := wallClock(f); clock != "" {
+		// A clock other than the world's is R-TIME-STAMP's, wherever it shows.
+		rule, member = "R-TIME-STAMP", "timestamp"
+		says += "; " + clock
+		shape += " (wall clock)"
+		what = fieldName(f.Path) + " from the wall clock on " + key
+	}
+	sig := sigRule(rule) + ": " + key + " " + folded(f.Path) + " " + shape
+	if member != "" && rule != "" {
+		// A member one rule governs wherever it is: one defect on every kind of entry.
+		sig = rule + ": " + member + " " + shape
+	}
+	return Finding{
+		Kind: Divergence, RuleID: rule, Rule: ruleText(rule, w), Says: says,
+		messages:     strings.HasPrefix(key, "event message_") || gathers(f.Path),
+		harness:      w.Kind == trace.KindDeliver || w.Kind == trace.KindUser,
+		At:           Position{Expected: s.Want + 1, Actual: s.Got + 1},
+		ExpectedLine: wl, ActualLine: gl,
+		Path:     f.Path,
+		Expected: trace.ShowJSON(f.Want, f.Shape == trace.Unexpected), Actual: trace.ShowJSON(f.Got, f.Shape == trace.Absent),
+		Count:     1,
+		Signature: sig,
+		Headline:  headline(rule, what),
+	}
+}
+
+// The epochs of clocks a port may read instead of the world's: testing/synctest's fake clock
+// starts at 2000-01-01 UTC; a real clock reads after 2020.
+const (
+	synctestEpoch = 946684800000
+	realClockFrom = 1577836800000
+)
+
+// wallClock says, of a timestamp the implementation wrote from a clock other than the world's,
+// which clock it reads; "" otherwise.
+func wallClock(f trace.Field) string {
+	if fieldName(f.Path) != "timestamp" || f.Shape != trace.Value {
+		return ""
+	}
+	n, ok := number(f.Got)
+	switch {
+	case !ok:
+		return ""
+	case n >= synctestEpoch && n < synctestEpoch+86_400_000:
+		return "the implementation reads the wall clock (this is testing/synctest's epoch, 2000-01-01): stamp messages with env.Now() or the port's clock seam"
+	case n >= realClockFrom:
+		return "the implementation reads the real wall clock: stamp messages with the harness's virtual clock (env.Now(), or the kit's clock)"
+	}
+	return ""
+}
+
+func number(v any) (float64, bool) {
+	switch x := v.(type) {
+	case json.Number:
+		f, err := x.Float64()
+		return f, err == nil
+	case float64:
+		return x, true
+	}
+	return 0, false
+}
+
+// sentence says a field difference in words.
+func sentence(f trace.Field) string {
+	switch f.Shape {
+	case trace.Absent:
+		return fmt.Sprintf("the field %s is absent; the reference has it", f.Path)
+	case trace.Unexpected:
+		return fmt.Sprintf("the field %s is present; the reference does not have it", f.Path)
+	case trace.OtherType:
+		return fmt.Sprintf("the field %s is %s; the reference's is %s", f.Path, trace.JSONType(f.Got), trace.JSONType(f.Want))
+	case trace.Order:
+		return fmt.Sprintf("the list %s has the reference's items in another order: %s", f.Path, orderChange(f.Want.([]any), f.Got.([]any)))
+	case trace.Length:
+		want, got := f.Want.([]any), f.Got.([]any)
+		s := fmt.Sprintf("the list %s has %d items; the reference's has %d", f.Path, len(got), len(want))
+		if change := listChange(want, got); change != "" {
+			s += ": it " + change
+		}
+		return s
+	}
+	return fmt.Sprintf("the field %s differs", f.Path)
+}
+
+// orderChange says where the reference's items went: "item 5 is the reference's 7, …" for
+// the first four out of place (counted from 0, as the path's indexes are).
+func orderChange(want, got []any) string {
+	w, g := trace.ItemKeys(want), trace.ItemKeys(got)
+	placed := make([]bool, len(w))
+	for i := range g {
+		placed[i] = g[i] == w[i]
+	}
+	var parts []string
+	for i := range g {
+		if g[i] == w[i] {
+			continue
+		}
+		j := 0
+		for j < len(w) && (placed[j] || w[j] != g[i]) {
+			j++
+		}
+		if j < len(w) {
+			placed[j] = true
+		}
+		parts = append(parts, fmt.Sprintf("item %d is the reference's %d", i, j))
+	}
+	if len(parts) > 4 {
+		return strings.Join(parts[:4], ", ") + fmt.Sprintf(" and %d more", len(parts)-4)
+	}
+	return strings.Join(parts, ", ")
+}
+
+var indexRE = regexp.MustCompile(`\[\d+\]`)
+
+// folded is a path without its array indexes: "data.messages[].usage".
+func folded(path string) string { return indexRE.ReplaceAllString(path, "[]") }
+
+// fieldName is the last member of a path ("thinkingLevel"), or the path when it has one.
+func fieldName(path string) string {
+	p := folded(path)
+	if i := strings.LastIndexByte(p, '.'); i >= 0 {
+		return p[i+1:]
+	}
+	return p
+}

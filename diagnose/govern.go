@@ -1,0 +1,355 @@
+package diagnose
+
+import (
+	"cmp"
+	"encoding/json"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/turnstile-dev/turnstile/docs"
+	"github.com/turnstile-dev/turnstile/loop"
+	"github.com/turnstile-dev/turnstile/trace"
+)
+
+// Which rule a finding is named by: the rule that governs the entry it is about, from the
+// table of docs/SEMANTICS.md "Which rule governs an entry" (docs.Governance), never the
+// scenario's.
+
+// situation is where an entry stands in its trace: the facts the table's "when" column names.
+type situation struct {
+	startup, afterTurn, beforeLaterTurn bool // a steering poll's place
+	truncated, hardExit, aborted        bool
+	parallel, sequential                bool // the entry's tool batch, as the trace runs it
+	terminating, more                   bool // after a batch: one that terminates, one asking for another request
+	finishContinue, finishEnd           bool
+	disagrees                           bool   // the turn's stopReason disagrees with its content
+	origin                              string // a message event's, or a turn's pending messages': prompt, steering, follow-up, prepared, declaration
+}
+
+// holds reports whether the situation is the one the table names.
+func (s situation) holds(when string) bool {
+	switch when {
+	case "":
+		return true
+	case "startup":
+		return s.startup
+	case "after a turn":
+		return s.afterTurn
+	case "before a later turn":
+		return s.beforeLaterTurn
+	case "in a truncated turn":
+		return s.truncated
+	case "after a hard exit":
+		return s.hardExit
+	case "after an abort":
+		return s.aborted
+	case "in a parallel batch":
+		return s.parallel
+	case "in a sequential batch":
+		return s.sequential
+	case "after a terminating batch":
+		return s.terminating
+	case "after a batch that asks for more":
+		return s.more
+	case "after finishTurn continue":
+		return s.finishContinue
+	case "after finishTurn end":
+		return s.finishEnd
+	case "stopReason disagrees":
+		return s.disagrees
+	case "a prompt":
+		return s.origin == "prompt"
+	case "steering":
+		return s.origin == "steering"
+	case "follow-up":
+		return s.origin == "follow-up"
+	case "prepared":
+		return s.origin == "prepared"
+	case "a declaration":
+		return s.origin == "declaration"
+	}
+	return false
+}
+
+// knownWhen is every "when" the table may use (a test holds the table to it).
+var knownWhen = []string{"startup", "after a turn", "before a later turn", "in a truncated turn", "after a hard exit",
+	"after an abort", "in a parallel batch", "in a sequential batch", "after a terminating batch", "after a batch that asks for more",
+	"after finishTurn continue", "after finishTurn end", "stopReason disagrees", "a prompt", "steering", "follow-up",
+	"prepared", "a declaration"}
+
+// situations walks a trace once and says where each entry stands.
+func situations(es []trace.Entry) []situation {
+	out := make([]situation, len(es))
+	var (
+		requested, inTurnEnd, truncated, hardExit, aborted, terminating bool
+		ran                                                             bool // the turn's batch ran
+		finish                                                          string
+		steeringSinceTurnEnd                                            int
+		disagrees                                                       bool
+		origin                                                          string // of the messages the last poll or hook returned
+		batchStart                                                      = -1
+	)
+	for i := range es {
+		e := &es[i]
+		s := situation{truncated: truncated, hardExit: hardExit, aborted: aborted, terminating: terminating,
+			more: ran && !terminating && !truncated, finishContinue: finish == "continue", finishEnd: finish == "end", disagrees: disagrees}
+		if e.Kind == trace.KindCall && (e.Name == trace.CallStream || e.Name == trace.HookPrepareNextTurn) ||
+			e.Kind == trace.KindEvent && e.Name == string(loop.TurnStart) {
+			s.origin = origin // the messages pending for the turn it starts
+		}
+		switch e.Kind {
+		case trace.KindDeliver, trace.KindUser:
+			if e.Name == trace.DeliverAbort {
+				aborted = true
+			}
+		case trace.KindCall:
+			switch e.Name {
+			case trace.HookSteering:
+				s.startup = !requested
+				s.afterTurn = requested && inTurnEnd && steeringSinceTurnEnd == 0
+				s.beforeLaterTurn = requested && !s.afterTurn
+				steeringSinceTurnEnd++
+				origin = cmp.Or(answered(e, "steering"), origin)
+			case trace.HookFollowUp:
+				origin = cmp.Or(answered(e, "follow-up"), origin)
+			case trace.HookPrepareNextTurn:
+				origin = cmp.Or(answered(e, "prepared"), origin)
+			case trace.HookFinishTurn:
+				var a struct{ Action string }
+				_ = json.Unmarshal(e.Answer, &a)
+				finish = a.Action
+			case trace.CallStream:
+				requested, inTurnEnd, terminating, finish, ran = true, false, false, "", false
+				truncated, disagrees, origin = false, false, ""
+			}
+		case trace.KindEvent:
+			switch loop.EventType(e.Name) {
+			case loop.AgentStart: // a new run (an Agent trace holds several)
+				requested, inTurnEnd, truncated, hardExit, aborted = false, false, false, false, false
+				terminating, finish, disagrees, origin, ran = false, "", false, "", false
+			case loop.TurnEnd:
+				inTurnEnd, steeringSinceTurnEnd = true, 0
+				truncated, batchStart = false, -1
+			case loop.TurnStart:
+				inTurnEnd = false
+			case loop.MessageStart, loop.MessageUpdate, loop.MessageEnd:
+				role, stop, declares, calls := messageFacts(e.Data)
+				switch {
+				case role == "assistant" && e.Name == string(loop.MessageEnd):
+					truncated = stop == "length"
+					hardExit = hardExit || stop == "error" || stop == "aborted"
+					disagrees = (stop == "toolUse") != (calls > 0) && stop != "length" && stop != "error" && stop != "aborted"
+				case role == "system" && declares:
+					s.origin = "declaration"
+				case role == "assistant" || role == "toolResult":
+				case origin != "":
+					s.origin = origin
+				case !requested:
+					s.origin = "prompt"
+				}
+			case loop.ToolExecutionStart:
+				if batchStart < 0 {
+					batchStart = i
+				}
+			case loop.ToolExecutionEnd:
+				ran = true
+				var d struct {
+					Result struct {
+						Terminate bool `json:"terminate"`
+					} `json:"result"`
+				}
+				if json.Unmarshal(e.Data, &d) == nil && d.Result.Terminate {
+					terminating = true
+				}
+			}
+		}
+		out[i] = s
+	}
+	markBatches(es, out)
+	return out
+}
+
+// answered is origin when a queue poll or hook call answered messages, else "".
+func answered(e *trace.Entry, origin string) string {
+	var a struct {
+		Messages []json.RawMessage `json:"messages"`
+	}
+	if json.Unmarshal(e.Answer, &a) == nil && len(a.Messages) > 0 {
+		return origin
+	}
+	return ""
+}
+
+// messageFacts reads a message event's message: its role, stopReason, whether it declares
+// tools, and its tool calls.
+func messageFacts(data []byte) (role, stop string, declares bool, calls int) {
+	var d struct {
+		Message struct {
+			Role         string            `json:"role"`
+			StopReason   string            `json:"stopReason"`
+			ToolsAdded   json.RawMessage   `json:"toolsAdded"`
+			ToolsRemoved json.RawMessage   `json:"toolsRemoved"`
+			Content      []json.RawMessage `json:"content"`
+		} `json:"message"`
+	}
+	if json.Unmarshal(data, &d) != nil {
+		return "", "", false, 0
+	}
+	m := d.Message
+	for _, c := range m.Content {
+		var b struct{ Type string }
+		if json.Unmarshal(c, &b) == nil && b.Type == "toolCall" {
+			calls++
+		}
+	}
+	return m.Role, m.StopReason, len(m.ToolsAdded) > 0 || len(m.ToolsRemoved) > 0, calls
+}
+
+// markBatches says of each tool entry whether its batch runs in parallel (a call starts
+// before an earlier one ends) or in sequence (two or more calls, none overlapping); a batch
+// of one call is neither.
+func markBatches(es []trace.Entry, out []situation) {
+	start := -1
+	open, calls := 0, 0
+	overlap := false
+	flush := func(end int) {
+		if start < 0 {
+			return
+		}
+		for j := start; j < end; j++ {
+			if toolEntry(es[j]) {
+				out[j].parallel = overlap
+				out[j].sequential = !overlap && calls > 1
+			}
+		}
+		start, open, calls, overlap = -1, 0, 0, false
+	}
+	for i, e := range es {
+		if e.Kind != trace.KindEvent {
+			continue
+		}
+		switch loop.EventType(e.Name) {
+		case loop.ToolExecutionStart:
+			if start < 0 {
+				start = i
+			}
+			if open > 0 {
+				overlap = true
+			}
+			open++
+			calls++
+		case loop.ToolExecutionEnd:
+			open--
+		case loop.TurnEnd:
+			flush(i + 1)
+		}
+	}
+	flush(len(es))
+}
+
+// toolEntry reports whether e is an entry of a tool batch (a call, its events and hooks, the
+// tool-result messages, the turn's end that lists them).
+func toolEntry(e trace.Entry) bool {
+	switch e.Kind {
+	case trace.KindCall:
+		return e.Name == trace.CallTool || e.Name == trace.HookBeforeToolCall || e.Name == trace.HookAfterToolCall
+	case trace.KindEvent:
+		return strings.HasPrefix(e.Name, "tool_execution_") || e.Name == string(loop.TurnEnd) || strings.HasSuffix(trace.Key(e), " toolResult")
+	}
+	return false
+}
+
+// governor names the rule of each finding of one comparison.
+type governor struct {
+	want, got []situation
+	tracks    string // the pi the implementation is held to; "" the newest
+}
+
+func newGovernor(c *trace.Comparison, tracks string) *governor {
+	return &governor{want: situations(c.Want), got: situations(c.Got), tracks: tracks}
+}
+
+// rule is the id of the rule that governs a finding about entry e standing at s, about the
+// field at path ("" for the entry itself); "" when no rule does. field is the member the rule
+// governs on any entry ("timestamp"), "" when the rule is the entry's.
+func (g *governor) rule(e trace.Entry, s situation, path string) (id, field string) {
+	key := trace.Key(e)
+	for _, row := range governance() {
+		if !matchesAny(row.Entries, key) || !fieldMatches(row.Fields, path) || !s.holds(row.When) {
+			continue
+		}
+		if r, ok := docs.Lookup(row.Rule); ok && r.Since != "" && g.tracks != "" && loop.VersionLess(g.tracks, r.Since) {
+			continue // the rule does not exist at the pi the implementation is held to
+		}
+		if len(row.Entries) == 1 && row.Entries[0] == "*" {
+			field = governedMember(row.Fields, path)
+		}
+		return row.Rule, field
+	}
+	return "", ""
+}
+
+// governedMember is the member of path that one of fields names.
+func governedMember(fields []string, path string) string {
+	for _, m := range strings.Split(folded(path), ".") {
+		if m = strings.TrimSuffix(m, "[]"); slices.Contains(fields, m) {
+			return m
+		}
+	}
+	return ""
+}
+
+// governance is docs.Governance, read once.
+var governance = sync.OnceValue(docs.Governance)
+
+// matchesAny reports whether key matches one of the patterns ("event message_* toolResult":
+// a "*" matches the rest of a word).
+func matchesAny(patterns []string, key string) bool {
+	for _, p := range patterns {
+		if keyMatches(p, key) {
+			return true
+		}
+	}
+	return false
+}
+
+func keyMatches(pattern, key string) bool {
+	if pattern == "*" {
+		return true
+	}
+	pw, kw := strings.Fields(pattern), strings.Fields(key)
+	if len(pw) > len(kw) {
+		return false
+	}
+	for i, w := range pw {
+		prefix, star := strings.CutSuffix(w, "*")
+		if star && !strings.HasPrefix(kw[i], prefix) || !star && kw[i] != w {
+			return false
+		}
+	}
+	// A pattern without a role matches a key with one ("event message_*" matches "event
+	// message_end user"); one ending with "*" as its own word matches any rest.
+	return true
+}
+
+// fieldMatches reports whether the field at path is one the row names (none: any field, and
+// the entry itself).
+func fieldMatches(fields []string, path string) bool {
+	if len(fields) == 0 {
+		return true
+	}
+	if path == "" {
+		return false
+	}
+	members := strings.Split(folded(path), ".")
+	for _, f := range fields {
+		for _, m := range members {
+			m = strings.TrimSuffix(m, "[]")
+			if m == f {
+				return true
+			}
+		}
+	}
+	return false
+}

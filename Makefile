@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: conform-ts-agent test test-race-all lint bench bench-vs-pi build conform conform-pi mutation test-python conform-python test-ts test-pi-adapter conform-pi-versions
+.PHONY: conform-ts-agent test test-race-all lint bench bench-vs-pi build conform conform-pi mutation mutation-pi test-python conform-python test-ts test-pi-adapter conform-pi-versions
 
 build:
 	$(GO) build -o bin/turnstile ./cmd/turnstile
@@ -95,9 +95,15 @@ conform-python:
 bench-vs-pi: bench/node_modules conformance/adapters/pi/node_modules
 	$(GO) run ./bench/vspi
 
+# Mutation testing of the curated suite against pi itself: each break of pi 1.6.0's dist that an
+# upstream test case asserts against (docs/UPSTREAM.md; conformance/adapters/pi/mutation) must
+# fail at least one scenario. About a quarter of an hour: not part of make test.
+mutation-pi: conformance/adapters/pi/node_modules build
+	$(NODE) conformance/adapters/pi/mutation/run.mjs --turnstile bin/turnstile
+
 # Mutation testing of loop/ against its tests (gremlins); the README reports the efficacy.
 GREMLINS ?= $(shell go env GOPATH)/bin/gremlins
-mutation:
+mutation: mutation-pi
 	test -x $(GREMLINS) || $(GO) install github.com/go-gremlins/gremlins/cmd/gremlins@v0.6.0
 	$(GREMLINS) unleash --workers 2 --timeout-coefficient 5 --exclude-files argschema --coverpkg ./loop ./loop
 

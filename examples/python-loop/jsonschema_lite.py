@@ -107,7 +107,7 @@ def _coerce(v: Any, t: str) -> tuple[bool, Any]:
             return True, v == 1
         return False, v
     if t == "null":
-        if v == "null":
+        if v == "null" or v == "":
             return True, None
     return False, v
 
@@ -175,7 +175,7 @@ def _check(schema: Any, v: Any, path: str, errors: list[tuple[str, str]]) -> Any
         if isinstance(m, (int, float)) and m > 0 and not (v / m).is_integer():
             errors.append((path, f"expected a multiple of {m}"))
     if isinstance(v, str):
-        n = len(v.encode("utf-16-le")) // 2
+        n = len(v)  # code points, as pi-schema counts: one emoji is one character
         if isinstance(schema.get("minLength"), int) and n < schema["minLength"]:
             errors.append((path, f"expected at least {schema['minLength']} characters"))
         if isinstance(schema.get("maxLength"), int) and n > schema["maxLength"]:
@@ -187,6 +187,8 @@ def _check(schema: Any, v: Any, path: str, errors: list[tuple[str, str]]) -> Any
             errors.append((path, f"expected at least {schema['minItems']} items"))
         if isinstance(schema.get("maxItems"), int) and len(v) > schema["maxItems"]:
             errors.append((path, f"expected at most {schema['maxItems']} items"))
+        if schema.get("uniqueItems") is True and len({json.dumps(x, sort_keys=True) for x in v}) < len(v):
+            errors.append((path, "expected unique items"))
         prefix = schema.get("prefixItems") if isinstance(schema.get("prefixItems"), list) else []
         v = [_check(prefix[i], x, f"{path}/{i}", errors) if i < len(prefix) else x for i, x in enumerate(v)]
         if isinstance(schema.get("items"), dict):

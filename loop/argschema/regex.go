@@ -14,6 +14,16 @@ import (
 // agent loop (JavaScript would hang); a timed-out match counts as no match.
 const matchTimeout = 2 * time.Second
 
+// init starts regexp2's timeout clock for the life of the process. The clock is a goroutine that
+// the first timed match starts; started by a match inside a testing/synctest bubble (conformance.Test
+// runs the reference there, and a curated scenario's schema has a pattern), it would belong to
+// that bubble and outlive it, which synctest reports as a deadlock.
+func init() {
+	re := regexp2.MustCompile("a", regexp2.None)
+	re.MatchTimeout = 100 * 365 * 24 * time.Hour
+	_, _ = re.MatchString("a")
+}
+
 // jsRegexp is an ECMAScript regular expression, as pi-schema's sharedRegex builds one: with the `u` flag, or
 // without it when the source is invalid with it. Matching is regexp2's ECMAScript mode (JavaScript's \d, \w, \s, `$`
 // and lookaround); whether a source is valid with the `u` flag is decided by parseUnicodePattern, which follows

@@ -17,6 +17,7 @@
 
 import fs from "node:fs";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { createRequire } from "node:module";
 import { ALL_HOOKS, serve } from "turnstile-kit";
 import { startAgent } from "./agent.mjs";
@@ -50,8 +51,13 @@ function chosenRelease(argv) {
 }
 
 const RELEASE = chosenRelease(process.argv.slice(2));
-const CORE = RELEASE === NEWEST ? "@earendil-works/pi-agent-core" : `pi-agent-core-${RELEASE}`;
-const corePackage = require.resolve(`${CORE}/package.json`);
+// TURNSTILE_PI_PACKAGE: a copy of pi-agent-core's package folder to run instead (its imports
+// resolve through a node_modules beside it): the mutation run (mutation/run.mjs) breaks such a copy.
+const PACKAGE_DIR = process.env.TURNSTILE_PI_PACKAGE || "";
+const CORE = PACKAGE_DIR
+	? pathToFileURL(path.join(PACKAGE_DIR, "dist", "index.js")).href
+	: RELEASE === NEWEST ? "@earendil-works/pi-agent-core" : `pi-agent-core-${RELEASE}`;
+const corePackage = PACKAGE_DIR ? path.resolve(PACKAGE_DIR, "package.json") : require.resolve(`${CORE}/package.json`);
 const PI_VERSION = require(corePackage).version;
 /** pi-ai as this pi-agent-core resolves it (Node's lookup from its folder; pi-ai exports no package.json). */
 function piAiVersion() {

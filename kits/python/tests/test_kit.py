@@ -153,7 +153,8 @@ class ConversationTest(unittest.TestCase):
         self.assertEqual([brief(m) for m in out], ["hello", "call 1 tool", "idle", "ev tool_execution_update", "idle",
                                                     'end {"messages": ["r"]}', "idle", "stopped"])
 
-    def test_updates_after_the_result_are_not_passed_on(self):
+    def test_updates_after_the_result_reach_the_retained_callback(self):
+        """The loop decides what to drop (PROTOCOL.md section 7): the kit passes a late update on."""
         seen = []
 
         async def aloop(s):
@@ -161,7 +162,7 @@ class ConversationTest(unittest.TestCase):
 
         serve(aloop, HELLO, start(), answer(1, {}), deliver("toolResult", 2, "t1", {"result": "r"}),
               deliver("toolUpdate", 3, "t1", {"late": True}), stop())
-        self.assertEqual(seen, [])
+        self.assertEqual(seen, [{"late": True}])
 
 
 class StdoutTest(unittest.TestCase):

@@ -225,8 +225,8 @@ export class Session {
 
 	/**
 	 * Makes the `tool` call and returns a promise of the result that deliveries settle:
-	 * `toolUpdate` calls onUpdate(partial) at once, `toolResult` resolves it or rejects it with
-	 * a ToolError. Throws CallError (synchronously) when the harness refuses the call.
+	 * `toolUpdate` calls onUpdate(partial) at once (also after the result: onUpdate is retained,
+	 * and the loop decides what to drop), `toolResult` resolves it or rejects it with a ToolError. Throws CallError (synchronously) when the harness refuses the call.
 	 */
 	runTool(toolCallId, toolName, args, onUpdate) {
 		if (onUpdate !== undefined && onUpdate !== null && typeof onUpdate !== "function") {
@@ -274,11 +274,13 @@ export class Session {
 			case "toolResult": {
 				const run = this.tools.get(d.target);
 				if (!run) throw new DeliveryError(`delivery for unknown tool call "${d.target}"`);
-				if (run.settled) return;
 				if (d.kind === "toolUpdate") {
-					run.onUpdate?.(d.data);
+					// Also after the tool settled, and after the run: the loop's retained onUpdate
+					// decides what to drop (PROTOCOL.md §7; pi drops it, emitting nothing).
+					if (!this.stopping) run.onUpdate?.(d.data);
 					return;
 				}
+				if (run.settled) return;
 				run.settled = true;
 				if (typeof data.error === "string" && data.error !== "") run.reject(new ToolError(data.error));
 				else if (this.protocol >= 2 && data.nothing === "undefined") run.resolve(undefined); // §13.3

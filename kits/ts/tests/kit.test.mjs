@@ -476,7 +476,7 @@ test("load runs once, after the hello, before the first session", async () => {
 	assert.equal(written[0].type, "hello");
 });
 
-test("a tool update after its result is accepted and calls nothing", async () => {
+test("a tool update after its result reaches the retained onUpdate: the loop decides what to drop", async () => {
 	const loop = async (s) => {
 		const r = await s.runTool("t", "x", {}, (p) => s.emit({ type: "update", text: p }));
 		s.emit({ type: "result", text: r });
@@ -484,7 +484,7 @@ test("a tool update after its result is accepted and calls nothing", async () =>
 		return [];
 	};
 	const { written } = await converse(loop, [HELLO, start(), answer(1, {}), deliver("toolUpdate", 1, "t", "early"), deliver("toolResult", 2, "t", { result: "r" }), answer(2, {}), deliver("toolUpdate", 3, "t", "late"), stop()]);
-	assert.deepEqual(briefs(written), ["hello", "call 1 tool", "idle", "ev update early", "idle", "ev result r", "call 2 tool", "idle", "idle", "stopped"]);
+	assert.deepEqual(briefs(written), ["hello", "call 1 tool", "idle", "ev update early", "idle", "ev result r", "call 2 tool", "idle", "ev update late", "idle", "stopped"]);
 });
 
 test("runTool refuses an onUpdate that is not a function at once, naming the likely mix-up", async () => {

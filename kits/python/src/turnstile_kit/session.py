@@ -412,13 +412,15 @@ class Session:
             run = self.tools.get(target)
             if run is None:
                 raise DeliveryError(f'delivery for unknown tool call "{target}"')
-            if run.settled:
-                return
             if kind == "toolUpdate":
-                if run.on_update is not None:
+                # Also after the tool settled, and after the run: the loop's retained on_update
+                # decides what to drop (PROTOCOL.md §7).
+                if run.on_update is not None and not self.stopping:
                     out = run.on_update(d.get("data"))  # at once, as pi's onUpdate
                     if inspect.isawaitable(out):  # asyncio: the kit applies deliveries inside its loop
                         asyncio.ensure_future(out, loop=self._loop())
+            elif run.settled:
+                return
             elif isinstance(data.get("error"), str) and data["error"] != "":
                 run._settle(error=ToolError(data["error"]))
             else:

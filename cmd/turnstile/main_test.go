@@ -602,3 +602,21 @@ func TestTracksRunsTheReferenceAsAnOlderPi(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, out)
 	}
 }
+
+// TestHelloTimeoutIsAFlag: an adapter slower to say hello than --hello-timeout is named by
+// that timeout, and passes given more (a stranger's `npx tsx` adapter took 8.3 s to start,
+// against a fixed 10 s). The flag is repeated in commands printed to reproduce a run.
+func TestHelloTimeoutIsAFlag(t *testing.T) {
+	slow := "sh -c 'sleep 1; exec " + selfAdapter(t) + "'"
+	out, errOut, code := turnstile(t, "conform", "--impl", slow, "--hello-timeout", "300ms", "--run", "truncation/basic$")
+	if code != 2 || !strings.Contains(errOut, "did not start: timeout after 300ms: no hello from the implementation (a slow start? turnstile --hello-timeout raises the limit)") {
+		t.Fatalf("--hello-timeout 300ms: exit %d:\n%s\n%s", code, out, errOut)
+	}
+	out, errOut, code = turnstile(t, "conform", "--impl", slow, "--hello-timeout", "20s", "--run", "truncation/basic$")
+	if code != 0 {
+		t.Fatalf("--hello-timeout 20s: exit %d:\n%s\n%s", code, out, errOut)
+	}
+	if _, errOut, code := turnstile(t, "run", "--impl", slow, "--hello-timeout", "0s", "truncation/basic"); code != 2 || !strings.Contains(errOut, "--hello-timeout must be positive") {
+		t.Errorf("--hello-timeout 0s: exit %d: %s", code, errOut)
+	}
+}

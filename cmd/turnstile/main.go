@@ -92,9 +92,14 @@ Exit codes: 0 success, 1 a check failed, 2 usage or input error.`,
 
 // version is turnstile's version (the module's, or the commit it was built from) and the pi
 // release its reference reproduces.
-func version() string {
+func version() string { return versionOf(debug.ReadBuildInfo()) }
+
+// versionOf is version from the build information: the module's version when built by
+// `go install module@version`, else the commit of a checkout's build (when the go command
+// stamped it: not in a git worktree, nor with -buildvcs=false), else "devel".
+func versionOf(info *debug.BuildInfo, ok bool) string {
 	v := "devel"
-	if info, ok := debug.ReadBuildInfo(); ok {
+	if ok && info != nil {
 		if info.Main.Version != "" && info.Main.Version != "(devel)" {
 			v = info.Main.Version
 		} else {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
@@ -374,6 +375,34 @@ func TestVersionNamesTurnstileAndPi(t *testing.T) {
 	out, _, code := turnstile(t, "--version")
 	if code != 0 || !strings.HasPrefix(out, "turnstile ") || !strings.Contains(out, "reference: pi 1.6.0 (@earendil-works/pi-agent-core@1.6.0)") {
 		t.Fatalf("exit %d: %q", code, out)
+	}
+}
+
+// TestVersionComesFromTheBuildInformation: `go install module@version` stamps the module's
+// version, a checkout's build its commit; either is printed with the pi release.
+func TestVersionComesFromTheBuildInformation(t *testing.T) {
+	vcs := func(kv ...string) []debug.BuildSetting {
+		var s []debug.BuildSetting
+		for i := 0; i+1 < len(kv); i += 2 {
+			s = append(s, debug.BuildSetting{Key: kv[i], Value: kv[i+1]})
+		}
+		return s
+	}
+	for _, c := range []struct {
+		info *debug.BuildInfo
+		want string
+	}{
+		{&debug.BuildInfo{Main: debug.Module{Version: "v0.3.0"}, Settings: vcs("vcs.revision", "0123456789abcdef")}, "turnstile v0.3.0\n"},
+		{&debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261205120000-0123456789ab"}}, "turnstile v0.0.0-20261205120000-0123456789ab\n"},
+		{&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: vcs("vcs.revision", "0123456789abcdef0123", "vcs.modified", "true")}, "turnstile devel (commit 0123456789ab, modified)\n"},
+		{&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: vcs("vcs.revision", "0123456789abcdef0123", "vcs.modified", "false")}, "turnstile devel (commit 0123456789ab)\n"},
+		{&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "turnstile devel\n"},
+		{nil, "turnstile devel\n"},
+	} {
+		got := versionOf(c.info, c.info != nil)
+		if !strings.HasPrefix(got, c.want) || !strings.Contains(got, "\nreference: pi 1.6.0 (@earendil-works/pi-agent-core@1.6.0), protocol ") {
+			t.Errorf("%+v: %q, want %q…", c.info, got, c.want)
+		}
 	}
 }
 

@@ -502,7 +502,7 @@ func (p *Process) timeoutError() error {
 	switch p.phase {
 	case "hello":
 		d = orDuration(p.HelloTimeout, DefaultHelloTimeout)
-		what = "no hello from the implementation (slow start?)"
+		what = "no hello from the implementation (a slow start? turnstile --hello-timeout raises the limit)"
 	case "stop":
 		what = "the implementation did not report stopped"
 	}

@@ -17,8 +17,9 @@ type Expect struct {
 	// agent_end.
 	RunFails *bool
 	// Timeline lists texts that must appear in this order, each within one timeline line.
+	// A run of spaces matches any run of spaces (see spaced).
 	Timeline []string
-	// Absent lists texts no timeline line may contain.
+	// Absent lists texts no timeline line may contain, spaces matched as in Timeline.
 	Absent []string
 }
 
@@ -56,15 +57,19 @@ func (ex *Expect) Check(tr *trace.Trace) []string {
 	var problems []string
 	requests, failed := 0, false
 	tr = tr.Expanded()
-	// Timeline lines are written when an expectation reads them, each once.
+	// Timeline lines are written when an expectation reads them, each once; texts are looked
+	// for in their spaced form, and messages quote the line as printed.
 	lines := make([]string, len(tr.Entries))
+	flat := make([]string, len(tr.Entries))
 	written := make([]bool, len(tr.Entries))
-	line := func(i int) string {
+	write := func(i int) {
 		if !written[i] {
 			lines[i], written[i] = trace.TimelineLine(tr.Entries[i]), true
+			flat[i] = spaced(lines[i])
 		}
-		return lines[i]
 	}
+	line := func(i int) string { write(i); return lines[i] }
+	has := func(i int, text string) bool { write(i); return strings.Contains(flat[i], text) }
 	for _, e := range tr.Entries {
 		if e.Kind == trace.KindCall && e.Name == trace.CallStream {
 			requests++
@@ -87,21 +92,22 @@ func (ex *Expect) Check(tr *trace.Trace) []string {
 	// reported, and the texts after it are looked for from the same line.
 	at, prev := 0, -1 // the next line to search; the text whose line that follows
 	for k, want := range ex.Timeline {
-		found := false
+		found, text := false, spaced(want)
 		for i := at; i < len(lines); i++ {
-			if strings.Contains(line(i), want) {
+			if has(i, text) {
 				found, at, prev = true, i+1, k
 				break
 			}
 		}
 		if !found {
-			problems = append(problems, timelineMiss(want, prev, ex.Timeline, line, len(lines), at))
+			problems = append(problems, timelineMiss(want, prev, ex.Timeline, line, has, len(lines), at))
 		}
 	}
 	for _, bad := range ex.Absent {
+		text := spaced(bad)
 		for i := range lines {
-			if l := line(i); strings.Contains(l, bad) {
-				problems = append(problems, fmt.Sprintf("expected no timeline line containing %q, found: %s", bad, strings.TrimSpace(l)))
+			if has(i, text) {
+				problems = append(problems, fmt.Sprintf("expected no timeline line containing %q, found: %s", bad, strings.TrimSpace(line(i))))
 				break
 			}
 		}
@@ -112,11 +118,11 @@ func (ex *Expect) Check(tr *trace.Trace) []string {
 // timelineMiss says why want was not found in order: it is on no line, or only on lines before
 // the one that timeline[prev] (the last text found before it; -1 for none) matched, at index
 // after-1, which may be the mistake: a text that matched a later line than meant.
-func timelineMiss(want string, prev int, timeline []string, line func(int) string, n, after int) string {
+func timelineMiss(want string, prev int, timeline []string, line func(int) string, has func(int, string) bool, n, after int) string {
 	msg := fmt.Sprintf("expected a timeline line containing %q (in order)", want)
-	first := -1
+	first, text := -1, spaced(want)
 	for i := range n {
-		if strings.Contains(line(i), want) {
+		if has(i, text) {
 			first = i
 			break
 		}
@@ -133,4 +139,30 @@ func timelineMiss(want string, prev int, timeline []string, line func(int) strin
 	// Said as the order it breaks: the text comes before the one listed ahead of it.
 	return fmt.Sprintf("expected a timeline line containing %q after the one containing %q (entry %d: %s); it is only earlier, on entry %d (%s)",
 		want, timeline[prev], after, strings.TrimSpace(line(after-1)), first+1, strings.TrimSpace(line(first)))
+}
+
+// spaced is s with every run of spaces and tabs made one space. The timeline pads its columns
+// to widths that depend on the run (the time column grows with the time), so a text copied
+// from one line, or typed by hand, should not fail on how many spaces separate two columns.
+// The price: a text cannot tell "a  b" inside a quoted string from "a b"; a scenario needing
+// that checks it in a golden.
+func spaced(s string) string {
+	if !strings.Contains(s, "  ") && !strings.Contains(s, "\t") {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	blank := false
+	for _, r := range s {
+		if r == ' ' || r == '\t' {
+			if !blank {
+				b.WriteByte(' ')
+			}
+			blank = true
+			continue
+		}
+		blank = false
+		b.WriteRune(r)
+	}
+	return b.String()
 }

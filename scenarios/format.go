@@ -31,6 +31,9 @@ type refs struct {
 	contextTools   []named // tool names in hook context changes
 	actions        []action
 	queueSwitches  []ast.Node // hooks.steering and hooks.followUp keys
+	responses      []ast.Node // provider items, in order
+	// updates are a behaviour's update items, in order, by updateKey.
+	updates map[string][]ast.Node
 }
 
 // action is where a user action's parts are, for the checks.
@@ -93,6 +96,7 @@ func (d *decoder) decodeScenario(root ast.Node, sc *sim.Scenario, file *File, r 
 		case "provider":
 			for i, n := range d.sequence(f.value, "provider", false) {
 				sc.Responses = append(sc.Responses, d.response(n, "provider["+strconv.Itoa(i)+"]", r))
+				r.responses = append(r.responses, n)
 			}
 		case "extraResponse":
 			resp := d.response(f.value, "extraResponse", r)
@@ -100,7 +104,9 @@ func (d *decoder) decodeScenario(root ast.Node, sc *sim.Scenario, file *File, r 
 		case "toolCalls":
 			sc.ToolCalls = map[string]sim.Behaviour{}
 			for _, c := range d.mapping(f.value, "toolCalls") {
-				sc.ToolCalls[c.key] = d.behaviour(c.value, "toolCalls."+c.key)
+				var updates []ast.Node
+				sc.ToolCalls[c.key] = d.behaviour(c.value, "toolCalls."+c.key, &updates)
+				r.updates[updateKey("", c.key)] = updates
 				r.toolCallKeys = append(r.toolCallKeys, named{c.key, c.keyN})
 			}
 		case "agent":
@@ -173,6 +179,8 @@ func (d *decoder) budget(n ast.Node, b *sim.Budget) {
 func (d *decoder) tool(n ast.Node, i int, r *refs) sim.ToolSpec {
 	what := "tools[" + strconv.Itoa(i) + "]"
 	var t sim.ToolSpec
+	var updates []ast.Node
+	defer func() { r.updates[updateKey(t.Name, "")] = updates }()
 	for _, f := range d.mapping(n, what, "name", "description", "parameters", "executionMode", "inactive", "prepareArguments", "behaviour") {
 		switch f.key {
 		case "name":
@@ -192,7 +200,7 @@ func (d *decoder) tool(n ast.Node, i int, r *refs) sim.ToolSpec {
 		case "prepareArguments":
 			t.PrepareArguments = d.object(f.value, what+".prepareArguments")
 		case "behaviour":
-			t.Behaviour = d.behaviour(f.value, what+".behaviour")
+			t.Behaviour = d.behaviour(f.value, what+".behaviour", &updates)
 		}
 	}
 	if t.Name == "" {
@@ -204,7 +212,8 @@ func (d *decoder) tool(n ast.Node, i int, r *refs) sim.ToolSpec {
 	return t
 }
 
-func (d *decoder) behaviour(n ast.Node, what string) sim.Behaviour {
+// behaviour reads a tool's behaviour; updates receives where each of its updates is.
+func (d *decoder) behaviour(n ast.Node, what string, updates *[]ast.Node) sim.Behaviour {
 	var b sim.Behaviour
 	var resultN, throwN, resolvesN ast.Node
 	for _, f := range d.mapping(n, what, "duration", "updates", "result", "throw", "resolves", "onAbort") {
@@ -223,6 +232,7 @@ func (d *decoder) behaviour(n ast.Node, what string) sim.Behaviour {
 					}
 				}
 				b.Updates = append(b.Updates, up)
+				*updates = append(*updates, u)
 			}
 		case "result":
 			b.Result = d.toolResult(f.value, what+".result")
@@ -596,4 +606,13 @@ func (d *decoder) noteCalls(content []loop.Block, at []ast.Node, r *refs) {
 		r.callIDs[tc.ID] = n
 		r.callTools = append(r.callTools, named{tc.Name, n})
 	}
+}
+
+// updateKey names the behaviour whose updates a tool call runs: its own in toolCalls (callID),
+// or its tool's (tool).
+func updateKey(tool, callID string) string {
+	if callID != "" {
+		return "call " + callID
+	}
+	return "tool " + tool
 }

@@ -19,7 +19,6 @@ import (
 	"github.com/goccy/go-yaml/parser"
 
 	"github.com/turnstile-dev/turnstile/sim"
-	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // File is one loaded scenario file.
@@ -39,26 +38,10 @@ type File struct {
 	Rule string
 	// Embedded is set for a file of the curated suite compiled into the binary.
 	Embedded bool
-	// actions is where each user action is, "line:col".
-	actions []string
-}
-
-// Warnings are what only a run can tell is wrong with the file: user actions that never
-// happened during the run tr (a trigger that did not fire, a time the run did not reach),
-// each as "file:line:col: warning: …".
-func (f *File) Warnings(tr *trace.Trace) []string {
-	var out []string
-	for _, i := range tr.Unfired {
-		if i < 0 || i >= len(f.actions) || i >= len(f.Scenario.User) {
-			continue
-		}
-		why := "its trigger never fired"
-		if at := f.Scenario.User[i].At; at != nil {
-			why = fmt.Sprintf("the run was over before at: %dms", *at)
-		}
-		out = append(out, fmt.Sprintf("%s:%s: warning: this user action never happened: %s", f.Path, f.actions[i], why))
-	}
-	return out
+	// Where the parts of the script are, for Warnings: each user action, each provider
+	// response, and each behaviour's updates (by updateKey).
+	actions, responses []position
+	updates            map[string][]position
 }
 
 // RecoveredPanic starts the message of an error that stands for a panic of the YAML
@@ -95,7 +78,7 @@ func Parse(filename, rel string, data []byte) (f *File, err error) {
 	}
 	sc := &sim.Scenario{Model: defaultModel}
 	f = &File{Path: filename, Rel: rel, Scenario: sc}
-	r := &refs{callIDs: map[string]ast.Node{}, dupCallIDs: map[string]bool{}, toolNames: map[string]ast.Node{}, undefinedTools: map[string]ast.Node{}}
+	r := &refs{callIDs: map[string]ast.Node{}, dupCallIDs: map[string]bool{}, toolNames: map[string]ast.Node{}, undefinedTools: map[string]ast.Node{}, updates: map[string][]ast.Node{}}
 	d.collectAnchors(docs[0])
 	d.decodeScenario(docs[0], sc, f, r)
 	if len(d.errs) == 0 {
@@ -113,11 +96,16 @@ func Parse(filename, rel string, data []byte) (f *File, err error) {
 	}
 	f.Rule = ruleComment(data)
 	for _, a := range r.actions {
-		pos := "0:0"
-		if tk := a.n.GetToken(); tk != nil && tk.Position != nil {
-			pos = fmt.Sprintf("%d:%d", tk.Position.Line, tk.Position.Column)
+		f.actions = append(f.actions, positionOf(a.n))
+	}
+	for _, n := range r.responses {
+		f.responses = append(f.responses, positionOf(n))
+	}
+	f.updates = map[string][]position{}
+	for k, ns := range r.updates {
+		for _, n := range ns {
+			f.updates[k] = append(f.updates[k], positionOf(n))
 		}
-		f.actions = append(f.actions, pos)
 	}
 	return f, nil
 }

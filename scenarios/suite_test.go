@@ -82,3 +82,34 @@ func TestATimelineTextOutOfOrderSaysWhere(t *testing.T) {
 		t.Errorf("two texts missing: %q", problems)
 	}
 }
+
+// TestTimelineTextsMatchWhateverTheRunsOfSpaces: a text with one space where the timeline pads
+// a column with several matches, in timeline: and absent: alike, and so does one with more
+// spaces than the line (a stranger's text with one space passed silently as never found).
+func TestTimelineTextsMatchWhateverTheRunsOfSpaces(t *testing.T) {
+	f, err := scenarios.Parse("x.yaml", "x", []byte("provider: [\"one\"]\nrun: [\"go\"]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := sim.Run(f.Scenario, sim.NewReference())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(tr.Timeline()), "ev    message_end assistant stop") {
+		t.Fatalf("the timeline no longer pads the kind column; pick another text:\n%s", tr.Timeline())
+	}
+	for _, text := range []string{"ev message_end assistant stop", "ev\tmessage_end  assistant   stop", "0ms ev agent_end"} {
+		if problems := (&scenarios.Expect{Timeline: []string{text}}).Check(tr); len(problems) > 0 {
+			t.Errorf("%q: %q", text, problems)
+		}
+		if problems := (&scenarios.Expect{Absent: []string{text}}).Check(tr); len(problems) != 1 {
+			t.Errorf("absent %q: %q", text, problems)
+		}
+	}
+	// Spaces stand for spaces only: a text missing one, or with another word, still fails.
+	for _, text := range []string{"evmessage_end assistant", "ev message_end user stop"} {
+		if problems := (&scenarios.Expect{Timeline: []string{text}}).Check(tr); len(problems) != 1 || !strings.Contains(problems[0], "no line contains it") {
+			t.Errorf("%q: %q", text, problems)
+		}
+	}
+}

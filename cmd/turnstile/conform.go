@@ -216,6 +216,9 @@ func implementation(command string, proc processFlags) (func() sim.Implementatio
 
 // process makes the adapter processes of command, a command line that is not blank.
 func process(command string, proc processFlags) (func() *conformance.Process, error) {
+	if proc.timeout <= 0 || proc.helloTimeout <= 0 {
+		return nil, fmt.Errorf("--timeout and --hello-timeout must be positive (got %v and %v)", proc.timeout, proc.helloTimeout)
+	}
 	argv, err := splitCommand(command)
 	if err != nil {
 		return nil, err
@@ -226,7 +229,7 @@ func process(command string, proc processFlags) (func() *conformance.Process, er
 		}
 	}
 	return func() *conformance.Process {
-		return &conformance.Process{Command: argv, Timeout: proc.timeout, OneAtATime: proc.oneAtATime, Stderr: os.Stderr}
+		return &conformance.Process{Command: argv, Timeout: proc.timeout, HelloTimeout: proc.helloTimeout, OneAtATime: proc.oneAtATime, Stderr: os.Stderr}
 	}, nil
 }
 

@@ -58,7 +58,7 @@ func TestMinimalScenarioCommandHoldsToTheSamePi(t *testing.T) {
 }
 
 // TestReproduceCommandRepeatsTheProcessFlags: the command explore prints to reproduce a run
-// repeats --timeout when it is not the default, and --one-at-a-time.
+// repeats --timeout and --hello-timeout when they are not the default, and --one-at-a-time.
 func TestReproduceCommandRepeatsTheProcessFlags(t *testing.T) {
 	for _, c := range []struct {
 		args []string
@@ -67,6 +67,8 @@ func TestReproduceCommandRepeatsTheProcessFlags(t *testing.T) {
 		{nil, ""},
 		{[]string{"--timeout", "10s"}, ""},
 		{[]string{"--timeout", "2s", "--one-at-a-time"}, " --timeout 2s --one-at-a-time"},
+		{[]string{"--hello-timeout", "10s"}, ""},
+		{[]string{"--hello-timeout", "30s", "--timeout", "2s"}, " --timeout 2s --hello-timeout 30s"},
 	} {
 		var p processFlags
 		f := pflag.NewFlagSet("explore", pflag.ContinueOnError)
@@ -81,11 +83,11 @@ func TestReproduceCommandRepeatsTheProcessFlags(t *testing.T) {
 }
 
 // TestARunOutlastsTheProcessTimeout: explore bounds a run of an --impl command by more than
-// the process's own timeout, so that a hung process is named by that timeout (what it was
+// the process's own timeouts (a scenario's and, when the run starts the process, its hello's), so that a hung process is named by that timeout (what it was
 // waiting for, its stderr) rather than by the run's bound (only "did not finish").
 func TestARunOutlastsTheProcessTimeout(t *testing.T) {
 	for _, d := range []time.Duration{300 * time.Millisecond, 10 * time.Second, 11 * time.Second, time.Minute} {
-		if got := (processFlags{timeout: d}).runBound(); got <= d {
+		if got := (processFlags{timeout: d, helloTimeout: d}).runBound(); got <= 2*d {
 			t.Errorf("--timeout %v: a run is bounded by %v", d, got)
 		}
 	}

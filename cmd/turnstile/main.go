@@ -92,9 +92,14 @@ Exit codes: 0 success, 1 a check failed, 2 usage or input error.`,
 
 // version is turnstile's version (the module's, or the commit it was built from) and the pi
 // release its reference reproduces.
-func version() string {
+func version() string { return versionOf(debug.ReadBuildInfo()) }
+
+// versionOf is version from the build information: the module's version when built by
+// `go install module@version`, else the commit of a checkout's build (when the go command
+// stamped it: not in a git worktree, nor with -buildvcs=false), else "devel".
+func versionOf(info *debug.BuildInfo, ok bool) string {
 	v := "devel"
-	if info, ok := debug.ReadBuildInfo(); ok {
+	if ok && info != nil {
 		if info.Main.Version != "" && info.Main.Version != "(devel)" {
 			v = info.Main.Version
 		} else {
@@ -121,10 +126,12 @@ func version() string {
 		v, conformance.Tracks, conformance.Tracks, conformance.ProtocolVersion)
 }
 
-// processFlags are how an --impl command is driven: its time limit per scenario, and whether
-// every delivery waits for its idle even when the implementation takes deliveries ahead.
+// processFlags are how an --impl command is driven: its time limit per scenario and for its
+// hello, and whether every delivery waits for its idle even when the implementation takes
+// deliveries ahead.
 type processFlags struct {
 	timeout, defaultTimeout time.Duration
+	helloTimeout            time.Duration
 	oneAtATime              bool
 }
 
@@ -134,6 +141,9 @@ func (p *processFlags) args() string {
 	if p.timeout != p.defaultTimeout {
 		s += " --timeout " + p.timeout.String()
 	}
+	if p.helloTimeout != conformance.DefaultHelloTimeout {
+		s += " --hello-timeout " + p.helloTimeout.String()
+	}
 	if p.oneAtATime {
 		s += " --one-at-a-time"
 	}
@@ -141,13 +151,14 @@ func (p *processFlags) args() string {
 }
 
 // runBound is how long explore lets a run of the --impl command take before it calls it a
-// hang: after the process's own timeout, which is the better verdict (what it was waiting
-// for, its last lines of stderr).
-func (p processFlags) runBound() time.Duration { return 2 * p.timeout }
+// hang: after the process's own timeouts (a run may start the process, so its hello's too),
+// which are the better verdict (what it was waiting for, its last lines of stderr).
+func (p processFlags) runBound() time.Duration { return 2*p.timeout + p.helloTimeout }
 
 func (p *processFlags) register(f *pflag.FlagSet, timeout time.Duration, per string) {
 	p.defaultTimeout = timeout
 	f.DurationVar(&p.timeout, "timeout", timeout, "time limit per "+per+" for an --impl command")
+	f.DurationVar(&p.helloTimeout, "hello-timeout", conformance.DefaultHelloTimeout, "time limit for an --impl command's hello after it starts (raise it for a slow start: npx, tsx, a cold cache)")
 	f.BoolVar(&p.oneAtATime, "one-at-a-time", false, "the plain exchange with the --impl command: each delivery only once it is idle, even when its hello says deliveriesAhead (PROTOCOL.md §14), and no standing answers (§15): rules out its queue and its standing answers when a trace looks wrong")
 }
 

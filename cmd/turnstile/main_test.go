@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
@@ -377,6 +378,34 @@ func TestVersionNamesTurnstileAndPi(t *testing.T) {
 	}
 }
 
+// TestVersionComesFromTheBuildInformation: `go install module@version` stamps the module's
+// version, a checkout's build its commit; either is printed with the pi release.
+func TestVersionComesFromTheBuildInformation(t *testing.T) {
+	vcs := func(kv ...string) []debug.BuildSetting {
+		var s []debug.BuildSetting
+		for i := 0; i+1 < len(kv); i += 2 {
+			s = append(s, debug.BuildSetting{Key: kv[i], Value: kv[i+1]})
+		}
+		return s
+	}
+	for _, c := range []struct {
+		info *debug.BuildInfo
+		want string
+	}{
+		{&debug.BuildInfo{Main: debug.Module{Version: "v0.3.0"}, Settings: vcs("vcs.revision", "0123456789abcdef")}, "turnstile v0.3.0\n"},
+		{&debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261205120000-0123456789ab"}}, "turnstile v0.0.0-20261205120000-0123456789ab\n"},
+		{&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: vcs("vcs.revision", "0123456789abcdef0123", "vcs.modified", "true")}, "turnstile devel (commit 0123456789ab, modified)\n"},
+		{&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: vcs("vcs.revision", "0123456789abcdef0123", "vcs.modified", "false")}, "turnstile devel (commit 0123456789ab)\n"},
+		{&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "turnstile devel\n"},
+		{nil, "turnstile devel\n"},
+	} {
+		got := versionOf(c.info, c.info != nil)
+		if !strings.HasPrefix(got, c.want) || !strings.Contains(got, "\nreference: pi 1.6.0 (@earendil-works/pi-agent-core@1.6.0), protocol ") {
+			t.Errorf("%+v: %q, want %q…", c.info, got, c.want)
+		}
+	}
+}
+
 // inDir runs the CLI in-process from dir.
 func inDir(t *testing.T, dir string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
@@ -600,5 +629,23 @@ func TestTracksRunsTheReferenceAsAnOlderPi(t *testing.T) {
 	out, _, code := turnstile(t, "conform", "--suite", "scenarios/tools-sequential", "--tracks", "1.0.3")
 	if code != 0 || !strings.Contains(out, "SKIP  tools-sequential/arguments-error: the scenario pins behaviour of pi 1.3.0; the implementation is held to pi 1.0.3") {
 		t.Fatalf("exit %d: %s", code, out)
+	}
+}
+
+// TestHelloTimeoutIsAFlag: an adapter slower to say hello than --hello-timeout is named by
+// that timeout, and passes given more (a stranger's `npx tsx` adapter took 8.3 s to start,
+// against a fixed 10 s). The flag is repeated in commands printed to reproduce a run.
+func TestHelloTimeoutIsAFlag(t *testing.T) {
+	slow := "sh -c 'sleep 1; exec " + selfAdapter(t) + "'"
+	out, errOut, code := turnstile(t, "conform", "--impl", slow, "--hello-timeout", "300ms", "--run", "truncation/basic$")
+	if code != 2 || !strings.Contains(errOut, "did not start: timeout after 300ms: no hello from the implementation (a slow start? turnstile --hello-timeout raises the limit)") {
+		t.Fatalf("--hello-timeout 300ms: exit %d:\n%s\n%s", code, out, errOut)
+	}
+	out, errOut, code = turnstile(t, "conform", "--impl", slow, "--hello-timeout", "20s", "--run", "truncation/basic$")
+	if code != 0 {
+		t.Fatalf("--hello-timeout 20s: exit %d:\n%s\n%s", code, out, errOut)
+	}
+	if _, errOut, code := turnstile(t, "run", "--impl", slow, "--hello-timeout", "0s", "truncation/basic"); code != 2 || !strings.Contains(errOut, "--hello-timeout must be positive") {
+		t.Errorf("--hello-timeout 0s: exit %d: %s", code, errOut)
 	}
 }

@@ -9,8 +9,8 @@
 // Session. The wire shapes are conformance/PROTOCOL.md §5; an answer field that is absent
 // means "leave pi's value as it is". conformance/adapters/pi/adapter.mjs is a filled copy
 // (pi's own loop). A TypeScript adapter is the same file with types: import type { Session }
-// from "turnstile-kit", and run it with your usual runner (node --experimental-strip-types,
-// tsx, or compile first).
+// from "turnstile-kit", and run it with tsx as Node's import hook (Node 20.6 and later):
+//	turnstile conform --impl "node --import tsx my-adapter.ts"
 
 import { ALL_HOOKS, serve } from "turnstile-kit";
 

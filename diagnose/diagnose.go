@@ -130,13 +130,22 @@ func gathers(path string) bool {
 	return false
 }
 
-// foldInvariants leaves out the invariant findings that say a rule a divergence finding
-// already names (the same defect, seen twice): the divergence gets the invariant's words.
-// The others are returned.
+// foldInvariants leaves out the invariant findings that say what a divergence finding says
+// already (one defect, seen twice): broken at an entry the divergence shows on, or breaking
+// the divergence's rule. The divergence gets the invariant's words; the others are returned.
 func foldInvariants(divs []Finding, invs []Finding) []Finding {
 	var out []Finding
 	for _, f := range invs {
-		i := slices.IndexFunc(divs, func(d Finding) bool { return d.Kind == Divergence && d.RuleID != "" && d.RuleID == f.RuleID })
+		i := slices.IndexFunc(divs, func(d Finding) bool { return d.Kind == Divergence && slices.Contains(d.span, f.At.Actual) })
+		if i < 0 {
+			ids := []string{f.RuleID}
+			if f.RuleID == "" {
+				if inv, ok := invariant.ByName(f.Invariant); ok {
+					ids = inv.Rules
+				}
+			}
+			i = slices.IndexFunc(divs, func(d Finding) bool { return d.Kind == Divergence && d.RuleID != "" && slices.Contains(ids, d.RuleID) })
+		}
 		if i < 0 {
 			out = append(out, f)
 			continue

@@ -24,6 +24,7 @@ func divergences(c *trace.Comparison, g *governor) []Finding {
 				fd := fieldFinding(c, g, s, f)
 				if i, seen := fieldAt[fd.Signature]; seen {
 					out[i].Count++
+					out[i].span = append(out[i].span, s.Got+1)
 					continue
 				}
 				fieldAt[fd.Signature] = len(out)
@@ -177,6 +178,9 @@ func regionFinding(c *trace.Comparison, g *governor, op trace.Op, idx []int, rul
 			f.At.Expected = nextW + 1
 		}
 		f.ActualLine, f.Actual = strings.Join(lines, "\n"), strings.Join(full, "\n")
+		for _, i := range idx {
+			f.span = append(f.span, i+1)
+		}
 		f.Says = fmt.Sprintf("the implementation has %s the reference does not have, starting with %q", n, k)
 		if head.Kind == trace.KindFail && head.Name == "budget" {
 			f.Says = "the implementation's run was stopped by its budget, where the reference's ended: " + head.Error
@@ -275,7 +279,12 @@ func pairMoves(c *trace.Comparison) map[moveKey]*move {
 func movedFinding(c *trace.Comparison, g *governor, m *move) Finding {
 	m.reported = true
 	w, e := c.Want[m.want], c.Got[m.got]
-	rule, _ := g.rule(w, g.want[m.want], "")
+	// Named where the implementation put it: that is where the rule breaks (a follow-up poll
+	// made while tool calls ask for more, a steering poll inside a turn).
+	rule, _ := g.rule(e, g.got[m.got], "")
+	if rule == "" {
+		rule, _ = g.rule(w, g.want[m.want], "")
+	}
 	k := trace.Key(e)
 	// Where the reference has it, in the implementation's trace: after the entry matched to
 	// the reference's entry before it.

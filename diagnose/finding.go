@@ -81,6 +81,8 @@ type Finding struct {
 	// What a divergence touches, for telling consequences (markConsequences): a message, a
 	// request, an entry of the harness's.
 	messages, request, harness bool
+	// span lists the implementation's entries (1-based) a divergence shows on.
+	span []int
 }
 
 // CauseKey is what the findings of one defect share across scenarios and runs: the rule the

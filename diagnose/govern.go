@@ -19,7 +19,9 @@ import (
 // situation is where an entry stands in its trace: the facts the table's "when" column names.
 type situation struct {
 	startup, afterTurn, beforeLaterTurn bool // a steering poll's place
+	withinTurn                          bool // a poll's place between a request and its turn_end
 	truncated, hardExit, aborted        bool
+	afterTruncated                      bool // after a truncated batch, before the next request
 	parallel, sequential                bool // the entry's tool batch, as the trace runs it
 	terminating, more                   bool // after a batch: one that terminates, one asking for another request
 	finishContinue, finishEnd           bool
@@ -38,8 +40,12 @@ func (s situation) holds(when string) bool {
 		return s.afterTurn
 	case "before a later turn":
 		return s.beforeLaterTurn
+	case "within a turn":
+		return s.withinTurn
 	case "in a truncated turn":
 		return s.truncated
+	case "after a truncated batch":
+		return s.afterTruncated
 	case "after a hard exit":
 		return s.hardExit
 	case "after an abort":
@@ -66,6 +72,8 @@ func (s situation) holds(when string) bool {
 		return s.origin == "follow-up"
 	case "prepared":
 		return s.origin == "prepared"
+	case "queued":
+		return s.origin == "queued"
 	case "a declaration":
 		return s.origin == "declaration"
 	}
@@ -73,27 +81,28 @@ func (s situation) holds(when string) bool {
 }
 
 // knownWhen is every "when" the table may use (a test holds the table to it).
-var knownWhen = []string{"startup", "after a turn", "before a later turn", "in a truncated turn", "after a hard exit",
+var knownWhen = []string{"startup", "after a turn", "before a later turn", "within a turn", "in a truncated turn", "after a truncated batch", "after a hard exit",
 	"after an abort", "in a parallel batch", "in a sequential batch", "after a terminating batch", "after a batch that asks for more",
 	"after finishTurn continue", "after finishTurn end", "stopReason disagrees", "a prompt", "steering", "follow-up",
-	"prepared", "a declaration"}
+	"prepared", "queued", "a declaration"}
 
 // situations walks a trace once and says where each entry stands.
 func situations(es []trace.Entry) []situation {
 	out := make([]situation, len(es))
 	var (
 		requested, inTurnEnd, truncated, hardExit, aborted, terminating bool
-		ran                                                             bool // the turn's batch ran
+		ran, afterTruncated                                             bool // the turn's batch ran; it was a truncated one
 		finish                                                          string
 		steeringSinceTurnEnd                                            int
 		disagrees                                                       bool
 		origin                                                          string // of the messages the last poll or hook returned
+		agentOp                                                         string // the Agent operation that started the run: prompt or continue
 		batchStart                                                      = -1
 	)
 	for i := range es {
 		e := &es[i]
 		s := situation{truncated: truncated, hardExit: hardExit, aborted: aborted, terminating: terminating,
-			more: ran && !terminating && !truncated, finishContinue: finish == "continue", finishEnd: finish == "end", disagrees: disagrees}
+			afterTruncated: afterTruncated, more: ran && !terminating && !truncated && !afterTruncated, finishContinue: finish == "continue", finishEnd: finish == "end", disagrees: disagrees}
 		if e.Kind == trace.KindCall && (e.Name == trace.CallStream || e.Name == trace.HookPrepareNextTurn) ||
 			e.Kind == trace.KindEvent && e.Name == string(loop.TurnStart) {
 			s.origin = origin // the messages pending for the turn it starts
@@ -103,15 +112,23 @@ func situations(es []trace.Entry) []situation {
 			if e.Name == trace.DeliverAbort {
 				aborted = true
 			}
+			if e.Kind == trace.KindDeliver && e.Name == trace.DeliverAgent {
+				var d struct{ Op string }
+				if json.Unmarshal(e.Data, &d) == nil && (d.Op == trace.OpPrompt || d.Op == trace.OpContinue) {
+					agentOp = d.Op
+				}
+			}
 		case trace.KindCall:
 			switch e.Name {
 			case trace.HookSteering:
 				s.startup = !requested
 				s.afterTurn = requested && inTurnEnd && steeringSinceTurnEnd == 0
-				s.beforeLaterTurn = requested && !s.afterTurn
+				s.beforeLaterTurn = requested && inTurnEnd && steeringSinceTurnEnd > 0
+				s.withinTurn = requested && !inTurnEnd
 				steeringSinceTurnEnd++
 				origin = cmp.Or(answered(e, "steering"), origin)
 			case trace.HookFollowUp:
+				s.withinTurn = requested && !inTurnEnd
 				origin = cmp.Or(answered(e, "follow-up"), origin)
 			case trace.HookPrepareNextTurn:
 				origin = cmp.Or(answered(e, "prepared"), origin)
@@ -120,7 +137,7 @@ func situations(es []trace.Entry) []situation {
 				_ = json.Unmarshal(e.Answer, &a)
 				finish = a.Action
 			case trace.CallStream:
-				requested, inTurnEnd, terminating, finish, ran = true, false, false, "", false
+				requested, inTurnEnd, terminating, finish, ran, afterTruncated = true, false, false, "", false, false
 				truncated, disagrees, origin = false, false, ""
 			}
 		case trace.KindEvent:
@@ -130,6 +147,7 @@ func situations(es []trace.Entry) []situation {
 				terminating, finish, disagrees, origin, ran = false, "", false, "", false
 			case loop.TurnEnd:
 				inTurnEnd, steeringSinceTurnEnd = true, 0
+				afterTruncated = truncated && ran
 				truncated, batchStart = false, -1
 			case loop.TurnStart:
 				inTurnEnd = false
@@ -145,8 +163,12 @@ func situations(es []trace.Entry) []situation {
 				case role == "assistant" || role == "toolResult":
 				case origin != "":
 					s.origin = origin
-				case !requested:
+				case !requested && agentOp != trace.OpContinue:
 					s.origin = "prompt"
+				case agentOp != "":
+					// An Agent took it off its queues (the polls are its own, not in the trace);
+					// the turn it starts is the queues' too.
+					s.origin, origin = "queued", "queued"
 				}
 			case loop.ToolExecutionStart:
 				if batchStart < 0 {

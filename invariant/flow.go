@@ -62,6 +62,8 @@ func checkTermination(v *view) []Violation {
 				switch {
 				case t.stop == "length":
 					what, rule = "the batch is a truncated one (it never terminates)", "R-TRUNC-NO-TERMINATE"
+				case v.startsTool(t.asstEnd, t.end) && !v.anyTerminates(t):
+					what, rule = "no result of the batch asks to terminate: the tool calls ask for another request (a loop caps no turns and stops on no tool)", "R-NO-TURN-LIMIT"
 				case !v.startsTool(t.asstEnd, t.end):
 					what = fmt.Sprintf("the response (stopReason %s) has tool calls, none of which ran: its tool calls are its content's toolCall blocks, whatever the stopReason", t.stop)
 					rule = "R-CONTENT-DECIDES"
@@ -227,7 +229,11 @@ func checkQueueTiming(v *view) []Violation {
 			at = calls[min(k, len(calls)-1)]
 		}
 		rule, why := pollRule(got, want, ok), ""
-		if rule == "R-POLL-FOLLOW-UP" && t.hasBatch() && v.window(t).natural && slices.Contains(got, trace.HookFollowUp) {
+		if rule == "R-POLL-FOLLOW-UP" && t.hasBatch() && v.window(t).natural && len(got) > 0 && got[len(got)-1] == trace.HookFollowUp &&
+			!v.anyTerminates(t) && v.startsTool(t.asstEnd, t.end) {
+			// It polled last, as a stopping loop does, though no result asked to terminate.
+			rule, why = "R-NO-TURN-LIMIT", ": no result of the batch asks to terminate, so the loop was not stopping and polls no follow-up (a loop caps no turns and stops on no tool)"
+		} else if rule == "R-POLL-FOLLOW-UP" && t.hasBatch() && v.window(t).natural && slices.Contains(got, trace.HookFollowUp) {
 			why = ": the batch has a result without terminate: true, so the loop was not stopping and polls no follow-up"
 			if got[len(got)-1] == trace.HookFollowUp {
 				// It polled as a stopping loop does, last: it may have judged the batch so.

@@ -211,7 +211,8 @@ func checkResults(v *view) []Violation {
 			}
 		}
 		// Result messages: one per call, source order, after the ends before them.
-		if t.end >= 0 && len(tt.results) != len(t.calls) && !(cut && len(tt.results) == len(tt.startOrder)) {
+		if t.end >= 0 && len(tt.results) != len(t.calls) && !(cut && len(tt.results) == len(tt.startOrder)) && len(tt.startOrder) > 0 {
+			// (None started: R-CONTENT-DECIDES, said above.)
 			vs.addRule(v, t.end, "R-TOOL-RESULT-MESSAGE", "%d tool calls got %d tool-result messages", len(t.calls), len(tt.results))
 		}
 		lastEnd := -1

@@ -152,6 +152,16 @@ func (v *view) terminates(t *turn) bool {
 	return true
 }
 
+// anyTerminates reports whether some result of the turn's batch has terminate exactly true.
+func (v *view) anyTerminates(t *turn) bool {
+	for _, i := range v.toolEnds(t) {
+		if obj(v.d(i)["result"])["terminate"] == true {
+			return true
+		}
+	}
+	return false
+}
+
 // toolEnds lists the tool_execution_end events of the turn.
 func (v *view) toolEnds(t *turn) []int {
 	var out []int

@@ -315,6 +315,7 @@ func walk(w, g any, path string, equal func(a, b any) bool, out *[]Field) {
 	wm, wok := w.(map[string]any)
 	gm, gok := g.(map[string]any)
 	if wok && gok {
+		before := len(*out)
 		ks := make([]string, 0, len(wm)+len(gm))
 		for k := range wm {
 			ks = append(ks, k)
@@ -326,6 +327,13 @@ func walk(w, g any, path string, equal func(a, b any) bool, out *[]Field) {
 		}
 		slices.SortFunc(ks, CompareMembers)
 		for _, k := range ks {
+			if identityRank(k) == len(identityMembers) {
+				// Past the identity members: two objects that differ in one are two things
+				// (a result for another call), and the rest of them differs for that reason.
+				if len(*out) > before {
+					return
+				}
+			}
 			wv, win := wm[k]
 			gv, gin := gm[k]
 			switch {

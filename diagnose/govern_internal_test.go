@@ -1,0 +1,55 @@
+package diagnose
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/turnstile-dev/turnstile/docs"
+)
+
+// TestTheGovernanceTableIsWellFormed: every row of SEMANTICS.md's "Which rule governs an
+// entry" names a rule that exists (or none), situations the diagnosis knows, and entries.
+func TestTheGovernanceTableIsWellFormed(t *testing.T) {
+	rows := docs.Governance()
+	if len(rows) < 40 {
+		t.Fatalf("%d rows read from the table", len(rows))
+	}
+	for _, r := range rows {
+		if r.Rule != "" && !docs.HasRule(r.Rule) {
+			t.Errorf("row %+v: no rule %s", r, r.Rule)
+		}
+		if r.When != "" && !slices.Contains(knownWhen, r.When) {
+			t.Errorf("row %+v: the diagnosis knows no situation %q", r, r.When)
+		}
+		if len(r.Entries) == 0 {
+			t.Errorf("row %+v names no entry", r)
+		}
+	}
+	for _, w := range knownWhen {
+		if !slices.ContainsFunc(rows, func(r docs.Governs) bool { return r.When == w }) {
+			t.Errorf("no row uses the situation %q", w)
+		}
+	}
+}
+
+// TestKeysMatchThePatternsOfTheTable: a "*" ends a prefix of one word; a pattern without a
+// role matches every role.
+func TestKeysMatchThePatternsOfTheTable(t *testing.T) {
+	for _, c := range []struct {
+		pattern, key string
+		match        bool
+	}{
+		{"event message_* toolResult", "event message_end toolResult", true},
+		{"event message_* toolResult", "event message_end assistant", false},
+		{"event message_*", "event message_update assistant", true},
+		{"call tool", "call tool", true},
+		{"call tool", "call toolx", false},
+		{"outcome *", "outcome steer", true},
+		{"*", "deliver streamEvent", true},
+		{"deliver *", "event agent_end", false},
+	} {
+		if got := keyMatches(c.pattern, c.key); got != c.match {
+			t.Errorf("keyMatches(%q, %q) = %v", c.pattern, c.key, got)
+		}
+	}
+}

@@ -57,7 +57,7 @@ func Diagnose(sc Scenario, c *trace.Comparison, opts Options) []Finding {
 		// expectations for that reason alone.
 		return out
 	}
-	invs := invariantFindings(c, opts.Invariants, first, len(divs) > 0)
+	invs := groupInvariants(invariantFindings(c, opts.Invariants, first, len(divs) > 0))
 	if len(divs) > 0 && (strings.HasPrefix(divs[0].Signature, runFails) || strings.HasPrefix(divs[0].Signature, runReturns)) {
 		// The runs agree up to where one ended, so whatever invariant the run breaks
 		// follows from how it ended.
@@ -100,6 +100,11 @@ func markConsequences(c *trace.Comparison, divs []Finding) {
 				// One rule broken twice in a scenario is most likely one defect showing twice
 				// (a truncated call executed: an extra call and a missing failure).
 				d.Consequence = true
+			case d.shifted || d.RuleID == "R-TIME-STAMP" && !strings.Contains(d.Signature, "wall clock"):
+				// A timestamp after an earlier difference follows the virtual time it moved.
+				d.Consequence = true
+			case d.follows:
+				d.Consequence = true
 			case d.RuleID == "" && (d.harness || d.Path != "" && fieldName(d.Path) == "t" || d.Path == ""):
 				// The harness's deliveries, times, runs of them: they follow what the loop did.
 				d.Consequence = true
@@ -137,6 +142,14 @@ func foldInvariants(divs []Finding, invs []Finding) []Finding {
 	var out []Finding
 	for _, f := range invs {
 		i := slices.IndexFunc(divs, func(d Finding) bool { return d.Kind == Divergence && slices.Contains(d.span, f.At.Actual) })
+		if i < 0 && flowInvariants[f.Invariant] {
+			// The loop's course (polls, termination, finishTurn) broken next to entries one
+			// side lacks or adds: the same change of course.
+			i = slices.IndexFunc(divs, func(d Finding) bool {
+				return d.Kind == Divergence && d.Path == "" && (d.At.Actual == f.At.Actual || d.At.Actual == f.At.Actual+1 ||
+					slices.Contains(d.span, f.At.Actual-1) || slices.Contains(d.span, f.At.Actual+1))
+			})
+		}
 		if i < 0 {
 			ids := []string{f.RuleID}
 			if f.RuleID == "" {
@@ -157,6 +170,27 @@ func foldInvariants(divs []Finding, invs []Finding) []Finding {
 	}
 	return out
 }
+
+// groupInvariants keeps one finding per invariant signature, counting the others (a grammar
+// broken at every event of a run is one finding); the first is a root if any of them is.
+func groupInvariants(invs []Finding) []Finding {
+	var out []Finding
+	at := map[string]int{}
+	for _, f := range invs {
+		if i, ok := at[f.Signature]; ok {
+			out[i].Count++
+			out[i].Consequence = out[i].Consequence && f.Consequence
+			continue
+		}
+		at[f.Signature] = len(out)
+		f.Count = 1
+		out = append(out, f)
+	}
+	return out
+}
+
+// flowInvariants judge the loop's course: when it polls, goes on and stops.
+var flowInvariants = map[string]bool{"termination": true, "queue-timing": true, "finish-turn": true}
 
 // position orders findings by where they show: an error (no entry) first, then by the
 // implementation's entry, else the reference's.

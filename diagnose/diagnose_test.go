@@ -107,7 +107,7 @@ func TestFieldAbsentIsOneFindingWithItsPathAndFullValue(t *testing.T) {
 		t.Fatalf("want 1 divergence, got %d: %v", len(divs), fs)
 	}
 	f := divs[0]
-	if f.Signature != "R-STREAM-THINKING-LEVEL: event message_end assistant data.message.thinkingLevel absent" {
+	if f.Signature != "R-STREAM-THINKING-LEVEL: thinkingLevel absent" {
 		t.Errorf("signature %q", f.Signature)
 	}
 	if f.At.Expected != i+1 || f.At.Actual != i+1 || f.Path != "data.message.thinkingLevel" {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/turnstile-dev/turnstile/trace"
@@ -50,6 +51,7 @@ func divergences(c *trace.Comparison, g *governor) []Finding {
 			}
 			run = nil
 		}
+		regionStart := len(out)
 		for _, op := range []trace.Op{trace.Missing, trace.Extra} {
 			for _, t := range c.Steps[k:end] {
 				if t.Op != op {
@@ -70,16 +72,43 @@ func divergences(c *trace.Comparison, g *governor) []Finding {
 			}
 			flush(op)
 		}
+		markStops(c, out[regionStart:])
 		k = end
 	}
 	return out
+}
+
+// markStops marks, in one region, the entries that end a run where the implementation lacks
+// a request (its agent_end and the return, its last polls): they follow from stopping early.
+func markStops(c *trace.Comparison, region []Finding) {
+	lacking := slices.ContainsFunc(region, func(f Finding) bool { return f.request && f.At.Expected > 0 && len(f.span) == 0 })
+	if !lacking {
+		return
+	}
+	for i := range region {
+		f := &region[i]
+		if len(f.span) == 0 {
+			continue
+		}
+		ends := true
+		for _, at := range f.span {
+			switch trace.Key(c.Got[at-1]) {
+			case "event agent_end", "end run", "call getFollowUpMessages", "call getSteeringMessages", "event turn_end":
+			default:
+				ends = false
+			}
+		}
+		f.follows = ends
+	}
 }
 
 // entryAt is the entry at index i of the side op is about (the reference's for Missing) and
 // where it stands there.
 func entryAt(c *trace.Comparison, g *governor, op trace.Op, i int) (trace.Entry, situation) {
 	if op == trace.Missing {
-		return c.Want[i], g.want[i]
+		s := g.want[i]
+		s.lacking = true
+		return c.Want[i], s
 	}
 	return c.Got[i], g.got[i]
 }

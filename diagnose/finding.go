@@ -79,8 +79,9 @@ type Finding struct {
 	Cause string `json:"cause,omitempty"`
 
 	// What a divergence touches, for telling consequences (markConsequences): a message, a
-	// request, an entry of the harness's.
-	messages, request, harness bool
+	// request, an entry of the harness's, a time that moved, the end of a run that stopped
+	// where a request was due.
+	messages, request, harness, shifted, follows bool
 	// span lists the implementation's entries (1-based) a divergence shows on.
 	span []int
 }

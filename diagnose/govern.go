@@ -3,7 +3,6 @@ package diagnose
 import (
 	"cmp"
 	"encoding/json"
-	"slices"
 	"strings"
 	"sync"
 
@@ -20,6 +19,7 @@ import (
 type situation struct {
 	startup, afterTurn, beforeLaterTurn bool // a steering poll's place
 	withinTurn                          bool // a poll's place between a request and its turn_end
+	lacking                             bool // the entry is the reference's, which the implementation lacks
 	truncated, hardExit, aborted        bool
 	afterTruncated                      bool // after a truncated batch, before the next request
 	parallel, sequential                bool // the entry's tool batch, as the trace runs it
@@ -42,6 +42,8 @@ func (s situation) holds(when string) bool {
 		return s.beforeLaterTurn
 	case "within a turn":
 		return s.withinTurn
+	case "lacking":
+		return s.lacking && !s.startup
 	case "in a truncated turn":
 		return s.truncated
 	case "after a truncated batch":
@@ -81,7 +83,7 @@ func (s situation) holds(when string) bool {
 }
 
 // knownWhen is every "when" the table may use (a test holds the table to it).
-var knownWhen = []string{"startup", "after a turn", "before a later turn", "within a turn", "in a truncated turn", "after a truncated batch", "after a hard exit",
+var knownWhen = []string{"startup", "after a turn", "before a later turn", "within a turn", "lacking", "in a truncated turn", "after a truncated batch", "after a hard exit",
 	"after an abort", "in a parallel batch", "in a sequential batch", "after a terminating batch", "after a batch that asks for more",
 	"after finishTurn continue", "after finishTurn end", "stopReason disagrees", "a prompt", "steering", "follow-up",
 	"prepared", "queued", "a declaration"}
@@ -96,12 +98,13 @@ func situations(es []trace.Entry) []situation {
 		steeringSinceTurnEnd                                            int
 		disagrees                                                       bool
 		origin                                                          string // of the messages the last poll or hook returned
-		agentOp                                                         string // the Agent operation that started the run: prompt or continue
+		prompts                                                         = -1   // the Agent prompt's messages not yet emitted (-1: not an Agent's)
+		message                                                         string // the origin of the message whose events these are
 		batchStart                                                      = -1
 	)
 	for i := range es {
 		e := &es[i]
-		s := situation{truncated: truncated, hardExit: hardExit, aborted: aborted, terminating: terminating,
+		s := situation{startup: !requested, truncated: truncated, hardExit: hardExit, aborted: aborted, terminating: terminating,
 			afterTruncated: afterTruncated, more: ran && !terminating && !truncated && !afterTruncated, finishContinue: finish == "continue", finishEnd: finish == "end", disagrees: disagrees}
 		if e.Kind == trace.KindCall && (e.Name == trace.CallStream || e.Name == trace.HookPrepareNextTurn) ||
 			e.Kind == trace.KindEvent && e.Name == string(loop.TurnStart) {
@@ -113,9 +116,15 @@ func situations(es []trace.Entry) []situation {
 				aborted = true
 			}
 			if e.Kind == trace.KindDeliver && e.Name == trace.DeliverAgent {
-				var d struct{ Op string }
+				var d struct {
+					Op       string
+					Messages []json.RawMessage
+				}
 				if json.Unmarshal(e.Data, &d) == nil && (d.Op == trace.OpPrompt || d.Op == trace.OpContinue) {
-					agentOp = d.Op
+					prompts = 0
+					if d.Op == trace.OpPrompt {
+						prompts = max(1, len(d.Messages)) // a text is one message
+					}
 				}
 			}
 		case trace.KindCall:
@@ -143,7 +152,7 @@ func situations(es []trace.Entry) []situation {
 		case trace.KindEvent:
 			switch loop.EventType(e.Name) {
 			case loop.AgentStart: // a new run (an Agent trace holds several)
-				requested, inTurnEnd, truncated, hardExit, aborted = false, false, false, false, false
+				requested, inTurnEnd, truncated, hardExit, aborted, message = false, false, false, false, false, ""
 				terminating, finish, disagrees, origin, ran = false, "", false, "", false
 			case loop.TurnEnd:
 				inTurnEnd, steeringSinceTurnEnd = true, 0
@@ -161,14 +170,20 @@ func situations(es []trace.Entry) []situation {
 				case role == "system" && declares:
 					s.origin = "declaration"
 				case role == "assistant" || role == "toolResult":
+				case e.Name != string(loop.MessageStart):
+					s.origin = message // the events of one message share its origin
 				case origin != "":
 					s.origin = origin
-				case !requested && agentOp != trace.OpContinue:
+				case !requested && (prompts < 0 || prompts > 0):
 					s.origin = "prompt"
-				case agentOp != "":
+					prompts--
+				case prompts >= 0:
 					// An Agent took it off its queues (the polls are its own, not in the trace);
 					// the turn it starts is the queues' too.
 					s.origin, origin = "queued", "queued"
+				}
+				if e.Name == string(loop.MessageStart) {
+					message = s.origin
 				}
 			case loop.ToolExecutionStart:
 				if batchStart < 0 {
@@ -312,11 +327,12 @@ func (g *governor) rule(e trace.Entry, s situation, path string) (id, field stri
 	return "", ""
 }
 
-// governedMember is the member of path that one of fields names.
+// governedMember is the member of path that one of fields names (the last of a run).
 func governedMember(fields []string, path string) string {
-	for _, m := range strings.Split(folded(path), ".") {
-		if m = strings.TrimSuffix(m, "[]"); slices.Contains(fields, m) {
-			return m
+	plain := "." + strings.ReplaceAll(folded(path), "[]", "") + "."
+	for _, f := range fields {
+		if strings.Contains(plain, "."+f+".") {
+			return f[strings.LastIndexByte(f, '.')+1:]
 		}
 	}
 	return ""
@@ -364,13 +380,10 @@ func fieldMatches(fields []string, path string) bool {
 	if path == "" {
 		return false
 	}
-	members := strings.Split(folded(path), ".")
+	plain := "." + strings.ReplaceAll(folded(path), "[]", "") + "."
 	for _, f := range fields {
-		for _, m := range members {
-			m = strings.TrimSuffix(m, "[]")
-			if m == f {
-				return true
-			}
+		if strings.Contains(plain, "."+f+".") {
+			return true
 		}
 	}
 	return false

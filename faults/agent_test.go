@@ -19,11 +19,11 @@ var agentFaults = []struct {
 	{one("drains every message in one-at-a-time mode", "agent/run.go",
 		"\t\treturn a.steering.Drain(), nil\n",
 		"\t\tvar all []loop.Message\n\t\tfor m := a.steering.Drain(); len(m) > 0; m = a.steering.Drain() {\n\t\t\tall = append(all, m...)\n\t\t}\n\t\treturn all, nil\n"),
-		"agent-queues"},
+		"R-AGENT-QUEUES"},
 	{one("delivers a follow-up while running", "agent/run.go",
 		"\t\treturn a.steering.Drain(), nil\n",
 		"\t\tif m := a.steering.Drain(); len(m) > 0 {\n\t\t\treturn m, nil\n\t\t}\n\t\treturn a.followUp.Drain(), nil\n"),
-		"agent-queues"},
+		"R-AGENT-QUEUES"},
 }
 
 // TestWrongAgentsFailNamingTheRule: an Agent with a deliberate queue bug, served through the
@@ -49,7 +49,7 @@ func TestWrongAgentsFailNamingTheRule(t *testing.T) {
 			if r.Failed == 0 {
 				t.Fatalf("no Agent scenario catches %q: %s", f.name, r.Summary())
 			}
-			if len(r.Causes) == 0 || !namesInvariant(r.Causes[0].Rule, f.rule) {
+			if len(r.Causes) == 0 || !namesRule(r.Causes[0].Rule, f.rule) {
 				t.Errorf("the first cause does not name %s", f.rule)
 			}
 		})

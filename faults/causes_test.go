@@ -112,17 +112,12 @@ func logCauses(t *testing.T, r conformance.Report) {
 	}
 }
 
-// The three independent faults the acceptance test combines, each with the rule (an
-// invariant) its cause must name. Each alone gives one cause. (Of the other faults, two
-// give two causes alone: "finishTurn end ignored" breaks invariant finish-turn in two of its
-// scenarios and only diverges in the third; "terminate when any result asks" may also time
-// out in termination/no-turn-limit on a loaded machine. "terminate when any result asks"
-// and "trusts stopReason" both end a run whose batch the reference continues, one symptom
-// (invariant termination) for two defects: combined, they are one cause.)
+// The three independent faults the acceptance test combines, each with the rule its cause
+// must name. Each alone gives one cause.
 var threeFaults = []struct{ fault, rule string }{
-	{"runs a truncated batch", "truncation"},
-	{"trusts stopReason", "results"},
-	{"turn cap of 2", "queue-timing"},
+	{"runs a truncated batch", "R-TRUNC-FAIL"},
+	{"trusts stopReason", "R-CONTENT-DECIDES"},
+	{"turn cap of 2", "R-NO-TURN-LIMIT"},
 }
 
 // TestOneFaultIsOneCause: a loop with one fault gets one cause in the summary, naming the
@@ -142,7 +137,7 @@ func TestOneFaultIsOneCause(t *testing.T) {
 				t.Fatalf("%d causes for one fault, want 1", len(r.Causes))
 			}
 			c := r.Causes[0]
-			if !namesInvariant(c.Rule, x.rule) || len(c.Explains) != r.Failed {
+			if !namesRule(c.Rule, x.rule) || len(c.Explains) != r.Failed {
 				t.Errorf("the cause names rule %q and explains %d of %d failures", c.Rule, len(c.Explains), r.Failed)
 			}
 		})
@@ -309,11 +304,8 @@ func TestConformance(t *testing.T) { conformance.Test(t, faultyport.Port{}) }
 	t.Log(text[i:min(len(text), i+2500)])
 }
 
-// namesInvariant reports whether a cause's rule names the invariant: "invariant NAME (its
-// rule ids): its doc", or "R-ID (title) (invariant NAME)" for the rule a violation names.
-func namesInvariant(rule, name string) bool {
-	return strings.HasPrefix(rule, "invariant "+name+" (") || strings.HasSuffix(rule, "(invariant "+name+")")
-}
+// namesRule reports whether a cause's rule is the rule id, with its title.
+func namesRule(rule, id string) bool { return strings.HasPrefix(rule, id+" (") }
 
 // checkThreeCauses requires exactly the three causes of threeFaults, by rule.
 func checkThreeCauses(t *testing.T, causes []diagnose.Cause) {
@@ -324,7 +316,7 @@ func checkThreeCauses(t *testing.T, causes []diagnose.Cause) {
 	for _, x := range threeFaults {
 		found := false
 		for _, c := range causes {
-			if namesInvariant(c.Rule, x.rule) && len(c.Scenarios) > 0 {
+			if namesRule(c.Rule, x.rule) && len(c.Scenarios) > 0 {
 				found = true
 			}
 		}

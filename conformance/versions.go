@@ -54,7 +54,7 @@ func diagnoseByVersion(sc *sim.Scenario, held loop.Behaviour, got *trace.Trace, 
 			if !c.Modelled() || slices.Contains(turned, c) {
 				continue
 			}
-			if fs := diagnoseAt(flip(b, c)); fs != nil && weight(fs) < weight(best) && (next == nil || weight(fs) < weight(next)) {
+			if fs := diagnoseAt(flip(b, c)); fs != nil && explainsSome(fs, best) && (next == nil || weight(fs) < weight(next)) {
 				next, change = fs, c
 			}
 		}
@@ -71,6 +71,21 @@ func diagnoseByVersion(sc *sim.Scenario, held loop.Behaviour, got *trace.Trace, 
 		flips[i] = diagnose.Flip{Change: c, Has: !held.Has(c)}
 	}
 	return append(diagnose.VersionFindings(flips, releaseOf(held)), best...)
+}
+
+// explainsSome reports whether the diagnosis after turning a change says less than before
+// and nothing new: the change explains some of what was wrong, and only that.
+func explainsSome(after, before []diagnose.Finding) bool {
+	had := map[string]bool{}
+	for _, f := range before {
+		had[f.Signature] = true
+	}
+	for _, f := range after {
+		if !had[f.Signature] {
+			return false
+		}
+	}
+	return weight(after) < weight(before)
 }
 
 // weight is how much a diagnosis says is wrong: its findings, each counted for the entries it

@@ -144,10 +144,12 @@ func foldInvariants(divs []Finding, invs []Finding) []Finding {
 		i := slices.IndexFunc(divs, func(d Finding) bool { return d.Kind == Divergence && slices.Contains(d.span, f.At.Actual) })
 		if i < 0 && flowInvariants[f.Invariant] {
 			// The loop's course (polls, termination, finishTurn) broken next to entries one
-			// side lacks or adds: the same change of course.
+			// side lacks or adds, or before a request one side lacks or adds: the same change
+			// of course.
 			i = slices.IndexFunc(divs, func(d Finding) bool {
 				return d.Kind == Divergence && d.Path == "" && (d.At.Actual == f.At.Actual || d.At.Actual == f.At.Actual+1 ||
-					slices.Contains(d.span, f.At.Actual-1) || slices.Contains(d.span, f.At.Actual+1))
+					slices.Contains(d.span, f.At.Actual-1) || slices.Contains(d.span, f.At.Actual+1) ||
+					d.request && d.At.Actual >= f.At.Actual)
 			})
 		}
 		if i < 0 {

@@ -89,9 +89,11 @@ type Finding struct {
 // CauseKey is what the findings of one defect share across scenarios and runs: the rule the
 // finding breaks ("R-TRUNC-FAIL"), since one defect shows in several ways under its rule (a
 // truncated call executed: an extra call, an extra update, a missing failure); for a
-// finding no rule names (an error, an expectation, a pi change), its signature.
+// finding no rule names (an error, an expectation), its signature. A pi change (Version)
+// shares the key of the rule it changes: a port lacking it shows it so where the rest of the
+// trace is pi's, and as that rule's findings elsewhere.
 func (f Finding) CauseKey() string {
-	if f.RuleID != "" && (f.Kind == Divergence || f.Kind == Invariant) {
+	if f.RuleID != "" && (f.Kind == Divergence || f.Kind == Invariant || f.Kind == Version) {
 		return f.RuleID
 	}
 	return f.Signature

@@ -80,6 +80,9 @@ func Group(ds []Diagnosis) []Cause {
 				s = &stat{kind: f.Kind, shows: map[string]int{}}
 				stats[k] = s
 			}
+			if f.Kind == Version {
+				s.kind = Version // said as the pi change, the plainest way
+			}
 			if !seen[k] {
 				seen[k] = true
 				s.scenarios = append(s.scenarios, i)
@@ -127,9 +130,11 @@ func Group(ds []Diagnosis) []Cause {
 				if f.CauseKey() != k || f.Consequence && mine {
 					continue
 				}
-				// The example is the most common way the defect shows, from a scenario the
-				// cause explains.
-				if mine && (cause.ExampleScenario == "" || len(cause.Shows) > 0 && f.Signature == cause.Shows[0] && cause.Example.Signature != f.Signature) {
+				// The example is the pi change when there is one, else the most common way the
+				// defect shows, from a scenario the cause explains.
+				better := f.Kind == Version && cause.Example.Kind != Version ||
+					cause.Example.Kind != Version && len(cause.Shows) > 0 && f.Signature == cause.Shows[0] && cause.Example.Signature != f.Signature
+				if mine && (cause.ExampleScenario == "" || better) {
 					cause.Example, cause.ExampleScenario = f, d.Scenario.Name
 				}
 				rules[f.Rule]++

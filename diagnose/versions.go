@@ -107,8 +107,12 @@ func VersionFindings(flips []Flip, heldTo string) []Finding {
 		if len(row.Rules) > 0 {
 			rule += " (" + strings.Join(row.Rules, ", ") + ")"
 		}
+		id := ""
+		if len(row.Rules) > 0 {
+			id = row.Rules[0] // one cause with the rule's own findings: the same defect
+		}
 		out[i] = Finding{
-			Kind: Version, Rule: rule,
+			Kind: Version, Rule: rule, RuleID: id,
 			Says: fmt.Sprintf("the trace shows the reference at pi %s %s: here the loop behaves as pi %s, and it is held to pi %s (its hello's tracks, or --tracks); its other findings are diagnosed against the reference so turned",
 				heldTo, strings.Join(parts, " and "), f.release(), heldTo),
 			Signature: "version: " + f.phrase(),

@@ -118,10 +118,15 @@ func TestAFailureIsNamedByThePiChangeItShows(t *testing.T) {
 		}
 		return b
 	}
+	// A pi change is said by its version finding, the cause's example.
 	causes := func(r conformance.Report) []string {
 		var out []string
 		for _, c := range r.Causes {
-			out = append(out, c.Signature)
+			if c.Kind == diagnose.Version {
+				out = append(out, c.Example.Signature)
+			} else {
+				out = append(out, c.Signature)
+			}
 		}
 		return out
 	}

@@ -86,16 +86,23 @@ func Diagnose(sc Scenario, c *trace.Comparison, opts Options) []Finding {
 // The world is scripted, so an entry's values do not depend on what the loop did before it,
 // but for three things: its virtual time (when the loop waited), the lists that gather
 // earlier messages (contexts, new messages, tool results), and the responses after an extra
-// or missing request (the script answers requests in order). A rule already broken by an
+// or missing request (the script answers requests in order). A field that differs with the
+// values an earlier one did is that difference carried on; a rule already broken by an
 // earlier root is taken as the same defect. Every other finding is a root: a defect of its
 // own, however late in the trace.
 func markConsequences(c *trace.Comparison, divs []Finding) {
 	messages, requests := false, false // an earlier divergence touched a message, a request
 	rules := map[string]bool{}         // the rules of the roots so far
+	values := map[string]bool{}        // the fields and values of the field findings so far
 	for i := range divs {
 		d := &divs[i]
+		value := fieldName(d.Path) + "\x00" + d.Expected + "\x00" + d.Actual
 		if i > 0 {
 			switch {
+			case d.Path != "" && values[value]:
+				// The same field with the same values, carried on (a tool's result into its
+				// message, the turn's list, the next context).
+				d.Consequence = true
 			case d.RuleID != "" && rules[d.RuleID]:
 				// One rule broken twice in a scenario is most likely one defect showing twice
 				// (a truncated call executed: an extra call and a missing failure).
@@ -117,6 +124,9 @@ func markConsequences(c *trace.Comparison, divs []Finding) {
 		}
 		if !d.Consequence {
 			rules[d.RuleID] = true
+		}
+		if d.Path != "" {
+			values[value] = true
 		}
 		messages = messages || d.messages
 		requests = requests || d.request
@@ -159,7 +169,9 @@ func foldInvariants(divs []Finding, invs []Finding) []Finding {
 					ids = inv.Rules
 				}
 			}
-			i = slices.IndexFunc(divs, func(d Finding) bool { return d.Kind == Divergence && d.RuleID != "" && slices.Contains(ids, d.RuleID) })
+			i = slices.IndexFunc(divs, func(d Finding) bool {
+				return d.Kind == Divergence && d.RuleID != "" && slices.ContainsFunc(ids, func(id string) bool { return causeRule(id) == causeRule(d.RuleID) })
+			})
 		}
 		if i < 0 {
 			out = append(out, f)
@@ -316,8 +328,10 @@ func invariantFindings(c *trace.Comparison, invs []invariant.Invariant, first Po
 	want := &trace.Trace{Entries: c.Want}
 	got := &trace.Trace{Entries: c.Got}
 	known := map[string]bool{}
-	for _, f := range invariant.CheckAll(want, invs...) {
-		known[f.Invariant+"\x00"+f.Msg] = true
+	if len(want.Entries) > 0 { // without a reference trace (invariants alone), nothing is known
+		for _, f := range invariant.CheckAll(want, invs...) {
+			known[f.Invariant+"\x00"+f.Msg] = true
+		}
 	}
 	byName := map[string]invariant.Invariant{}
 	for _, inv := range invariant.All() {

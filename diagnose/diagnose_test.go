@@ -219,7 +219,7 @@ func TestBrokenInvariantIsAFindingNamedByItsRule(t *testing.T) {
 	}
 	// One cause, the rule's.
 	causes := diagnose.Group([]diagnose.Diagnosis{{Scenario: sc, Findings: fs}})
-	if len(causes) == 0 || causes[0].Signature != "R-TRUNC-FAIL" {
+	if len(causes) == 0 || causes[0].Signature != "R-TRUNC" || causes[0].Rule != "R-TRUNC-FAIL (a truncated response runs nothing)" {
 		t.Errorf("causes %+v", causes)
 	}
 }

@@ -94,9 +94,23 @@ type Finding struct {
 // trace is pi's, and as that rule's findings elsewhere.
 func (f Finding) CauseKey() string {
 	if f.RuleID != "" && (f.Kind == Divergence || f.Kind == Invariant || f.Kind == Version) {
-		return f.RuleID
+		return causeRule(f.RuleID)
 	}
 	return f.Signature
+}
+
+// mechanisms are the rule families of docs/SEMANTICS.md that describe one mechanism, whose
+// rules are one cause ("Which rule governs an entry").
+var mechanisms = []string{"R-DECL-", "R-TRUNC-"}
+
+// causeRule is the cause key of a rule: its mechanism's family ("R-DECL"), else the rule.
+func causeRule(id string) string {
+	for _, m := range mechanisms {
+		if strings.HasPrefix(id, m) {
+			return strings.TrimSuffix(m, "-")
+		}
+	}
+	return id
 }
 
 // maxRegionShown is the number of entries of a region Text shows as full JSON lines; a

@@ -27,19 +27,6 @@ func Diagnose(profile trace.Profile, invs []invariant.Invariant) Diagnosis {
 		invs = invariant.All()
 	}
 	opts := diagnose.Options{Invariants: invs}
-	// Alone, the invariants are judged against a trace that breaks none: diagnose leaves out
-	// what the reference's trace breaks too.
-	none := &trace.Trace{}
-	alone := opts
-	alone.Invariants = make([]invariant.Invariant, len(invs))
-	for i, inv := range invs {
-		alone.Invariants[i] = invariant.Invariant{Name: inv.Name, Doc: inv.Doc, Check: func(tr *trace.Trace) []invariant.Violation {
-			if tr == none {
-				return nil
-			}
-			return inv.Check(tr)
-		}}
-	}
 	return func(want, got *trace.Trace) []diagnose.Finding {
 		// Most runs pass: those are told cheaply, without aligning the traces.
 		broken := len(invariant.CheckAll(got, invs...)) > 0
@@ -48,7 +35,7 @@ func Diagnose(profile trace.Profile, invs []invariant.Invariant) Diagnosis {
 				return nil
 			}
 			var out []diagnose.Finding
-			for _, f := range diagnose.Diagnose(diagnose.Scenario{}, trace.Compare(none, got, profile), alone) {
+			for _, f := range diagnose.Diagnose(diagnose.Scenario{}, &trace.Comparison{Profile: profile, Got: got.Expanded().Entries}, opts) {
 				if f.Kind == diagnose.Invariant {
 					f.Consequence = false
 					out = append(out, f)
@@ -65,22 +52,10 @@ func Diagnose(profile trace.Profile, invs []invariant.Invariant) Diagnosis {
 }
 
 // causes returns the findings that can be a run's cause, the cause first. As in conform's
-// grouping (diagnose.Group), only root findings can: a finding after the first divergence
-// may be its consequence. Of those, the implementation's errors come first, then the broken
-// invariants, earliest entry first (an invariant names its rule, and its signature does not
-// depend on the shape of the scenario), then the first divergence and any other finding.
+// grouping (diagnose.Group), only root findings can: a finding marked a consequence of an
+// earlier one cannot. Of those, the implementation's errors come first, then the others by
+// where they show in the implementation's trace (a finding of the whole trace last).
 func causes(fs []diagnose.Finding) []diagnose.Finding {
-	rank := func(f diagnose.Finding) int {
-		switch f.Kind {
-		case diagnose.Error:
-			return 0
-		case diagnose.Invariant:
-			return 1
-		case diagnose.Divergence:
-			return 2
-		}
-		return 3
-	}
 	var out []diagnose.Finding
 	for _, f := range fs {
 		if !f.Consequence {
@@ -88,10 +63,13 @@ func causes(fs []diagnose.Finding) []diagnose.Finding {
 		}
 	}
 	slices.SortStableFunc(out, func(a, b diagnose.Finding) int {
-		if c := cmp.Compare(rank(a), rank(b)); c != 0 || a.Kind != diagnose.Invariant {
-			return c
+		if ea, eb := a.Kind == diagnose.Error, b.Kind == diagnose.Error; ea != eb {
+			if ea {
+				return -1
+			}
+			return 1
 		}
-		return cmp.Compare(entryOrder(a.At.Actual), entryOrder(b.At.Actual))
+		return cmp.Compare(entryOrder(cmp.Or(a.At.Actual, a.At.Expected)), entryOrder(cmp.Or(b.At.Actual, b.At.Expected)))
 	})
 	return out
 }

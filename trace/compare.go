@@ -326,13 +326,12 @@ func walk(w, g any, path string, equal func(a, b any) bool, out *[]Field) {
 			}
 		}
 		slices.SortFunc(ks, CompareMembers)
-		for _, k := range ks {
-			if identityRank(k) == len(identityMembers) {
-				// Past the identity members: two objects that differ in one are two things
-				// (a result for another call), and the rest of them differs for that reason.
-				if len(*out) > before {
-					return
-				}
+		for i, k := range ks {
+			if identityRank(k) == len(identityMembers) && (i == 0 || identityRank(ks[i-1]) < len(identityMembers)) && len(*out) > before {
+				// Past the identity members, one of which differs: two objects that differ in
+				// one are two things (a result for another call), and the rest of them
+				// differs for that reason.
+				return
 			}
 			wv, win := wm[k]
 			gv, gin := gm[k]

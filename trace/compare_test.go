@@ -41,3 +41,17 @@ func TestALongTraceAlignsEntryByEntry(t *testing.T) {
 		t.Fatalf("%d missing, %d extra; want 1 and 1", missing, extra)
 	}
 }
+
+// TestFieldsGivesEveryMemberThatDiffers: every member that differs is a field, however many;
+// once an identity member differs, the rest of that object is not.
+func TestFieldsGivesEveryMemberThatDiffers(t *testing.T) {
+	want := map[string]any{"a": 1.0, "b": 2.0, "c": map[string]any{"toolCallId": "x", "text": "one"}}
+	got := map[string]any{"a": 9.0, "b": 8.0, "c": map[string]any{"toolCallId": "y", "text": "two"}}
+	var paths []string
+	for _, f := range trace.Fields(want, got, nil) {
+		paths = append(paths, f.Path)
+	}
+	if strings.Join(paths, " ") != "a b c.toolCallId" {
+		t.Errorf("fields %q", paths)
+	}
+}

@@ -287,9 +287,9 @@ func TestDiffComparesTracesNotRenderings(t *testing.T) {
 	}
 	for _, c := range []struct{ from, to, field string }{
 		{`{"seq":9,"t":0,`, `{"seq":9,"t":1,`, "field t: 0 vs 1"},
-		{`{"seq":9,`, `{"seq":10,`, "field seq: 9 vs 10"},
-		{`"kind":"deliver"`, `"kind":"delivew"`, `field kind: "deliver" vs "delivew"`},
-		{`"name":"finishTurn"`, `"name":"finishTurm"`, `field name: "finishTurn" vs "finishTurm"`},
+		// Another kind or name is another entry: the reference's lacked, the other in its place.
+		{`"kind":"deliver"`, `"kind":"delivew"`, `+       0ms        streamEvent`},
+		{`"name":"finishTurn"`, `"name":"finishTurm"`, `+       0ms  call  finishTurm()`},
 		{`"target":"3"`, `"target":"4"`, `field target: "3" vs "4"`},
 		{`"stopReason":"stop"`, `"stopReason":"stoq"`, `"stop" vs "stoq"`},
 		{`"answer":{"stream":"2"}`, `"answer":{"stream":"3"}`, `field answer.stream: "2" vs "3"`},
@@ -304,9 +304,17 @@ func TestDiffComparesTracesNotRenderings(t *testing.T) {
 			t.Fatal(err)
 		}
 		out, errOut, code := turnstile(t, "diff", a, b)
-		if code != 1 || strings.Contains(out, "identical") || !strings.Contains(out, c.field) || !strings.Contains(errOut, "differ at entry") {
+		if code != 1 || strings.Contains(out, "identical") || !strings.Contains(out, c.field) || !strings.Contains(errOut, "differ at ") {
 			t.Errorf("%s -> %s: exit %d:\n%s%s", c.from, c.to, code, out, errOut)
 		}
+	}
+	// A sequence number out of place is no trace entry: an input error at its line.
+	b := filepath.Join(dir, "b.jsonl")
+	if err := os.WriteFile(b, []byte(strings.Replace(trace, `{"seq":9,`, `{"seq":10,`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code := turnstile(t, "diff", a, b); code != 2 || !strings.Contains(errOut, "line 9: not a trace entry in its place: seq 10") {
+		t.Errorf("seq 10 on line 9: exit %d: %s", code, errOut)
 	}
 	out, _, code := turnstile(t, "diff", a, "finish-turn/continue-every-turn")
 	if code != 0 || !strings.Contains(out, "the traces are identical") {

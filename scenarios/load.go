@@ -58,7 +58,11 @@ func Parse(filename, rel string, data []byte) (f *File, err error) {
 		}
 	}()
 	d := &decoder{file: filename}
-	astFile, perr := parser.ParseBytes(data, 0)
+	tokens, lerr := tokenize(filename, data)
+	if lerr != nil {
+		return nil, Errors{lerr}
+	}
+	astFile, perr := parser.Parse(tokens, 0)
 	if perr != nil {
 		return nil, Errors{yamlError(filename, perr)}
 	}
@@ -79,7 +83,10 @@ func Parse(filename, rel string, data []byte) (f *File, err error) {
 	sc := &sim.Scenario{Model: defaultModel}
 	f = &File{Path: filename, Rel: rel, Scenario: sc}
 	r := &refs{callIDs: map[string]ast.Node{}, dupCallIDs: map[string]bool{}, toolNames: map[string]ast.Node{}, undefinedTools: map[string]ast.Node{}, updates: map[string][]ast.Node{}}
-	d.collectAnchors(docs[0])
+	var aerr *Error
+	if d.aliases, aerr = resolveAliases(filename, docs[0]); aerr != nil {
+		return nil, Errors{aerr}
+	}
 	d.decodeScenario(docs[0], sc, f, r)
 	if len(d.errs) == 0 {
 		d.check(sc, r)
@@ -182,7 +189,7 @@ func LoadFS(fsys fs.FS, root string) ([]*File, error) {
 		return nil, err
 	}
 	load := func(p string) {
-		data, err := fs.ReadFile(fsys, p)
+		data, err := readLimited(fsys, p)
 		if err != nil {
 			errs = append(errs, err)
 			return

@@ -5,6 +5,7 @@
 package scenarios
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -120,9 +121,17 @@ func Parse(filename, rel string, data []byte) (f *File, err error) {
 // ruleComment reads the leading "# Rule: …" comment of a scenario file, joining the comment
 // lines that continue it (up to a blank comment line or one starting with "pi:").
 func ruleComment(data []byte) string {
-	lines := strings.Split(string(data), "\n")
-	if len(lines) == 0 || !strings.HasPrefix(lines[0], "# Rule:") {
+	if !bytes.HasPrefix(data, []byte("# Rule:")) {
 		return ""
+	}
+	// Only the leading comment lines are read: no copy of the whole file.
+	var lines []string
+	for rest := data; len(rest) > 0; {
+		line, after, _ := bytes.Cut(rest, []byte("\n"))
+		if !bytes.HasPrefix(bytes.TrimSpace(line), []byte("#")) {
+			break
+		}
+		lines, rest = append(lines, string(line)), after
 	}
 	parts := []string{strings.TrimSpace(strings.TrimPrefix(lines[0], "# Rule:"))}
 	for _, l := range lines[1:] {

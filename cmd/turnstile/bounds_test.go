@@ -127,9 +127,16 @@ func TestHostileInputsEndWithinBounds(t *testing.T) {
 		{[]string{"run", "/dev/zero"}, 2, "/dev/zero: the file is larger than 4 MiB"},
 		{[]string{"audit", "/dev/zero"}, 2, `/dev/zero:1:1: not a JSON object: the line starts with "\x00"`},
 		{[]string{"diff", golden, "/dev/zero"}, 2, "/dev/zero holds a NUL byte (at offset 0)"},
+		// Adapters that run away, at the default budgets, or exit leaving a child on stdout.
+		{[]string{"conform", "--impl", "sh conformance/testdata/runawayrequests.sh", "--run", "events/text-only"}, 1,
+			"FAIL  events/text-only: the run made 1,000 requests; budget 1,000"},
+		{[]string{"conform", "--impl", "sh conformance/testdata/runawayevents.sh", "--run", "events/text-only"}, 1,
+			"FAIL  events/text-only: the trace reached 100,000 entries; budget 100,000"},
+		{[]string{"conform", "--impl", "sh conformance/testdata/exitchild.sh", "--run", "events/"}, 1,
+			"FAIL  events/text-only: scenario events/text-only: start: the implementation exited (exit status 0) during start"},
 	}
 	for _, c := range cases {
-		t.Run(strings.Join(c.args[:1], " ")+" "+filepath.Base(c.args[len(c.args)-1]), func(t *testing.T) {
+		t.Run(strings.Join(c.args[:1], " ")+" "+filepath.Base(c.args[min(2, len(c.args)-1)]), func(t *testing.T) {
 			out, code := bounded(t, c.args...)
 			if code != c.code || !strings.Contains(out, c.want) {
 				t.Errorf("exit %d (want %d): %.500s\nwant %q", code, c.code, out, c.want)

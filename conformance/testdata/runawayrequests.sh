@@ -1,7 +1,7 @@
 #!/bin/sh
 # Greets, then makes stream calls for ever, whatever their answers say; never reports idle.
 read -r hello
-printf '%s\n' '{"type":"hello","protocol":1,"name":"hostile","version":"0","tracks":"1.6.0","capabilities":{"hooks":[]}}'
+printf '%s\n' '{"type":"hello","protocol":1,"name":"hostile","version":"0","tracks":"1.6.0","capabilities":{"hooks":["getSteeringMessages","getFollowUpMessages"]}}'
 read -r start
 i=0
 while :; do

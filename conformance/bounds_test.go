@@ -57,7 +57,8 @@ func TestRunawayAdaptersAreStoppedByTheBudget(t *testing.T) {
 // TestAdapterExitsAndDescendants: an adapter's exit is seen from the process, not from its
 // stdout's end, even while something it started keeps stdout open; every process it started
 // is ended, those in a session of their own included; a stderr line of 17 MB neither stops
-// the reading of stderr nor blocks the adapter, and the verdict shows it cut.
+// the reading of stderr nor blocks the adapter, and the verdict shows it cut; one that never
+// stops after the run has ended is ended after 10,000 lines.
 func TestAdapterExitsAndDescendants(t *testing.T) {
 	cases := []struct {
 		script  string
@@ -72,6 +73,7 @@ func TestAdapterExitsAndDescendants(t *testing.T) {
 		{"setsidhang.sh", 500 * time.Millisecond, 10 * time.Second, []string{"timeout after 500ms", "did not report idle during start"}},
 		{"stderrflood.sh", time.Minute, 20 * time.Second, []string{"exited (exit status 3) during start", "last lines of stderr:",
 			"| " + strings.Repeat("e", 300) + "… (17000000 bytes)", "| boom after the flood"}},
+		{"afterstop.sh", time.Minute, 10 * time.Second, []string{"stop: the implementation sent over 10000 lines during stop, after the run had ended, without reporting stopped"}},
 		{"bigid.sh", time.Minute, 5 * time.Second, []string{`protocol error at line 2: a "call" message: "id" is 1e30, which is not a plain whole number from 1 to 9223372036854775807 (write ids and sessions as digits)`}},
 	}
 	for _, tc := range cases {

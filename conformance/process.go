@@ -84,6 +84,9 @@ type Process struct {
 	// overBudgetLines more lines and overBudgetTime to report idle or stopped, then is ended.
 	overBudget      *sim.BudgetError
 	overBudgetLines int
+	// afterEnd counts the lines read once the world has ended (closed after the run, every
+	// call refused): an implementation that never stops is ended past maxAfterEnd.
+	afterEnd int
 }
 
 // What an implementation may still send once a budget stopped the run (a loop winding down
@@ -92,6 +95,11 @@ const (
 	overBudgetLines = 1_000
 	overBudgetTime  = time.Second
 )
+
+// maxAfterEnd is how many lines an implementation may send once the run has ended (stop
+// sent, the world closed) before it reports stopped: winding a run down, and the deliveries
+// sent ahead, take far fewer.
+const maxAfterEnd = 10_000
 
 // errOverBudget stops serving an implementation that went on after a budget stopped the
 // run; Start, Deliver and Stop return nil for it, the world holding the verdict.
@@ -132,7 +140,7 @@ func (p *Process) Start(setup sim.Setup, port sim.Port) error {
 	p.deadline = time.Now().Add(orDuration(p.Timeout, DefaultTimeout))
 	p.phase = "start"
 	p.standing = nil
-	p.overBudget, p.overBudgetLines = nil, 0
+	p.overBudget, p.overBudgetLines, p.afterEnd = nil, 0, 0
 	if c := p.current(); c != nil {
 		c.outTail.mark()
 		c.errTail.mark()
@@ -397,6 +405,16 @@ func (p *Process) checkBudget() error {
 			return errOverBudget
 		}
 		return nil
+	}
+	if world, ok := p.port.(sim.Standing); ok && world.Ended() {
+		if p.afterEnd++; p.afterEnd > maxAfterEnd {
+			awaited := "idle"
+			if p.phase == "stop" {
+				awaited = "stopped"
+			}
+			return fmt.Errorf("the implementation sent over %d lines during %s, after the run had ended, without reporting %s (every call is refused once the run is over; does its loop never stop?)",
+				maxAfterEnd, p.phase, awaited)
+		}
 	}
 	world, ok := p.port.(sim.Budgeted)
 	if !ok {

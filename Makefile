@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: conform-ts-agent conform-six-duties test-kits test test-race-all lint bench bench-vs-pi build conform conform-pi mutation mutation-pi test-python conform-python test-ts test-pi-adapter conform-pi-versions
+.PHONY: conform-ts-agent conform-six-duties fuzz-brief test-kits test test-race-all lint bench bench-vs-pi build conform conform-pi mutation mutation-pi test-python conform-python test-ts test-pi-adapter conform-pi-versions
 
 build:
 	$(GO) build -o bin/turnstile ./cmd/turnstile
@@ -26,7 +26,16 @@ test: lint conformance/adapters/pi/node_modules examples/ts-agent/node_modules e
 	$(eval TEST_PKGS := $(shell $(GO) list $(PKGS)))
 	$(if $(filter $(RACE_PKGS),$(TEST_PKGS)),$(GO) test -race -count=1 -timeout 30m $(filter $(RACE_PKGS),$(TEST_PKGS)))
 	$(if $(filter-out $(RACE_PKGS),$(TEST_PKGS)),$(GO) test -count=1 -timeout 30m $(filter-out $(RACE_PKGS),$(TEST_PKGS)))
+	$(MAKE) fuzz-brief
 	$(MAKE) -j2 --output-sync=target test-python test-ts test-pi-adapter conform-pi conform-python conform-ts-agent conform-six-duties test-kits
+
+# Every reader of hostile input fuzzed briefly (FUZZTIME each); their seeds also run as
+# plain tests. `make fuzz-brief FUZZTIME=10m` for a longer look.
+FUZZTIME ?= 10s
+fuzz-brief:
+	$(GO) test ./scenarios -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./scenarios -run '^$$' -fuzz '^FuzzTokenBound$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./conformance -run '^$$' -fuzz '^FuzzLineReader$$' -fuzztime $(FUZZTIME)
 
 test-race-all:
 	$(GO) test -race -count=1 -timeout 30m $(PKGS)

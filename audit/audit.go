@@ -19,6 +19,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // Rule names.
@@ -102,7 +103,7 @@ func (e *InputError) Error() string { return fmt.Sprintf("%d:%d: %s", e.Line, e.
 
 // DefaultMaxLine is the longest line Check reads (an agent_end carrying a long run's messages
 // can be large).
-const DefaultMaxLine = 256 << 20
+const DefaultMaxLine = 64 << 20
 
 // Options tune Check.
 type Options struct {
@@ -127,7 +128,11 @@ func Check(r io.Reader, opts Options, report func(Finding)) (Summary, error) {
 		buf = line
 		if err != nil && !errors.Is(err, io.EOF) {
 			if errors.Is(err, errLong) {
-				return sum, &InputError{Line: sum.Lines + 1, Col: maxLine + 1, Msg: fmt.Sprintf("line longer than %d bytes", maxLine)}
+				return sum, &InputError{Line: sum.Lines + 1, Col: maxLine + 1, Msg: fmt.Sprintf("line longer than %d bytes (--max-line)", maxLine)}
+			}
+			var no *notObjectError
+			if errors.As(err, &no) {
+				return sum, &InputError{Line: sum.Lines + 1, Col: no.col, Msg: fmt.Sprintf("not a JSON object: the line starts with %q (a recording holds one JSON object a line)", no.b)}
 			}
 			return sum, fmt.Errorf("reading line %d: %w", sum.Lines+1, err)
 		}
@@ -165,13 +170,32 @@ func Check(r io.Reader, opts Options, report func(Finding)) (Summary, error) {
 
 var errLong = errors.New("line too long")
 
+// notObjectError is a line whose first byte other than a blank cannot begin a JSON object:
+// the line is refused without reading the rest of it (/dev/zero has no end).
+type notObjectError struct {
+	col int
+	b   string
+}
+
+func (e *notObjectError) Error() string { return fmt.Sprintf("not a JSON object at column %d", e.col) }
+
 // readLine reads one line (without its newline) into buf, up to max bytes.
 func readLine(br *bufio.Reader, buf []byte, max int) ([]byte, error) {
+	begun := false // a byte other than a blank was read
 	for {
 		chunk, err := br.ReadSlice('\n')
 		if len(buf)+len(chunk) > max+1 {
 			// Skip the rest of the line so that the error is the only outcome.
 			return buf, errLong
+		}
+		if !begun {
+			if j := bytes.IndexFunc(chunk, notBlank); j >= 0 {
+				if chunk[j] != '{' {
+					r, _ := utf8.DecodeRune(chunk[j:])
+					return buf, &notObjectError{col: len(buf) + j + 1, b: string(r)}
+				}
+				begun = true
+			}
 		}
 		buf = append(buf, chunk...)
 		if err == bufio.ErrBufferFull {
@@ -186,6 +210,9 @@ func readLine(br *bufio.Reader, buf []byte, max int) ([]byte, error) {
 		return buf, err
 	}
 }
+
+// notBlank reports whether r is anything but JSON's white space.
+func notBlank(r rune) bool { return r != ' ' && r != '\t' && r != '\r' && r != '\n' }
 
 // checker audits one format, line by line.
 type checker interface {

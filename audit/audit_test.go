@@ -3,6 +3,7 @@ package audit
 import (
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -350,6 +351,30 @@ func TestUnreadableInput(t *testing.T) {
 			t.Errorf("err %v, want an InputError at line %d", err, long+1)
 		}
 	})
+}
+
+// zeros is an endless stream of NUL bytes, as /dev/zero.
+type zeros struct{ read int }
+
+func (z *zeros) Read(p []byte) (int, error) { clear(p); z.read += len(p); return len(p), nil }
+
+// TestAnEndlessLineIsRefusedAtItsFirstByte: a recording that is not JSON lines at all
+// (/dev/zero, which has no line end) is refused at its first byte, not read up to the limit;
+// a blank start does not hide it.
+func TestAnEndlessLineIsRefusedAtItsFirstByte(t *testing.T) {
+	z := &zeros{}
+	_, err := Check(z, Options{}, func(Finding) {})
+	var ie *InputError
+	if !errors.As(err, &ie) || ie.Line != 1 || ie.Col != 1 || !strings.Contains(ie.Msg, `not a JSON object: the line starts with "\x00"`) {
+		t.Errorf("err %v, want an InputError at 1:1", err)
+	}
+	if z.read > 4<<20 {
+		t.Errorf("read %d bytes of an endless stream", z.read)
+	}
+	_, err = Check(io.MultiReader(strings.NewReader("{\"type\":\"agent_start\"}\n  \t"), &zeros{}), Options{}, func(Finding) {})
+	if !errors.As(err, &ie) || ie.Line != 2 || ie.Col != 4 {
+		t.Errorf("err %v, want an InputError at 2:4", err)
+	}
 }
 
 // The top-level "type" is found past nested ones, strings with escapes and brackets, and

@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -31,6 +32,16 @@ type child struct {
 	exited  chan struct{}
 	waitErr error
 	killed  atomic.Bool
+	// mark is in the environment of the command and of every process it starts, so that
+	// those that left its process group (setsid) are found and ended with it.
+	mark string
+
+	// deadlineMu guards the stdout read deadline: the harness's, cut short once the
+	// command has exited (exitDeadline), so that a descendant holding stdout open does not
+	// hide the exit.
+	deadlineMu   sync.Mutex
+	readDeadline time.Time
+	exitDeadline time.Time
 
 	stderrDone chan struct{}
 	outTail    *tail
@@ -44,7 +55,8 @@ type child struct {
 func startChild(p *Process) (*child, error) {
 	cmd := exec.Command(p.Command[0], p.Command[1:]...)
 	cmd.Dir = p.Dir
-	cmd.Env = append(os.Environ(), p.Env...)
+	mark := fmt.Sprintf("%d-%d", os.Getpid(), children.Add(1))
+	cmd.Env = append(append(os.Environ(), p.Env...), markEnv+"="+mark)
 	setProcessGroup(cmd)
 	inR, inW, err := os.Pipe()
 	if err != nil {
@@ -67,7 +79,7 @@ func startChild(p *Process) (*child, error) {
 	}
 	closeAll(inR, outW, errW)
 	c := &child{
-		cmd: cmd, stdin: inW, stdout: outR, stderr: errR,
+		cmd: cmd, stdin: inW, stdout: outR, stderr: errR, mark: mark,
 		out:    newLineReader(outR, orInt(p.MaxLine, DefaultMaxLine)),
 		exited: make(chan struct{}), stderrDone: make(chan struct{}),
 		outTail: newTail(tailLines), errTail: newTail(tailLines),
@@ -79,23 +91,100 @@ func startChild(p *Process) (*child, error) {
 	go func() {
 		c.waitErr = cmd.Wait()
 		close(c.exited)
+		// Its descendants die with it (PROTOCOL.md): one of them holding stdout open would
+		// otherwise keep the harness reading until the timeout. What the command wrote
+		// before it exited is still read.
+		endDescendants(cmd, mark)
+		c.deadlineMu.Lock()
+		c.exitDeadline = time.Now().Add(exitDrain)
+		c.applyDeadline()
+		c.deadlineMu.Unlock()
 	}()
 	go c.readStderr(p.Stderr)
 	return c, nil
 }
 
-// readStderr keeps the last stderr lines and copies them to w.
+// markEnv names the environment variable that marks the command's processes.
+const markEnv = "TURNSTILE_IMPLEMENTATION"
+
+// children counts the commands started, for their marks.
+var children atomic.Int64
+
+// exitDrain is how long stdout is read once the command has exited: what it wrote before is
+// in the pipe already, and its descendants were ended.
+const exitDrain = 500 * time.Millisecond
+
+// setReadDeadline sets the deadline of stdout reads, or the exit's when sooner.
+func (c *child) setReadDeadline(d time.Time) {
+	c.deadlineMu.Lock()
+	defer c.deadlineMu.Unlock()
+	c.readDeadline = d
+	c.applyDeadline()
+}
+
+// applyDeadline gives stdout the sooner of the two deadlines; deadlineMu is held.
+func (c *child) applyDeadline() {
+	d := c.readDeadline
+	if !c.exitDeadline.IsZero() && (d.IsZero() || c.exitDeadline.Before(d)) {
+		d = c.exitDeadline
+	}
+	_ = c.stdout.SetReadDeadline(d)
+}
+
+// stderrKeep is how much of each stderr line is kept for the verdicts (tail cuts it to
+// less), and stderrWhole how much of a line is gathered to be copied through in one write.
+const (
+	stderrKeep  = 1 << 10
+	stderrWhole = 64 << 10
+)
+
+// readStderr drains stderr to its end whatever its lines' length (a command blocked on a
+// full stderr pipe would stop answering): it keeps the last lines, each cut, and copies
+// stderr to w, a line a write, or in pieces for a line over stderrWhole.
 func (c *child) readStderr(w io.Writer) {
 	defer close(c.stderrDone)
-	lr := newLineReader(c.stderr, DefaultMaxLine)
+	buf := make([]byte, 64<<10)
+	var kept, whole []byte // the current line's start, and its unwritten part
+	size, inPieces := 0, false
 	for {
-		raw, err := lr.next()
-		if err != nil {
-			return
+		n, err := c.stderr.Read(buf)
+		data := buf[:n]
+		for len(data) > 0 {
+			part, ended := data, false
+			if i := bytes.IndexByte(data, '\n'); i >= 0 {
+				part, ended, data = data[:i], true, data[i+1:]
+			} else {
+				data = nil
+			}
+			if room := stderrKeep - len(kept); room > 0 {
+				kept = append(kept, part[:min(room, len(part))]...)
+			}
+			size += len(part)
+			if w != nil {
+				switch {
+				case ended:
+					_, _ = w.Write(append(append(whole, part...), '\n'))
+					whole, inPieces = whole[:0], false
+				case inPieces || len(whole)+len(part) > stderrWhole:
+					_, _ = w.Write(append(whole, part...))
+					whole, inPieces = whole[:0], true
+				default:
+					whole = append(whole, part...)
+				}
+			}
+			if ended {
+				c.errTail.addCut(bytes.TrimSuffix(kept, []byte{'\r'}), size)
+				kept, size = kept[:0], 0
+			}
 		}
-		c.errTail.add(raw)
-		if w != nil {
-			_, _ = w.Write(append(raw, '\n'))
+		if err != nil {
+			if size > 0 || len(whole) > 0 {
+				c.errTail.addCut(kept, size)
+				if w != nil && len(whole) > 0 {
+					_, _ = w.Write(append(whole, '\n'))
+				}
+			}
+			return
 		}
 	}
 }
@@ -115,15 +204,15 @@ func (c *child) kill() {
 		default:
 			c.killed.Store(true)
 		}
-		killProcessGroup(c.cmd)
+		endDescendants(c.cmd, c.mark)
 		_ = c.stdin.Close()
 	})
 	select {
 	case <-c.exited:
 	case <-time.After(exitGrace):
 	}
-	// Descendants that outlived the leader share its group: kill it once more.
-	killProcessGroup(c.cmd)
+	// Descendants started while the leader was dying: end them too.
+	endDescendants(c.cmd, c.mark)
 }
 
 // release closes the harness's pipe ends (which ends the stderr reader).
@@ -170,11 +259,14 @@ func (t *tail) mark() {
 	t.fresh = 0
 }
 
-func (t *tail) add(line []byte) {
+func (t *tail) add(line []byte) { t.addCut(line, len(line)) }
+
+// addCut adds a line of size bytes of which line is the start.
+func (t *tail) addCut(line []byte, size int) {
 	const max = 300
 	var s string
-	if len(line) > max { // a context is tens of kilobytes: copy what is kept
-		s = string(line[:max]) + fmt.Sprintf("… (%d bytes)", len(line))
+	if size > max { // a context is tens of kilobytes: copy what is kept
+		s = string(line[:min(max, len(line))]) + fmt.Sprintf("… (%d bytes)", size)
 	} else {
 		s = string(line)
 	}

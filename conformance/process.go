@@ -80,7 +80,30 @@ type Process struct {
 	// lastStanding describes the last line read when it was a call marked standing, which
 	// gets no answer: a timeout right after it says so.
 	lastStanding string
+	// overBudget is the budget that stopped the run, once one has: the implementation gets
+	// overBudgetLines more lines and overBudgetTime to report idle or stopped, then is ended.
+	overBudget      *sim.BudgetError
+	overBudgetLines int
+	// afterEnd counts the lines read once the world has ended (closed after the run, every
+	// call refused): an implementation that never stops is ended past maxAfterEnd.
+	afterEnd int
 }
+
+// What an implementation may still send once a budget stopped the run (a loop winding down
+// after the world refused its call), before it is ended as a runaway.
+const (
+	overBudgetLines = 1_000
+	overBudgetTime  = time.Second
+)
+
+// maxAfterEnd is how many lines an implementation may send once the run has ended (stop
+// sent, the world closed) before it reports stopped: winding a run down, and the deliveries
+// sent ahead, take far fewer.
+const maxAfterEnd = 10_000
+
+// errOverBudget stops serving an implementation that went on after a budget stopped the
+// run; Start, Deliver and Stop return nil for it, the world holding the verdict.
+var errOverBudget = errors.New("the run is over its budget")
 
 // sentAhead is a delivery sent ahead and the size of its line.
 type sentAhead struct {
@@ -117,6 +140,7 @@ func (p *Process) Start(setup sim.Setup, port sim.Port) error {
 	p.deadline = time.Now().Add(orDuration(p.Timeout, DefaultTimeout))
 	p.phase = "start"
 	p.standing = nil
+	p.overBudget, p.overBudgetLines, p.afterEnd = nil, 0, 0
 	if c := p.current(); c != nil {
 		c.outTail.mark()
 		c.errTail.mark()
@@ -127,7 +151,16 @@ func (p *Process) Start(setup sim.Setup, port sim.Port) error {
 	if err := p.send(Message{Type: TypeStart, Session: p.session, Setup: &setup, StandingAnswers: p.standing}); err != nil {
 		return p.abort(err)
 	}
-	return p.await(TypeIdle)
+	return budgetEnded(p.await(TypeIdle))
+}
+
+// budgetEnded is err, but nil for errOverBudget: the implementation was ended, and the
+// world's budget verdict is the run's.
+func budgetEnded(err error) error {
+	if errors.Is(err, errOverBudget) {
+		return nil
+	}
+	return err
 }
 
 // Deliver implements sim.Implementation: it sends the delivery and serves the
@@ -159,7 +192,7 @@ func (p *Process) Deliver(d sim.Delivery) error {
 		return p.abort(err)
 	}
 	if err := p.await(TypeIdle); err != nil {
-		return err
+		return budgetEnded(err)
 	}
 	p.aheadBytes -= aheadSize
 	return nil
@@ -204,14 +237,14 @@ func (p *Process) Stop() error {
 	// now: their calls get errors, their events are not recorded.
 	for range p.ahead {
 		if err := p.await(TypeIdle); err != nil {
-			return err
+			return budgetEnded(err)
 		}
 	}
 	p.ahead, p.aheadBytes = p.ahead[:0], 0
 	if err := p.send(Message{Type: TypeStop, Session: p.session}); err != nil {
 		return p.abort(err)
 	}
-	return p.await(TypeStopped)
+	return budgetEnded(p.await(TypeStopped))
 }
 
 // Close shuts the implementation down: shutdown, then a kill if it has not exited within
@@ -319,6 +352,9 @@ func (p *Process) ensure() error {
 // await serves the implementation until it sends the message type until (idle or stopped).
 func (p *Process) await(until string) error {
 	for {
+		if err := p.checkBudget(); err != nil {
+			return p.abort(err)
+		}
 		in, err := p.receive()
 		if err != nil {
 			return p.abort(err)
@@ -358,6 +394,38 @@ func (p *Process) await(until string) error {
 			return p.abort(protocolError(in.line, fmt.Errorf("unexpected %q message during %s", m.Type, p.phase)))
 		}
 	}
+}
+
+// checkBudget notes when a budget has stopped the run, and gives errOverBudget once the
+// implementation has had its grace to wind down: overBudgetLines lines more, within
+// overBudgetTime (receive gives it at the deadline).
+func (p *Process) checkBudget() error {
+	if p.overBudget != nil {
+		if p.overBudgetLines++; p.overBudgetLines > overBudgetLines {
+			return errOverBudget
+		}
+		return nil
+	}
+	if world, ok := p.port.(sim.Standing); ok && world.Ended() {
+		if p.afterEnd++; p.afterEnd > maxAfterEnd {
+			awaited := "idle"
+			if p.phase == "stop" {
+				awaited = "stopped"
+			}
+			return fmt.Errorf("the implementation sent over %d lines during %s, after the run had ended, without reporting %s (every call is refused once the run is over; does its loop never stop?)",
+				maxAfterEnd, p.phase, awaited)
+		}
+	}
+	world, ok := p.port.(sim.Budgeted)
+	if !ok {
+		return nil
+	}
+	if p.overBudget = world.OverBudget(); p.overBudget != nil {
+		if d := time.Now().Add(overBudgetTime); d.Before(p.deadline) {
+			p.deadline = d
+		}
+	}
+	return nil
 }
 
 // serveCall has the world answer a call and writes the answer, then, when ahead is set, the
@@ -437,7 +505,7 @@ func (p *Process) receive() (inbound, error) {
 	if c == nil {
 		return inbound{}, errors.New("the implementation is not running")
 	}
-	_ = c.stdout.SetReadDeadline(p.deadline)
+	c.setReadDeadline(p.deadline)
 	raw, err := c.out.next()
 	in := inbound{line: c.out.n, raw: raw, err: err}
 	if err == nil {
@@ -448,6 +516,14 @@ func (p *Process) receive() (inbound, error) {
 		return in, nil
 	}
 	if errors.Is(err, os.ErrDeadlineExceeded) {
+		select {
+		case <-c.exited: // it exited, and something it started holds stdout open
+			return in, p.exitError(c, io.EOF)
+		default:
+		}
+		if p.overBudget != nil {
+			return inbound{}, errOverBudget
+		}
 		return inbound{}, p.timeoutError()
 	}
 	if errors.Is(err, ErrLineTooLong) {

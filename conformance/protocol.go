@@ -12,6 +12,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -307,6 +309,12 @@ func parseMessage(line []byte, memo *wireMemo, ownLine bool) (Message, error) {
 		return decoded, nil
 	}
 	if err := json.Unmarshal(line, &m); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && strings.HasPrefix(te.Value, "number") && (te.Type.Kind() == reflect.Int || te.Type.Kind() == reflect.Int64) {
+			// The schema takes any integer (1e30, 1e3); the harness reads int64 digits.
+			return m, fmt.Errorf("a %q message: %q is %s, which is not a plain whole number from 1 to %d (write ids and sessions as digits): %s",
+				typ, te.Field, strings.TrimSpace(strings.TrimPrefix(te.Value, "number")), math.MaxInt64, excerpt(line))
+		}
 		return m, fmt.Errorf("a %q message: %v: %s", typ, err, excerpt(line))
 	}
 	// encoding/json folds case: only "standing" itself marks a call standing (§15).
@@ -384,29 +392,39 @@ func newLineReader(r io.Reader, max int) *lineReader {
 	return &lineReader{r: bufio.NewReaderSize(r, 64<<10), max: max}
 }
 
-// next returns the next line without its line ending. A last line without a newline is
-// returned before io.EOF. A line over the limit gives an error wrapping ErrLineTooLong; the
-// reader is unusable after it.
+// next returns the next line without its line ending ("\n" or "\r\n"), at most max bytes. A
+// last line without a newline is returned before io.EOF. A line over the limit gives an
+// error wrapping ErrLineTooLong; the reader is unusable after it.
 func (l *lineReader) next() ([]byte, error) {
 	var line []byte
+	tooLong := func() ([]byte, error) {
+		l.n++
+		return nil, &lineTooLongError{limit: l.max}
+	}
 	for {
 		chunk, err := l.r.ReadSlice('\n')
-		if len(line)+len(chunk) > l.max+1 || (err == bufio.ErrBufferFull && len(line)+len(chunk) > l.max) {
-			l.n++
-			return nil, &lineTooLongError{limit: l.max}
-		}
 		line = append(line, chunk...)
 		switch {
 		case err == bufio.ErrBufferFull:
+			// The line goes on: max bytes and the "\r" of a "\r\n" may come before its end.
+			if len(line) > l.max+1 || len(line) == l.max+1 && line[l.max] != '\r' {
+				return tooLong()
+			}
 			continue
 		case err == io.EOF && len(line) > 0:
+			if len(line) > l.max {
+				return tooLong()
+			}
 			l.n++
 			return line, nil
 		case err != nil:
 			return nil, err
 		}
-		l.n++
 		line = bytes.TrimSuffix(line[:len(line)-1], []byte{'\r'})
+		if len(line) > l.max {
+			return tooLong()
+		}
+		l.n++
 		return line, nil
 	}
 }

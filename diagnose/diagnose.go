@@ -321,7 +321,18 @@ func errorFinding(scenario string, err error) Finding {
 		f.Rule += ": after each delivery the implementation reports idle, within --timeout; it hung (the loop, or its adapter, waits for something that never comes) or is slower than the limit"
 		f.Headline = "the implementation hangs or is too slow: " + shape
 	}
+	var over budgetStop
+	if errors.As(err, &over) {
+		f.Rule = "the run's budget (README, Budgets): the implementation made more requests, or a longer trace, than the budget allows, where the reference stays within it; it runs away (a loop that never ends, or events repeated without end)"
+		f.Headline = "the implementation runs past the budget: " + shape
+	}
 	return f
+}
+
+// budgetStop is an error saying that a budget stopped the run (sim.BudgetError).
+type budgetStop interface {
+	error
+	Exceeded() string
 }
 
 func invariantFindings(c *trace.Comparison, invs []invariant.Invariant, first Position, diverged bool) []Finding {

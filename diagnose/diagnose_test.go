@@ -439,13 +439,19 @@ func TestFieldRulesHoldInsideTheirField(t *testing.T) {
 
 // TestATimeoutSaysItHangs: an implementation past its time limit is said to hang or be too
 // slow, with what the protocol expects, and keeps the signature of any error of its shape (a
-// stranger's review took "the conformance protocol" for a fault of the adapter).
+// stranger's review took "the conformance protocol" for a fault of the adapter); one past its
+// budget is said to run away.
 func TestATimeoutSaysItHangs(t *testing.T) {
 	err := fmt.Errorf("scenario seed-1: delivery streamEvent at 0ms: %w after 15s: the implementation did not report idle during delivery streamEvent at 0ms", trace.ErrTimeout)
 	fs := diagnose.Diagnose(diagnose.Scenario{Name: "seed-1"}, nil, diagnose.Options{RunError: err})
 	if len(fs) != 1 || fs[0].Signature != "error: timeout after N: the implementation did not report idle during a delivery" ||
 		!strings.HasPrefix(fs[0].Headline, "the implementation hangs or is too slow: ") || !strings.Contains(fs[0].Rule, "reports idle, within --timeout; it hung") {
 		t.Errorf("findings %+v", fs)
+	}
+	over := diagnose.Diagnose(diagnose.Scenario{Name: "runaway"}, nil, diagnose.Options{RunError: &sim.BudgetError{Budget: "requests", Text: "the run made 1,000 requests; budget 1,000"}})
+	if len(over) != 1 || !strings.HasPrefix(over[0].Rule, "the run's budget") || !strings.Contains(over[0].Says, "the run made 1,000 requests; budget 1,000") ||
+		!strings.HasPrefix(over[0].Headline, "the implementation runs past the budget: ") {
+		t.Errorf("a budget: %+v", over)
 	}
 	plain := diagnose.Diagnose(diagnose.Scenario{Name: "s"}, nil, diagnose.Options{RunError: errors.New("scenario s: the implementation exited")})
 	if len(plain) != 1 || plain[0].Rule != "the conformance protocol (conformance/PROTOCOL.md)" {

@@ -119,7 +119,7 @@ func latestEnd(sc *sim.Scenario) (end int64, ok bool) {
 	}
 	for i := range sc.Responses {
 		resp := &sc.Responses[i]
-		if n := len(sim.StreamEvents(resp, sc.Model, 0)); n > 1 {
+		if n := sim.StreamEventCount(resp); n > 1 {
 			end += resp.ChunkDelay * int64(n-1)
 		}
 		end += resp.Delay

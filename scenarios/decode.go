@@ -40,21 +40,13 @@ func (es Errors) Error() string {
 
 // decoder walks a YAML syntax tree, decoding values and collecting positioned errors.
 type decoder struct {
-	file    string
-	errs    Errors
-	anchors map[string]ast.Node
+	file string
+	errs Errors
+	// aliases holds each alias's anchor value (resolveAliases).
+	aliases map[*ast.AliasNode]ast.Node
 	// unknownKeys counts the unknown keys met: an error about what a mapping lacks is left
 	// out when the mapping had one (most likely the missing key, mistyped).
 	unknownKeys int
-}
-
-// collectAnchors records every anchor of a document, so aliases can be resolved.
-func (d *decoder) collectAnchors(root ast.Node) {
-	d.anchors = map[string]ast.Node{}
-	for _, n := range ast.Filter(ast.AnchorType, root) {
-		a := n.(*ast.AnchorNode)
-		d.anchors[strings.TrimSpace(a.Name.String())] = a.Value
-	}
 }
 
 func (d *decoder) errorf(n ast.Node, format string, args ...any) {
@@ -96,7 +88,7 @@ func (d *decoder) unwrap(n ast.Node) ast.Node {
 		case *ast.AnchorNode:
 			n = v.Value
 		case *ast.AliasNode:
-			target, ok := d.anchors[strings.TrimSpace(v.Value.String())]
+			target, ok := d.aliases[v]
 			if !ok || depth > 100 {
 				return v
 			}

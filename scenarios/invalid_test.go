@@ -61,6 +61,13 @@ func FuzzParse(f *testing.F) {
 	}
 	seed(scenarios.SuiteFS(), ".")
 	seed(os.DirFS("testdata"), "invalid")
+	// Bounds: the small hostile files, and an anchor used inside itself.
+	for _, h := range hostile {
+		if data := h.data(); len(data) < 64<<10 {
+			f.Add([]byte(data))
+		}
+	}
+	f.Add([]byte("tools:\n  - name: t\n    description: T\n    parameters: &a {x: [*a]}\n    behaviour: {result: ok}\nprovider: [hi]\nrun: [go]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		_, err := scenarios.Parse("fuzz.yaml", "fuzz", data)
 		if err == nil {

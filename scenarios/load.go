@@ -5,6 +5,7 @@
 package scenarios
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -58,7 +59,11 @@ func Parse(filename, rel string, data []byte) (f *File, err error) {
 		}
 	}()
 	d := &decoder{file: filename}
-	astFile, perr := parser.ParseBytes(data, 0)
+	tokens, lerr := tokenize(filename, data)
+	if lerr != nil {
+		return nil, Errors{lerr}
+	}
+	astFile, perr := parser.Parse(tokens, 0)
 	if perr != nil {
 		return nil, Errors{yamlError(filename, perr)}
 	}
@@ -79,7 +84,10 @@ func Parse(filename, rel string, data []byte) (f *File, err error) {
 	sc := &sim.Scenario{Model: defaultModel}
 	f = &File{Path: filename, Rel: rel, Scenario: sc}
 	r := &refs{callIDs: map[string]ast.Node{}, dupCallIDs: map[string]bool{}, toolNames: map[string]ast.Node{}, undefinedTools: map[string]ast.Node{}, updates: map[string][]ast.Node{}}
-	d.collectAnchors(docs[0])
+	var aerr *Error
+	if d.aliases, aerr = resolveAliases(filename, docs[0]); aerr != nil {
+		return nil, Errors{aerr}
+	}
 	d.decodeScenario(docs[0], sc, f, r)
 	if len(d.errs) == 0 {
 		d.check(sc, r)
@@ -113,9 +121,17 @@ func Parse(filename, rel string, data []byte) (f *File, err error) {
 // ruleComment reads the leading "# Rule: …" comment of a scenario file, joining the comment
 // lines that continue it (up to a blank comment line or one starting with "pi:").
 func ruleComment(data []byte) string {
-	lines := strings.Split(string(data), "\n")
-	if len(lines) == 0 || !strings.HasPrefix(lines[0], "# Rule:") {
+	if !bytes.HasPrefix(data, []byte("# Rule:")) {
 		return ""
+	}
+	// Only the leading comment lines are read: no copy of the whole file.
+	var lines []string
+	for rest := data; len(rest) > 0; {
+		line, after, _ := bytes.Cut(rest, []byte("\n"))
+		if !bytes.HasPrefix(bytes.TrimSpace(line), []byte("#")) {
+			break
+		}
+		lines, rest = append(lines, string(line)), after
 	}
 	parts := []string{strings.TrimSpace(strings.TrimPrefix(lines[0], "# Rule:"))}
 	for _, l := range lines[1:] {
@@ -182,7 +198,7 @@ func LoadFS(fsys fs.FS, root string) ([]*File, error) {
 		return nil, err
 	}
 	load := func(p string) {
-		data, err := fs.ReadFile(fsys, p)
+		data, err := readLimited(fsys, p)
 		if err != nil {
 			errs = append(errs, err)
 			return

@@ -144,6 +144,41 @@ func StreamEvents(resp *Response, model loop.Model, now int64) []loop.StreamEven
 	return streamEvents(resp, finalMessage(resp, ModelSetup{ID: model.ID, API: model.API, Provider: model.Provider}, now))
 }
 
+// StreamEventCount is len(StreamEvents(resp, …)), counted without building the events (a
+// text streamed one character a delta makes a million of them, each with its partial).
+func StreamEventCount(resp *Response) int {
+	n := 0
+	if !resp.NoStart {
+		n++
+	}
+	for _, b := range resp.Content {
+		switch b := b.(type) {
+		case loop.ThinkingContent:
+			n += 2 + pieces(b.Thinking, resp.DeltaSize)
+		case loop.TextContent:
+			n += 2 + pieces(b.Text, resp.DeltaSize)
+		case loop.ToolCall:
+			args, _ := json.Marshal(b.Arguments)
+			if b.Arguments == nil {
+				args = []byte("{}")
+			}
+			n += 2 + pieces(string(args), resp.DeltaSize)
+		}
+	}
+	if !resp.NoDone && resp.StreamError == "" {
+		n++
+	}
+	return n
+}
+
+// pieces is len(split(s, size)).
+func pieces(s string, size int) int {
+	if size <= 0 {
+		return 1
+	}
+	return max(1, (utf8.RuneCountInString(s)+size-1)/size)
+}
+
 // abortedEvent is the error event of a stream cut short by an abort (pi-ai's faux
 // createAbortedMessage: the partial so far, stopReason aborted).
 func abortedEvent(partial *loop.AssistantMessage) loop.StreamEvent {

@@ -109,6 +109,10 @@ type BudgetError struct {
 
 func (e *BudgetError) Error() string { return e.Text }
 
+// Exceeded is Budget: which budget stopped the run, for packages that judge errors without
+// depending on the simulator.
+func (e *BudgetError) Exceeded() string { return e.Budget }
+
 // ToolSpec is one tool and its default behaviour.
 type ToolSpec struct {
 	Name          string

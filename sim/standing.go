@@ -46,3 +46,14 @@ func (w *world) StandingAnswers() map[string]json.RawMessage {
 
 // Ended implements Standing.
 func (w *world) Ended() bool { return w.closed || w.over != nil }
+
+// Budgeted is offered by the world an implementation is started with: the verdict of the
+// budget that stopped the run, so that an implementation served over a protocol can stop
+// serving one that runs away instead of answering it until a timeout.
+type Budgeted interface {
+	// OverBudget is the budget's verdict once one stopped the run; nil before.
+	OverBudget() *BudgetError
+}
+
+// OverBudget implements Budgeted.
+func (w *world) OverBudget() *BudgetError { return w.over }

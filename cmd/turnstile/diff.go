@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"strings"
@@ -116,7 +117,7 @@ func sideOf(p string) (side, error) {
 		}
 		return side{trace: tr.Expanded(), timeline: trace.Lines(tr.Timeline())}, nil
 	}
-	data, err := os.ReadFile(p)
+	data, err := readCapped(p, maxDiffInput)
 	if err != nil {
 		return side{}, err
 	}
@@ -131,7 +132,13 @@ func sideOf(p string) (side, error) {
 				Seq  *json.Number `json:"seq"`
 				Kind *string      `json:"kind"`
 			}
-			if line = bytes.TrimSpace(line); len(line) == 0 || line[0] != '{' || json.Unmarshal(line, &e) != nil || e.Seq == nil || e.Kind == nil {
+			line = bytes.TrimSpace(line)
+			if len(line) > 0 && line[0] == '{' {
+				if err := json.Unmarshal(line, &e); err != nil {
+					return side{}, jsonLineError(p, i+1, line, err)
+				}
+			}
+			if len(line) == 0 || line[0] != '{' || e.Seq == nil || e.Kind == nil {
 				return side{}, fmt.Errorf("%s:%d: not a trace entry (a JSON object with seq and kind), so %s is not a JSON-lines trace (diff takes a scenario, a trace from turnstile run --format jsonl, or a timeline)", p, i+1, p)
 			}
 			if i > 0 && e.Seq.String() == "1" {
@@ -172,6 +179,55 @@ func sideOf(p string) (side, error) {
 		}
 	}
 	return side{timeline: lines[first:]}, nil
+}
+
+// maxDiffInput is the largest file diff reads: a run's trace is at most --max-bytes (16 MiB
+// by default) of JSON lines, and /dev/zero has no end.
+const maxDiffInput = 64 << 20
+
+// readCapped reads a file of at most max bytes; a larger one is an error saying so, read no
+// further than one byte past the limit.
+func readCapped(p string, max int64) ([]byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	tooLarge := fmt.Errorf("%s is larger than %d MiB, the most diff reads (a run's trace is at most --max-bytes of JSON lines, 16 MiB by default)", p, max>>20)
+	if info, err := f.Stat(); err == nil && info.Mode().IsRegular() && info.Size() > max {
+		return nil, tooLarge
+	}
+	// A text file holds no NUL byte: a binary one (/dev/zero) is refused at its first block.
+	head := make([]byte, 4096)
+	n, err := io.ReadFull(f, head)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%s: %w", p, err)
+	}
+	if i := bytes.IndexByte(head[:n], 0); i >= 0 {
+		return nil, fmt.Errorf("%s holds a NUL byte (at offset %d): it is not text, so neither a trace nor a timeline", p, i)
+	}
+	rest, err := io.ReadAll(io.LimitReader(f, max+1-int64(n)))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p, err)
+	}
+	data := append(head[:n:n], rest...)
+	if int64(len(data)) > max {
+		return nil, tooLarge
+	}
+	return data, nil
+}
+
+// jsonLineError says why a line that begins as a JSON object is not one, at its column.
+func jsonLineError(p string, n int, line []byte, err error) error {
+	var se *json.SyntaxError
+	if !errors.As(err, &se) {
+		return fmt.Errorf("%s:%d: not a trace entry: %v", p, n, err)
+	}
+	col := int(se.Offset)
+	if strings.Contains(se.Error(), "exceeded max depth") {
+		return fmt.Errorf("%s:%d:%d: the JSON nests more than 10,000 levels deep, deeper than Go's JSON decoder reads (a trace entry's payload nests far less)", p, n, col)
+	}
+	return fmt.Errorf("%s:%d:%d: invalid JSON: %v (a JSON-lines trace holds one entry, a JSON object, a line)", p, n, col, se)
 }
 
 // timelineLine is the start of every line of a timeline (trace.TimelineLine): the entry's

@@ -153,6 +153,11 @@ func TestDiffRefusesWhatIsNotATrace(t *testing.T) {
 		{write("empty.jsonl", "\n"), "empty.jsonl is empty, so neither a trace nor a timeline"},
 		{write("two.jsonl", "{\"seq\":1,\"kind\":\"event\"}\n{\"seq\":2,\"kind\":\"event\"}\n{\"seq\":1,\"kind\":\"event\"}\n"),
 			"two.jsonl:3: a second trace begins here (seq 1 again)"},
+		{write("deep.jsonl", "{\"seq\":1,\"kind\":\"event\",\"data\":"+strings.Repeat("[", 20_000)+strings.Repeat("]", 20_000)+"}\n"),
+			"deep.jsonl:1:10031: the JSON nests more than 10,000 levels deep"},
+		{write("broken.jsonl", "{\"seq\":1,\"kind\":\"event\"}\n{\"seq\":2,\"kind\":\"event\",}\n"), "broken.jsonl:2:25: invalid JSON: invalid character '}'"},
+		{write("nul.jsonl", "{\"seq\":1,\x00"), "nul.jsonl holds a NUL byte (at offset 9): it is not text"},
+		{sparse(t, filepath.Join(dir, "huge.jsonl"), 64<<20+1), "huge.jsonl is larger than 64 MiB, the most diff reads"},
 	} {
 		_, errOut, code := turnstile(t, "diff", golden, c.file)
 		if code != 2 || !strings.Contains(errOut, c.want) {
@@ -167,6 +172,20 @@ func TestDiffRefusesWhatIsNotATrace(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "identical") {
 		t.Errorf("turnstile run's output against its golden: exit %d: %s", code, out)
 	}
+}
+
+// sparse makes a file of size bytes without writing them, and returns its path.
+func sparse(t *testing.T, p string, size int64) string {
+	t.Helper()
+	f, err := os.Create(p)
+	if err == nil {
+		err = f.Truncate(size)
+		f.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 func TestDiffShowsFirstDivergence(t *testing.T) {

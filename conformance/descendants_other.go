@@ -1,0 +1,9 @@
+//go:build !linux
+
+package conformance
+
+import "os/exec"
+
+// endDescendants ends the command's process group; without /proc, a descendant that left
+// the group may survive.
+func endDescendants(cmd *exec.Cmd, _ string) { killProcessGroup(cmd) }

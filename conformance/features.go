@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // helloOf returns impl's hello: the reference's (every feature) when it cannot introduce
@@ -46,4 +47,20 @@ func lacksReason(h Hello, sc *sim.Scenario) string {
 		}
 	}
 	return why
+}
+
+// lacksObserved is why a scenario is skipped when the reference's run of it (want) needs a
+// feature the implementation lacks that the scenario's file does not show (a request the
+// script did not expect throws from the stream), or "".
+func lacksObserved(h Hello, want *trace.Trace) string {
+	var missing []string
+	for _, f := range sim.ObservedFeatures(want) {
+		if slices.Contains(h.Lacking(), f) {
+			missing = append(missing, f)
+		}
+	}
+	if len(missing) == 0 {
+		return ""
+	}
+	return "the reference's run of the scenario needs feature " + strings.Join(missing, ", ") + ", which the implementation lacks"
 }

@@ -195,7 +195,7 @@ func testFiles(t *testing.T, port GoPort, files []*scenarios.File, options []Tes
 				defer time.AfterFunc(cfg.stall, func() { stalled(sc.Name, cfg.stall) }).Stop()
 			}
 			synctest.Test(t, func(t *testing.T) {
-				res = verifyOne(sc, sim.NewReferenceWith(behaviour), &inProcess{port: port}, cfg.profile, 3, desc, nil)
+				res = verifyOne(sc, sim.NewReferenceWith(behaviour), &inProcess{port: port}, hello, cfg.profile, desc, nil)
 				res.Family = desc.Family
 			})
 			switch {

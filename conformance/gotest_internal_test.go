@@ -35,7 +35,7 @@ func TestUnencodableEventIsAFinding(t *testing.T) {
 	}
 	f := files[0]
 	synctest.Test(t, func(t *testing.T) {
-		res := verifyOne(f.Scenario, sim.NewReference(), &inProcess{port: badEventPort{}}, trace.Strict, 3, diagnose.FromFile(f), nil)
+		res := verifyOne(f.Scenario, sim.NewReference(), &inProcess{port: badEventPort{}}, Hello{}, trace.Strict, diagnose.FromFile(f), nil)
 		if res.Status != Fail {
 			t.Fatalf("status %s", res.Status)
 		}
@@ -105,7 +105,7 @@ func TestAPanickingPortFailsItsScenario(t *testing.T) {
 	f := files[0]
 	for _, port := range []panicPort{{}, {inTask: true}} {
 		synctest.Test(t, func(t *testing.T) {
-			res := verifyOne(f.Scenario, sim.NewReference(), &inProcess{port: port}, trace.Strict, 3, diagnose.FromFile(f), nil)
+			res := verifyOne(f.Scenario, sim.NewReference(), &inProcess{port: port}, Hello{}, trace.Strict, diagnose.FromFile(f), nil)
 			if res.Status != Fail {
 				t.Fatalf("in task %v: status %s", port.inTask, res.Status)
 			}

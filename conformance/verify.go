@@ -29,8 +29,6 @@ type Options struct {
 	// release (loop.BehaviourOf) and scenarios of a later pi (since) are skipped. "" means
 	// the version of the implementation's hello (tracks), or the newest pi without one.
 	Tracks string
-	// Context is how many lines before the first divergence a result shows; 0 means 3.
-	Context int
 	// OnResult, when set, is called after each scenario, in order (for progress output).
 	OnResult func(Result)
 	// ExpectFail names scenarios known to fail: such a failure is reported as expected
@@ -78,6 +76,10 @@ type Result struct {
 	// Checked says whether the invariants were judged at all (a scenario skipped, or cut
 	// short by an error, is not).
 	Checked bool
+	// Flaky says a failing scenario, run again, gave another trace: the implementation does
+	// not behave the same on the same input (its own goroutines, a clock, a map's order).
+	// Its findings are not grouped into causes.
+	Flaky bool
 	// Duration is the time the scenario took, both runs.
 	Duration time.Duration
 }
@@ -247,7 +249,7 @@ func verify(ctx context.Context, suite []*sim.Scenario, impl sim.Implementation,
 		case lacksReason(helloOf(impl), sc) != "":
 			res = Result{Scenario: sc.Name, Status: Skip, Reason: lacksReason(helloOf(impl), sc)}
 		default:
-			res = verifyOne(sc, newRef(), &guard{impl: impl, hooks: hooks}, profile, orInt(opts.Context, 3), describe(sc, opts), opts.Invariants)
+			res = verifyOne(sc, newRef(), &guard{impl: impl, hooks: hooks}, helloOf(impl), profile, describe(sc, opts), opts.Invariants)
 		}
 		res.Family = describe(sc, opts).Family
 		if opts.ExpectFail[sc.Name] {
@@ -310,7 +312,7 @@ func (r *Report) finish(opts Options) {
 	}
 	for _, res := range r.Results {
 		failed := res.Status == Fail || res.Status == ExpectedFail
-		if failed && len(res.Findings) > 0 {
+		if failed && len(res.Findings) > 0 && !res.Flaky {
 			desc, ok := opts.Scenarios[res.Scenario]
 			if !ok {
 				desc = diagnose.Scenario{Name: res.Scenario, Family: res.Family}
@@ -391,8 +393,9 @@ func describeHello(h Hello, heldTo string) string {
 	return s
 }
 
-// verifyOne runs one scenario both ways and judges it; a failure gets its findings.
-func verifyOne(sc *sim.Scenario, ref, impl sim.Implementation, profile trace.Profile, context int, desc diagnose.Scenario, invs []invariant.Invariant) Result {
+// verifyOne runs one scenario both ways and judges it; a failure gets its findings, and is
+// run again to tell a flaky implementation (another trace each time) from a defect.
+func verifyOne(sc *sim.Scenario, ref, impl sim.Implementation, hello Hello, profile trace.Profile, desc diagnose.Scenario, invs []invariant.Invariant) Result {
 	began := time.Now()
 	res := Result{Scenario: sc.Name}
 	want, err := sim.Run(sc, ref)
@@ -427,6 +430,10 @@ func verifyOne(sc *sim.Scenario, ref, impl sim.Implementation, profile trace.Pro
 				Actual: strings.Join(problems, "\n"), Signature: "error: the reference fails the scenario's expectations", Headline: "the reference fails a scenario's expect: block (a bug in the scenario)"}}
 			return res
 		}
+	}
+	if why := lacksObserved(hello, want); why != "" {
+		res.Status, res.Reason = Skip, why
+		return res
 	}
 	got, runErr := sim.Run(sc, impl)
 	res.Duration = time.Since(began)
@@ -465,6 +472,11 @@ func verifyOne(sc *sim.Scenario, ref, impl sim.Implementation, profile trace.Pro
 		res.Findings = diagnose.Diagnose(desc, cmp, dopts)
 	}
 	res.Checked = runErr == nil
+	if again, againErr := sim.Run(sc, impl); (againErr == nil) != (runErr == nil) || againErr == nil && !trace.Compare(got, again, profile).Equal() {
+		res.Flaky = true
+		res.Reason = "flaky: a second run gave another trace; " + res.Reason
+	}
+	res.Duration = time.Since(began)
 	return res
 }
 

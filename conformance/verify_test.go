@@ -374,3 +374,50 @@ func TestVerifyNamesBrokenInvariants(t *testing.T) {
 		t.Errorf("the report does not name the invariant:\n%s", text.String())
 	}
 }
+
+// alternating is the reference that emits an extra agent_start every other run: another trace
+// each time, as a port whose goroutines race.
+type alternating struct {
+	*sim.Reference
+	runs *int
+}
+
+func (a alternating) Start(setup sim.Setup, port sim.Port) error {
+	*a.runs++
+	odd := *a.runs%2 == 1
+	return a.Reference.Start(setup, rewritingPort{port, func(kind string, data json.RawMessage) json.RawMessage {
+		if odd && kind == sim.NotifyEvent && bytes.Contains(data, []byte(`"agent_start"`)) {
+			port.Notify(sim.Notification{Kind: kind, Data: data})
+		}
+		return data
+	}})
+}
+
+// TestAFlakyScenarioIsSaidSoApartFromCauses: a failing scenario is run again; another trace
+// the second time is reported flaky, in the result, the text and the JSON, and its findings
+// make no cause.
+func TestAFlakyScenarioIsSaidSoApartFromCauses(t *testing.T) {
+	runs := 0
+	report := conformance.Verify(context.Background(), []*sim.Scenario{byName("text-only")}, alternating{sim.NewReference(), &runs}, conformance.Options{})
+	res := report.Results[0]
+	if res.Status != conformance.Fail || !res.Flaky || !strings.HasPrefix(res.Reason, "flaky: ") || runs != 2 {
+		t.Fatalf("result %+v after %d runs", res, runs)
+	}
+	if len(report.Causes) != 0 {
+		t.Errorf("a flaky scenario makes causes: %+v", report.Causes)
+	}
+	var text, js bytes.Buffer
+	_ = report.WriteText(&text)
+	_ = report.WriteJSON(&js)
+	if !strings.Contains(text.String(), "FAIL (flaky)  text-only") || !strings.Contains(text.String(), "1 flaky scenario: ") {
+		t.Errorf("text:\n%s", text.String())
+	}
+	if !strings.Contains(js.String(), `"flaky": true`) {
+		t.Errorf("the JSON does not say flaky")
+	}
+	// A steady failure is not flaky.
+	steady := conformance.Verify(context.Background(), []*sim.Scenario{byName("text-only")}, rewriting{sim.NewReference(), noThinkingLevel}, conformance.Options{})
+	if r := steady.Results[0]; r.Status != conformance.Fail || r.Flaky {
+		t.Errorf("a steady failure: %+v", r)
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -296,7 +295,7 @@ func TestConformance(t *testing.T) { conformance.Test(t, faultyport.Port{}) }
 		t.Fatalf("the test output does not count three causes:\n%s", text)
 	}
 	for _, x := range threeFaults {
-		if !regexp.MustCompile(`rule: (invariant ` + x.rule + ` \(|R-[A-Z-]+ .*\(invariant\s+` + x.rule + `\))`).MatchString(text) {
+		if !strings.Contains(text, "rule: "+x.rule+" (") {
 			t.Errorf("no cause names rule %s", x.rule)
 		}
 	}

@@ -1,9 +1,11 @@
 package sim
 
 import (
+	"bytes"
 	"slices"
 
 	"github.com/turnstile-dev/turnstile/loop"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // The optional features a scenario may need beyond installing hooks (docs/SEMANTICS.md,
@@ -162,6 +164,31 @@ func scriptAnswers[K comparable, T any](def T, byCall map[K]T) []T {
 	out := []T{def}
 	for _, a := range byCall {
 		out = append(out, a)
+	}
+	return out
+}
+
+// ObservedFeatures lists the optional features the reference's run of a scenario shows it
+// needs, beyond what NeededFeatures reads in the scenario: a stream that throws (a request
+// the script did not expect), a hook that throws, an execute resolving nothing.
+func ObservedFeatures(tr *trace.Trace) []string {
+	need := map[string]bool{}
+	for _, e := range tr.Entries {
+		switch {
+		case e.Kind == trace.KindCall && e.Name == trace.CallStream && e.Error != "",
+			e.Kind == trace.KindDeliver && e.Name == trace.DeliverStreamFail:
+			need[FeatureThrowingStreams] = true
+		case e.Kind == trace.KindCall && e.Name != trace.CallTool && e.Name != trace.CallStream && e.Error != "":
+			need[FeatureThrowingHooks] = true
+		case e.Kind == trace.KindDeliver && e.Name == trace.DeliverToolResult && bytes.Contains(e.Data, []byte(`"nothing"`)):
+			need[FeatureToolResolvesNothing] = true
+		}
+	}
+	var out []string
+	for _, f := range Features {
+		if need[f] {
+			out = append(out, f)
+		}
 	}
 	return out
 }

@@ -466,7 +466,18 @@ func valueFree(s string) string {
 		}
 		s = t
 	}
-	return idRE.ReplaceAllString(s, "N")
+	s = idRE.ReplaceAllString(s, "N")
+	// A word repeated is said once ("N, N, N" and "… … …", as many times as a run met it,
+	// are one shape), and a signature is one line of bounded length.
+	var words []string
+	for _, w := range strings.Fields(s) {
+		if n := len(words); n > 0 && strings.TrimRight(words[n-1], ",;") == strings.TrimRight(w, ",;") {
+			words[n-1] = w
+			continue
+		}
+		words = append(words, w)
+	}
+	return oneLine(strings.Join(words, " "))
 }
 
 func firstLine(s string) string {

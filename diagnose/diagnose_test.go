@@ -614,3 +614,25 @@ func TestAReorderedLongListNamesFourMoves(t *testing.T) {
 		t.Errorf("findings at the end: %q", says)
 	}
 }
+
+// TestARepeatedValueIsOneSignature: an error that names a value as many times as the run met
+// it is one signature however many (explore split one unencodable event twelve ways), and
+// one line of bounded length.
+func TestARepeatedValueIsOneSignature(t *testing.T) {
+	sigs := map[string]bool{}
+	for _, n := range []int{1, 2, 5, 40} {
+		msg := "scenario x: json: unsupported value: " + strings.TrimSpace(strings.Repeat("NaN ", n))
+		fs := diagnose.Diagnose(diagnose.Scenario{Name: "x"}, nil, diagnose.Options{RunError: errors.New(msg)})
+		sigs[fs[0].Signature] = true
+		if len(fs[0].Headline) > 220 || strings.Contains(fs[0].Headline, "\n") {
+			t.Errorf("headline %q", fs[0].Headline)
+		}
+	}
+	if len(sigs) != 1 {
+		t.Errorf("signatures %v", sigs)
+	}
+	long := diagnose.Diagnose(diagnose.Scenario{Name: "x"}, nil, diagnose.Options{RunError: errors.New(strings.Repeat("a sentence, ", 4000))})
+	if len(long[0].Signature) > 220 {
+		t.Errorf("a signature of %d bytes", len(long[0].Signature))
+	}
+}

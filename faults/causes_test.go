@@ -119,13 +119,29 @@ var threeFaults = []struct{ fault, rule string }{
 	{"turn cap of 2", "R-NO-TURN-LIMIT"},
 }
 
+// faultRules is every fault of faults_test.go with the rule its one cause must name.
+var faultRules = []struct{ fault, rule string }{
+	{"runs a truncated batch", "R-TRUNC-FAIL"},
+	{"trusts stopReason", "R-CONTENT-DECIDES"},
+	{"turn cap of 2", "R-NO-TURN-LIMIT"},
+	{"follow-up polled too early", "R-POLL-FOLLOW-UP"},
+	{"terminate when any result asks", "R-TERM-UNANIMOUS"},
+	{"extra continuation request", "R-FINISH-CONTINUE"},
+	{"steering re-polled although messages are pending", "R-POLL-B"},
+	{"finishTurn end ignored", "R-FINISH-END"},
+}
+
+// fiveFaults are five independent faults that change different things (none hides another
+// in every scenario it fails).
+var fiveFaults = []string{"runs a truncated batch", "trusts stopReason", "turn cap of 2", "follow-up polled too early", "finishTurn end ignored"}
+
 // TestOneFaultIsOneCause: a loop with one fault gets one cause in the summary, naming the
 // rule the fault breaks, whatever number of scenarios it fails.
 func TestOneFaultIsOneCause(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds one binary per fault")
 	}
-	for _, x := range threeFaults {
+	for _, x := range faultRules {
 		t.Run(x.fault, func(t *testing.T) {
 			r := conformFaulty(t, []fault{faultNamed(t, x.fault)})
 			logCauses(t, r)
@@ -164,6 +180,39 @@ func TestThreeFaultsAreThreeCauses(t *testing.T) {
 		t.Errorf("the summary does not count three causes:\n%s", text.String())
 	}
 	t.Log("\n" + text.String())
+}
+
+// TestFiveFaultsAreFiveCauses: a loop with five independent faults at once gets one cause
+// per fault, each named by the rule its fault breaks.
+func TestFiveFaultsAreFiveCauses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a faulty binary")
+	}
+	var fs []fault
+	want := map[string]bool{}
+	for _, name := range fiveFaults {
+		fs = append(fs, faultNamed(t, name))
+		for _, x := range faultRules {
+			if x.fault == name {
+				want[x.rule] = true
+			}
+		}
+	}
+	r := conformFaulty(t, fs)
+	logCauses(t, r)
+	got := map[string]bool{}
+	for _, c := range r.Causes {
+		id, _, _ := strings.Cut(c.Rule, " ")
+		got[id] = true
+	}
+	if len(r.Causes) != len(fs) || len(got) != len(want) {
+		t.Errorf("%d causes for %d faults", len(r.Causes), len(fs))
+	}
+	for id := range want {
+		if !got[id] {
+			t.Errorf("no cause names %s", id)
+		}
+	}
 }
 
 // threeFaultsAtOnce is the three faults of threeFaults.

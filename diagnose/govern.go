@@ -23,7 +23,7 @@ type situation struct {
 	truncated, hardExit, aborted        bool
 	afterTruncated                      bool // after a truncated batch, before the next request
 	parallel, sequential                bool // the entry's tool batch, as the trace runs it
-	terminating, more                   bool // after a batch: one that terminates, one asking for another request
+	terminating                         bool // after a batch one of whose results terminates
 	finishContinue, finishEnd           bool
 	disagrees                           bool   // the turn's stopReason disagrees with its content
 	origin                              string // a message event's, or a turn's pending messages': prompt, steering, follow-up, prepared, declaration
@@ -58,8 +58,6 @@ func (s situation) holds(when string) bool {
 		return s.sequential
 	case "after a terminating batch":
 		return s.terminating
-	case "after a batch that asks for more":
-		return s.more
 	case "after finishTurn continue":
 		return s.finishContinue
 	case "after finishTurn end":
@@ -84,7 +82,7 @@ func (s situation) holds(when string) bool {
 
 // knownWhen is every "when" the table may use (a test holds the table to it).
 var knownWhen = []string{"startup", "after a turn", "before a later turn", "within a turn", "lacking", "in a truncated turn", "after a truncated batch", "after a hard exit",
-	"after an abort", "in a parallel batch", "in a sequential batch", "after a terminating batch", "after a batch that asks for more",
+	"after an abort", "in a parallel batch", "in a sequential batch", "after a terminating batch",
 	"after finishTurn continue", "after finishTurn end", "stopReason disagrees", "a prompt", "steering", "follow-up",
 	"prepared", "queued", "a declaration"}
 
@@ -105,7 +103,7 @@ func situations(es []trace.Entry) []situation {
 	for i := range es {
 		e := &es[i]
 		s := situation{startup: !requested, truncated: truncated, hardExit: hardExit, aborted: aborted, terminating: terminating,
-			afterTruncated: afterTruncated, more: ran && !terminating && !truncated && !afterTruncated, finishContinue: finish == "continue", finishEnd: finish == "end", disagrees: disagrees}
+			afterTruncated: afterTruncated, finishContinue: finish == "continue", finishEnd: finish == "end", disagrees: disagrees}
 		if e.Kind == trace.KindCall && (e.Name == trace.CallStream || e.Name == trace.HookPrepareNextTurn) ||
 			e.Kind == trace.KindEvent && e.Name == string(loop.TurnStart) {
 			s.origin = origin // the messages pending for the turn it starts

@@ -7,8 +7,9 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
-	"github.com/aymanbagabas/go-udiff/lcs"
+	"github.com/sergi/go-diff/diffmatchpatch"
 	"github.com/turnstile-dev/turnstile/jsonvalue"
 )
 
@@ -155,29 +156,60 @@ func (c *Comparison) First() int {
 	return slices.IndexFunc(c.Steps, Step.Differs)
 }
 
-// Align aligns two sequences of keys: their longest common subsequence after the common
-// prefix and suffix, in linear space (Myers' algorithm, bounded: a very different middle is
-// aligned well if not minimally). Matched items come as Same steps, in order; the others as
-// Missing (want only) and Extra (got only), a region's Missing steps before its Extra ones.
+// Align aligns two sequences of keys: a longest common subsequence (Myers' algorithm in
+// linear space, unbounded, so a long trace with many small differences aligns entry by
+// entry). Matched items come as Same steps, in order; the others as Missing (want only) and
+// Extra (got only), a region's Missing steps before its Extra ones.
 func Align(want, got []string) []Step {
+	// Each distinct key is one rune, so that diffmatchpatch aligns keys, not characters.
+	code := map[string]rune{}
+	runes := func(ks []string) []rune {
+		out := make([]rune, len(ks))
+		for i, k := range ks {
+			r, ok := code[k]
+			if !ok {
+				r = rune(len(code) + 0x100)
+				if r >= 0xD800 {
+					r += 0x800 // not a surrogate
+				}
+				code[k] = r
+			}
+			out[i] = r
+		}
+		return out
+	}
+	dmp := diffmatchpatch.New()
+	dmp.DiffTimeout = 0 // no deadline: the same alignment on every machine
+	diffs := dmp.DiffMainRunes(runes(want), runes(got), false)
 	steps := make([]Step, 0, max(len(want), len(got)))
-	same := func(i, j, n int) {
-		for k := range n {
-			steps = append(steps, Step{Op: Same, Want: i + k, Got: j + k})
-		}
-	}
 	i, j := 0, 0
-	for _, d := range lcs.DiffLines(want, got) {
-		same(i, j, d.Start-i)
-		for k := d.Start; k < d.End; k++ {
-			steps = append(steps, Step{Op: Missing, Want: k, Got: -1})
-		}
-		for k := d.ReplStart; k < d.ReplEnd; k++ {
-			steps = append(steps, Step{Op: Extra, Want: -1, Got: k})
-		}
-		i, j = d.End, d.ReplEnd
+	var missing, extra []Step // a region's, until the next equal run
+	flush := func() {
+		steps = append(append(steps, missing...), extra...)
+		missing, extra = missing[:0], extra[:0]
 	}
-	same(i, j, len(want)-i)
+	for _, d := range diffs {
+		n := utf8.RuneCountInString(d.Text)
+		switch d.Type {
+		case diffmatchpatch.DiffEqual:
+			flush()
+			for range n {
+				steps = append(steps, Step{Op: Same, Want: i, Got: j})
+				i, j = i+1, j+1
+			}
+		case diffmatchpatch.DiffDelete:
+			for range n {
+				missing = append(missing, Step{Op: Missing, Want: i, Got: -1})
+				i++
+			}
+		case diffmatchpatch.DiffInsert:
+			for range n {
+				extra = append(extra, Step{Op: Extra, Want: -1, Got: j})
+				j++
+			}
+		}
+	}
+	flush()
 	return steps
 }
 

@@ -120,6 +120,10 @@ func markConsequences(c *trace.Comparison, divs []Finding) {
 			case d.Path != "" && requests:
 				// After a request more or less, the script's answers come to other requests.
 				d.Consequence = true
+			case d.request && d.Path == "":
+				// A request more or less after an earlier root: the run took another course
+				// because of it (a follow-up taken early, then nothing left to ask for).
+				d.Consequence = true
 			}
 		}
 		if !d.Consequence {

@@ -92,6 +92,7 @@ func situations(es []trace.Entry) []situation {
 	var (
 		requested, inTurnEnd, truncated, hardExit, aborted, terminating bool
 		ran, afterTruncated                                             bool // the turn's batch ran; it was a truncated one
+		continued                                                       bool // a finishTurn of the run answered continue
 		finish                                                          string
 		steeringSinceTurnEnd                                            int
 		disagrees                                                       bool
@@ -103,7 +104,7 @@ func situations(es []trace.Entry) []situation {
 	for i := range es {
 		e := &es[i]
 		s := situation{startup: !requested, truncated: truncated, hardExit: hardExit, aborted: aborted, terminating: terminating,
-			afterTruncated: afterTruncated, finishContinue: finish == "continue", finishEnd: finish == "end", disagrees: disagrees}
+			afterTruncated: afterTruncated, finishContinue: continued, finishEnd: finish == "end", disagrees: disagrees}
 		if e.Kind == trace.KindCall && (e.Name == trace.CallStream || e.Name == trace.HookPrepareNextTurn) ||
 			e.Kind == trace.KindEvent && e.Name == string(loop.TurnStart) {
 			s.origin = origin // the messages pending for the turn it starts
@@ -143,6 +144,7 @@ func situations(es []trace.Entry) []situation {
 				var a struct{ Action string }
 				_ = json.Unmarshal(e.Answer, &a)
 				finish = a.Action
+				continued = continued || a.Action == "continue"
 			case trace.CallStream:
 				requested, inTurnEnd, terminating, finish, ran, afterTruncated = true, false, false, "", false, false
 				truncated, disagrees, origin = false, false, ""
@@ -151,7 +153,7 @@ func situations(es []trace.Entry) []situation {
 			switch loop.EventType(e.Name) {
 			case loop.AgentStart: // a new run (an Agent trace holds several)
 				requested, inTurnEnd, truncated, hardExit, aborted, message = false, false, false, false, false, ""
-				terminating, finish, disagrees, origin, ran = false, "", false, "", false
+				terminating, finish, disagrees, origin, ran, continued = false, "", false, "", false, false
 			case loop.TurnEnd:
 				inTurnEnd, steeringSinceTurnEnd = true, 0
 				afterTruncated = truncated && ran

@@ -4,6 +4,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/turnstile-dev/turnstile/diagnose"
+	"github.com/turnstile-dev/turnstile/invariant"
+	"github.com/turnstile-dev/turnstile/levels"
 	"github.com/turnstile-dev/turnstile/sim"
 	"github.com/turnstile-dev/turnstile/trace"
 )
@@ -63,4 +66,38 @@ func lacksObserved(h Hello, want *trace.Trace) string {
 		return ""
 	}
 	return "the reference's run of the scenario needs feature " + strings.Join(missing, ", ") + ", which the implementation lacks"
+}
+
+// conventionsNotFollowed is the rules of pi's conventions that the implementation's trace
+// breaks where the reference's does not, at pi's level: what core level leaves out.
+func conventionsNotFollowed(desc diagnose.Scenario, want, got *trace.Trace, profile trace.Profile, h Hello) []string {
+	c := trace.Compare(want, got, profile)
+	if c.Equal() {
+		return nil
+	}
+	desc.Expect = nil
+	var out []string
+	for _, f := range diagnose.Diagnose(desc, c, diagnose.Options{}) {
+		if levels.IsConvention(f.RuleID) && !slices.Contains(out, f.RuleID) && !slices.Contains(h.Follows, f.RuleID) {
+			out = append(out, f.RuleID)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// coreFindings leaves out, at core level, the findings of pi's conventions (those the
+// implementation follows excepted) and of invariants that judge only conventions.
+func coreFindings(fs []diagnose.Finding, h Hello) []diagnose.Finding {
+	var out []diagnose.Finding
+	for _, f := range fs {
+		if levels.IsConvention(f.RuleID) && !slices.Contains(h.Follows, f.RuleID) {
+			continue
+		}
+		if inv, ok := invariant.ByName(f.Invariant); ok && f.Kind == diagnose.Invariant && f.RuleID == "" && levels.ConventionsOnly(inv.Rules) {
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
 }

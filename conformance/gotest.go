@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/turnstile-dev/turnstile/diagnose"
+	"github.com/turnstile-dev/turnstile/levels"
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
@@ -195,7 +196,7 @@ func testFiles(t *testing.T, port GoPort, files []*scenarios.File, options []Tes
 				defer time.AfterFunc(cfg.stall, func() { stalled(sc.Name, cfg.stall) }).Stop()
 			}
 			synctest.Test(t, func(t *testing.T) {
-				res = verifyOne(sc, sim.NewReferenceWith(behaviour), &inProcess{port: port}, hello, cfg.profile, desc, nil)
+				res = verifyOne(sc, sim.NewReferenceWith(behaviour), &inProcess{port: port}, hello, cfg.profile, levels.Pi, desc, nil)
 				res.Family = desc.Family
 			})
 			switch {

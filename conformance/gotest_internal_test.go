@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/turnstile-dev/turnstile/diagnose"
+	"github.com/turnstile-dev/turnstile/levels"
 	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
 	"github.com/turnstile-dev/turnstile/trace"
@@ -35,7 +36,7 @@ func TestUnencodableEventIsAFinding(t *testing.T) {
 	}
 	f := files[0]
 	synctest.Test(t, func(t *testing.T) {
-		res := verifyOne(f.Scenario, sim.NewReference(), &inProcess{port: badEventPort{}}, Hello{}, trace.Strict, diagnose.FromFile(f), nil)
+		res := verifyOne(f.Scenario, sim.NewReference(), &inProcess{port: badEventPort{}}, Hello{}, trace.Strict, levels.Pi, diagnose.FromFile(f), nil)
 		if res.Status != Fail {
 			t.Fatalf("status %s", res.Status)
 		}
@@ -105,7 +106,7 @@ func TestAPanickingPortFailsItsScenario(t *testing.T) {
 	f := files[0]
 	for _, port := range []panicPort{{}, {inTask: true}} {
 		synctest.Test(t, func(t *testing.T) {
-			res := verifyOne(f.Scenario, sim.NewReference(), &inProcess{port: port}, Hello{}, trace.Strict, diagnose.FromFile(f), nil)
+			res := verifyOne(f.Scenario, sim.NewReference(), &inProcess{port: port}, Hello{}, trace.Strict, levels.Pi, diagnose.FromFile(f), nil)
 			if res.Status != Fail {
 				t.Fatalf("in task %v: status %s", port.inTask, res.Status)
 			}

@@ -343,6 +343,7 @@ func (p *Process) ensure() error {
 	p.hello = Hello{Name: m.Name, Version: m.Version, Tracks: m.Tracks, Hooks: hooks, Protocol: m.Protocol}
 	if m.Capabilities != nil {
 		p.hello.Lacks = m.Capabilities.Lacks
+		p.hello.Follows = m.Capabilities.Follows
 		p.hello.DeliveriesAhead = m.Capabilities.DeliveriesAhead
 		p.hello.StandingAnswers = m.Capabilities.StandingAnswers
 	}

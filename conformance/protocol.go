@@ -122,6 +122,9 @@ type Capabilities struct {
 	Hooks []string `json:"hooks"`
 	// Lacks lists the optional features (sim.Features) it does not support; optional.
 	Lacks []string `json:"lacks,omitempty"`
+	// Follows lists pi's conventions (levels.Conventions, by rule id) it follows: at core
+	// level those are judged too; optional.
+	Follows []string `json:"follows,omitempty"`
 	// DeliveriesAhead says it takes deliveries before it is idle, queueing each until it is
 	// (PROTOCOL.md §14); optional.
 	DeliveriesAhead bool `json:"deliveriesAhead,omitempty"`
@@ -140,6 +143,9 @@ type Hello struct {
 	// Lacks lists the optional features (sim.Features, docs/SEMANTICS.md) it does not
 	// support: the scenarios needing one are skipped.
 	Lacks []string
+	// Follows lists the conventions of pi it follows (rule ids, levels.Conventions): judged at
+	// core level too.
+	Follows []string
 	// Protocol is the protocol version it speaks; below 2 (0 included: a Go port written
 	// before version 2) it lacks sim.ProtocolTwoFeatures too.
 	Protocol int

@@ -13,6 +13,7 @@ import (
 
 	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/invariant"
+	"github.com/turnstile-dev/turnstile/levels"
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/sim"
 	"github.com/turnstile-dev/turnstile/trace"
@@ -29,6 +30,10 @@ type Options struct {
 	// release (loop.BehaviourOf) and scenarios of a later pi (since) are skipped. "" means
 	// the version of the implementation's hello (tracks), or the newest pi without one.
 	Tracks string
+	// Level is how much of the contract the implementation is held to: levels.Pi (the
+	// default) or levels.Core, where pi's conventions are judged nowhere (those its hello
+	// says it follows excepted).
+	Level levels.Level
 	// OnResult, when set, is called after each scenario, in order (for progress output).
 	OnResult func(Result)
 	// ExpectFail names scenarios known to fail: such a failure is reported as expected
@@ -76,6 +81,9 @@ type Result struct {
 	// Checked says whether the invariants were judged at all (a scenario skipped, or cut
 	// short by an error, is not).
 	Checked bool
+	// Conventions are the rules of pi's conventions the implementation's trace does not
+	// follow in this scenario (at core level, where they are not judged).
+	Conventions []string
 	// Flaky says a failing scenario, run again, gave another trace: the implementation does
 	// not behave the same on the same input (its own goroutines, a clock, a map's order).
 	// Its findings are not grouped into causes.
@@ -248,8 +256,10 @@ func verify(ctx context.Context, suite []*sim.Scenario, impl sim.Implementation,
 				Reason: fmt.Sprintf("the scenario pins behaviour of pi %s; %s pi %s", sc.Since, heldBy, tracks)}
 		case lacksReason(helloOf(impl), sc) != "":
 			res = Result{Scenario: sc.Name, Status: Skip, Reason: lacksReason(helloOf(impl), sc)}
+		case opts.Level == levels.Core && levels.ConventionsOnly(sc.Rules):
+			res = Result{Scenario: sc.Name, Status: Skip, Reason: "the scenario pins only pi's conventions (" + strings.Join(sc.Rules, ", ") + "), not judged at core level"}
 		default:
-			res = verifyOne(sc, newRef(), &guard{impl: impl, hooks: hooks}, helloOf(impl), profile, describe(sc, opts), opts.Invariants)
+			res = verifyOne(sc, newRef(), &guard{impl: impl, hooks: hooks}, helloOf(impl), profile, opts.Level, describe(sc, opts), opts.Invariants)
 		}
 		res.Family = describe(sc, opts).Family
 		if opts.ExpectFail[sc.Name] {
@@ -395,7 +405,7 @@ func describeHello(h Hello, heldTo string) string {
 
 // verifyOne runs one scenario both ways and judges it; a failure gets its findings, and is
 // run again to tell a flaky implementation (another trace each time) from a defect.
-func verifyOne(sc *sim.Scenario, ref, impl sim.Implementation, hello Hello, profile trace.Profile, desc diagnose.Scenario, invs []invariant.Invariant) Result {
+func verifyOne(sc *sim.Scenario, ref, impl sim.Implementation, hello Hello, profile trace.Profile, level levels.Level, desc diagnose.Scenario, invs []invariant.Invariant) Result {
 	began := time.Now()
 	res := Result{Scenario: sc.Name}
 	want, err := sim.Run(sc, ref)
@@ -442,6 +452,16 @@ func verifyOne(sc *sim.Scenario, ref, impl sim.Implementation, hello Hello, prof
 		res.Status, res.Reason = Skip, skip.Error()
 		return res
 	}
+	if level == levels.Core {
+		// Judged in the core view; the conventions it does not follow are noted apart.
+		res.Conventions = conventionsNotFollowed(desc, want, got, profile, hello)
+		follows := map[string]bool{}
+		for _, id := range hello.Follows {
+			follows[id] = true
+		}
+		want, got = levels.View(want, follows), levels.View(got, follows)
+		desc.Expect = nil // the expect: block is written in pi's terms
+	}
 	cmp := trace.Compare(want, got, profile)
 	if runErr == nil && cmp.Equal() {
 		res.Status, res.Checked = Pass, true
@@ -464,12 +484,19 @@ func verifyOne(sc *sim.Scenario, ref, impl sim.Implementation, hello Hello, prof
 	}
 	if r, ok := ref.(*sim.Reference); ok {
 		dopts.Tracks = releaseOf(r.Behaviour())
-		if runErr == nil {
+		if runErr == nil && level != levels.Core {
 			res.Findings = diagnoseByVersion(sc, r.Behaviour(), got, profile, desc, dopts)
 		}
 	}
 	if res.Findings == nil {
 		res.Findings = diagnose.Diagnose(desc, cmp, dopts)
+	}
+	if level == levels.Core {
+		res.Findings = coreFindings(res.Findings, hello)
+		if len(res.Findings) == 0 && runErr == nil {
+			res.Status, res.Reason, res.Checked = Pass, "", true
+			return res
+		}
 	}
 	res.Checked = runErr == nil
 	if again, againErr := sim.Run(sc, impl); (againErr == nil) != (runErr == nil) || againErr == nil && !trace.Compare(got, again, profile).Equal() {

@@ -1,0 +1,203 @@
+// Package levels holds the two levels a loop is judged at (docs/SEMANTICS.md, "Levels"):
+// pi, every rule as pi 1.6.0 writes it down, and core, what any agent loop must do — the six
+// duties of an agent loop, apart from pi's conventions (how pi writes things down: the
+// system message declaring tools, the thinking-level stamp, its texts and fields). At core
+// level a trace is compared in its core view (View), where the conventions are left out of
+// both traces, and a scenario pinning only conventions is not run.
+package levels
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/turnstile-dev/turnstile/jsonvalue"
+	"github.com/turnstile-dev/turnstile/trace"
+)
+
+// Level is how much of the contract a loop is held to.
+type Level string
+
+// The levels.
+const (
+	// Pi holds a loop to every rule, conventions included (the default).
+	Pi Level = "pi"
+	// Core holds a loop to the core of any agent loop: pi's conventions are judged nowhere.
+	Core Level = "core"
+)
+
+// Parse reads a level's name.
+func Parse(s string) (Level, error) {
+	switch Level(s) {
+	case Pi, Core, "":
+		return Level(strings.TrimSpace(s)), nil
+	}
+	return "", fmt.Errorf("unknown level %q (want core or pi)", s)
+}
+
+// Convention is one of pi's conventions: what a core loop need not write as pi does.
+type Convention struct {
+	// Rule is the rule of docs/SEMANTICS.md that states it.
+	Rule string
+	// What says it in a few words.
+	What string
+}
+
+// Conventions are pi's conventions, each a rule of docs/SEMANTICS.md ("Levels").
+var Conventions = []Convention{
+	{"R-DECL-WHEN", "tools declared in the transcript, by system messages (toolsAdded, toolsRemoved)"},
+	{"R-DECL-DIFF", "tools declared in the transcript, by system messages (toolsAdded, toolsRemoved)"},
+	{"R-DECL-INSERT", "tools declared in the transcript, by system messages (toolsAdded, toolsRemoved)"},
+	{"R-DECL-PENDING", "tools declared in the transcript, by system messages (toolsAdded, toolsRemoved)"},
+	{"R-DECL-REPLAY", "tools declared in the transcript, by system messages (toolsAdded, toolsRemoved)"},
+	{"R-DECL-SENT", "tools declared in the transcript, by system messages (toolsAdded, toolsRemoved)"},
+	{"R-STREAM-THINKING-LEVEL", "the assistant message stamped with the requested thinkingLevel"},
+	{"R-TIME-DURATION", "durationMs on executed tool calls"},
+	{"R-TIME-STAMP", "messages stamped when the loop creates them"},
+	{"R-TOOL-ERROR-RESULT", "error results written as pi writes them: its texts, details {}"},
+	{"R-POLL-A", "steering polled on pi's schedule (polls A, B and C)"},
+	{"R-POLL-B", "steering polled on pi's schedule (polls A, B and C)"},
+	{"R-POLL-C", "steering polled on pi's schedule (polls A, B and C)"},
+	{"R-POLL-NEVER-ELSE", "steering polled on pi's schedule (polls A, B and C)"},
+	{"R-EV-FIRST-TURN", "the first turn_start emitted before the loop's body"},
+	{"R-PROVIDER-OPTIONS", "the stream function's options (session id, identity)"},
+	{"R-TOOL-ABORTED-FIRST", "the abort checked first when a call is prepared"},
+}
+
+// IsConvention reports whether rule id states one of pi's conventions.
+func IsConvention(id string) bool {
+	return slices.ContainsFunc(Conventions, func(c Convention) bool { return c.Rule == id })
+}
+
+// ConventionsOnly reports whether every rule of a scenario's list is a convention: at core
+// level such a scenario pins nothing a core loop must do.
+func ConventionsOnly(rules []string) bool {
+	return len(rules) > 0 && !slices.ContainsFunc(rules, func(id string) bool { return !IsConvention(id) })
+}
+
+// View is a trace's core view: the trace without pi's conventions, except those follows
+// names (rule ids the implementation says it follows). Left out: the steering and follow-up
+// polls that took nothing (pi's schedule; a poll that took messages stays), system messages
+// that only declare tools and the members declaring them, the thinkingLevel and timestamp
+// of messages, durationMs, the stream's options, the api, provider and usage of assistant
+// messages, the details and texts of error results, and the texts of errors. Entries keep
+// their order; sequence numbers are renumbered.
+func View(tr *trace.Trace, follows map[string]bool) *trace.Trace {
+	full := tr.Expanded()
+	v := viewer{follows: follows}
+	out := &trace.Trace{Scenario: full.Scenario, Unfired: full.Unfired}
+	for _, e := range full.Entries {
+		if v.drops(e) {
+			continue
+		}
+		e.Data, e.Answer = v.json(e.Data), v.json(e.Answer)
+		if e.Error != "" && !follows["R-TOOL-ERROR-RESULT"] {
+			e.Error = errorText
+		}
+		e.Seq = len(out.Entries) + 1
+		e.Canonical = true
+		out.Entries = append(out.Entries, e)
+	}
+	return out
+}
+
+// errorText stands for any error text in the core view.
+const errorText = "(an error)"
+
+type viewer struct{ follows map[string]bool }
+
+// drops reports whether the core view leaves entry e out.
+func (v viewer) drops(e trace.Entry) bool {
+	switch {
+	case e.Kind == trace.KindCall && (e.Name == trace.HookSteering || e.Name == trace.HookFollowUp) && !v.follows["R-POLL-B"]:
+		var a struct{ Messages []json.RawMessage }
+		return json.Unmarshal(e.Answer, &a) == nil && len(a.Messages) == 0 && e.Error == ""
+	case e.Kind == trace.KindEvent && strings.HasPrefix(e.Name, "message_") && !v.follows["R-DECL-WHEN"]:
+		var d map[string]any
+		if json.Unmarshal(e.Data, &d) != nil {
+			return false
+		}
+		m, _ := d["message"].(map[string]any)
+		return m != nil && v.declarationOnly(m)
+	}
+	return false
+}
+
+// declarationOnly reports whether a message is a system message that only declares tools.
+func (v viewer) declarationOnly(m map[string]any) bool {
+	if m["role"] != "system" || m["toolsAdded"] == nil && m["toolsRemoved"] == nil {
+		return false
+	}
+	c, _ := m["content"].(string)
+	return c == "" && m["sections"] == nil
+}
+
+// json is a payload in the core view.
+func (v viewer) json(data json.RawMessage) json.RawMessage {
+	if len(data) == 0 {
+		return data
+	}
+	var d any
+	if json.Unmarshal(data, &d) != nil {
+		return data
+	}
+	return jsonvalue.AppendValue(nil, v.value(d, ""))
+}
+
+// value is a decoded value in the core view; key is its member name in its parent.
+func (v viewer) value(x any, key string) any {
+	switch x := x.(type) {
+	case []any:
+		out := make([]any, 0, len(x))
+		for _, item := range x {
+			if m, ok := item.(map[string]any); ok && !v.follows["R-DECL-WHEN"] && v.declarationOnly(m) {
+				continue // a declaration in a list of messages
+			}
+			out = append(out, v.value(item, ""))
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		message := x["role"] != nil
+		failed := x["isError"] == true
+		for k, item := range x {
+			if v.leavesOut(k, message, x["role"] == "assistant", failed) {
+				continue
+			}
+			out[k] = v.value(item, k)
+		}
+		if failed && !v.follows["R-TOOL-ERROR-RESULT"] {
+			if _, ok := out["content"]; ok {
+				out["content"] = errorText
+			}
+		}
+		if e, ok := out["error"].(string); ok && e != "" && !v.follows["R-TOOL-ERROR-RESULT"] {
+			out["error"] = errorText
+		}
+		return out
+	}
+	return x
+}
+
+// leavesOut reports whether the core view leaves out member k of an object (a message, an
+// assistant message, an error result).
+func (v viewer) leavesOut(k string, message, assistant, failed bool) bool {
+	switch k {
+	case "toolsAdded", "toolsRemoved":
+		return !v.follows["R-DECL-WHEN"]
+	case "thinkingLevel":
+		return message && !v.follows["R-STREAM-THINKING-LEVEL"]
+	case "timestamp":
+		return message && !v.follows["R-TIME-STAMP"]
+	case "durationMs":
+		return !v.follows["R-TIME-DURATION"]
+	case "options":
+		return !v.follows["R-PROVIDER-OPTIONS"]
+	case "api", "provider", "usage":
+		return assistant
+	case "details":
+		return failed && !v.follows["R-TOOL-ERROR-RESULT"]
+	}
+	return false
+}

@@ -1,12 +1,14 @@
 package conformance
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -151,7 +153,7 @@ func testFiles(t *testing.T, port GoPort, files []*scenarios.File, options []Tes
 	if err != nil {
 		t.Fatalf("ExpectFailures: %v", err)
 	}
-	hello := port.Hello()
+	hello := portHello(port, true)
 	if err := checkHello(hello); err != nil {
 		t.Fatalf("the port's Hello(): %v", err)
 	}
@@ -194,10 +196,14 @@ func testFiles(t *testing.T, port GoPort, files []*scenarios.File, options []Tes
 			if cfg.stall > 0 {
 				defer time.AfterFunc(cfg.stall, func() { stalled(sc.Name, cfg.stall) }).Stop()
 			}
-			synctest.Test(t, func(t *testing.T) {
-				res = verifyOne(sc, sim.NewReferenceWith(behaviour), &inProcess{port: port}, hello, cfg.profile, desc, nil)
-				res.Family = desc.Family
-			})
+			impl := &inProcess{port: port}
+			res = inBubble(t, func() Result {
+				return verifyOne(sc, sim.NewReferenceWith(behaviour), impl, hello, cfg.profile, desc, nil)
+			}, impl)
+			res.Family = desc.Family
+			if note := impl.leakNote(); note != "" {
+				t.Log(note)
+			}
 			switch {
 			case res.Status == Fail && expect[sc.Name]:
 				res.Status, res.Reason = ExpectedFail, "expected failure: "+res.Reason
@@ -217,6 +223,44 @@ func testFiles(t *testing.T, port GoPort, files []*scenarios.File, options []Tes
 	var b strings.Builder
 	_ = report.WriteSummary(&b)
 	t.Log("\n" + b.String())
+}
+
+// inBubble runs verify in a synctest bubble of its own and returns its result. A port that
+// leaves goroutines waiting after the scenario (impl.leaked) would make synctest end the
+// binary as deadlocked: that bubble is abandoned instead, waiting outside its sight.
+func inBubble(t *testing.T, verify func() Result, impl *inProcess) Result {
+	var res Result
+	verified, ended := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(ended)
+		synctest.Test(t, func(*testing.T) {
+			res = verify()
+			close(verified)
+			if len(impl.leaked) > 0 {
+				<-forever
+			}
+		})
+	}()
+	select {
+	case <-verified:
+	case <-ended: // the bubble ended without a result (a panic in the harness, reported by testing)
+		t.FailNow()
+	}
+	if len(impl.leaked) == 0 {
+		<-ended
+	}
+	return res
+}
+
+// portHello is port's Hello as the kit serves it: a port of protocol 2 that is not a
+// GoAgentPort, or served without bubbles, lacks the Agent.
+func portHello(port GoPort, bubbles bool) Hello {
+	h := port.Hello()
+	_, agent := port.(GoAgentPort)
+	if h.Protocol >= 2 && (!agent || !bubbles) && !slices.Contains(h.Lacks, sim.FeatureAgent) {
+		h.Lacks = append(slices.Clone(h.Lacks), sim.FeatureAgent)
+	}
+	return h
 }
 
 // checkHello holds a Go port's Hello to what the protocol's schema asks of a hello (which
@@ -263,7 +307,8 @@ func stalled(scenario string, limit time.Duration) {
 		"and turnstile conform --timeout end only the scenario and go on)", scenario, limit))
 }
 
-// inProcess drives a GoPort as a sim.Implementation inside a synctest bubble.
+// inProcess drives a GoPort as a sim.Implementation inside a synctest bubble (or, served
+// where there are no bubbles, counting the port's goroutines waiting in Env).
 type inProcess struct {
 	port    GoPort
 	world   sim.Port
@@ -277,10 +322,18 @@ type inProcess struct {
 	// them is accepted and dropped, as pi drops updates after a tool settles.
 	settled map[string]bool
 	closed  chan struct{}
-	// idle tells when the port is idle outside a synctest bubble (ServePort); nil inside.
+	// bubble is the synctest bubble the session runs in, 0 for none; gate orders the port's
+	// goroutines' calls and events in it.
+	bubble int
+	gate   *gate
+	// idle tells when the port is idle outside a synctest bubble; nil inside.
 	idle *idleTracker
+	// agent is the Agent of an Agent scenario.
+	agent *agentSession
 	// problems are what the port did that no trace entry can show; Stop returns them.
 	problems []string
+	// leaked are the port's goroutines still there after Stop.
+	leaked []goroutineStack
 	// starting is closed once the task Parallel just started waits on the world.
 	starting chan struct{}
 }
@@ -341,10 +394,10 @@ func (m *mailbox) take(closed <-chan struct{}, blocked func()) (sim.Delivery, er
 	}
 }
 
-// idleTracker tells when a Go port served outside a synctest bubble (ServePort) is idle:
-// it counts the port's goroutines that are running — the run itself and Parallel's tasks —
-// each holding a token it gives up while it waits for the world in a mailbox. Zero tokens
-// is idle. A nil tracker does nothing (inside a bubble, synctest.Wait tells).
+// idleTracker tells when a Go port served outside a synctest bubble is idle: it counts the
+// port's goroutines that are running — the run itself and Parallel's tasks — each holding a
+// token it gives up while it waits for the world in a mailbox. Zero tokens is idle. A nil
+// tracker does nothing (inside a bubble, synctest.Wait tells).
 type idleTracker struct {
 	mu     sync.Mutex
 	cond   *sync.Cond
@@ -378,21 +431,88 @@ func (t *idleTracker) wait() {
 	t.mu.Unlock()
 }
 
-// settle waits until the port waits on the world or has returned.
+// settle waits until the port waits on the world or has returned: in a bubble, until every
+// goroutine of it waits and none waits at the gate; then it reports the Agent operations
+// whose calls returned.
 func (p *inProcess) settle() {
 	if p.idle != nil {
 		p.idle.wait()
 		return
 	}
-	synctest.Wait()
+	for {
+		synctest.Wait()
+		if !p.gate.grant() {
+			break
+		}
+	}
+	p.reportSettled()
+}
+
+// synctestEpoch is the time a synctest bubble's clock starts at, in Unix milliseconds.
+const synctestEpoch = 946684800000
+
+// syncClock moves the bubble's clock to the world's time now: a port reading time.Now()
+// reads synctestEpoch plus the world's virtual time, and its timers fire as virtual time
+// passes.
+func (p *inProcess) syncClock(now int64) {
+	if p.bubble == 0 {
+		return
+	}
+	if d := time.UnixMilli(synctestEpoch + now).Sub(time.Now()); d > 0 {
+		time.Sleep(d)
+	}
+}
+
+// worldTimes maps the bubble's clock back to the world's in what the port sends: a
+// "timestamp" between synctestEpoch and ten years after it is a reading of time.Now() in
+// the bubble, synctestEpoch plus the world's time.
+func worldTimes(data []byte) []byte {
+	const key = `"timestamp":`
+	if !bytes.Contains(data, []byte(key+"94")) && !bytes.Contains(data, []byte(key+"95")) && !bytes.Contains(data, []byte(key+"126")) {
+		return data
+	}
+	var out []byte
+	rest := data
+	for {
+		i := bytes.Index(rest, []byte(key))
+		if i < 0 {
+			break
+		}
+		start := i + len(key)
+		end := start
+		for end < len(rest) && rest[end] >= '0' && rest[end] <= '9' {
+			end++
+		}
+		n, err := strconv.ParseInt(string(rest[start:end]), 10, 64)
+		integer := end == len(rest) || (rest[end] != '.' && rest[end] != 'e' && rest[end] != 'E')
+		if err == nil && integer && (i == 0 || rest[i-1] != '\\') && n >= synctestEpoch && n < synctestEpoch+10*365*86_400_000 {
+			out = append(out, rest[:start]...)
+			out = strconv.AppendInt(out, n-synctestEpoch, 10)
+		} else {
+			out = append(out, rest[:end]...)
+		}
+		rest = rest[end:]
+	}
+	return append(out, rest...)
 }
 
 func (p *inProcess) Start(setup sim.Setup, world sim.Port) error {
 	p.world, p.setup = world, setup
 	p.streams, p.tools, p.closed = map[string]*mailbox{}, map[string]*mailbox{}, make(chan struct{})
 	p.settled = map[string]bool{}
+	// A session of its own: Verify runs a failing scenario again on the same implementation.
+	p.problems, p.agent, p.leaked, p.starting = nil, nil, nil, nil
+	if p.idle == nil {
+		p.bubble, p.gate = bubbleOfCaller(), &gate{}
+		p.syncClock(0)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	p.cancel = cancel
+	if setup.Entry == sim.EntryAgent {
+		err := p.startAgent(setup)
+		p.settle()
+		return err
+	}
 	p.idle.add(1)
 	go func() {
 		defer p.idle.add(-1)
@@ -411,10 +531,19 @@ func (p *inProcess) Start(setup sim.Setup, world sim.Port) error {
 			p.problem("the port returned new messages that cannot be encoded as JSON: " + jerr.Error())
 			data, _ = json.Marshal(map[string]any{"messages": nil})
 		}
-		p.world.Notify(sim.Notification{Kind: sim.NotifyEnd, Data: data})
+		p.gate.enter()
+		p.world.Notify(sim.Notification{Kind: sim.NotifyEnd, Data: p.fromBubble(data)})
 	}()
 	p.settle()
 	return nil
+}
+
+// fromBubble is data with the bubble's clock readings mapped to the world's.
+func (p *inProcess) fromBubble(data []byte) []byte {
+	if p.bubble == 0 {
+		return data
+	}
+	return worldTimes(data)
 }
 
 // run runs the port; a panic fails the run with its value, and the scenario with its stack
@@ -429,13 +558,27 @@ func (p *inProcess) run(ctx context.Context) (msgs any, err error) {
 	return p.port.Run(ctx, p)
 }
 
+// safely calls one of the port's methods; a panic is a problem of the scenario, and the
+// call's error.
+func (p *inProcess) safely(what string, call func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			p.problem(fmt.Sprintf("the port panicked in %s: %v\n%s", what, r, debug.Stack()))
+			err = fmt.Errorf("panic: %v", r)
+		}
+	}()
+	return call()
+}
+
 func (p *inProcess) Deliver(d sim.Delivery) error {
+	p.syncClock(d.Now)
 	p.mu.Lock()
 	p.now = d.Now
 	var box *mailbox
 	switch d.Kind {
 	case trace.DeliverAbort:
 		p.cancel()
+	case trace.DeliverAgent:
 	case trace.DeliverToolUpdate, trace.DeliverToolResult:
 		box = p.tools[d.Target]
 	default:
@@ -443,7 +586,12 @@ func (p *inProcess) Deliver(d sim.Delivery) error {
 	}
 	late := d.Kind == trace.DeliverToolUpdate && p.settled[d.Target]
 	p.mu.Unlock()
-	if d.Kind != trace.DeliverAbort && !late {
+	switch {
+	case d.Kind == trace.DeliverAgent:
+		if err := p.operate(d); err != nil {
+			return err
+		}
+	case d.Kind != trace.DeliverAbort && !late:
 		if box == nil {
 			return fmt.Errorf("delivery %s for unknown target %q", d.Kind, d.Target)
 		}
@@ -454,17 +602,34 @@ func (p *inProcess) Deliver(d sim.Delivery) error {
 }
 
 // Stop ends the session; its error lists what the port did that the trace cannot show
-// (values that cannot be encoded).
+// (values that cannot be encoded). A port's goroutine still there once everything it could
+// wait on has failed is noted in leaked.
 func (p *inProcess) Stop() error {
 	close(p.closed)
 	p.cancel()
+	if p.agent != nil {
+		p.agent.a.Abort()
+	}
 	p.settle()
+	if p.bubble != 0 {
+		p.leaked = portGoroutines(p.bubble)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if len(p.problems) > 0 {
 		return errors.New(strings.Join(p.problems, "; "))
 	}
 	return nil
+}
+
+// leakNote says which goroutines of the port outlived its session, or "".
+func (p *inProcess) leakNote() string {
+	if len(p.leaked) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the Go port left %d goroutine(s) waiting after the scenario stopped (Run's ctx cancelled, every "+
+		"Env call failing): the kit's rule is that a port's goroutines return then; they are abandoned, and the "+
+		"verdict stands:%s", len(p.leaked), describeGoroutines(p.leaked))
 }
 
 func (p *inProcess) Setup() sim.Setup { return p.setup }
@@ -482,7 +647,16 @@ func (p *inProcess) call(kind, name string, data any) (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := p.world.Call(sim.Call{Kind: kind, Name: name, Data: raw})
+	p.gate.enter()
+	a := p.world.Call(sim.Call{Kind: kind, Name: name, Data: p.fromBubble(raw)})
+	if a.Abort {
+		// An abort while the hook runs, before it returns (PROTOCOL.md §13.5).
+		if p.agent != nil {
+			p.agent.a.Abort()
+		} else {
+			p.cancel()
+		}
+	}
 	if a.Error != "" {
 		return nil, errors.New(a.Error)
 	}
@@ -500,13 +674,32 @@ func (p *inProcess) Hook(name string, data any, out any) error {
 // Emit reports an event. One that cannot be encoded as JSON is not recorded (there is no
 // honest event to record): it is a problem of the run, which Stop reports as its error, and
 // so a finding of the scenario.
-func (p *inProcess) Emit(event any) {
+func (p *inProcess) Emit(event any) { p.emit(event) }
+
+// emit is Emit, returning the event's type.
+func (p *inProcess) emit(event any) string {
 	data, err := json.Marshal(event)
 	if err != nil {
 		p.problem(fmt.Sprintf("the port emitted an event that cannot be encoded as JSON (%T): %v", event, err))
+		return ""
+	}
+	var head struct {
+		Type string `json:"type"`
+	}
+	_ = json.Unmarshal(data, &head)
+	p.gate.enter()
+	p.world.Notify(sim.Notification{Kind: sim.NotifyEvent, Data: p.fromBubble(data)})
+	return head.Type
+}
+
+// notify sends one of the kit's own notifications (an operation's outcome).
+func (p *inProcess) notify(kind string, v any) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		p.problem(fmt.Sprintf("the port's %s cannot be encoded as JSON: %v", kind, err))
 		return
 	}
-	p.world.Notify(sim.Notification{Kind: sim.NotifyEvent, Data: data})
+	p.world.Notify(sim.Notification{Kind: kind, Data: p.fromBubble(data)})
 }
 
 // problem notes something the port did that no trace entry can show.
@@ -616,14 +809,20 @@ func (p *inProcess) Tool(id, name string, args any, onUpdate func(json.RawMessag
 			continue
 		}
 		var out struct {
-			Result json.RawMessage `json:"result"`
-			Error  *string         `json:"error"`
+			Result  json.RawMessage `json:"result"`
+			Error   *string         `json:"error"`
+			Nothing string          `json:"nothing"`
 		}
 		if err := json.Unmarshal(d.Data, &out); err != nil {
 			return nil, err
 		}
-		if out.Error != nil {
+		switch {
+		case out.Error != nil:
 			return nil, errors.New(*out.Error)
+		case out.Nothing == "null":
+			return json.RawMessage("null"), nil
+		case out.Nothing != "":
+			return nil, nil
 		}
 		return out.Result, nil
 	}

@@ -50,17 +50,22 @@ func Serve(r io.Reader, w io.Writer) error {
 // anything is served (as Test fails on it), and a panic in Run or in a task of Env.Parallel
 // fails that scenario with the panic's stack.
 func ServePort(r io.Reader, w io.Writer, port GoPort) error {
-	h := port.Hello()
-	if err := checkHello(h); err != nil {
-		return fmt.Errorf("the port's Hello(): %w", err)
-	}
-	if h.Name == "" {
-		h.Name = "go-port"
-	}
-	if h.Version == "" {
-		h.Version = "devel" // the protocol requires one
-	}
-	return serve(r, w, h, func() sim.Implementation { return &inProcess{port: port, idle: newIdleTracker()} })
+	return withBubbles(func(bubble func(func())) error {
+		h := portHello(port, bubble != nil)
+		if err := checkHello(h); err != nil {
+			return fmt.Errorf("the port's Hello(): %w", err)
+		}
+		if h.Name == "" {
+			h.Name = "go-port"
+		}
+		if h.Version == "" {
+			h.Version = "devel" // the protocol requires one
+		}
+		if bubble == nil {
+			return serve(r, w, h, func() sim.Implementation { return &inProcess{port: port, idle: newIdleTracker()} })
+		}
+		return serve(r, w, h, func() sim.Implementation { return &bubbled{bubble: bubble, impl: &inProcess{port: port}} })
+	})
 }
 
 func serve(r io.Reader, w io.Writer, hello Hello, newImpl func() sim.Implementation) error {

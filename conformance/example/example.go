@@ -28,7 +28,7 @@ func (Port) Hello() conformance.Hello {
 
 // Run builds the loop from the scenario's setup, every part reaching the world through env.
 func (Port) Run(ctx context.Context, env conformance.Env) (any, error) {
-	actx, cfg := Build(env)
+	actx, cfg, _ := Build(env)
 	s := env.Setup()
 	if s.Entry == "continue" {
 		return loop.Continue(ctx, actx, cfg)
@@ -36,24 +36,27 @@ func (Port) Run(ctx context.Context, env conformance.Env) (any, error) {
 	return loop.Run(ctx, decode(s.Prompts), actx, cfg)
 }
 
-// Build makes the loop's context and config from env.Setup(), hooks included.
-func Build(env conformance.Env) (loop.Context, loop.Config) {
+// Build makes the loop's context and config from env.Setup(), hooks included, and tools,
+// which gives the setup's tools by name.
+func Build(env conformance.Env) (actx loop.Context, cfg loop.Config, tools func(names []string) []*loop.Tool) {
 	s := env.Setup()
 	pool := map[string]*loop.Tool{}
 	for _, ts := range s.Tools {
 		t := &loop.Tool{Name: ts.Name, Description: ts.Description, Parameters: ts.Parameters,
-			ExecutionMode: loop.ExecutionMode(ts.ExecutionMode), Execute: execute(env, ts.Name)}
+			ExecutionMode: loop.ExecutionMode(ts.ExecutionMode), Execute: piwire.Execute(env, ts.Name)}
 		if ts.PrepareArguments != nil {
 			t.PrepareArguments = func(args map[string]any) map[string]any {
-				out := map[string]any{}
-				maps.Copy(out, args)
+				out := maps.Clone(args)
+				if out == nil {
+					out = map[string]any{}
+				}
 				maps.Copy(out, ts.PrepareArguments)
 				return out
 			}
 		}
 		pool[ts.Name] = t
 	}
-	tools := func(names []string) (out []*loop.Tool) {
+	tools = func(names []string) (out []*loop.Tool) {
 		for _, n := range names {
 			if t := pool[n]; t != nil {
 				out = append(out, t)
@@ -63,7 +66,7 @@ func Build(env conformance.Env) (loop.Context, loop.Config) {
 	}
 	h := piwire.Hooks{Env: env, Tools: tools}
 	on := func(name string) bool { return slices.Contains(s.Hooks, name) }
-	cfg := loop.Config{
+	cfg = loop.Config{
 		Model: loop.Model{ID: s.Model.ID, API: s.Model.API, Provider: s.Model.Provider}, ThinkingLevel: loop.ThinkingLevel(s.ThinkingLevel),
 		APIKey: s.APIKey, ToolExecution: loop.ExecutionMode(s.ToolExecution), Runtime: runtime{env},
 		SessionID: s.SessionID, Identity: s.Identity, OnEvent: func(e loop.Event) { env.Emit(e) },
@@ -79,10 +82,10 @@ func Build(env conformance.Env) (loop.Context, loop.Config) {
 				data.Options = &piwire.StreamOptions{SessionID: req.SessionID, Identity: req.Identity}
 			}
 			st, err := env.Stream(data)
-			return stream{st}, err
+			return piwire.Stream(st), err
 		},
 	}
-	return loop.Context{Messages: decode(s.Messages), Tools: tools(s.ActiveTools)}, cfg
+	return loop.Context{Messages: decode(s.Messages), Tools: tools(s.ActiveTools)}, cfg, tools
 }
 
 // when is hook f if the scenario installs it, else none.
@@ -91,19 +94,6 @@ func when[F any](installed bool, f F) (none F) {
 		return f
 	}
 	return none
-}
-
-func execute(env conformance.Env, name string) func(context.Context, string, map[string]any, func(loop.ToolResult)) (loop.ToolResult, error) {
-	return func(_ context.Context, id string, args map[string]any, onUpdate func(loop.ToolResult)) (loop.ToolResult, error) {
-		raw, err := env.Tool(id, name, args, func(p json.RawMessage) {
-			u, _ := piwire.DecodeToolResult(p)
-			onUpdate(u)
-		})
-		if err != nil {
-			return loop.ToolResult{}, err
-		}
-		return piwire.DecodeToolResult(raw)
-	}
 }
 
 func decode(raw []json.RawMessage) []loop.Message {
@@ -117,22 +107,3 @@ type runtime struct{ env conformance.Env }
 func (r runtime) Now() int64               { return r.env.Now() }
 func (r runtime) Monotonic() time.Duration { return r.env.Monotonic() }
 func (r runtime) Parallel(tasks []func())  { r.env.Parallel(tasks) }
-
-// stream adapts a conformance.Stream to the loop's.
-type stream struct{ s conformance.Stream }
-
-func (s stream) Next(context.Context) (ev loop.StreamEvent, ok bool, err error) {
-	raw, ok, err := s.s.Next()
-	if ok {
-		ev, err = piwire.DecodeStreamEvent(raw)
-	}
-	return ev, ok, err
-}
-
-func (s stream) Result(context.Context) (*loop.AssistantMessage, error) {
-	raw, err := s.s.Result()
-	if err != nil {
-		return &loop.AssistantMessage{}, err
-	}
-	return piwire.DecodeAssistant(raw)
-}

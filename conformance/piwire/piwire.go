@@ -460,3 +460,50 @@ func DecodeToolResult(raw json.RawMessage) (ToolResult, error) {
 	err := json.Unmarshal(raw, &r)
 	return r, err
 }
+
+// RawStream is an open provider request as conformance.Stream gives it.
+type RawStream interface {
+	Next() (event json.RawMessage, ok bool, err error)
+	Result() (json.RawMessage, error)
+}
+
+// Stream is raw as package loop's stream, its events and final message decoded.
+func Stream(raw RawStream) loop.AssistantStream { return stream{raw} }
+
+type stream struct{ raw RawStream }
+
+func (s stream) Next(context.Context) (ev StreamEvent, ok bool, err error) {
+	raw, ok, err := s.raw.Next()
+	if ok {
+		ev, err = DecodeStreamEvent(raw)
+	}
+	return ev, ok, err
+}
+
+func (s stream) Result(context.Context) (*AssistantMessage, error) {
+	raw, err := s.raw.Result()
+	if err != nil {
+		return &AssistantMessage{}, err
+	}
+	return DecodeAssistant(raw)
+}
+
+// ToolRunner runs a tool's execute in the world, as conformance.Env's Tool does.
+type ToolRunner interface {
+	Tool(toolCallID, toolName string, args any, onUpdate func(partial json.RawMessage)) (json.RawMessage, error)
+}
+
+// Execute is package loop's execute of tool name, run in the world: its updates and result
+// decoded, an execute resolving nothing as loop.Nothing.
+func Execute(env ToolRunner, name string) func(context.Context, string, map[string]any, func(ToolResult)) (ToolResult, error) {
+	return func(_ context.Context, id string, args map[string]any, onUpdate func(ToolResult)) (ToolResult, error) {
+		raw, err := env.Tool(id, name, args, func(p json.RawMessage) {
+			u, _ := DecodeToolResult(p)
+			onUpdate(u)
+		})
+		if err != nil {
+			return ToolResult{}, err
+		}
+		return DecodeToolResult(raw)
+	}
+}

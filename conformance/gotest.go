@@ -80,6 +80,7 @@ type testConfig struct {
 	expectFail []string
 	tracks     string
 	stall      time.Duration
+	collect    *Report
 }
 
 // DefaultStallLimit is how long in real time Test lets one scenario run before it ends the
@@ -92,6 +93,10 @@ const DefaultStallLimit = 60 * time.Second
 // it: at the limit Test ends the test binary with the scenario's name, what such a port
 // does, and every goroutine's stack, instead of leaving it to go test's -timeout.
 func StallLimit(d time.Duration) TestOption { return func(c *testConfig) { c.stall = d } }
+
+// Collect stores the report of the run in r once every scenario has run: verdicts,
+// findings and causes, as turnstile conform's JSON report has them.
+func Collect(r *Report) TestOption { return func(c *testConfig) { c.collect = r } }
 
 // WithProfile compares under profile (Strict by default).
 func WithProfile(p trace.Profile) TestOption { return func(c *testConfig) { c.profile = p } }
@@ -223,6 +228,9 @@ func testFiles(t *testing.T, port GoPort, files []*scenarios.File, options []Tes
 	var b strings.Builder
 	_ = report.WriteSummary(&b)
 	t.Log("\n" + b.String())
+	if cfg.collect != nil {
+		*cfg.collect = report
+	}
 }
 
 // inBubble runs verify in a synctest bubble of its own and returns its result. A port that

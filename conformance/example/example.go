@@ -36,6 +36,9 @@ func (Port) Run(ctx context.Context, env conformance.Env) (any, error) {
 	return loop.Run(ctx, decode(s.Prompts), actx, cfg)
 }
 
+// Decode reads messages of pi's JSON into the loop's.
+func Decode(raw []json.RawMessage) ([]loop.Message, error) { return piwire.DecodeMessages(raw) }
+
 // Build makes the loop's context and config from env.Setup(), hooks included, and tools,
 // which gives the setup's tools by name.
 func Build(env conformance.Env) (actx loop.Context, cfg loop.Config, tools func(names []string) []*loop.Tool) {

@@ -20,8 +20,11 @@ const serveEnv = "TURNSTILE_EXAMPLE_SERVE"
 func TestMain(m *testing.M) {
 	if mode := os.Getenv(serveEnv); mode != "" {
 		var port conformance.GoPort = example.Port{}
-		if mode == "agent" {
+		switch mode {
+		case "agent":
 			port = example.AgentPort{}
+		case "goroutines":
+			port = goroutinePort{}
 		}
 		if err := conformance.ServePort(os.Stdin, os.Stdout, port); err != nil {
 			fmt.Fprintln(os.Stderr, "serve:", err)

@@ -91,7 +91,9 @@ func (s *chanStream) Next(context.Context) (loop.StreamEvent, bool, error) {
 	return p.ev, p.ok, p.err
 }
 
-func (s *chanStream) Result(ctx context.Context) (*loop.AssistantMessage, error) { return s.st.Result(ctx) }
+func (s *chanStream) Result(ctx context.Context) (*loop.AssistantMessage, error) {
+	return s.st.Result(ctx)
+}
 
 // TestAPortWithItsOwnGoroutinesGetsTheSameVerdictsServed: goroutinePort passes every loop
 // scenario in-process, and served over the protocol gets the same verdict in every

@@ -7,15 +7,17 @@ import (
 	"testing"
 
 	"github.com/turnstile-dev/turnstile/conformance"
-	"github.com/turnstile-dev/turnstile/sim"
 	suite "github.com/turnstile-dev/turnstile/scenarios"
+	"github.com/turnstile-dev/turnstile/sim"
 )
 
 // stuckGoPort breaks the Go kit's rule: it waits on a mutex nobody unlocks, a wait no
 // synctest bubble can see through.
 type stuckGoPort struct{}
 
-func (stuckGoPort) Hello() conformance.Hello { return conformance.Hello{Name: "stuck", Tracks: "1.6.0"} }
+func (stuckGoPort) Hello() conformance.Hello {
+	return conformance.Hello{Name: "stuck", Tracks: "1.6.0"}
+}
 
 func (stuckGoPort) Run(context.Context, conformance.Env) (any, error) {
 	var mu sync.Mutex

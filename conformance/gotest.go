@@ -201,7 +201,7 @@ func testFiles(t *testing.T, port GoPort, files []*scenarios.File, options []Tes
 			if cfg.stall > 0 {
 				defer time.AfterFunc(cfg.stall, func() { stalled(sc.Name, cfg.stall) }).Stop()
 			}
-			impl := &inProcess{port: port}
+			impl := &inProcess{port: port, checkShapes: true}
 			res = inBubble(t, func() Result {
 				return verifyOne(sc, sim.NewReferenceWith(behaviour), impl, hello, cfg.profile, desc, nil)
 			}, impl)
@@ -340,6 +340,10 @@ type inProcess struct {
 	agent *agentSession
 	// problems are what the port did that no trace entry can show; Stop returns them.
 	problems []string
+	// checkShapes holds what the port sends to the protocol schema, as the harness does with
+	// a served port's lines (Test); shapes are what broke pi's shape.
+	checkShapes bool
+	shapes      shapeProblems
 	// leaked are the port's goroutines still there after Stop.
 	leaked []goroutineStack
 	// starting is closed once the task Parallel just started waits on the world.
@@ -540,7 +544,9 @@ func (p *inProcess) Start(setup sim.Setup, world sim.Port) error {
 			data, _ = json.Marshal(map[string]any{"messages": nil})
 		}
 		p.gate.enter()
-		p.world.Notify(sim.Notification{Kind: sim.NotifyEnd, Data: p.fromBubble(data)})
+		n := sim.Notification{Kind: sim.NotifyEnd, Data: p.fromBubble(data)}
+		p.checkShape(Message{Type: TypeNotify, Notification: &n})
+		p.world.Notify(n)
 	}()
 	p.settle()
 	return nil
@@ -624,10 +630,31 @@ func (p *inProcess) Stop() error {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(p.problems) > 0 {
-		return errors.New(strings.Join(p.problems, "; "))
+	problems := p.problems
+	if len(p.shapes.order) > 0 {
+		problems = append(problems, p.shapes.String())
+	}
+	if len(problems) > 0 {
+		return errors.New(strings.Join(problems, "; "))
 	}
 	return nil
+}
+
+// checkShape notes what of m's data breaks pi's shape, as the harness would reading m.
+func (p *inProcess) checkShape(m Message) {
+	if !p.checkShapes {
+		return
+	}
+	m.Session = 1
+	line, err := encode(m)
+	if err != nil {
+		return
+	}
+	if problem := shapeProblem(bytes.TrimSpace(line)); problem != "" {
+		p.mu.Lock()
+		p.shapes.add(problem)
+		p.mu.Unlock()
+	}
 }
 
 // leakNote says which goroutines of the port outlived its session, or "".
@@ -656,7 +683,9 @@ func (p *inProcess) call(kind, name string, data any) (json.RawMessage, error) {
 		return nil, err
 	}
 	p.gate.enter()
-	a := p.world.Call(sim.Call{Kind: kind, Name: name, Data: p.fromBubble(raw)})
+	c := sim.Call{Kind: kind, Name: name, Data: p.fromBubble(raw)}
+	p.checkShape(Message{Type: TypeCall, ID: 1, Call: &c})
+	a := p.world.Call(c)
 	if a.Abort {
 		// An abort while the hook runs, before it returns (PROTOCOL.md §13.5).
 		if p.agent != nil {
@@ -696,7 +725,9 @@ func (p *inProcess) emit(event any) string {
 	}
 	_ = json.Unmarshal(data, &head)
 	p.gate.enter()
-	p.world.Notify(sim.Notification{Kind: sim.NotifyEvent, Data: p.fromBubble(data)})
+	n := sim.Notification{Kind: sim.NotifyEvent, Data: p.fromBubble(data)}
+	p.checkShape(Message{Type: TypeNotify, Notification: &n})
+	p.world.Notify(n)
 	return head.Type
 }
 
@@ -707,7 +738,9 @@ func (p *inProcess) notify(kind string, v any) {
 		p.problem(fmt.Sprintf("the port's %s cannot be encoded as JSON: %v", kind, err))
 		return
 	}
-	p.world.Notify(sim.Notification{Kind: kind, Data: p.fromBubble(data)})
+	n := sim.Notification{Kind: kind, Data: p.fromBubble(data)}
+	p.checkShape(Message{Type: TypeNotify, Notification: &n})
+	p.world.Notify(n)
 }
 
 // problem notes something the port did that no trace entry can show.

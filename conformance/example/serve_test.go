@@ -25,6 +25,8 @@ func TestMain(m *testing.M) {
 			port = example.AgentPort{}
 		case "goroutines":
 			port = goroutinePort{}
+		case "omit-empty":
+			port = omitEmptyPort{}
 		}
 		if err := conformance.ServePort(os.Stdin, os.Stdout, port); err != nil {
 			fmt.Fprintln(os.Stderr, "serve:", err)

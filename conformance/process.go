@@ -64,10 +64,10 @@ type Process struct {
 	child *child
 	hello Hello
 
-	session  int
-	memo     wireMemo // the session's messages, decoded
+	session int
+	memo    wireMemo // the session's messages, decoded
 	// shapes are the session's lines whose data break pi's shape, read all the same.
-	shapes shapeProblems
+	shapes   shapeProblems
 	port     sim.Port
 	deadline time.Time
 	phase    string

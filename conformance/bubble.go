@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/turnstile-dev/turnstile/sim"
@@ -192,6 +194,29 @@ type bubbled struct {
 	id      int
 	// stuck is set once a step did not end: the bubble is left waiting, abandoned.
 	stuck bool
+	hello *Hello
+}
+
+// InProcess makes implementations of port for explore (explore.Options.Impl): each runs its
+// session inside a synctest bubble under t, as Test runs a scenario, and introduces itself
+// with the port's Hello. Its runs may be simulated from any goroutine.
+func InProcess(t *testing.T, port GoPort) func() sim.Implementation {
+	bubble := func(f func()) { synctest.Test(t, func(*testing.T) { f() }) }
+	hello := portHello(port, true)
+	return func() sim.Implementation {
+		return &bubbled{bubble: bubble, impl: &inProcess{port: port, checkShapes: true}, hello: &hello}
+	}
+}
+
+// Hello is the port's, for explore (only InProcess's implementations have one).
+func (b *bubbled) Hello() (Hello, error) {
+	if b.hello == nil {
+		return Hello{}, errors.New("no hello")
+	}
+	if err := checkHello(*b.hello); err != nil {
+		return Hello{}, fmt.Errorf("the port's Hello(): %w", err)
+	}
+	return *b.hello, nil
 }
 
 func (b *bubbled) Start(setup sim.Setup, world sim.Port) error {

@@ -393,33 +393,25 @@ func shapeProblem(line []byte) string {
 	return what + " does not match pi's shape (the protocol schema): " + text
 }
 
-// shapeProblems counts the distinct shape problems of a session, in the order first seen.
+// shapeProblems are the distinct shape problems of a session, in the order first seen.
 type shapeProblems struct {
 	order []string
-	count map[string]int
+	seen  map[string]bool
 }
 
 func (s *shapeProblems) add(problem string) {
-	if s.count == nil {
-		s.count = map[string]int{}
+	if s.seen == nil {
+		s.seen = map[string]bool{}
 	}
-	if s.count[problem] == 0 {
+	if !s.seen[problem] {
+		s.seen[problem] = true
 		s.order = append(s.order, problem)
 	}
-	s.count[problem]++
 }
 
-// String lists the problems, each with how often it was seen.
-func (s *shapeProblems) String() string {
-	var parts []string
-	for _, p := range s.order {
-		if n := s.count[p]; n > 1 {
-			p += fmt.Sprintf(" (%d times)", n)
-		}
-		parts = append(parts, p)
-	}
-	return strings.Join(parts, "; ")
-}
+// String lists the distinct problems (each once: a count would tell one defect apart by how
+// long the run was).
+func (s *shapeProblems) String() string { return strings.Join(s.order, "; ") }
 
 // printer renders schema errors in English.
 var printer = message.NewPrinter(language.English)

@@ -38,6 +38,9 @@ func (omitEmptyPort) Run(ctx context.Context, env conformance.Env) (any, error) 
 		}
 		env.Emit(fields)
 	}
+	if env.Setup().Entry == "continue" {
+		return loop.Continue(ctx, actx, cfg)
+	}
 	msgs, err := example.Decode(env.Setup().Prompts)
 	if err != nil {
 		return nil, err

@@ -37,9 +37,11 @@ type GoPort interface {
 }
 
 // Env is the simulated world as a Go port sees it. Calls answer at once; Stream.Next and
-// Tool block until the world delivers what they wait for, in virtual time. The port must not
-// block on anything else (no sleeps, no real I/O): Test detects that the port is idle with
-// testing/synctest, and the bubble's fake clock is not the world's — use Now and Monotonic.
+// Tool block until the world delivers what they wait for, in virtual time. The port runs in
+// a testing/synctest bubble: it may wait on its own goroutines, channels and timers, but not
+// on what the bubble cannot see (a sync.Mutex held across a wait, real I/O). The bubble's
+// clock is the world's (time.Now is synctest's epoch plus the virtual time, mapped back in
+// what the port sends), as are Now and Monotonic.
 type Env interface {
 	Setup() sim.Setup
 	// Now is the virtual wall clock in Unix milliseconds (message timestamps).
@@ -52,13 +54,15 @@ type Env interface {
 	// Stream opens a provider request: data is {model, messages, thinkingLevel, apiKey}.
 	Stream(data any) (Stream, error)
 	// Tool runs a tool's execute; each partial result goes to onUpdate (on the calling
-	// goroutine) before Tool returns the result, or the error the tool threw.
+	// goroutine) before Tool returns the result, or the error the tool threw. An execute
+	// resolving nothing (protocol 2) returns nil for undefined and JSON null for null.
 	Tool(toolCallID, toolName string, args any, onUpdate func(partial json.RawMessage)) (json.RawMessage, error)
 	// Emit reports one event, in pi's JSON shape.
 	Emit(event any)
 	// Parallel runs tasks concurrently and returns when all have returned, starting each
 	// only once the one before waits on the world (or has returned), so that their calls come
-	// in source order as in JavaScript. Use it as your loop's executor for parallel tool calls.
+	// in source order as in JavaScript. A goroutine per task started in order does the same
+	// in a bubble (the kit lets the one started first reach the world first).
 	Parallel(tasks []func())
 }
 

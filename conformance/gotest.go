@@ -517,7 +517,7 @@ func (p *inProcess) Start(setup sim.Setup, world sim.Port) error {
 	p.streams, p.tools, p.closed = map[string]*mailbox{}, map[string]*mailbox{}, make(chan struct{})
 	p.settled = map[string]bool{}
 	// A session of its own: Verify runs a failing scenario again on the same implementation.
-	p.problems, p.agent, p.leaked, p.starting = nil, nil, nil, nil
+	p.problems, p.shapes, p.agent, p.leaked, p.starting = nil, shapeProblems{}, nil, nil, nil
 	if p.idle == nil {
 		p.bubble, p.gate = bubbleOfCaller(), &gate{}
 		p.syncClock(0)

@@ -133,7 +133,8 @@ conform-six-duties: examples/six-duties/node_modules
 
 # Each kit installed as a user would, into a temporary directory outside the checkout (the
 # TypeScript kit from `npm pack`'s tarball, the Python kit with pip into a venv, from the folder
-# and from a git+file URL), its starter adapter and an example loop run on the installed copy.
+# and from a git+file URL, the Go kit through go.work offline), its starter adapter and an
+# example loop run on the installed copy.
 # pip builds the kit with the interpreter's own setuptools and wheel (no index is needed): PYTHON
 # when it has them, else Debian's.
 KIT_PYTHON ?= $(shell $(PYTHON) -c 'import setuptools, wheel' 2>/dev/null && echo $(PYTHON) || echo /usr/bin/python3)

@@ -1,12 +1,14 @@
 package conformance
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -36,9 +38,11 @@ type GoPort interface {
 }
 
 // Env is the simulated world as a Go port sees it. Calls answer at once; Stream.Next and
-// Tool block until the world delivers what they wait for, in virtual time. The port must not
-// block on anything else (no sleeps, no real I/O): Test detects that the port is idle with
-// testing/synctest, and the bubble's fake clock is not the world's — use Now and Monotonic.
+// Tool block until the world delivers what they wait for, in virtual time. The port runs in
+// a testing/synctest bubble: it may wait on its own goroutines, channels and timers, but not
+// on what the bubble cannot see (a sync.Mutex held across a wait, real I/O). The bubble's
+// clock is the world's (time.Now is synctest's epoch plus the virtual time, mapped back in
+// what the port sends), as are Now and Monotonic.
 type Env interface {
 	Setup() sim.Setup
 	// Now is the virtual wall clock in Unix milliseconds (message timestamps).
@@ -51,13 +55,15 @@ type Env interface {
 	// Stream opens a provider request: data is {model, messages, thinkingLevel, apiKey}.
 	Stream(data any) (Stream, error)
 	// Tool runs a tool's execute; each partial result goes to onUpdate (on the calling
-	// goroutine) before Tool returns the result, or the error the tool threw.
+	// goroutine) before Tool returns the result, or the error the tool threw. An execute
+	// resolving nothing (protocol 2) returns nil for undefined and JSON null for null.
 	Tool(toolCallID, toolName string, args any, onUpdate func(partial json.RawMessage)) (json.RawMessage, error)
 	// Emit reports one event, in pi's JSON shape.
 	Emit(event any)
 	// Parallel runs tasks concurrently and returns when all have returned, starting each
 	// only once the one before waits on the world (or has returned), so that their calls come
-	// in source order as in JavaScript. Use it as your loop's executor for parallel tool calls.
+	// in source order as in JavaScript. A goroutine per task started in order does the same
+	// in a bubble (the kit lets the one started first reach the world first).
 	Parallel(tasks []func())
 }
 
@@ -79,6 +85,7 @@ type testConfig struct {
 	expectFail []string
 	tracks     string
 	stall      time.Duration
+	collect    *Report
 }
 
 // DefaultStallLimit is how long in real time Test lets one scenario run before it ends the
@@ -91,6 +98,10 @@ const DefaultStallLimit = 60 * time.Second
 // it: at the limit Test ends the test binary with the scenario's name, what such a port
 // does, and every goroutine's stack, instead of leaving it to go test's -timeout.
 func StallLimit(d time.Duration) TestOption { return func(c *testConfig) { c.stall = d } }
+
+// Collect stores the report of the run in r once every scenario has run: verdicts,
+// findings and causes, as turnstile conform's JSON report has them.
+func Collect(r *Report) TestOption { return func(c *testConfig) { c.collect = r } }
 
 // WithProfile compares under profile (Strict by default).
 func WithProfile(p trace.Profile) TestOption { return func(c *testConfig) { c.profile = p } }
@@ -152,7 +163,7 @@ func testFiles(t *testing.T, port GoPort, files []*scenarios.File, options []Tes
 	if err != nil {
 		t.Fatalf("ExpectFailures: %v", err)
 	}
-	hello := port.Hello()
+	hello := portHello(port, true)
 	if err := checkHello(hello); err != nil {
 		t.Fatalf("the port's Hello(): %v", err)
 	}
@@ -195,10 +206,14 @@ func testFiles(t *testing.T, port GoPort, files []*scenarios.File, options []Tes
 			if cfg.stall > 0 {
 				defer time.AfterFunc(cfg.stall, func() { stalled(sc.Name, cfg.stall) }).Stop()
 			}
-			synctest.Test(t, func(t *testing.T) {
-				res = verifyOne(sc, sim.NewReferenceWith(behaviour), &inProcess{port: port}, hello, cfg.profile, levels.Pi, desc, nil)
-				res.Family = desc.Family
-			})
+			impl := &inProcess{port: port, checkShapes: true}
+			res = inBubble(t, func() Result {
+				return verifyOne(sc, sim.NewReferenceWith(behaviour), impl, hello, cfg.profile, levels.Pi, desc, nil)
+			}, impl)
+			res.Family = desc.Family
+			if note := impl.leakNote(); note != "" {
+				t.Log(note)
+			}
 			switch {
 			case res.Status == Fail && expect[sc.Name]:
 				res.Status, res.Reason = ExpectedFail, "expected failure: "+res.Reason
@@ -218,6 +233,47 @@ func testFiles(t *testing.T, port GoPort, files []*scenarios.File, options []Tes
 	var b strings.Builder
 	_ = report.WriteSummary(&b)
 	t.Log("\n" + b.String())
+	if cfg.collect != nil {
+		*cfg.collect = report
+	}
+}
+
+// inBubble runs verify in a synctest bubble of its own and returns its result. A port that
+// leaves goroutines waiting after the scenario (impl.leaked) would make synctest end the
+// binary as deadlocked: that bubble is abandoned instead, waiting outside its sight.
+func inBubble(t *testing.T, verify func() Result, impl *inProcess) Result {
+	var res Result
+	verified, ended := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(ended)
+		synctest.Test(t, func(*testing.T) {
+			res = verify()
+			close(verified)
+			if len(impl.leaked) > 0 {
+				<-forever
+			}
+		})
+	}()
+	select {
+	case <-verified:
+	case <-ended: // the bubble ended without a result (a panic in the harness, reported by testing)
+		t.FailNow()
+	}
+	if len(impl.leaked) == 0 {
+		<-ended
+	}
+	return res
+}
+
+// portHello is port's Hello as the kit serves it: a port of protocol 2 that is not a
+// GoAgentPort, or served without bubbles, lacks the Agent.
+func portHello(port GoPort, bubbles bool) Hello {
+	h := port.Hello()
+	_, agent := port.(GoAgentPort)
+	if h.Protocol >= 2 && (!agent || !bubbles) && !slices.Contains(h.Lacks, sim.FeatureAgent) {
+		h.Lacks = append(slices.Clone(h.Lacks), sim.FeatureAgent)
+	}
+	return h
 }
 
 // checkHello holds a Go port's Hello to what the protocol's schema asks of a hello (which
@@ -264,7 +320,8 @@ func stalled(scenario string, limit time.Duration) {
 		"and turnstile conform --timeout end only the scenario and go on)", scenario, limit))
 }
 
-// inProcess drives a GoPort as a sim.Implementation inside a synctest bubble.
+// inProcess drives a GoPort as a sim.Implementation inside a synctest bubble (or, served
+// where there are no bubbles, counting the port's goroutines waiting in Env).
 type inProcess struct {
 	port    GoPort
 	world   sim.Port
@@ -278,10 +335,22 @@ type inProcess struct {
 	// them is accepted and dropped, as pi drops updates after a tool settles.
 	settled map[string]bool
 	closed  chan struct{}
-	// idle tells when the port is idle outside a synctest bubble (ServePort); nil inside.
+	// bubble is the synctest bubble the session runs in, 0 for none; gate orders the port's
+	// goroutines' calls and events in it.
+	bubble int
+	gate   *gate
+	// idle tells when the port is idle outside a synctest bubble; nil inside.
 	idle *idleTracker
+	// agent is the Agent of an Agent scenario.
+	agent *agentSession
 	// problems are what the port did that no trace entry can show; Stop returns them.
 	problems []string
+	// checkShapes holds what the port sends to the protocol schema, as the harness does with
+	// a served port's lines (Test); shapes are what broke pi's shape.
+	checkShapes bool
+	shapes      shapeProblems
+	// leaked are the port's goroutines still there after Stop.
+	leaked []goroutineStack
 	// starting is closed once the task Parallel just started waits on the world.
 	starting chan struct{}
 }
@@ -342,10 +411,10 @@ func (m *mailbox) take(closed <-chan struct{}, blocked func()) (sim.Delivery, er
 	}
 }
 
-// idleTracker tells when a Go port served outside a synctest bubble (ServePort) is idle:
-// it counts the port's goroutines that are running — the run itself and Parallel's tasks —
-// each holding a token it gives up while it waits for the world in a mailbox. Zero tokens
-// is idle. A nil tracker does nothing (inside a bubble, synctest.Wait tells).
+// idleTracker tells when a Go port served outside a synctest bubble is idle: it counts the
+// port's goroutines that are running — the run itself and Parallel's tasks — each holding a
+// token it gives up while it waits for the world in a mailbox. Zero tokens is idle. A nil
+// tracker does nothing (inside a bubble, synctest.Wait tells).
 type idleTracker struct {
 	mu     sync.Mutex
 	cond   *sync.Cond
@@ -379,21 +448,88 @@ func (t *idleTracker) wait() {
 	t.mu.Unlock()
 }
 
-// settle waits until the port waits on the world or has returned.
+// settle waits until the port waits on the world or has returned: in a bubble, until every
+// goroutine of it waits and none waits at the gate; then it reports the Agent operations
+// whose calls returned.
 func (p *inProcess) settle() {
 	if p.idle != nil {
 		p.idle.wait()
 		return
 	}
-	synctest.Wait()
+	for {
+		synctest.Wait()
+		if !p.gate.grant() {
+			break
+		}
+	}
+	p.reportSettled()
+}
+
+// synctestEpoch is the time a synctest bubble's clock starts at, in Unix milliseconds.
+const synctestEpoch = 946684800000
+
+// syncClock moves the bubble's clock to the world's time now: a port reading time.Now()
+// reads synctestEpoch plus the world's virtual time, and its timers fire as virtual time
+// passes.
+func (p *inProcess) syncClock(now int64) {
+	if p.bubble == 0 {
+		return
+	}
+	if d := time.UnixMilli(synctestEpoch + now).Sub(time.Now()); d > 0 {
+		time.Sleep(d)
+	}
+}
+
+// worldTimes maps the bubble's clock back to the world's in what the port sends: a
+// "timestamp" between synctestEpoch and ten years after it is a reading of time.Now() in
+// the bubble, synctestEpoch plus the world's time.
+func worldTimes(data []byte) []byte {
+	const key = `"timestamp":`
+	if !bytes.Contains(data, []byte(key+"94")) && !bytes.Contains(data, []byte(key+"95")) && !bytes.Contains(data, []byte(key+"126")) {
+		return data
+	}
+	var out []byte
+	rest := data
+	for {
+		i := bytes.Index(rest, []byte(key))
+		if i < 0 {
+			break
+		}
+		start := i + len(key)
+		end := start
+		for end < len(rest) && rest[end] >= '0' && rest[end] <= '9' {
+			end++
+		}
+		n, err := strconv.ParseInt(string(rest[start:end]), 10, 64)
+		integer := end == len(rest) || (rest[end] != '.' && rest[end] != 'e' && rest[end] != 'E')
+		if err == nil && integer && (i == 0 || rest[i-1] != '\\') && n >= synctestEpoch && n < synctestEpoch+10*365*86_400_000 {
+			out = append(out, rest[:start]...)
+			out = strconv.AppendInt(out, n-synctestEpoch, 10)
+		} else {
+			out = append(out, rest[:end]...)
+		}
+		rest = rest[end:]
+	}
+	return append(out, rest...)
 }
 
 func (p *inProcess) Start(setup sim.Setup, world sim.Port) error {
 	p.world, p.setup = world, setup
 	p.streams, p.tools, p.closed = map[string]*mailbox{}, map[string]*mailbox{}, make(chan struct{})
 	p.settled = map[string]bool{}
+	// A session of its own: Verify runs a failing scenario again on the same implementation.
+	p.problems, p.shapes, p.agent, p.leaked, p.starting = nil, shapeProblems{}, nil, nil, nil
+	if p.idle == nil {
+		p.bubble, p.gate = bubbleOfCaller(), &gate{}
+		p.syncClock(0)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	p.cancel = cancel
+	if setup.Entry == sim.EntryAgent {
+		err := p.startAgent(setup)
+		p.settle()
+		return err
+	}
 	p.idle.add(1)
 	go func() {
 		defer p.idle.add(-1)
@@ -412,10 +548,21 @@ func (p *inProcess) Start(setup sim.Setup, world sim.Port) error {
 			p.problem("the port returned new messages that cannot be encoded as JSON: " + jerr.Error())
 			data, _ = json.Marshal(map[string]any{"messages": nil})
 		}
-		p.world.Notify(sim.Notification{Kind: sim.NotifyEnd, Data: data})
+		p.gate.enter()
+		n := sim.Notification{Kind: sim.NotifyEnd, Data: p.fromBubble(data)}
+		p.checkShape(Message{Type: TypeNotify, Notification: &n})
+		p.world.Notify(n)
 	}()
 	p.settle()
 	return nil
+}
+
+// fromBubble is data with the bubble's clock readings mapped to the world's.
+func (p *inProcess) fromBubble(data []byte) []byte {
+	if p.bubble == 0 {
+		return data
+	}
+	return worldTimes(data)
 }
 
 // run runs the port; a panic fails the run with its value, and the scenario with its stack
@@ -430,13 +577,27 @@ func (p *inProcess) run(ctx context.Context) (msgs any, err error) {
 	return p.port.Run(ctx, p)
 }
 
+// safely calls one of the port's methods; a panic is a problem of the scenario, and the
+// call's error.
+func (p *inProcess) safely(what string, call func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			p.problem(fmt.Sprintf("the port panicked in %s: %v\n%s", what, r, debug.Stack()))
+			err = fmt.Errorf("panic: %v", r)
+		}
+	}()
+	return call()
+}
+
 func (p *inProcess) Deliver(d sim.Delivery) error {
+	p.syncClock(d.Now)
 	p.mu.Lock()
 	p.now = d.Now
 	var box *mailbox
 	switch d.Kind {
 	case trace.DeliverAbort:
 		p.cancel()
+	case trace.DeliverAgent:
 	case trace.DeliverToolUpdate, trace.DeliverToolResult:
 		box = p.tools[d.Target]
 	default:
@@ -444,7 +605,12 @@ func (p *inProcess) Deliver(d sim.Delivery) error {
 	}
 	late := d.Kind == trace.DeliverToolUpdate && p.settled[d.Target]
 	p.mu.Unlock()
-	if d.Kind != trace.DeliverAbort && !late {
+	switch {
+	case d.Kind == trace.DeliverAgent:
+		if err := p.operate(d); err != nil {
+			return err
+		}
+	case d.Kind != trace.DeliverAbort && !late:
 		if box == nil {
 			return fmt.Errorf("delivery %s for unknown target %q", d.Kind, d.Target)
 		}
@@ -455,17 +621,55 @@ func (p *inProcess) Deliver(d sim.Delivery) error {
 }
 
 // Stop ends the session; its error lists what the port did that the trace cannot show
-// (values that cannot be encoded).
+// (values that cannot be encoded). A port's goroutine still there once everything it could
+// wait on has failed is noted in leaked.
 func (p *inProcess) Stop() error {
 	close(p.closed)
 	p.cancel()
+	if p.agent != nil {
+		p.agent.a.Abort()
+	}
 	p.settle()
+	if p.bubble != 0 {
+		p.leaked = portGoroutines(p.bubble)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(p.problems) > 0 {
-		return errors.New(strings.Join(p.problems, "; "))
+	problems := p.problems
+	if len(p.shapes.order) > 0 {
+		problems = append(problems, p.shapes.String())
+	}
+	if len(problems) > 0 {
+		return errors.New(strings.Join(problems, "; "))
 	}
 	return nil
+}
+
+// checkShape notes what of m's data breaks pi's shape, as the harness would reading m.
+func (p *inProcess) checkShape(m Message) {
+	if !p.checkShapes {
+		return
+	}
+	m.Session = 1
+	line, err := encode(m)
+	if err != nil {
+		return
+	}
+	if problem := shapeProblem(bytes.TrimSpace(line)); problem != "" {
+		p.mu.Lock()
+		p.shapes.add(problem)
+		p.mu.Unlock()
+	}
+}
+
+// leakNote says which goroutines of the port outlived its session, or "".
+func (p *inProcess) leakNote() string {
+	if len(p.leaked) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the Go port left %d goroutine(s) waiting after the scenario stopped (Run's ctx cancelled, every "+
+		"Env call failing): the kit's rule is that a port's goroutines return then; they are abandoned, and the "+
+		"verdict stands:%s", len(p.leaked), describeGoroutines(p.leaked))
 }
 
 func (p *inProcess) Setup() sim.Setup { return p.setup }
@@ -483,7 +687,18 @@ func (p *inProcess) call(kind, name string, data any) (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := p.world.Call(sim.Call{Kind: kind, Name: name, Data: raw})
+	p.gate.enter()
+	c := sim.Call{Kind: kind, Name: name, Data: p.fromBubble(raw)}
+	p.checkShape(Message{Type: TypeCall, ID: 1, Call: &c})
+	a := p.world.Call(c)
+	if a.Abort {
+		// An abort while the hook runs, before it returns (PROTOCOL.md §13.5).
+		if p.agent != nil {
+			p.agent.a.Abort()
+		} else {
+			p.cancel()
+		}
+	}
 	if a.Error != "" {
 		return nil, errors.New(a.Error)
 	}
@@ -501,13 +716,36 @@ func (p *inProcess) Hook(name string, data any, out any) error {
 // Emit reports an event. One that cannot be encoded as JSON is not recorded (there is no
 // honest event to record): it is a problem of the run, which Stop reports as its error, and
 // so a finding of the scenario.
-func (p *inProcess) Emit(event any) {
+func (p *inProcess) Emit(event any) { p.emit(event) }
+
+// emit is Emit, returning the event's type.
+func (p *inProcess) emit(event any) string {
 	data, err := json.Marshal(event)
 	if err != nil {
 		p.problem(fmt.Sprintf("the port emitted an event that cannot be encoded as JSON (%T): %v", event, err))
+		return ""
+	}
+	var head struct {
+		Type string `json:"type"`
+	}
+	_ = json.Unmarshal(data, &head)
+	p.gate.enter()
+	n := sim.Notification{Kind: sim.NotifyEvent, Data: p.fromBubble(data)}
+	p.checkShape(Message{Type: TypeNotify, Notification: &n})
+	p.world.Notify(n)
+	return head.Type
+}
+
+// notify sends one of the kit's own notifications (an operation's outcome).
+func (p *inProcess) notify(kind string, v any) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		p.problem(fmt.Sprintf("the port's %s cannot be encoded as JSON: %v", kind, err))
 		return
 	}
-	p.world.Notify(sim.Notification{Kind: sim.NotifyEvent, Data: data})
+	n := sim.Notification{Kind: kind, Data: p.fromBubble(data)}
+	p.checkShape(Message{Type: TypeNotify, Notification: &n})
+	p.world.Notify(n)
 }
 
 // problem notes something the port did that no trace entry can show.
@@ -617,14 +855,20 @@ func (p *inProcess) Tool(id, name string, args any, onUpdate func(json.RawMessag
 			continue
 		}
 		var out struct {
-			Result json.RawMessage `json:"result"`
-			Error  *string         `json:"error"`
+			Result  json.RawMessage `json:"result"`
+			Error   *string         `json:"error"`
+			Nothing string          `json:"nothing"`
 		}
 		if err := json.Unmarshal(d.Data, &out); err != nil {
 			return nil, err
 		}
-		if out.Error != nil {
+		switch {
+		case out.Error != nil:
 			return nil, errors.New(*out.Error)
+		case out.Nothing == "null":
+			return json.RawMessage("null"), nil
+		case out.Nothing != "":
+			return nil, nil
 		}
 		return out.Result, nil
 	}

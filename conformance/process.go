@@ -64,8 +64,10 @@ type Process struct {
 	child *child
 	hello Hello
 
-	session  int
-	memo     wireMemo // the session's messages, decoded
+	session int
+	memo    wireMemo // the session's messages, decoded
+	// shapes are the session's lines whose data break pi's shape, read all the same.
+	shapes   shapeProblems
 	port     sim.Port
 	deadline time.Time
 	phase    string
@@ -134,6 +136,7 @@ func (p *Process) Start(setup sim.Setup, port sim.Port) error {
 	}
 	p.session++
 	p.memo = wireMemo{}
+	p.shapes = shapeProblems{}
 	p.port = port
 	p.ids = map[int64]bool{}
 	p.ahead, p.aheadBytes = p.ahead[:0], 0
@@ -244,7 +247,13 @@ func (p *Process) Stop() error {
 	if err := p.send(Message{Type: TypeStop, Session: p.session}); err != nil {
 		return p.abort(err)
 	}
-	return budgetEnded(p.await(TypeStopped))
+	if err := p.await(TypeStopped); err != nil {
+		return budgetEnded(err)
+	}
+	if len(p.shapes.order) > 0 {
+		return errors.New(p.shapes.String())
+	}
+	return nil
 }
 
 // Close shuts the implementation down: shutdown, then a kill if it has not exited within
@@ -535,6 +544,14 @@ func (p *Process) receive() (inbound, error) {
 
 func (p *Process) decode(in inbound) (Message, error) {
 	m, err := parseMessage(in.raw, &p.memo, true) // each line read is a new slice
+	var se *schemaError
+	if errors.As(err, &se) && se.data && json.Unmarshal(in.raw, &m) == nil && (m.Notification != nil || m.Call != nil) {
+		// pi's shape broken inside the data (an event lacking a field): the line is read and
+		// recorded as it is, so the run is compared as in-process, and the session's stop
+		// reports the problem.
+		p.shapes.add(shapeProblem(in.raw))
+		return m, nil
+	}
 	if err != nil {
 		return m, protocolError(in.line, err)
 	}

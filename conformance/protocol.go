@@ -308,7 +308,8 @@ func parseMessage(line []byte, memo *wireMemo, ownLine bool) (Message, error) {
 			if !known {
 				return m, fmt.Errorf("expected a message whose \"type\" is one of hello, call, notify, idle, stopped, error; got: %s", excerpt(line))
 			}
-			return m, fmt.Errorf("a %q message does not match the protocol schema: %s\n  expected: %s\n  got: %s", typ, explain(err), want, excerpt(line))
+			return m, &schemaError{text: fmt.Sprintf("a %q message does not match the protocol schema: %s\n  expected: %s\n  got: %s", typ, explain(err), want, excerpt(line)),
+				data: dataOnly(err), explanation: explain(err)}
 		}
 	}
 	if fast {
@@ -327,6 +328,96 @@ func parseMessage(line []byte, memo *wireMemo, ownLine bool) (Message, error) {
 	m.Standing = obj["standing"] == true
 	return m, nil
 }
+
+// schemaError is a line that does not match the protocol schema. data says every
+// violation lies inside a notification's or call's data (pi's shapes, not the protocol's
+// envelope): such a line can still be read, and is (Process.decode).
+type schemaError struct {
+	text        string
+	data        bool
+	explanation string
+}
+
+func (e *schemaError) Error() string { return e.text }
+
+// dataOnly reports whether every leaf of a schema error lies in /notification/data or
+// /call/data.
+func dataOnly(err error) bool {
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return false
+	}
+	ok := true
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) == 0 {
+			loc := e.InstanceLocation
+			ok = ok && len(loc) >= 2 && (loc[0] == "notification" || loc[0] == "call") && loc[1] == "data"
+			return
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	return ok
+}
+
+// shapeProblem says what of a notification's or call's data does not match pi's shape, the
+// same words served (the harness reading the line) and in-process (Test checking what the
+// port emits); "" when it matches.
+func shapeProblem(line []byte) string {
+	_, err := parseMessage(line, nil, false)
+	var se *schemaError
+	if !errors.As(err, &se) || !se.data {
+		return ""
+	}
+	var head struct {
+		Type         string `json:"type"`
+		Notification *struct {
+			Kind string `json:"kind"`
+			Data struct {
+				Type string `json:"type"`
+			} `json:"data"`
+		} `json:"notification"`
+		Call *struct {
+			Kind string `json:"kind"`
+			Name string `json:"name"`
+		} `json:"call"`
+	}
+	_ = json.Unmarshal(line, &head)
+	what := "a message"
+	switch {
+	case head.Notification != nil && head.Notification.Kind == sim.NotifyEvent:
+		what = "event " + head.Notification.Data.Type
+	case head.Notification != nil:
+		what = "notification " + head.Notification.Kind
+	case head.Call != nil:
+		what = strings.TrimSpace("call " + head.Call.Kind + " " + head.Call.Name)
+	}
+	text := strings.NewReplacer("at /notification/data/", "at /", "at /notification/data:", "at /:", "at /call/data/", "at /", "at /call/data:", "at /:").Replace(se.explanation)
+	return what + " does not match pi's shape (the protocol schema): " + text
+}
+
+// shapeProblems are the distinct shape problems of a session, in the order first seen.
+type shapeProblems struct {
+	order []string
+	seen  map[string]bool
+}
+
+func (s *shapeProblems) add(problem string) {
+	if s.seen == nil {
+		s.seen = map[string]bool{}
+	}
+	if !s.seen[problem] {
+		s.seen[problem] = true
+		s.order = append(s.order, problem)
+	}
+}
+
+// String lists the distinct problems (each once: a count would tell one defect apart by how
+// long the run was).
+func (s *shapeProblems) String() string { return strings.Join(s.order, "; ") }
 
 // printer renders schema errors in English.
 var printer = message.NewPrinter(language.English)

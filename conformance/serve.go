@@ -40,27 +40,35 @@ func Serve(r io.Reader, w io.Writer) error {
 //		}
 //	}
 //
-// and then `turnstile conform --impl "go run ./cmd/myport-adapter"`. Outside a synctest
-// bubble, ServePort tells the port is idle by counting its goroutines: the run and the tasks
-// of Env.Parallel, each waiting only in Env's Stream and Tool. A port that starts goroutines
-// of its own, or blocks on anything else (its context, a channel, a sleep), is never seen
-// idle, and the harness's timeout ends the scenario.
+// and then `turnstile conform --impl "go run ./cmd/myport-adapter"`. Each session runs in
+// a testing/synctest bubble of its own, as Test runs a scenario (testing.MainStart gives the
+// bubbles outside go test; meanwhile os.Stdout is os.Stderr): the port's own goroutines,
+// channels and timers are seen, its clock is the world's, and a port waiting on what the
+// bubble cannot see (a mutex, real I/O) fails that scenario after 20 s with an error naming
+// the kit's rule. Built with a Go other than 1.26, ServePort counts the port's goroutines
+// waiting in Env's Stream and Tool instead (a port must then start none of its own) and
+// serves no Agent.
 //
 // A Hello that names an unknown hook or feature, or no pi version, is an error before
 // anything is served (as Test fails on it), and a panic in Run or in a task of Env.Parallel
 // fails that scenario with the panic's stack.
 func ServePort(r io.Reader, w io.Writer, port GoPort) error {
-	h := port.Hello()
-	if err := checkHello(h); err != nil {
-		return fmt.Errorf("the port's Hello(): %w", err)
-	}
-	if h.Name == "" {
-		h.Name = "go-port"
-	}
-	if h.Version == "" {
-		h.Version = "devel" // the protocol requires one
-	}
-	return serve(r, w, h, func() sim.Implementation { return &inProcess{port: port, idle: newIdleTracker()} })
+	return withBubbles(func(bubble func(func())) error {
+		h := portHello(port, bubble != nil)
+		if err := checkHello(h); err != nil {
+			return fmt.Errorf("the port's Hello(): %w", err)
+		}
+		if h.Name == "" {
+			h.Name = "go-port"
+		}
+		if h.Version == "" {
+			h.Version = "devel" // the protocol requires one
+		}
+		if bubble == nil {
+			return serve(r, w, h, func() sim.Implementation { return &inProcess{port: port, idle: newIdleTracker()} })
+		}
+		return serve(r, w, h, func() sim.Implementation { return &bubbled{bubble: bubble, impl: &inProcess{port: port}} })
+	})
 }
 
 func serve(r io.Reader, w io.Writer, hello Hello, newImpl func() sim.Implementation) error {

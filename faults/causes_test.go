@@ -313,6 +313,34 @@ func TestThreeFaultsThroughConformanceTest(t *testing.T) {
 	}
 	port := strings.Replace(string(example), `"`+module+`loop"`, `"`+module+`faults/faultyport/loop"`, 1)
 	port = strings.Replace(port, "package example", "package faultyport", 1)
+	// piwire's types are loop's: the faulty port gets a copy over the faulty loop, and the
+	// setup's identity (the real loop's type) is converted through its JSON.
+	wire, err := os.ReadFile(filepath.Join("..", "conformance", "piwire", "piwire.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	add(filepath.Join(here, "faultyport", "piwire", "piwire.go"), strings.Replace(string(wire), `"`+module+`loop"`, `"`+module+`faults/faultyport/loop"`, 1))
+	port = strings.Replace(port, `"`+module+`conformance/piwire"`, `"`+module+`faults/faultyport/piwire"`, 1)
+	port = strings.Replace(port, "Identity: s.Identity", "Identity: faultyIdentity(s.Identity)", 1)
+	add(filepath.Join(here, "faultyport", "identity.go"), `package faultyport
+
+import (
+	"encoding/json"
+
+	"github.com/turnstile-dev/turnstile/faults/faultyport/loop"
+	real "github.com/turnstile-dev/turnstile/loop"
+)
+
+func faultyIdentity(id *real.Identity) *loop.Identity {
+	if id == nil {
+		return nil
+	}
+	data, _ := json.Marshal(id)
+	out := &loop.Identity{}
+	_ = json.Unmarshal(data, out)
+	return out
+}
+`)
 	add(filepath.Join(here, "faultyport", "port.go"), port)
 	add(filepath.Join(here, "faultyport", "port_test.go"), `package faultyport_test
 

@@ -6,7 +6,8 @@
 #     and the six-duties example loop (TypeScript) on a few scenarios it passes;
 #   - the Python kit with pip into a venv, from the folder and from a git+file URL of this
 #     repository's HEAD (committed files only): the starter likewise, and the example Python
-#     loop on a few scenarios, importing the installed kit.
+#     loop on a few scenarios, importing the installed kit;
+#   - the Go kit from a module of its own in an empty directory, wired by go.work offline.
 # Needs the npm registry (tsx) but not PyPI: pip builds with the interpreter's setuptools and
 # wheel (--no-build-isolation, --no-index). TURNSTILE, PYTHON and NODE name the commands.
 set -euo pipefail
@@ -80,4 +81,44 @@ gitvenv/bin/python -m pip install --quiet --no-build-isolation --no-index \
 	"git+file://$repo@$(git -C "$repo" rev-parse HEAD)#subdirectory=kits/python"
 gitvenv/bin/python -c 'import turnstile_kit, sys; sys.exit(0 if "/gitvenv/" in turnstile_kit.__file__ else 1)'
 expect_starter "$py/gitvenv/bin/python my_adapter.py"
-echo "check-install: both kits install and serve from outside the repository"
+# Go: a module of its own in an empty directory, wired to this checkout by go.work, offline
+# (GOPROXY=off): its go.mod has no require line for turnstile (go.work's use provides it;
+# a require would make go ask the module proxy). The port is the example Agent, imported.
+gw="$tmp/go-workspace"
+mkdir -p "$gw/myport/cmd/adapter"
+cd "$gw/myport"
+GOPROXY=off GOFLAGS= go mod init example.com/myport >/dev/null 2>&1
+cat >port_test.go <<'GO'
+package myport
+
+import (
+	"testing"
+
+	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/conformance/example"
+)
+
+func TestConformance(t *testing.T) { conformance.Test(t, example.AgentPort{}) }
+GO
+cat >cmd/adapter/main.go <<'GO'
+package main
+
+import (
+	"os"
+
+	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/conformance/example"
+)
+
+func main() {
+	if err := conformance.ServePort(os.Stdin, os.Stdout, example.AgentPort{}); err != nil {
+		os.Exit(1)
+	}
+}
+GO
+cd "$gw"
+GOPROXY=off GOFLAGS= go work init ./myport "$repo"
+(cd myport && GOPROXY=off GOFLAGS= go test -run 'TestConformance/(events/text-only|agent/steer-all)$' . >/dev/null)
+(cd myport && GOPROXY=off GOFLAGS= go build -o "$gw/adapter" ./cmd/adapter)
+expect_pass "$gw/adapter" '^(events/text-only|agent/steer-all)$'
+echo "check-install: all three kits install and serve from outside the repository"

@@ -1,91 +1,107 @@
 // Package example is a Go port verified with conformance.Test in under 100 lines of glue.
 // The port here is this project's own loop package, standing in for yours: swap loop.Run
-// for your loop and wire your hooks the same way.
+// for your loop and wire your hooks the same way. Its types are pi's wire types
+// (conformance/piwire), so no conversion is needed; a port on types of its own maps them to
+// piwire's at the same places.
 package example
 
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"slices"
 	"time"
 
 	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/conformance/piwire"
 	"github.com/turnstile-dev/turnstile/loop"
 )
 
-// Port runs package loop with the hooks it wires: the two queues. Every other hook is
-// wired the same way (env.Hook with pi's payload, PROTOCOL.md); scenarios installing one
-// this port lacks are skipped, which is how a port adopts the suite step by step.
+// Port runs package loop with every hook wired through the world.
 type Port struct{}
 
-// Hello names the port, the hooks it supports and the optional features it lacks (it does not
-// wire the tools' prepareArguments); scenarios needing others are skipped, in conform and in
-// explore.
+// Hello names the port, the hooks it supports and the protocol it speaks (2: stream options,
+// tools resolving nothing, aborts during a hook); it lacks no optional feature.
 func (Port) Hello() conformance.Hello {
-	return conformance.Hello{Name: "example", Tracks: "1.6.0", Hooks: []string{"getSteeringMessages", "getFollowUpMessages"},
-		Lacks: []string{"prepareArguments"}}
+	return conformance.Hello{Name: "example", Tracks: "1.6.0", Protocol: 2, Hooks: conformance.AllHooks}
 }
 
 // Run builds the loop from the scenario's setup, every part reaching the world through env.
 func (Port) Run(ctx context.Context, env conformance.Env) (any, error) {
+	actx, cfg, _ := Build(env)
 	s := env.Setup()
-	var tools []*loop.Tool
-	for _, ts := range s.Tools {
-		if slices.Contains(s.ActiveTools, ts.Name) { // the others are known but not in the context
-			tools = append(tools, &loop.Tool{Name: ts.Name, Description: ts.Description, Parameters: ts.Parameters,
-				ExecutionMode: loop.ExecutionMode(ts.ExecutionMode), Execute: execute(env, ts.Name)})
-		}
-	}
-	queue := func(name string) func(context.Context) ([]loop.Message, error) {
-		if !slices.Contains(s.Hooks, name) {
-			return nil
-		}
-		return func(context.Context) ([]loop.Message, error) {
-			var out struct{ Messages []json.RawMessage }
-			err := env.Hook(name, map[string]any{}, &out)
-			return decode(out.Messages), err
-		}
-	}
-	cfg := loop.Config{
-		Model:         loop.Model{ID: s.Model.ID, API: s.Model.API, Provider: s.Model.Provider},
-		ThinkingLevel: loop.ThinkingLevel(s.ThinkingLevel), APIKey: s.APIKey,
-		ToolExecution: loop.ExecutionMode(s.ToolExecution), Runtime: runtime{env},
-		OnEvent:             func(e loop.Event) { env.Emit(e) },
-		GetSteeringMessages: queue("getSteeringMessages"), GetFollowUpMessages: queue("getFollowUpMessages"),
-		Stream: func(_ context.Context, req loop.StreamRequest) (loop.AssistantStream, error) {
-			st, err := env.Stream(map[string]any{"model": s.Model, "messages": req.Messages, "thinkingLevel": req.ThinkingLevel, "apiKey": req.APIKey})
-			return stream{st}, err
-		},
-	}
-	actx := loop.Context{Messages: decode(s.Messages), Tools: tools}
 	if s.Entry == "continue" {
 		return loop.Continue(ctx, actx, cfg)
 	}
 	return loop.Run(ctx, decode(s.Prompts), actx, cfg)
 }
 
-func execute(env conformance.Env, name string) func(context.Context, string, map[string]any, func(loop.ToolResult)) (loop.ToolResult, error) {
-	return func(_ context.Context, id string, args map[string]any, onUpdate func(loop.ToolResult)) (res loop.ToolResult, err error) {
-		raw, err := env.Tool(id, name, args, func(p json.RawMessage) {
-			var u loop.ToolResult
-			_ = json.Unmarshal(p, &u)
-			onUpdate(u)
-		})
-		if err == nil {
-			err = json.Unmarshal(raw, &res)
+// Decode reads messages of pi's JSON into the loop's.
+func Decode(raw []json.RawMessage) ([]loop.Message, error) { return piwire.DecodeMessages(raw) }
+
+// Build makes the loop's context and config from env.Setup(), hooks included, and tools,
+// which gives the setup's tools by name.
+func Build(env conformance.Env) (actx loop.Context, cfg loop.Config, tools func(names []string) []*loop.Tool) {
+	s := env.Setup()
+	pool := map[string]*loop.Tool{}
+	for _, ts := range s.Tools {
+		t := &loop.Tool{Name: ts.Name, Description: ts.Description, Parameters: ts.Parameters,
+			ExecutionMode: loop.ExecutionMode(ts.ExecutionMode), Execute: piwire.Execute(env, ts.Name)}
+		if ts.PrepareArguments != nil {
+			t.PrepareArguments = func(args map[string]any) map[string]any {
+				out := maps.Clone(args)
+				if out == nil {
+					out = map[string]any{}
+				}
+				maps.Copy(out, ts.PrepareArguments)
+				return out
+			}
 		}
-		return res, err
+		pool[ts.Name] = t
 	}
+	tools = func(names []string) (out []*loop.Tool) {
+		for _, n := range names {
+			if t := pool[n]; t != nil {
+				out = append(out, t)
+			}
+		}
+		return out
+	}
+	h := piwire.Hooks{Env: env, Tools: tools}
+	on := func(name string) bool { return slices.Contains(s.Hooks, name) }
+	cfg = loop.Config{
+		Model: loop.Model{ID: s.Model.ID, API: s.Model.API, Provider: s.Model.Provider}, ThinkingLevel: loop.ThinkingLevel(s.ThinkingLevel),
+		APIKey: s.APIKey, ToolExecution: loop.ExecutionMode(s.ToolExecution), Runtime: runtime{env},
+		SessionID: s.SessionID, Identity: s.Identity, OnEvent: func(e loop.Event) { env.Emit(e) },
+		ConvertToLLM: when(on("convertToLlm"), h.ConvertToLLM), TransformContext: when(on("transformContext"), h.TransformContext),
+		GetAPIKey: when(on("getApiKey"), h.GetAPIKey), PrepareRequest: when(on("prepareRequest"), h.PrepareRequest),
+		PrepareNextTurn: when(on("prepareNextTurn"), h.PrepareNextTurn), FinishTurn: when(on("finishTurn"), h.FinishTurn),
+		GetSteeringMessages: when(on("getSteeringMessages"), h.GetSteeringMessages),
+		GetFollowUpMessages: when(on("getFollowUpMessages"), h.GetFollowUpMessages),
+		BeforeToolCall:      when(on("beforeToolCall"), h.BeforeToolCall), AfterToolCall: when(on("afterToolCall"), h.AfterToolCall),
+		Stream: func(_ context.Context, req loop.StreamRequest) (loop.AssistantStream, error) {
+			data := piwire.StreamRequest{Model: piwire.WireModel(req.Model), Messages: req.Messages, ThinkingLevel: req.ThinkingLevel, APIKey: req.APIKey}
+			if s.StreamOptions {
+				data.Options = &piwire.StreamOptions{SessionID: req.SessionID, Identity: req.Identity}
+			}
+			st, err := env.Stream(data)
+			return piwire.Stream(st), err
+		},
+	}
+	return loop.Context{Messages: decode(s.Messages), Tools: tools(s.ActiveTools)}, cfg, tools
+}
+
+// when is hook f if the scenario installs it, else none.
+func when[F any](installed bool, f F) (none F) {
+	if installed {
+		return f
+	}
+	return none
 }
 
 func decode(raw []json.RawMessage) []loop.Message {
-	out := []loop.Message{}
-	for _, r := range raw {
-		if m, err := loop.DecodeMessage(r); err == nil {
-			out = append(out, m)
-		}
-	}
-	return out
+	msgs, _ := piwire.DecodeMessages(raw)
+	return msgs
 }
 
 // runtime takes time and parallel execution from the world.
@@ -94,23 +110,3 @@ type runtime struct{ env conformance.Env }
 func (r runtime) Now() int64               { return r.env.Now() }
 func (r runtime) Monotonic() time.Duration { return r.env.Monotonic() }
 func (r runtime) Parallel(tasks []func())  { r.env.Parallel(tasks) }
-
-// stream adapts a conformance.Stream to the loop's.
-type stream struct{ s conformance.Stream }
-
-func (s stream) Next(context.Context) (ev loop.StreamEvent, ok bool, err error) {
-	raw, ok, err := s.s.Next()
-	if ok {
-		err = json.Unmarshal(raw, &ev)
-	}
-	return ev, ok, err
-}
-
-func (s stream) Result(context.Context) (m *loop.AssistantMessage, err error) {
-	raw, err := s.s.Result()
-	m = &loop.AssistantMessage{}
-	if err == nil {
-		err = json.Unmarshal(raw, m)
-	}
-	return m, err
-}

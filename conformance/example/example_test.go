@@ -50,3 +50,7 @@ run: []
 		t.Errorf("served over the protocol: %d passed, %d failed", report.Passed, report.Failed)
 	}
 }
+
+// TestAgentConformance: the example Agent passes the whole curated suite, Agent scenarios
+// included.
+func TestAgentConformance(t *testing.T) { conformance.Test(t, example.AgentPort{}) }

@@ -18,8 +18,17 @@ import (
 const serveEnv = "TURNSTILE_EXAMPLE_SERVE"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(serveEnv) != "" {
-		if err := conformance.ServePort(os.Stdin, os.Stdout, example.Port{}); err != nil {
+	if mode := os.Getenv(serveEnv); mode != "" {
+		var port conformance.GoPort = example.Port{}
+		switch mode {
+		case "agent":
+			port = example.AgentPort{}
+		case "goroutines":
+			port = goroutinePort{}
+		case "omit-empty":
+			port = omitEmptyPort{}
+		}
+		if err := conformance.ServePort(os.Stdin, os.Stdout, port); err != nil {
 			fmt.Fprintln(os.Stderr, "serve:", err)
 			os.Exit(1)
 		}
@@ -28,8 +37,9 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// TestServePortGivesTheSameVerdicts: the port served over the protocol passes the curated
-// suite as it does in-process, skipping the scenarios that need hooks it lacks.
+// TestServePortGivesTheSameVerdicts: the example loop and the example Agent served over
+// the protocol pass the curated suite as they do in-process: the loop every scenario but the
+// Agent ones, the Agent every one.
 func TestServePortGivesTheSameVerdicts(t *testing.T) {
 	files, err := scenarios.Suite()
 	if err != nil {
@@ -40,19 +50,33 @@ func TestServePortGivesTheSameVerdicts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &conformance.Process{Command: []string{exe}, Env: []string{serveEnv + "=1"}, Timeout: 2 * time.Minute} // no-turn-limit is long under -race
-	defer p.Close()
-	r := conformance.Verify(context.Background(), suite, p, conformance.Options{Scenarios: diagnose.FromFiles(files)})
-	if r.Failed != 0 || r.Passed == 0 {
-		var b testingWriter
-		b.t = t
-		_ = r.WriteText(&b)
-		t.Fatalf("served over the protocol: %s %s", r.StartError, r.Summary())
+	for _, c := range []struct{ mode, name string }{{"loop", "example"}, {"agent", "example-agent"}} {
+		t.Run(c.mode, func(t *testing.T) {
+			p := &conformance.Process{Command: []string{exe}, Env: []string{serveEnv + "=" + c.mode}, Timeout: 2 * time.Minute} // no-turn-limit is long under -race
+			defer p.Close()
+			r := conformance.Verify(context.Background(), suite, p, conformance.Options{Scenarios: diagnose.FromFiles(files)})
+			agents := 0
+			for _, f := range files {
+				if f.Scenario.Agent != nil {
+					agents++
+				}
+			}
+			wantSkipped := agents
+			if c.mode == "agent" {
+				wantSkipped = 0
+			}
+			if r.Failed != 0 || r.Skipped != wantSkipped || r.Passed != len(suite)-wantSkipped {
+				var b testingWriter
+				b.t = t
+				_ = r.WriteText(&b)
+				t.Fatalf("served over the protocol: %s %s (want %d skipped: the Agent scenarios of a port without an Agent)", r.StartError, r.Summary(), wantSkipped)
+			}
+			if want := c.name + " devel (tracks pi 1.6.0)"; r.Implementation != want {
+				t.Errorf("implementation %q, want %q", r.Implementation, want)
+			}
+			t.Logf("%s: %s", r.Implementation, r.Summary())
+		})
 	}
-	if r.Implementation != "example devel (tracks pi 1.6.0)" {
-		t.Errorf("implementation %q", r.Implementation)
-	}
-	t.Logf("%s: %s", r.Implementation, r.Summary())
 }
 
 type testingWriter struct{ t *testing.T }

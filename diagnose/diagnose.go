@@ -51,6 +51,12 @@ func Diagnose(sc Scenario, c *trace.Comparison, opts Options) []Finding {
 		}
 	}
 	divs = runFailure(c.Want, c.Got, divs)
+	var over budgetStop
+	if len(out) > 0 && len(divs) > 0 && errors.As(opts.RunError, &over) {
+		// A budget stops a run that went on past the reference's end: what it did first
+		// where the reference stopped is the root.
+		out[0].Consequence = true
+	}
 	out = append(out, divs...)
 	if opts.RunError != nil {
 		// A trace cut short by the implementation's failure breaks invariants and
@@ -94,6 +100,7 @@ func markConsequences(c *trace.Comparison, divs []Finding) {
 	messages, requests := false, false // an earlier divergence touched a message, a request
 	rules := map[string]bool{}         // the rules of the roots so far
 	values := map[string]bool{}        // the fields and values of the field findings so far
+	course := false                    // a root changed the run's course (entries lacking, added, moved)
 	for i := range divs {
 		d := &divs[i]
 		value := fieldName(d.Path) + "\x00" + d.Expected + "\x00" + d.Actual
@@ -120,14 +127,17 @@ func markConsequences(c *trace.Comparison, divs []Finding) {
 			case d.Path != "" && requests:
 				// After a request more or less, the script's answers come to other requests.
 				d.Consequence = true
-			case d.request && d.Path == "":
-				// A request more or less after an earlier root: the run took another course
-				// because of it (a follow-up taken early, then nothing left to ask for).
+			case d.Path == "" && d.Kind == Divergence && course:
+				// Entries lacking, added or moved after an earlier root that changed the
+				// run's course: they follow it (a steering message taken early is then
+				// lacking later, the run ends a turn sooner). A defect of its own is a root
+				// in the scenarios where nothing changed the course before it.
 				d.Consequence = true
 			}
 		}
 		if !d.Consequence {
 			rules[d.RuleID] = true
+			course = course || d.Path == "" && d.Kind == Divergence
 		}
 		if d.Path != "" {
 			values[value] = true

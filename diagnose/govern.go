@@ -67,7 +67,11 @@ func (s situation) holds(when string) bool {
 	case "a prompt":
 		return s.origin == "prompt"
 	case "steering":
-		return s.origin == "steering"
+		return strings.HasPrefix(s.origin, "steering")
+	case "steering (poll A)":
+		return s.origin == "steering A"
+	case "steering (poll B)":
+		return s.origin == "steering B"
 	case "follow-up":
 		return s.origin == "follow-up"
 	case "prepared":
@@ -83,7 +87,7 @@ func (s situation) holds(when string) bool {
 // knownWhen is every "when" the table may use (a test holds the table to it).
 var knownWhen = []string{"startup", "after a turn", "before a later turn", "within a turn", "lacking", "in a truncated turn", "after a truncated batch", "after a hard exit",
 	"after an abort", "in a parallel batch", "in a sequential batch", "after a terminating batch",
-	"after finishTurn continue", "after finishTurn end", "stopReason disagrees", "a prompt", "steering", "follow-up",
+	"after finishTurn continue", "after finishTurn end", "stopReason disagrees", "a prompt", "steering", "steering (poll A)", "steering (poll B)", "follow-up",
 	"prepared", "queued", "a declaration"}
 
 // situations walks a trace once and says where each entry stands.
@@ -134,7 +138,15 @@ func situations(es []trace.Entry) []situation {
 				s.beforeLaterTurn = requested && inTurnEnd && steeringSinceTurnEnd > 0
 				s.withinTurn = requested && !inTurnEnd
 				steeringSinceTurnEnd++
-				origin = cmp.Or(answered(e, "steering"), origin)
+				// Which poll took them: the rule of the poll governs its messages.
+				poll := "steering C"
+				switch {
+				case s.startup:
+					poll = "steering A"
+				case s.beforeLaterTurn:
+					poll = "steering B"
+				}
+				origin = cmp.Or(answered(e, poll), origin)
 			case trace.HookFollowUp:
 				s.withinTurn = requested && !inTurnEnd
 				origin = cmp.Or(answered(e, "follow-up"), origin)

@@ -213,9 +213,19 @@ func (r *Report) WriteSummary(w io.Writer) error {
 		}
 	}
 	var flaky []string
+	conventions := map[string]int{}
 	for _, res := range r.Results {
 		if res.Flaky {
 			flaky = append(flaky, res.Scenario)
+		}
+		for _, id := range res.Conventions {
+			conventions[id]++
+		}
+	}
+	if len(conventions) > 0 {
+		b.WriteString("\npi's conventions the implementation does not follow (not judged at core level; --level pi judges them):\n")
+		for _, id := range sortedByCount(conventions) {
+			fmt.Fprintf(&b, "  %s — %d scenario%s\n", diagnose.RuleTitles([]string{id}), conventions[id], plural(conventions[id]))
 		}
 	}
 	if len(flaky) > 0 {
@@ -418,4 +428,19 @@ func (r *Report) shortcutsNote() string {
 		return r.Recheck.Note(took)
 	}
 	return took.Note("turnstile conform")
+}
+
+// sortedByCount is a map's keys, the highest count first, then by key.
+func sortedByCount(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b string) int {
+		if m[a] != m[b] {
+			return m[b] - m[a]
+		}
+		return strings.Compare(a, b)
+	})
+	return keys
 }

@@ -452,6 +452,7 @@ func verifyOne(sc *sim.Scenario, ref, impl sim.Implementation, hello Hello, prof
 		res.Status, res.Reason = Skip, skip.Error()
 		return res
 	}
+	raw := got // the implementation's trace as it ran, for telling a flaky one
 	if level == levels.Core {
 		// Judged in the core view; the conventions it does not follow are noted apart.
 		res.Conventions = conventionsNotFollowed(desc, want, got, profile, hello)
@@ -499,7 +500,7 @@ func verifyOne(sc *sim.Scenario, ref, impl sim.Implementation, hello Hello, prof
 		}
 	}
 	res.Checked = runErr == nil
-	if again, againErr := sim.Run(sc, impl); (againErr == nil) != (runErr == nil) || againErr == nil && !trace.Compare(got, again, profile).Equal() {
+	if again, againErr := sim.Run(sc, impl); (againErr == nil) != (runErr == nil) || againErr == nil && !trace.Compare(raw, again, profile).Equal() {
 		res.Flaky = true
 		res.Reason = "flaky: a second run gave another trace; " + res.Reason
 	}

@@ -310,9 +310,9 @@ func movedFinding(c *trace.Comparison, g *governor, m *move) Finding {
 	w, e := c.Want[m.want], c.Got[m.got]
 	// Named where the implementation put it: that is where the rule breaks (a follow-up poll
 	// made while tool calls ask for more, a steering poll inside a turn).
-	rule, _ := g.rule(e, g.got[m.got], "")
+	rule, _ := g.rule(e, g.got[m.got], orderPath)
 	if rule == "" {
-		rule, _ = g.rule(w, g.want[m.want], "")
+		rule, _ = g.rule(w, g.want[m.want], orderPath)
 	}
 	k := trace.Key(e)
 	// Where the reference has it, in the implementation's trace: after the entry matched to
@@ -342,6 +342,9 @@ func movedFinding(c *trace.Comparison, g *governor, m *move) Finding {
 		Headline:  headline(rule, article(k)+" "+k+" comes "+when+" than the reference's"+passed),
 	}
 }
+
+// orderPath stands, in a lookup of the governing rule, for the place of an entry moved.
+const orderPath = "(order)"
 
 // passing names the entries es[lo:hi] a moved entry passes, when they are one or two.
 func passing(es []trace.Entry, lo, hi int, where string) string {

@@ -3,6 +3,7 @@ package diagnose
 import (
 	"cmp"
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync"
 
@@ -391,6 +392,9 @@ func fieldMatches(fields []string, path string) bool {
 	}
 	if path == "" {
 		return false
+	}
+	if path == orderPath {
+		return slices.Contains(fields, orderPath)
 	}
 	plain := "." + strings.ReplaceAll(folded(path), "[]", "") + "."
 	for _, f := range fields {

@@ -91,6 +91,9 @@ func View(tr *trace.Trace, follows map[string]bool) *trace.Trace {
 		if v.drops(e) {
 			continue
 		}
+		if e.Kind == trace.KindCall && e.Name == trace.CallStream && !follows["R-PROVIDER-OPTIONS"] {
+			e.Data = jsonvalue.WithoutMember(e.Data, "options")
+		}
 		e.Data, e.Answer = v.json(e.Data), v.json(e.Answer)
 		if e.Error != "" && !follows["R-TOOL-ERROR-RESULT"] {
 			e.Error = errorText
@@ -142,11 +145,12 @@ func (v viewer) json(data json.RawMessage) json.RawMessage {
 	if json.Unmarshal(data, &d) != nil {
 		return data
 	}
-	return jsonvalue.AppendValue(nil, v.value(d, ""))
+	return jsonvalue.AppendValue(nil, v.value(d, false))
 }
 
-// value is a decoded value in the core view; key is its member name in its parent.
-func (v viewer) value(x any, key string) any {
+// value is a decoded value in the core view; failed says it is within an error result (an
+// object with isError true: a result's content and details may sit one level down).
+func (v viewer) value(x any, failed bool) any {
 	switch x := x.(type) {
 	case []any:
 		out := make([]any, 0, len(x))
@@ -154,18 +158,18 @@ func (v viewer) value(x any, key string) any {
 			if m, ok := item.(map[string]any); ok && !v.follows["R-DECL-WHEN"] && v.declarationOnly(m) {
 				continue // a declaration in a list of messages
 			}
-			out = append(out, v.value(item, ""))
+			out = append(out, v.value(item, false))
 		}
 		return out
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		message := x["role"] != nil
-		failed := x["isError"] == true
+		failed = failed || x["isError"] == true
 		for k, item := range x {
 			if v.leavesOut(k, message, x["role"] == "assistant", failed) {
 				continue
 			}
-			out[k] = v.value(item, k)
+			out[k] = v.value(item, failed && k == "result")
 		}
 		if failed && !v.follows["R-TOOL-ERROR-RESULT"] {
 			if _, ok := out["content"]; ok {
@@ -192,8 +196,6 @@ func (v viewer) leavesOut(k string, message, assistant, failed bool) bool {
 		return message && !v.follows["R-TIME-STAMP"]
 	case "durationMs":
 		return !v.follows["R-TIME-DURATION"]
-	case "options":
-		return !v.follows["R-PROVIDER-OPTIONS"]
 	case "api", "provider", "usage":
 		return assistant
 	case "details":

@@ -14,6 +14,7 @@ import (
 
 	"github.com/turnstile-dev/turnstile/conformance"
 	"github.com/turnstile-dev/turnstile/diagnose"
+	"github.com/turnstile-dev/turnstile/levels"
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/sim"
 	"github.com/turnstile-dev/turnstile/trace"
@@ -22,7 +23,7 @@ import (
 func conformCmd() *cobra.Command {
 	var (
 		impl, profile, junit, shard, expectFail, format string
-		tracks                                          string
+		tracks, level                                   string
 		reportDir                                       string
 		suite                                           []string
 		proc                                            processFlags
@@ -111,7 +112,11 @@ improves.`,
 			if err := checkTracks(tracks); err != nil {
 				return err
 			}
-			opts := conformance.Options{Profile: prof, Scenarios: diagnose.FromFiles(files), Tracks: tracks}
+			lvl, err := levels.Parse(level)
+			if err != nil {
+				return usage(err)
+			}
+			opts := conformance.Options{Profile: prof, Scenarios: diagnose.FromFiles(files), Tracks: tracks, Level: lvl}
 			if expectFail != "" {
 				listed, err := readNameList(expectFail)
 				if err != nil {
@@ -197,6 +202,7 @@ improves.`,
 	sel.register(f)
 	budget.register(f)
 	f.StringVar(&tracks, "tracks", "", `pi version to hold the implementation to (default: its hello's "tracks")`)
+	f.StringVar(&level, "level", "pi", "pi: every rule; core: the core of any agent loop, pi's conventions not judged (docs/SEMANTICS.md, Levels)")
 	return cmd
 }
 

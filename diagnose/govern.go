@@ -236,18 +236,20 @@ func answered(e *trace.Entry, origin string) string {
 func messageFacts(data []byte) (role, stop string, declares bool, calls int) {
 	var d struct {
 		Message struct {
-			Role         string            `json:"role"`
-			StopReason   string            `json:"stopReason"`
-			ToolsAdded   json.RawMessage   `json:"toolsAdded"`
-			ToolsRemoved json.RawMessage   `json:"toolsRemoved"`
-			Content      []json.RawMessage `json:"content"`
+			Role         string          `json:"role"`
+			StopReason   string          `json:"stopReason"`
+			ToolsAdded   json.RawMessage `json:"toolsAdded"`
+			ToolsRemoved json.RawMessage `json:"toolsRemoved"`
+			Content      json.RawMessage `json:"content"` // a text, or a list of blocks
 		} `json:"message"`
 	}
 	if json.Unmarshal(data, &d) != nil {
 		return "", "", false, 0
 	}
 	m := d.Message
-	for _, c := range m.Content {
+	var blocks []json.RawMessage
+	_ = json.Unmarshal(m.Content, &blocks)
+	for _, c := range blocks {
 		var b struct{ Type string }
 		if json.Unmarshal(c, &b) == nil && b.Type == "toolCall" {
 			calls++

@@ -53,3 +53,16 @@ func TestKeysMatchThePatternsOfTheTable(t *testing.T) {
 		}
 	}
 }
+
+// TestMessageFactsReadTextAndBlocks: a message whose content is a text is read as well as one
+// whose content is blocks.
+func TestMessageFactsReadTextAndBlocks(t *testing.T) {
+	role, _, declares, _ := messageFacts([]byte(`{"message":{"content":"","role":"system","toolsAdded":[{"name":"a"}]}}`))
+	if role != "system" || !declares {
+		t.Errorf("a declaration with a text content: role %q, declares %v", role, declares)
+	}
+	role, stop, _, calls := messageFacts([]byte(`{"message":{"content":[{"type":"toolCall","id":"t1"},{"type":"text","text":"x"}],"role":"assistant","stopReason":"stop"}}`))
+	if role != "assistant" || stop != "stop" || calls != 1 {
+		t.Errorf("blocks: %q %q %d", role, stop, calls)
+	}
+}

@@ -63,6 +63,7 @@ var Conventions = []Convention{
 	{"R-EV-FIRST-TURN", "the first turn_start emitted before the loop's body"},
 	{"R-PROVIDER-OPTIONS", "the stream function's options (session id, identity)"},
 	{"R-TOOL-ABORTED-FIRST", "the abort checked first when a call is prepared"},
+	{"R-TOOL-VALIDATE", "arguments validated against the tool's schema as pi-schema does, and coerced"},
 }
 
 // IsConvention reports whether rule id states one of pi's conventions.
@@ -148,9 +149,9 @@ func (v viewer) json(data json.RawMessage) json.RawMessage {
 	return jsonvalue.AppendValue(nil, v.value(d, false))
 }
 
-// value is a decoded value in the core view; failed says it is within an error result (an
-// object with isError true: a result's content and details may sit one level down).
-func (v viewer) value(x any, failed bool) any {
+// value is a decoded value in the core view; nested says it is the result of a failed call
+// (an object with isError true holds its result's content and details one level down).
+func (v viewer) value(x any, nested bool) any {
 	switch x := x.(type) {
 	case []any:
 		out := make([]any, 0, len(x))
@@ -164,12 +165,15 @@ func (v viewer) value(x any, failed bool) any {
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		message := x["role"] != nil
-		failed = failed || x["isError"] == true
+		failed := nested || x["isError"] == true
 		for k, item := range x {
 			if v.leavesOut(k, message, x["role"] == "assistant", failed) {
 				continue
 			}
 			out[k] = v.value(item, failed && k == "result")
+		}
+		if failed && nested && !v.follows["R-TOOL-ERROR-RESULT"] {
+			delete(out, "isError") // said by the event or message that holds the result
 		}
 		if failed && !v.follows["R-TOOL-ERROR-RESULT"] {
 			if _, ok := out["content"]; ok {

@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"slices"
@@ -21,6 +22,7 @@ type situation struct {
 	startup, afterTurn, beforeLaterTurn bool // a steering poll's place
 	withinTurn                          bool // a poll's place between a request and its turn_end
 	lacking                             bool // the entry is the reference's, which the implementation lacks
+	failed                              bool // a tool result (end or message) with isError true
 	truncated, hardExit, aborted        bool
 	afterTruncated                      bool // after a truncated batch, before the next request
 	parallel, sequential                bool // the entry's tool batch, as the trace runs it
@@ -45,6 +47,8 @@ func (s situation) holds(when string) bool {
 		return s.withinTurn
 	case "lacking":
 		return s.lacking && !s.startup
+	case "a failed result":
+		return s.failed
 	case "in a truncated turn":
 		return s.truncated
 	case "after a truncated batch":
@@ -86,7 +90,7 @@ func (s situation) holds(when string) bool {
 }
 
 // knownWhen is every "when" the table may use (a test holds the table to it).
-var knownWhen = []string{"startup", "after a turn", "before a later turn", "within a turn", "lacking", "in a truncated turn", "after a truncated batch", "after a hard exit",
+var knownWhen = []string{"startup", "after a turn", "before a later turn", "within a turn", "lacking", "a failed result", "in a truncated turn", "after a truncated batch", "after a hard exit",
 	"after an abort", "in a parallel batch", "in a sequential batch", "after a terminating batch",
 	"after finishTurn continue", "after finishTurn end", "stopReason disagrees", "a prompt", "steering", "steering (poll A)", "steering (poll B)", "follow-up",
 	"prepared", "queued", "a declaration"}
@@ -182,7 +186,9 @@ func situations(es []trace.Entry) []situation {
 					disagrees = (stop == "toolUse") != (calls > 0) && stop != "length" && stop != "error" && stop != "aborted"
 				case role == "system" && declares:
 					s.origin = "declaration"
-				case role == "assistant" || role == "toolResult":
+				case role == "toolResult":
+					s.failed = bytes.Contains(e.Data, []byte(`"isError":true`))
+				case role == "assistant":
 				case e.Name != string(loop.MessageStart):
 					s.origin = message // the events of one message share its origin
 				case origin != "":
@@ -204,6 +210,7 @@ func situations(es []trace.Entry) []situation {
 				}
 			case loop.ToolExecutionEnd:
 				ran = true
+				s.failed = bytes.Contains(e.Data, []byte(`"isError":true`))
 				var d struct {
 					Result struct {
 						Terminate bool `json:"terminate"`

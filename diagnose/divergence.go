@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -78,28 +79,56 @@ func divergences(c *trace.Comparison, g *governor) []Finding {
 	return out
 }
 
-// markStops marks, in one region, the entries that end a run where the implementation lacks
-// a request (its agent_end and the return, its last polls): they follow from stopping early.
+// markStops marks, in one region, the end of a run that stopped where the other went on: the
+// entries ending a run (agent_end, the return, the last polls) that one side has where the
+// other makes a request instead. They follow from stopping early, or going on.
 func markStops(c *trace.Comparison, region []Finding) {
-	lacking := slices.ContainsFunc(region, func(f Finding) bool { return f.request && f.At.Expected > 0 && len(f.span) == 0 })
-	if !lacking {
-		return
-	}
-	for i := range region {
-		f := &region[i]
-		if len(f.span) == 0 {
+	for _, side := range []struct {
+		requests func(Finding) bool // a finding of the side that makes a request
+		ending   func(Finding) bool // a finding of the other side, of ending entries only
+	}{
+		{func(f Finding) bool { return f.request && len(f.span) == 0 }, func(f Finding) bool { return len(f.span) > 0 && endsRun(c.Got, f.span) }},
+		{func(f Finding) bool { return f.request && len(f.span) > 0 }, func(f Finding) bool {
+			return len(f.span) == 0 && f.At.Expected > 0 && endsRunAt(c.Want, f.At.Expected-1, f.Count)
+		}},
+	} {
+		if !slices.ContainsFunc(region, side.requests) {
 			continue
 		}
-		ends := true
-		for _, at := range f.span {
-			switch trace.Key(c.Got[at-1]) {
-			case "event agent_end", "end run", "call getFollowUpMessages", "call getSteeringMessages", "event turn_end":
-			default:
-				ends = false
+		for i := range region {
+			if side.ending(region[i]) {
+				region[i].follows = true
 			}
 		}
-		f.follows = ends
 	}
+}
+
+// endsRun reports whether the entries at span (1-based) all end a run.
+func endsRun(es []trace.Entry, span []int) bool {
+	for _, at := range span {
+		if !endsRunKey(trace.Key(es[at-1])) {
+			return false
+		}
+	}
+	return true
+}
+
+// endsRunAt reports whether the n entries from index i all end a run.
+func endsRunAt(es []trace.Entry, i, n int) bool {
+	for k := i; k < i+max(n, 1) && k < len(es); k++ {
+		if !endsRunKey(trace.Key(es[k])) {
+			return false
+		}
+	}
+	return true
+}
+
+func endsRunKey(k string) bool {
+	switch k {
+	case "event agent_end", "end run", "call getFollowUpMessages", "call getSteeringMessages", "event turn_end":
+		return true
+	}
+	return false
 }
 
 // entryAt is the entry at index i of the side op is about (the reference's for Missing) and
@@ -169,10 +198,21 @@ func regionFinding(c *trace.Comparison, g *governor, op trace.Op, idx []int, rul
 	head := es[idx[0]]
 	k := trace.Key(head)
 	var lines, full []string
-	for _, i := range idx {
-		lines = append(lines, trace.TimelineLine(es[i]))
-		b, _ := json.Marshal(es[i])
-		full = append(full, string(b))
+	for k, i := range idx {
+		if k == maxRegionEntries {
+			lines = append(lines, fmt.Sprintf("… and %d more entries", len(idx)-k))
+		}
+		if k < maxRegionEntries {
+			lines = append(lines, trace.TimelineLine(es[i]))
+		}
+		if k == maxRegionEntries {
+			full = append(full, fmt.Sprintf("(and %d more entries, as the trace has them)", len(idx)-k))
+			continue
+		}
+		if k < maxRegionEntries {
+			b, _ := json.Marshal(es[i])
+			full = append(full, string(b))
+		}
 	}
 	f := Finding{Kind: Divergence, RuleID: rule, Rule: ruleText(rule, head), Count: len(idx)}
 	for _, i := range idx {
@@ -225,6 +265,10 @@ func regionFinding(c *trace.Comparison, g *governor, op trace.Op, idx []int, rul
 	return f
 }
 
+// maxRegionEntries bounds the entries a region's finding carries, as timeline lines and in
+// full: a run that goes on for a thousand requests is one finding of bounded size.
+const maxRegionEntries = 50
+
 func entries(n int) string {
 	if n == 1 {
 		return "1 entry"
@@ -275,9 +319,15 @@ type move struct {
 // implementation that reads the same but for its time (the same kind, name, target and
 // timeline line): one entry moved, not one lost and one added.
 func pairMoves(c *trace.Comparison) map[moveKey]*move {
+	// An entry but for its time: its kind, name, target and payload (hashed, so that a long
+	// run's thousand contexts are not decoded to be compared).
 	key := func(e *trace.Entry) string {
-		line := strings.TrimLeft(strings.TrimLeft(trace.TimelineLine(*e), " "), "0123456789ms")
-		return e.Kind + "\x00" + e.Name + "\x00" + e.Target + "\x00" + line
+		h := sha256.New()
+		for _, part := range [][]byte{e.Data, e.Answer, []byte(e.Error)} {
+			h.Write(part)
+			h.Write([]byte{0})
+		}
+		return e.Kind + "\x00" + e.Name + "\x00" + e.Target + "\x00" + string(h.Sum(nil))
 	}
 	extra := map[string][]int{}
 	for _, s := range c.Steps {

@@ -683,6 +683,12 @@ func (x *explorer) impl() sim.Implementation {
 	return x.opts.Impl()
 }
 
+// ignores reports whether --ignore names a finding: its signature, its cause key, or its
+// invariant ("invariant results").
+func (x *explorer) ignores(f diagnose.Finding) bool {
+	return x.opts.Ignore[f.Signature] || x.opts.Ignore[f.CauseKey()] || f.Kind == diagnose.Invariant && x.opts.Ignore["invariant "+f.Invariant]
+}
+
 // check runs one scenario and returns what is wrong, or nil; ignored says that it showed an
 // ignored cause (and then prob is nil).
 func (x *explorer) check(sc *sim.Scenario) (prob *Problem, ignored bool) {
@@ -716,12 +722,13 @@ func (x *explorer) check(sc *sim.Scenario) (prob *Problem, ignored bool) {
 	if len(prob.Causes) == 0 {
 		return nil, false
 	}
-	for _, f := range prob.Causes {
-		if x.opts.Ignore[f.Signature] || x.opts.Ignore[f.CauseKey()] || f.Kind == diagnose.Invariant && x.opts.Ignore["invariant "+f.Invariant] {
-			// Like a known cause, an ignored one takes the whole run.
-			return nil, true
-		}
+	// Ignored findings are left out, not the run: a run is hidden only when every possible
+	// cause of it is ignored, so a new defect in a run an ignored one also shows is found.
+	kept := slices.DeleteFunc(slices.Clone(prob.Causes), x.ignores)
+	if len(kept) == 0 {
+		return nil, true
 	}
+	prob.Causes = kept
 	if prob.Kind == "" {
 		switch prob.Cause().Kind {
 		case diagnose.Invariant:

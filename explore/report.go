@@ -240,7 +240,10 @@ func Summary(res Result) string {
 	}
 	fmt.Fprintf(&b, "seed %d: %s in %s (%.1f runs/s), %d failing", res.Seed, plural(res.Runs, "run"), res.Elapsed.Round(time.Millisecond), res.RunsPerSecond(), res.Failing)
 	if res.Ignored > 0 {
-		fmt.Fprintf(&b, ", %d more showing ignored causes", res.Ignored)
+		fmt.Fprintf(&b, ", %d more showing only ignored causes", res.Ignored)
+		if res.Ignored > res.Failing {
+			fmt.Fprintf(&b, " (most failing runs hidden by --ignore: %d of %d; what they hide is not explored)", res.Ignored, res.Ignored+res.Failing)
+		}
 	}
 	// What no generated scenario reaches, so that "no failure" is not read as covering it.
 	ungenerated := fmt.Sprintf("not explored (no generated scenario needs them; conform's curated scenarios test them): %s\n",

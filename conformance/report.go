@@ -388,9 +388,24 @@ func (r *Report) WriteJSON(w io.Writer) error {
 // names and returns it as a set; a name not in the suite is an error naming the nearest
 // suite name.
 func CheckNames(list, suite []string) (map[string]bool, error) {
+	names, _, err := ParseExpectFail(list, suite)
+	return names, err
+}
+
+// ParseExpectFail reads an --expect-fail list: a line names a scenario ("family/name"), or a
+// scenario and a finding of it known ("family/name: R-TRUNC-FAIL", a cause key or a
+// signature; several lines may name one scenario). It returns the names and, by name, the
+// findings; an error names every line that is not a scenario of the suite.
+func ParseExpectFail(list, suite []string) (map[string]bool, map[string][]string, error) {
 	out := map[string]bool{}
+	findings := map[string][]string{}
 	var bad []string
-	for _, n := range list {
+	for _, line := range list {
+		n, key, withKey := strings.Cut(line, ": ")
+		n = strings.TrimSpace(n)
+		if withKey {
+			findings[n] = append(findings[n], strings.TrimSpace(key))
+		}
 		if !slices.Contains(suite, n) {
 			msg := fmt.Sprintf("%q is not a scenario of the suite", n)
 			if near := nearest(n, suite); near != "" {
@@ -402,9 +417,9 @@ func CheckNames(list, suite []string) (map[string]bool, error) {
 		out[n] = true
 	}
 	if len(bad) > 0 {
-		return nil, fmt.Errorf("%s", strings.Join(bad, "; "))
+		return nil, nil, fmt.Errorf("%s", strings.Join(bad, "; "))
 	}
-	return out, nil
+	return out, findings, nil
 }
 
 // nearest is the name closest to s by edit distance when it is close enough to be a typo of

@@ -41,6 +41,13 @@ type Options struct {
 	// (status ExpectedFail, counted apart), and such a scenario passing is a failure
 	// ("unexpected pass"), so the list shrinks as the implementation improves.
 	ExpectFail map[string]bool
+	// ExpectFindings narrows ExpectFail: for a scenario it lists, the cause keys or
+	// signatures of the findings known (diagnose.Finding.CauseKey): a failure with a root
+	// finding of another is not the one expected, and fails.
+	ExpectFindings map[string][]string
+	// Ignore lists findings to leave out (cause keys, signatures, or "invariant NAME"): a
+	// scenario whose findings are all ignored passes.
+	Ignore map[string]bool
 	// Scenarios describes the suite's scenarios by name (family, rule, expect: block) for
 	// the diagnosis of failures (diagnose.FromFiles); a scenario it lacks is diagnosed
 	// without them, its family taken from its name ("family/name").
@@ -263,11 +270,16 @@ func verify(ctx context.Context, suite []*sim.Scenario, impl sim.Implementation,
 			res = verifyOne(sc, newRef(), &guard{impl: impl, hooks: hooks}, helloOf(impl), profile, opts.Level, describe(sc, opts), opts.Invariants)
 		}
 		res.Family = describe(sc, opts).Family
+		if len(opts.Ignore) > 0 {
+			ignore(&res, opts.Ignore)
+		}
 		if opts.ExpectFail[sc.Name] {
-			switch res.Status {
-			case Fail:
+			switch unexpected := unexpectedFindings(res, opts.ExpectFindings[sc.Name]); {
+			case res.Status == Fail && len(unexpected) > 0:
+				res.Reason = "fails otherwise than expected (a finding the --expect-fail list does not name: " + strings.Join(unexpected, "; ") + "): " + res.Reason
+			case res.Status == Fail:
 				res.Status, res.Reason = ExpectedFail, "expected failure: "+res.Reason
-			case Pass:
+			case res.Status == Pass:
 				res.Status, res.Reason = Fail, unexpectedPass
 			}
 		}
@@ -279,6 +291,35 @@ func verify(ctx context.Context, suite []*sim.Scenario, impl sim.Implementation,
 	}
 	report.Duration = time.Since(began)
 	return report
+}
+
+// ignore leaves out of a failed result the findings the list names; a result left with none
+// (and no error) passes.
+func ignore(res *Result, list map[string]bool) {
+	if res.Status != Fail || res.Error != "" {
+		return
+	}
+	res.Findings = slices.DeleteFunc(res.Findings, func(f diagnose.Finding) bool {
+		return list[f.CauseKey()] || list[f.Signature] || f.Invariant != "" && f.Kind == diagnose.Invariant && list["invariant "+f.Invariant]
+	})
+	if !slices.ContainsFunc(res.Findings, func(f diagnose.Finding) bool { return !f.Consequence }) {
+		res.Status, res.Reason, res.Findings = Pass, "", nil
+	}
+}
+
+// unexpectedFindings is the keys of a failed result's root findings that expected (cause keys
+// or signatures) does not name; none when expected is empty (any failure is the one expected).
+func unexpectedFindings(res Result, expected []string) []string {
+	if len(expected) == 0 {
+		return nil
+	}
+	var out []string
+	for _, f := range res.Findings {
+		if !f.Consequence && !slices.Contains(expected, f.CauseKey()) && !slices.Contains(expected, f.Signature) && !slices.Contains(out, f.CauseKey()) {
+			out = append(out, f.CauseKey())
+		}
+	}
+	return out
 }
 
 // count adds a result to the totals.

@@ -421,3 +421,31 @@ func TestAFlakyScenarioIsSaidSoApartFromCauses(t *testing.T) {
 		t.Errorf("a steady failure: %+v", r)
 	}
 }
+
+// TestExpectFailByFindingAndIgnore: a scenario expected to fail with a finding fails when it
+// fails otherwise (a new defect in a scenario already listed is not hidden); ignored findings
+// are left out, and a scenario left with none passes.
+func TestExpectFailByFindingAndIgnore(t *testing.T) {
+	suite := []*sim.Scenario{byName("text-only")}
+	impl := func() sim.Implementation { return rewriting{sim.NewReference(), noThinkingLevel} }
+	expect := map[string]bool{"text-only": true}
+	r := conformance.Verify(context.Background(), suite, impl(), conformance.Options{ExpectFail: expect,
+		ExpectFindings: map[string][]string{"text-only": {"R-STREAM-THINKING-LEVEL"}}})
+	if res := r.Results[0]; res.Status != conformance.ExpectedFail {
+		t.Errorf("the finding expected: %+v", res)
+	}
+	r = conformance.Verify(context.Background(), suite, impl(), conformance.Options{ExpectFail: expect,
+		ExpectFindings: map[string][]string{"text-only": {"R-TRUNC"}}})
+	if res := r.Results[0]; res.Status != conformance.Fail || !strings.Contains(res.Reason, "fails otherwise than expected") ||
+		!strings.Contains(res.Reason, "R-STREAM-THINKING-LEVEL") {
+		t.Errorf("another finding than expected: %+v", res)
+	}
+	r = conformance.Verify(context.Background(), suite, impl(), conformance.Options{Ignore: map[string]bool{"R-STREAM-THINKING-LEVEL": true}})
+	if res := r.Results[0]; res.Status != conformance.Pass || !r.OK() {
+		t.Errorf("its only finding ignored: %+v", res)
+	}
+	names, findings, err := conformance.ParseExpectFail([]string{"text-only", "text-only: R-X", "no-such"}, []string{"text-only"})
+	if err == nil || names != nil || findings != nil {
+		t.Errorf("an unknown name: %v %v %v", names, findings, err)
+	}
+}

@@ -23,7 +23,7 @@ import (
 func conformCmd() *cobra.Command {
 	var (
 		impl, profile, junit, shard, expectFail, format string
-		tracks, level                                   string
+		tracks, level, ignoreList                       string
 		reportDir                                       string
 		suite                                           []string
 		proc                                            processFlags
@@ -117,12 +117,22 @@ improves.`,
 				return usage(err)
 			}
 			opts := conformance.Options{Profile: prof, Scenarios: diagnose.FromFiles(files), Tracks: tracks, Level: lvl}
+			if ignoreList != "" {
+				listed, err := readNameList(ignoreList)
+				if err != nil {
+					return usage(err)
+				}
+				opts.Ignore = map[string]bool{}
+				for _, l := range listed {
+					opts.Ignore[l] = true
+				}
+			}
 			if expectFail != "" {
 				listed, err := readNameList(expectFail)
 				if err != nil {
 					return usage(err)
 				}
-				if opts.ExpectFail, err = conformance.CheckNames(listed, names); err != nil {
+				if opts.ExpectFail, opts.ExpectFindings, err = conformance.ParseExpectFail(listed, names); err != nil {
 					return usage(fmt.Errorf("--expect-fail %s: %w", expectFail, err))
 				}
 			}
@@ -198,7 +208,8 @@ improves.`,
 	f.StringVar(&shard, "shard", "", "run only shard K of N (K/N, from 1), e.g. 2/4")
 	proc.register(f, conformance.DefaultTimeout, "scenario")
 	f.IntVar(&jobs, "jobs", 1, "implementations to run at once")
-	f.StringVar(&expectFail, "expect-fail", "", "file listing scenarios known to fail, one name a line")
+	f.StringVar(&expectFail, "expect-fail", "", `file listing scenarios known to fail, one a line ("NAME", or "NAME: CAUSE" to expect only that finding)`)
+	f.StringVar(&ignoreList, "ignore", "", "file listing findings to leave out (cause keys, signatures, or \"invariant NAME\"), one a line")
 	sel.register(f)
 	budget.register(f)
 	f.StringVar(&tracks, "tracks", "", `pi version to hold the implementation to (default: its hello's "tracks")`)

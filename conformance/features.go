@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -100,4 +101,32 @@ func coreFindings(fs []diagnose.Finding, h Hello) []diagnose.Finding {
 		out = append(out, f)
 	}
 	return out
+}
+
+// SkipReason is why conform would not run scenario sc against impl, or "": a scenario of a
+// later pi than it tracks (tracks, else its hello's), a hook it does not install, a feature
+// it lacks (or its protocol version cannot carry), one pinning only pi's conventions at core
+// level. `turnstile test --impl` skips exactly these.
+func SkipReason(impl sim.Implementation, sc *sim.Scenario, tracks string, level levels.Level) string {
+	h := helloOf(impl)
+	if tracks == "" {
+		tracks = h.Tracks
+	}
+	if sc.Since != "" && tracks != "" && VersionLess(tracks, sc.Since) {
+		return fmt.Sprintf("the scenario pins behaviour of pi %s; the implementation tracks pi %s", sc.Since, tracks)
+	}
+	if _, ok := impl.(helloer); ok {
+		for _, hook := range sc.Hooks.Installed() {
+			if !slices.Contains(h.Hooks, hook) {
+				return (&skipError{hook: hook}).Error()
+			}
+		}
+	}
+	if why := lacksReason(h, sc); why != "" {
+		return why
+	}
+	if level == levels.Core && levels.ConventionsOnly(sc.Rules) {
+		return "the scenario pins only pi's conventions (" + strings.Join(sc.Rules, ", ") + "), not judged at core level"
+	}
+	return ""
 }

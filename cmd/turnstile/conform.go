@@ -174,15 +174,7 @@ improves.`,
 				}
 			}
 			if junit != "" {
-				f, err := os.Create(junit)
-				if err != nil {
-					return usage(err)
-				}
-				if err := conformance.WriteJUnit(f, report); err != nil {
-					f.Close()
-					return usage(err)
-				}
-				if err := f.Close(); err != nil {
+				if err := writeJUnitFile(junit, report); err != nil {
 					return usage(err)
 				}
 			}

@@ -676,3 +676,32 @@ func TestHelloTimeoutIsAFlag(t *testing.T) {
 		t.Errorf("--hello-timeout 0s: exit %d: %s", code, errOut)
 	}
 }
+
+// TestTestImplForCI: test --impl records an implementation's goldens, skipping exactly what
+// conform skips (never recording a golden for them), then checks them: exit 0 when nothing
+// changed, exit 1 with the change in text and JUnit when a behaviour did.
+func TestTestImplForCI(t *testing.T) {
+	self := selfAdapter(t)
+	dir := t.TempDir()
+	out, errOut, code := turnstile(t, "test", "--impl", self, "--golden", dir, "--update", "--run", "^(events|transcript)/")
+	if code != 0 || !strings.Contains(out, " updated, ") {
+		t.Fatalf("record: exit %d\n%s%s", code, out, errOut)
+	}
+	junit := filepath.Join(dir, "junit.xml")
+	if out, errOut, code = turnstile(t, "test", "--impl", self, "--golden", dir, "--run", "^(events|transcript)/", "--junit", junit); code != 0 {
+		t.Fatalf("check: exit %d\n%s%s", code, out, errOut)
+	}
+	golden := filepath.Join(dir, "events", "text-only.golden")
+	data, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(golden, bytes.Replace(data, []byte("agent_start"), []byte("agent_begin"), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, code = turnstile(t, "test", "--impl", self, "--golden", dir, "--run", "^(events|transcript)/", "--junit", junit, "--format", "json")
+	xml, _ := os.ReadFile(junit)
+	if code != 1 || !strings.Contains(out, `"status": "fail"`) || !strings.Contains(string(xml), `failures="1"`) {
+		t.Errorf("a changed behaviour: exit %d\n%s\n%s", code, out, xml)
+	}
+}

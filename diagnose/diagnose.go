@@ -41,7 +41,13 @@ func Diagnose(sc Scenario, c *trace.Comparison, opts Options) []Finding {
 	divs := divergences(c, newGovernor(c, opts.Tracks))
 	first := Position{}
 	if len(divs) > 0 {
-		slices.SortStableFunc(divs, func(a, b Finding) int { return position(a) - position(b) })
+		slices.SortStableFunc(divs, func(a, b Finding) int {
+			if d := position(a) - position(b); d != 0 {
+				return d
+			}
+			// At one place, what the implementation did comes before what it did not do there.
+			return len(b.span) - len(a.span)
+		})
 		first = divs[0].At
 		markConsequences(c, divs)
 		// The entries missing at the end of a run the implementation failed follow from
@@ -52,9 +58,10 @@ func Diagnose(sc Scenario, c *trace.Comparison, opts Options) []Finding {
 	}
 	divs = runFailure(c.Want, c.Got, divs)
 	var over budgetStop
-	if len(out) > 0 && len(divs) > 0 && errors.As(opts.RunError, &over) {
-		// A budget stops a run that went on past the reference's end: what it did first
-		// where the reference stopped is the root.
+	if len(out) > 0 && len(divs) > 0 && (errors.As(opts.RunError, &over) || errors.Is(opts.RunError, trace.ErrTimeout)) {
+		// A budget stops, or the time limit ends, a run that went on past the reference's
+		// end or took another course: what it did first where the reference did not is the
+		// root.
 		out[0].Consequence = true
 	}
 	out = append(out, divs...)
@@ -104,8 +111,14 @@ func markConsequences(c *trace.Comparison, divs []Finding) {
 	for i := range divs {
 		d := &divs[i]
 		value := fieldName(d.Path) + "\x00" + d.Expected + "\x00" + d.Actual
+		if d.follows {
+			d.Consequence = true // the end of a run that went another way there (markStops)
+		}
 		if i > 0 {
 			switch {
+			case d.Path != "" && course && d.messages:
+				// A message's field after the course changed: another message stands there.
+				d.Consequence = true
 			case d.Path != "" && values[value]:
 				// The same field with the same values, carried on (a tool's result into its
 				// message, the turn's list, the next context).

@@ -199,6 +199,15 @@ func foldInvariants(divs []Finding, invs []Finding) []Finding {
 			i = slices.IndexFunc(divs, func(d Finding) bool {
 				return d.Kind == Divergence && d.RuleID != "" && slices.ContainsFunc(ids, func(id string) bool { return causeRule(id) == causeRule(d.RuleID) })
 			})
+			if i < 0 {
+				// Broken at the entry after a region one side lacks, by the rule of an entry
+				// of that region: the region's defect, seen from after it.
+				i = slices.IndexFunc(divs, func(d Finding) bool {
+					return d.Kind == Divergence && len(d.span) == 0 && d.At.Actual == f.At.Actual && slices.ContainsFunc(ids, func(id string) bool {
+						return slices.ContainsFunc(d.rules, func(r string) bool { return causeRule(r) == causeRule(id) })
+					})
+				})
+			}
 		}
 		if i < 0 {
 			out = append(out, f)

@@ -48,7 +48,14 @@ func divergences(c *trace.Comparison, g *governor) []Finding {
 		var run []int
 		flush := func(op trace.Op) {
 			if len(run) > 0 {
-				out = append(out, regionFinding(c, g, op, run, g.runRule(c, op, run), nextW, nextG))
+				f := regionFinding(c, g, op, run, g.runRule(c, op, run), nextW, nextG)
+				for _, i := range run {
+					e, sit := entryAt(c, g, op, i)
+					if id, _ := g.rule(e, sit, ""); id != "" && !slices.Contains(f.rules, id) {
+						f.rules = append(f.rules, id)
+					}
+				}
+				out = append(out, f)
 			}
 			run = nil
 		}
@@ -142,16 +149,15 @@ func entryAt(c *trace.Comparison, g *governor, op trace.Op, i int) (trace.Entry,
 	return c.Got[i], g.got[i]
 }
 
-// runRule is the rule of a run of entries one side lacks or has in addition: its request's,
-// when it holds one (a turn never asked for is about that request), else its first entry's
-// that is not the harness's.
+// runRule is the rule of a run of entries one side lacks or has in addition: its first entry's
+// that is not the harness's, or its request's when that entry is of the course between turns
+// (a turn never asked for is about that request).
 func (g *governor) runRule(c *trace.Comparison, op trace.Op, run []int) string {
-	head := -1
+	head, stream := -1, -1
 	for _, i := range run {
-		e, sit := entryAt(c, g, op, i)
-		if e.Kind == trace.KindCall && e.Name == trace.CallStream {
-			id, _ := g.rule(e, sit, "")
-			return id
+		e, _ := entryAt(c, g, op, i)
+		if stream < 0 && e.Kind == trace.KindCall && e.Name == trace.CallStream {
+			stream = i
 		}
 		if head < 0 && e.Kind != trace.KindDeliver && e.Kind != trace.KindUser {
 			head = i
@@ -160,9 +166,29 @@ func (g *governor) runRule(c *trace.Comparison, op trace.Op, run []int) string {
 	if head < 0 {
 		return ""
 	}
+	if stream >= 0 && betweenTurns(entryKey(c, op, head)) {
+		head = stream
+	}
 	e, sit := entryAt(c, g, op, head)
 	id, _ := g.rule(e, sit, "")
 	return id
+}
+
+func entryKey(c *trace.Comparison, op trace.Op, i int) string {
+	if op == trace.Missing {
+		return trace.Key(c.Want[i])
+	}
+	return trace.Key(c.Got[i])
+}
+
+// betweenTurns reports whether an entry of that key is of the loop's course between turns:
+// a poll, prepareNextTurn, the end and start of a turn, a request.
+func betweenTurns(key string) bool {
+	switch key {
+	case "call getSteeringMessages", "call getFollowUpMessages", "call prepareNextTurn", "event turn_start", "event turn_end", "call stream", "call finishTurn":
+		return true
+	}
+	return false
 }
 
 // ruleText is a rule id as a finding cites it, with its title; the words for no rule.

@@ -82,8 +82,10 @@ type Finding struct {
 	// request, an entry of the harness's, a time that moved, the end of a run that stopped
 	// where a request was due.
 	messages, request, harness, shifted, follows bool
-	// span lists the implementation's entries (1-based) a divergence shows on.
-	span []int
+	// span lists the implementation's entries (1-based) a divergence shows on; rules, the
+	// rules of the entries of a region.
+	span  []int
+	rules []string
 }
 
 // CauseKey is what the findings of one defect share across scenarios and runs: the rule the

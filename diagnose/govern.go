@@ -51,6 +51,8 @@ func (s situation) holds(when string) bool {
 		return s.failed
 	case "in a truncated turn":
 		return s.truncated
+	case "a truncated turn's calls lacking":
+		return s.truncated && s.lacking
 	case "after a truncated batch":
 		return s.afterTruncated
 	case "after a hard exit":
@@ -90,7 +92,7 @@ func (s situation) holds(when string) bool {
 }
 
 // knownWhen is every "when" the table may use (a test holds the table to it).
-var knownWhen = []string{"startup", "after a turn", "before a later turn", "within a turn", "lacking", "a failed result", "in a truncated turn", "after a truncated batch", "after a hard exit",
+var knownWhen = []string{"startup", "after a turn", "before a later turn", "within a turn", "lacking", "a failed result", "in a truncated turn", "a truncated turn's calls lacking", "after a truncated batch", "after a hard exit",
 	"after an abort", "in a parallel batch", "in a sequential batch", "after a terminating batch",
 	"after finishTurn continue", "after finishTurn end", "stopReason disagrees", "a prompt", "steering", "steering (poll A)", "steering (poll B)", "follow-up",
 	"prepared", "queued", "a declaration"}

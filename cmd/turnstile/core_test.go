@@ -1,0 +1,89 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// plantedCoreDefects are one-line defects of examples/six-duties (a loop written from the
+// duties of an agent loop, not a port of pi), each with the rule its one cause must name at
+// core level.
+var plantedCoreDefects = []struct{ name, old, new, rule string }{
+	{"runs a truncated batch", `act(calls, reply.stopReason === "length", o, append)`, `act(calls, false, o, append)`, "R-TRUNC"},
+	{"trusts stopReason", `const calls = ((reply.content`, `const calls = reply.stopReason !== "toolUse" ? [] : ((reply.content`, "R-CONTENT-DECIDES"},
+	{"loses a steering message", `if (!toolsAsk && waiting.length === 0) waiting = await poll(o.followUps);`, `if (!toolsAsk) waiting = await poll(o.followUps);`, "R-NO-TURN-LIMIT"},
+}
+
+// TestCoreLevelNamesEachPlantedDefect: the six-duties example passes at core level, and a
+// copy of it with one planted defect fails with one cause. It needs the example's node
+// modules (make test installs them).
+func TestCoreLevelNamesEachPlantedDefect(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the suite through a node adapter four times")
+	}
+	example := filepath.Join(repoRoot, "examples", "six-duties")
+	if _, err := os.Stat(filepath.Join(example, "node_modules", "tsx")); err != nil {
+		t.Skip("examples/six-duties/node_modules is not installed (make test installs it)")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("no node")
+	}
+	source, err := os.ReadFile(filepath.Join(example, "loop.ts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conform := func(t *testing.T, loop []byte) (causes []string, summary string) {
+		dir := t.TempDir()
+		for _, name := range []string{"adapter.ts", "package.json"} {
+			data, err := os.ReadFile(filepath.Join(example, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(dir, "loop.ts"), loop, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(filepath.Join(example, "node_modules"), filepath.Join(dir, "node_modules")); err != nil {
+			t.Fatal(err)
+		}
+		t.Chdir(dir)
+		var out, errOut strings.Builder
+		execute([]string{"conform", "--level", "core", "--format", "json", "--impl", node + " --import tsx adapter.ts"}, &out, &errOut)
+		var report struct {
+			Summary string
+			Causes  []struct{ Rule, Title string }
+		}
+		if err := json.Unmarshal([]byte(out.String()), &report); err != nil {
+			t.Fatalf("%v\n%s%s", err, out.String(), errOut.String())
+		}
+		for _, c := range report.Causes {
+			causes = append(causes, c.Rule+" — "+c.Title)
+		}
+		return causes, report.Summary
+	}
+	t.Run("as it is", func(t *testing.T) {
+		if causes, summary := conform(t, source); len(causes) != 0 || !strings.Contains(summary, " 0 failed") {
+			t.Errorf("%s; causes %q", summary, causes)
+		}
+	})
+	for _, d := range plantedCoreDefects {
+		t.Run(d.name, func(t *testing.T) {
+			if strings.Count(string(source), d.old) != 1 {
+				t.Fatalf("the planted line no longer applies: %s", d.old)
+			}
+			causes, summary := conform(t, []byte(strings.Replace(string(source), d.old, d.new, 1)))
+			if len(causes) != 1 || !strings.HasPrefix(causes[0], d.rule) {
+				t.Errorf("%s; causes %q, want one of %s", summary, causes, d.rule)
+			}
+			t.Logf("%s: %q", summary, causes)
+		})
+	}
+}

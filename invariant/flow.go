@@ -230,8 +230,8 @@ func checkQueueTiming(v *view) []Violation {
 		}
 		rule, why := pollRule(got, want, ok), ""
 		if rule == "R-POLL-FOLLOW-UP" && t.hasBatch() && v.window(t).natural && len(got) > 0 && got[len(got)-1] == trace.HookFollowUp &&
-			!v.anyTerminates(t) && v.startsTool(t.asstEnd, t.end) {
-			// It polled last, as a stopping loop does, though no result asked to terminate.
+			!v.anyTerminates(t) && v.startsTool(t.asstEnd, t.end) && t.next < 0 {
+			// It polled last and stopped, though no result asked to terminate.
 			rule, why = "R-NO-TURN-LIMIT", ": no result of the batch asks to terminate, so the loop was not stopping and polls no follow-up (a loop caps no turns and stops on no tool)"
 		} else if rule == "R-POLL-FOLLOW-UP" && t.hasBatch() && v.window(t).natural && slices.Contains(got, trace.HookFollowUp) {
 			why = ": the batch has a result without terminate: true, so the loop was not stopping and polls no follow-up"

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/turnstile-dev/turnstile/invariant"
 	"github.com/turnstile-dev/turnstile/jsonvalue"
 	"github.com/turnstile-dev/turnstile/trace"
 )
@@ -206,4 +207,22 @@ func (v viewer) leavesOut(k string, message, assistant, failed bool) bool {
 		return failed && !v.follows["R-TOOL-ERROR-RESULT"]
 	}
 	return false
+}
+
+// Broken is what a core loop's run breaks of invs: the failures of got's core view that the
+// reference's run of the same scenario (want), in its core view, does not show, and that
+// name no convention. A view leaves out what an invariant of pi's texts and schedule needs,
+// so what the reference breaks there is the view's, not the loop's.
+func Broken(got, want *trace.Trace, follows map[string]bool, invs []invariant.Invariant) []invariant.Failure {
+	known := map[string]bool{}
+	for _, f := range invariant.CheckAll(View(want, follows), invs...) {
+		known[f.Invariant+"\x00"+f.Msg] = true
+	}
+	var out []invariant.Failure
+	for _, f := range invariant.CheckAll(View(got, follows), invs...) {
+		if !known[f.Invariant+"\x00"+f.Msg] && !(IsConvention(f.Rule) && !follows[f.Rule]) {
+			out = append(out, f)
+		}
+	}
+	return out
 }

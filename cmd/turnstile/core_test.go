@@ -11,11 +11,15 @@ import (
 
 // plantedCoreDefects are one-line defects of examples/six-duties (a loop written from the
 // duties of an agent loop, not a port of pi), each with the rule its one cause must name at
-// core level.
-var plantedCoreDefects = []struct{ name, old, new, rule string }{
-	{"runs a truncated batch", `act(calls, reply.stopReason === "length", o, append)`, `act(calls, false, o, append)`, "R-TRUNC"},
-	{"trusts stopReason", `const calls = ((reply.content`, `const calls = reply.stopReason !== "toolUse" ? [] : ((reply.content`, "R-CONTENT-DECIDES"},
-	{"loses a steering message", `if (!toolsAsk && waiting.length === 0) waiting = await poll(o.followUps);`, `if (!toolsAsk) waiting = await poll(o.followUps);`, "R-NO-TURN-LIMIT"},
+// core level, and whether run --level core, which judges by invariants alone (no reference
+// trace beside it), sees it: no invariant follows a taken message into the transcript.
+var plantedCoreDefects = []struct {
+	name, old, new, rule string
+	runSees              bool
+}{
+	{"runs a truncated batch", `act(calls, reply.stopReason === "length", o, append)`, `act(calls, false, o, append)`, "R-TRUNC", true},
+	{"trusts stopReason", `const calls = ((reply.content`, `const calls = reply.stopReason !== "toolUse" ? [] : ((reply.content`, "R-CONTENT-DECIDES", true},
+	{"loses a steering message", `if (!toolsAsk && waiting.length === 0) waiting = await poll(o.followUps);`, `if (!toolsAsk) waiting = await poll(o.followUps);`, "R-NO-TURN-LIMIT", false},
 }
 
 // TestCoreLevelNamesEachPlantedDefect: the six-duties example passes at core level, and a
@@ -37,7 +41,8 @@ func TestCoreLevelNamesEachPlantedDefect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conform := func(t *testing.T, loop []byte) (causes []string, summary string) {
+	// conform runs the loop at core level with conform, and with run --impl for its exit code.
+	conform := func(t *testing.T, loop []byte) (causes []string, summary string, runCode int) {
 		dir := t.TempDir()
 		for _, name := range []string{"adapter.ts", "package.json"} {
 			data, err := os.ReadFile(filepath.Join(example, name))
@@ -67,11 +72,13 @@ func TestCoreLevelNamesEachPlantedDefect(t *testing.T) {
 		for _, c := range report.Causes {
 			causes = append(causes, c.Rule+" — "+c.Title)
 		}
-		return causes, report.Summary
+		out.Reset()
+		runCode = execute([]string{"run", "--level", "core", "--impl", node + " --import tsx adapter.ts"}, &out, &errOut)
+		return causes, report.Summary, runCode
 	}
 	t.Run("as it is", func(t *testing.T) {
-		if causes, summary := conform(t, source); len(causes) != 0 || !strings.Contains(summary, " 0 failed") {
-			t.Errorf("%s; causes %q", summary, causes)
+		if causes, summary, code := conform(t, source); len(causes) != 0 || !strings.Contains(summary, " 0 failed") || code != 0 {
+			t.Errorf("%s; causes %q; run --level core exits %d", summary, causes, code)
 		}
 	})
 	for _, d := range plantedCoreDefects {
@@ -79,9 +86,12 @@ func TestCoreLevelNamesEachPlantedDefect(t *testing.T) {
 			if strings.Count(string(source), d.old) != 1 {
 				t.Fatalf("the planted line no longer applies: %s", d.old)
 			}
-			causes, summary := conform(t, []byte(strings.Replace(string(source), d.old, d.new, 1)))
+			causes, summary, code := conform(t, []byte(strings.Replace(string(source), d.old, d.new, 1)))
 			if len(causes) != 1 || !strings.HasPrefix(causes[0], d.rule) {
 				t.Errorf("%s; causes %q, want one of %s", summary, causes, d.rule)
+			}
+			if want := map[bool]int{true: 1, false: 0}[d.runSees]; code != want {
+				t.Errorf("run --level core exits %d, want %d", code, want)
 			}
 			t.Logf("%s: %q", summary, causes)
 		})

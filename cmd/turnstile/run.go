@@ -3,12 +3,14 @@ package main
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/turnstile-dev/turnstile/conformance"
 	"github.com/turnstile-dev/turnstile/invariant"
+	"github.com/turnstile-dev/turnstile/levels"
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
@@ -16,7 +18,7 @@ import (
 )
 
 func runCmd() *cobra.Command {
-	var format, impl, htmlOut, tracks string
+	var format, impl, htmlOut, tracks, level string
 	var proc processFlags
 	var sel selection
 	var budget budgetFlags
@@ -40,7 +42,9 @@ A run fails (exit 1) when it misses an expectation, when its trace breaks an inv
 not expect with expect: {runFails: true} — its script ran out ("request 2 was not
 scripted"), the run got stuck, or it exceeded its budget. The run is judged at the pi the
 implementation tracks (its hello's "tracks", or --tracks X): the invariants of that pi, and
-the expect: blocks, which describe pi 1.6.0, only at pi 1.6.0.
+the expect: blocks, which describe pi 1.6.0, only at pi 1.6.0. --level core judges the core
+of any agent loop: the expect: blocks and the invariants of pi's conventions are left
+unchecked and a scenario pinning only conventions is skipped (docs/SEMANTICS.md, Levels).
 
 --format jsonl prints the canonical trace lines only: the same bytes on every run.
 --html FILE also writes the runs as one self-contained HTML page: a lane per actor, findings
@@ -59,6 +63,10 @@ marked, and with --impl the reference's trace beside the implementation's.`,
 			if err := checkTracks(tracks); err != nil {
 				return err
 			}
+			lvl, err := levels.Parse(level)
+			if err != nil {
+				return usage(err)
+			}
 			files, err := load(args, sel, budget)
 			if err != nil {
 				return err
@@ -70,15 +78,20 @@ marked, and with --impl the reference's trace beside the implementation's.`,
 			target := newImpl()
 			defer closeImpl(target)
 			// The pi the run is judged at: --tracks, else an implementation's hello's.
-			held := tracks
+			held, follows := tracks, map[string]bool{}
 			if h, ok := target.(interface {
 				Hello() (conformance.Hello, error)
-			}); ok && held == "" {
+			}); ok {
 				hello, err := h.Hello()
 				if err != nil {
 					return usage(err)
 				}
-				held = hello.Tracks
+				if held == "" {
+					held = hello.Tracks
+				}
+				for _, id := range hello.Follows {
+					follows[id] = true
+				}
 			}
 			behaviour, err := loop.BehaviourOf(held)
 			if err != nil {
@@ -86,16 +99,34 @@ marked, and with --impl the reference's trace beside the implementation's.`,
 			}
 			newest := behaviour == (loop.Behaviour{})
 			invs := invariant.AllAt(behaviour)
+			if lvl == levels.Core {
+				// pi's conventions are judged nowhere: not by expect: blocks, not by invariants.
+				newest = false
+				invs = slices.DeleteFunc(invs, func(inv invariant.Invariant) bool { return levels.ConventionsOnly(inv.Rules) })
+				fmt.Fprintln(cmd.ErrOrStderr(), "judged at core level: in the core view, pi's conventions and expect: blocks left unchecked")
+			}
 			out := cmd.OutOrStdout()
 			st := newStyler(out)
-			if !newest {
+			if !newest && lvl != levels.Core {
 				fmt.Fprintf(cmd.ErrOrStderr(), "judged at pi %s: its invariants, and expect: blocks left unchecked (they describe pi %s)\n", held, loop.NewestVersion)
 			}
 			var bad []string
+			skipped := 0
 			page := htmlRuns{impl: impl, behaviour: behaviour}
 			for _, f := range files {
 				if impl == "" {
 					target = newImpl()
+				}
+				// What conform would skip (a hook not installed, a feature lacked, a later pi, a
+				// scenario of pi's conventions only at core level) is not run.
+				if why := conformance.SkipReason(target, f.Scenario, tracks, lvl); why != "" {
+					skipOut := out
+					if format == "jsonl" {
+						skipOut = cmd.ErrOrStderr() // stdout holds trace lines only
+					}
+					fmt.Fprintf(skipOut, "skip %s: %s\n", f.Scenario.Name, why)
+					skipped++
+					continue
 				}
 				tr, err := sim.Run(f.Scenario, target)
 				var over *sim.BudgetError
@@ -103,7 +134,14 @@ marked, and with --impl the reference's trace beside the implementation's.`,
 					return usage(err)
 				}
 				problems := runProblems(f, tr, newest)
-				broken := invariant.CheckAll(tr, invs...)
+				var broken []invariant.Failure
+				if lvl == levels.Core {
+					// Judged in the core view, against the reference's run of the scenario.
+					want, _ := sim.Run(f.Scenario, sim.NewReferenceWith(behaviour))
+					broken = levels.Broken(tr, want, follows, invs)
+				} else {
+					broken = invariant.CheckAll(tr, invs...)
+				}
 				for _, v := range broken {
 					problems = append(problems, "invariant "+v.String())
 				}
@@ -140,7 +178,10 @@ marked, and with --impl the reference's trace beside the implementation's.`,
 				}
 			}
 			if len(bad) > 0 {
-				return failed(fmt.Errorf("%d of %d scenarios failed: %s", len(bad), len(files), strings.Join(bad, ", ")))
+				return failed(fmt.Errorf("%d of %d scenarios failed (%d skipped): %s", len(bad), len(files)-skipped, skipped, strings.Join(bad, ", ")))
+			}
+			if skipped > 0 && format != "jsonl" {
+				fmt.Fprintf(out, "%d scenarios run, %d skipped\n", len(files)-skipped, skipped)
 			}
 			return nil
 		},
@@ -152,6 +193,7 @@ marked, and with --impl the reference's trace beside the implementation's.`,
 	sel.register(cmd.Flags())
 	budget.register(cmd.Flags())
 	cmd.Flags().StringVar(&tracks, "tracks", "", "pi version the reference behaves as (default: the newest)")
+	cmd.Flags().StringVar(&level, "level", "pi", "pi: every rule; core: pi's conventions judged nowhere (docs/SEMANTICS.md, Levels)")
 	return cmd
 }
 

@@ -217,9 +217,10 @@ func foldInvariants(divs []Finding, invs []Finding) []Finding {
 			divs[i].Says += "; it breaks invariant " + f.Invariant + ": " + f.Actual
 			divs[i].Invariant = f.Invariant
 		}
-		if d := &divs[i]; d.RuleID == "R-NO-TURN-LIMIT" && flowInvariants[f.Invariant] && f.RuleID != "" && f.RuleID != d.RuleID {
-			// A request lacking says only that the run stopped; the loop's course, judged
-			// at the same place, says why (a follow-up taken early, a poll too many).
+		if d := &divs[i]; d.RuleID == "R-NO-TURN-LIMIT" && !d.stops && flowInvariants[f.Invariant] && f.RuleID != "" && f.RuleID != d.RuleID {
+			// A request lacking where the loop went on says only that its course changed; the
+			// course, judged at the same place, says why (a follow-up taken early, a poll too
+			// many). Where the loop stopped instead, it stopped: R-NO-TURN-LIMIT.
 			d.Signature = f.RuleID + strings.TrimPrefix(d.Signature, d.RuleID)
 			d.Headline = f.RuleID + strings.TrimPrefix(d.Headline, d.RuleID)
 			d.RuleID, d.Rule = f.RuleID, RuleTitles([]string{f.RuleID})

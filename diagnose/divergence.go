@@ -251,6 +251,7 @@ func regionFinding(c *trace.Comparison, g *governor, op trace.Op, idx []int, rul
 	}
 	n := entries(len(idx))
 	if op == trace.Missing {
+		f.stops = !requestBeforeEnd(c.Got, nextG)
 		f.At = Position{Expected: idx[0] + 1}
 		if nextG < len(c.Got) {
 			f.At.Actual = nextG + 1
@@ -289,6 +290,19 @@ func regionFinding(c *trace.Comparison, g *governor, op trace.Op, idx []int, rul
 	}
 	f.Headline = headline(rule, f.Headline)
 	return f
+}
+
+// requestBeforeEnd reports whether es has a request from index i on, before its run ends.
+func requestBeforeEnd(es []trace.Entry, i int) bool {
+	for ; i < len(es); i++ {
+		switch trace.Key(es[i]) {
+		case "call stream":
+			return true
+		case "event agent_end":
+			return false
+		}
+	}
+	return false
 }
 
 // maxRegionEntries bounds the entries a region's finding carries, as timeline lines and in

@@ -104,7 +104,7 @@ func (ep *epoch) close(v *view, vs *violations) {
 	}
 	for n, at := range ep.have {
 		if !set[n] {
-			vs.add(v, at, "tool %s was executed but the requests declare %v", n, set)
+			vs.addRule(v, at, "R-DECL-REPLAY", "tool %s was executed but the requests declare %v", n, set)
 		}
 	}
 	for n, at := range ep.missing {

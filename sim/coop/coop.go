@@ -44,8 +44,11 @@ func (p *TaskPanic) Unwrap() error {
 
 // Scheduler runs tasks one at a time. The zero value is not usable; call New.
 type Scheduler struct {
-	mu      sync.Mutex
+	mu sync.Mutex
+	// ready holds the ready tasks from head on; once they have all run, the array is reused
+	// (a run readies a task at every delivery).
 	ready   []*Task
+	head    int
 	current *Task
 	live    int
 	// free are coroutines whose task has returned, waiting for the next task to run: their
@@ -161,7 +164,7 @@ func (s *Scheduler) RunUntilIdle() {
 	}()
 	for {
 		s.mu.Lock()
-		if len(s.ready) == 0 || s.broken {
+		if s.head == len(s.ready) || s.broken {
 			s.current = nil
 			var idle []*worker
 			if s.live == 0 {
@@ -174,9 +177,11 @@ func (s *Scheduler) RunUntilIdle() {
 			ended = true
 			return
 		}
-		t := s.ready[0]
-		s.ready[0] = nil
-		s.ready = s.ready[1:]
+		t := s.ready[s.head]
+		s.ready[s.head] = nil
+		if s.head++; s.head == len(s.ready) {
+			s.ready, s.head = s.ready[:0], 0
+		}
 		s.current = t
 		if t.w == nil {
 			if n := len(s.free); n > 0 {
@@ -195,7 +200,7 @@ func (s *Scheduler) RunUntilIdle() {
 // breakDown marks the scheduler broken and lets its idle coroutines go.
 func (s *Scheduler) breakDown() {
 	s.mu.Lock()
-	s.broken, s.current, s.ready = true, nil, nil
+	s.broken, s.current, s.ready, s.head = true, nil, nil, 0
 	idle := s.free
 	s.free = nil
 	s.mu.Unlock()

@@ -51,7 +51,7 @@ func (r *Reference) build(setup Setup) (loop.Context, loop.Config, []loop.Messag
 		Stream: func(ctx context.Context, req loop.StreamRequest) (loop.AssistantStream, error) {
 			return r.stream(ctx, req, setup.StreamOptions)
 		},
-		OnEvent: func(e loop.Event) { r.notify(NotifyEvent, e) },
+		OnEvent: func(e loop.Event) { r.event(&e) },
 	}
 	installed := func(name string) bool { return slices.Contains(setup.Hooks, name) }
 	// contextOf decodes a hook's replacement context.

@@ -37,7 +37,7 @@ type encoder struct {
 const arenaChunk = 32 << 10
 
 // eventBytes is e's canonical JSON, in a slice of its own.
-func (enc *encoder) eventBytes(e loop.Event) []byte {
+func (enc *encoder) eventBytes(e *loop.Event) []byte {
 	return enc.sized(func(b []byte) []byte { return enc.event(b, e) })
 }
 
@@ -168,7 +168,7 @@ func (e *encoder) value(b []byte, v any) []byte {
 	case []string:
 		return appendList(b, x, jsonvalue.AppendString)
 	case loop.Event:
-		return e.event(b, x)
+		return e.event(b, &x)
 	case loop.StreamEvent:
 		return appendStreamEvent(b, &x)
 	case *loop.StreamEvent:
@@ -260,7 +260,7 @@ func (o *obj) boolean(k string, v bool) {
 func (o *obj) close() []byte { return append(o.b, '}') }
 
 // event writes a loop event, agent_end's messages through the memo.
-func (enc *encoder) event(b []byte, e loop.Event) []byte {
+func (enc *encoder) event(b []byte, e *loop.Event) []byte {
 	o := open(b)
 	switch e.Type {
 	case loop.AgentEnd:

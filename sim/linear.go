@@ -117,7 +117,7 @@ func (w *world) delivered(d *Delivery, seq int) {
 
 // updateData is the trace's data of a message_update event given as a value, linked to the
 // delivery it repeats when it does.
-func (w *world) updateData(ev loop.Event) (json.RawMessage, *trace.Link) {
+func (w *world) updateData(ev *loop.Event) (json.RawMessage, *trace.Link) {
 	last := w.lin.last
 	if w.lin.inFull || last.seq == 0 || ev.AssistantEvent == nil || ev.AssistantEvent.Partial == nil ||
 		!sameMessage(ev.AssistantEvent.Partial, last.msg) || !sameMessage(ev.Message, last.msg) {

@@ -26,9 +26,9 @@ type Reference struct {
 	streams map[string]*refStream
 	calls   map[string]*refToolCall
 	closed  bool
-	// direct is set when the port is the simulator's own world, which takes payloads as
-	// Go values.
-	direct bool
+	// world is the port when it is the simulator's own world, which takes payloads as Go
+	// values; nil for any other port.
+	world *world
 	// behaviour is the pi release the loop behaves as (loop.Config.Behaviour).
 	behaviour loop.Behaviour
 	// agent is the Agent of an Agent session.
@@ -79,8 +79,8 @@ type refToolCall struct {
 
 // Start implements Implementation.
 func (r *Reference) Start(setup Setup, port Port) error {
-	_, direct := port.(*world)
-	*r = Reference{sched: coop.New(), port: port, streams: map[string]*refStream{}, calls: map[string]*refToolCall{}, direct: direct, behaviour: r.behaviour}
+	w, _ := port.(*world)
+	*r = Reference{sched: coop.New(), port: port, streams: map[string]*refStream{}, calls: map[string]*refToolCall{}, world: w, behaviour: r.behaviour}
 	if setup.Entry == EntryAgent {
 		if err := r.startAgent(setup); err != nil {
 			return err
@@ -252,7 +252,7 @@ func (r *Reference) Parallel(tasks []func()) { r.sched.Wait(tasks) }
 // call makes one call through the port.
 func (r *Reference) call(kind, name string, data any) (json.RawMessage, error) {
 	c := Call{Kind: kind, Name: name, Value: data}
-	if !r.direct {
+	if r.world == nil {
 		raw, err := json.Marshal(data)
 		if err != nil {
 			return nil, err
@@ -359,11 +359,20 @@ func decodeBlocks(raw []json.RawMessage) ([]loop.Block, error) {
 
 // notify sends a notification, as a value to the world and as JSON to any other port.
 func (r *Reference) notify(kind string, v any) {
-	if r.direct {
+	if r.world != nil {
 		r.port.Notify(Notification{Kind: kind, Value: v})
 		return
 	}
 	r.port.Notify(Notification{Kind: kind, Data: mustJSON(v)})
+}
+
+// event reports a loop event: to the world as it is, to any other port as JSON.
+func (r *Reference) event(e *loop.Event) {
+	if r.world != nil {
+		r.world.event(e)
+		return
+	}
+	r.port.Notify(Notification{Kind: NotifyEvent, Data: mustJSON(*e)})
 }
 
 // rootCause is the innermost error: the hook's or stream's own failure, whose text is what

@@ -329,32 +329,17 @@ func (w *world) Notify(n Notification) {
 	}
 	switch n.Kind {
 	case NotifyEvent:
-		var data json.RawMessage
-		var link *trace.Link
-		var typ loop.EventType
-		var id string
 		if ev, ok := n.Value.(loop.Event); ok && len(n.Data) == 0 {
-			typ, id = ev.Type, ev.ToolCallID
-			if typ == loop.MessageUpdate {
-				data, link = w.updateData(ev)
-			} else {
-				data = w.enc.eventBytes(ev)
-			}
-		} else {
-			var top map[string]string
-			data, top = jsonvalue.CanonicalWith(n.Data, true, &w.memo)
-			typ, id = loop.EventType(top["type"]), top["toolCallId"]
-			if typ == loop.MessageUpdate {
-				data, link = w.linkUpdateJSON(data)
-			}
+			w.event(&ev)
+			return
 		}
-		w.record(trace.Entry{Kind: trace.KindEvent, Name: string(typ), Target: id, Data: data, Link: link})
-		if w.agent != nil {
-			w.agentEvent(typ)
+		data, top := jsonvalue.CanonicalWith(n.Data, true, &w.memo)
+		typ, id := loop.EventType(top["type"]), top["toolCallId"]
+		var link *trace.Link
+		if typ == loop.MessageUpdate {
+			data, link = w.linkUpdateJSON(data)
 		}
-		w.fireTriggers(func(t *Trigger) bool {
-			return t.Event == typ && (t.ToolCallID == "" || t.ToolCallID == id)
-		})
+		w.recordEvent(typ, id, data, link)
 	case NotifyEnd:
 		data := w.canonicalData(n.Data, n.Value)
 		var end struct {
@@ -375,6 +360,33 @@ func (w *world) Notify(n Notification) {
 	default:
 		w.fail("protocol", fmt.Sprintf("unknown notification kind %q", n.Kind))
 	}
+}
+
+// event records a loop event given as a value (Notify, and the in-process reference directly,
+// without boxing the event).
+func (w *world) event(ev *loop.Event) {
+	if w.closed || w.over != nil {
+		return
+	}
+	var data json.RawMessage
+	var link *trace.Link
+	if ev.Type == loop.MessageUpdate {
+		data, link = w.updateData(ev)
+	} else {
+		data = w.enc.eventBytes(ev)
+	}
+	w.recordEvent(ev.Type, ev.ToolCallID, data, link)
+}
+
+// recordEvent records an event entry and what follows from it.
+func (w *world) recordEvent(typ loop.EventType, id string, data json.RawMessage, link *trace.Link) {
+	w.record(trace.Entry{Kind: trace.KindEvent, Name: string(typ), Target: id, Data: data, Link: link})
+	if w.agent != nil {
+		w.agentEvent(typ)
+	}
+	w.fireTriggers(func(t *Trigger) bool {
+		return t.Event == typ && (t.ToolCallID == "" || t.ToolCallID == id)
+	})
 }
 
 // canonicalData is the canonical form of a payload given as JSON or, in-process, as a value.

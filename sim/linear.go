@@ -79,16 +79,16 @@ func (w *world) lastRecorded(seq int, kind string) bool {
 // deliveryData is the trace's data of a delivery about to be released, with its link. For a
 // stream event it also writes the delivery's JSON, unless the implementation reads values
 // only.
-func (w *world) deliveryData(d *Delivery) (json.RawMessage, *trace.Link) {
-	ev, ok := d.Value.(loop.StreamEvent)
-	if d.Kind != trace.DeliverStreamEvent || !ok {
+func (w *world) deliveryData(s *scheduled) (json.RawMessage, *trace.Link) {
+	d, ev := &s.delivery, s.event
+	if d.Kind != trace.DeliverStreamEvent || ev == nil {
 		return d.Data, nil
 	}
 	if len(d.Data) == 0 && !w.valuesOnly {
 		d.Data = w.enc.valueBytes(ev)
 	}
-	if prev, ok := w.lin.partials[d.Target]; ok && !w.lin.inFull && ev.Partial != nil && advances(prev.msg, &ev) {
-		return w.enc.sized(func(b []byte) []byte { return appendStreamEventWith(b, &ev, false) }), &trace.Link{Advances: prev.seq}
+	if prev, ok := w.lin.partials[d.Target]; ok && !w.lin.inFull && ev.Partial != nil && advances(prev.msg, ev) {
+		return w.enc.sized(func(b []byte) []byte { return appendStreamEventWith(b, ev, false) }), w.newLink(trace.Link{Advances: prev.seq})
 	}
 	if len(d.Data) > 0 {
 		return d.Data, nil
@@ -97,9 +97,9 @@ func (w *world) deliveryData(d *Delivery) (json.RawMessage, *trace.Link) {
 }
 
 // delivered remembers the partial of a stream event delivery once it is recorded at seq.
-func (w *world) delivered(d *Delivery, seq int) {
-	ev, ok := d.Value.(loop.StreamEvent)
-	if d.Kind != trace.DeliverStreamEvent || !ok || ev.Partial == nil || !w.lastRecorded(seq, trace.KindDeliver) {
+func (w *world) delivered(s *scheduled, seq int) {
+	d, ev := &s.delivery, s.event
+	if d.Kind != trace.DeliverStreamEvent || ev == nil || ev.Partial == nil || !w.lastRecorded(seq, trace.KindDeliver) {
 		return
 	}
 	p := partialAt{seq: seq, msg: ev.Partial}
@@ -129,7 +129,7 @@ func (w *world) updateData(ev *loop.Event) (json.RawMessage, *trace.Link) {
 		o.b = appendStreamEventWith(o.b, ev.AssistantEvent, false)
 		o.str("type", string(ev.Type))
 		return o.close()
-	}), &trace.Link{Repeats: last.seq}
+	}), w.newLink(trace.Link{Repeats: last.seq})
 }
 
 // linkUpdateJSON links a message_update event given as canonical JSON to the delivery it
@@ -158,7 +158,7 @@ func (w *world) linkUpdateJSON(data json.RawMessage) (json.RawMessage, *trace.Li
 	out = append(out, short[:evStart]...)
 	out = append(out, jsonvalue.WithoutMember(short[evStart:evEnd], "partial")...)
 	out = append(out, short[evEnd:]...)
-	return out, &trace.Link{Repeats: last.seq}
+	return out, w.newLink(trace.Link{Repeats: last.seq})
 }
 
 // advances reports whether ev's partial is prev advanced by ev, as the linear form's

@@ -62,15 +62,16 @@ func (w *world) openStreamFor(model ModelSetup) Answer {
 	s.partial = partial
 	t := w.now + resp.Delay
 	if w.aborted && !resp.IgnoresAbort {
-		w.pushStreamEvent(s, t, abortedEvent(partial))
+		ev := abortedEvent(partial)
+		w.pushStreamEvent(s, t, &ev)
 		return Answer{Data: json.RawMessage(`{"stream":"` + s.id + `"}`)}
 	}
 	events := streamEvents(resp, final)
-	for i, ev := range events {
+	for i := range events {
 		if i > 0 {
 			t += resp.ChunkDelay
 		}
-		w.pushStreamEvent(s, t, ev)
+		w.pushStreamEvent(s, t, &events[i])
 	}
 	switch {
 	case resp.StreamError != "":
@@ -83,27 +84,28 @@ func (w *world) openStreamFor(model ModelSetup) Answer {
 
 // pushStreamEvent schedules one stream event; releasing it updates the stream's partial.
 // Its JSON is written when it is released (deliveryData).
-func (w *world) pushStreamEvent(s *streamRun, t int64, ev loop.StreamEvent) {
-	w.pushStreamDelivery(s, t, Delivery{Kind: trace.DeliverStreamEvent, Value: ev})
+func (w *world) pushStreamEvent(s *streamRun, t int64, ev *loop.StreamEvent) {
+	w.pushStreamDelivery(s, t, Delivery{Kind: trace.DeliverStreamEvent}).event = ev
 }
 
 // pushStreamDelivery schedules one of the stream's deliveries; released, it updates the
 // stream (streamRun.released).
-func (w *world) pushStreamDelivery(s *streamRun, t int64, d Delivery) {
+func (w *world) pushStreamDelivery(s *streamRun, t int64, d Delivery) *scheduled {
 	d.Target = s.id
 	d.Now = t
 	sch := w.at(t, d)
 	sch.stream = s
 	s.pending = append(s.pending, sch)
+	return sch
 }
 
 // released takes the stream's next delivery, d, as released: its partial becomes the
 // stream's, and the stream is finished after its last event or after an end or failure.
-func (s *streamRun) released(d *Delivery) {
+func (s *streamRun) released(d *scheduled) {
 	s.pending[0] = nil
 	s.pending = s.pending[1:]
-	ev, isEvent := d.Value.(loop.StreamEvent)
-	if !isEvent {
+	ev := d.event
+	if ev == nil {
 		s.finished = true
 		return
 	}

@@ -140,7 +140,7 @@ func (r *Reference) Deliver(d Delivery) error {
 					return err
 				}
 			}
-			s.queue = append(s.queue, ev)
+			return r.deliverEvent(d.Target, d.Now, &ev)
 		case trace.DeliverStreamEnd:
 			var end struct {
 				Message *loop.AssistantMessage `json:"message"`
@@ -194,6 +194,19 @@ func (r *Reference) Deliver(d Delivery) error {
 	default:
 		return fmt.Errorf("unknown delivery kind %q", d.Kind)
 	}
+	r.sched.RunUntilIdle()
+	return nil
+}
+
+// deliverEvent is Deliver of a stream event to stream target at virtual time now.
+func (r *Reference) deliverEvent(target string, now int64, ev *loop.StreamEvent) error {
+	r.now = now
+	s := r.streams[target]
+	if s == nil {
+		return fmt.Errorf("delivery for unknown stream %q", target)
+	}
+	s.queue = append(s.queue, *ev)
+	r.wake(&s.waiter)
 	r.sched.RunUntilIdle()
 	return nil
 }

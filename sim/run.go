@@ -18,7 +18,8 @@ func Run(sc *Scenario, impl Implementation) (*trace.Trace, error) { return run(s
 func run(sc *Scenario, impl Implementation, inFull bool) (*trace.Trace, error) {
 	w := newWorld(sc)
 	w.trace.Entries = make([]trace.Entry, 0, min(expectedEntries(sc), w.budget.Entries)+1) // +1: the budget's verdict
-	_, w.valuesOnly = impl.(*Reference)
+	ref, _ := impl.(*Reference)
+	w.valuesOnly = ref != nil
 	w.lin.inFull = inFull
 	setup, err := w.setup()
 	if err != nil {
@@ -58,7 +59,13 @@ func run(sc *Scenario, impl Implementation, inFull bool) (*trace.Trace, error) {
 			continue
 		}
 		w.release(s)
-		if err := impl.Deliver(s.delivery); err != nil {
+		var err error
+		if s.event != nil && ref != nil && ref.world == w {
+			err = ref.deliverEvent(s.delivery.Target, s.delivery.Now, s.event) // the event as it is, not boxed
+		} else {
+			err = impl.Deliver(s.valueFor())
+		}
+		if err != nil {
 			w.closed = true
 			_ = impl.Stop()
 			return &w.trace, fmt.Errorf("scenario %s: delivery %s at %dms: %w", sc.Name, s.delivery.Kind, s.at, err)

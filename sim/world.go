@@ -48,6 +48,12 @@ type world struct {
 	triggerSeen []int
 	fired       []bool
 
+	// links and happenings are the chunks new links and scheduled happenings are taken from:
+	// a run links most of its entries and schedules a delivery for most, and a chunk is one
+	// allocation for many (chunk).
+	links      []trace.Link
+	happenings []scheduled
+
 	// agent is set in Agent scenarios.
 	agent *agentWorld
 	// due is what Due found last; abortsInHooks is set when a hook's answer may abort the
@@ -84,7 +90,10 @@ type scheduled struct {
 	internal  func()
 	onRelease func()
 	// stream is the stream whose event, end or failure this delivery is (pushStreamDelivery).
-	stream    *streamRun
+	stream *streamRun
+	// event is the stream event this delivery is, nil for any other: delivery.Value is left
+	// unset, and set from it only for an implementation that reads it (valueFor).
+	event     *loop.StreamEvent
 	cancelled bool
 	index     int
 }
@@ -174,14 +183,27 @@ func newWorld(sc *Scenario) *world {
 func (w *world) at(t int64, d Delivery) *scheduled {
 	w.seq++
 	d.Now = t
-	s := &scheduled{at: t, seq: w.seq, delivery: d}
+	s := chunk(&w.happenings, scheduled{at: t, seq: w.seq, delivery: d})
 	w.schedule.push(s)
 	return s
 }
 
 func (w *world) scheduleInternal(t int64, f func()) {
 	w.seq++
-	w.schedule.push(&scheduled{at: t, seq: w.seq, internal: f})
+	w.schedule.push(chunk(&w.happenings, scheduled{at: t, seq: w.seq, internal: f}))
+}
+
+// newLink is a new link of the trace, holding l.
+func (w *world) newLink(l trace.Link) *trace.Link { return chunk(&w.links, l) }
+
+// chunk stores v in the chunk *c and returns where; a full chunk is replaced by a new one,
+// larger up to a bound, and stays alive while anything points into it.
+func chunk[T any](c *[]T, v T) *T {
+	if len(*c) == cap(*c) {
+		*c = make([]T, 0, min(2*cap(*c)+8, 128))
+	}
+	*c = append(*c, v)
+	return &(*c)[len(*c)-1]
 }
 
 // performDue carries out the internal happenings due at or before t, in order, leaving
@@ -473,7 +495,8 @@ func (w *world) reactToAbort() {
 			p.cancelled = true
 		}
 		s.pending = nil
-		w.pushStreamEvent(s, w.now, abortedEvent(s.partial))
+		ev := abortedEvent(s.partial)
+		w.pushStreamEvent(s, w.now, &ev)
 	}
 	for _, t := range w.tools {
 		if t.finished || t.b.OnAbort == nil {
@@ -493,12 +516,21 @@ func (w *world) release(s *scheduled) {
 		s.onRelease()
 	}
 	if s.stream != nil {
-		s.stream.released(&s.delivery)
+		s.stream.released(s)
 	}
 	// The world wrote the delivery's data canonically itself.
-	data, link := w.deliveryData(&s.delivery)
+	data, link := w.deliveryData(s)
 	w.record(trace.Entry{Kind: trace.KindDeliver, Name: s.delivery.Kind, Target: s.delivery.Target, Data: data, Link: link})
-	w.delivered(&s.delivery, len(w.trace.Entries))
+	w.delivered(s, len(w.trace.Entries))
+}
+
+// delivery is s's delivery as an implementation is given it, with its Value.
+func (s *scheduled) valueFor() Delivery {
+	d := s.delivery
+	if s.event != nil {
+		d.Value = *s.event
+	}
+	return d
 }
 
 // setup is what the implementation is told about the scenario.

@@ -126,12 +126,12 @@ func (r *Reference) build(setup Setup) (loop.Context, loop.Config, []loop.Messag
 	}
 	if installed(trace.HookSteering) {
 		cfg.GetSteeringMessages = func(context.Context) ([]loop.Message, error) {
-			return r.messagesHook(trace.HookSteering, map[string]any{})
+			return r.messagesHook(trace.HookSteering, noData)
 		}
 	}
 	if installed(trace.HookFollowUp) {
 		cfg.GetFollowUpMessages = func(context.Context) ([]loop.Message, error) {
-			return r.messagesHook(trace.HookFollowUp, map[string]any{})
+			return r.messagesHook(trace.HookFollowUp, noData)
 		}
 	}
 	if installed(trace.HookBeforeToolCall) {
@@ -231,10 +231,7 @@ func (r *Reference) tool(ts ToolSetup) *loop.Tool {
 // stream opens a provider request through the port; with options, the call's data has what
 // the stream function got besides the model and the context ({sessionId?, identity?}).
 func (r *Reference) stream(_ context.Context, req loop.StreamRequest, options bool) (loop.AssistantStream, error) {
-	data := map[string]any{
-		"model": wireModel(req.Model), "messages": nonNilMessages(req.Messages),
-		"thinkingLevel": req.ThinkingLevel, "apiKey": req.APIKey,
-	}
+	sc := &streamCall{Model: wireModel(req.Model), Messages: nonNilMessages(req.Messages), ThinkingLevel: req.ThinkingLevel, APIKey: req.APIKey}
 	if options {
 		o := map[string]any{}
 		if req.SessionID != "" {
@@ -243,7 +240,11 @@ func (r *Reference) stream(_ context.Context, req loop.StreamRequest, options bo
 		if req.Identity != nil {
 			o["identity"] = req.Identity
 		}
-		data["options"] = o
+		sc.Options = o
+	}
+	var data any = sc // the world takes it as it is
+	if r.world == nil {
+		data = sc.asMap()
 	}
 	raw, err := r.call(trace.CallStream, "", data)
 	if err != nil {
@@ -256,6 +257,29 @@ func (r *Reference) stream(_ context.Context, req loop.StreamRequest, options bo
 	s := &refStream{r: r}
 	r.streams[id] = s
 	return s, nil
+}
+
+// noData is the data of a queue poll, {}: one map for every poll, which nothing changes.
+var noData = map[string]any{}
+
+// streamCall is a stream call's data, {apiKey, messages, model, options?, thinkingLevel}, as
+// the in-process reference hands it to the world: the map of the same members (asMap), which
+// the world writes alike, without building the map for every request.
+type streamCall struct {
+	APIKey        string
+	Messages      []loop.Message
+	Model         ModelSetup
+	Options       map[string]any // nil: no options member
+	ThinkingLevel loop.ThinkingLevel
+}
+
+// asMap is the call's data as a map, for a port that takes JSON.
+func (sc *streamCall) asMap() map[string]any {
+	m := map[string]any{"model": sc.Model, "messages": sc.Messages, "thinkingLevel": sc.ThinkingLevel, "apiKey": sc.APIKey}
+	if sc.Options != nil {
+		m["options"] = sc.Options
+	}
+	return m
 }
 
 // streamID reads a stream call's answer, {"stream": id}: on its bytes when it is written as

@@ -133,6 +133,9 @@ func (w *world) contextData(c Call, name string, wantFull bool) (full, data json
 		data = w.canonicalData(c.Data, c.Value)
 		return data, data, nil, nil
 	}
+	if sc, ok := c.Value.(*streamCall); ok && len(c.Data) == 0 {
+		return w.streamCallData(sc, name)
+	}
 	dataLists := []trace.List{trace.ListMessages, trace.ListNewMessages}
 	if root, ok := c.Value.(map[string]any); ok && len(c.Data) == 0 {
 		if _, ok := messagesAt(root, trace.CallListPath(name, trace.ListMessages)); ok {
@@ -194,6 +197,27 @@ func (w *world) contextData(c Call, name string, wantFull bool) (full, data json
 		short = withListFrom(short, k.start, k.end, k.encs, k.keep)
 	}
 	return data, short, link, lists
+}
+
+// streamCallData is contextData of a stream call given as a *streamCall.
+func (w *world) streamCallData(sc *streamCall, name string) (full, data json.RawMessage, link *trace.Link, lists []pendingList) {
+	key := listKey{name, trace.ListMessages}
+	prev := w.lin.lists[key]
+	msgs := sc.Messages
+	keep := w.keepOfMessages(msgs, prev)
+	tail := make([][]byte, len(msgs)-keep)
+	for i, msg := range msgs[keep:] {
+		tail[i] = w.enc.encoded(msg)
+	}
+	lists = []pendingList{{key: key, keep: keep, tail: tail, tailMsgs: msgs[keep:], values: true}}
+	if keep == 0 {
+		data = w.enc.valueBytes(sc)
+		return data, data, nil, lists
+	}
+	w.setListLink(&link, trace.ListMessages, prev.seq, keep)
+	short := *sc
+	short.Messages = msgs[keep:]
+	return nil, w.enc.valueBytes(&short), link, lists
 }
 
 // answerData is a context hook's answer (canonical JSON) in the linear form, its link

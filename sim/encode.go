@@ -152,7 +152,12 @@ func (e *encoder) value(b []byte, v any) []byte {
 		if x == nil {
 			return append(b, "null"...)
 		}
-		keys := sortedKeys(x)
+		var small [8]string // most maps here are small: their keys sorted without allocating
+		keys := small[:0]
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
 		b = append(b, '{')
 		for i, k := range keys {
 			if i > 0 {
@@ -181,11 +186,22 @@ func (e *encoder) value(b []byte, v any) []byte {
 	case loop.Message:
 		return appendMessage(b, x)
 	case ModelSetup: // every stream call's
+		return appendModel(b, x)
+	case *streamCall: // written as asMap's map would be
 		o := open(b)
-		o.str("api", x.API)
-		o.str("id", x.ID)
-		o.str("provider", x.Provider)
+		o.str("apiKey", x.APIKey)
+		o.key("messages")
+		o.b = e.messages(o.b, x.Messages)
+		o.key("model")
+		o.b = appendModel(o.b, x.Model)
+		if x.Options != nil {
+			o.key("options")
+			o.b = e.value(o.b, x.Options)
+		}
+		o.str("thinkingLevel", string(x.ThinkingLevel))
 		return o.close()
+	case loop.ThinkingLevel:
+		return jsonvalue.AppendString(b, string(x))
 	case loop.ToolResult:
 		return appendToolResult(b, &x)
 	case *loop.ToolResult:
@@ -200,6 +216,14 @@ func (e *encoder) value(b []byte, v any) []byte {
 		return append(b, quoted...)
 	}
 	return append(b, jsonvalue.Canonical(data)...)
+}
+
+func appendModel(b []byte, m ModelSetup) []byte {
+	o := open(b)
+	o.str("api", m.API)
+	o.str("id", m.ID)
+	o.str("provider", m.Provider)
+	return o.close()
 }
 
 // appendList writes a JSON array of list's items (null for a nil list), each by item.

@@ -24,7 +24,9 @@ type streamRequest struct {
 // events. value is the in-process form of data, when there is one.
 func (w *world) openStream(data json.RawMessage, value any) Answer {
 	var req streamRequest
-	if m, ok := value.(map[string]any); ok {
+	if sc, ok := value.(*streamCall); ok {
+		req.Model = sc.Model
+	} else if m, ok := value.(map[string]any); ok {
 		req.Model, _ = m["model"].(ModelSetup)
 	} else if err := json.Unmarshal(data, &req); err != nil {
 		w.requests++
@@ -67,6 +69,7 @@ func (w *world) openStreamFor(model ModelSetup) Answer {
 		return Answer{Data: json.RawMessage(`{"stream":"` + s.id + `"}`)}
 	}
 	events := streamEvents(resp, final)
+	s.pending = make([]*scheduled, 0, len(events)+1)
 	for i := range events {
 		if i > 0 {
 			t += resp.ChunkDelay

@@ -62,7 +62,9 @@ func (w *world) startTool(data json.RawMessage, value any) Answer {
 
 // settleTool schedules the end of a tool execution: a result, or a thrown error.
 func (w *world) settleTool(t *toolRun, at int64, result loop.ToolResult, throw, nothing string) {
-	data := w.enc.valueBytes(map[string]any{"result": result})
+	data := w.enc.sized(func(b []byte) []byte { // {"result": result}
+		return append(appendToolResult(append(b, `{"result":`...), &result), '}')
+	})
 	var value any = result // in-process, the implementation takes the result as a value
 	switch {
 	case throw != "":

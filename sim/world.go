@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -330,8 +331,14 @@ func (w *world) recordCall(c Call, cd callData, a Answer) {
 		e.Target = strconv.Itoa(w.requests)
 	}
 	if len(a.Data) > 0 {
+		answer := a.Data
+		// The world's own answers to a request, a tool call and an empty queue's poll are
+		// canonical already.
+		if c.Kind != trace.CallStream && c.Kind != trace.CallTool && !bytes.Equal(answer, noMessages) {
+			answer = jsonvalue.Canonical(answer)
+		}
 		var answerList []pendingList
-		e.Answer, e.Link, answerList = w.answerData(ctxName, jsonvalue.Canonical(a.Data), e.Link)
+		e.Answer, e.Link, answerList = w.answerData(ctxName, answer, e.Link)
 		lists = append(lists, answerList...)
 	}
 	w.record(e)

@@ -196,7 +196,11 @@ func (r *Reference) tool(ts ToolSetup) *loop.Tool {
 			}
 			c := &refToolCall{}
 			r.calls[id] = c
-			if _, err := r.call(trace.CallTool, "", map[string]any{"toolCallId": id, "toolName": ts.Name, "args": args}); err != nil {
+			var data any = &toolCall{ID: id, Name: ts.Name, Args: args} // the world takes it as it is
+			if r.world == nil {
+				data = map[string]any{"toolCallId": id, "toolName": ts.Name, "args": args}
+			}
+			if _, err := r.call(trace.CallTool, "", data); err != nil {
 				return loop.ToolResult{}, err
 			}
 			for {
@@ -257,6 +261,13 @@ func (r *Reference) stream(_ context.Context, req loop.StreamRequest, options bo
 	s := &refStream{r: r}
 	r.streams[id] = s
 	return s, nil
+}
+
+// toolCall is a tool call's data, {args, toolCallId, toolName}, as the in-process reference
+// hands it to the world, which writes it as the map of the same members.
+type toolCall struct {
+	ID, Name string
+	Args     map[string]any
 }
 
 // noData is the data of a queue poll, {}: one map for every poll, which nothing changes.

@@ -200,6 +200,13 @@ func (e *encoder) value(b []byte, v any) []byte {
 		}
 		o.str("thinkingLevel", string(x.ThinkingLevel))
 		return o.close()
+	case *toolCall: // written as the map of the same members would be
+		o := open(b)
+		o.key("args")
+		o.b = e.value(o.b, x.Args)
+		o.str("toolCallId", x.ID)
+		o.str("toolName", x.Name)
+		return o.close()
 	case loop.ThinkingLevel:
 		return jsonvalue.AppendString(b, string(x))
 	case loop.ToolResult:

@@ -23,7 +23,9 @@ func (w *world) startTool(data json.RawMessage, value any) Answer {
 	m, _ := value.(map[string]any)
 	id, ok1 := m["toolCallId"].(string)
 	name, ok2 := m["toolName"].(string)
-	if ok1 && ok2 {
+	if tc, ok := value.(*toolCall); ok {
+		st.ToolCallID, st.ToolName = tc.ID, tc.Name
+	} else if ok1 && ok2 {
 		st.ToolCallID, st.ToolName = id, name
 	} else if err := json.Unmarshal(data, &st); err != nil {
 		w.fail("protocol", "bad tool call: "+err.Error())

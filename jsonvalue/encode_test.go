@@ -2,6 +2,8 @@ package jsonvalue
 
 import (
 	"encoding/json"
+	"math"
+	"strconv"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -35,5 +37,28 @@ func TestAppendStringIsEncodingJSONsOnAnyBytes(t *testing.T) {
 		if got := AppendString(nil, s); string(got) != string(want) {
 			t.Fatalf("%q: got %s, want %s", s, got, want)
 		}
+	})
+}
+
+// TestAppendNumberWritesIntegersAsFloatsAre: the integers written by their digits are written
+// as the float formatting writes them, up to 2^53 and around it, and any float as before.
+func TestAppendNumberWritesIntegersAsFloatsAre(t *testing.T) {
+	asFloat := func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+	check := func(f float64) {
+		t.Helper()
+		if abs := math.Abs(f); f == 0 || abs < 1e-6 || abs >= 1e21 {
+			return
+		}
+		if got, want := string(AppendNumber(nil, f)), asFloat(f); got != want {
+			t.Fatalf("%v: got %s, want %s", f, got, want)
+		}
+	}
+	for _, f := range []float64{1, -1, 7, 1e15, 1 << 53, -(1 << 53), 1<<53 - 1, 1<<53 + 2, 1 << 60, 1e20, 0.5, 123.25, -3.0000001} {
+		check(f)
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		check(float64(rapid.Int64().Draw(t, "int")))
+		check(float64(rapid.Int64Range(-1<<54, 1<<54).Draw(t, "near 2^53")))
+		check(rapid.Float64().Draw(t, "float"))
 	})
 }

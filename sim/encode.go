@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"slices"
 	"sort"
+	"strconv"
 
 	"github.com/turnstile-dev/turnstile/jsonvalue"
 	"github.com/turnstile-dev/turnstile/loop"
@@ -268,18 +269,26 @@ func open(b []byte) obj { return obj{b: append(b, '{'), first: true} }
 // key starts a member. Keys here are the loop's own field names, plain ASCII identifiers,
 // so they are written without escaping.
 func (o *obj) key(k string) {
-	if !o.first {
-		o.b = append(o.b, ',')
+	if o.first {
+		o.first = false
+		o.b = append(o.b, '"')
+	} else {
+		o.b = append(o.b, ',', '"')
 	}
-	o.first = false
-	o.b = append(o.b, '"')
 	o.b = append(o.b, k...)
 	o.b = append(o.b, '"', ':')
 }
 
-func (o *obj) str(k, v string)       { o.key(k); o.b = jsonvalue.AppendString(o.b, v) }
-func (o *obj) num(k string, v int64) { o.key(k); o.b = jsonvalue.AppendNumber(o.b, float64(v)) }
-func (o *obj) any(k string, v any)   { o.key(k); o.b = appendCanonical(o.b, v) }
+func (o *obj) str(k, v string) { o.key(k); o.b = jsonvalue.AppendString(o.b, v) }
+func (o *obj) num(k string, v int64) {
+	o.key(k)
+	if -1<<53 <= v && v <= 1<<53 { // as AppendNumber writes it, without formatting a float
+		o.b = strconv.AppendInt(o.b, v, 10)
+	} else {
+		o.b = jsonvalue.AppendNumber(o.b, float64(v))
+	}
+}
+func (o *obj) any(k string, v any) { o.key(k); o.b = appendCanonical(o.b, v) }
 func (o *obj) boolean(k string, v bool) {
 	o.key(k)
 	if v {

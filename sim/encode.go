@@ -57,17 +57,23 @@ func (e *encoder) sized(write func([]byte) []byte) []byte {
 	e.writing = true
 	e.scratch = write(e.scratch[:0])
 	e.writing = false
-	n := len(e.scratch)
-	switch {
-	case e.scratch == nil:
+	if e.scratch == nil {
 		return nil
+	}
+	return e.kept(e.scratch)
+}
+
+// kept is a copy of p in a slice of its own: in the arena when p is small.
+func (e *encoder) kept(p []byte) []byte {
+	n := len(p)
+	switch {
 	case n == 0 || n > arenaChunk/4:
-		return append(make([]byte, 0, n), e.scratch...)
+		return append(make([]byte, 0, n), p...)
 	case len(e.arena)+n > cap(e.arena):
 		e.arena = make([]byte, 0, arenaChunk)
 	}
 	start := len(e.arena)
-	e.arena = append(e.arena, e.scratch...)
+	e.arena = append(e.arena, p...)
 	return e.arena[start:len(e.arena):len(e.arena)] // full: an append to it copies
 }
 
@@ -97,8 +103,18 @@ func (e *encoder) message(b []byte, m loop.Message) []byte {
 	}
 	start := len(b)
 	b = appendMessage(b, m)
-	e.memo[m] = append([]byte(nil), b[start:]...)
+	e.memo[m] = e.kept(b[start:])
 	return b
+}
+
+// transcript writes m, a message of the transcript (ending, or in a turn's end), through the
+// memo: the same message is written again in the turn's end, the next request's context and
+// the run's end.
+func (e *encoder) transcript(b []byte, m loop.Message) []byte {
+	if e == nil {
+		return appendMessage(b, m)
+	}
+	return e.message(b, m)
 }
 
 // encoded is the canonical JSON of m, from the memo when it has been written before; the
@@ -308,12 +324,21 @@ func (enc *encoder) event(b []byte, e *loop.Event) []byte {
 		o.b = enc.messages(o.b, nonNil(e.Messages))
 	case loop.TurnEnd:
 		o.key("message")
-		o.b = appendMessage(o.b, e.Message)
+		o.b = enc.transcript(o.b, e.Message)
 		o.key("toolResults")
-		o.b = appendList(o.b, nonNil(e.ToolResults), func(b []byte, r *loop.ToolResultMessage) []byte { return appendMessage(b, r) })
-	case loop.MessageStart, loop.MessageEnd:
+		o.b = appendList(o.b, nonNil(e.ToolResults), func(b []byte, r *loop.ToolResultMessage) []byte { return enc.transcript(b, r) })
+	case loop.MessageEnd:
 		o.key("message")
-		o.b = appendMessage(o.b, e.Message)
+		o.b = enc.transcript(o.b, e.Message)
+	case loop.MessageStart:
+		// An assistant message starts as a snapshot of its partial, never seen again; the
+		// others start as the message that ends, the same.
+		o.key("message")
+		if _, partial := e.Message.(*loop.AssistantMessage); partial {
+			o.b = appendMessage(o.b, e.Message)
+		} else {
+			o.b = enc.transcript(o.b, e.Message)
+		}
 	case loop.MessageUpdate:
 		o.key("assistantMessageEvent")
 		if e.AssistantEvent == nil {

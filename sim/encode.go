@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"sync"
 
 	"github.com/turnstile-dev/turnstile/jsonvalue"
 	"github.com/turnstile-dev/turnstile/loop"
@@ -77,7 +78,30 @@ func (e *encoder) kept(p []byte) []byte {
 	return e.arena[start:len(e.arena):len(e.arena)] // full: an append to it copies
 }
 
-func newEncoder() *encoder { return &encoder{memo: map[loop.Message][]byte{}} }
+func newEncoder() *encoder {
+	e := &encoder{memo: map[loop.Message][]byte{}}
+	if b, ok := scratches.Get().(*[]byte); ok {
+		e.scratch = (*b)[:0]
+	}
+	return e
+}
+
+// scratches keeps encoders' scratch buffers from one run to the next: a run's grows to its
+// largest entry (a run's end lists every message), which the next run would grow to again.
+var scratches sync.Pool
+
+// maxPooledScratch bounds the scratch buffers kept for the next run.
+const maxPooledScratch = 1 << 20
+
+// release gives the encoder's scratch buffer to the next run's; the encoder writes nothing
+// after (the run is over, and every entry's data was copied out of it).
+func (e *encoder) release() {
+	if c := cap(e.scratch); c > 0 && c <= maxPooledScratch {
+		b := e.scratch[:0]
+		scratches.Put(&b)
+	}
+	e.scratch = nil
+}
 
 // messages writes a list of messages, each from the memo when it has been written before.
 func (e *encoder) messages(b []byte, list []loop.Message) []byte {

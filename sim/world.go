@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/turnstile-dev/turnstile/jsonvalue"
 	"github.com/turnstile-dev/turnstile/loop"
@@ -51,9 +52,11 @@ type world struct {
 
 	// links and happenings are the chunks new links and scheduled happenings are taken from:
 	// a run links most of its entries and schedules a delivery for most, and a chunk is one
-	// allocation for many (chunk).
+	// allocation for many (chunk, newHappening). spent lists the chunks of happenings, given
+	// to the next run once this one is over (recycle).
 	links      []trace.Link
 	happenings []scheduled
+	spent      [][]scheduled
 
 	// agent is set in Agent scenarios.
 	agent *agentWorld
@@ -184,14 +187,49 @@ func newWorld(sc *Scenario) *world {
 func (w *world) at(t int64, d Delivery) *scheduled {
 	w.seq++
 	d.Now = t
-	s := chunk(&w.happenings, scheduled{at: t, seq: w.seq, delivery: d})
+	s := w.newHappening(scheduled{at: t, seq: w.seq, delivery: d})
 	w.schedule.push(s)
 	return s
 }
 
 func (w *world) scheduleInternal(t int64, f func()) {
 	w.seq++
-	w.schedule.push(chunk(&w.happenings, scheduled{at: t, seq: w.seq, internal: f}))
+	w.schedule.push(w.newHappening(scheduled{at: t, seq: w.seq, internal: f}))
+}
+
+// happeningChunks keeps chunks of happenings from one run to the next: a run schedules a
+// delivery for most of its entries, and none is looked at once the run is over.
+var happeningChunks sync.Pool
+
+// happeningChunk is the size of a chunk of happenings.
+const happeningChunk = 128
+
+// newHappening is a new scheduled happening, holding s.
+func (w *world) newHappening(s scheduled) *scheduled {
+	if len(w.happenings) == cap(w.happenings) {
+		if c, ok := happeningChunks.Get().(*[]scheduled); ok {
+			w.happenings = (*c)[:0]
+		} else {
+			w.happenings = make([]scheduled, 0, happeningChunk)
+		}
+		w.spent = append(w.spent, w.happenings)
+	}
+	w.happenings = append(w.happenings, s)
+	return &w.happenings[len(w.happenings)-1]
+}
+
+// recycle gives the run's scratch buffer and chunks of happenings to the next run, once this
+// one is over: nothing reads them after (the world answers nothing once closed, and the
+// trace holds none of them).
+func (w *world) recycle() {
+	w.enc.release()
+	for _, c := range w.spent {
+		c = c[:cap(c)]
+		clear(c)
+		c = c[:0]
+		happeningChunks.Put(&c)
+	}
+	w.spent, w.happenings = nil, nil
 }
 
 // newLink is a new link of the trace, holding l.

@@ -215,6 +215,20 @@ func (r *Reference) tool(ts ToolSetup) *loop.Tool {
 				case r.closed:
 					return loop.ToolResult{}, errSessionClosed
 				}
+				// As a stream's Next does: the next happening, when it is this call's, is
+				// taken here rather than through the driver.
+				if r.world != nil && r.sched.Alone() {
+					if d := r.world.releaseResultFor(id); d != nil {
+						r.now = d.delivery.Now
+						res := d.delivery.Value.(loop.ToolResult)
+						if d.delivery.Kind == trace.DeliverToolUpdate {
+							c.updates = append(c.updates, res)
+						} else {
+							c.settled, c.result = true, res
+						}
+						continue
+					}
+				}
 				r.park(&c.waiter)
 			}
 		},
@@ -258,7 +272,7 @@ func (r *Reference) stream(_ context.Context, req loop.StreamRequest, options bo
 	if err != nil {
 		return nil, err
 	}
-	s := &refStream{r: r}
+	s := &refStream{r: r, id: id}
 	r.streams[id] = s
 	return s, nil
 }

@@ -58,7 +58,8 @@ func (r *Reference) Behaviour() loop.Behaviour { return r.behaviour }
 
 // refStream is a stream on the implementation's side: the events delivered so far.
 type refStream struct {
-	r *Reference
+	r  *Reference
+	id string
 	// queue holds the events delivered and not read yet, from head on.
 	queue  []loop.StreamEvent
 	head   int
@@ -329,6 +330,16 @@ func (s *refStream) Next(context.Context) (loop.StreamEvent, bool, error) {
 			return loop.StreamEvent{}, false, nil
 		case s.r.closed:
 			return loop.StreamEvent{}, false, errSessionClosed
+		}
+		// Parked, this task would hand the turn to the world, which would release its next
+		// happening and, were it this stream's event, hand the turn back at once: when that
+		// is so, the task takes the event itself (world.releaseEventFor).
+		if s.r.world != nil && s.r.sched.Alone() {
+			if d := s.r.world.releaseEventFor(s.id); d != nil {
+				s.r.now = d.delivery.Now
+				s.queue = append(s.queue, *d.event)
+				continue
+			}
 		}
 		s.r.park(&s.waiter)
 	}

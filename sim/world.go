@@ -569,6 +569,41 @@ func (w *world) release(s *scheduled) {
 	w.delivered(s, len(w.trace.Entries))
 }
 
+// releaseEventFor releases the earliest happening when it is an event of stream id that the
+// run's loop (run) would release next: no end, no budget reached, nothing internal or
+// cancelled first, not beyond the time budget, not an Agent session. The in-process
+// reference's task waiting on that stream takes it itself, as the driver would have
+// delivered it (the same entries, in the same order), without two switches of coroutine.
+// nil when the driver must take the next step.
+func (w *world) releaseEventFor(id string) *scheduled {
+	return w.releaseNextIf(func(s *scheduled) bool { return s.event != nil && s.delivery.Target == id })
+}
+
+// releaseResultFor is releaseEventFor for the update or result of tool call id, given as a
+// value (a tool that throws or resolves nothing is left to the driver).
+func (w *world) releaseResultFor(id string) *scheduled {
+	return w.releaseNextIf(func(s *scheduled) bool {
+		_, value := s.delivery.Value.(loop.ToolResult)
+		return value && s.delivery.Target == id && (s.delivery.Kind == trace.DeliverToolUpdate || s.delivery.Kind == trace.DeliverToolResult)
+	})
+}
+
+// releaseNextIf releases the earliest happening when the run's loop would release it next
+// and it is one that ok accepts; nil otherwise.
+func (w *world) releaseNextIf(ok func(*scheduled) bool) *scheduled {
+	if w.closed || w.ended || w.over != nil || w.agent != nil || len(w.schedule) == 0 {
+		return nil
+	}
+	s := w.schedule[0]
+	if s.cancelled || s.internal != nil || s.at > w.budget.Time || !ok(s) {
+		return nil
+	}
+	w.schedule.pop()
+	w.now = s.at
+	w.release(s)
+	return s
+}
+
 // delivery is s's delivery as an implementation is given it, with its Value.
 func (s *scheduled) valueFor() Delivery {
 	d := s.delivery

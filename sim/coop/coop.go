@@ -142,6 +142,14 @@ func (s *Scheduler) Park() {
 	t.w.yield(struct{}{})
 }
 
+// Alone reports whether no other task is ready: were the running task to park now, the turn
+// would go back to the driver.
+func (s *Scheduler) Alone() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.head == len(s.ready) && !s.broken
+}
+
 // Ready makes a parked task runnable again; it runs after the tasks already ready.
 func (s *Scheduler) Ready(t *Task) {
 	s.mu.Lock()

@@ -218,7 +218,7 @@ func (r *Reference) tool(ts ToolSetup) *loop.Tool {
 				// As a stream's Next does: the next happening, when it is this call's, is
 				// taken here rather than through the driver.
 				if r.world != nil && r.sched.Alone() {
-					if d := r.world.releaseResultFor(id); d != nil {
+					if d := r.world.releaseResultFor(r, id); d != nil {
 						r.now = d.delivery.Now
 						res := d.delivery.Value.(loop.ToolResult)
 						if d.delivery.Kind == trace.DeliverToolUpdate {

@@ -335,7 +335,7 @@ func (s *refStream) Next(context.Context) (loop.StreamEvent, bool, error) {
 		// happening and, were it this stream's event, hand the turn back at once: when that
 		// is so, the task takes the event itself (world.releaseEventFor).
 		if s.r.world != nil && s.r.sched.Alone() {
-			if d := s.r.world.releaseEventFor(s.id); d != nil {
+			if d := s.r.world.releaseEventFor(s.r, s.id); d != nil {
 				s.r.now = d.delivery.Now
 				s.queue = append(s.queue, *d.event)
 				continue

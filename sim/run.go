@@ -20,7 +20,7 @@ func run(sc *Scenario, impl Implementation, inFull bool) (*trace.Trace, error) {
 	defer w.recycle()
 	w.trace.Entries = make([]trace.Entry, 0, min(expectedEntries(sc), w.budget.Entries)+1) // +1: the budget's verdict
 	ref, _ := impl.(*Reference)
-	w.valuesOnly = ref != nil
+	w.valuesOnly, w.ref = ref != nil, ref
 	w.lin.inFull = inFull
 	setup, err := w.setup()
 	if err != nil {

@@ -27,6 +27,10 @@ type world struct {
 	// implementation reads deliveries' values and not their JSON (the in-process reference).
 	lin        linearizer
 	valuesOnly bool
+	// ref is the implementation when it is the in-process reference itself (not wrapped,
+	// whose wrapper must see every delivery): it may take its deliveries itself
+	// (releaseNextIf).
+	ref *Reference
 	// memo remembers the canonical form of the messages an implementation sends as JSON.
 	memo jsonvalue.CanonicalMemo
 
@@ -575,23 +579,23 @@ func (w *world) release(s *scheduled) {
 // reference's task waiting on that stream takes it itself, as the driver would have
 // delivered it (the same entries, in the same order), without two switches of coroutine.
 // nil when the driver must take the next step.
-func (w *world) releaseEventFor(id string) *scheduled {
-	return w.releaseNextIf(func(s *scheduled) bool { return s.event != nil && s.delivery.Target == id })
+func (w *world) releaseEventFor(r *Reference, id string) *scheduled {
+	return w.releaseNextIf(r, func(s *scheduled) bool { return s.event != nil && s.delivery.Target == id })
 }
 
 // releaseResultFor is releaseEventFor for the update or result of tool call id, given as a
 // value (a tool that throws or resolves nothing is left to the driver).
-func (w *world) releaseResultFor(id string) *scheduled {
-	return w.releaseNextIf(func(s *scheduled) bool {
+func (w *world) releaseResultFor(r *Reference, id string) *scheduled {
+	return w.releaseNextIf(r, func(s *scheduled) bool {
 		_, value := s.delivery.Value.(loop.ToolResult)
 		return value && s.delivery.Target == id && (s.delivery.Kind == trace.DeliverToolUpdate || s.delivery.Kind == trace.DeliverToolResult)
 	})
 }
 
 // releaseNextIf releases the earliest happening when the run's loop would release it next
-// and it is one that ok accepts; nil otherwise.
-func (w *world) releaseNextIf(ok func(*scheduled) bool) *scheduled {
-	if w.closed || w.ended || w.over != nil || w.agent != nil || len(w.schedule) == 0 {
+// and it is one that ok accepts, for r, the run's implementation itself; nil otherwise.
+func (w *world) releaseNextIf(r *Reference, ok func(*scheduled) bool) *scheduled {
+	if w.ref != r || w.closed || w.ended || w.over != nil || w.agent != nil || len(w.schedule) == 0 {
 		return nil
 	}
 	s := w.schedule[0]

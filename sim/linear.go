@@ -207,7 +207,13 @@ func advances(prev *loop.AssistantMessage, ev *loop.StreamEvent) bool {
 		n, ok2 := next.Content[ci].(loop.ThinkingContent)
 		return ok1 && ok2 && p.Redacted == n.Redacted && p.ThinkingSignature == n.ThinkingSignature && extendedBy(p.Thinking, n.Thinking, ev.Delta)
 	case loop.StreamToolCallEnd:
-		return ev.ToolCall != nil && sameBlock(*ev.ToolCall, next.Content[ci])
+		if ev.ToolCall == nil {
+			return false
+		}
+		if n, ok := next.Content[ci].(loop.ToolCall); ok && sameToolCall(ev.ToolCall, &n) {
+			return true
+		}
+		return sameBlock(*ev.ToolCall, next.Content[ci])
 	}
 	return true
 }
@@ -268,13 +274,18 @@ func sameBlock(a, b loop.Block) bool {
 			return true
 		}
 	case loop.ToolCall:
-		// A streamed tool call's partials share its arguments map until the call ends.
-		if y, ok := b.(loop.ToolCall); ok && x.ID == y.ID && x.Name == y.Name && x.ThoughtSignature == y.ThoughtSignature &&
-			x.Namespace == y.Namespace && x.ArgumentsError == y.ArgumentsError && sameMap(x.Arguments, y.Arguments) {
+		if y, ok := b.(loop.ToolCall); ok && sameToolCall(&x, &y) {
 			return true
 		}
 	}
 	return sameEncoding(func(buf []byte) []byte { return appendBlock(buf, a) }, func(buf []byte) []byte { return appendBlock(buf, b) })
+}
+
+// sameToolCall reports whether two tool calls are the same call with the same arguments map
+// (a streamed tool call's partials share it until the call ends), which then encode alike.
+func sameToolCall(x, y *loop.ToolCall) bool {
+	return x.ID == y.ID && x.Name == y.Name && x.ThoughtSignature == y.ThoughtSignature &&
+		x.Namespace == y.Namespace && x.ArgumentsError == y.ArgumentsError && sameMap(x.Arguments, y.Arguments)
 }
 
 // sameMap reports whether a and b are the same map (or both nil), which then encode alike.

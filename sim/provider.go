@@ -3,6 +3,7 @@ package sim
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 
@@ -55,6 +56,8 @@ func (w *world) openStreamFor(model ModelSetup) Answer {
 		return Answer{Error: resp.OpenError}
 	}
 	s := &streamRun{id: strconv.Itoa(n), resp: resp}
+	// The streams that finished are let go: only those open are looked at (by an abort).
+	w.streams = slices.DeleteFunc(w.streams, func(s *streamRun) bool { return s.finished })
 	w.streams = append(w.streams, s)
 	final := finalMessage(resp, model, w.now)
 	s.final = final

@@ -41,6 +41,9 @@ func (w *world) startTool(data json.RawMessage, value any) Answer {
 		}
 		b = w.sc.Tools[i].Behaviour
 	}
+	// The executions that finished are let go: only those running are looked at (here and
+	// by an abort), and a long run would otherwise look at every execution it made.
+	w.tools = slices.DeleteFunc(w.tools, func(t *toolRun) bool { return t.finished })
 	for _, t := range w.tools {
 		if t.id == st.ToolCallID && !t.finished {
 			text := fmt.Sprintf("tool call %s started twice while running", st.ToolCallID)
@@ -49,14 +52,15 @@ func (w *world) startTool(data json.RawMessage, value any) Answer {
 		}
 	}
 	t := &toolRun{id: st.ToolCallID, b: b}
+	t.pending = t.first[:0]
 	w.tools = append(w.tools, t)
 	start := w.now
 	// An update after Duration is scheduled after the result (ties keep scheduling order, so
 	// one at Duration still comes first): it reaches a settled execution, which must ignore it.
 	for _, u := range b.Updates {
 		s := w.at(start+u.At, Delivery{Kind: trace.DeliverToolUpdate, Target: t.id, Now: start + u.At, Data: w.enc.valueBytes(u.Result), Value: u.Result})
+		s.tool = t
 		t.pending = append(t.pending, s)
-		s.onRelease = func() { t.pending = slices.DeleteFunc(t.pending, func(p *scheduled) bool { return p == s }) }
 	}
 	w.settleTool(t, start+b.Duration, b.Result, b.Throw, b.Resolves)
 	return Answer{Data: json.RawMessage(`{}`)}
@@ -75,9 +79,17 @@ func (w *world) settleTool(t *toolRun, at int64, result loop.ToolResult, throw, 
 		data, value = w.enc.valueBytes(map[string]string{"nothing": nothing}), nil
 	}
 	s := w.at(at, Delivery{Kind: trace.DeliverToolResult, Target: t.id, Now: at, Data: data, Value: value})
+	s.tool = t
 	t.pending = append(t.pending, s)
-	s.onRelease = func() {
+}
+
+// released takes the execution's delivery s as released: an update is no longer pending,
+// and after its result the execution is finished.
+func (t *toolRun) released(s *scheduled) {
+	if s.delivery.Kind == trace.DeliverToolResult {
 		t.pending = nil
 		t.finished = true
+		return
 	}
+	t.pending = slices.DeleteFunc(t.pending, func(p *scheduled) bool { return p == s })
 }

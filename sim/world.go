@@ -87,6 +87,8 @@ type toolRun struct {
 	settled  bool
 	pending  []*scheduled
 	finished bool
+	// first holds pending's first deliveries (most executions have only their result).
+	first [2]*scheduled
 }
 
 // scheduled is one future happening: a delivery to the implementation, or a user action on
@@ -97,8 +99,10 @@ type scheduled struct {
 	delivery  Delivery
 	internal  func()
 	onRelease func()
-	// stream is the stream whose event, end or failure this delivery is (pushStreamDelivery).
+	// stream is the stream whose event, end or failure this delivery is (pushStreamDelivery);
+	// tool the execution whose update or result it is.
 	stream *streamRun
+	tool   *toolRun
 	// event is the stream event this delivery is, nil for any other: delivery.Value is left
 	// unset, and set from it only for an implementation that reads it (valueFor).
 	event     *loop.StreamEvent
@@ -566,6 +570,9 @@ func (w *world) release(s *scheduled) {
 	}
 	if s.stream != nil {
 		s.stream.released(s)
+	}
+	if s.tool != nil {
+		s.tool.released(s)
 	}
 	// The world wrote the delivery's data canonically itself.
 	data, link := w.deliveryData(s)

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/trace"
@@ -21,6 +22,9 @@ func run(sc *Scenario, impl Implementation, inFull bool) (*trace.Trace, error) {
 	w.trace.Entries = make([]trace.Entry, 0, min(expectedEntries(sc), w.budget.Entries)+1) // +1: the budget's verdict
 	ref, _ := impl.(*Reference)
 	w.valuesOnly, w.ref = ref != nil, ref
+	if !w.valuesOnly { // only Due reads it, which promises nothing to the in-process reference
+		w.abortsInHooks = slices.Contains(NeededFeatures(sc), FeatureAbortInHook)
+	}
 	w.lin.inFull = inFull
 	setup, err := w.setup()
 	if err != nil {

@@ -178,7 +178,6 @@ func newWorld(sc *Scenario) *world {
 		budget:      sc.Budget.Or(DefaultBudget),
 		enc:         newEncoder(),
 	}
-	w.abortsInHooks = slices.Contains(NeededFeatures(sc), FeatureAbortInHook)
 	if sc.Agent != nil {
 		w.agent = &agentWorld{sent: map[string]*sentOp{},
 			seen: make([]int, len(sc.Agent.Barriers)), held: make([]bool, len(sc.Agent.Barriers))}

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/turnstile-dev/turnstile/sim"
@@ -56,6 +57,27 @@ func BenchmarkDirect(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(s.Turns*b.N)/b.Elapsed().Seconds(), "turns/s")
+		})
+	}
+}
+
+// BenchmarkPerTurn reports, for runs of 10, 100 and 1,000 requests, the trace's JSON lines
+// and the run's allocations per request: constant from one length to the next when nothing
+// the simulator or the trace does for a request grows with the run.
+func BenchmarkPerTurn(b *testing.B) {
+	for _, n := range []int{10, 100, 1000} {
+		b.Run(fmt.Sprintf("%d-requests", n), func(b *testing.B) {
+			sc := Requests(n)
+			var bytes int
+			for b.Loop() {
+				tr, err := sim.Run(sc, sim.NewReference())
+				if err != nil || tr.Failed() {
+					b.Fatalf("%v %v", err, tr.Failure())
+				}
+				bytes = len(tr.JSONL())
+			}
+			b.ReportMetric(float64(bytes)/float64(n), "trace-B/request")
+			b.ReportMetric(testing.AllocsPerRun(3, func() { _, _ = sim.Run(sc, sim.NewReference()) })/float64(n), "allocs/request")
 		})
 	}
 }

@@ -5,6 +5,7 @@ package bench
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 
 	"github.com/turnstile-dev/turnstile/loop"
@@ -51,15 +52,56 @@ func parallelTools() *sim.Scenario {
 
 // hundredTurns: 100 turns of one tool call each, then a text turn.
 func hundredTurns() *sim.Scenario {
-	sc := base("100-turns")
+	sc := Requests(101)
+	sc.Name = "100-turns"
+	return sc
+}
+
+// Requests is the 100-turn shape at any length: n provider requests, each answered with one
+// tool call but the last, answered with text.
+func Requests(n int) *sim.Scenario {
+	sc := base(fmt.Sprintf("%d-requests", n))
 	sc.Tools = []sim.ToolSpec{tool("a")}
-	for n := 1; n <= 100; n++ {
+	for i := 1; i < n; i++ {
 		sc.Responses = append(sc.Responses, sim.Response{Content: []loop.Block{
-			loop.ToolCall{ID: fmt.Sprintf("t%d", n), Name: "a", Arguments: map[string]any{}},
+			loop.ToolCall{ID: fmt.Sprintf("t%d", i), Name: "a", Arguments: map[string]any{}},
 		}})
 	}
 	sc.Responses = append(sc.Responses, sim.Response{Content: loop.Text("done")})
 	return sc
+}
+
+// PerTurn is what a simulated run of Requests(n) costs for each of its requests: the bytes
+// of its trace's JSON lines, and the allocations and bytes allocated by the run (the reference
+// loop's, the simulator's and the trace's), the mean of runs runs after one to warm up.
+type PerTurn struct {
+	Requests                           int
+	TraceBytes, Allocs, AllocatedBytes float64
+}
+
+// MeasurePerTurn runs Requests(n) and reports its figures per request.
+func MeasurePerTurn(n, runs int) (PerTurn, error) {
+	sc := Requests(n)
+	tr, err := sim.Run(sc, sim.NewReference())
+	if err == nil && tr.Failed() {
+		err = fmt.Errorf("%s failed: %s", sc.Name, tr.Failure().Error)
+	}
+	if err != nil {
+		return PerTurn{}, err
+	}
+	turns := float64(n)
+	out := PerTurn{Requests: n, TraceBytes: float64(len(tr.JSONL())) / turns}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range runs {
+		if _, err := sim.Run(sc, sim.NewReference()); err != nil {
+			return PerTurn{}, err
+		}
+	}
+	runtime.ReadMemStats(&after)
+	out.Allocs = float64(after.Mallocs-before.Mallocs) / float64(runs) / turns
+	out.AllocatedBytes = float64(after.TotalAlloc-before.TotalAlloc) / float64(runs) / turns
+	return out, nil
 }
 
 // thousandDeltas: one turn streaming 1,000 one-character text deltas.

@@ -359,6 +359,10 @@ func AppendNumber(out []byte, f float64) []byte {
 		return append(out, '0')
 	}
 	abs := math.Abs(f)
+	if abs <= 1<<53 && f == math.Trunc(f) {
+		// An integer every float64 near it is apart from: its digits are the shortest form.
+		return strconv.AppendInt(out, int64(f), 10)
+	}
 	if abs >= 1e-6 && abs < 1e21 {
 		return strconv.AppendFloat(out, f, 'f', -1, 64)
 	}

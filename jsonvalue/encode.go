@@ -1,9 +1,6 @@
 package jsonvalue
 
-import (
-	"encoding/json"
-	"unicode/utf8"
-)
+import "unicode/utf8"
 
 // plainByte marks the bytes encoding/json writes as they are inside a string.
 var plainByte = func() (t [256]bool) {
@@ -14,20 +11,59 @@ var plainByte = func() (t [256]bool) {
 }()
 
 // AppendString appends s as encoding/json writes a string (HTML characters escaped, as
-// json.Marshal does).
+// json.Marshal does): the plain bytes as they are, \" \\ \b \f \n \r \t by their short
+// escapes, the other control characters and < > & as \u00xx, invalid UTF-8 as \ufffd, and
+// U+2028 and U+2029 as \u2028 and \u2029.
 func AppendString(out []byte, s string) []byte {
-	simple := true
-	for i := 0; i < len(s); i++ {
-		if !plainByte[s[i]] {
-			simple = false
-			break
+	out = append(out, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if plainByte[c] {
+			i++
+			continue
 		}
+		if c < utf8.RuneSelf {
+			out = append(out, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				out = append(out, '\\', c)
+			case '\b':
+				out = append(out, '\\', 'b')
+			case '\f':
+				out = append(out, '\\', 'f')
+			case '\n':
+				out = append(out, '\\', 'n')
+			case '\r':
+				out = append(out, '\\', 'r')
+			case '\t':
+				out = append(out, '\\', 't')
+			default:
+				out = append(out, '\\', 'u', '0', '0', hexDigit[c>>4], hexDigit[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			out = append(out, s[start:i]...)
+			out = append(out, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			out = append(out, s[start:i]...)
+			out = append(out, '\\', 'u', '2', '0', '2', hexDigit[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
 	}
-	if simple {
-		out = append(out, '"')
-		out = append(out, s...)
-		return append(out, '"')
-	}
-	quoted, _ := json.Marshal(s)
-	return append(out, quoted...)
+	out = append(out, s[start:]...)
+	return append(out, '"')
 }
+
+const hexDigit = "0123456789abcdef"

@@ -3,7 +3,6 @@ package sim
 import (
 	"slices"
 
-	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/trace"
 )
 
@@ -71,10 +70,10 @@ func (w *world) Due(n int) []Delivery {
 		case !aheadable(s.delivery.Kind):
 			return out
 		}
-		if ev, ok := s.delivery.Value.(loop.StreamEvent); ok && len(s.delivery.Data) == 0 {
-			s.delivery.Data = w.enc.valueBytes(ev)
+		if s.event != nil && len(s.delivery.Data) == 0 {
+			s.delivery.Data = w.enc.valueBytes(s.event)
 		}
-		out = append(out, s.delivery)
+		out = append(out, s.valueFor())
 	}
 	return out
 }

@@ -51,7 +51,7 @@ func (r *Reference) build(setup Setup) (loop.Context, loop.Config, []loop.Messag
 		Stream: func(ctx context.Context, req loop.StreamRequest) (loop.AssistantStream, error) {
 			return r.stream(ctx, req, setup.StreamOptions)
 		},
-		OnEvent: func(e loop.Event) { r.notify(NotifyEvent, e) },
+		OnEvent: func(e loop.Event) { r.event(&e) },
 	}
 	installed := func(name string) bool { return slices.Contains(setup.Hooks, name) }
 	// contextOf decodes a hook's replacement context.
@@ -126,12 +126,12 @@ func (r *Reference) build(setup Setup) (loop.Context, loop.Config, []loop.Messag
 	}
 	if installed(trace.HookSteering) {
 		cfg.GetSteeringMessages = func(context.Context) ([]loop.Message, error) {
-			return r.messagesHook(trace.HookSteering, map[string]any{})
+			return r.messagesHook(trace.HookSteering, noData)
 		}
 	}
 	if installed(trace.HookFollowUp) {
 		cfg.GetFollowUpMessages = func(context.Context) ([]loop.Message, error) {
-			return r.messagesHook(trace.HookFollowUp, map[string]any{})
+			return r.messagesHook(trace.HookFollowUp, noData)
 		}
 	}
 	if installed(trace.HookBeforeToolCall) {
@@ -196,7 +196,11 @@ func (r *Reference) tool(ts ToolSetup) *loop.Tool {
 			}
 			c := &refToolCall{}
 			r.calls[id] = c
-			if _, err := r.call(trace.CallTool, "", map[string]any{"toolCallId": id, "toolName": ts.Name, "args": args}); err != nil {
+			var data any = &toolCall{ID: id, Name: ts.Name, Args: args} // the world takes it as it is
+			if r.world == nil {
+				data = map[string]any{"toolCallId": id, "toolName": ts.Name, "args": args}
+			}
+			if _, err := r.call(trace.CallTool, "", data); err != nil {
 				return loop.ToolResult{}, err
 			}
 			for {
@@ -210,6 +214,20 @@ func (r *Reference) tool(ts ToolSetup) *loop.Tool {
 					return c.result, c.err
 				case r.closed:
 					return loop.ToolResult{}, errSessionClosed
+				}
+				// As a stream's Next does: the next happening, when it is this call's, is
+				// taken here rather than through the driver.
+				if r.world != nil && r.sched.Alone() {
+					if d := r.world.releaseResultFor(r, id); d != nil {
+						r.now = d.delivery.Now
+						res := d.delivery.Value.(loop.ToolResult)
+						if d.delivery.Kind == trace.DeliverToolUpdate {
+							c.updates = append(c.updates, res)
+						} else {
+							c.settled, c.result = true, res
+						}
+						continue
+					}
 				}
 				r.park(&c.waiter)
 			}
@@ -231,10 +249,7 @@ func (r *Reference) tool(ts ToolSetup) *loop.Tool {
 // stream opens a provider request through the port; with options, the call's data has what
 // the stream function got besides the model and the context ({sessionId?, identity?}).
 func (r *Reference) stream(_ context.Context, req loop.StreamRequest, options bool) (loop.AssistantStream, error) {
-	data := map[string]any{
-		"model": wireModel(req.Model), "messages": nonNilMessages(req.Messages),
-		"thinkingLevel": req.ThinkingLevel, "apiKey": req.APIKey,
-	}
+	sc := &streamCall{Model: wireModel(req.Model), Messages: nonNilMessages(req.Messages), ThinkingLevel: req.ThinkingLevel, APIKey: req.APIKey}
 	if options {
 		o := map[string]any{}
 		if req.SessionID != "" {
@@ -243,7 +258,11 @@ func (r *Reference) stream(_ context.Context, req loop.StreamRequest, options bo
 		if req.Identity != nil {
 			o["identity"] = req.Identity
 		}
-		data["options"] = o
+		sc.Options = o
+	}
+	var data any = sc // the world takes it as it is
+	if r.world == nil {
+		data = sc.asMap()
 	}
 	raw, err := r.call(trace.CallStream, "", data)
 	if err != nil {
@@ -253,9 +272,39 @@ func (r *Reference) stream(_ context.Context, req loop.StreamRequest, options bo
 	if err != nil {
 		return nil, err
 	}
-	s := &refStream{r: r}
+	s := &refStream{r: r, id: id}
 	r.streams[id] = s
 	return s, nil
+}
+
+// toolCall is a tool call's data, {args, toolCallId, toolName}, as the in-process reference
+// hands it to the world, which writes it as the map of the same members.
+type toolCall struct {
+	ID, Name string
+	Args     map[string]any
+}
+
+// noData is the data of a queue poll, {}: one map for every poll, which nothing changes.
+var noData = map[string]any{}
+
+// streamCall is a stream call's data, {apiKey, messages, model, options?, thinkingLevel}, as
+// the in-process reference hands it to the world: the map of the same members (asMap), which
+// the world writes alike, without building the map for every request.
+type streamCall struct {
+	APIKey        string
+	Messages      []loop.Message
+	Model         ModelSetup
+	Options       map[string]any // nil: no options member
+	ThinkingLevel loop.ThinkingLevel
+}
+
+// asMap is the call's data as a map, for a port that takes JSON.
+func (sc *streamCall) asMap() map[string]any {
+	m := map[string]any{"model": sc.Model, "messages": sc.Messages, "thinkingLevel": sc.ThinkingLevel, "apiKey": sc.APIKey}
+	if sc.Options != nil {
+		m["options"] = sc.Options
+	}
+	return m
 }
 
 // streamID reads a stream call's answer, {"stream": id}: on its bytes when it is written as

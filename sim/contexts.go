@@ -36,19 +36,28 @@ type listKey struct {
 	list trace.List
 }
 
-// listAt is a message list recorded at entry seq: its messages' canonical JSON.
+// listAt is a message list recorded at entry seq: its messages' canonical JSON and, when
+// they were given as values, the messages.
 type listAt struct {
 	seq  int
 	encs [][]byte
+	msgs []loop.Message
 }
 
-// pendingList is a list of a call about to be recorded, to remember once it is.
+// pendingList is a list of a call about to be recorded, to remember once it is: the first
+// keep messages of the list remembered under key, followed by those of tail (and, given as
+// values, tailMsgs).
 type pendingList struct {
-	key  listKey
-	encs [][]byte
+	key      listKey
+	keep     int
+	tail     [][]byte
+	tailMsgs []loop.Message
+	values   bool
 }
 
-// remember keeps a call's lists once the call is recorded at seq.
+// remember keeps a call's lists once the call is recorded at seq. A list is written over
+// the one it replaces, from keep on: a run's contexts share their beginnings, and each
+// request then adds its new messages rather than a whole list.
 func (w *world) remember(seq int, lists []pendingList) {
 	if len(lists) == 0 || !w.lastRecorded(seq, trace.KindCall) {
 		return
@@ -57,8 +66,32 @@ func (w *world) remember(seq int, lists []pendingList) {
 		w.lin.lists = map[listKey]listAt{}
 	}
 	for _, l := range lists {
-		w.lin.lists[l.key] = listAt{seq: seq, encs: l.encs}
+		prev := w.lin.lists[l.key]
+		at := listAt{seq: seq, encs: append(prev.encs[:l.keep], l.tail...)}
+		if l.values && len(prev.msgs) >= l.keep {
+			at.msgs = append(prev.msgs[:l.keep], l.tailMsgs...)
+		}
+		w.lin.lists[l.key] = at
 	}
+}
+
+// keepOfMessages is how many of msgs begin the list prev, compared by their canonical JSON
+// (0 when there is no earlier list); a message that is the one at the same place in prev
+// encodes alike (the encoder's memo), and is not looked up.
+func (w *world) keepOfMessages(msgs []loop.Message, prev listAt) int {
+	if prev.seq == 0 {
+		return 0
+	}
+	keep := 0
+	for keep < len(msgs) && keep < len(prev.encs) {
+		m := msgs[keep]
+		same := keep < len(prev.msgs) && memoable(m) && m == prev.msgs[keep]
+		if !same && !bytes.Equal(w.enc.encoded(m), prev.encs[keep]) {
+			break
+		}
+		keep++
+	}
+	return keep
 }
 
 // keepOf is how many of encs begin the list prev (0 when there is no earlier list).
@@ -74,12 +107,12 @@ func keepOf(encs [][]byte, prev listAt) int {
 }
 
 // setListLink sets the link members of one list.
-func setListLink(link **trace.Link, list trace.List, extends, keep int) {
+func (w *world) setListLink(link **trace.Link, list trace.List, extends, keep int) {
 	if keep == 0 {
 		return
 	}
 	if *link == nil {
-		*link = &trace.Link{}
+		*link = w.newLink(trace.Link{})
 	}
 	switch list {
 	case trace.ListMessages:
@@ -100,6 +133,9 @@ func (w *world) contextData(c Call, name string, wantFull bool) (full, data json
 		data = w.canonicalData(c.Data, c.Value)
 		return data, data, nil, nil
 	}
+	if sc, ok := c.Value.(*streamCall); ok && len(c.Data) == 0 {
+		return w.streamCallData(sc, name)
+	}
 	dataLists := []trace.List{trace.ListMessages, trace.ListNewMessages}
 	if root, ok := c.Value.(map[string]any); ok && len(c.Data) == 0 {
 		if _, ok := messagesAt(root, trace.CallListPath(name, trace.ListMessages)); ok {
@@ -112,14 +148,14 @@ func (w *world) contextData(c Call, name string, wantFull bool) (full, data json
 				}
 				key := listKey{name, list}
 				prev := w.lin.lists[key]
-				encs := make([][]byte, len(msgs))
-				for i, msg := range msgs {
-					encs[i] = w.enc.encoded(msg) // remembered by the encoder: the same slice each time
+				keep := w.keepOfMessages(msgs, prev)
+				tail := make([][]byte, len(msgs)-keep)
+				for i, msg := range msgs[keep:] {
+					tail[i] = w.enc.encoded(msg) // remembered by the encoder: the same slice each time
 				}
-				keep := keepOf(encs, prev)
-				lists = append(lists, pendingList{key, encs})
+				lists = append(lists, pendingList{key: key, keep: keep, tail: tail, tailMsgs: msgs[keep:], values: true})
 				if keep > 0 {
-					setListLink(&link, list, prev.seq, keep)
+					w.setListLink(&link, list, prev.seq, keep)
 					short = withMessagesAt(short, path, msgs[keep:])
 				}
 			}
@@ -147,9 +183,10 @@ func (w *world) contextData(c Call, name string, wantFull bool) (full, data json
 		if !ok {
 			continue
 		}
-		lists = append(lists, pendingList{key: key, encs: encs})
-		if keep := keepOf(encs, prev); keep > 0 {
-			setListLink(&link, list, prev.seq, keep)
+		keep := keepOf(encs, prev)
+		lists = append(lists, pendingList{key: key, keep: keep, tail: encs[keep:]})
+		if keep > 0 {
+			w.setListLink(&link, list, prev.seq, keep)
 			cuts = append(cuts, cut{start, end, keep, encs})
 		}
 	}
@@ -160,6 +197,27 @@ func (w *world) contextData(c Call, name string, wantFull bool) (full, data json
 		short = withListFrom(short, k.start, k.end, k.encs, k.keep)
 	}
 	return data, short, link, lists
+}
+
+// streamCallData is contextData of a stream call given as a *streamCall.
+func (w *world) streamCallData(sc *streamCall, name string) (full, data json.RawMessage, link *trace.Link, lists []pendingList) {
+	key := listKey{name, trace.ListMessages}
+	prev := w.lin.lists[key]
+	msgs := sc.Messages
+	keep := w.keepOfMessages(msgs, prev)
+	tail := make([][]byte, len(msgs)-keep)
+	for i, msg := range msgs[keep:] {
+		tail[i] = w.enc.encoded(msg)
+	}
+	lists = []pendingList{{key: key, keep: keep, tail: tail, tailMsgs: msgs[keep:], values: true}}
+	if keep == 0 {
+		data = w.enc.valueBytes(sc)
+		return data, data, nil, lists
+	}
+	w.setListLink(&link, trace.ListMessages, prev.seq, keep)
+	short := *sc
+	short.Messages = msgs[keep:]
+	return nil, w.enc.valueBytes(&short), link, lists
 }
 
 // answerData is a context hook's answer (canonical JSON) in the linear form, its link
@@ -175,12 +233,12 @@ func (w *world) answerData(name string, answer json.RawMessage, link *trace.Link
 	if !ok {
 		return answer, link, nil
 	}
-	remembered := []pendingList{{key: key, encs: encs}}
 	keep := keepOf(encs, prev)
+	remembered := []pendingList{{key: key, keep: keep, tail: encs[keep:]}}
 	if keep == 0 {
 		return answer, link, remembered
 	}
-	setListLink(&link, trace.ListAnswer, prev.seq, keep)
+	w.setListLink(&link, trace.ListAnswer, prev.seq, keep)
 	return withListFrom(answer, start, end, encs, keep), link, remembered
 }
 

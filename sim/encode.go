@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"slices"
 	"sort"
+	"strconv"
+	"sync"
 
 	"github.com/turnstile-dev/turnstile/jsonvalue"
 	"github.com/turnstile-dev/turnstile/loop"
@@ -37,7 +39,7 @@ type encoder struct {
 const arenaChunk = 32 << 10
 
 // eventBytes is e's canonical JSON, in a slice of its own.
-func (enc *encoder) eventBytes(e loop.Event) []byte {
+func (enc *encoder) eventBytes(e *loop.Event) []byte {
 	return enc.sized(func(b []byte) []byte { return enc.event(b, e) })
 }
 
@@ -56,21 +58,50 @@ func (e *encoder) sized(write func([]byte) []byte) []byte {
 	e.writing = true
 	e.scratch = write(e.scratch[:0])
 	e.writing = false
-	n := len(e.scratch)
-	switch {
-	case e.scratch == nil:
+	if e.scratch == nil {
 		return nil
+	}
+	return e.kept(e.scratch)
+}
+
+// kept is a copy of p in a slice of its own: in the arena when p is small.
+func (e *encoder) kept(p []byte) []byte {
+	n := len(p)
+	switch {
 	case n == 0 || n > arenaChunk/4:
-		return append(make([]byte, 0, n), e.scratch...)
+		return append(make([]byte, 0, n), p...)
 	case len(e.arena)+n > cap(e.arena):
 		e.arena = make([]byte, 0, arenaChunk)
 	}
 	start := len(e.arena)
-	e.arena = append(e.arena, e.scratch...)
+	e.arena = append(e.arena, p...)
 	return e.arena[start:len(e.arena):len(e.arena)] // full: an append to it copies
 }
 
-func newEncoder() *encoder { return &encoder{memo: map[loop.Message][]byte{}} }
+func newEncoder() *encoder {
+	e := &encoder{memo: map[loop.Message][]byte{}}
+	if b, ok := scratches.Get().(*[]byte); ok {
+		e.scratch = (*b)[:0]
+	}
+	return e
+}
+
+// scratches keeps encoders' scratch buffers from one run to the next: a run's grows to its
+// largest entry (a run's end lists every message), which the next run would grow to again.
+var scratches sync.Pool
+
+// maxPooledScratch bounds the scratch buffers kept for the next run.
+const maxPooledScratch = 1 << 20
+
+// release gives the encoder's scratch buffer to the next run's; the encoder writes nothing
+// after (the run is over, and every entry's data was copied out of it).
+func (e *encoder) release() {
+	if c := cap(e.scratch); c > 0 && c <= maxPooledScratch {
+		b := e.scratch[:0]
+		scratches.Put(&b)
+	}
+	e.scratch = nil
+}
 
 // messages writes a list of messages, each from the memo when it has been written before.
 func (e *encoder) messages(b []byte, list []loop.Message) []byte {
@@ -96,8 +127,18 @@ func (e *encoder) message(b []byte, m loop.Message) []byte {
 	}
 	start := len(b)
 	b = appendMessage(b, m)
-	e.memo[m] = append([]byte(nil), b[start:]...)
+	e.memo[m] = e.kept(b[start:])
 	return b
+}
+
+// transcript writes m, a message of the transcript (ending, or in a turn's end), through the
+// memo: the same message is written again in the turn's end, the next request's context and
+// the run's end.
+func (e *encoder) transcript(b []byte, m loop.Message) []byte {
+	if e == nil {
+		return appendMessage(b, m)
+	}
+	return e.message(b, m)
 }
 
 // encoded is the canonical JSON of m, from the memo when it has been written before; the
@@ -152,7 +193,12 @@ func (e *encoder) value(b []byte, v any) []byte {
 		if x == nil {
 			return append(b, "null"...)
 		}
-		keys := sortedKeys(x)
+		var small [8]string // most maps here are small: their keys sorted without allocating
+		keys := small[:0]
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
 		b = append(b, '{')
 		for i, k := range keys {
 			if i > 0 {
@@ -168,7 +214,7 @@ func (e *encoder) value(b []byte, v any) []byte {
 	case []string:
 		return appendList(b, x, jsonvalue.AppendString)
 	case loop.Event:
-		return e.event(b, x)
+		return e.event(b, &x)
 	case loop.StreamEvent:
 		return appendStreamEvent(b, &x)
 	case *loop.StreamEvent:
@@ -181,11 +227,29 @@ func (e *encoder) value(b []byte, v any) []byte {
 	case loop.Message:
 		return appendMessage(b, x)
 	case ModelSetup: // every stream call's
+		return appendModel(b, x)
+	case *streamCall: // written as asMap's map would be
 		o := open(b)
-		o.str("api", x.API)
-		o.str("id", x.ID)
-		o.str("provider", x.Provider)
+		o.str("apiKey", x.APIKey)
+		o.key("messages")
+		o.b = e.messages(o.b, x.Messages)
+		o.key("model")
+		o.b = appendModel(o.b, x.Model)
+		if x.Options != nil {
+			o.key("options")
+			o.b = e.value(o.b, x.Options)
+		}
+		o.str("thinkingLevel", string(x.ThinkingLevel))
 		return o.close()
+	case *toolCall: // written as the map of the same members would be
+		o := open(b)
+		o.key("args")
+		o.b = e.value(o.b, x.Args)
+		o.str("toolCallId", x.ID)
+		o.str("toolName", x.Name)
+		return o.close()
+	case loop.ThinkingLevel:
+		return jsonvalue.AppendString(b, string(x))
 	case loop.ToolResult:
 		return appendToolResult(b, &x)
 	case *loop.ToolResult:
@@ -200,6 +264,14 @@ func (e *encoder) value(b []byte, v any) []byte {
 		return append(b, quoted...)
 	}
 	return append(b, jsonvalue.Canonical(data)...)
+}
+
+func appendModel(b []byte, m ModelSetup) []byte {
+	o := open(b)
+	o.str("api", m.API)
+	o.str("id", m.ID)
+	o.str("provider", m.Provider)
+	return o.close()
 }
 
 // appendList writes a JSON array of list's items (null for a nil list), each by item.
@@ -237,18 +309,26 @@ func open(b []byte) obj { return obj{b: append(b, '{'), first: true} }
 // key starts a member. Keys here are the loop's own field names, plain ASCII identifiers,
 // so they are written without escaping.
 func (o *obj) key(k string) {
-	if !o.first {
-		o.b = append(o.b, ',')
+	if o.first {
+		o.first = false
+		o.b = append(o.b, '"')
+	} else {
+		o.b = append(o.b, ',', '"')
 	}
-	o.first = false
-	o.b = append(o.b, '"')
 	o.b = append(o.b, k...)
 	o.b = append(o.b, '"', ':')
 }
 
-func (o *obj) str(k, v string)       { o.key(k); o.b = jsonvalue.AppendString(o.b, v) }
-func (o *obj) num(k string, v int64) { o.key(k); o.b = jsonvalue.AppendNumber(o.b, float64(v)) }
-func (o *obj) any(k string, v any)   { o.key(k); o.b = appendCanonical(o.b, v) }
+func (o *obj) str(k, v string) { o.key(k); o.b = jsonvalue.AppendString(o.b, v) }
+func (o *obj) num(k string, v int64) {
+	o.key(k)
+	if -1<<53 <= v && v <= 1<<53 { // as AppendNumber writes it, without formatting a float
+		o.b = strconv.AppendInt(o.b, v, 10)
+	} else {
+		o.b = jsonvalue.AppendNumber(o.b, float64(v))
+	}
+}
+func (o *obj) any(k string, v any) { o.key(k); o.b = appendCanonical(o.b, v) }
 func (o *obj) boolean(k string, v bool) {
 	o.key(k)
 	if v {
@@ -260,7 +340,7 @@ func (o *obj) boolean(k string, v bool) {
 func (o *obj) close() []byte { return append(o.b, '}') }
 
 // event writes a loop event, agent_end's messages through the memo.
-func (enc *encoder) event(b []byte, e loop.Event) []byte {
+func (enc *encoder) event(b []byte, e *loop.Event) []byte {
 	o := open(b)
 	switch e.Type {
 	case loop.AgentEnd:
@@ -268,12 +348,21 @@ func (enc *encoder) event(b []byte, e loop.Event) []byte {
 		o.b = enc.messages(o.b, nonNil(e.Messages))
 	case loop.TurnEnd:
 		o.key("message")
-		o.b = appendMessage(o.b, e.Message)
+		o.b = enc.transcript(o.b, e.Message)
 		o.key("toolResults")
-		o.b = appendList(o.b, nonNil(e.ToolResults), func(b []byte, r *loop.ToolResultMessage) []byte { return appendMessage(b, r) })
-	case loop.MessageStart, loop.MessageEnd:
+		o.b = appendList(o.b, nonNil(e.ToolResults), func(b []byte, r *loop.ToolResultMessage) []byte { return enc.transcript(b, r) })
+	case loop.MessageEnd:
 		o.key("message")
-		o.b = appendMessage(o.b, e.Message)
+		o.b = enc.transcript(o.b, e.Message)
+	case loop.MessageStart:
+		// An assistant message starts as a snapshot of its partial, never seen again; the
+		// others start as the message that ends, the same.
+		o.key("message")
+		if _, partial := e.Message.(*loop.AssistantMessage); partial {
+			o.b = appendMessage(o.b, e.Message)
+		} else {
+			o.b = enc.transcript(o.b, e.Message)
+		}
 	case loop.MessageUpdate:
 		o.key("assistantMessageEvent")
 		if e.AssistantEvent == nil {

@@ -79,16 +79,16 @@ func (w *world) lastRecorded(seq int, kind string) bool {
 // deliveryData is the trace's data of a delivery about to be released, with its link. For a
 // stream event it also writes the delivery's JSON, unless the implementation reads values
 // only.
-func (w *world) deliveryData(d *Delivery) (json.RawMessage, *trace.Link) {
-	ev, ok := d.Value.(loop.StreamEvent)
-	if d.Kind != trace.DeliverStreamEvent || !ok {
+func (w *world) deliveryData(s *scheduled) (json.RawMessage, *trace.Link) {
+	d, ev := &s.delivery, s.event
+	if d.Kind != trace.DeliverStreamEvent || ev == nil {
 		return d.Data, nil
 	}
 	if len(d.Data) == 0 && !w.valuesOnly {
 		d.Data = w.enc.valueBytes(ev)
 	}
-	if prev, ok := w.lin.partials[d.Target]; ok && !w.lin.inFull && ev.Partial != nil && advances(prev.msg, &ev) {
-		return w.enc.sized(func(b []byte) []byte { return appendStreamEventWith(b, &ev, false) }), &trace.Link{Advances: prev.seq}
+	if prev, ok := w.lin.partials[d.Target]; ok && !w.lin.inFull && ev.Partial != nil && advances(prev.msg, ev) {
+		return w.enc.sized(func(b []byte) []byte { return appendStreamEventWith(b, ev, false) }), w.newLink(trace.Link{Advances: prev.seq})
 	}
 	if len(d.Data) > 0 {
 		return d.Data, nil
@@ -97,9 +97,9 @@ func (w *world) deliveryData(d *Delivery) (json.RawMessage, *trace.Link) {
 }
 
 // delivered remembers the partial of a stream event delivery once it is recorded at seq.
-func (w *world) delivered(d *Delivery, seq int) {
-	ev, ok := d.Value.(loop.StreamEvent)
-	if d.Kind != trace.DeliverStreamEvent || !ok || ev.Partial == nil || !w.lastRecorded(seq, trace.KindDeliver) {
+func (w *world) delivered(s *scheduled, seq int) {
+	d, ev := &s.delivery, s.event
+	if d.Kind != trace.DeliverStreamEvent || ev == nil || ev.Partial == nil || !w.lastRecorded(seq, trace.KindDeliver) {
 		return
 	}
 	p := partialAt{seq: seq, msg: ev.Partial}
@@ -117,7 +117,7 @@ func (w *world) delivered(d *Delivery, seq int) {
 
 // updateData is the trace's data of a message_update event given as a value, linked to the
 // delivery it repeats when it does.
-func (w *world) updateData(ev loop.Event) (json.RawMessage, *trace.Link) {
+func (w *world) updateData(ev *loop.Event) (json.RawMessage, *trace.Link) {
 	last := w.lin.last
 	if w.lin.inFull || last.seq == 0 || ev.AssistantEvent == nil || ev.AssistantEvent.Partial == nil ||
 		!sameMessage(ev.AssistantEvent.Partial, last.msg) || !sameMessage(ev.Message, last.msg) {
@@ -129,7 +129,7 @@ func (w *world) updateData(ev loop.Event) (json.RawMessage, *trace.Link) {
 		o.b = appendStreamEventWith(o.b, ev.AssistantEvent, false)
 		o.str("type", string(ev.Type))
 		return o.close()
-	}), &trace.Link{Repeats: last.seq}
+	}), w.newLink(trace.Link{Repeats: last.seq})
 }
 
 // linkUpdateJSON links a message_update event given as canonical JSON to the delivery it
@@ -158,7 +158,7 @@ func (w *world) linkUpdateJSON(data json.RawMessage) (json.RawMessage, *trace.Li
 	out = append(out, short[:evStart]...)
 	out = append(out, jsonvalue.WithoutMember(short[evStart:evEnd], "partial")...)
 	out = append(out, short[evEnd:]...)
-	return out, &trace.Link{Repeats: last.seq}
+	return out, w.newLink(trace.Link{Repeats: last.seq})
 }
 
 // advances reports whether ev's partial is prev advanced by ev, as the linear form's
@@ -207,7 +207,13 @@ func advances(prev *loop.AssistantMessage, ev *loop.StreamEvent) bool {
 		n, ok2 := next.Content[ci].(loop.ThinkingContent)
 		return ok1 && ok2 && p.Redacted == n.Redacted && p.ThinkingSignature == n.ThinkingSignature && extendedBy(p.Thinking, n.Thinking, ev.Delta)
 	case loop.StreamToolCallEnd:
-		return ev.ToolCall != nil && sameBlock(*ev.ToolCall, next.Content[ci])
+		if ev.ToolCall == nil {
+			return false
+		}
+		if n, ok := next.Content[ci].(loop.ToolCall); ok && sameToolCall(ev.ToolCall, &n) {
+			return true
+		}
+		return sameBlock(*ev.ToolCall, next.Content[ci])
 	}
 	return true
 }
@@ -268,13 +274,18 @@ func sameBlock(a, b loop.Block) bool {
 			return true
 		}
 	case loop.ToolCall:
-		// A streamed tool call's partials share its arguments map until the call ends.
-		if y, ok := b.(loop.ToolCall); ok && x.ID == y.ID && x.Name == y.Name && x.ThoughtSignature == y.ThoughtSignature &&
-			x.Namespace == y.Namespace && x.ArgumentsError == y.ArgumentsError && sameMap(x.Arguments, y.Arguments) {
+		if y, ok := b.(loop.ToolCall); ok && sameToolCall(&x, &y) {
 			return true
 		}
 	}
 	return sameEncoding(func(buf []byte) []byte { return appendBlock(buf, a) }, func(buf []byte) []byte { return appendBlock(buf, b) })
+}
+
+// sameToolCall reports whether two tool calls are the same call with the same arguments map
+// (a streamed tool call's partials share it until the call ends), which then encode alike.
+func sameToolCall(x, y *loop.ToolCall) bool {
+	return x.ID == y.ID && x.Name == y.Name && x.ThoughtSignature == y.ThoughtSignature &&
+		x.Namespace == y.Namespace && x.ArgumentsError == y.ArgumentsError && sameMap(x.Arguments, y.Arguments)
 }
 
 // sameMap reports whether a and b are the same map (or both nil), which then encode alike.

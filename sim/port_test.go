@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/turnstile-dev/turnstile/explore"
+	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
 	"github.com/turnstile-dev/turnstile/trace"
@@ -49,5 +50,49 @@ func TestValuesAndJSONGiveTheSameTrace(t *testing.T) {
 		if !bytes.Equal(a, b) {
 			t.Errorf("%s: values and JSON differ (- JSON, + values):\n%s", sc.Name, trace.Compare(viaWire, direct, trace.Strict).Text(2))
 		}
+	}
+}
+
+// counting is the reference behind a wrapper that counts the deliveries it is given.
+type counting struct {
+	*sim.Reference
+	n *int
+}
+
+func (c counting) Deliver(d sim.Delivery) error {
+	*c.n++
+	return c.Reference.Deliver(d)
+}
+
+// TestAWrappedReferenceIsGivenEveryDelivery: the reference takes its next delivery itself
+// when it is alone and the world would give it that delivery next, but not behind a wrapper,
+// which must see every delivery; the traces are the same either way.
+func TestAWrappedReferenceIsGivenEveryDelivery(t *testing.T) {
+	sc := &sim.Scenario{Name: "deltas", Prompts: []loop.Message{&loop.UserMessage{Text: "go"}},
+		Tools: []sim.ToolSpec{{Name: "a", Behaviour: sim.Behaviour{Result: loop.ToolResult{Content: loop.Text("ok")}}}},
+		Responses: []sim.Response{
+			{Content: []loop.Block{loop.ToolCall{ID: "t1", Name: "a", Arguments: map[string]any{}}}},
+			{Content: loop.Text("twenty characters ok"), DeltaSize: 1},
+		}}
+	direct, err := sim.Run(sc, sim.NewReference())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	wrapped, err := sim.Run(sc, counting{sim.NewReference(), &n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deliveries := 0
+	for _, e := range wrapped.Entries {
+		if e.Kind == trace.KindDeliver {
+			deliveries++
+		}
+	}
+	if n != deliveries || n < 20 {
+		t.Errorf("the wrapper was given %d deliveries; the trace records %d", n, deliveries)
+	}
+	if a, b := direct.JSONL(), wrapped.JSONL(); !bytes.Equal(a, b) {
+		t.Errorf("direct and wrapped differ:\n%s", trace.Compare(wrapped, direct, trace.Strict).Text(2))
 	}
 }

@@ -3,6 +3,7 @@ package sim
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 
@@ -24,7 +25,9 @@ type streamRequest struct {
 // events. value is the in-process form of data, when there is one.
 func (w *world) openStream(data json.RawMessage, value any) Answer {
 	var req streamRequest
-	if m, ok := value.(map[string]any); ok {
+	if sc, ok := value.(*streamCall); ok {
+		req.Model = sc.Model
+	} else if m, ok := value.(map[string]any); ok {
 		req.Model, _ = m["model"].(ModelSetup)
 	} else if err := json.Unmarshal(data, &req); err != nil {
 		w.requests++
@@ -53,6 +56,8 @@ func (w *world) openStreamFor(model ModelSetup) Answer {
 		return Answer{Error: resp.OpenError}
 	}
 	s := &streamRun{id: strconv.Itoa(n), resp: resp}
+	// The streams that finished are let go: only those open are looked at (by an abort).
+	w.streams = slices.DeleteFunc(w.streams, func(s *streamRun) bool { return s.finished })
 	w.streams = append(w.streams, s)
 	final := finalMessage(resp, model, w.now)
 	s.final = final
@@ -62,15 +67,17 @@ func (w *world) openStreamFor(model ModelSetup) Answer {
 	s.partial = partial
 	t := w.now + resp.Delay
 	if w.aborted && !resp.IgnoresAbort {
-		w.pushStreamEvent(s, t, abortedEvent(partial))
+		ev := abortedEvent(partial)
+		w.pushStreamEvent(s, t, &ev)
 		return Answer{Data: json.RawMessage(`{"stream":"` + s.id + `"}`)}
 	}
 	events := streamEvents(resp, final)
-	for i, ev := range events {
+	s.pending = make([]*scheduled, 0, len(events)+1)
+	for i := range events {
 		if i > 0 {
 			t += resp.ChunkDelay
 		}
-		w.pushStreamEvent(s, t, ev)
+		w.pushStreamEvent(s, t, &events[i])
 	}
 	switch {
 	case resp.StreamError != "":
@@ -83,27 +90,28 @@ func (w *world) openStreamFor(model ModelSetup) Answer {
 
 // pushStreamEvent schedules one stream event; releasing it updates the stream's partial.
 // Its JSON is written when it is released (deliveryData).
-func (w *world) pushStreamEvent(s *streamRun, t int64, ev loop.StreamEvent) {
-	w.pushStreamDelivery(s, t, Delivery{Kind: trace.DeliverStreamEvent, Value: ev})
+func (w *world) pushStreamEvent(s *streamRun, t int64, ev *loop.StreamEvent) {
+	w.pushStreamDelivery(s, t, Delivery{Kind: trace.DeliverStreamEvent}).event = ev
 }
 
 // pushStreamDelivery schedules one of the stream's deliveries; released, it updates the
 // stream (streamRun.released).
-func (w *world) pushStreamDelivery(s *streamRun, t int64, d Delivery) {
+func (w *world) pushStreamDelivery(s *streamRun, t int64, d Delivery) *scheduled {
 	d.Target = s.id
 	d.Now = t
 	sch := w.at(t, d)
 	sch.stream = s
 	s.pending = append(s.pending, sch)
+	return sch
 }
 
 // released takes the stream's next delivery, d, as released: its partial becomes the
 // stream's, and the stream is finished after its last event or after an end or failure.
-func (s *streamRun) released(d *Delivery) {
+func (s *streamRun) released(d *scheduled) {
 	s.pending[0] = nil
 	s.pending = s.pending[1:]
-	ev, isEvent := d.Value.(loop.StreamEvent)
-	if !isEvent {
+	ev := d.event
+	if ev == nil {
 		s.finished = true
 		return
 	}

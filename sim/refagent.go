@@ -103,7 +103,7 @@ func (r *Reference) startAgent(setup Setup) error {
 // listen is the session's one listener: it reports the event, then holds at a barrier until
 // it is released (or the session stops).
 func (r *Reference) listen(_ context.Context, e loop.Event) {
-	r.notify(NotifyEvent, e)
+	r.event(&e)
 	for _, b := range r.agent.barriers {
 		if loop.EventType(b.Event) != e.Type {
 			continue

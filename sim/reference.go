@@ -26,9 +26,9 @@ type Reference struct {
 	streams map[string]*refStream
 	calls   map[string]*refToolCall
 	closed  bool
-	// direct is set when the port is the simulator's own world, which takes payloads as
-	// Go values.
-	direct bool
+	// world is the port when it is the simulator's own world, which takes payloads as Go
+	// values; nil for any other port.
+	world *world
 	// behaviour is the pi release the loop behaves as (loop.Config.Behaviour).
 	behaviour loop.Behaviour
 	// agent is the Agent of an Agent session.
@@ -58,7 +58,8 @@ func (r *Reference) Behaviour() loop.Behaviour { return r.behaviour }
 
 // refStream is a stream on the implementation's side: the events delivered so far.
 type refStream struct {
-	r *Reference
+	r  *Reference
+	id string
 	// queue holds the events delivered and not read yet, from head on.
 	queue  []loop.StreamEvent
 	head   int
@@ -79,8 +80,8 @@ type refToolCall struct {
 
 // Start implements Implementation.
 func (r *Reference) Start(setup Setup, port Port) error {
-	_, direct := port.(*world)
-	*r = Reference{sched: coop.New(), port: port, streams: map[string]*refStream{}, calls: map[string]*refToolCall{}, direct: direct, behaviour: r.behaviour}
+	w, _ := port.(*world)
+	*r = Reference{sched: coop.New(), port: port, streams: map[string]*refStream{}, calls: map[string]*refToolCall{}, world: w, behaviour: r.behaviour}
 	if setup.Entry == EntryAgent {
 		if err := r.startAgent(setup); err != nil {
 			return err
@@ -140,7 +141,7 @@ func (r *Reference) Deliver(d Delivery) error {
 					return err
 				}
 			}
-			s.queue = append(s.queue, ev)
+			return r.deliverEvent(d.Target, d.Now, &ev)
 		case trace.DeliverStreamEnd:
 			var end struct {
 				Message *loop.AssistantMessage `json:"message"`
@@ -194,6 +195,19 @@ func (r *Reference) Deliver(d Delivery) error {
 	default:
 		return fmt.Errorf("unknown delivery kind %q", d.Kind)
 	}
+	r.sched.RunUntilIdle()
+	return nil
+}
+
+// deliverEvent is Deliver of a stream event to stream target at virtual time now.
+func (r *Reference) deliverEvent(target string, now int64, ev *loop.StreamEvent) error {
+	r.now = now
+	s := r.streams[target]
+	if s == nil {
+		return fmt.Errorf("delivery for unknown stream %q", target)
+	}
+	s.queue = append(s.queue, *ev)
+	r.wake(&s.waiter)
 	r.sched.RunUntilIdle()
 	return nil
 }
@@ -252,7 +266,7 @@ func (r *Reference) Parallel(tasks []func()) { r.sched.Wait(tasks) }
 // call makes one call through the port.
 func (r *Reference) call(kind, name string, data any) (json.RawMessage, error) {
 	c := Call{Kind: kind, Name: name, Value: data}
-	if !r.direct {
+	if r.world == nil {
 		raw, err := json.Marshal(data)
 		if err != nil {
 			return nil, err
@@ -317,6 +331,16 @@ func (s *refStream) Next(context.Context) (loop.StreamEvent, bool, error) {
 		case s.r.closed:
 			return loop.StreamEvent{}, false, errSessionClosed
 		}
+		// Parked, this task would hand the turn to the world, which would release its next
+		// happening and, were it this stream's event, hand the turn back at once: when that
+		// is so, the task takes the event itself (world.releaseEventFor).
+		if s.r.world != nil && s.r.sched.Alone() {
+			if d := s.r.world.releaseEventFor(s.r, s.id); d != nil {
+				s.r.now = d.delivery.Now
+				s.queue = append(s.queue, *d.event)
+				continue
+			}
+		}
 		s.r.park(&s.waiter)
 	}
 }
@@ -359,11 +383,20 @@ func decodeBlocks(raw []json.RawMessage) ([]loop.Block, error) {
 
 // notify sends a notification, as a value to the world and as JSON to any other port.
 func (r *Reference) notify(kind string, v any) {
-	if r.direct {
+	if r.world != nil {
 		r.port.Notify(Notification{Kind: kind, Value: v})
 		return
 	}
 	r.port.Notify(Notification{Kind: kind, Data: mustJSON(v)})
+}
+
+// event reports a loop event: to the world as it is, to any other port as JSON.
+func (r *Reference) event(e *loop.Event) {
+	if r.world != nil {
+		r.world.event(e)
+		return
+	}
+	r.port.Notify(Notification{Kind: NotifyEvent, Data: mustJSON(*e)})
 }
 
 // rootCause is the innermost error: the hook's or stream's own failure, whose text is what

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/trace"
@@ -17,8 +18,13 @@ func Run(sc *Scenario, impl Implementation) (*trace.Trace, error) { return run(s
 // run is Run; inFull makes the world write every entry in full (tests of the linear form).
 func run(sc *Scenario, impl Implementation, inFull bool) (*trace.Trace, error) {
 	w := newWorld(sc)
+	defer w.recycle()
 	w.trace.Entries = make([]trace.Entry, 0, min(expectedEntries(sc), w.budget.Entries)+1) // +1: the budget's verdict
-	_, w.valuesOnly = impl.(*Reference)
+	ref, _ := impl.(*Reference)
+	w.valuesOnly, w.ref = ref != nil, ref
+	if !w.valuesOnly { // only Due reads it, which promises nothing to the in-process reference
+		w.abortsInHooks = slices.Contains(NeededFeatures(sc), FeatureAbortInHook)
+	}
 	w.lin.inFull = inFull
 	setup, err := w.setup()
 	if err != nil {
@@ -58,7 +64,13 @@ func run(sc *Scenario, impl Implementation, inFull bool) (*trace.Trace, error) {
 			continue
 		}
 		w.release(s)
-		if err := impl.Deliver(s.delivery); err != nil {
+		var err error
+		if s.event != nil && ref != nil && ref.world == w {
+			err = ref.deliverEvent(s.delivery.Target, s.delivery.Now, s.event) // the event as it is, not boxed
+		} else {
+			err = impl.Deliver(s.valueFor())
+		}
+		if err != nil {
 			w.closed = true
 			_ = impl.Stop()
 			return &w.trace, fmt.Errorf("scenario %s: delivery %s at %dms: %w", sc.Name, s.delivery.Kind, s.at, err)
@@ -80,30 +92,34 @@ func run(sc *Scenario, impl Implementation, inFull bool) (*trace.Trace, error) {
 }
 
 // expectedEntries guesses how many entries the scenario's trace will hold, so that the trace
-// grows without copying its entries again and again: some for each response, each of its
-// tool calls and each of its streamed deltas (a delivery and an event), some for the run.
+// grows without copying its entries again and again: for each response, the request, its
+// queue polls, its start and done and the turn's and message's events (and one to spare), and
+// per block its deliveries and events (a tool call's execution too), plus each hook installed;
+// some for the run. A run holds more when the loop asks for more than the script has, or fewer when it
+// stops early.
 func expectedEntries(sc *Scenario) int {
-	n := 32 + 8*len(sc.User)
+	hooks := 0
+	for _, h := range sc.Hooks.Installed() {
+		if h != trace.HookSteering && h != trace.HookFollowUp {
+			hooks++
+		}
+	}
+	n := 16 + 8*len(sc.User)
 	for i := range sc.Responses {
 		r := &sc.Responses[i]
-		n += 12 // the request, its events and the turn's
+		n += 10 + hooks
 		for _, b := range r.Content {
-			if _, ok := b.(loop.ToolCall); ok {
-				n += 12 // the call's events, its tool call and result, its message
-			}
-		}
-		if r.DeltaSize > 0 {
-			for _, b := range r.Content {
-				switch x := b.(type) {
-				case loop.TextContent:
-					n += 2 * (len(x.Text)/r.DeltaSize + 1)
-				case loop.ThinkingContent:
-					n += 2 * (len(x.Thinking)/r.DeltaSize + 1)
-				}
+			switch x := b.(type) {
+			case loop.ToolCall:
+				n += 12 + hooks
+			case loop.TextContent:
+				n += 4 + 2*pieces(x.Text, r.DeltaSize)
+			case loop.ThinkingContent:
+				n += 4 + 2*pieces(x.Thinking, r.DeltaSize)
 			}
 		}
 	}
-	return min(n, 1<<14) // beyond, growing costs little against the run
+	return min(n, 1<<16) // beyond, growing costs little against the run
 }
 
 // RunFull is Run with every entry written in full, no entry linked: the trace the linear form

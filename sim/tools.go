@@ -23,7 +23,9 @@ func (w *world) startTool(data json.RawMessage, value any) Answer {
 	m, _ := value.(map[string]any)
 	id, ok1 := m["toolCallId"].(string)
 	name, ok2 := m["toolName"].(string)
-	if ok1 && ok2 {
+	if tc, ok := value.(*toolCall); ok {
+		st.ToolCallID, st.ToolName = tc.ID, tc.Name
+	} else if ok1 && ok2 {
 		st.ToolCallID, st.ToolName = id, name
 	} else if err := json.Unmarshal(data, &st); err != nil {
 		w.fail("protocol", "bad tool call: "+err.Error())
@@ -39,6 +41,9 @@ func (w *world) startTool(data json.RawMessage, value any) Answer {
 		}
 		b = w.sc.Tools[i].Behaviour
 	}
+	// The executions that finished are let go: only those running are looked at (here and
+	// by an abort), and a long run would otherwise look at every execution it made.
+	w.tools = slices.DeleteFunc(w.tools, func(t *toolRun) bool { return t.finished })
 	for _, t := range w.tools {
 		if t.id == st.ToolCallID && !t.finished {
 			text := fmt.Sprintf("tool call %s started twice while running", st.ToolCallID)
@@ -47,14 +52,15 @@ func (w *world) startTool(data json.RawMessage, value any) Answer {
 		}
 	}
 	t := &toolRun{id: st.ToolCallID, b: b}
+	t.pending = t.first[:0]
 	w.tools = append(w.tools, t)
 	start := w.now
 	// An update after Duration is scheduled after the result (ties keep scheduling order, so
 	// one at Duration still comes first): it reaches a settled execution, which must ignore it.
 	for _, u := range b.Updates {
 		s := w.at(start+u.At, Delivery{Kind: trace.DeliverToolUpdate, Target: t.id, Now: start + u.At, Data: w.enc.valueBytes(u.Result), Value: u.Result})
+		s.tool = t
 		t.pending = append(t.pending, s)
-		s.onRelease = func() { t.pending = slices.DeleteFunc(t.pending, func(p *scheduled) bool { return p == s }) }
 	}
 	w.settleTool(t, start+b.Duration, b.Result, b.Throw, b.Resolves)
 	return Answer{Data: json.RawMessage(`{}`)}
@@ -62,7 +68,9 @@ func (w *world) startTool(data json.RawMessage, value any) Answer {
 
 // settleTool schedules the end of a tool execution: a result, or a thrown error.
 func (w *world) settleTool(t *toolRun, at int64, result loop.ToolResult, throw, nothing string) {
-	data := w.enc.valueBytes(map[string]any{"result": result})
+	data := w.enc.sized(func(b []byte) []byte { // {"result": result}
+		return append(appendToolResult(append(b, `{"result":`...), &result), '}')
+	})
 	var value any = result // in-process, the implementation takes the result as a value
 	switch {
 	case throw != "":
@@ -71,9 +79,17 @@ func (w *world) settleTool(t *toolRun, at int64, result loop.ToolResult, throw, 
 		data, value = w.enc.valueBytes(map[string]string{"nothing": nothing}), nil
 	}
 	s := w.at(at, Delivery{Kind: trace.DeliverToolResult, Target: t.id, Now: at, Data: data, Value: value})
+	s.tool = t
 	t.pending = append(t.pending, s)
-	s.onRelease = func() {
+}
+
+// released takes the execution's delivery s as released: an update is no longer pending,
+// and after its result the execution is finished.
+func (t *toolRun) released(s *scheduled) {
+	if s.delivery.Kind == trace.DeliverToolResult {
 		t.pending = nil
 		t.finished = true
+		return
 	}
+	t.pending = slices.DeleteFunc(t.pending, func(p *scheduled) bool { return p == s })
 }

@@ -1,10 +1,12 @@
 package sim
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/turnstile-dev/turnstile/jsonvalue"
 	"github.com/turnstile-dev/turnstile/loop"
@@ -25,6 +27,10 @@ type world struct {
 	// implementation reads deliveries' values and not their JSON (the in-process reference).
 	lin        linearizer
 	valuesOnly bool
+	// ref is the implementation when it is the in-process reference itself (not wrapped,
+	// whose wrapper must see every delivery): it may take its deliveries itself
+	// (releaseNextIf).
+	ref *Reference
 	// memo remembers the canonical form of the messages an implementation sends as JSON.
 	memo jsonvalue.CanonicalMemo
 
@@ -47,6 +53,14 @@ type world struct {
 
 	triggerSeen []int
 	fired       []bool
+
+	// links and happenings are the chunks new links and scheduled happenings are taken from:
+	// a run links most of its entries and schedules a delivery for most, and a chunk is one
+	// allocation for many (chunk, newHappening). spent lists the chunks of happenings, given
+	// to the next run once this one is over (recycle).
+	links      []trace.Link
+	happenings []scheduled
+	spent      [][]scheduled
 
 	// agent is set in Agent scenarios.
 	agent *agentWorld
@@ -73,6 +87,8 @@ type toolRun struct {
 	settled  bool
 	pending  []*scheduled
 	finished bool
+	// first holds pending's first deliveries (most executions have only their result).
+	first [2]*scheduled
 }
 
 // scheduled is one future happening: a delivery to the implementation, or a user action on
@@ -83,8 +99,13 @@ type scheduled struct {
 	delivery  Delivery
 	internal  func()
 	onRelease func()
-	// stream is the stream whose event, end or failure this delivery is (pushStreamDelivery).
-	stream    *streamRun
+	// stream is the stream whose event, end or failure this delivery is (pushStreamDelivery);
+	// tool the execution whose update or result it is.
+	stream *streamRun
+	tool   *toolRun
+	// event is the stream event this delivery is, nil for any other: delivery.Value is left
+	// unset, and set from it only for an implementation that reads it (valueFor).
+	event     *loop.StreamEvent
 	cancelled bool
 	index     int
 }
@@ -157,7 +178,6 @@ func newWorld(sc *Scenario) *world {
 		budget:      sc.Budget.Or(DefaultBudget),
 		enc:         newEncoder(),
 	}
-	w.abortsInHooks = slices.Contains(NeededFeatures(sc), FeatureAbortInHook)
 	if sc.Agent != nil {
 		w.agent = &agentWorld{sent: map[string]*sentOp{},
 			seen: make([]int, len(sc.Agent.Barriers)), held: make([]bool, len(sc.Agent.Barriers))}
@@ -174,14 +194,62 @@ func newWorld(sc *Scenario) *world {
 func (w *world) at(t int64, d Delivery) *scheduled {
 	w.seq++
 	d.Now = t
-	s := &scheduled{at: t, seq: w.seq, delivery: d}
+	s := w.newHappening(scheduled{at: t, seq: w.seq, delivery: d})
 	w.schedule.push(s)
 	return s
 }
 
 func (w *world) scheduleInternal(t int64, f func()) {
 	w.seq++
-	w.schedule.push(&scheduled{at: t, seq: w.seq, internal: f})
+	w.schedule.push(w.newHappening(scheduled{at: t, seq: w.seq, internal: f}))
+}
+
+// happeningChunks keeps chunks of happenings from one run to the next: a run schedules a
+// delivery for most of its entries, and none is looked at once the run is over.
+var happeningChunks sync.Pool
+
+// happeningChunk is the size of a chunk of happenings.
+const happeningChunk = 128
+
+// newHappening is a new scheduled happening, holding s.
+func (w *world) newHappening(s scheduled) *scheduled {
+	if len(w.happenings) == cap(w.happenings) {
+		if c, ok := happeningChunks.Get().(*[]scheduled); ok {
+			w.happenings = (*c)[:0]
+		} else {
+			w.happenings = make([]scheduled, 0, happeningChunk)
+		}
+		w.spent = append(w.spent, w.happenings)
+	}
+	w.happenings = append(w.happenings, s)
+	return &w.happenings[len(w.happenings)-1]
+}
+
+// recycle gives the run's scratch buffer and chunks of happenings to the next run, once this
+// one is over: nothing reads them after (the world answers nothing once closed, and the
+// trace holds none of them).
+func (w *world) recycle() {
+	w.enc.release()
+	for _, c := range w.spent {
+		c = c[:cap(c)]
+		clear(c)
+		c = c[:0]
+		happeningChunks.Put(&c)
+	}
+	w.spent, w.happenings = nil, nil
+}
+
+// newLink is a new link of the trace, holding l.
+func (w *world) newLink(l trace.Link) *trace.Link { return chunk(&w.links, l) }
+
+// chunk stores v in the chunk *c and returns where; a full chunk is replaced by a new one,
+// larger up to a bound, and stays alive while anything points into it.
+func chunk[T any](c *[]T, v T) *T {
+	if len(*c) == cap(*c) {
+		*c = make([]T, 0, min(2*cap(*c)+8, 128))
+	}
+	*c = append(*c, v)
+	return &(*c)[len(*c)-1]
 }
 
 // performDue carries out the internal happenings due at or before t, in order, leaving
@@ -308,8 +376,14 @@ func (w *world) recordCall(c Call, cd callData, a Answer) {
 		e.Target = strconv.Itoa(w.requests)
 	}
 	if len(a.Data) > 0 {
+		answer := a.Data
+		// The world's own answers to a request, a tool call and an empty queue's poll are
+		// canonical already.
+		if c.Kind != trace.CallStream && c.Kind != trace.CallTool && !bytes.Equal(answer, noMessages) {
+			answer = jsonvalue.Canonical(answer)
+		}
 		var answerList []pendingList
-		e.Answer, e.Link, answerList = w.answerData(ctxName, jsonvalue.Canonical(a.Data), e.Link)
+		e.Answer, e.Link, answerList = w.answerData(ctxName, answer, e.Link)
 		lists = append(lists, answerList...)
 	}
 	w.record(e)
@@ -329,32 +403,17 @@ func (w *world) Notify(n Notification) {
 	}
 	switch n.Kind {
 	case NotifyEvent:
-		var data json.RawMessage
-		var link *trace.Link
-		var typ loop.EventType
-		var id string
 		if ev, ok := n.Value.(loop.Event); ok && len(n.Data) == 0 {
-			typ, id = ev.Type, ev.ToolCallID
-			if typ == loop.MessageUpdate {
-				data, link = w.updateData(ev)
-			} else {
-				data = w.enc.eventBytes(ev)
-			}
-		} else {
-			var top map[string]string
-			data, top = jsonvalue.CanonicalWith(n.Data, true, &w.memo)
-			typ, id = loop.EventType(top["type"]), top["toolCallId"]
-			if typ == loop.MessageUpdate {
-				data, link = w.linkUpdateJSON(data)
-			}
+			w.event(&ev)
+			return
 		}
-		w.record(trace.Entry{Kind: trace.KindEvent, Name: string(typ), Target: id, Data: data, Link: link})
-		if w.agent != nil {
-			w.agentEvent(typ)
+		data, top := jsonvalue.CanonicalWith(n.Data, true, &w.memo)
+		typ, id := loop.EventType(top["type"]), top["toolCallId"]
+		var link *trace.Link
+		if typ == loop.MessageUpdate {
+			data, link = w.linkUpdateJSON(data)
 		}
-		w.fireTriggers(func(t *Trigger) bool {
-			return t.Event == typ && (t.ToolCallID == "" || t.ToolCallID == id)
-		})
+		w.recordEvent(typ, id, data, link)
 	case NotifyEnd:
 		data := w.canonicalData(n.Data, n.Value)
 		var end struct {
@@ -375,6 +434,33 @@ func (w *world) Notify(n Notification) {
 	default:
 		w.fail("protocol", fmt.Sprintf("unknown notification kind %q", n.Kind))
 	}
+}
+
+// event records a loop event given as a value (Notify, and the in-process reference directly,
+// without boxing the event).
+func (w *world) event(ev *loop.Event) {
+	if w.closed || w.over != nil {
+		return
+	}
+	var data json.RawMessage
+	var link *trace.Link
+	if ev.Type == loop.MessageUpdate {
+		data, link = w.updateData(ev)
+	} else {
+		data = w.enc.eventBytes(ev)
+	}
+	w.recordEvent(ev.Type, ev.ToolCallID, data, link)
+}
+
+// recordEvent records an event entry and what follows from it.
+func (w *world) recordEvent(typ loop.EventType, id string, data json.RawMessage, link *trace.Link) {
+	w.record(trace.Entry{Kind: trace.KindEvent, Name: string(typ), Target: id, Data: data, Link: link})
+	if w.agent != nil {
+		w.agentEvent(typ)
+	}
+	w.fireTriggers(func(t *Trigger) bool {
+		return t.Event == typ && (t.ToolCallID == "" || t.ToolCallID == id)
+	})
 }
 
 // canonicalData is the canonical form of a payload given as JSON or, in-process, as a value.
@@ -461,7 +547,8 @@ func (w *world) reactToAbort() {
 			p.cancelled = true
 		}
 		s.pending = nil
-		w.pushStreamEvent(s, w.now, abortedEvent(s.partial))
+		ev := abortedEvent(s.partial)
+		w.pushStreamEvent(s, w.now, &ev)
 	}
 	for _, t := range w.tools {
 		if t.finished || t.b.OnAbort == nil {
@@ -481,12 +568,59 @@ func (w *world) release(s *scheduled) {
 		s.onRelease()
 	}
 	if s.stream != nil {
-		s.stream.released(&s.delivery)
+		s.stream.released(s)
+	}
+	if s.tool != nil {
+		s.tool.released(s)
 	}
 	// The world wrote the delivery's data canonically itself.
-	data, link := w.deliveryData(&s.delivery)
+	data, link := w.deliveryData(s)
 	w.record(trace.Entry{Kind: trace.KindDeliver, Name: s.delivery.Kind, Target: s.delivery.Target, Data: data, Link: link})
-	w.delivered(&s.delivery, len(w.trace.Entries))
+	w.delivered(s, len(w.trace.Entries))
+}
+
+// releaseEventFor releases the earliest happening when it is an event of stream id that the
+// run's loop (run) would release next: no end, no budget reached, nothing internal or
+// cancelled first, not beyond the time budget, not an Agent session. The in-process
+// reference's task waiting on that stream takes it itself, as the driver would have
+// delivered it (the same entries, in the same order), without two switches of coroutine.
+// nil when the driver must take the next step.
+func (w *world) releaseEventFor(r *Reference, id string) *scheduled {
+	return w.releaseNextIf(r, func(s *scheduled) bool { return s.event != nil && s.delivery.Target == id })
+}
+
+// releaseResultFor is releaseEventFor for the update or result of tool call id, given as a
+// value (a tool that throws or resolves nothing is left to the driver).
+func (w *world) releaseResultFor(r *Reference, id string) *scheduled {
+	return w.releaseNextIf(r, func(s *scheduled) bool {
+		_, value := s.delivery.Value.(loop.ToolResult)
+		return value && s.delivery.Target == id && (s.delivery.Kind == trace.DeliverToolUpdate || s.delivery.Kind == trace.DeliverToolResult)
+	})
+}
+
+// releaseNextIf releases the earliest happening when the run's loop would release it next
+// and it is one that ok accepts, for r, the run's implementation itself; nil otherwise.
+func (w *world) releaseNextIf(r *Reference, ok func(*scheduled) bool) *scheduled {
+	if w.ref != r || w.closed || w.ended || w.over != nil || w.agent != nil || len(w.schedule) == 0 {
+		return nil
+	}
+	s := w.schedule[0]
+	if s.cancelled || s.internal != nil || s.at > w.budget.Time || !ok(s) {
+		return nil
+	}
+	w.schedule.pop()
+	w.now = s.at
+	w.release(s)
+	return s
+}
+
+// delivery is s's delivery as an implementation is given it, with its Value.
+func (s *scheduled) valueFor() Delivery {
+	d := s.delivery
+	if s.event != nil {
+		d.Value = *s.event
+	}
+	return d
 }
 
 // setup is what the implementation is told about the scenario.

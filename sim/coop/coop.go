@@ -44,8 +44,11 @@ func (p *TaskPanic) Unwrap() error {
 
 // Scheduler runs tasks one at a time. The zero value is not usable; call New.
 type Scheduler struct {
-	mu      sync.Mutex
+	mu sync.Mutex
+	// ready holds the ready tasks from head on; once they have all run, the array is reused
+	// (a run readies a task at every delivery).
 	ready   []*Task
+	head    int
 	current *Task
 	live    int
 	// free are coroutines whose task has returned, waiting for the next task to run: their
@@ -139,6 +142,14 @@ func (s *Scheduler) Park() {
 	t.w.yield(struct{}{})
 }
 
+// Alone reports whether no other task is ready: were the running task to park now, the turn
+// would go back to the driver.
+func (s *Scheduler) Alone() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.head == len(s.ready) && !s.broken
+}
+
 // Ready makes a parked task runnable again; it runs after the tasks already ready.
 func (s *Scheduler) Ready(t *Task) {
 	s.mu.Lock()
@@ -161,7 +172,7 @@ func (s *Scheduler) RunUntilIdle() {
 	}()
 	for {
 		s.mu.Lock()
-		if len(s.ready) == 0 || s.broken {
+		if s.head == len(s.ready) || s.broken {
 			s.current = nil
 			var idle []*worker
 			if s.live == 0 {
@@ -174,9 +185,11 @@ func (s *Scheduler) RunUntilIdle() {
 			ended = true
 			return
 		}
-		t := s.ready[0]
-		s.ready[0] = nil
-		s.ready = s.ready[1:]
+		t := s.ready[s.head]
+		s.ready[s.head] = nil
+		if s.head++; s.head == len(s.ready) {
+			s.ready, s.head = s.ready[:0], 0
+		}
 		s.current = t
 		if t.w == nil {
 			if n := len(s.free); n > 0 {
@@ -195,7 +208,7 @@ func (s *Scheduler) RunUntilIdle() {
 // breakDown marks the scheduler broken and lets its idle coroutines go.
 func (s *Scheduler) breakDown() {
 	s.mu.Lock()
-	s.broken, s.current, s.ready = true, nil, nil
+	s.broken, s.current, s.ready, s.head = true, nil, nil, 0
 	idle := s.free
 	s.free = nil
 	s.mu.Unlock()

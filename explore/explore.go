@@ -105,7 +105,10 @@ type Options struct {
 	// --one-at-a-time", " --tracks 1.6.0"), which the commands that replay a minimal scenario
 	// repeat.
 	ImplFlags string
-	// Generate makes the scenario of a run seed; nil means Generator(Target).
+	// Entry says what the generated runs drive: EntryAny (default: loop runs, and Agent
+	// sessions where the target has them), EntryLoop or EntryAgent.
+	Entry string
+	// Generate makes the scenario of a run seed; nil means GeneratorOf(Target, Entry).
 	Generate func(seed uint64) *sim.Scenario
 }
 
@@ -152,6 +155,9 @@ type Result struct {
 	Recheck *conformance.Recheck
 	// command is Options.Command, which the summary's advice on shortcuts repeats.
 	command string
+	// Unexplored names the optional features no run needed (sim.Features), each with why:
+	// the implementation lacks it, its pi predates it, or Entry left it out.
+	Unexplored []string
 	// Err is why the exploration could not run at all (the implementation did not start).
 	Err error
 	// Hangs counts the runs that hung; HangStop says the exploration stopped at MaxHangs.
@@ -433,7 +439,8 @@ func introduce(opts *Options, res *Result) error {
 		opts.Target.Tracks = hello.Tracks
 	}
 	if opts.Target.Lacks == nil {
-		opts.Target.Lacks = slices.Clone(hello.Lacks)
+		// An adapter speaking protocol 1 lacks every feature of version 2 as well.
+		opts.Target.Lacks = slices.Clone(hello.Lacking())
 	}
 	if s, ok := impl.(shortcutter); ok {
 		if res.Shortcuts, err = s.Shortcuts(); err != nil {
@@ -456,8 +463,14 @@ func Run(ctx context.Context, opts Options) Result {
 		return res
 	}
 	res.Target = opts.Target
+	res.Unexplored = unexplored(opts.Target, opts.Entry)
 	if opts.Generate == nil {
-		opts.Generate = Generator(opts.Target)
+		gen, err := GeneratorOf(opts.Target, opts.Entry)
+		if err != nil {
+			res.Err = err
+			return res
+		}
+		opts.Generate = gen
 	}
 	x := newExplorer(opts)
 	x.shortcuts = res.Shortcuts
@@ -554,6 +567,25 @@ func Run(ctx context.Context, opts Options) Result {
 		}
 	}
 	return res
+}
+
+// unexplored names the optional features no generated run of entry needs for target, each
+// with why.
+func unexplored(t Target, entry string) []string {
+	var out []string
+	for _, f := range sim.Features {
+		switch {
+		case slices.Contains(t.Lacks, f):
+			out = append(out, f+" (lacked)")
+		case f == sim.FeatureAgent && entry == EntryLoop:
+			out = append(out, f+" (--entry loop)")
+		case f == sim.FeatureAgent && !t.Has(SitAgent):
+			out = append(out, fmt.Sprintf("%s (pi %s predates it)", f, t.Tracks))
+		case f == sim.FeatureToolResolvesNothing && !t.Has(SitResolvesNothing):
+			out = append(out, fmt.Sprintf("%s (pi %s predates it)", f, t.Tracks))
+		}
+	}
+	return out
 }
 
 // describeTarget says what the exploration is restricted to, "" when to nothing.

@@ -99,6 +99,7 @@ var Situations = []Situation{
 	{SitAbortWithTools, "0.87"},
 	{SitAgent, "0.87.1"},
 	{SitResolvesNothing, "0.99.1"},
+	{SitAgentIdentity, "1.4.0"},
 }
 
 // Generator is the scenario of a run seed for target, named after the seed: an Agent session

@@ -48,6 +48,7 @@ func situationsOf(sc *sim.Scenario) map[string]bool {
 		out[SitAbortWithTools] = slices.ContainsFunc(sc.User, func(a sim.UserAction) bool { return a.Abort })
 	}
 	out[SitAgent] = sc.Agent != nil
+	out[SitAgentIdentity] = sc.Agent != nil && sc.Identity != nil
 	for _, t := range sc.Tools {
 		out[SitResolvesNothing] = out[SitResolvesNothing] || t.Behaviour.Resolves != ""
 	}

@@ -163,6 +163,8 @@ type Result struct {
 	// Hangs counts the runs that hung; HangStop says the exploration stopped at MaxHangs.
 	Hangs    int
 	HangStop bool
+	// shown counts the failing runs by the set of their possible causes' signatures.
+	shown map[string]int
 }
 
 // RunsPerSecond is the exploration's rate.
@@ -188,8 +190,10 @@ type Failure struct {
 	Seed    uint64 // the base seed
 	Run     int    // the index of the first run that showed the cause
 	RunSeed uint64 // the seed of that run's scenario: --seed RunSeed --runs 1 reproduces it
-	// Count is the number of runs that showed this cause (among their findings); Runs their
-	// indexes (the first 20).
+	// Count is the number of failing runs that showed this cause among their possible causes
+	// (its signature or an alias), wherever they came in the exploration: a count that does
+	// not depend on the order of the runs, so that shards merged count as the whole. Runs are
+	// the indexes of the first 20 runs counted for it as they came (after it was found).
 	Count int
 	Runs  []int
 	// Aliases are signatures first taken for new causes that turned out to be this one: the
@@ -456,7 +460,7 @@ func introduce(opts *Options, res *Result) error {
 // investigated: re-run, shrunk keeping that cause, written out.
 func Run(ctx context.Context, opts Options) Result {
 	opts = opts.withDefaults()
-	res := Result{Seed: opts.Seed, command: opts.Command}
+	res := Result{Seed: opts.Seed, command: opts.Command, shown: map[string]int{}}
 	p := newProgress(opts.Progress)
 	if err := introduce(&opts, &res); err != nil {
 		res.Err = err
@@ -501,6 +505,7 @@ func Run(ctx context.Context, opts Options) Result {
 			continue
 		}
 		res.Failing++
+		res.shown[shownKey(prob.signatures())]++
 		if prob.Kind == KindHang {
 			res.Hangs++
 		}
@@ -554,9 +559,16 @@ func Run(ctx context.Context, opts Options) Result {
 	stop()
 	p.clear()
 	for _, f := range res.Failures {
+		f.Count = countShown(res.shown, append([]string{f.Signature()}, f.Aliases...))
+	}
+	for _, f := range res.Failures {
 		if f.Dir != "" {
 			// The counts are final now.
-			if err := os.WriteFile(filepath.Join(f.Dir, "README.md"), []byte(x.readme(f.Dir, f)), 0o644); err != nil {
+			err := os.WriteFile(filepath.Join(f.Dir, "README.md"), []byte(x.readme(f.Dir, f)), 0o644)
+			if err == nil {
+				err = writeJSON(filepath.Join(f.Dir, causeFile), causeRecord(f))
+			}
+			if err != nil {
 				p.printf("could not write the failure: %v\n", err)
 			}
 		}
@@ -564,6 +576,16 @@ func Run(ctx context.Context, opts Options) Result {
 	if opts.Out != "" && len(res.Failures) > 0 {
 		if err := writeCauses(opts.Out, res); err != nil {
 			p.printf("could not write the list of causes: %v\n", err)
+		}
+	}
+	if opts.Out != "" {
+		// What was explored, found or not, for turnstile merge.
+		err := os.MkdirAll(opts.Out, 0o755)
+		if err == nil {
+			err = writeJSON(filepath.Join(opts.Out, RecordFile), record(res, opts.Shard))
+		}
+		if err != nil {
+			p.printf("could not write %s: %v\n", RecordFile, err)
 		}
 	}
 	return res

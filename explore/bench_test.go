@@ -1,6 +1,8 @@
 package explore
 
 import (
+	"context"
+	"runtime"
 	"testing"
 
 	"github.com/turnstile-dev/turnstile/invariant"
@@ -51,4 +53,21 @@ func BenchmarkInvariants(b *testing.B) {
 		invariant.CheckAll(traces[i%len(traces)])
 		i++
 	}
+}
+
+// BenchmarkExploreAgent measures in-process exploration of Agent sessions with the default
+// jobs (one per CPU, as `turnstile explore --entry agent` takes them): generate, run against
+// the reference, check every invariant, 1,000 sessions an iteration. The target is 1,000
+// sessions/s.
+func BenchmarkExploreAgent(b *testing.B) {
+	sessions, seed := 0, uint64(1)
+	for b.Loop() {
+		res := Run(context.Background(), Options{Seed: seed, Runs: 1000, Entry: EntryAgent, Jobs: runtime.GOMAXPROCS(0)})
+		if res.Err != nil || len(res.Failures) > 0 {
+			b.Fatalf("%v: %s", res.Err, Summary(res))
+		}
+		sessions += res.Runs
+		seed++
+	}
+	b.ReportMetric(float64(sessions)/b.Elapsed().Seconds(), "sessions/s")
 }

@@ -1,6 +1,7 @@
 package explore_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -92,12 +93,16 @@ func TestRecordRecheckTellsEachCausesREADME(t *testing.T) {
 }
 
 // TestSummarySaysWhatIsNotExplored: a clean exploration says which optional features no
-// generated scenario reaches, so that "no failure found" is not read as covering them (a
-// stranger's review took it as a clean bill for aborts during hooks).
+// generated scenario reached, and why (the target lacks them, its pi predates them, --entry),
+// so that "no failure found" is not read as covering them; exploring everything says nothing.
 func TestSummarySaysWhatIsNotExplored(t *testing.T) {
-	s := explore.Summary(explore.Result{Runs: 10})
-	if !strings.Contains(s, "no failure found\nnot explored (no generated scenario needs them; conform's curated scenarios test them): ") ||
-		!strings.Contains(s, "abortInHook") || !strings.Contains(s, "agent") {
+	res := explore.Run(context.Background(), explore.Options{Runs: 10, Entry: explore.EntryLoop,
+		Target: explore.Target{Lacks: []string{sim.FeatureAbortInHook}, Tracks: "0.87.1"}})
+	s := explore.Summary(res)
+	if !strings.Contains(s, "no failure found\nnot explored (no generated scenario needs them): toolResolvesNothing (pi 0.87.1 predates it), abortInHook (lacked), agent (--entry loop)\n") {
 		t.Errorf("summary:\n%s", s)
+	}
+	if s := explore.Summary(explore.Run(context.Background(), explore.Options{Runs: 10})); strings.Contains(s, "not explored") {
+		t.Errorf("an exploration of everything says something is not explored:\n%s", s)
 	}
 }

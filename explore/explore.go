@@ -105,7 +105,10 @@ type Options struct {
 	// --one-at-a-time", " --tracks 1.6.0"), which the commands that replay a minimal scenario
 	// repeat.
 	ImplFlags string
-	// Generate makes the scenario of a run seed; nil means Generator(Target).
+	// Entry says what the generated runs drive: EntryAny (default: loop runs, and Agent
+	// sessions where the target has them), EntryLoop or EntryAgent.
+	Entry string
+	// Generate makes the scenario of a run seed; nil means GeneratorOf(Target, Entry).
 	Generate func(seed uint64) *sim.Scenario
 }
 
@@ -152,11 +155,16 @@ type Result struct {
 	Recheck *conformance.Recheck
 	// command is Options.Command, which the summary's advice on shortcuts repeats.
 	command string
+	// Unexplored names the optional features no run needed (sim.Features), each with why:
+	// the implementation lacks it, its pi predates it, or Entry left it out.
+	Unexplored []string
 	// Err is why the exploration could not run at all (the implementation did not start).
 	Err error
 	// Hangs counts the runs that hung; HangStop says the exploration stopped at MaxHangs.
 	Hangs    int
 	HangStop bool
+	// shown counts the failing runs by the set of their possible causes' signatures.
+	shown map[string]int
 }
 
 // RunsPerSecond is the exploration's rate.
@@ -182,8 +190,10 @@ type Failure struct {
 	Seed    uint64 // the base seed
 	Run     int    // the index of the first run that showed the cause
 	RunSeed uint64 // the seed of that run's scenario: --seed RunSeed --runs 1 reproduces it
-	// Count is the number of runs that showed this cause (among their findings); Runs their
-	// indexes (the first 20).
+	// Count is the number of failing runs that showed this cause among their possible causes
+	// (its signature or an alias), wherever they came in the exploration: a count that does
+	// not depend on the order of the runs, so that shards merged count as the whole. Runs are
+	// the indexes of the first 20 runs counted for it as they came (after it was found).
 	Count int
 	Runs  []int
 	// Aliases are signatures first taken for new causes that turned out to be this one: the
@@ -433,7 +443,8 @@ func introduce(opts *Options, res *Result) error {
 		opts.Target.Tracks = hello.Tracks
 	}
 	if opts.Target.Lacks == nil {
-		opts.Target.Lacks = slices.Clone(hello.Lacks)
+		// An adapter speaking protocol 1 lacks every feature of version 2 as well.
+		opts.Target.Lacks = slices.Clone(hello.Lacking())
 	}
 	if s, ok := impl.(shortcutter); ok {
 		if res.Shortcuts, err = s.Shortcuts(); err != nil {
@@ -449,15 +460,21 @@ func introduce(opts *Options, res *Result) error {
 // investigated: re-run, shrunk keeping that cause, written out.
 func Run(ctx context.Context, opts Options) Result {
 	opts = opts.withDefaults()
-	res := Result{Seed: opts.Seed, command: opts.Command}
+	res := Result{Seed: opts.Seed, command: opts.Command, shown: map[string]int{}}
 	p := newProgress(opts.Progress)
 	if err := introduce(&opts, &res); err != nil {
 		res.Err = err
 		return res
 	}
 	res.Target = opts.Target
+	res.Unexplored = unexplored(opts.Target, opts.Entry)
 	if opts.Generate == nil {
-		opts.Generate = Generator(opts.Target)
+		gen, err := GeneratorOf(opts.Target, opts.Entry)
+		if err != nil {
+			res.Err = err
+			return res
+		}
+		opts.Generate = gen
 	}
 	x := newExplorer(opts)
 	x.shortcuts = res.Shortcuts
@@ -488,6 +505,7 @@ func Run(ctx context.Context, opts Options) Result {
 			continue
 		}
 		res.Failing++
+		res.shown[shownKey(prob.signatures())]++
 		if prob.Kind == KindHang {
 			res.Hangs++
 		}
@@ -541,9 +559,16 @@ func Run(ctx context.Context, opts Options) Result {
 	stop()
 	p.clear()
 	for _, f := range res.Failures {
+		f.Count = countShown(res.shown, append([]string{f.Signature()}, f.Aliases...))
+	}
+	for _, f := range res.Failures {
 		if f.Dir != "" {
 			// The counts are final now.
-			if err := os.WriteFile(filepath.Join(f.Dir, "README.md"), []byte(x.readme(f.Dir, f)), 0o644); err != nil {
+			err := os.WriteFile(filepath.Join(f.Dir, "README.md"), []byte(x.readme(f.Dir, f)), 0o644)
+			if err == nil {
+				err = writeJSON(filepath.Join(f.Dir, causeFile), causeRecord(f))
+			}
+			if err != nil {
 				p.printf("could not write the failure: %v\n", err)
 			}
 		}
@@ -553,7 +578,36 @@ func Run(ctx context.Context, opts Options) Result {
 			p.printf("could not write the list of causes: %v\n", err)
 		}
 	}
+	if opts.Out != "" {
+		// What was explored, found or not, for turnstile merge.
+		err := os.MkdirAll(opts.Out, 0o755)
+		if err == nil {
+			err = writeJSON(filepath.Join(opts.Out, RecordFile), record(res, opts.Shard))
+		}
+		if err != nil {
+			p.printf("could not write %s: %v\n", RecordFile, err)
+		}
+	}
 	return res
+}
+
+// unexplored names the optional features no generated run of entry needs for target, each
+// with why.
+func unexplored(t Target, entry string) []string {
+	var out []string
+	for _, f := range sim.Features {
+		switch {
+		case slices.Contains(t.Lacks, f):
+			out = append(out, f+" (lacked)")
+		case f == sim.FeatureAgent && entry == EntryLoop:
+			out = append(out, f+" (--entry loop)")
+		case f == sim.FeatureAgent && !t.Has(SitAgent):
+			out = append(out, fmt.Sprintf("%s (pi %s predates it)", f, t.Tracks))
+		case f == sim.FeatureToolResolvesNothing && !t.Has(SitResolvesNothing):
+			out = append(out, fmt.Sprintf("%s (pi %s predates it)", f, t.Tracks))
+		}
+	}
+	return out
 }
 
 // describeTarget says what the exploration is restricted to, "" when to nothing.

@@ -34,11 +34,6 @@ func ScenarioFor(target Target) *rapid.Generator[*sim.Scenario] {
 }
 
 // Target is what an implementation under test declares in its hello: the hooks it supports
-// UngeneratedFeatures are the optional features no generated scenario needs: those of protocol
-// version 2 are curated only so far — Agent scenarios (explore searches the loop, not the
-// Agent's queues), tools resolving nothing, stream options and aborts inside hooks.
-var UngeneratedFeatures = sim.ProtocolTwoFeatures
-
 // and the pi version whose behaviour it tracks. The zero Target supports everything.
 type Target struct {
 	// Hooks lists the supported hooks by pi's names (sim.Hook*); nil means every hook. Without
@@ -102,16 +97,63 @@ var Situations = []Situation{
 	{SitIsErrorResult, "0.99.1"},
 	{SitStructured, "0.99.1"},
 	{SitAbortWithTools, "0.87"},
+	{SitAgent, "0.87.1"},
+	{SitResolvesNothing, "0.99.1"},
+	{SitAgentIdentity, "1.4.0"},
 }
 
-// Generator is the scenario of a run seed for target, named after the seed.
+// Generator is the scenario of a run seed for target, named after the seed: an Agent session
+// for one run in three when the target has them (isAgentRun), else a loop run.
 func Generator(target Target) func(seed uint64) *sim.Scenario {
-	g := ScenarioFor(target)
+	g, _ := GeneratorOf(target, EntryAny)
+	return g
+}
+
+// GeneratorOf is Generator making only runs of entry (EntryAny, EntryLoop or EntryAgent); an
+// error when the target has no Agent sessions and entry asks for them.
+func GeneratorOf(target Target, entry string) (func(seed uint64) *sim.Scenario, error) {
+	loopGen, agentGen := ScenarioFor(target), AgentSessionFor(target)
+	agent := func(uint64) bool { return false }
+	switch {
+	case entry == EntryAgent && !target.HasAgent():
+		return nil, fmt.Errorf("no Agent session can be generated: %s", target.whyNoAgent())
+	case entry == EntryAgent:
+		agent = func(uint64) bool { return true }
+	case entry == EntryAny && target.HasAgent():
+		agent = isAgentRun
+	}
 	return func(seed uint64) *sim.Scenario {
+		g := loopGen
+		if agent(seed) {
+			g = agentGen
+		}
 		sc := g.Example(int(seed))
 		sc.Name = fmt.Sprintf("seed-%d", seed)
 		return sc
+	}, nil
+}
+
+// HasAgent reports whether the target can be given Agent sessions: it does not lack the
+// agent feature and tracks a pi that has the Agent as the protocol drives it.
+func (t Target) HasAgent() bool {
+	return !slices.Contains(t.Lacks, sim.FeatureAgent) && t.Has(SitAgent)
+}
+
+func (t Target) whyNoAgent() string {
+	if slices.Contains(t.Lacks, sim.FeatureAgent) {
+		return "the implementation lacks the agent feature (it speaks protocol 1, or lists agent in capabilities.lacks)"
 	}
+	return fmt.Sprintf("it tracks pi %s, older than %s, the first the Agent scenarios pin", t.Tracks, sinceOf(SitAgent))
+}
+
+// sinceOf is the pi version a situation exists from.
+func sinceOf(situation string) string {
+	for _, s := range Situations {
+		if s.Name == situation {
+			return s.Since
+		}
+	}
+	return ""
 }
 
 // gen draws one scenario.
@@ -202,6 +244,7 @@ func (g *gen) scenario() *sim.Scenario {
 	g.hooks()
 	g.entry()
 	g.user()
+	g.protocolTwo()
 	return sc
 }
 

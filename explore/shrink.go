@@ -27,21 +27,50 @@ func (s ShrinkStats) String() string { return fmt.Sprintf("%s -> %s", s.Before, 
 
 // Size measures a scenario and its run.
 type Size struct {
-	Responses, ToolCalls, Tools, User, Hooks int
+	Responses int `json:"responses"`
+	ToolCalls int `json:"toolCalls"`
+	Tools     int `json:"tools"`
+	User      int `json:"user"`
+	Hooks     int `json:"hooks"`
+	// Operations counts an Agent session's operations (Operations), 0 for a loop run.
+	Operations int `json:"operations,omitempty"`
 	// Requests is the number of provider requests the implementation made.
-	Requests int
+	Requests int `json:"requests"`
 }
 
 // String says the requests the run made, then what the scenario scripts: "1 request made
-// (script: 2 responses, 1 tool call, 1 tool, 0 user actions, 0 hooks)". A script may hold
-// responses the run never asks for.
+// (script: 2 responses, 1 tool call, 1 tool, 0 user actions, 0 hooks)", or operations for
+// an Agent session's user actions. A script may hold responses the run never asks for.
 func (s Size) String() string {
+	user := plural(s.User, "user action")
+	if s.Operations > 0 {
+		user = plural(s.Operations, "operation")
+	}
 	return fmt.Sprintf("%s made (script: %s, %s, %s, %s, %s)", plural(s.Requests, "request"),
-		plural(s.Responses, "response"), plural(s.ToolCalls, "tool call"), plural(s.Tools, "tool"), plural(s.User, "user action"), plural(s.Hooks, "hook"))
+		plural(s.Responses, "response"), plural(s.ToolCalls, "tool call"), plural(s.Tools, "tool"), user, plural(s.Hooks, "hook"))
+}
+
+// Operations counts the operations of an Agent session's user (protocol §13.2): one per
+// steered or followed-up message, abort or other operation; 0 for a loop run.
+func Operations(sc *sim.Scenario) int {
+	if sc.Agent == nil {
+		return 0
+	}
+	n := 0
+	for _, a := range sc.User {
+		n += len(a.Steer) + len(a.FollowUp)
+		if a.Abort {
+			n++
+		}
+		if a.Op != nil {
+			n++
+		}
+	}
+	return n
 }
 
 func (x *explorer) size(sc *sim.Scenario) Size {
-	s := Size{Responses: len(sc.Responses), ToolCalls: len(callIDs(sc)), Tools: len(sc.Tools), User: len(sc.User)}
+	s := Size{Responses: len(sc.Responses), ToolCalls: len(callIDs(sc)), Tools: len(sc.Tools), User: len(sc.User), Operations: Operations(sc)}
 	for _, h := range sc.Hooks.Installed() {
 		if h != trace.HookSteering && h != trace.HookFollowUp {
 			s.Hooks++
@@ -122,18 +151,30 @@ func parseScenario(file []byte) (*sim.Scenario, error) {
 // edit is one simplification, applied to a copy of the scenario.
 type edit func(*sim.Scenario)
 
-// edits lists the simplifications of sc, the most drastic first.
+// edits lists the simplifications of sc, the most drastic first; an Agent session's
+// operations go first of all, then its barriers.
 func edits(sc *sim.Scenario) []edit {
 	var out []edit
 	add := func(e edit) { out = append(out, e) }
+	dropUser := func() {
+		for i := range sc.User {
+			add(func(s *sim.Scenario) { s.User = slices.Delete(s.User, i, i+1) })
+		}
+	}
+	if sc.Agent != nil {
+		dropUser()
+		for i := range sc.Agent.Barriers {
+			add(func(s *sim.Scenario) { s.Agent.Barriers = slices.Delete(s.Agent.Barriers, i, i+1) })
+		}
+	}
 	for i := len(sc.Responses) - 1; i >= 0; i-- {
 		add(func(s *sim.Scenario) { s.Responses = slices.Delete(s.Responses, i, i+1) })
 	}
 	if sc.ExtraResponse != nil {
 		add(func(s *sim.Scenario) { s.ExtraResponse = nil })
 	}
-	for i := range sc.User {
-		add(func(s *sim.Scenario) { s.User = slices.Delete(s.User, i, i+1) })
+	if sc.Agent == nil {
+		dropUser()
 	}
 	out = append(out, hookEdits(sc)...)
 	for i, r := range sc.Responses {
@@ -195,6 +236,19 @@ func edits(sc *sim.Scenario) []edit {
 			add(func(s *sim.Scenario) { zero := int64(0); s.User[i].At = &zero })
 		}
 	}
+	if a := sc.Agent; a != nil {
+		if a.SystemPrompt != "" {
+			add(func(s *sim.Scenario) { s.Agent.SystemPrompt = "" })
+		}
+		for i, u := range sc.User {
+			if u.On != nil {
+				add(func(s *sim.Scenario) { zero := int64(0); s.User[i].On, s.User[i].At = nil, &zero })
+			}
+		}
+	}
+	if sc.StreamOptions {
+		add(func(s *sim.Scenario) { s.StreamOptions, s.SessionID, s.Identity = false, "", nil })
+	}
 	add(func(s *sim.Scenario) {
 		s.ThinkingLevel, s.APIKey, s.ToolExecution, s.SteeringMode, s.FollowUpMode = "", "", "", "", ""
 	})
@@ -227,8 +281,9 @@ func hookEdits(sc *sim.Scenario) []edit {
 	add(h.TransformContext != nil, func(s *sim.Scenario) { s.Hooks.TransformContext = nil })
 	add(h.ConvertToLLM != nil, func(s *sim.Scenario) { s.Hooks.ConvertToLLM = nil })
 	add(h.GetAPIKey != nil, func(s *sim.Scenario) { s.Hooks.GetAPIKey = nil })
-	add(!h.NoSteering, func(s *sim.Scenario) { s.Hooks.NoSteering = true })
-	add(!h.NoFollowUp, func(s *sim.Scenario) { s.Hooks.NoFollowUp = true })
+	// (An Agent owns its queues: its polls are never switched off.)
+	add(!h.NoSteering && sc.Agent == nil, func(s *sim.Scenario) { s.Hooks.NoSteering = true })
+	add(!h.NoFollowUp && sc.Agent == nil, func(s *sim.Scenario) { s.Hooks.NoFollowUp = true })
 	if h.FinishTurn != nil {
 		out = append(out, scriptEdits(sc.Hooks.FinishTurn, func(s *sim.Scenario) *sim.Script[sim.FinishAnswer] { return s.Hooks.FinishTurn })...)
 	}
@@ -286,6 +341,9 @@ func behaviourEdits(b sim.Behaviour) []edit0 {
 	}
 	if b.OnAbort != nil {
 		out = append(out, func(b *sim.Behaviour) { b.OnAbort = nil })
+	}
+	if b.Resolves != "" {
+		out = append(out, func(b *sim.Behaviour) { b.Resolves, b.Result = "", plain })
 	}
 	if b.Throw == "" && !reflect.DeepEqual(b.Result, plain) {
 		out = append(out, func(b *sim.Behaviour) { b.Result = plain })
@@ -354,8 +412,23 @@ func normalize(sc *sim.Scenario) {
 		}
 	}
 	installed := sc.Hooks.Installed()
+	barriers := map[string]bool{}
+	if a := sc.Agent; a != nil {
+		if parallelBatch(sc) {
+			a.Barriers = slices.DeleteFunc(a.Barriers, func(b sim.Barrier) bool { return b.Event == loop.ToolExecutionEnd })
+		}
+		for _, b := range a.Barriers {
+			barriers[b.ID] = true
+		}
+	}
 	sc.User = slices.DeleteFunc(sc.User, func(a sim.UserAction) bool {
 		t := a.On
+		switch {
+		case a.Op != nil && a.Op.Op == trace.OpRelease && !barriers[a.Op.Barrier]:
+			return true
+		case a.Op != nil && a.Op.Op == trace.OpSetTools:
+			a.Op.Tools = slices.DeleteFunc(a.Op.Tools, func(name string) bool { return !defined[name] })
+		}
 		switch {
 		case t == nil:
 			return false

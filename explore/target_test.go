@@ -47,6 +47,14 @@ func situationsOf(sc *sim.Scenario) map[string]bool {
 	if len(callIDs(sc)) > 0 {
 		out[SitAbortWithTools] = slices.ContainsFunc(sc.User, func(a sim.UserAction) bool { return a.Abort })
 	}
+	out[SitAgent] = sc.Agent != nil
+	out[SitAgentIdentity] = sc.Agent != nil && sc.Identity != nil
+	for _, t := range sc.Tools {
+		out[SitResolvesNothing] = out[SitResolvesNothing] || t.Behaviour.Resolves != ""
+	}
+	for _, b := range sc.ToolCalls {
+		out[SitResolvesNothing] = out[SitResolvesNothing] || b.Resolves != ""
+	}
 	return out
 }
 
@@ -96,7 +104,9 @@ func TestGeneratorRespectsDeclaredHooks(t *testing.T) {
 		for i := range 60 {
 			sc := gen(RunSeed(8, i))
 			for _, h := range sc.Hooks.Installed() {
-				if !slices.Contains(hooks, h) {
+				// An Agent owns its queues: it calls no queue hook through the protocol.
+				agentQueue := sc.Agent != nil && (h == trace.HookSteering || h == trace.HookFollowUp)
+				if !slices.Contains(hooks, h) && !agentQueue {
 					t.Fatalf("hooks %v: seed %d installs %s", hooks, RunSeed(8, i), h)
 				}
 			}
@@ -153,8 +163,9 @@ func TestHelloSetsTheTarget(t *testing.T) {
 	if res.Err != nil || len(res.Failures) > 0 {
 		t.Fatalf("%v: %s", res.Err, Summary(res))
 	}
+	// A hello of protocol 1 lacks the features of version 2 as well.
 	if res.Implementation != "queues-only" || res.Target.Tracks != "0.99.1" || !slices.Equal(res.Target.Hooks, hello.Hooks) ||
-		!slices.Equal(res.Target.Lacks, hello.Lacks) {
+		!slices.Equal(res.Target.Lacks, hello.Lacking()) || !slices.Contains(res.Target.Lacks, sim.FeatureAgent) {
 		t.Errorf("explored %q for %+v", res.Implementation, res.Target)
 	}
 	if len(installed) != 2 || !installed[trace.HookSteering] || !installed[trace.HookFollowUp] {
@@ -201,7 +212,7 @@ func TestGeneratorRespectsLackedFeatures(t *testing.T) {
 		}
 	}
 	for _, f := range sim.Features {
-		if !needed[f] && !slices.Contains(UngeneratedFeatures, f) {
+		if !needed[f] {
 			t.Errorf("the unrestricted generator never needs %s in %d scenarios", f, n)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/turnstile-dev/turnstile/conformance"
 	"github.com/turnstile-dev/turnstile/diagnose"
+	"github.com/turnstile-dev/turnstile/explore"
 	"github.com/turnstile-dev/turnstile/scenarios"
 )
 
@@ -24,6 +25,70 @@ var agentFaults = []struct {
 		"\t\treturn a.steering.Drain(), nil\n",
 		"\t\tif m := a.steering.Drain(); len(m) > 0 {\n\t\t\treturn m, nil\n\t\t}\n\t\treturn a.followUp.Drain(), nil\n"),
 		"R-AGENT-QUEUES"},
+}
+
+// wrongAgents are the Agent's deliberate bugs explore must find: agentFaults, and three that
+// no curated scenario need touch.
+var wrongAgents = append(agentFaultsOnly(), []fault{
+	// continue() refused while a run is active takes the oldest steering message with it.
+	one("a refused continue() drains a queue", "agent/run.go",
+		"\tif a.active != nil {\n\t\treturn nil, nil, ErrBusyContinue\n\t}\n",
+		"\tif a.active != nil {\n\t\ta.steering.Drain()\n\t\treturn nil, nil, ErrBusyContinue\n\t}\n"),
+	// peekQueuedMessages shows every queued message, whatever the queue's mode.
+	one("peek ignores the mode", "agent/agent.go",
+		"\tif s := a.steering.Peek(); len(s) > 0 {\n\t\treturn s\n\t}\n\treturn a.followUp.Peek()\n",
+		"\tpeekAll := func(q *loop.Queue) []loop.Message {\n\t\tmode := q.Mode()\n\t\tq.SetMode(loop.All)\n\t\tdefer q.SetMode(mode)\n\t\treturn q.Peek()\n\t}\n"+
+			"\tif s := peekAll(a.steering); len(s) > 0 {\n\t\treturn s\n\t}\n\treturn peekAll(a.followUp)\n"),
+	// The run goes on while a listener has not returned: the listener's barrier holds nothing
+	// (where the reference's listener would wait for its release).
+	one("a listener not awaited", "sim/refagent.go",
+		"\t\tb.held = true\n\t\tfor b.held && !r.closed {\n\t\t\tr.park(&b.waiter)\n\t\t}\n",
+		"\t\tb.held = true\n"),
+}...)
+
+func agentFaultsOnly() []fault {
+	var out []fault
+	for _, f := range agentFaults {
+		out = append(out, f.fault)
+	}
+	return out
+}
+
+// TestExploreFindsEveryWrongAgent: explore, generating Agent sessions only, finds each wrong
+// Agent through the protocol within 2,000 runs, and shrinks its first cause to a session of
+// at most three operations.
+func TestExploreFindsEveryWrongAgent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds one binary per fault")
+	}
+	for _, f := range wrongAgents {
+		t.Run(f.name, func(t *testing.T) {
+			t.Parallel()
+			bin := buildAll(t, []fault{f}, t.TempDir())
+			procs := &conformance.Pool{New: func() *conformance.Process {
+				return &conformance.Process{Command: []string{bin, "adapter"}, Timeout: 10 * time.Second}
+			}}
+			defer procs.Close()
+			res := explore.Run(context.Background(), explore.Options{
+				Impl:        procs.Impl,
+				Seed:        37,
+				Runs:        2000,
+				Entry:       explore.EntryAgent,
+				MaxFailures: 1,
+				ShrinkTime:  20 * time.Second,
+			})
+			if res.Err != nil || !res.Failed() {
+				t.Fatalf("explore found nothing in %d runs (%v)", res.Runs, res.Err)
+			}
+			fail := res.Failures[0]
+			data, _ := scenarios.Write(fail.Minimal)
+			if ops := explore.Operations(fail.Minimal); fail.Flaky || ops > 3 {
+				t.Errorf("flaky %v; the minimal session has %d operations (want at most 3):\n%s", fail.Flaky, ops, data)
+			}
+			t.Logf("found at run %d (%d runs in %s): %s; minimal: %s\n%s", fail.Run, res.Runs, res.Elapsed.Round(time.Millisecond),
+				fail.Signature(), fail.Shrink.After, data)
+		})
+	}
 }
 
 // TestWrongAgentsFailNamingTheRule: an Agent with a deliberate queue bug, served through the

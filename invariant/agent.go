@@ -13,11 +13,12 @@ import (
 // modes; on any other trace they find nothing.
 
 const agentQueuesDoc = `The Agent's queues (R-AGENT-QUEUES). Every steered or followed-up message reaches the
-transcript at most once, in the order it was queued. A poll in one-at-a-time mode (the mode set
-last before it) takes at most one message of its queue. A follow-up is never taken while the
-run has more to do: it starts a turn only after a turn_end without tool results (the run would
-stop there), or as the prompt of a run that continue() started, and never together with
-steering.`
+transcript at most once, in the order it was queued (a run the Agent ended with its error turn
+may have taken messages it never delivered). A poll in one-at-a-time mode (the mode set last
+before it) takes at most one message of its queue. A follow-up is never taken while the run has
+more to do: it starts a turn only after a turn_end without tool results or whose batch
+terminated (the run would stop there), or as the prompt of a run that continue() started, and
+never together with steering (but for steering its first poll takes after that prompt).`
 
 const agentRunsDoc = `The Agent's runs (R-AGENT-BUSY, R-AGENT-LISTENERS). Runs never overlap. A prompt or continue
 delivered while a run is active is refused; one accepted resolves only after its run's
@@ -65,8 +66,51 @@ func checkAgentQueues(v *view) []Violation {
 	var vs violations
 	var steering, followUps []string // queued, oldest first
 	lastTurnEnd := -1                // the run's last turn_end, -1 at a run's start
+	// The current turn's tool results: how many, and whether all asked to terminate; and
+	// whether the last turn's batch terminated the run (R-TERM-UNANIMOUS).
+	results, terminating, lastTerminated := 0, true, false
 	startedByContinue := false
 	lastContinue := false
+	// inject is the turn_start whose injected messages (the message_start/message_end pairs
+	// before the turn's request) are being read, -1 outside them; operations may come
+	// between them while a listener holds the run.
+	inject := -1
+	var tookSteering, tookFollowUps int
+	// A poll's mode is the one set last before it, and a listener may hold the run between a
+	// poll and what it took, while operations set modes: steerAll and followAll say whether
+	// mode all held at some point between the last moment before the poll (a turn_end, or the
+	// prompt or continue starting the run) and the first message taken.
+	steerAll, followAll := steerMode == string(loop.All), followMode == string(loop.All)
+	pollWindow := func() {
+		steerAll, followAll = steerMode == string(loop.All), followMode == string(loop.All)
+	}
+	endInjection := func() {
+		i := inject
+		inject = -1
+		if tookSteering > 1 && !steerAll {
+			if lastTurnEnd < 0 && startedByContinue {
+				// Two drains may have taken them: continue()'s and the run's first poll.
+				vs.add(v, i, "the first turn of a run continue() started took %d steering messages in one-at-a-time mode: a poll takes one, and when continue() from an assistant tail takes one as the prompt, the run's first steering poll answers nothing (R-AGENT-CONTINUE)", tookSteering)
+			} else {
+				vs.add(v, i, "one poll took %d steering messages in one-at-a-time mode", tookSteering)
+			}
+		}
+		if tookFollowUps > 1 && !followAll {
+			vs.add(v, i, "one poll took %d follow-up messages in one-at-a-time mode", tookFollowUps)
+		}
+		if tookFollowUps > 0 {
+			asPrompt := lastTurnEnd < 0 && startedByContinue
+			wouldStop := lastTurnEnd >= 0 && (len(arr(v.d(lastTurnEnd)["toolResults"])) == 0 || lastTerminated)
+			switch {
+			case tookSteering > 0 && !asPrompt:
+				// (continue() takes follow-ups as its prompt; its run's first poll may then take
+				// steering queued meanwhile.)
+				vs.add(v, i, "follow-up and steering messages taken for the same turn: a follow-up comes only when no steering is pending")
+			case !asPrompt && !wouldStop:
+				vs.add(v, i, "a follow-up was taken while the run had more to do (the last turn ran tools, or this is a prompt's run)")
+			}
+		}
+	}
 	for i := 0; i < len(v.es); i++ {
 		e := &v.es[i]
 		if op, ok := v.agentOp(i); ok {
@@ -79,6 +123,8 @@ func checkAgentQueues(v *view) []Violation {
 				steerMode = op.mode
 			case trace.OpSetFollowUpMode:
 				followMode = op.mode
+			case trace.OpPrompt, trace.OpContinue:
+				pollWindow()
 			case trace.OpClearQueues:
 				if op.queue != "followUp" {
 					steering = nil
@@ -86,6 +132,10 @@ func checkAgentQueues(v *view) []Violation {
 				if op.queue != "steering" {
 					followUps = nil
 				}
+			}
+			if tookSteering+tookFollowUps == 0 {
+				steerAll = steerAll || steerMode == string(loop.All)
+				followAll = followAll || followMode == string(loop.All)
 			}
 			lastContinue = op.op == trace.OpContinue
 			continue
@@ -97,56 +147,67 @@ func checkAgentQueues(v *view) []Violation {
 		if e.Kind != trace.KindEvent {
 			continue
 		}
+		injected := v.isEvent(i, "message_start", "message_end") && v.role(i) != "assistant"
+		if inject >= 0 && !injected {
+			endInjection()
+		}
 		switch loop.EventType(e.Name) {
 		case loop.AgentStart:
 			lastTurnEnd, startedByContinue = -1, lastContinue
+		case loop.AgentEnd:
+			if v.endsWithErrorTurn(i) {
+				// A poll of the failed run may have taken messages it never delivered: they
+				// are no longer followed.
+				steering, followUps = nil, nil
+			}
+		case loop.ToolExecutionEnd:
+			results++
+			terminating = terminating && obj(v.d(i)["result"])["terminate"] == true
 		case loop.TurnEnd:
 			lastTurnEnd = i
+			pollWindow()
+			lastTerminated = results > 0 && terminating && str(v.message(i)["stopReason"]) != "length"
+			results, terminating = 0, true
 		case loop.TurnStart:
-			// The messages injected at this turn's start: message_start/message_end pairs.
-			var tookSteering, tookFollowUps int
-			j := i + 1
-			for ; j < len(v.es) && v.isEvent(j, "message_start", "message_end"); j++ {
-				if v.es[j].Name != "message_start" {
-					continue
-				}
-				m := canonicalText(v.message(j))
-				switch {
-				case len(steering) > 0 && steering[0] == m:
-					steering = steering[1:]
-					tookSteering++
-				case len(followUps) > 0 && followUps[0] == m:
-					followUps = followUps[1:]
-					tookFollowUps++
-				case slices.Contains(steering, m) || slices.Contains(followUps, m):
-					vs.add(v, j, "a queued message reached the transcript before a message queued earlier on its queue")
-				}
+			inject, tookSteering, tookFollowUps = i, 0, 0
+		case loop.MessageStart:
+			if inject < 0 || !injected {
+				break
 			}
-			if tookSteering > 1 && steerMode == string(loop.OneAtATime) {
-				if lastTurnEnd < 0 && startedByContinue {
-					// Two drains may have taken them: continue()'s and the run's first poll.
-					vs.add(v, i, "the first turn of a run continue() started took %d steering messages in one-at-a-time mode: a poll takes one, and when continue() from an assistant tail takes one as the prompt, the run's first steering poll answers nothing (R-AGENT-CONTINUE)", tookSteering)
-				} else {
-					vs.add(v, i, "one poll took %d steering messages in one-at-a-time mode", tookSteering)
-				}
+			m := canonicalText(v.message(i))
+			switch {
+			case len(steering) > 0 && steering[0] == m:
+				steering = steering[1:]
+				tookSteering++
+			case len(followUps) > 0 && followUps[0] == m:
+				followUps = followUps[1:]
+				tookFollowUps++
+			case slices.Contains(steering, m) || slices.Contains(followUps, m):
+				vs.add(v, i, "a queued message reached the transcript before a message queued earlier on its queue")
 			}
-			if tookFollowUps > 1 && followMode == string(loop.OneAtATime) {
-				vs.add(v, i, "one poll took %d follow-up messages in one-at-a-time mode", tookFollowUps)
-			}
-			if tookFollowUps > 0 {
-				asPrompt := lastTurnEnd < 0 && startedByContinue
-				wouldStop := lastTurnEnd >= 0 && len(arr(v.d(lastTurnEnd)["toolResults"])) == 0
-				switch {
-				case tookSteering > 0:
-					vs.add(v, i, "follow-up and steering messages taken for the same turn: a follow-up comes only when no steering is pending")
-				case !asPrompt && !wouldStop:
-					vs.add(v, i, "a follow-up was taken while the run had more to do (the last turn ran tools, or this is a prompt's run)")
-				}
-			}
-			i = j - 1
 		}
 	}
+	if inject >= 0 {
+		endInjection()
+	}
 	return vs
+}
+
+// endsWithErrorTurn reports whether the agent_end at entry i ends a run the Agent ended with
+// its error turn (R-AGENT-ERROR-TURN): message_start, message_end and turn_end of an error
+// or aborted assistant message right after what failed the run.
+func (v *view) endsWithErrorTurn(i int) bool {
+	var ev []int
+	for j := i - 1; j >= 0 && len(ev) < 3; j-- {
+		if v.es[j].Kind == trace.KindEvent {
+			ev = append(ev, j)
+		}
+	}
+	if len(ev) < 3 || !v.isEvent(ev[0], "turn_end") || !v.isEvent(ev[1], "message_end") || !v.isEvent(ev[2], "message_start") || v.role(ev[2]) != "assistant" {
+		return false
+	}
+	stop := str(v.message(ev[2])["stopReason"])
+	return (stop == string(loop.StopError) || stop == string(loop.StopAborted)) && failedJustBefore(v.es[:ev[2]])
 }
 
 func checkAgentRuns(v *view) []Violation {

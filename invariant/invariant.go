@@ -102,6 +102,10 @@ func runsOf(tr *trace.Trace) []*view {
 		return nil
 	}
 	tr = tr.Expanded() // a run's entries may link to entries of earlier runs
+	var setup struct {
+		Barriers []json.RawMessage `json:"barriers"`
+	}
+	_ = json.Unmarshal(tr.Entries[0].Data, &setup)
 	runs := []*view{}
 	var cur []trace.Entry
 	for _, e := range tr.Entries {
@@ -118,6 +122,9 @@ func runsOf(tr *trace.Trace) []*view {
 	}
 	if cur != nil {
 		runs = append(runs, newView(&trace.Trace{Scenario: tr.Scenario, Entries: cur}))
+	}
+	for _, r := range runs {
+		r.holds = len(setup.Barriers) > 0
 	}
 	return runs
 }
@@ -136,13 +143,7 @@ func endRun(run []trace.Entry, agentEnd trace.Entry) []trace.Entry {
 			ErrorMessage string `json:"errorMessage"`
 		}
 		_ = json.Unmarshal(end.Messages[0], &m)
-		emitted := 0
-		for _, e := range run[:n-3] {
-			if e.Kind == trace.KindEvent && e.Name == string(loop.MessageEnd) {
-				emitted++
-			}
-		}
-		if m.Role == "assistant" && (m.StopReason == string(loop.StopError) || m.StopReason == string(loop.StopAborted)) && emitted > 0 {
+		if m.Role == "assistant" && (m.StopReason == string(loop.StopError) || m.StopReason == string(loop.StopAborted)) && failedJustBefore(run[:n-3]) {
 			data, _ := json.Marshal(map[string]string{"error": m.ErrorMessage})
 			last := run[n-1]
 			return append(run[:n-3:n-3], trace.Entry{Seq: last.Seq, T: last.T, Kind: trace.KindEnd, Name: "run", Data: data, Error: m.ErrorMessage})
@@ -150,6 +151,28 @@ func endRun(run []trace.Entry, agentEnd trace.Entry) []trace.Entry {
 	}
 	data, _ := json.Marshal(map[string]any{"messages": end.Messages})
 	return append(run, agentEnd, trace.Entry{Seq: agentEnd.Seq, T: agentEnd.T, Kind: trace.KindEnd, Name: "run", Data: data})
+}
+
+// failedJustBefore reports whether the run's entries end with what fails a run: a call that
+// threw (a hook, the stream function) or a stream that threw. Left aside: the world's notes of
+// it, an abort fired in the hook, the Agent's operations and outcomes, and the updates of the
+// failed stream's message that a listener held at its message_start delayed.
+func failedJustBefore(run []trace.Entry) bool {
+	for i := len(run) - 1; i >= 0; i-- {
+		e := run[i]
+		switch {
+		case e.Kind == trace.KindFail, e.Kind == trace.KindUser, e.Kind == trace.KindOutcome,
+			e.Kind == trace.KindDeliver && e.Name == trace.DeliverAgent,
+			e.Kind == trace.KindEvent && e.Name == string(loop.MessageUpdate):
+			continue
+		case e.Kind == trace.KindCall && e.Error != "":
+			return true
+		case e.Kind == trace.KindDeliver && e.Name == trace.DeliverStreamFail:
+			return true
+		}
+		return false
+	}
+	return false
 }
 
 // rulesOf lists, per invariant, the rules of docs/SEMANTICS.md it checks.
@@ -245,6 +268,9 @@ type view struct {
 
 	// Hooks seen called somewhere in the trace.
 	seen map[string]bool
+	// holds: the run is an Agent's whose listener may hold it at a barrier, while the
+	// provider's deliveries go on (pi reads the stream only as the listeners return).
+	holds bool
 
 	turns []*turn
 }

@@ -818,7 +818,7 @@ func wUserAction(a sim.UserAction) (object, error) {
 		case trace.OpClearQueues:
 			o.set("clearQueues", op.Queue)
 		case trace.OpSetTools:
-			o.set("tools", op.Tools)
+			o.set("tools", append([]string{}, op.Tools...)) // no tools is [], never null
 		case trace.OpRelease:
 			o.set("release", op.Barrier)
 		default:

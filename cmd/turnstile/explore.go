@@ -31,12 +31,12 @@ func quiet(newProcess func() *conformance.Process) func() *conformance.Process {
 
 func exploreCmd() *cobra.Command {
 	var (
-		impl, seed, out, shard, profile, ignore, tracks string
-		runs, maxCauses, maxHangs, jobs                 int
-		duration, shrinkTime                            time.Duration
-		proc                                            processFlags
-		noDiff                                          bool
-		budget                                          budgetFlags
+		impl, seed, out, shard, profile, ignore, tracks, entry string
+		runs, maxCauses, maxHangs, jobs                        int
+		duration, shrinkTime                                   time.Duration
+		proc                                                   processFlags
+		noDiff                                                 bool
+		budget                                                 budgetFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "explore",
@@ -64,10 +64,16 @@ said to be likely one defect (one bug seen in several places downstream). The su
 end lists the causes with the number of runs that showed each; --out/causes.txt lists their
 signatures.
 
-Generated scenarios drive the loop (run and continue), never the Agent layer: an adapter that
-serves Agent scenarios only is tested by conform's scenarios/agent/. Nor do they need any
-other feature of protocol 2 (aborts during a hook, stream options, tools resolving nothing):
-the summary says so, and conform's curated scenarios test them.
+Generated runs drive the loop (run and continue) and, one run in three, the Agent (protocol
+§13.2): a session of operations at virtual times or on triggers — prompts and continue(),
+steering and follow-up in both modes and modes switched during a run, aborts (idle, streaming,
+in a hook, with messages queued), reset, clearQueues, tools set during a run, state reads,
+listeners held at barriers and released — judged against the reference Agent and by the Agent
+invariants. --entry loop or --entry agent explores one kind only. Where declared, scenarios
+also need the other features of protocol 2: stream options, an abort fired inside a hook, a
+tool resolving nothing. A cause's minimal Agent session drops operations first. The summary
+names the optional features no run needed, and why (the implementation lacks them, its pi
+predates them, --entry).
 
 Scenarios respect the implementation: a hook it does not declare in its hello is never
 installed (without getSteeringMessages or getFollowUpMessages there is no steering or
@@ -100,7 +106,8 @@ failure was found.`,
 		Example: `  turnstile explore --runs 2000
   turnstile explore --impl "node conformance/adapters/pi/adapter.mjs" --duration 60s --out failures
   turnstile explore --impl "python3 my_adapter.py" --runs 500 --profile semantic --ignore failures/causes.txt
-  turnstile explore --seed "$(git rev-parse HEAD)" --runs 500 --shard 1/4`,
+  turnstile explore --seed "$(git rev-parse HEAD)" --runs 500 --shard 1/4
+  turnstile explore --impl "node conformance/adapters/pi/adapter.mjs" --entry agent --runs 5000`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := budget.check(); err != nil {
@@ -135,6 +142,12 @@ failure was found.`,
 				opts.Seed = s
 			}
 			opts.Command = "turnstile explore" + budget.args()
+			if opts.Entry, err = explore.ParseEntry(entry); err != nil {
+				return usage(fmt.Errorf("--entry: %w", err))
+			}
+			if opts.Entry != explore.EntryAny {
+				opts.Command += " --entry " + opts.Entry
+			}
 			if shard != "" {
 				s, err := explore.ParseShard(shard)
 				if err != nil {
@@ -262,6 +275,7 @@ failure was found.`,
 	f.DurationVar(&duration, "duration", 0, "explore for this long")
 	f.StringVar(&out, "out", "turnstile-failures", "directory for the causes found: a folder each, and causes.txt")
 	f.StringVar(&shard, "shard", "", "explore only shard K of N (K/N, from 1)")
+	f.StringVar(&entry, "entry", "any", "what the runs drive: loop (run and continue), agent (Agent sessions) or any (both, one run in three an Agent session, where the implementation has the agent feature)")
 	f.StringVar(&profile, "profile", "strict", "comparison profile: strict or semantic")
 	f.StringVar(&ignore, "ignore", "", "file of cause signatures to leave out, one a line (e.g. a previous causes.txt)")
 	f.StringVar(&tracks, "tracks", "", "pi version the implementation tracks; default: from its hello")

@@ -1,0 +1,202 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/explore"
+)
+
+func mergeCmd() *cobra.Command {
+	var out, junit, format string
+	cmd := &cobra.Command{
+		Use:   "merge INPUT...",
+		Short: "Combine the outputs of several conform or explore runs (shards, machines) into one",
+		Long: `Merge combines what several runs wrote, as Playwright's merge-reports does for its shards, so
+that a CI matrix or a batch system (Kubernetes indexed jobs, …) can spread the work: every job
+runs one shard, uploads what it wrote, and a last job merges them. The inputs are all of one
+kind:
+
+  explore --out folders   the folder of each exploration (its explore.json says what it
+                          explored). --out names a new folder for the merge: the runs and
+                          failures are summed; causes with one signature (or where one's alias
+                          is the other's) are one, their runs counted over every exploration;
+                          each keeps the folder of its smallest minimal scenario, its README
+                          giving the total; causes.txt lists the signatures (--ignore reads it).
+  conform --format json   the JSON reports: the results of every scenario are put together
+                          (a scenario in two inputs is an error: shards do not overlap), the
+                          totals summed and the causes found again over all the failures. The
+                          merged report is written as --format says (json by default, or
+                          text), to --out or stdout; --junit FILE writes it as JUnit too.
+  conform --junit         JUnit XML files: one testsuite per implementation, its testcases
+                          put together and its counts summed; written to --out or stdout.
+
+Exit code 1 when the merged runs failed (a reproducible cause, a failing scenario), as conform
+and explore would have said of one run of the whole.`,
+		Example: `  turnstile merge --out failures shard-1/ shard-2/ shard-3/ shard-4/
+  turnstile merge --out report.json --junit report.xml conform-*.json
+  turnstile merge --out conform.xml conform-1.xml conform-2.xml`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			kind, err := inputKind(args)
+			if err != nil {
+				return usage(err)
+			}
+			stdout := cmd.OutOrStdout()
+			switch kind {
+			case "explore":
+				if out == "" {
+					return usage(errors.New("merging explore folders needs --out, a new folder for the merged causes"))
+				}
+				if junit != "" || format != "" {
+					return usage(errors.New("--junit and --format merge conform reports, not explore folders"))
+				}
+				r, err := explore.Merge(args, out)
+				if err != nil {
+					return usage(err)
+				}
+				fmt.Fprint(stdout, explore.MergeSummary(r, out))
+				if r.Failed() {
+					return failed(fmt.Errorf("the merged explorations found %d distinct failures", len(r.Causes)))
+				}
+				return nil
+			case "json":
+				var reports []conformance.Report
+				for _, name := range args {
+					f, err := os.Open(name)
+					if err != nil {
+						return usage(err)
+					}
+					r, err := conformance.ReadJSON(f)
+					f.Close()
+					if err != nil {
+						return usage(fmt.Errorf("%s: %w", name, err))
+					}
+					reports = append(reports, r)
+				}
+				merged, err := conformance.Merge(reports, args)
+				if err != nil {
+					return usage(err)
+				}
+				var buf bytes.Buffer
+				switch format {
+				case "", "json":
+					err = merged.WriteJSON(&buf)
+				case "text":
+					fmt.Fprintf(&buf, "conformance of %s, profile %s, %d scenarios (%d reports merged)\n", merged.Implementation, merged.Profile,
+						len(merged.Results), len(reports))
+					err = merged.WriteSummary(&buf)
+				default:
+					return usage(fmt.Errorf("--format must be json or text, not %q", format))
+				}
+				if err != nil {
+					return failed(err)
+				}
+				if err := writeOutput(out, stdout, buf.Bytes()); err != nil {
+					return usage(err)
+				}
+				if junit != "" {
+					var x bytes.Buffer
+					if err := conformance.WriteJUnit(&x, merged); err != nil {
+						return usage(err)
+					}
+					if err := os.WriteFile(junit, x.Bytes(), 0o644); err != nil {
+						return usage(err)
+					}
+				}
+				if !merged.OK() {
+					return failed(fmt.Errorf("%d %s failed", merged.Failed, plural(merged.Failed, "scenario", "scenarios")))
+				}
+				return nil
+			default: // junit
+				if junit != "" || format != "" {
+					return usage(errors.New("JUnit inputs merge into JUnit: give --out (or nothing, for stdout), not --junit or --format"))
+				}
+				var docs [][]byte
+				for _, name := range args {
+					data, err := os.ReadFile(name)
+					if err != nil {
+						return usage(err)
+					}
+					docs = append(docs, data)
+				}
+				var buf bytes.Buffer
+				failures, err := conformance.MergeJUnit(&buf, docs, args)
+				if err != nil {
+					return usage(err)
+				}
+				if err := writeOutput(out, stdout, buf.Bytes()); err != nil {
+					return usage(err)
+				}
+				if failures > 0 {
+					return failed(fmt.Errorf("%d %s failed", failures, plural(failures, "testcase", "testcases")))
+				}
+				return nil
+			}
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&out, "out", "", "where the merge goes: a new folder for explore folders, a file for reports (default: stdout)")
+	f.StringVar(&junit, "junit", "", "with conform JSON reports: also write the merged report as JUnit XML to this file")
+	f.StringVar(&format, "format", "", "with conform JSON reports: json (default) or text")
+	return cmd
+}
+
+// inputKind says what the inputs of merge are: "explore" (folders), "json" or "junit"
+// (files), all of one kind.
+func inputKind(args []string) (string, error) {
+	kind := ""
+	for _, a := range args {
+		info, err := os.Stat(a)
+		if err != nil {
+			return "", err
+		}
+		k := ""
+		switch {
+		case info.IsDir():
+			k = "explore"
+		case strings.EqualFold(filepath.Ext(a), ".xml"):
+			k = "junit"
+		default:
+			head := make([]byte, 512)
+			f, err := os.Open(a)
+			if err != nil {
+				return "", err
+			}
+			n, _ := io.ReadFull(f, head)
+			f.Close()
+			switch t := bytes.TrimSpace(head[:n]); {
+			case bytes.HasPrefix(t, []byte("{")):
+				k = "json"
+			case bytes.HasPrefix(t, []byte("<")):
+				k = "junit"
+			default:
+				return "", fmt.Errorf("%s: neither an explore --out folder, a conform JSON report nor a JUnit XML file", a)
+			}
+		}
+		if kind != "" && k != kind {
+			return "", fmt.Errorf("%s is %s, the inputs before it %s: merge inputs of one kind", a, kindName[k], kindName[kind])
+		}
+		kind = k
+	}
+	return kind, nil
+}
+
+var kindName = map[string]string{"explore": "an explore folder", "json": "a conform JSON report", "junit": "a JUnit XML file"}
+
+// writeOutput writes data to the file out, or to w when out is "".
+func writeOutput(out string, w io.Writer, data []byte) error {
+	if out == "" {
+		_, err := w.Write(data)
+		return err
+	}
+	return os.WriteFile(out, data, 0o644)
+}

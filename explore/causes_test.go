@@ -85,7 +85,7 @@ func TestThreeFaultsAreThreeCauses(t *testing.T) {
 	var progress bytes.Buffer
 	res := Run(context.Background(), Options{
 		Impl: func() sim.Implementation { return &faulty{fault: all} },
-		Seed: 5, Runs: 150, Out: out, Progress: &progress,
+		Seed: 5, Runs: 150, Out: out, Progress: &progress, Entry: EntryLoop, // loop faults
 	})
 	summary := Summary(res)
 	t.Log(summary)
@@ -191,7 +191,7 @@ func TestThreeFaultsAreThreeCauses(t *testing.T) {
 	}
 	again := Run(context.Background(), Options{
 		Impl: func() sim.Implementation { return &faulty{fault: all} },
-		Seed: 5, Runs: 150, Ignore: ignore, ShrinkTime: -1,
+		Seed: 5, Runs: 150, Ignore: ignore, ShrinkTime: -1, Entry: EntryLoop,
 	})
 	left := map[string]bool{}
 	for _, f := range again.Failures {

@@ -29,6 +29,11 @@ func divergences(c *trace.Comparison, g *governor) []Finding {
 					out[i].span = append(out[i].span, s.Got+1)
 					continue
 				}
+				// Lines only for a finding shown: a stream call's line reads its whole context.
+				fd.ExpectedLine, fd.ActualLine = trace.TimelineLine(c.Want[s.Want]), trace.TimelineLine(c.Got[s.Got])
+				if fd.ExpectedLine == fd.ActualLine {
+					fd.Says += " (the two timeline lines read alike)"
+				}
 				fieldAt[fd.Signature] = len(out)
 				out = append(out, fd)
 			}
@@ -450,14 +455,10 @@ func passing(es []trace.Entry, lo, hi int, where string) string {
 
 // fieldFinding is the finding of one field that differs in a matched pair of entries.
 func fieldFinding(c *trace.Comparison, g *governor, s trace.Step, f trace.Field) Finding {
-	w, e := c.Want[s.Want], c.Got[s.Got]
+	w := c.Want[s.Want]
 	rule, member := g.rule(w, g.want[s.Want], f.Path)
 	key := trace.Key(w)
-	wl, gl := trace.TimelineLine(w), trace.TimelineLine(e)
 	says := fmt.Sprintf("in %q, %s", key, sentence(f))
-	if wl == gl {
-		says += " (the two timeline lines read alike)"
-	}
 	shape := string(f.Shape)
 	what := fieldName(f.Path) + " " + shape + " on " + key
 	if clock := wallClock(f); clock != "" {
@@ -474,10 +475,9 @@ func fieldFinding(c *trace.Comparison, g *governor, s trace.Step, f trace.Field)
 	}
 	return Finding{
 		Kind: Divergence, RuleID: rule, Rule: ruleText(rule, w), Says: says,
-		messages:     strings.HasPrefix(key, "event message_") || gathers(f.Path),
-		harness:      w.Kind == trace.KindDeliver || w.Kind == trace.KindUser,
-		At:           Position{Expected: s.Want + 1, Actual: s.Got + 1},
-		ExpectedLine: wl, ActualLine: gl,
+		messages: strings.HasPrefix(key, "event message_") || gathers(f.Path),
+		harness:  w.Kind == trace.KindDeliver || w.Kind == trace.KindUser,
+		At:       Position{Expected: s.Want + 1, Actual: s.Got + 1},
 		Path:     f.Path,
 		Expected: trace.ShowJSON(f.Want, f.Shape == trace.Unexpected), Actual: trace.ShowJSON(f.Got, f.Shape == trace.Absent),
 		Count:     1,

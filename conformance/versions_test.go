@@ -1,7 +1,9 @@
 package conformance_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -157,5 +159,50 @@ func TestAFailureIsNamedByThePiChangeItShows(t *testing.T) {
 	}
 	if len(got) == 0 || got[0] != want[0] {
 		t.Errorf("causes %q", got)
+	}
+}
+
+// TestOlderPortWithItsOwnDefect: a port of pi 0.87.1 held to pi 1.6.0 with a defect of its own
+// (its assistant message_end says stopReason stop where the stream said toolUse) gets a cause
+// per pi change it lacks and one for its defect, named by the rule it breaks and ranked above
+// every other cause that is not a pi change — the pi changes do not hide it. A scenario
+// where a change and the defect meet may show as a small cause of its own (one scenario
+// each), as may pi 1.5.0's validator texts, which the reference does not model.
+func TestOlderPortWithItsOwnDefect(t *testing.T) {
+	suite := curatedSuite(t)
+	old, err := sim.NewReferenceAt("0.87.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	impl := rewriting{Reference: old, rewrite: func(kind string, data json.RawMessage) json.RawMessage {
+		if kind == sim.NotifyEvent && bytes.Contains(data, []byte(`"type":"message_end"`)) {
+			return bytes.ReplaceAll(data, []byte(`"stopReason":"toolUse"`), []byte(`"stopReason":"stop"`))
+		}
+		return data
+	}}
+	report := conformance.Verify(context.Background(), suite, impl, conformance.Options{Tracks: "1.6.0"})
+	var own *diagnose.Cause
+	versions, others := 0, 0
+	for i, c := range report.Causes {
+		t.Logf("cause %d: %s (%s) explains %d: %v", i+1, c.Title, c.Kind, len(c.Explains), c.Explains[:min(3, len(c.Explains))])
+		switch {
+		case c.Kind == diagnose.Version:
+			versions++
+		case own == nil && strings.HasPrefix(c.Rule, "R-STREAM-END"):
+			own = &report.Causes[i]
+		case own == nil:
+			t.Errorf("cause %d (%s) ranks above the port's own defect", i+1, c.Title)
+		default:
+			others += len(c.Explains)
+		}
+	}
+	if versions < 5 {
+		t.Errorf("%d causes name pi changes the port lacks, want 5 or more", versions)
+	}
+	if own == nil || len(own.Explains) < 100 {
+		t.Fatalf("no cause names the port's own defect by R-STREAM-END, or it explains under 100 scenarios")
+	}
+	if others > 3 {
+		t.Errorf("the causes that are neither explain %d scenarios, want 3 at most", others)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/turnstile-dev/turnstile/diagnose"
-	"github.com/turnstile-dev/turnstile/invariant"
 	"github.com/turnstile-dev/turnstile/levels"
 	"github.com/turnstile-dev/turnstile/sim"
 	"github.com/turnstile-dev/turnstile/trace"
@@ -84,22 +83,6 @@ func conventionsNotFollowed(desc diagnose.Scenario, want, got *trace.Trace, prof
 		}
 	}
 	slices.Sort(out)
-	return out
-}
-
-// coreFindings leaves out, at core level, the findings of pi's conventions (those the
-// implementation follows excepted) and of invariants that judge only conventions.
-func coreFindings(fs []diagnose.Finding, h Hello) []diagnose.Finding {
-	var out []diagnose.Finding
-	for _, f := range fs {
-		if levels.IsConvention(f.RuleID) && !slices.Contains(h.Follows, f.RuleID) {
-			continue
-		}
-		if inv, ok := invariant.ByName(f.Invariant); ok && f.Kind == diagnose.Invariant && f.RuleID == "" && levels.ConventionsOnly(inv.Rules) {
-			continue
-		}
-		out = append(out, f)
-	}
 	return out
 }
 

@@ -495,13 +495,13 @@ func verifyOne(sc *sim.Scenario, ref, impl sim.Implementation, hello Hello, prof
 		return res
 	}
 	raw := got // the implementation's trace as it ran, for telling a flaky one
+	follows := map[string]bool{} // the conventions a core loop says it follows
+	for _, id := range hello.Follows {
+		follows[id] = true
+	}
 	if level == levels.Core {
 		// Judged in the core view; the conventions it does not follow are noted apart.
 		res.Conventions = conventionsNotFollowed(desc, want, got, profile, hello)
-		follows := map[string]bool{}
-		for _, id := range hello.Follows {
-			follows[id] = true
-		}
 		want, got = levels.View(want, follows), levels.View(got, follows)
 		desc.Expect = nil // the expect: block is written in pi's terms
 	}
@@ -535,7 +535,7 @@ func verifyOne(sc *sim.Scenario, ref, impl sim.Implementation, hello Hello, prof
 		res.Findings = diagnose.Diagnose(desc, cmp, dopts)
 	}
 	if level == levels.Core {
-		res.Findings = coreFindings(res.Findings, hello)
+		res.Findings = levels.Findings(res.Findings, follows)
 		if len(res.Findings) == 0 && runErr == nil {
 			res.Status, res.Reason, res.Checked = Pass, "", true
 			return res

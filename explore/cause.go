@@ -11,6 +11,7 @@ import (
 
 	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/invariant"
+	"github.com/turnstile-dev/turnstile/levels"
 	"github.com/turnstile-dev/turnstile/trace"
 )
 
@@ -21,10 +22,26 @@ type Diagnosis func(want, got *trace.Trace) []diagnose.Finding
 
 // Diagnose is the diagnosis explore uses by default, conform's (package diagnose): every
 // divergence of the two traces under profile, region by region and field by field, and every
-// broken invariant of invs (nil: invariant.All()). Without want, the invariants alone.
-func Diagnose(profile trace.Profile, invs []invariant.Invariant) Diagnosis {
+// broken invariant of invs (nil: invariant.All()). Without want, the invariants alone. At
+// levels.Core both traces are judged in their core view, apart from the conventions the
+// implementation does not follow (follows lists those it does).
+func Diagnose(profile trace.Profile, invs []invariant.Invariant, level levels.Level, follows []string) Diagnosis {
 	if invs == nil {
 		invs = invariant.All()
+	}
+	if level == levels.Core {
+		invs = levels.Invariants(invs)
+		pi := Diagnose(profile, invs, levels.Pi, nil)
+		followed := map[string]bool{}
+		for _, id := range follows {
+			followed[id] = true
+		}
+		return func(want, got *trace.Trace) []diagnose.Finding {
+			if want != nil {
+				want = levels.View(want, followed)
+			}
+			return levels.Findings(pi(want, levels.View(got, followed)), followed)
+		}
 	}
 	opts := diagnose.Options{Invariants: invs}
 	return func(want, got *trace.Trace) []diagnose.Finding {

@@ -28,6 +28,7 @@ import (
 	"github.com/turnstile-dev/turnstile/conformance"
 	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/invariant"
+	"github.com/turnstile-dev/turnstile/levels"
 	"github.com/turnstile-dev/turnstile/sim"
 	"github.com/turnstile-dev/turnstile/trace"
 )
@@ -71,8 +72,10 @@ type Options struct {
 	// trace.Semantic.
 	Profile trace.Profile
 	// Diagnose finds what is wrong with a run and gives each finding its cause signature;
-	// nil means Diagnose(Profile, Invariants), conform's diagnosis.
+	// nil means Diagnose(Profile, Invariants, Level, Target.Follows), conform's diagnosis.
 	Diagnose Diagnosis
+	// Level is levels.Pi (default: pi's conventions judged too) or levels.Core.
+	Level levels.Level
 	// Ignore holds cause signatures known already: a run that shows one of them among its
 	// possible causes counts as ignored, not failed, as a run that shows a known cause counts
 	// for that cause. An invariant's signature alone ("invariant results") stands for every
@@ -397,7 +400,7 @@ func (o Options) withDefaults() Options {
 func newExplorer(opts Options) *explorer {
 	x := &explorer{opts: opts, diagnose: opts.Diagnose}
 	if x.diagnose == nil {
-		x.diagnose = Diagnose(opts.Profile, opts.Invariants)
+		x.diagnose = Diagnose(opts.Profile, opts.Invariants, opts.Level, opts.Target.Follows)
 	}
 	return x
 }
@@ -442,6 +445,9 @@ func introduce(opts *Options, res *Result) error {
 	if opts.Target.Tracks == "" {
 		opts.Target.Tracks = hello.Tracks
 	}
+	if opts.Target.Follows == nil {
+		opts.Target.Follows = slices.Clone(hello.Follows)
+	}
 	if opts.Target.Lacks == nil {
 		// An adapter speaking protocol 1 lacks every feature of version 2 as well.
 		opts.Target.Lacks = slices.Clone(hello.Lacking())
@@ -466,6 +472,7 @@ func Run(ctx context.Context, opts Options) Result {
 		res.Err = err
 		return res
 	}
+	opts.Target.Level = opts.Level
 	res.Target = opts.Target
 	res.Unexplored = unexplored(opts.Target, opts.Entry)
 	if opts.Generate == nil {

@@ -9,6 +9,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/levels"
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/sim"
 	"github.com/turnstile-dev/turnstile/trace"
@@ -45,6 +46,12 @@ type Target struct {
 	// Lacks lists the optional features (sim.Features) it does not support: no scenario
 	// needs one of them (sim.NeededFeatures).
 	Lacks []string
+	// Follows lists pi's conventions it says it follows (docs/SEMANTICS.md, Levels), which
+	// --level core judges after all; nil means none.
+	Follows []string
+	// Level is the level it is judged at: at levels.Core no scenario needs one of pi's
+	// conventions (arguments are valid as given, not coerced).
+	Level levels.Level
 }
 
 // Supports reports whether the target declares hook name.
@@ -222,7 +229,7 @@ var toolNames = []string{"read", "write", "grep", "echo"}
 // unknownTool is the name responses call that no tool defines.
 const unknownTool = "ghost"
 
-var levels = []string{"minimal", "low", "medium", "high", "off"}
+var thinkingLevels = []string{"minimal", "low", "medium", "high", "off"}
 
 func (g *gen) scenario() *sim.Scenario {
 	g.sc = &sim.Scenario{Name: "generated"}
@@ -319,13 +326,22 @@ func (g *gen) newID() string {
 	return id
 }
 
-// arguments draws arguments for a call of tool name: valid, coercible, wrong or missing.
+// arguments draws arguments for a call of tool name: valid, coercible, wrong or missing
+// (valid only at core level).
 func (g *gen) arguments(name string) map[string]any {
 	var schema map[string]any
 	if i := slices.IndexFunc(g.sc.Tools, func(t sim.ToolSpec) bool { return t.Name == name }); i >= 0 {
 		schema = g.sc.Tools[i].Parameters
 	}
 	props, _ := schema["properties"].(map[string]any)
+	if g.target.Level == levels.Core { // validating and coercing are pi's conventions
+		switch {
+		case props["path"] != nil:
+			return map[string]any{"path": "a.txt"}
+		case props["n"] != nil:
+			return map[string]any{"n": float64(7)}
+		}
+	}
 	switch {
 	case props["path"] != nil:
 		switch g.intIn(0, 3, "path args") {
@@ -446,7 +462,7 @@ func (g *gen) toolCalls() {
 func (g *gen) config() {
 	sc := g.sc
 	if g.chance(30, "thinking level") {
-		sc.ThinkingLevel = loop.ThinkingLevel(g.pick("level", levels...))
+		sc.ThinkingLevel = loop.ThinkingLevel(g.pick("level", thinkingLevels...))
 	}
 	if g.chance(25, "sequential config") {
 		sc.ToolExecution = loop.Sequential
@@ -521,7 +537,7 @@ func (g *gen) hooks() {
 				a.Model = &altModel
 			}
 			if g.chance(25, "request level") {
-				a.ThinkingLevel = loop.ThinkingLevel(g.pick("request level", levels...))
+				a.ThinkingLevel = loop.ThinkingLevel(g.pick("request level", thinkingLevels...))
 			}
 			if g.chance(10, "request messages") {
 				a.Messages = []loop.Message{&loop.UserMessage{Text: "ignored"}}
@@ -550,7 +566,7 @@ func (g *gen) hooks() {
 				a.Model = &altModel
 			}
 			if g.chance(20, "turn level") {
-				a.ThinkingLevel = loop.ThinkingLevel(g.pick("turn level", levels...))
+				a.ThinkingLevel = loop.ThinkingLevel(g.pick("turn level", thinkingLevels...))
 			}
 			if g.has(sim.FeatureThrowingHooks) && g.chance(4, "prepareNextTurn throws") {
 				a.Throw = "prepareNextTurn failed"
@@ -649,7 +665,7 @@ func (g *gen) entry() {
 	if g.chance(25, "prior context") {
 		sc.Messages = append(sc.Messages, &loop.UserMessage{Text: "earlier question"},
 			&loop.AssistantMessage{Content: loop.Text("earlier answer"), API: "faux", Provider: "faux", Model: "faux-1", StopReason: loop.StopStop})
-		if len(sc.Tools) > 0 && g.target.Has(SitDeclarations) && g.chance(50, "declared earlier") {
+		if len(sc.Tools) > 0 && g.target.Has(SitDeclarations) && g.target.Level != levels.Core && g.chance(50, "declared earlier") {
 			// An earlier declaration, possibly of another definition than the executable one.
 			t := sc.Tools[0]
 			desc := t.Description
@@ -691,6 +707,11 @@ func (g *gen) entry() {
 func (g *gen) user() {
 	sc := g.sc
 	installed := sc.Hooks.Installed()
+	if g.target.Level == levels.Core { // when the queues are polled is pi's convention
+		installed = slices.DeleteFunc(slices.Clone(installed), func(h string) bool {
+			return h == trace.HookSteering || h == trace.HookFollowUp
+		})
+	}
 	for k := range g.intIn(0, 3, "user actions") {
 		var a sim.UserAction
 		if g.chance(40, "timed") {
@@ -707,7 +728,11 @@ func (g *gen) user() {
 				}
 				fallthrough
 			case 1:
-				tr.Event = loop.EventType(g.pick("trigger event", "turn_end", "message_end", "turn_start", "tool_execution_end", "message_update"))
+				events := []string{"turn_end", "message_end", "turn_start", "tool_execution_end", "message_update"}
+				if g.target.Level == levels.Core { // pi's declaration messages have message_end events too
+					events[1] = "turn_end"
+				}
+				tr.Event = loop.EventType(g.pick("trigger event", events...))
 			case 2:
 				tr.Request = g.intIn(1, len(sc.Responses), "trigger request")
 			default:

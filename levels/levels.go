@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/invariant"
 	"github.com/turnstile-dev/turnstile/jsonvalue"
 	"github.com/turnstile-dev/turnstile/trace"
@@ -225,4 +226,26 @@ func Broken(got, want *trace.Trace, follows map[string]bool, invs []invariant.In
 		}
 	}
 	return out
+}
+
+// Findings is what core level keeps of a diagnosis: it leaves out the findings of pi's
+// conventions the implementation does not follow, and of invariants that judge only
+// conventions.
+func Findings(fs []diagnose.Finding, follows map[string]bool) []diagnose.Finding {
+	var out []diagnose.Finding
+	for _, f := range fs {
+		if IsConvention(f.RuleID) && !follows[f.RuleID] {
+			continue
+		}
+		if inv, ok := invariant.ByName(f.Invariant); ok && f.Kind == diagnose.Invariant && f.RuleID == "" && ConventionsOnly(inv.Rules) {
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// Invariants is invs without those that judge only conventions: what core level checks.
+func Invariants(invs []invariant.Invariant) []invariant.Invariant {
+	return slices.DeleteFunc(slices.Clone(invs), func(inv invariant.Invariant) bool { return ConventionsOnly(inv.Rules) })
 }

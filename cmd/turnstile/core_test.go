@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,15 +13,17 @@ import (
 
 // plantedCoreDefects are one-line defects of examples/six-duties (a loop written from the
 // duties of an agent loop, not a port of pi), each with the rule its one cause must name at
-// core level, and whether run --level core, which judges by invariants alone (no reference
-// trace beside it), sees it: no invariant follows a taken message into the transcript.
+// core level, whether run --level core, which judges by invariants alone (no reference
+// trace beside it), sees it (no invariant follows a taken message into the transcript), and
+// whether explore --level core finds it as that one cause.
 var plantedCoreDefects = []struct {
 	name, old, new, rule string
-	runSees              bool
+	runSees, exploreOne  bool
 }{
-	{"runs a truncated batch", `act(calls, reply.stopReason === "length", o, append)`, `act(calls, false, o, append)`, "R-TRUNC", true},
-	{"trusts stopReason", `const calls = ((reply.content`, `const calls = reply.stopReason !== "toolUse" ? [] : ((reply.content`, "R-CONTENT-DECIDES", true},
-	{"loses a steering message", `if (!toolsAsk && waiting.length === 0) waiting = await poll(o.followUps);`, `if (!toolsAsk) waiting = await poll(o.followUps);`, "R-NO-TURN-LIMIT", false},
+	{"runs a truncated batch", `act(calls, reply.stopReason === "length", o, append)`, `act(calls, false, o, append)`, "R-TRUNC", true, true},
+	{"trusts stopReason", `const calls = ((reply.content`, `const calls = reply.stopReason !== "toolUse" ? [] : ((reply.content`, "R-CONTENT-DECIDES", true, true},
+	// explore finds this one under several causes, each minimal scenario another face of it.
+	{"loses a steering message", `if (!toolsAsk && waiting.length === 0) waiting = await poll(o.followUps);`, `if (!toolsAsk) waiting = await poll(o.followUps);`, "R-NO-TURN-LIMIT", false, false},
 }
 
 // TestCoreLevelNamesEachPlantedDefect: the six-duties example passes at core level, and a
@@ -76,9 +80,31 @@ func TestCoreLevelNamesEachPlantedDefect(t *testing.T) {
 		runCode = execute([]string{"run", "--level", "core", "--impl", node + " --import tsx adapter.ts"}, &out, &errOut)
 		return causes, report.Summary, runCode
 	}
+	// explored is the causes explore --level core finds in 500 runs of seed 1 (causes.txt).
+	explored := func(t *testing.T) []string {
+		var out, errOut strings.Builder
+		execute([]string{"explore", "--level", "core", "--runs", "500", "--seed", "1", "--out", "x", "--impl", node + " --import tsx adapter.ts"}, &out, &errOut)
+		data, err := os.ReadFile(filepath.Join("x", "causes.txt"))
+		if errors.Is(err, fs.ErrNotExist) && strings.Contains(out.String(), "no failure found") {
+			return nil
+		}
+		if err != nil {
+			t.Fatalf("%v\n%s%s", err, out.String(), errOut.String())
+		}
+		var sigs []string
+		for line := range strings.Lines(string(data)) {
+			if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+				sigs = append(sigs, line)
+			}
+		}
+		return sigs
+	}
 	t.Run("as it is", func(t *testing.T) {
 		if causes, summary, code := conform(t, source); len(causes) != 0 || !strings.Contains(summary, " 0 failed") || code != 0 {
 			t.Errorf("%s; causes %q; run --level core exits %d", summary, causes, code)
+		}
+		if sigs := explored(t); len(sigs) != 0 {
+			t.Errorf("explore --level core finds %q", sigs)
 		}
 	})
 	for _, d := range plantedCoreDefects {
@@ -92,6 +118,11 @@ func TestCoreLevelNamesEachPlantedDefect(t *testing.T) {
 			}
 			if want := map[bool]int{true: 1, false: 0}[d.runSees]; code != want {
 				t.Errorf("run --level core exits %d, want %d", code, want)
+			}
+			if d.exploreOne {
+				if sigs := explored(t); len(sigs) != 1 || !strings.HasPrefix(sigs[0], d.rule) {
+					t.Errorf("explore --level core finds %q, want one cause %s", sigs, d.rule)
+				}
 			}
 			t.Logf("%s: %q", summary, causes)
 		})

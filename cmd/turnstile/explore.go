@@ -14,6 +14,7 @@ import (
 	"github.com/turnstile-dev/turnstile/conformance"
 	"github.com/turnstile-dev/turnstile/explore"
 	"github.com/turnstile-dev/turnstile/invariant"
+	"github.com/turnstile-dev/turnstile/levels"
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/sim"
 	"github.com/turnstile-dev/turnstile/trace"
@@ -31,12 +32,12 @@ func quiet(newProcess func() *conformance.Process) func() *conformance.Process {
 
 func exploreCmd() *cobra.Command {
 	var (
-		impl, seed, out, shard, profile, ignore, tracks, entry string
-		runs, maxCauses, maxHangs, jobs                        int
-		duration, shrinkTime                                   time.Duration
-		proc                                                   processFlags
-		noDiff                                                 bool
-		budget                                                 budgetFlags
+		impl, seed, out, shard, profile, ignore, tracks, entry, level string
+		runs, maxCauses, maxHangs, jobs                               int
+		duration, shrinkTime                                          time.Duration
+		proc                                                          processFlags
+		noDiff                                                        bool
+		budget                                                        budgetFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "explore",
@@ -148,6 +149,12 @@ failure was found.`,
 			if opts.Entry != explore.EntryAny {
 				opts.Command += " --entry " + opts.Entry
 			}
+			if opts.Level, err = levels.Parse(level); err != nil {
+				return usage(err)
+			}
+			if opts.Level != levels.Pi {
+				opts.Command += " --level " + string(opts.Level)
+			}
 			if shard != "" {
 				s, err := explore.ParseShard(shard)
 				if err != nil {
@@ -196,6 +203,9 @@ failure was found.`,
 				opts.ImplFlags = proc.args()
 				if tracks != "" {
 					opts.ImplFlags += " --tracks " + tracks // conform holds the scenario to that pi too
+				}
+				if opts.Level != levels.Pi {
+					opts.ImplFlags += " --level " + string(opts.Level)
 				}
 				opts.RunTimeout = proc.runBound()
 				if tracks == "" {
@@ -249,7 +259,7 @@ failure was found.`,
 					again = quiet(again)
 					p := again()
 					res.Recheck = conformance.RerunWithoutShortcuts(ctx, minimal, p,
-						conformance.Options{Profile: prof, Reference: opts.Reference, Invariants: opts.Invariants, Tracks: tracks})
+						conformance.Options{Profile: prof, Reference: opts.Reference, Invariants: opts.Invariants, Tracks: tracks, Level: opts.Level})
 					res.Recheck.Untried = untried
 					_ = p.Close()
 					if err := explore.RecordRecheck(res); err != nil {
@@ -277,6 +287,7 @@ failure was found.`,
 	f.StringVar(&shard, "shard", "", "explore only shard K of N (K/N, from 1)")
 	f.StringVar(&entry, "entry", "any", "what the runs drive: loop (run and continue), agent (Agent sessions) or any (both, one run in three an Agent session, where the implementation has the agent feature)")
 	f.StringVar(&profile, "profile", "strict", "comparison profile: strict or semantic")
+	f.StringVar(&level, "level", "pi", "pi: every rule; core: the core of any agent loop, pi's conventions not judged (docs/SEMANTICS.md, Levels)")
 	f.StringVar(&ignore, "ignore", "", "file of cause signatures to leave out, one a line (e.g. a previous causes.txt)")
 	f.StringVar(&tracks, "tracks", "", "pi version the implementation tracks; default: from its hello")
 	f.IntVar(&jobs, "jobs", 0, "runs checked at once, each job with its own adapter process (default: one per CPU in-process, 1 with --impl); the result is the same as with one")

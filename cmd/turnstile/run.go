@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -102,7 +101,7 @@ marked, and with --impl the reference's trace beside the implementation's.`,
 			if lvl == levels.Core {
 				// pi's conventions are judged nowhere: not by expect: blocks, not by invariants.
 				newest = false
-				invs = slices.DeleteFunc(invs, func(inv invariant.Invariant) bool { return levels.ConventionsOnly(inv.Rules) })
+				invs = levels.Invariants(invs)
 				fmt.Fprintln(cmd.ErrOrStderr(), "judged at core level: in the core view, pi's conventions and expect: blocks left unchecked")
 			}
 			out := cmd.OutOrStdout()

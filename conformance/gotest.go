@@ -637,6 +637,9 @@ func (p *inProcess) Stop() error {
 	defer p.mu.Unlock()
 	problems := p.problems
 	if len(p.shapes.order) > 0 {
+		if len(problems) == 0 {
+			return &ShapeError{p.shapes.String()}
+		}
 		problems = append(problems, p.shapes.String())
 	}
 	if len(problems) > 0 {

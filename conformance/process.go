@@ -251,7 +251,7 @@ func (p *Process) Stop() error {
 		return budgetEnded(err)
 	}
 	if len(p.shapes.order) > 0 {
-		return errors.New(p.shapes.String())
+		return &ShapeError{p.shapes.String()}
 	}
 	return nil
 }

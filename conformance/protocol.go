@@ -419,6 +419,13 @@ func (s *shapeProblems) add(problem string) {
 // long the run was).
 func (s *shapeProblems) String() string { return strings.Join(s.order, "; ") }
 
+// ShapeError is a session's end that reports lines whose data broke pi's shape, read and
+// recorded all the same: where the trace differs from the reference's, the findings there
+// name it by the rule of its entry, and this error only repeats it.
+type ShapeError struct{ Problems string }
+
+func (e *ShapeError) Error() string { return e.Problems }
+
 // printer renders schema errors in English.
 var printer = message.NewPrinter(language.English)
 

@@ -767,7 +767,7 @@ func (x *explorer) check(sc *sim.Scenario) (prob *Problem, ignored bool) {
 		failed(KindPanic, fmt.Errorf("the simulation panicked: %v", got.panic))
 	case errors.Is(got.err, trace.ErrTimeout):
 		failed(KindHang, got.err)
-	case got.err != nil:
+	case got.err != nil && !errors.As(got.err, new(*conformance.ShapeError)):
 		failed(KindError, got.err)
 	default:
 		var want *trace.Trace
@@ -777,6 +777,9 @@ func (x *explorer) check(sc *sim.Scenario) (prob *Problem, ignored bool) {
 			}
 		}
 		findings = x.diagnose(want, got.trace)
+		if len(findings) == 0 && got.err != nil { // pi's shape broken where the traces agree
+			failed(KindError, got.err)
+		}
 	}
 	prob.Findings = findings
 	prob.Causes = causes(findings)

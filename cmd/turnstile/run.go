@@ -177,7 +177,11 @@ marked, and with --impl the reference's trace beside the implementation's.`,
 				}
 			}
 			if len(bad) > 0 {
-				return failed(fmt.Errorf("%d of %d scenarios failed (%d skipped): %s", len(bad), len(files)-skipped, skipped, strings.Join(bad, ", ")))
+				also := ""
+				if skipped > 0 {
+					also = fmt.Sprintf(" (%d skipped)", skipped)
+				}
+				return failed(fmt.Errorf("%d of %d scenarios failed%s: %s", len(bad), len(files)-skipped, also, strings.Join(bad, ", ")))
 			}
 			if skipped > 0 && format != "jsonl" {
 				fmt.Fprintf(out, "%d scenarios run, %d skipped\n", len(files)-skipped, skipped)

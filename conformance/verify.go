@@ -494,7 +494,7 @@ func verifyOne(sc *sim.Scenario, ref, impl sim.Implementation, hello Hello, prof
 		res.Status, res.Reason = Skip, skip.Error()
 		return res
 	}
-	raw := got // the implementation's trace as it ran, for telling a flaky one
+	raw := got                   // the implementation's trace as it ran, for telling a flaky one
 	follows := map[string]bool{} // the conventions a core loop says it follows
 	for _, id := range hello.Follows {
 		follows[id] = true

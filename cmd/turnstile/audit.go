@@ -16,24 +16,13 @@ func auditCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "audit FILE…",
 		Short: "Check recordings of real runs (pi events, pi session files) against the loop's rules",
-		Long: `Audit reads recordings of real agent runs and checks them against every rule that needs no
-knowledge of the simulated world:
+		Long: `Audit reads recordings of real agent runs (pi AgentEvents as JSON lines, pi session files,
+turnstile traces; the format is told from the first line; "-" reads stdin) and checks them
+against every rule that needs no knowledge of the simulated world; each finding names the
+file, the line and the rule. Rules: ` + ruleNames() + `.
+Exit codes: 0 no finding, 1 findings, 2 a file that cannot be read.
 
-  - JSON lines of pi AgentEvents, as an app logs them with agent.subscribe
-    (one event a line; several runs may follow one another),
-  - pi session files (pi-coding-agent's JSONL: a header line, then one entry a line),
-  - turnstile traces (turnstile run --format jsonl): their loop events.
-
-The format is told from the first line. Each finding names the file, the line it points at
-and the rule it breaks. Rules (audit/README.md says which of turnstile's invariants a
-recording cannot show, and why):
-
-` + ruleList() + `
-A recording is read as a stream: memory grows with one run's messages and the longest line,
-not with the file. "-" reads standard input.
-
-Exit codes: 0 no finding; 1 findings; 2 a file that cannot be read (with line:column; the
-other files are audited all the same).`,
+Details: docs/CLI.md#audit`,
 		Example: `  turnstile audit app-events.jsonl
   turnstile audit ~/.pi/agent/sessions/*/*.jsonl
   turnstile run scenarios/truncation --format jsonl | turnstile audit -`,
@@ -105,21 +94,13 @@ other files are audited all the same).`,
 	return cmd
 }
 
-// ruleList lists the audit's rules, each doc wrapped to the width of the rest of the help.
-func ruleList() string {
-	var b strings.Builder
+// ruleNames names the audit's rules, in their order.
+func ruleNames() string {
+	var names []string
 	for _, r := range audit.Rules() {
-		line := fmt.Sprintf("  %-11s", r.Name)
-		for _, w := range strings.Fields(r.Doc) {
-			if len(line)+1+len(w) > 94 {
-				b.WriteString(line + "\n")
-				line = strings.Repeat(" ", 13)
-			}
-			line += " " + w
-		}
-		b.WriteString(line + "\n")
+		names = append(names, r.Name)
 	}
-	return b.String()
+	return strings.Join(names, ", ")
 }
 
 func plural(n int, one, many string) string {

@@ -35,54 +35,16 @@ func conformCmd() *cobra.Command {
 		Use:   "conform",
 		Short: "Verify a loop implementation against the reference, scenario by scenario",
 		Long: `Conform runs every scenario of the suite against the reference loop and against an
-implementation, and compares the two traces. The implementation is the built-in reference
-(default), or a command speaking the conformance protocol (conformance/PROTOCOL.md) on its
-stdin and stdout, e.g. pi's own loop through its adapter.
+implementation (--impl: the built-in reference by default, or a command speaking
+conformance/PROTOCOL.md on stdin and stdout) and compares the two traces. Each failure lists
+its findings (divergence, invariant, expectation, error), each named by its rule; the run ends
+with the causes, ranked by the scenarios they explain, and "N passed, M failed, K skipped".
+Exit 0 exactly when no scenario failed.
 
-Each failure lists its findings, every one, each named by the rule it breaks:
-  divergence   a region of entries missing, extra or of another kind than the reference's
-               (the two traces are aligned, so the comparison goes on past the first), or
-               a field that differs in a pair of matching entries (its path, both values;
-               a list holding the reference's items in another order is one finding);
-  invariant    a named invariant the implementation's trace breaks (package invariant);
-  expectation  a line of the scenario's own expect: block the trace does not meet;
-  error        the implementation timed out, crashed or broke the protocol.
-Findings after the first divergence are marked: they may be its consequences. A finding
-whose kind was already shown in full is only counted (the line names the scenario it was
-shown under), so the output grows with the number of defects, not of scenarios
-(--max-findings caps the display further; the JSON and JUnit reports always hold
-everything).
-
-The run ends with the causes: the findings grouped by signature across the suite (what
-differs, where, in which shape; or the pi behaviour change the trace shows, when it equals
-the reference's with that change turned the other way), ranked by the number of scenarios
-they explain (a scenario's first finding is its explanation), each with its rule and an
-example; then why scenarios were skipped (each reason once, with its count: a SKIP line
-whose reason was given before names the scenario it was given under); then a profile by
-rule family (the suite's folders) and by invariant; then the line "N passed, M failed, K
-skipped". When an --impl took the exchange's shortcuts (deliveries ahead, standing answers:
-PROTOCOL.md §14-15) and scenarios failed, one scenario of each of the first three causes is
-re-run one at a time, and the report says whether the shortcuts are their cause. The exit
-code is 0 exactly when no scenario failed. An implementation that cannot start is one error
-and exit code 2.
-
-Profiles: strict compares canonical traces byte for byte; semantic allows free texts such as
-schema-validator messages to differ (conformance/PROTOCOL.md lists the rules).
-The reference behaves as the pi release the implementation tracks (its hello's "tracks", any
-pi from 0.87.0 on; docs/VERSIONS.md lists what changed when); --tracks X holds it to pi X
-instead. Scenarios that install a hook the implementation does not declare, or whose
-situation first exists in a later pi than it tracks (since), are skipped. --expect-fail FILE
-lists known failures (one scenario name a line, # comments; a name not in the suite is an
-error): they are counted as expected failures, apart from the failed and the skipped, and a
-listed scenario that passes fails the run, so the list shrinks as the implementation
-improves.`,
-		Example: `  turnstile conform
-  turnstile conform --impl "turnstile adapter"
-  turnstile conform --impl "node conformance/adapters/pi/adapter.mjs" --junit pi.xml
-  turnstile conform --impl "python3 my_adapter.py" --suite scenarios/queues --profile semantic --jobs 2
-  turnstile conform --impl "./my-port" --expect-fail known.txt --format json > report.json
-  turnstile conform --impl "./my-port" --report conform-report   # then open conform-report/index.html
-  turnstile conform --impl "node conformance/adapters/pi/adapter.mjs --pi 1.3.0"
+Details: docs/CLI.md#conform`,
+		Example: `  turnstile conform --impl "node conformance/adapters/pi/adapter.mjs" --junit pi.xml
+  turnstile conform --impl "python3 my_adapter.py" --suite scenarios/queues --profile semantic
+  turnstile conform --impl "./my-port" --expect-fail known.txt --report conform-report
   turnstile conform --impl "./my-port" --tracks 1.6.0     # hold a port to a newer pi than it claims`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -193,19 +155,19 @@ improves.`,
 	f.StringVar(&impl, "impl", "", `command of the implementation under test; "" is the built-in reference`)
 	f.StringArrayVar(&suite, "suite", nil, "scenario file or directory (repeatable); default: the embedded curated suite")
 	f.StringVar(&profile, "profile", "strict", "comparison profile: strict or semantic")
-	f.StringVar(&junit, "junit", "", "write a JUnit XML report to this file (every finding, one testcase per scenario)")
-	f.StringVar(&reportDir, "report", "", "write an HTML report into this directory: index.html and a page per failing scenario (an earlier report's pages there that no longer fail are removed)")
-	f.StringVar(&format, "format", "text", "output: text (for people) or json (the whole report, for machines)")
-	f.IntVar(&maxFindings, "max-findings", 0, "show at most N findings in full per scenario (0: all); reports keep all")
+	f.StringVar(&junit, "junit", "", "write a JUnit XML report to this file")
+	f.StringVar(&reportDir, "report", "", "write an HTML report into this directory")
+	f.StringVar(&format, "format", "text", "output: text or json")
+	f.IntVar(&maxFindings, "max-findings", 0, "show at most N findings in full per scenario (0: all)")
 	f.StringVar(&shard, "shard", "", "run only shard K of N (K/N, from 1), e.g. 2/4")
 	proc.register(f, conformance.DefaultTimeout, "scenario")
 	f.IntVar(&jobs, "jobs", 1, "implementations to run at once")
-	f.StringVar(&expectFail, "expect-fail", "", `file listing scenarios known to fail, one a line ("NAME", or "NAME: CAUSE" to expect only that finding)`)
-	f.StringVar(&ignoreList, "ignore", "", "file listing findings to leave out (cause keys, signatures, or \"invariant NAME\"), one a line")
+	f.StringVar(&expectFail, "expect-fail", "", `file listing scenarios known to fail, one a line ("NAME" or "NAME: CAUSE")`)
+	f.StringVar(&ignoreList, "ignore", "", "file listing findings to leave out, one a line")
 	sel.register(f)
 	budget.register(f)
 	f.StringVar(&tracks, "tracks", "", `pi version to hold the implementation to (default: its hello's "tracks")`)
-	f.StringVar(&level, "level", "pi", "pi: every rule; core: the core of any agent loop, pi's conventions not judged (docs/SEMANTICS.md, Levels)")
+	f.StringVar(&level, "level", "pi", "pi (every rule) or core (pi's conventions not judged)")
 	return cmd
 }
 
@@ -371,8 +333,9 @@ func adapterCmd() *cobra.Command {
 		Use:   "adapter",
 		Short: "Serve the reference loop over the conformance protocol (stdin/stdout)",
 		Long: `Adapter serves the built-in reference loop over the conformance protocol on stdin and
-stdout, as any third-party adapter would. conform --impl "turnstile adapter" exercises the
-whole protocol path with the reference; the traces must equal the in-process ones.`,
+stdout, as any third-party adapter would.
+
+Details: docs/CLI.md#adapter`,
 		Example: `  turnstile conform --impl "turnstile adapter"`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

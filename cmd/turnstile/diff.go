@@ -23,21 +23,11 @@ func diffCmd() *cobra.Command {
 		Use:   "diff A B",
 		Short: "Show where two traces first differ",
 		Long: `Diff compares two traces and prints their first difference with context. Each side is a
-scenario file or a name of the embedded suite (it is run against the reference), a
-JSON-lines trace (turnstile run --format jsonl), or a timeline (a golden file, or what
-turnstile run prints for one scenario).
+scenario file or a name of the embedded suite (run against the reference), a JSON-lines trace
+(turnstile run --format jsonl), or a timeline (a golden file, or what turnstile run prints).
+Exit 0 when they are identical, 1 when they differ, 2 when a side is not one trace.
 
-Two traces (scenarios or JSON lines) are compared byte for byte, entry by entry: the first
-differing entry is shown as timeline lines, with the field that differs (its JSON path and
-both values), so a difference the timeline does not show — a timestamp, a sequence number,
-a payload abbreviated by its digest — is never called identical. A golden file holds only
-a timeline; against one, timelines are compared, and the output says so.
-
-A long value is shown around where the two first differ ("from its character 144 on").
-
-Exit 0 when they are identical, 1 when they differ, 2 when a side is none of the three
-(the error names its file and first line that is not a trace's or a timeline's), is empty,
-or holds the traces of several scenarios.`,
+Details: docs/CLI.md#diff`,
 		Example: `  turnstile run a.yaml --format jsonl > a.jsonl; turnstile diff a.jsonl b.yaml
   turnstile diff truncation/basic my-truncation.yaml
   turnstile diff golden/testdata/queues/steering-one-at-a-time.golden new.golden`,

@@ -57,18 +57,8 @@ func execute(args []string, stdout, stderr io.Writer) int {
 	root := &cobra.Command{
 		Use:   "turnstile",
 		Short: "Deterministic simulation and conformance testing for LLM agent loops",
-		Long: `turnstile drives an agent loop — its built-in reference, which behaves like pi 1.6.0, or
-any other loop through the conformance protocol — with a scripted model, scripted tools and
-hooks, a simulated user and a virtual clock, and shows or checks what happened.
-
-Without a path, commands use the curated suite compiled into the binary; a name of that
-suite ("truncation/basic", or a family such as "truncation") works wherever a path does,
-from any directory (turnstile show lists them).
-
-Every run is bounded by a budget (requests, virtual time, trace entries and bytes; see
-scenarios/README.md): a run that exceeds one stops with a verdict naming it.
-
-Exit codes: 0 success, 1 a check failed, 2 usage or input error.`,
+		Long: "Deterministic simulation and conformance testing for LLM agent loops. " +
+			"Details: docs/CLI.md#turnstile",
 		Version:       version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -158,8 +148,8 @@ func (p processFlags) runBound() time.Duration { return 2*p.timeout + p.helloTim
 func (p *processFlags) register(f *pflag.FlagSet, timeout time.Duration, per string) {
 	p.defaultTimeout = timeout
 	f.DurationVar(&p.timeout, "timeout", timeout, "time limit per "+per+" for an --impl command")
-	f.DurationVar(&p.helloTimeout, "hello-timeout", conformance.DefaultHelloTimeout, "time limit for an --impl command's hello after it starts (raise it for a slow start: npx, tsx, a cold cache)")
-	f.BoolVar(&p.oneAtATime, "one-at-a-time", false, "the plain exchange with the --impl command: each delivery only once it is idle, even when its hello says deliveriesAhead (PROTOCOL.md §14), and no standing answers (§15): rules out its queue and its standing answers when a trace looks wrong")
+	f.DurationVar(&p.helloTimeout, "hello-timeout", conformance.DefaultHelloTimeout, "time limit for an --impl command's hello after it starts")
+	f.BoolVar(&p.oneAtATime, "one-at-a-time", false, "plain exchange with the --impl command: no deliveries ahead, no standing answers")
 }
 
 // budgetFlags are the --max-* flags; a flag given wins over the scenario file's budget.
@@ -171,10 +161,10 @@ type budgetFlags struct {
 
 func (b *budgetFlags) register(f *pflag.FlagSet) {
 	d := sim.DefaultBudget
-	f.IntVar(&b.requests, "max-requests", 0, fmt.Sprintf("budget: most provider requests per run (default %d, or the scenario's budget:)", d.Requests))
-	f.DurationVar(&b.time, "max-time", 0, fmt.Sprintf("budget: latest virtual time per run (default %s, or the scenario's budget:)", time.Duration(d.Time)*time.Millisecond))
-	f.IntVar(&b.entries, "max-entries", 0, fmt.Sprintf("budget: most trace entries per run (default %d, or the scenario's budget:)", d.Entries))
-	f.Int64Var(&b.bytes, "max-bytes", 0, fmt.Sprintf("budget: most bytes of a run's JSON-lines trace (default %d, or the scenario's budget:)", d.Bytes))
+	f.IntVar(&b.requests, "max-requests", 0, fmt.Sprintf("budget: most provider requests per run (default %d or the scenario's)", d.Requests))
+	f.DurationVar(&b.time, "max-time", 0, fmt.Sprintf("budget: latest virtual time per run (default %s or the scenario's)", time.Duration(d.Time)*time.Millisecond))
+	f.IntVar(&b.entries, "max-entries", 0, fmt.Sprintf("budget: most trace entries per run (default %d or the scenario's)", d.Entries))
+	f.Int64Var(&b.bytes, "max-bytes", 0, fmt.Sprintf("budget: most bytes of a run's JSON-lines trace (default %d or the scenario's)", d.Bytes))
 }
 
 // check rejects negative budgets.
@@ -239,7 +229,7 @@ func (b *budgetFlags) args() string {
 type selection struct{ pattern string }
 
 func (s *selection) register(f *pflag.FlagSet) {
-	f.StringVar(&s.pattern, "run", "", "only scenarios whose name matches this regular expression (as go test -run)")
+	f.StringVar(&s.pattern, "run", "", "only scenarios whose name matches this regular expression")
 }
 
 // load loads the scenarios at paths (or the embedded suite), keeps those --run selects and

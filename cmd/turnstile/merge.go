@@ -20,27 +20,13 @@ func mergeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "merge INPUT...",
 		Short: "Combine the outputs of several conform or explore runs (shards, machines) into one",
-		Long: `Merge combines what several runs wrote, as Playwright's merge-reports does for its shards, so
-that a CI matrix or a batch system (Kubernetes indexed jobs, …) can spread the work: every job
-runs one shard, uploads what it wrote, and a last job merges them. The inputs are all of one
-kind:
+		Long: `Merge combines what several runs wrote (the shards of a CI matrix, of several machines) into
+one. The inputs are all of one kind: explore --out folders (merged into a new --out folder,
+causes with one signature made one), conform --format json reports or conform --junit files
+(merged to --out or stdout). Exit code 1 when the merged runs failed, as conform and explore
+would have said of one run of the whole.
 
-  explore --out folders   the folder of each exploration (its explore.json says what it
-                          explored). --out names a new folder for the merge: the runs and
-                          failures are summed; causes with one signature (or where one's alias
-                          is the other's) are one, their runs counted over every exploration;
-                          each keeps the folder of its smallest minimal scenario, its README
-                          giving the total; causes.txt lists the signatures (--ignore reads it).
-  conform --format json   the JSON reports: the results of every scenario are put together
-                          (a scenario in two inputs is an error: shards do not overlap), the
-                          totals summed and the causes found again over all the failures. The
-                          merged report is written as --format says (json by default, or
-                          text), to --out or stdout; --junit FILE writes it as JUnit too.
-  conform --junit         JUnit XML files: one testsuite per implementation, its testcases
-                          put together and its counts summed; written to --out or stdout.
-
-Exit code 1 when the merged runs failed (a reproducible cause, a failing scenario), as conform
-and explore would have said of one run of the whole.`,
+Details: docs/CLI.md#merge`,
 		Example: `  turnstile merge --out failures shard-1/ shard-2/ shard-3/ shard-4/
   turnstile merge --out report.json --junit report.xml conform-*.json
   turnstile merge --out conform.xml conform-1.xml conform-2.xml`,
@@ -144,8 +130,8 @@ and explore would have said of one run of the whole.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&out, "out", "", "where the merge goes: a new folder for explore folders, a file for reports (default: stdout)")
-	f.StringVar(&junit, "junit", "", "with conform JSON reports: also write the merged report as JUnit XML to this file")
+	f.StringVar(&out, "out", "", "where the merge goes: a new folder, or a file (default: stdout)")
+	f.StringVar(&junit, "junit", "", "with conform JSON reports: also write JUnit XML to this file")
 	f.StringVar(&format, "format", "", "with conform JSON reports: json (default) or text")
 	return cmd
 }

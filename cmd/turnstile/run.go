@@ -24,36 +24,16 @@ func runCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run [PATH|NAME…]",
 		Short: "Run scenarios and print their timelines",
-		Long: `Run simulates each scenario (a file, every file under a directory, sorted, or a name of the
-embedded suite) against the reference loop and prints its timeline, then checks the
-scenario's inline expectations. Without a path it runs the embedded curated suite. With
---impl the scenarios run against that implementation (a command speaking the conformance
-protocol) instead, so you can read its timeline; turnstile conform compares it with the
-reference. --tracks X runs the
-reference as it behaves for pi release X (docs/VERSIONS.md); with --impl it sets the reference
-shown beside it in --html and the pi its trace is judged at.
+		Long: `Run simulates each scenario (a file, every file under a directory, or a name of the embedded
+suite; without a path, the embedded suite) against the reference loop, or with --impl against
+an implementation, prints its timeline and checks the scenario's expectations. A run fails
+(exit 1) on a missed expectation, a broken invariant, or a failure of the world the scenario
+does not expect (its script ran out, the run got stuck or exceeded its budget).
 
-A user action that never happened (its trigger did not fire, or the run ended before its
-time) is reported as a warning, at its position in the file, on stderr.
-
-A run fails (exit 1) when it misses an expectation, when its trace breaks an invariant
-(turnstile explore --help lists them), or when the world records a failure the scenario does
-not expect with expect: {runFails: true} — its script ran out ("request 2 was not
-scripted"), the run got stuck, or it exceeded its budget. The run is judged at the pi the
-implementation tracks (its hello's "tracks", or --tracks X): the invariants of that pi, and
-the expect: blocks, which describe pi 1.6.0, only at pi 1.6.0. --level core judges the core
-of any agent loop: the expect: blocks and the invariants of pi's conventions are left
-unchecked and a scenario pinning only conventions is skipped (docs/SEMANTICS.md, Levels).
-
---format jsonl prints the canonical trace lines only: the same bytes on every run.
---html FILE also writes the runs as one self-contained HTML page: a lane per actor, findings
-marked, and with --impl the reference's trace beside the implementation's.`,
+Details: docs/CLI.md#run`,
 		Example: `  turnstile run scenarios/truncation
-  turnstile run truncation/basic                      # a scenario of the embedded suite, from anywhere
+  turnstile run truncation/basic --format jsonl       # a scenario of the embedded suite, its canonical trace
   turnstile run --run 'queues/.*steer'                # the embedded scenarios whose name matches
-  turnstile run scenarios/queues/follow-up-batch-fine-print.yaml --format jsonl
-  turnstile run my-endless.yaml --max-requests 50
-  turnstile run scenarios/abort-error --impl "node conformance/adapters/pi/adapter.mjs"
   turnstile run scenarios/tools-parallel --html run.html`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format != "timeline" && format != "jsonl" {
@@ -196,7 +176,7 @@ marked, and with --impl the reference's trace beside the implementation's.`,
 	sel.register(cmd.Flags())
 	budget.register(cmd.Flags())
 	cmd.Flags().StringVar(&tracks, "tracks", "", "pi version the reference behaves as (default: the newest)")
-	cmd.Flags().StringVar(&level, "level", "pi", "pi: every rule; core: pi's conventions judged nowhere (docs/SEMANTICS.md, Levels)")
+	cmd.Flags().StringVar(&level, "level", "pi", "pi (every rule) or core (pi's conventions not judged)")
 	return cmd
 }
 

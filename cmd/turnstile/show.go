@@ -18,7 +18,9 @@ func showCmd() *cobra.Command {
 		Short: "Print a scenario file, or list the embedded suite",
 		Long: `Show prints a scenario file: a name of the embedded curated suite ("truncation/basic") or a
 path. Given a family ("truncation"), or nothing, it lists the names of the embedded suite,
-one a line, with each scenario's first comment line (the rule it pins down).`,
+one a line, with each scenario's first comment line (the rule it pins down).
+
+Details: docs/CLI.md#show`,
 		Example: `  turnstile show                      # every scenario of the embedded suite
   turnstile show queues               # the scenarios of one family
   turnstile show truncation/basic     # print one, e.g. to start your own from it

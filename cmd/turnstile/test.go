@@ -33,28 +33,13 @@ func testCmd() *cobra.Command {
 		Use:   "test [PATH|NAME…]",
 		Short: "Compare scenario timelines with their golden files",
 		Long: `Test runs each scenario against the reference loop and compares its timeline with its golden
-file, DIR/<path under the nearest scenarios/ folder>.golden (DIR is --golden, default
-golden/testdata). A mismatch prints the first difference with context. --update rewrites the
-golden files: read the diff (git diff) before committing it. The reference must also meet each
-scenario's own expect: block (as turnstile run checks it): a scenario it does not meet fails,
-and --update records no golden for it.
+file under --golden (a mismatch prints the first difference); --update rewrites the goldens:
+read the diff before committing it. With --impl CMD it records and checks that
+implementation's own goldens instead, in the --golden directory (required).
 
-Without a path it checks the embedded suite against the embedded goldens; names of the
-embedded suite ("truncation", "truncation/basic") are checked against the embedded goldens
-too, unless --golden is given.
-
-With --impl CMD it records and checks the goldens of that implementation instead (a command
-speaking the conformance protocol), in the directory --golden names (required): a team
-whose loop deliberately differs from pi keeps its own regression suite — record once with
---update, then every later run compares against its own past.
-
-The goldens are pi 1.6.0's; --tracks X runs the reference as pi release X instead (with
-goldens of your own, --golden DIR, which an older X needs), skipping the scenarios of a later
-pi (since) and leaving the expect: blocks unchecked: they describe pi 1.6.0.`,
+Details: docs/CLI.md#test`,
 		Example: `  turnstile test
-  turnstile test scenarios/queues
   turnstile test scenarios --update && git diff golden/
-  turnstile test --run 'truncation/.*'
   turnstile test --impl "python3 my_adapter.py" --golden my-goldens --update   # record
   turnstile test --impl "python3 my_adapter.py" --golden my-goldens            # check`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -261,15 +246,15 @@ pi (since) and leaving the expect: blocks unchecked: they describe pi 1.6.0.`,
 	}
 	cmd.Flags().BoolVar(&update, "update", false, "rewrite the golden files")
 	cmd.Flags().StringVar(&dir, "golden", "golden/testdata", "directory of the golden files")
-	cmd.Flags().StringVar(&impl, "impl", "", "command of an implementation whose own goldens to record and check (needs --golden)")
+	cmd.Flags().StringVar(&impl, "impl", "", "implementation whose own goldens to record and check (needs --golden)")
 	proc.register(cmd.Flags(), conformance.DefaultTimeout, "scenario")
 	sel.register(cmd.Flags())
 	budget.register(cmd.Flags())
 	cmd.Flags().StringVar(&tracks, "tracks", "", "pi version the reference behaves as (default: the newest)")
 	cmd.Flags().StringVar(&junit, "junit", "", "write a JUnit XML report to this file")
-	cmd.Flags().StringVar(&format, "format", "text", "output: text (for people) or json (every result, for machines)")
+	cmd.Flags().StringVar(&format, "format", "text", "output: text or json")
 	cmd.Flags().StringVar(&expectFail, "expect-fail", "", "file listing scenarios known to fail, one name a line")
-	cmd.Flags().StringVar(&level, "level", "pi", "with --impl, pi or core: at core, scenarios pinning only pi's conventions are skipped (as conform skips them)")
+	cmd.Flags().StringVar(&level, "level", "pi", "with --impl: pi or core (skips scenarios pinning only conventions)")
 	return cmd
 }
 

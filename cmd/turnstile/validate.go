@@ -13,16 +13,12 @@ func validateCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "validate PATH…",
 		Short: "Check scenario files without running them",
-		Long: `Validate reads each scenario file (or every file under a directory) strictly and reports
-its problems as file:line:col: message, in two passes. First every problem of form: YAML
-syntax, unknown keys, values of the wrong type or out of range, unknown rule ids. Once the
-form is right, every problem of reference: a tool call naming a tool that tools: does not
-define, a toolCalls: or hook answer for a call id no response makes, a trigger that can
-never fire. (References are not checked in a file with errors of form, whose half-read
-parts would give false ones.)
+		Long: `Validate reads each scenario file (or every file under a directory) strictly and reports its
+problems as file:line:col: message: first those of form (syntax, keys, types, rule ids), then,
+once the form is right, those of reference (tools, call ids, triggers that never fire). Exit
+0 when every file is valid, 1 when one is not, 2 when a path cannot be read.
 
-Exit 0 when every file is valid, 1 when one is not (the check failed), 2 when a path cannot
-be read. turnstile run and conform refuse an invalid file as an input error (exit 2).`,
+Details: docs/CLI.md#validate`,
 		Example: `  turnstile validate scenarios
   turnstile validate my-case.yaml`,
 		Args: cobra.MinimumNArgs(1),
@@ -46,7 +42,9 @@ func schemaCmd() *cobra.Command {
 		Use:   "schema",
 		Short: "Print the JSON Schema of scenario files",
 		Long: `Schema prints the JSON Schema of scenario files, for editors: with the YAML language
-server, put "# yaml-language-server: $schema=PATH" at the top of a file.`,
+server, put "# yaml-language-server: $schema=PATH" at the top of a file.
+
+Details: docs/CLI.md#schema`,
 		Example: `  turnstile schema > scenario.schema.json`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

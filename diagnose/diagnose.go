@@ -7,7 +7,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
+	"github.com/turnstile-dev/turnstile/docs"
 	"github.com/turnstile-dev/turnstile/invariant"
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/trace"
@@ -316,6 +318,11 @@ func runFailure(want, got []trace.Entry, divs []Finding) []Finding {
 		return divs
 	}
 	root.Kind, root.Rule = Divergence, RuleTitles([]string{"R-FAIL-THROW"})
+	if id := errorTextRule(w.Error); id != "" {
+		// The reference's failure is one of the contract's texts: its rule says when to fail so.
+		root.RuleID, root.Rule = id, RuleTitles([]string{id})
+		root.Signature, root.Headline = id+": "+root.Signature, id+": "+root.Headline
+	}
 	root.At = Position{Expected: len(want), Actual: len(got)}
 	root.ExpectedLine, root.ActualLine = trace.TimelineLine(w), trace.TimelineLine(g)
 	out := []Finding{root}
@@ -328,6 +335,18 @@ func runFailure(want, got []trace.Entry, divs []Finding) []Finding {
 	}
 	return out
 }
+
+// errorTextRule is the rule of the contract's error text that is text exactly, or "".
+func errorTextRule(text string) string {
+	for _, e := range errorTexts() {
+		if e.Text == text && text != "" {
+			return e.Rule
+		}
+	}
+	return ""
+}
+
+var errorTexts = sync.OnceValue(docs.ErrorTexts)
 
 var (
 	digitsRE = regexp.MustCompile(`\d+`)

@@ -469,7 +469,9 @@ func fieldFinding(c *trace.Comparison, g *governor, s trace.Step, f trace.Field)
 		what = fieldName(f.Path) + " from the wall clock on " + key
 	}
 	sig := sigRule(rule) + ": " + key + " " + folded(f.Path) + " " + shape
-	if member != "" && rule != "" {
+	if member == "" || rule == "" {
+		member = ""
+	} else {
 		// A member one rule governs wherever it is: one defect on every kind of entry.
 		sig = rule + ": " + member + " " + shape
 	}
@@ -478,7 +480,7 @@ func fieldFinding(c *trace.Comparison, g *governor, s trace.Step, f trace.Field)
 		messages: strings.HasPrefix(key, "event message_") || gathers(f.Path),
 		harness:  w.Kind == trace.KindDeliver || w.Kind == trace.KindUser,
 		At:       Position{Expected: s.Want + 1, Actual: s.Got + 1},
-		Path:     f.Path,
+		Path:     f.Path, Member: member,
 		Expected: trace.ShowJSON(f.Want, f.Shape == trace.Unexpected), Actual: trace.ShowJSON(f.Got, f.Shape == trace.Absent),
 		Count:     1,
 		Signature: sig,

@@ -60,6 +60,9 @@ type Finding struct {
 	ActualLine   string `json:"actualLine,omitempty"`
 	// Path is the JSON path inside the entry of a field that differs ("data.message.usage").
 	Path string `json:"path,omitempty"`
+	// Member is the member the finding's rule governs on any kind of entry ("timestamp",
+	// "details"), when that is what named it: one defect, apart from the rule's others.
+	Member string `json:"member,omitempty"`
 	// Expected and Actual are the full values (JSON, or entries' JSON lines), never cut.
 	Expected string `json:"expected,omitempty"`
 	Actual   string `json:"actual,omitempty"`
@@ -91,10 +94,14 @@ type Finding struct {
 // CauseKey is what the findings of one defect share across scenarios and runs: the rule the
 // finding breaks ("R-TRUNC-FAIL"), since one defect shows in several ways under its rule (a
 // truncated call executed: an extra call, an extra update, a missing failure); for a
-// finding no rule names (an error, an expectation), its signature. A pi change (Version)
+// finding no rule names (an error, an expectation), its signature; for one named by a member
+// its rule governs on any entry, the rule and the member. A pi change (Version)
 // shares the key of the rule it changes: a port lacking it shows it so where the rest of the
 // trace is pi's, and as that rule's findings elsewhere.
 func (f Finding) CauseKey() string {
+	if f.RuleID != "" && f.Member != "" && f.Kind == Divergence {
+		return causeRule(f.RuleID) + ": " + f.Member
+	}
 	if f.RuleID != "" && (f.Kind == Divergence || f.Kind == Invariant || f.Kind == Version) {
 		return causeRule(f.RuleID)
 	}

@@ -34,12 +34,14 @@ type Rule struct {
 type ErrorText struct {
 	ID   string
 	Text string
+	// Rule is the rule the text belongs to (the link after its id), "" when none is given.
+	Rule string
 }
 
 var (
 	ruleHeading = regexp.MustCompile(`^### (R-[A-Z0-9]+(?:-[A-Z0-9]+)*): (.+)$`)
 	sinceLine   = regexp.MustCompile(`^\*Since pi ([0-9]+\.[0-9]+\.[0-9]+)\.\*$`)
-	errorLabel  = regexp.MustCompile(`^<a id="e-[a-z0-9-]+"></a>\*\*(E-[A-Z0-9]+(?:-[A-Z0-9]+)*)\*\*`)
+	errorLabel  = regexp.MustCompile(`^<a id="e-[a-z0-9-]+"></a>\*\*(E-[A-Z0-9]+(?:-[A-Z0-9]+)*)\*\*(?: \(\[(R-[A-Z0-9]+(?:-[A-Z0-9]+)*)\])?`)
 )
 
 // unpinnedMark starts the line of a rule that says why no scenario pins it.
@@ -129,7 +131,7 @@ func parseErrorTexts(doc string) []ErrorText {
 		for j++; j < len(lines) && lines[j] != "```"; j++ {
 			body = append(body, lines[j])
 		}
-		out = append(out, ErrorText{ID: m[1], Text: strings.Join(body, "\n")})
+		out = append(out, ErrorText{ID: m[1], Text: strings.Join(body, "\n"), Rule: m[2]})
 		i = j
 	}
 	return out

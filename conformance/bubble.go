@@ -24,12 +24,15 @@ import (
 
 // gate lets the port's goroutines reach the world (a call, an event) one at a time, in an
 // order that does not depend on the scheduler: when every goroutine of the bubble waits, the
-// one started first among those waiting at the gate goes in. So a port that starts a
-// goroutine per parallel tool call makes its calls in the order it started them, in-process
-// and served alike, as pi's Promise.all starts its calls in source order.
+// one started first among those waiting at the gate goes in — or, with newestFirst, the one
+// started last. Go promises no order among goroutines, so a port whose trace differs between
+// the two orders depends on the scheduler (a goroutine per parallel tool call, whose execute
+// calls pi starts in source order): the sessions of a port alternate the orders, so a
+// scenario run again (Verify runs again those with a batch of several tool calls) shows it.
 type gate struct {
-	mu      sync.Mutex
-	waiting []gateWaiter
+	mu          sync.Mutex
+	waiting     []gateWaiter
+	newestFirst bool
 }
 
 type gateWaiter struct {
@@ -49,7 +52,7 @@ func (g *gate) enter() {
 	<-w.open
 }
 
-// grant opens the gate for the waiting goroutine started first; false when none waits. It
+// grant opens the gate for the waiting goroutine started first (last, newestFirst); false when none waits. It
 // is called only when every goroutine of the bubble waits.
 func (g *gate) grant() bool {
 	if g == nil {
@@ -62,7 +65,7 @@ func (g *gate) grant() bool {
 	}
 	first := 0
 	for i, w := range g.waiting {
-		if w.goroutine < g.waiting[first].goroutine {
+		if (w.goroutine < g.waiting[first].goroutine) != g.newestFirst && w.goroutine != g.waiting[first].goroutine {
 			first = i
 		}
 	}

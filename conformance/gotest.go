@@ -207,9 +207,8 @@ func testFiles(t *testing.T, port GoPort, files []*scenarios.File, options []Tes
 				defer time.AfterFunc(cfg.stall, func() { stalled(sc.Name, cfg.stall) }).Stop()
 			}
 			impl := &inProcess{port: port, checkShapes: true}
-			res = inBubble(t, func() Result {
-				return verifyOne(sc, sim.NewReferenceWith(behaviour), impl, hello, cfg.profile, levels.Pi, desc, nil)
-			}, impl)
+			run := func() (*trace.Trace, error) { return inBubble(t, sc, impl) }
+			res = verifyOne(sc, sim.NewReferenceWith(behaviour), run, hello, cfg.profile, levels.Pi, desc, nil)
 			res.Family = desc.Family
 			if note := impl.leakNote(); note != "" {
 				t.Log(note)
@@ -238,31 +237,33 @@ func testFiles(t *testing.T, port GoPort, files []*scenarios.File, options []Tes
 	}
 }
 
-// inBubble runs verify in a synctest bubble of its own and returns its result. A port that
+// inBubble runs sc against impl in a synctest bubble of its own, each run (a scenario run
+// again too) in a new one: a bubble's clock and goroutines do not carry over. A port that
 // leaves goroutines waiting after the scenario (impl.leaked) would make synctest end the
 // binary as deadlocked: that bubble is abandoned instead, waiting outside its sight.
-func inBubble(t *testing.T, verify func() Result, impl *inProcess) Result {
-	var res Result
-	verified, ended := make(chan struct{}), make(chan struct{})
+func inBubble(t *testing.T, sc *sim.Scenario, impl *inProcess) (*trace.Trace, error) {
+	var tr *trace.Trace
+	var err error
+	ran, ended := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(ended)
 		synctest.Test(t, func(*testing.T) {
-			res = verify()
-			close(verified)
+			tr, err = sim.Run(sc, impl)
+			close(ran)
 			if len(impl.leaked) > 0 {
 				<-forever
 			}
 		})
 	}()
 	select {
-	case <-verified:
+	case <-ran:
 	case <-ended: // the bubble ended without a result (a panic in the harness, reported by testing)
 		t.FailNow()
 	}
 	if len(impl.leaked) == 0 {
 		<-ended
 	}
-	return res
+	return tr, err
 }
 
 // portHello is port's Hello as the kit serves it: a port of protocol 2 that is not a
@@ -339,6 +340,8 @@ type inProcess struct {
 	// goroutines' calls and events in it.
 	bubble int
 	gate   *gate
+	// sessions counts the sessions started: the even ones take the gate's other order.
+	sessions int
 	// idle tells when the port is idle outside a synctest bubble; nil inside.
 	idle *idleTracker
 	// agent is the Agent of an Agent scenario.
@@ -519,8 +522,10 @@ func (p *inProcess) Start(setup sim.Setup, world sim.Port) error {
 	p.settled = map[string]bool{}
 	// A session of its own: Verify runs a failing scenario again on the same implementation.
 	p.problems, p.shapes, p.agent, p.leaked, p.starting = nil, shapeProblems{}, nil, nil, nil
+	p.now = 0 // the world's clock starts again
 	if p.idle == nil {
-		p.bubble, p.gate = bubbleOfCaller(), &gate{}
+		p.sessions++
+		p.bubble, p.gate = bubbleOfCaller(), &gate{newestFirst: p.sessions%2 == 0}
 		p.syncClock(0)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

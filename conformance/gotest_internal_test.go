@@ -36,7 +36,7 @@ func TestUnencodableEventIsAFinding(t *testing.T) {
 	}
 	f := files[0]
 	synctest.Test(t, func(t *testing.T) {
-		res := verifyOne(f.Scenario, sim.NewReference(), &inProcess{port: badEventPort{}}, Hello{}, trace.Strict, levels.Pi, diagnose.FromFile(f), nil)
+		res := verifyOne(f.Scenario, sim.NewReference(), runOf(f.Scenario, &inProcess{port: badEventPort{}}), Hello{}, trace.Strict, levels.Pi, diagnose.FromFile(f), nil)
 		if res.Status != Fail {
 			t.Fatalf("status %s", res.Status)
 		}
@@ -106,7 +106,7 @@ func TestAPanickingPortFailsItsScenario(t *testing.T) {
 	f := files[0]
 	for _, port := range []panicPort{{}, {inTask: true}} {
 		synctest.Test(t, func(t *testing.T) {
-			res := verifyOne(f.Scenario, sim.NewReference(), &inProcess{port: port}, Hello{}, trace.Strict, levels.Pi, diagnose.FromFile(f), nil)
+			res := verifyOne(f.Scenario, sim.NewReference(), runOf(f.Scenario, &inProcess{port: port}), Hello{}, trace.Strict, levels.Pi, diagnose.FromFile(f), nil)
 			if res.Status != Fail {
 				t.Fatalf("in task %v: status %s", port.inTask, res.Status)
 			}
@@ -198,4 +198,9 @@ func firstRunnable(t *testing.T, h Hello) *scenarios.File {
 	}
 	t.Fatal("no scenario of the suite runs without hooks")
 	return nil
+}
+
+// runOf runs sc against impl, for verifyOne.
+func runOf(sc *sim.Scenario, impl sim.Implementation) func() (*trace.Trace, error) {
+	return func() (*trace.Trace, error) { return sim.Run(sc, impl) }
 }

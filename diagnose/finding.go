@@ -108,6 +108,20 @@ func (f Finding) CauseKey() string {
 	return f.Signature
 }
 
+// Names are what a list of known findings (--expect-fail, --ignore) may name the finding
+// by: its cause key, the rule alone of a key that adds a member ("R-TIME-STAMP" for
+// "R-TIME-STAMP: timestamp"), its signature, and "invariant NAME" for an invariant's.
+func (f Finding) Names() []string {
+	out := []string{f.CauseKey(), f.Signature}
+	if rule, _, ok := strings.Cut(f.CauseKey(), ": "); ok && f.Member != "" {
+		out = append(out, rule)
+	}
+	if f.Invariant != "" && f.Kind == Invariant {
+		out = append(out, "invariant "+f.Invariant)
+	}
+	return out
+}
+
 // mechanisms are the rule families of docs/SEMANTICS.md that describe one mechanism, whose
 // rules are one cause ("Which rule governs an entry").
 var mechanisms = []string{"R-DECL-", "R-TRUNC-"}

@@ -747,7 +747,7 @@ func (x *explorer) impl() sim.Implementation {
 // ignores reports whether --ignore names a finding: its signature, its cause key, or its
 // invariant ("invariant results").
 func (x *explorer) ignores(f diagnose.Finding) bool {
-	return x.opts.Ignore[f.Signature] || x.opts.Ignore[f.CauseKey()] || f.Kind == diagnose.Invariant && x.opts.Ignore["invariant "+f.Invariant]
+	return slices.ContainsFunc(f.Names(), func(k string) bool { return x.opts.Ignore[k] })
 }
 
 // check runs one scenario and returns what is wrong, or nil; ignored says that it showed an

@@ -3,6 +3,7 @@ package example_test
 import (
 	"context"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -96,11 +97,26 @@ func (s *chanStream) Result(ctx context.Context) (*loop.AssistantMessage, error)
 }
 
 // TestAPortWithItsOwnGoroutinesGetsTheSameVerdictsServed: goroutinePort passes every loop
-// scenario in-process, and served over the protocol gets the same verdict in every
-// scenario: the kit sees its goroutines, channels and clock both ways.
+// scenario in-process but those whose batch has several tool calls, which it starts in the
+// order its goroutines happen to run (pi starts them in source order): those are flaky, run
+// again with the kit's goroutines let in the other order, and no cause. Served over the
+// protocol it gets the same verdict in every scenario: the kit sees its goroutines,
+// channels and clock both ways.
 func TestAPortWithItsOwnGoroutinesGetsTheSameVerdictsServed(t *testing.T) {
 	var inProcess conformance.Report
-	t.Run("in-process", func(t *testing.T) { conformance.Test(t, goroutinePort{}, conformance.Collect(&inProcess)) })
+	// The scenarios whose batch runs several calls in parallel.
+	orderDependent := []string{"abort-error/abort-in-after-tool-call", "abort-error/abort-parallel-tools",
+		"termination/after-tool-call-cancels-terminate", "termination/some-terminate", "tools-parallel/after-hook-at-completion",
+		"tools-parallel/completion-order", "tools-parallel/default-is-parallel", "tools-parallel/interleaved-updates",
+		"tools-parallel/preflight", "tools-parallel/preparation-before-execution", "tools-parallel/resolves-nothing",
+		"tools-parallel/update-after-settle"}
+	expected := map[string]bool{}
+	for _, name := range orderDependent {
+		expected[name] = true
+	}
+	t.Run("in-process", func(t *testing.T) {
+		conformance.Test(t, goroutinePort{}, conformance.Collect(&inProcess), conformance.ExpectFailures(orderDependent...))
+	})
 	files, err := scenarios.Suite()
 	if err != nil {
 		t.Fatal(err)
@@ -111,9 +127,14 @@ func TestAPortWithItsOwnGoroutinesGetsTheSameVerdictsServed(t *testing.T) {
 	}
 	p := &conformance.Process{Command: []string{exe}, Env: []string{serveEnv + "=goroutines"}, Timeout: 2 * time.Minute}
 	defer p.Close()
-	served := conformance.Verify(context.Background(), scenarios.Scenarios(files), p, conformance.Options{Scenarios: diagnose.FromFiles(files)})
-	if inProcess.Failed != 0 || inProcess.Passed == 0 {
-		t.Errorf("in-process: %s", inProcess.Summary())
+	served := conformance.Verify(context.Background(), scenarios.Scenarios(files), p, conformance.Options{Scenarios: diagnose.FromFiles(files), ExpectFail: expected})
+	if inProcess.Passed == 0 || inProcess.Failed != 0 || len(inProcess.Causes) != 0 {
+		t.Errorf("in-process: %s; %d causes", inProcess.Summary(), len(inProcess.Causes))
+	}
+	for _, r := range inProcess.Results {
+		if r.Status == conformance.ExpectedFail && (!r.Flaky || !strings.Contains(r.Reason, "call tool")) {
+			t.Errorf("%s fails, not as flaky in its tool calls' order: %s", r.Scenario, r.Reason)
+		}
 	}
 	verdicts := map[string]conformance.Status{}
 	for _, r := range inProcess.Results {

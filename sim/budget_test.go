@@ -35,9 +35,11 @@ func TestEndlessRunEndsWithTheBudgetVerdict(t *testing.T) {
 		name   string
 		text   string
 	}{
-		// The default budget: the linear trace of a thousand requests fits in 16 MiB.
-		{sim.Budget{}, "requests", "the run made 1,000 requests; budget 1,000"},
+		// The default budget: the context grows, and the trace in full reaches 16 MiB (as the
+		// linear form, it would hold a thousand requests in less).
+		{sim.Budget{}, "bytes", "the trace in full reached 16,"},
 		{sim.Budget{Bytes: 200_000}, "bytes", "budget 200,000"},
+		{sim.Budget{Requests: 1000, Bytes: 1 << 40}, "requests", "the run made 1,000 requests; budget 1,000"},
 		{sim.Budget{Requests: 100}, "requests", "the run made 100 requests; budget 100"},
 		{sim.Budget{Entries: 500}, "entries", "the trace reached 500 entries; budget 500"},
 		{sim.Budget{Requests: 7}, "requests", "the run made 7 requests; budget 7"},
@@ -67,7 +69,7 @@ func TestEndlessRunEndsWithTheBudgetVerdict(t *testing.T) {
 }
 
 // genScenario draws a scenario that ends: tool turns with awkward texts (escaped in JSON
-// lines), delays and durations, then a final answer.
+// lines), delays and durations, streamed in deltas or whole, then a final answer.
 func genScenario(t *rapid.T) *sim.Scenario {
 	text := rapid.StringOfN(rapid.SampledFrom([]rune("ab <>&\"\\\u2028\u2029é\n")), 0, 12, -1)
 	sc := &sim.Scenario{Name: "budget", Prompts: []loop.Message{&loop.UserMessage{Text: text.Draw(t, "prompt")}},
@@ -77,6 +79,7 @@ func genScenario(t *rapid.T) *sim.Scenario {
 		sc.Responses = append(sc.Responses, sim.Response{
 			Content: []loop.Block{loop.TextContent{Text: text.Draw(t, "text")}, loop.ToolCall{ID: fmt.Sprintf("s%d", i), Name: "step", Arguments: map[string]any{"x": text.Draw(t, "arg")}}},
 			Delay:   rapid.Int64Range(0, 30).Draw(t, "delay"), ChunkDelay: rapid.Int64Range(0, 5).Draw(t, "chunk"),
+			DeltaSize: rapid.IntRange(0, 3).Draw(t, "deltaSize"),
 		})
 	}
 	sc.Responses = append(sc.Responses, sim.Response{Content: loop.Text(text.Draw(t, "final"))})
@@ -85,15 +88,22 @@ func genScenario(t *rapid.T) *sim.Scenario {
 
 // TestBudgetProperty: a run under any budget either ends as it would without one (when it
 // fits) or stops with a BudgetError exactly where the named budget would be passed, its
-// trace a prefix of the unbounded trace plus the verdict.
+// trace a prefix of the unbounded trace plus the verdict. The bytes budget counts the trace
+// in full (expanded), the linear form's links restored.
 func TestBudgetProperty(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		sc := genScenario(t)
-		full, err := sim.Run(sc, sim.NewReference())
+		// In-process (payloads as values) or as over the protocol (payloads as JSON).
+		impl := func() sim.Implementation { return sim.NewReference() }
+		if rapid.Bool().Draw(t, "json") {
+			impl = func() sim.Implementation { return viaJSON{sim.NewReference()} }
+		}
+		full, err := sim.Run(sc, impl())
 		if err != nil {
 			t.Fatal(err)
 		}
-		lines := bytes.SplitAfter(full.JSONL(), []byte("\n"))
+		inFull := full.Expanded().JSONL()
+		lines := bytes.SplitAfter(inFull, []byte("\n"))
 		lines = lines[:len(lines)-1]
 		requests, maxT := 0, int64(0)
 		for _, e := range full.Entries {
@@ -106,12 +116,12 @@ func TestBudgetProperty(t *testing.T) {
 			Requests: rapid.IntRange(1, requests+1).Draw(t, "requests"),
 			Time:     rapid.Int64Range(1, maxT+1).Draw(t, "time"),
 			Entries:  rapid.IntRange(1, len(full.Entries)+1).Draw(t, "entries"),
-			Bytes:    rapid.Int64Range(1, int64(len(full.JSONL()))+1).Draw(t, "bytes"),
+			Bytes:    rapid.Int64Range(1, int64(len(inFull))+1).Draw(t, "bytes"),
 		}
 		c := *sc
 		c.Budget = b
-		got, err := sim.Run(&c, sim.NewReference())
-		fits := requests <= b.Requests && maxT <= b.Time && len(full.Entries) <= b.Entries && int64(len(full.JSONL())) <= b.Bytes
+		got, err := sim.Run(&c, impl())
+		fits := requests <= b.Requests && maxT <= b.Time && len(full.Entries) <= b.Entries && int64(len(inFull)) <= b.Bytes
 		if fits {
 			if err != nil || !bytes.Equal(got.JSONL(), full.JSONL()) {
 				t.Fatalf("budget %+v fits the run, yet: %v", b, err)
@@ -121,7 +131,7 @@ func TestBudgetProperty(t *testing.T) {
 		var be *sim.BudgetError
 		if !errors.As(err, &be) {
 			t.Fatalf("budget %+v does not fit (requests %d, time %d, entries %d, bytes %d), yet no verdict: %v",
-				b, requests, maxT, len(full.Entries), len(full.JSONL()), err)
+				b, requests, maxT, len(full.Entries), len(inFull), err)
 		}
 		k := len(got.Entries) - 1
 		if last := got.Entries[k]; last.Name != "budget" || last.Target != be.Budget {

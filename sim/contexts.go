@@ -37,11 +37,13 @@ type listKey struct {
 }
 
 // listAt is a message list recorded at entry seq: its messages' canonical JSON and, when
-// they were given as values, the messages.
+// they were given as values, the messages; ends[i] is the size of encs[0] to encs[i]
+// together, so that what a link to the list leaves out is known without adding it up.
 type listAt struct {
 	seq  int
 	encs [][]byte
 	msgs []loop.Message
+	ends []int64
 }
 
 // pendingList is a list of a call about to be recorded, to remember once it is: the first
@@ -67,7 +69,15 @@ func (w *world) remember(seq int, lists []pendingList) {
 	}
 	for _, l := range lists {
 		prev := w.lin.lists[l.key]
-		at := listAt{seq: seq, encs: append(prev.encs[:l.keep], l.tail...)}
+		at := listAt{seq: seq, encs: append(prev.encs[:l.keep], l.tail...), ends: prev.ends[:l.keep]}
+		end := int64(0)
+		if l.keep > 0 {
+			end = at.ends[l.keep-1]
+		}
+		for _, e := range l.tail {
+			end += int64(len(e))
+			at.ends = append(at.ends, end)
+		}
 		if l.values && len(prev.msgs) >= l.keep {
 			at.msgs = append(prev.msgs[:l.keep], l.tailMsgs...)
 		}
@@ -92,6 +102,39 @@ func (w *world) keepOfMessages(msgs []loop.Message, prev listAt) int {
 		keep++
 	}
 	return keep
+}
+
+// keptSize is what a link to the first keep messages of the list prev leaves out of a list
+// of n messages: their canonical JSON, with the commas after them (but the last's when no
+// message follows).
+func keptSize(prev listAt, keep, n int) int64 {
+	if keep == 0 {
+		return 0
+	}
+	size := prev.ends[keep-1] + int64(keep)
+	if keep == n {
+		size--
+	}
+	return size
+}
+
+// owned is encs, slices of the data of the call they came in, copied into a buffer of their
+// own: a remembered list keeps its messages for the run (each is met again in every later
+// context), and as slices they would keep every request's whole data, growing with the
+// square of the run.
+func owned(encs [][]byte) [][]byte {
+	size := 0
+	for _, e := range encs {
+		size += len(e)
+	}
+	buf := make([]byte, 0, size)
+	out := make([][]byte, len(encs))
+	for i, e := range encs {
+		start := len(buf)
+		buf = append(buf, e...)
+		out[i] = buf[start:len(buf):len(buf)]
+	}
+	return out
 }
 
 // keepOf is how many of encs begin the list prev (0 when there is no earlier list).
@@ -125,13 +168,13 @@ func (w *world) setListLink(link **trace.Link, list trace.List, extends, keep in
 }
 
 // contextData is the data of a call that sends a context (contextName) in the linear form,
-// with its link, and the lists to remember once the entry is recorded; full is the data in
-// full (a hook's answer is computed from it), nil when the data leaves something out and
-// wantFull is not set.
-func (w *world) contextData(c Call, name string, wantFull bool) (full, data json.RawMessage, link *trace.Link, lists []pendingList) {
+// with its link, the bytes the link leaves out, and the lists to remember once the entry is
+// recorded; full is the data in full (a hook's answer is computed from it), nil when the
+// data leaves something out and wantFull is not set.
+func (w *world) contextData(c Call, name string, wantFull bool) (full, data json.RawMessage, link *trace.Link, leftOut int64, lists []pendingList) {
 	if w.lin.inFull {
 		data = w.canonicalData(c.Data, c.Value)
-		return data, data, nil, nil
+		return data, data, nil, 0, nil
 	}
 	if sc, ok := c.Value.(*streamCall); ok && len(c.Data) == 0 {
 		return w.streamCallData(sc, name)
@@ -157,16 +200,17 @@ func (w *world) contextData(c Call, name string, wantFull bool) (full, data json
 				if keep > 0 {
 					w.setListLink(&link, list, prev.seq, keep)
 					short = withMessagesAt(short, path, msgs[keep:])
+					leftOut += keptSize(prev, keep, len(msgs))
 				}
 			}
 			if link == nil {
 				data = w.enc.valueBytes(root)
-				return data, data, nil, lists
+				return data, data, nil, 0, lists
 			}
 			if wantFull {
 				full = w.enc.valueBytes(root)
 			}
-			return full, w.enc.valueBytes(short), link, lists
+			return full, w.enc.valueBytes(short), link, leftOut, lists
 		}
 	}
 	data = w.canonicalData(c.Data, c.Value)
@@ -184,10 +228,11 @@ func (w *world) contextData(c Call, name string, wantFull bool) (full, data json
 			continue
 		}
 		keep := keepOf(encs, prev)
-		lists = append(lists, pendingList{key: key, keep: keep, tail: encs[keep:]})
+		lists = append(lists, pendingList{key: key, keep: keep, tail: owned(encs[keep:])})
 		if keep > 0 {
 			w.setListLink(&link, list, prev.seq, keep)
 			cuts = append(cuts, cut{start, end, keep, encs})
+			leftOut += keptSize(prev, keep, len(encs))
 		}
 	}
 	// The list that lies later in the data first, so that the earlier one's offsets hold.
@@ -196,11 +241,11 @@ func (w *world) contextData(c Call, name string, wantFull bool) (full, data json
 	for _, k := range cuts {
 		short = withListFrom(short, k.start, k.end, k.encs, k.keep)
 	}
-	return data, short, link, lists
+	return data, short, link, leftOut, lists
 }
 
 // streamCallData is contextData of a stream call given as a *streamCall.
-func (w *world) streamCallData(sc *streamCall, name string) (full, data json.RawMessage, link *trace.Link, lists []pendingList) {
+func (w *world) streamCallData(sc *streamCall, name string) (full, data json.RawMessage, link *trace.Link, leftOut int64, lists []pendingList) {
 	key := listKey{name, trace.ListMessages}
 	prev := w.lin.lists[key]
 	msgs := sc.Messages
@@ -212,34 +257,34 @@ func (w *world) streamCallData(sc *streamCall, name string) (full, data json.Raw
 	lists = []pendingList{{key: key, keep: keep, tail: tail, tailMsgs: msgs[keep:], values: true}}
 	if keep == 0 {
 		data = w.enc.valueBytes(sc)
-		return data, data, nil, lists
+		return data, data, nil, 0, lists
 	}
 	w.setListLink(&link, trace.ListMessages, prev.seq, keep)
 	short := *sc
 	short.Messages = msgs[keep:]
-	return nil, w.enc.valueBytes(&short), link, lists
+	return nil, w.enc.valueBytes(&short), link, keptSize(prev, keep, len(msgs)), lists
 }
 
 // answerData is a context hook's answer (canonical JSON) in the linear form, its link
-// members set on link (which may be nil), and the list to remember.
-func (w *world) answerData(name string, answer json.RawMessage, link *trace.Link) (json.RawMessage, *trace.Link, []pendingList) {
+// members set on link (which may be nil), the bytes they leave out, and the list to remember.
+func (w *world) answerData(name string, answer json.RawMessage, link *trace.Link) (json.RawMessage, *trace.Link, int64, []pendingList) {
 	path := trace.CallListPath(name, trace.ListAnswer)
 	if w.lin.inFull || path == nil || len(answer) == 0 {
-		return answer, link, nil
+		return answer, link, 0, nil
 	}
 	key := listKey{name, trace.ListAnswer}
 	prev := w.lin.lists[key]
 	start, end, encs, ok := jsonvalue.ArrayAtLike(answer, prev.encs, path...)
 	if !ok {
-		return answer, link, nil
+		return answer, link, 0, nil
 	}
 	keep := keepOf(encs, prev)
-	remembered := []pendingList{{key: key, keep: keep, tail: encs[keep:]}}
+	remembered := []pendingList{{key: key, keep: keep, tail: owned(encs[keep:])}}
 	if keep == 0 {
-		return answer, link, remembered
+		return answer, link, 0, remembered
 	}
 	w.setListLink(&link, trace.ListAnswer, prev.seq, keep)
-	return withListFrom(answer, start, end, encs, keep), link, remembered
+	return withListFrom(answer, start, end, encs, keep), link, keptSize(prev, keep, len(encs)), remembered
 }
 
 // messagesAt is the message list at path in a call's data given as values.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/turnstile-dev/turnstile/jsonvalue"
 	"github.com/turnstile-dev/turnstile/loop"
@@ -61,12 +62,13 @@ type linearizer struct {
 	last partialAt
 }
 
-// partialAt is a partial message recorded at entry seq: as a value, and as canonical JSON
-// when the world wrote the delivery's JSON.
+// partialAt is a partial message recorded at entry seq: as a value, as canonical JSON
+// when the world wrote the delivery's JSON, and the size of that JSON.
 type partialAt struct {
-	seq int
-	msg *loop.AssistantMessage
-	enc []byte
+	seq  int
+	msg  *loop.AssistantMessage
+	enc  []byte
+	size int64
 }
 
 // lastRecorded reports whether the trace's last entry is the one of that seq and kind (and
@@ -76,33 +78,111 @@ func (w *world) lastRecorded(seq int, kind string) bool {
 	return n > 0 && w.trace.Entries[n-1].Seq == seq && w.trace.Entries[n-1].Kind == kind
 }
 
-// deliveryData is the trace's data of a delivery about to be released, with its link. For a
-// stream event it also writes the delivery's JSON, unless the implementation reads values
-// only.
-func (w *world) deliveryData(s *scheduled) (json.RawMessage, *trace.Link) {
+// deliveryData is the trace's data of a delivery about to be released, with its link, the
+// bytes the link leaves out of the entry in full (recordLinked), and the size of the
+// canonical JSON of its partial message (0: none). For a stream event it also writes the
+// delivery's JSON, unless the implementation reads values only.
+func (w *world) deliveryData(s *scheduled) (data json.RawMessage, link *trace.Link, leftOut, partial int64) {
 	d, ev := &s.delivery, s.event
 	if d.Kind != trace.DeliverStreamEvent || ev == nil {
-		return d.Data, nil
+		return d.Data, nil, 0, 0
 	}
 	if len(d.Data) == 0 && !w.valuesOnly {
 		d.Data = w.enc.valueBytes(ev)
 	}
 	if prev, ok := w.lin.partials[d.Target]; ok && !w.lin.inFull && ev.Partial != nil && advances(prev.msg, ev) {
-		return w.enc.sized(func(b []byte) []byte { return appendStreamEventWith(b, ev, false) }), w.newLink(trace.Link{Advances: prev.seq})
+		partial = advancedSize(prev, ev, d.Data)
+		short := w.enc.sized(func(b []byte) []byte { return appendStreamEventWith(b, ev, false) })
+		return short, w.newLink(trace.Link{Advances: prev.seq}), memberSize("partial", partial), partial
 	}
-	if len(d.Data) > 0 {
-		return d.Data, nil
+	data = d.Data
+	if len(data) == 0 {
+		data = w.enc.valueBytes(ev)
 	}
-	return w.enc.valueBytes(ev), nil
+	if ev.Partial != nil {
+		partial = partialSize(data, ev.Partial)
+	}
+	return data, nil, 0, partial
 }
 
-// delivered remembers the partial of a stream event delivery once it is recorded at seq.
-func (w *world) delivered(s *scheduled, seq int) {
+// partialSize is the size of the canonical JSON of a stream event's partial message p: read
+// from data, the event's JSON, when it is written, else counted by writing p.
+func partialSize(data []byte, p *loop.AssistantMessage) int64 {
+	if start, end, ok := jsonvalue.MemberValue(data, "partial"); ok {
+		return int64(end - start)
+	}
+	bufs := comparisons.Get().(*[2][]byte)
+	bufs[0] = appendMessage(bufs[0][:0], p)
+	n := len(bufs[0])
+	comparisons.Put(bufs)
+	return int64(n)
+}
+
+// advancedSize is the size of the canonical JSON of ev's partial, prev's advanced by ev
+// (advances): from prev's size where the event's change tells it (a stream of n deltas then
+// costs O(n), not O(n²)), else as partialSize.
+func advancedSize(prev partialAt, ev *loop.StreamEvent, data []byte) int64 {
+	if len(data) > 0 {
+		return partialSize(data, ev.Partial)
+	}
+	old := prev.msg.Content
+	switch ev.Type {
+	case loop.StreamTextStart, loop.StreamThinkingStart:
+		empty := trace.EmptyTextBlock
+		if ev.Type == loop.StreamThinkingStart {
+			empty = trace.EmptyThinkingBlock
+		}
+		if len(old) > 0 {
+			return prev.size + int64(len(empty)) + 1
+		}
+		return prev.size + int64(len(empty))
+	case loop.StreamTextEnd, loop.StreamThinkingEnd, loop.StreamToolCallDelta:
+		return prev.size
+	case loop.StreamTextDelta:
+		if b, ok := old[ev.ContentIndex].(loop.TextContent); ok && appendsAlone(b.Text) {
+			return prev.size + deltaSize(ev.Delta)
+		}
+	case loop.StreamThinkingDelta:
+		if b, ok := old[ev.ContentIndex].(loop.ThinkingContent); ok && appendsAlone(b.Thinking) {
+			return prev.size + deltaSize(ev.Delta)
+		}
+	}
+	return partialSize(nil, ev.Partial)
+}
+
+// deltaSize is the size s adds to a JSON string (appendsAlone): its JSON string's, quotes
+// left out.
+func deltaSize(s string) int64 {
+	bufs := comparisons.Get().(*[2][]byte)
+	bufs[0] = jsonvalue.AppendString(bufs[0][:0], s)
+	n := len(bufs[0]) - 2
+	comparisons.Put(bufs)
+	return int64(n)
+}
+
+// appendsAlone reports whether s ends in a whole rune (or is empty), so that the JSON string
+// of s followed by any text is that of s followed by that of the text: how invalid UTF-8 is
+// written depends on the bytes after it.
+func appendsAlone(s string) bool {
+	r, n := utf8.DecodeLastRuneInString(s)
+	return n == 0 || r != utf8.RuneError || n > 1
+}
+
+// memberSize is the size of a member of a canonical object, of a value of size n, with the
+// comma that parts it from the member next to it (an object the linear form shortens holds
+// others).
+func memberSize(key string, n int64) int64 {
+	return int64(len(key)) + int64(len(`"":,`)) + n
+}
+
+// delivered remembers the partial of a stream event delivery once it is recorded at seq;
+// size is the size of its canonical JSON.
+func (w *world) delivered(s *scheduled, seq int, size int64) {
 	d, ev := &s.delivery, s.event
 	if d.Kind != trace.DeliverStreamEvent || ev == nil || ev.Partial == nil || !w.lastRecorded(seq, trace.KindDeliver) {
 		return
 	}
-	p := partialAt{seq: seq, msg: ev.Partial}
+	p := partialAt{seq: seq, msg: ev.Partial, size: size}
 	if len(d.Data) > 0 {
 		if start, end, ok := jsonvalue.MemberValue(d.Data, "partial"); ok {
 			p.enc = d.Data[start:end]
@@ -116,12 +196,12 @@ func (w *world) delivered(s *scheduled, seq int) {
 }
 
 // updateData is the trace's data of a message_update event given as a value, linked to the
-// delivery it repeats when it does.
-func (w *world) updateData(ev *loop.Event) (json.RawMessage, *trace.Link) {
+// delivery it repeats when it does, with the bytes the link leaves out.
+func (w *world) updateData(ev *loop.Event) (json.RawMessage, *trace.Link, int64) {
 	last := w.lin.last
 	if w.lin.inFull || last.seq == 0 || ev.AssistantEvent == nil || ev.AssistantEvent.Partial == nil ||
 		!sameMessage(ev.AssistantEvent.Partial, last.msg) || !sameMessage(ev.Message, last.msg) {
-		return w.enc.eventBytes(ev), nil
+		return w.enc.eventBytes(ev), nil, 0
 	}
 	return w.enc.sized(func(b []byte) []byte {
 		o := open(b)
@@ -129,28 +209,32 @@ func (w *world) updateData(ev *loop.Event) (json.RawMessage, *trace.Link) {
 		o.b = appendStreamEventWith(o.b, ev.AssistantEvent, false)
 		o.str("type", string(ev.Type))
 		return o.close()
-	}), w.newLink(trace.Link{Repeats: last.seq})
+	}), w.newLink(trace.Link{Repeats: last.seq}), repeatedSize(last.size)
 }
 
+// repeatedSize is what a message_update event linked to the delivery it repeats leaves out,
+// its partial of size n twice: assistantMessageEvent.partial and message.
+func repeatedSize(n int64) int64 { return memberSize("partial", n) + memberSize("message", n) }
+
 // linkUpdateJSON links a message_update event given as canonical JSON to the delivery it
-// repeats, when it does.
-func (w *world) linkUpdateJSON(data json.RawMessage) (json.RawMessage, *trace.Link) {
+// repeats, when it does, with the bytes the link leaves out.
+func (w *world) linkUpdateJSON(data json.RawMessage) (json.RawMessage, *trace.Link, int64) {
 	last := w.lin.last
 	if w.lin.inFull || last.seq == 0 || last.enc == nil {
-		return data, nil
+		return data, nil, 0
 	}
 	evStart, evEnd, ok := jsonvalue.MemberValue(data, "assistantMessageEvent")
 	if !ok || data[evStart] != '{' {
-		return data, nil
+		return data, nil, 0
 	}
 	ame := data[evStart:evEnd]
 	pStart, pEnd, ok := jsonvalue.MemberValue(ame, "partial")
 	if !ok || !bytes.Equal(ame[pStart:pEnd], last.enc) {
-		return data, nil
+		return data, nil, 0
 	}
 	mStart, mEnd, ok := jsonvalue.MemberValue(data, "message")
 	if !ok || !bytes.Equal(data[mStart:mEnd], last.enc) {
-		return data, nil
+		return data, nil, 0
 	}
 	short := jsonvalue.WithoutMember(data, "message")
 	evStart, evEnd, _ = jsonvalue.MemberValue(short, "assistantMessageEvent")
@@ -158,7 +242,7 @@ func (w *world) linkUpdateJSON(data json.RawMessage) (json.RawMessage, *trace.Li
 	out = append(out, short[:evStart]...)
 	out = append(out, jsonvalue.WithoutMember(short[evStart:evEnd], "partial")...)
 	out = append(out, short[evEnd:]...)
-	return out, w.newLink(trace.Link{Repeats: last.seq})
+	return out, w.newLink(trace.Link{Repeats: last.seq}), repeatedSize(int64(len(last.enc)))
 }
 
 // advances reports whether ev's partial is prev advanced by ev, as the linear form's

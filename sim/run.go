@@ -17,7 +17,12 @@ func Run(sc *Scenario, impl Implementation) (*trace.Trace, error) { return run(s
 
 // run is Run; inFull makes the world write every entry in full (tests of the linear form).
 func run(sc *Scenario, impl Implementation, inFull bool) (*trace.Trace, error) {
-	w := newWorld(sc)
+	return newWorld(sc).run(impl, inFull)
+}
+
+// run runs the world's scenario against impl.
+func (w *world) run(impl Implementation, inFull bool) (*trace.Trace, error) {
+	sc := w.sc
 	defer w.recycle()
 	w.trace.Entries = make([]trace.Entry, 0, min(expectedEntries(sc), w.budget.Entries)+1) // +1: the budget's verdict
 	ref, _ := impl.(*Reference)

@@ -71,14 +71,15 @@ type Budget struct {
 	Time int64
 	// Entries is the most trace entries.
 	Entries int
-	// Bytes is the most bytes of the trace's canonical JSON lines (Trace.JSONL, in the linear
-	// form).
+	// Bytes is the most bytes of the trace's canonical JSON lines in full: Trace.JSONL of
+	// the expanded trace (Trace.Expanded), which is what its consumers hold; the linear form
+	// written is smaller.
 	Bytes int64
 }
 
 // DefaultBudget is the budget of a scenario that sets none: far above any curated scenario
-// (the largest makes 201 requests, 4,223 entries, 11.7 MB of JSON lines; one reaches an hour
-// of virtual time), and reached by an endless run in well under a second.
+// (the largest makes 201 requests, 4,223 entries, 11.7 MB of JSON lines in full; one reaches
+// an hour of virtual time), and reached by an endless run in well under a second.
 var DefaultBudget = Budget{Requests: 1000, Time: 24 * 60 * 60 * 1000, Entries: 100_000, Bytes: 16 << 20}
 
 // Or fills b's zero fields from d.

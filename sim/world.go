@@ -46,7 +46,8 @@ type world struct {
 	closed    bool
 
 	// budget is the scenario's, with defaults; bytes is the size of the trace's JSON lines
-	// so far; over is set once a budget stopped the run.
+	// in full (every entry expanded, as consumers hold it) so far; over is set once a budget
+	// stopped the run.
 	budget Budget
 	bytes  int64
 	over   *BudgetError
@@ -284,7 +285,13 @@ func (w *world) next() (*scheduled, bool) {
 	return nil, false
 }
 
-func (w *world) record(e trace.Entry) {
+func (w *world) record(e trace.Entry) { w.recordLinked(e, 0) }
+
+// recordLinked records e, whose link (if any) leaves out leftOut bytes of the entry in full:
+// the bytes budget counts the trace in full, which is what the invariants, expect:, the
+// timeline and the comparisons hold (trace.Expanded), and which grows with the square of a
+// run whose context grows, while the linear form grows linearly.
+func (w *world) recordLinked(e trace.Entry, leftOut int64) {
 	if w.closed || w.over != nil {
 		return
 	}
@@ -295,13 +302,24 @@ func (w *world) record(e trace.Entry) {
 	e.Seq = len(w.trace.Entries) + 1
 	e.T = w.now
 	e.Canonical = true // every payload the world records is canonical JSON
-	n := trace.LineSize(&e)
+	n := fullLineSize(&e, leftOut)
 	if w.bytes+n > w.budget.Bytes {
-		w.exceed("bytes", fmt.Sprintf("the trace reached %s bytes of JSON lines; budget %s", thousands(w.bytes), thousands(w.budget.Bytes)))
+		w.exceed("bytes", fmt.Sprintf("the trace in full reached %s bytes of JSON lines; budget %s", thousands(w.bytes), thousands(w.budget.Bytes)))
 		return
 	}
 	w.bytes += n
 	w.trace.Entries = append(w.trace.Entries, e)
+}
+
+// fullLineSize is the size of e's line in the trace in full: its line without the link,
+// with the leftOut bytes the link leaves out.
+func fullLineSize(e *trace.Entry, leftOut int64) int64 {
+	if e.Link == nil {
+		return trace.LineSize(e)
+	}
+	bare := *e
+	bare.Link = nil
+	return trace.LineSize(&bare) + leftOut
 }
 
 // exceed stops the run on a budget: the trace ends with a fail entry naming it, and the
@@ -350,6 +368,7 @@ type callData struct {
 	// to what the trace holds already, and the lists to remember once the call is recorded.
 	full, data json.RawMessage
 	link       *trace.Link
+	leftOut    int64 // the bytes link leaves out
 	lists      []pendingList
 	ctxName    string
 }
@@ -357,7 +376,7 @@ type callData struct {
 func (w *world) callData(c Call) callData {
 	cd := callData{ctxName: contextName(c)}
 	if cd.ctxName != "" {
-		cd.full, cd.data, cd.link, cd.lists = w.contextData(c, cd.ctxName, c.Kind == trace.CallHook)
+		cd.full, cd.data, cd.link, cd.leftOut, cd.lists = w.contextData(c, cd.ctxName, c.Kind == trace.CallHook)
 	} else {
 		cd.data = w.canonicalData(c.Data, c.Value)
 		cd.full = cd.data
@@ -367,7 +386,7 @@ func (w *world) callData(c Call) callData {
 
 // recordCall records call c, with data cd, answered a, and what follows from it.
 func (w *world) recordCall(c Call, cd callData, a Answer) {
-	data, link, lists, ctxName := cd.data, cd.link, cd.lists, cd.ctxName
+	data, link, lists, ctxName, leftOut := cd.data, cd.link, cd.lists, cd.ctxName, cd.leftOut
 	e := trace.Entry{Kind: trace.KindCall, Name: c.Kind, Data: data, Link: link, Error: a.Error}
 	if c.Kind == trace.CallHook {
 		e.Name = c.Name
@@ -383,10 +402,12 @@ func (w *world) recordCall(c Call, cd callData, a Answer) {
 			answer = jsonvalue.Canonical(answer)
 		}
 		var answerList []pendingList
-		e.Answer, e.Link, answerList = w.answerData(ctxName, answer, e.Link)
+		var answerLeftOut int64
+		e.Answer, e.Link, answerLeftOut, answerList = w.answerData(ctxName, answer, e.Link)
 		lists = append(lists, answerList...)
+		leftOut += answerLeftOut
 	}
-	w.record(e)
+	w.recordLinked(e, leftOut)
 	w.remember(len(w.trace.Entries), lists)
 	if a.Abort {
 		// The hook aborts the run before it returns (PROTOCOL.md §13.5).
@@ -410,10 +431,11 @@ func (w *world) Notify(n Notification) {
 		data, top := jsonvalue.CanonicalWith(n.Data, true, &w.memo)
 		typ, id := loop.EventType(top["type"]), top["toolCallId"]
 		var link *trace.Link
+		var leftOut int64
 		if typ == loop.MessageUpdate {
-			data, link = w.linkUpdateJSON(data)
+			data, link, leftOut = w.linkUpdateJSON(data)
 		}
-		w.recordEvent(typ, id, data, link)
+		w.recordEvent(typ, id, data, link, leftOut)
 	case NotifyEnd:
 		data := w.canonicalData(n.Data, n.Value)
 		var end struct {
@@ -444,17 +466,19 @@ func (w *world) event(ev *loop.Event) {
 	}
 	var data json.RawMessage
 	var link *trace.Link
+	var leftOut int64
 	if ev.Type == loop.MessageUpdate {
-		data, link = w.updateData(ev)
+		data, link, leftOut = w.updateData(ev)
 	} else {
 		data = w.enc.eventBytes(ev)
 	}
-	w.recordEvent(ev.Type, ev.ToolCallID, data, link)
+	w.recordEvent(ev.Type, ev.ToolCallID, data, link, leftOut)
 }
 
-// recordEvent records an event entry and what follows from it.
-func (w *world) recordEvent(typ loop.EventType, id string, data json.RawMessage, link *trace.Link) {
-	w.record(trace.Entry{Kind: trace.KindEvent, Name: string(typ), Target: id, Data: data, Link: link})
+// recordEvent records an event entry, whose link leaves out leftOut bytes, and what follows
+// from it.
+func (w *world) recordEvent(typ loop.EventType, id string, data json.RawMessage, link *trace.Link, leftOut int64) {
+	w.recordLinked(trace.Entry{Kind: trace.KindEvent, Name: string(typ), Target: id, Data: data, Link: link}, leftOut)
 	if w.agent != nil {
 		w.agentEvent(typ)
 	}
@@ -574,9 +598,9 @@ func (w *world) release(s *scheduled) {
 		s.tool.released(s)
 	}
 	// The world wrote the delivery's data canonically itself.
-	data, link := w.deliveryData(s)
-	w.record(trace.Entry{Kind: trace.KindDeliver, Name: s.delivery.Kind, Target: s.delivery.Target, Data: data, Link: link})
-	w.delivered(s, len(w.trace.Entries))
+	data, link, leftOut, partial := w.deliveryData(s)
+	w.recordLinked(trace.Entry{Kind: trace.KindDeliver, Name: s.delivery.Kind, Target: s.delivery.Target, Data: data, Link: link}, leftOut)
+	w.delivered(s, len(w.trace.Entries), partial)
 }
 
 // releaseEventFor releases the earliest happening when it is an event of stream id that the

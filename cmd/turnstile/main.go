@@ -164,7 +164,7 @@ func (b *budgetFlags) register(f *pflag.FlagSet) {
 	f.IntVar(&b.requests, "max-requests", 0, fmt.Sprintf("budget: most provider requests per run (default %d or the scenario's)", d.Requests))
 	f.DurationVar(&b.time, "max-time", 0, fmt.Sprintf("budget: latest virtual time per run (default %s or the scenario's)", time.Duration(d.Time)*time.Millisecond))
 	f.IntVar(&b.entries, "max-entries", 0, fmt.Sprintf("budget: most trace entries per run (default %d or the scenario's)", d.Entries))
-	f.Int64Var(&b.bytes, "max-bytes", 0, fmt.Sprintf("budget: most bytes of a run's JSON-lines trace (default %d or the scenario's)", d.Bytes))
+	f.Int64Var(&b.bytes, "max-bytes", 0, fmt.Sprintf("budget: most bytes of a run's trace expanded in full (default %d or the scenario's)", d.Bytes))
 }
 
 // check rejects negative budgets.

@@ -95,11 +95,12 @@ type Finding struct {
 // finding breaks ("R-TRUNC-FAIL"), since one defect shows in several ways under its rule (a
 // truncated call executed: an extra call, an extra update, a missing failure); for a
 // finding no rule names (an error, an expectation), its signature; for one named by a member
-// its rule governs on any entry, the rule and the member. A pi change (Version)
+// its rule governs on any entry, the rule and the member when the rule governs entries too
+// (R-TOOL-RESULT-MESSAGE: details, apart from its entries' findings). A pi change (Version)
 // shares the key of the rule it changes: a port lacking it shows it so where the rest of the
 // trace is pi's, and as that rule's findings elsewhere.
 func (f Finding) CauseKey() string {
-	if f.RuleID != "" && f.Member != "" && f.Kind == Divergence {
+	if f.RuleID != "" && f.Member != "" && f.Kind == Divergence && governsEntries(f.RuleID) {
 		return causeRule(f.RuleID) + ": " + f.Member
 	}
 	if f.RuleID != "" && (f.Kind == Divergence || f.Kind == Invariant || f.Kind == Version) {

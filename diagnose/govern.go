@@ -365,6 +365,22 @@ func governedMember(fields []string, path string) string {
 // governance is docs.Governance, read once.
 var governance = sync.OnceValue(docs.Governance)
 
+// governsEntries reports whether a row of the table gives rule id to entries of some kind,
+// not only to a member on any entry.
+func governsEntries(id string) bool {
+	return entryRules()[id]
+}
+
+var entryRules = sync.OnceValue(func() map[string]bool {
+	out := map[string]bool{}
+	for _, row := range governance() {
+		if !slices.Equal(row.Entries, []string{"*"}) {
+			out[row.Rule] = true
+		}
+	}
+	return out
+})
+
 // matchesAny reports whether key matches one of the patterns ("event message_* toolResult":
 // a "*" matches the rest of a word).
 func matchesAny(patterns []string, key string) bool {

@@ -45,6 +45,14 @@ func TestShapesMakeTheirTurns(t *testing.T) {
 	}
 }
 
+// TestRequestsRunsToItsEnd: the longest Requests shape S2 and S3 measure ends as scripted,
+// not at a budget.
+func TestRequestsRunsToItsEnd(t *testing.T) {
+	if tr, err := sim.Run(Requests(1000), sim.NewReference()); err != nil || tr.Failed() {
+		t.Fatalf("Requests(1000): %v", err)
+	}
+}
+
 // BenchmarkDirect runs each shape on the reference loop with trivial mocks: no simulator,
 // no trace — the like-for-like counterpart of pi's in-process baseline.
 func BenchmarkDirect(b *testing.B) {

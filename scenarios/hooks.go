@@ -88,20 +88,14 @@ func (d *decoder) hooks(n ast.Node, h *sim.Hooks, r *refs) {
 	}
 }
 
-// wait reads a hook answer's delay: or untilAbort: into w; both is an error (a delay is not
-// ended by the abort, a hold only by it).
+// wait reads a hook answer's delay: or untilAbort: into w (both: at the abort of the hook's
+// signal, or after the delay, whichever comes first).
 func (d *decoder) wait(f field, what string, w *sim.Wait) {
 	switch f.key {
 	case "delay":
 		w.Delay = d.duration(f.value, what+".delay")
-		if w.UntilAbort {
-			d.errorf(f.keyN, "%s has delay: beside untilAbort: true; a hook held until the abort returns only then, so keep one or the other", what)
-		}
 	case "untilAbort":
 		w.UntilAbort = d.boolean(f.value, what+".untilAbort")
-		if w.UntilAbort && w.Delay > 0 {
-			d.errorf(f.keyN, "%s has untilAbort: true beside delay:; a hook held until the abort returns only then, so keep one or the other", what)
-		}
 	}
 }
 

@@ -235,11 +235,12 @@ func nonNilMessages(m []loop.Message) []loop.Message {
 // answering completes a hook's answer: abort marks it as aborting the run while the hook
 // runs; wait as returned later. A delayed answer names the hookReturn delivery that lets the
 // hook return it, scheduled now; an answer held until the abort is returned by the
-// implementation itself once the signal it gave the hook fires.
+// implementation itself once the signal it gave the hook fires (or at the delivery, when it
+// has a delay too, whichever comes first).
 func (w *world) answering(a Answer, abort bool, wait Wait) Answer {
 	a.Abort = abort
 	a.UntilAbort = wait.UntilAbort
-	if wait.Delay > 0 && !wait.UntilAbort {
+	if wait.Delay > 0 {
 		w.hookWaits++
 		a.Wait = "h" + strconv.Itoa(w.hookWaits)
 		w.at(w.now+wait.Delay, Delivery{Kind: trace.DeliverHookReturn, Target: a.Wait})
@@ -272,9 +273,13 @@ func answerJSON(v any) Answer {
 const UntilAbortTarget = "untilAbort"
 
 // waitTarget is what a hook call's entry records of its answer's wait as its target: the
-// hookReturn delivery's target, UntilAbortTarget, or "" for an answer returned at once.
+// hookReturn delivery's target, UntilAbortTarget, both as "h1|untilAbort", or "" for an
+// answer returned at once.
 func (a Answer) waitTarget() string {
-	if a.UntilAbort {
+	switch {
+	case a.UntilAbort && a.Wait != "":
+		return a.Wait + "|" + UntilAbortTarget
+	case a.UntilAbort:
 		return UntilAbortTarget
 	}
 	return a.Wait

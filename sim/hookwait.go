@@ -17,21 +17,32 @@ type refReturn struct {
 	waiter   *coop.Task
 }
 
-// refHeld is a hook or listener waiting for its context to be done.
+// refHeld is a hook waiting for its context to be done: where its task is parked.
 type refHeld struct {
-	waiter *coop.Task
+	waiter **coop.Task
 }
 
 // awaitReturn blocks the running task until answer a may be returned, given ctx.
 func (r *Reference) awaitReturn(ctx context.Context, a Answer) error {
 	switch {
+	case a.Wait != "" && a.UntilAbort:
+		// The first of the delivery and the abort; the delivery, if it comes later, finds
+		// the wait returned (kept, so that it is known).
+		w := &refReturn{}
+		r.returns[a.Wait] = w
+		h := &refHeld{waiter: &w.waiter}
+		r.held = append(r.held, h)
+		for !w.returned && ctx.Err() == nil && !r.closed {
+			r.park(&w.waiter)
+		}
+		w.returned = true
+		r.held = slices.DeleteFunc(r.held, func(x *refHeld) bool { return x == h })
 	case a.Wait != "":
 		w := &refReturn{}
 		r.returns[a.Wait] = w
 		for !w.returned && !r.closed {
 			r.park(&w.waiter)
 		}
-		delete(r.returns, a.Wait)
 	case a.UntilAbort:
 		r.holdUntilDone(ctx)
 	}
@@ -43,10 +54,11 @@ func (r *Reference) awaitReturn(ctx context.Context, a Answer) error {
 
 // holdUntilDone blocks the running task until ctx is done or the session is stopped.
 func (r *Reference) holdUntilDone(ctx context.Context) {
-	h := &refHeld{}
+	var waiter *coop.Task
+	h := &refHeld{waiter: &waiter}
 	r.held = append(r.held, h)
 	for ctx.Err() == nil && !r.closed {
-		r.park(&h.waiter)
+		r.park(&waiter)
 	}
 	r.held = slices.DeleteFunc(r.held, func(x *refHeld) bool { return x == h })
 }
@@ -55,7 +67,7 @@ func (r *Reference) holdUntilDone(ctx context.Context) {
 // fired (an abort, an Agent operation, a hook's abort) and at the stop.
 func (r *Reference) wakeHeld() {
 	for _, h := range r.held {
-		r.wake(&h.waiter)
+		r.wake(h.waiter)
 	}
 	if r.agent != nil {
 		for _, b := range r.agent.barriers {

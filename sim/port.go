@@ -135,9 +135,10 @@ type Answer struct {
 	// delivery whose target it is: a hook that takes virtual time (protocol 2, feature
 	// waitingHooks).
 	Wait string `json:"wait,omitempty"`
-	// UntilAbort makes the hook return Data (or throw Error) only once the abort signal the
-	// loop gave it fires, at once when it has fired already, never when it was given none
-	// (protocol 2, feature waitingHooks).
+	// UntilAbort makes the hook return Data (or throw Error) once the abort signal the loop
+	// gave it fires, at once when it has fired already; with Wait too, at the delivery if it
+	// comes first; never when it was given none and has no Wait (protocol 2, feature
+	// waitingHooks). A hookReturn for a wait that returned already changes nothing.
 	UntilAbort bool `json:"untilAbort,omitempty"`
 }
 

@@ -134,10 +134,10 @@ func (r *Reference) Deliver(d Delivery) error {
 		}
 	case trace.DeliverHookReturn:
 		w := r.returns[d.Target]
-		if w == nil || w.returned {
+		if w == nil {
 			return fmt.Errorf("hookReturn for unknown hook wait %q", d.Target)
 		}
-		w.returned = true
+		w.returned = true // a second time for a hook the abort let return first: no change
 		r.wake(&w.waiter)
 	case trace.DeliverStreamEvent, trace.DeliverStreamEnd, trace.DeliverStreamFail:
 		s := r.streams[d.Target]

@@ -333,10 +333,11 @@ type AfterAnswer struct {
 // returns at once.
 type Wait struct {
 	// Delay makes the hook return its answer this many virtual ms after the call, whatever
-	// happens meanwhile (it is not given, or ignores, the abort signal).
+	// happens meanwhile (it ignores the abort signal), unless UntilAbort.
 	Delay int64
-	// UntilAbort makes the hook return its answer only once the abort signal it was given
-	// fires (at once when it has fired already): never, when it was given none.
+	// UntilAbort makes the hook return its answer once the abort signal it was given fires
+	// (at once when it has fired already), or after Delay when that comes first (never, with
+	// no Delay, when it was given no signal).
 	UntilAbort bool
 }
 

@@ -238,6 +238,9 @@ func hookWait(e Entry) string {
 	case e.Target == "untilAbort":
 		return ", returned once its signal aborts"
 	}
+	if wait, ok := strings.CutSuffix(e.Target, "|untilAbort"); ok {
+		return ", returned once its signal aborts or at hookReturn " + wait
+	}
 	return ", returned at hookReturn " + e.Target
 }
 

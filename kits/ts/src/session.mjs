@@ -207,21 +207,28 @@ export class Session {
 		const msg = a.msg;
 		if (msg.untilAbort === true && signal?.aborted) return settleAnswer(msg);
 		return new Promise((resolve, reject) => {
-			const wait = { resolve: () => {
-				try {
-					resolve(settleAnswer(msg));
-				} catch (err) {
+			let done = false;
+			const wait = {
+				resolve: () => {
+					if (done) return; // the first of the hookReturn and the abort returns it
+					done = true;
+					this.held.delete(wait);
+					try {
+						resolve(settleAnswer(msg));
+					} catch (err) {
+						reject(err);
+					}
+				},
+				reject: (err) => {
+					done = true;
 					reject(err);
-				}
-			}, reject };
-			if (typeof msg.wait === "string") {
-				this.returns.set(msg.wait, wait);
-				return;
+				},
+			};
+			if (typeof msg.wait === "string") this.returns.set(msg.wait, wait);
+			if (msg.untilAbort === true) {
+				this.held.add(wait);
+				signal?.addEventListener("abort", () => wait.resolve(), { once: true });
 			}
-			this.held.add(wait);
-			signal?.addEventListener("abort", () => {
-				if (this.held.delete(wait)) wait.resolve();
-			}, { once: true });
 		});
 	}
 
@@ -350,9 +357,9 @@ export class Session {
 				return;
 			}
 			case "hookReturn": {
+				// kept once returned: a hook the abort let return first gets its hookReturn later
 				const wait = this.protocol >= 2 ? this.returns.get(d.target) : undefined;
 				if (!wait) throw new DeliveryError(`hookReturn for unknown wait "${d.target}"`);
-				this.returns.delete(d.target);
 				wait.resolve();
 				return;
 			}
@@ -459,7 +466,7 @@ export class Session {
 		} catch {
 			// winding down: the harness ignores what follows
 		}
-		for (const wait of [...this.returns.values(), ...this.held]) wait.reject(new SessionStopped());
+		for (const wait of new Set([...this.returns.values(), ...this.held])) wait.reject(new SessionStopped());
 		this.returns.clear();
 		this.held.clear();
 		for (const stream of this.streams.values()) stream.wake();

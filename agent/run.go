@@ -139,6 +139,12 @@ func (a *Agent) loopConfig(run *Run, skipInitialSteeringPoll bool) loop.Config {
 	cfg.GetFollowUpMessages = func(context.Context) ([]loop.Message, error) {
 		return a.followUp.Drain(), nil
 	}
+	if prepare := cfg.PrepareNextTurn; prepare != nil {
+		// pi's Agent passes prepareNextTurn its active run's signal, which the loop does not.
+		cfg.PrepareNextTurn = func(_ context.Context, turn loop.TurnContext) (*loop.TurnUpdate, error) {
+			return prepare(run.ctx, turn)
+		}
+	}
 	return cfg
 }
 

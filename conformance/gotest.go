@@ -267,12 +267,16 @@ func inBubble(t *testing.T, sc *sim.Scenario, impl *inProcess) (*trace.Trace, er
 }
 
 // portHello is port's Hello as the kit serves it: a port of protocol 2 that is not a
-// GoAgentPort, or served without bubbles, lacks the Agent.
+// GoAgentPort, or served without bubbles, lacks the Agent; every port lacks waitingHooks (a
+// GoEnv's Hook returns its answer, and is given no signal to wait for).
 func portHello(port GoPort, bubbles bool) Hello {
 	h := port.Hello()
 	_, agent := port.(GoAgentPort)
 	if h.Protocol >= 2 && (!agent || !bubbles) && !slices.Contains(h.Lacks, sim.FeatureAgent) {
 		h.Lacks = append(slices.Clone(h.Lacks), sim.FeatureAgent)
+	}
+	if h.Protocol >= 2 && !slices.Contains(h.Lacks, sim.FeatureWaitingHooks) {
+		h.Lacks = append(slices.Clone(h.Lacks), sim.FeatureWaitingHooks)
 	}
 	return h
 }

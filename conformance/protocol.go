@@ -107,6 +107,11 @@ type Message struct {
 	Error string          `json:"error,omitempty"`
 	// Abort, on an answer, aborts the run before the hook returns (protocol 2, §13.5).
 	Abort bool `json:"abort,omitempty"`
+	// Wait, on an answer, names the hookReturn delivery at which the hook returns it;
+	// UntilAbort makes it return once the signal the loop gave the hook fires (protocol 2,
+	// §13.6).
+	Wait       string `json:"wait,omitempty"`
+	UntilAbort bool   `json:"untilAbort,omitempty"`
 
 	// error
 	Message string `json:"message,omitempty"`
@@ -187,7 +192,7 @@ func encode(m Message) ([]byte, error) {
 // world writes its data as canonical JSON, which goes on the line as it is.
 func answerLine(id int64, a sim.Answer) ([]byte, error) {
 	if a.Error != "" {
-		return encode(Message{Type: TypeAnswer, ID: id, Error: a.Error, Abort: a.Abort})
+		return encode(Message{Type: TypeAnswer, ID: id, Error: a.Error, Abort: a.Abort, Wait: a.Wait, UntilAbort: a.UntilAbort})
 	}
 	data := a.Data
 	if len(data) == 0 {
@@ -200,6 +205,13 @@ func answerLine(id int64, a sim.Answer) ([]byte, error) {
 	line = append(line, data...)
 	if a.Abort {
 		line = append(line, `,"abort":true`...)
+	}
+	if a.Wait != "" {
+		line = append(line, `,"wait":`...)
+		line = strconv.AppendQuote(line, a.Wait) // the world's own h1, h2, …: plain ASCII
+	}
+	if a.UntilAbort {
+		line = append(line, `,"untilAbort":true`...)
 	}
 	return append(line, "}\n"...), nil
 }

@@ -340,7 +340,7 @@ func (p *servePort) Call(c sim.Call) sim.Answer {
 		if string(data) == "null" {
 			data = nil
 		}
-		return sim.Answer{Data: data, Error: rec.msg.Error, Abort: rec.msg.Abort}
+		return sim.Answer{Data: data, Error: rec.msg.Error, Abort: rec.msg.Abort, Wait: rec.msg.Wait, UntilAbort: rec.msg.UntilAbort}
 	}
 	return sim.Answer{Error: s.fatal.Error()}
 }

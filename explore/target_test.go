@@ -212,7 +212,9 @@ func TestGeneratorRespectsLackedFeatures(t *testing.T) {
 		}
 	}
 	for _, f := range sim.Features {
-		if !needed[f] {
+		// Not generated yet: with afterToolCall taking time, the invariant results (tools end
+		// in the order their results were delivered) needs the hooks' returns too.
+		if !needed[f] && f != sim.FeatureWaitingHooks {
 			t.Errorf("the unrestricted generator never needs %s in %d scenarios", f, n)
 		}
 	}

@@ -133,6 +133,11 @@ type Config struct {
 	// DefaultIdentity merged field by field with it (pi 1.4.0 and later; before, it as it is).
 	Identity *Identity
 
+	// The hooks' ctx is the run's where pi passes a hook the run's abort signal
+	// (transformContext, prepareRequest, finishTurn, beforeToolCall, afterToolCall); the
+	// others get it without its cancellation (context.WithoutCancel), as pi passes them no
+	// signal: a hook that waits for the abort there waits for ever.
+
 	// ConvertToLLM turns the context into what the model understands; nil means
 	// DefaultConvertToLLM.
 	ConvertToLLM func(ctx context.Context, messages []Message) ([]Message, error)

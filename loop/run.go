@@ -131,11 +131,15 @@ func (r *run) turnContext(msg *AssistantMessage, results []*ToolResultMessage) T
 	return TurnContext{Message: msg, ToolResults: results, Context: r.snapshot(), NewMessages: clip(r.newMessages)}
 }
 
+// unsignalled is ctx as the loop gives it to a hook pi passes no abort signal (the queue
+// polls, prepareNextTurn, convertToLlm, getApiKey): its values, not its cancellation.
+func unsignalled(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }
+
 func (r *run) steering(ctx context.Context) ([]Message, error) {
 	if r.cfg.GetSteeringMessages == nil {
 		return nil, nil
 	}
-	m, err := r.cfg.GetSteeringMessages(ctx)
+	m, err := r.cfg.GetSteeringMessages(unsignalled(ctx))
 	if err != nil {
 		return nil, hookError("getSteeringMessages", err)
 	}
@@ -156,7 +160,7 @@ func (r *run) loop(ctx context.Context) error {
 			var prepared []Message
 			if lastTurn != nil {
 				if r.cfg.PrepareNextTurn != nil {
-					update, err := r.cfg.PrepareNextTurn(ctx, *lastTurn)
+					update, err := r.cfg.PrepareNextTurn(unsignalled(ctx), *lastTurn)
 					if err != nil {
 						return r.fail("prepareNextTurn", err)
 					}
@@ -264,7 +268,7 @@ func (r *run) loop(ctx context.Context) error {
 
 		var followUps []Message
 		if r.cfg.GetFollowUpMessages != nil {
-			if followUps, err = r.cfg.GetFollowUpMessages(ctx); err != nil {
+			if followUps, err = r.cfg.GetFollowUpMessages(unsignalled(ctx)); err != nil {
 				return r.fail("getFollowUpMessages", err)
 			}
 		}

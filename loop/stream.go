@@ -150,13 +150,13 @@ func (r *run) streamResponse(ctx context.Context) (*AssistantMessage, error) {
 	if convert == nil {
 		convert = DefaultConvertToLLM
 	}
-	llm, err := convert(ctx, clip(messages))
+	llm, err := convert(unsignalled(ctx), clip(messages))
 	if err != nil {
 		return nil, hookError("convertToLlm", err)
 	}
 	apiKey := ""
 	if r.cfg.GetAPIKey != nil {
-		if apiKey, err = r.cfg.GetAPIKey(ctx, r.cfg.Model.Provider); err != nil {
+		if apiKey, err = r.cfg.GetAPIKey(unsignalled(ctx), r.cfg.Model.Provider); err != nil {
 			return nil, hookError("getApiKey", err)
 		}
 	}

@@ -108,9 +108,10 @@ func (d *decoder) checkActions(sc *sim.Scenario, r *refs) {
 
 // latestEnd is the latest virtual time a run of sc can reach: every response streamed and
 // every tool call it makes run in full, one after another. ok is false when an
-// extraResponse leaves the run unbounded.
+// extraResponse leaves the run unbounded, or a hook's answer waits (how often a hook is
+// called depends on the run, and one held until the abort waits for the user).
 func latestEnd(sc *sim.Scenario) (end int64, ok bool) {
-	if sc.ExtraResponse != nil {
+	if sc.ExtraResponse != nil || slices.Contains(sim.NeededFeatures(sc), sim.FeatureWaitingHooks) {
 		return 0, false
 	}
 	durations := map[string]int64{}

@@ -308,7 +308,7 @@ func (d *decoder) throwAlone(fields []field, what string) []field {
 		switch fields[i].key {
 		case "throw":
 			throw = &fields[i]
-		case "abort": // a hook may abort the run and throw
+		case "abort", "delay", "untilAbort": // a hook may abort the run, or take time, and throw
 		default:
 			others = append(others, fields[i].key+":")
 		}

@@ -29,10 +29,12 @@ func (d *decoder) hooks(n ast.Node, h *sim.Hooks, r *refs) {
 			r.queueSwitches = append(r.queueSwitches, f.keyN)
 		case "convertToLlm":
 			h.ConvertToLLM = &sim.ConvertScript{}
-			for _, cf := range d.throwAlone(d.mapping(f.value, what, "keepCustomAsUser", "throw", "abort"), what) {
+			for _, cf := range d.throwAlone(d.mapping(f.value, what, "keepCustomAsUser", "throw", "abort", "delay", "untilAbort"), what) {
 				switch cf.key {
 				case "abort":
 					h.ConvertToLLM.Abort = d.boolean(cf.value, what+".abort")
+				case "delay", "untilAbort":
+					d.wait(cf, what, &h.ConvertToLLM.Wait)
 				case "keepCustomAsUser":
 					h.ConvertToLLM.KeepCustomAsUser = d.boolean(cf.value, what+".keepCustomAsUser")
 				case "throw":
@@ -41,10 +43,12 @@ func (d *decoder) hooks(n ast.Node, h *sim.Hooks, r *refs) {
 			}
 		case "transformContext":
 			h.TransformContext = &sim.TransformScript{}
-			for _, cf := range d.throwAlone(d.mapping(f.value, what, "keepLast", "throw", "abort"), what) {
+			for _, cf := range d.throwAlone(d.mapping(f.value, what, "keepLast", "throw", "abort", "delay", "untilAbort"), what) {
 				switch cf.key {
 				case "abort":
 					h.TransformContext.Abort = d.boolean(cf.value, what+".abort")
+				case "delay", "untilAbort":
+					d.wait(cf, what, &h.TransformContext.Wait)
 				case "keepLast":
 					h.TransformContext.KeepLast = int(d.duration(cf.value, what+".keepLast"))
 				case "throw":
@@ -53,12 +57,15 @@ func (d *decoder) hooks(n ast.Node, h *sim.Hooks, r *refs) {
 			}
 		case "getApiKey":
 			h.GetAPIKey = &sim.KeyScript{}
-			for _, cf := range d.mapping(f.value, what, "key", "abort") {
-				if cf.key == "abort" {
+			for _, cf := range d.mapping(f.value, what, "key", "abort", "delay", "untilAbort") {
+				switch cf.key {
+				case "abort":
 					h.GetAPIKey.Abort = d.boolean(cf.value, what+".abort")
-					continue
+				case "delay", "untilAbort":
+					d.wait(cf, what, &h.GetAPIKey.Wait)
+				default:
+					h.GetAPIKey.Key = d.str(cf.value, what+".key")
 				}
-				h.GetAPIKey.Key = d.str(cf.value, what+".key")
 			}
 		case "prepareRequest":
 			h.PrepareRequest = &sim.Script[sim.PrepareAnswer]{}
@@ -78,6 +85,17 @@ func (d *decoder) hooks(n ast.Node, h *sim.Hooks, r *refs) {
 			h.AfterToolCall = &sim.ToolScript[sim.AfterAnswer]{}
 			byToolCall(d, f.value, what, r, &h.AfterToolCall.Default, &h.AfterToolCall.ByToolCall, d.afterAnswer)
 		}
+	}
+}
+
+// wait reads a hook answer's delay: or untilAbort: into w (both: at the abort of the hook's
+// signal, or after the delay, whichever comes first).
+func (d *decoder) wait(f field, what string, w *sim.Wait) {
+	switch f.key {
+	case "delay":
+		w.Delay = d.duration(f.value, what+".delay")
+	case "untilAbort":
+		w.UntilAbort = d.boolean(f.value, what+".untilAbort")
 	}
 }
 
@@ -136,10 +154,12 @@ func (d *decoder) contextChange(n ast.Node, what string, r *refs) *sim.ContextCh
 // prepareAnswer reads a prepareRequest or prepareNextTurn answer.
 func (d *decoder) prepareAnswer(n ast.Node, what string, r *refs) sim.PrepareAnswer {
 	var a sim.PrepareAnswer
-	for _, f := range d.throwAlone(d.mapping(n, what, "context", "messages", "model", "thinkingLevel", "throw", "abort"), what) {
+	for _, f := range d.throwAlone(d.mapping(n, what, "context", "messages", "model", "thinkingLevel", "throw", "abort", "delay", "untilAbort"), what) {
 		switch f.key {
 		case "abort":
 			a.Abort = d.boolean(f.value, what+".abort")
+		case "delay", "untilAbort":
+			d.wait(f, what, &a.Wait)
 		case "context":
 			a.Context = d.contextChange(f.value, what+".context", r)
 		case "messages":
@@ -161,10 +181,12 @@ func (d *decoder) finishAnswer(n ast.Node, what string) sim.FinishAnswer {
 		return sim.FinishAnswer{Action: d.decision(n, what)}
 	}
 	var a sim.FinishAnswer
-	for _, f := range d.throwAlone(d.mapping(n, what, "action", "throw", "abort"), what) {
+	for _, f := range d.throwAlone(d.mapping(n, what, "action", "throw", "abort", "delay", "untilAbort"), what) {
 		switch f.key {
 		case "abort":
 			a.Abort = d.boolean(f.value, what+".abort")
+		case "delay", "untilAbort":
+			d.wait(f, what, &a.Wait)
 		case "action":
 			a.Action = d.decision(f.value, what+".action")
 		case "throw":
@@ -186,10 +208,12 @@ func (d *decoder) decision(n ast.Node, what string) loop.TurnDecision {
 
 func (d *decoder) beforeAnswer(n ast.Node, what string) sim.BeforeAnswer {
 	var a sim.BeforeAnswer
-	for _, f := range d.throwAlone(d.mapping(n, what, "block", "reason", "terminate", "setArgs", "throw", "abort"), what) {
+	for _, f := range d.throwAlone(d.mapping(n, what, "block", "reason", "terminate", "setArgs", "throw", "abort", "delay", "untilAbort"), what) {
 		switch f.key {
 		case "abort":
 			a.Abort = d.boolean(f.value, what+".abort")
+		case "delay", "untilAbort":
+			d.wait(f, what, &a.Wait)
 		case "block":
 			a.Block = d.boolean(f.value, what+".block")
 		case "reason":
@@ -207,10 +231,12 @@ func (d *decoder) beforeAnswer(n ast.Node, what string) sim.BeforeAnswer {
 
 func (d *decoder) afterAnswer(n ast.Node, what string) sim.AfterAnswer {
 	var a sim.AfterAnswer
-	for _, f := range d.throwAlone(d.mapping(n, what, "content", "details", "structuredContent", "isError", "terminate", "usage", "throw", "abort"), what) {
+	for _, f := range d.throwAlone(d.mapping(n, what, "content", "details", "structuredContent", "isError", "terminate", "usage", "throw", "abort", "delay", "untilAbort"), what) {
 		switch f.key {
 		case "abort":
 			a.Abort = d.boolean(f.value, what+".abort")
+		case "delay", "untilAbort":
+			d.wait(f, what, &a.Wait)
 		case "content":
 			a.Content = d.blocks(f.value, what+".content")
 		case "details":
@@ -341,7 +367,7 @@ func (d *decoder) agentScript(n ast.Node) *sim.AgentScript {
 			for i, bn := range d.sequence(f.value, "agent.barriers", false) {
 				var b sim.Barrier
 				what := "agent.barriers[" + strconv.Itoa(i) + "]"
-				for _, bf := range d.mapping(bn, what, "id", "event", "nth") {
+				for _, bf := range d.mapping(bn, what, "id", "event", "nth", "untilAbort") {
 					switch bf.key {
 					case "id":
 						b.ID = d.str(bf.value, what+".id")
@@ -353,6 +379,8 @@ func (d *decoder) agentScript(n ast.Node) *sim.AgentScript {
 						b.Event = loop.EventType(d.oneOf(bf.value, what+".event", eventTypes...))
 					case "nth":
 						b.Nth = int(d.duration(bf.value, what+".nth"))
+					case "untilAbort":
+						b.UntilAbort = d.boolean(bf.value, what+".untilAbort")
 					}
 				}
 				if b.ID == "" || b.Event == "" {

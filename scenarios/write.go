@@ -229,6 +229,9 @@ func (w *writer) scenario(sc *sim.Scenario) error {
 				if b.Nth != 0 {
 					bo.set("nth", b.Nth)
 				}
+				if b.UntilAbort {
+					bo.set("untilAbort", true)
+				}
 				bs = append(bs, bo)
 			}
 			o.set("barriers", bs)
@@ -579,9 +582,7 @@ func wHooks(h sim.Hooks) object {
 		if h.ConvertToLLM.Throw != "" {
 			c.set("throw", h.ConvertToLLM.Throw)
 		}
-		if h.ConvertToLLM.Abort {
-			c.set("abort", true)
-		}
+		c = withAbort(c, h.ConvertToLLM.Abort, h.ConvertToLLM.Wait)
 		o.set("convertToLlm", c)
 	}
 	if h.TransformContext != nil {
@@ -592,17 +593,11 @@ func wHooks(h sim.Hooks) object {
 		if h.TransformContext.Throw != "" {
 			c.set("throw", h.TransformContext.Throw)
 		}
-		if h.TransformContext.Abort {
-			c.set("abort", true)
-		}
+		c = withAbort(c, h.TransformContext.Abort, h.TransformContext.Wait)
 		o.set("transformContext", c)
 	}
 	if h.GetAPIKey != nil {
-		k := object{{"key", h.GetAPIKey.Key}}
-		if h.GetAPIKey.Abort {
-			k.set("abort", true)
-		}
-		o.set("getApiKey", k)
+		o.set("getApiKey", withAbort(object{{"key", h.GetAPIKey.Key}}, h.GetAPIKey.Abort, h.GetAPIKey.Wait))
 	}
 	if h.PrepareRequest != nil {
 		o.set("prepareRequest", wByCall(h.PrepareRequest, wPrepareAnswer))
@@ -675,7 +670,7 @@ func wContextChange(c *sim.ContextChange) object {
 func wPrepareAnswer(a sim.PrepareAnswer) any {
 	if a.Throw != "" {
 		// A hook that throws answers nothing else (the loader rejects both).
-		return withAbort(object{{"throw", a.Throw}}, a.Abort)
+		return withAbort(object{{"throw", a.Throw}}, a.Abort, a.Wait)
 	}
 	o := object{}
 	if a.Context != nil {
@@ -690,13 +685,19 @@ func wPrepareAnswer(a sim.PrepareAnswer) any {
 	if a.ThinkingLevel != "" {
 		o.set("thinkingLevel", a.ThinkingLevel)
 	}
-	return withAbort(o, a.Abort)
+	return withAbort(o, a.Abort, a.Wait)
 }
 
-// withAbort adds abort: true to a hook answer that aborts the run.
-func withAbort(o object, abort bool) object {
+// withAbort adds abort: true to a hook answer that aborts the run, and its wait.
+func withAbort(o object, abort bool, wait sim.Wait) object {
 	if abort {
 		o.set("abort", true)
+	}
+	if wait.Delay > 0 {
+		o.set("delay", wait.Delay)
+	}
+	if wait.UntilAbort {
+		o.set("untilAbort", true)
 	}
 	return o
 }
@@ -711,16 +712,16 @@ func wDecisionName(d loop.TurnDecision) string {
 func wFinishAnswer(a sim.FinishAnswer) any {
 	switch {
 	case a.Throw != "":
-		return withAbort(object{{"throw", a.Throw}}, a.Abort)
-	case a.Abort:
-		return object{{"action", wDecisionName(a.Action)}, {"abort", true}}
+		return withAbort(object{{"throw", a.Throw}}, a.Abort, a.Wait)
+	case a.Abort || a.Wait != (sim.Wait{}):
+		return withAbort(object{{"action", wDecisionName(a.Action)}}, a.Abort, a.Wait)
 	}
 	return wDecisionName(a.Action)
 }
 
 func wBeforeAnswer(a sim.BeforeAnswer) any {
 	if a.Throw != "" {
-		return withAbort(object{{"throw", a.Throw}}, a.Abort)
+		return withAbort(object{{"throw", a.Throw}}, a.Abort, a.Wait)
 	}
 	o := object{}
 	if a.Block {
@@ -735,12 +736,12 @@ func wBeforeAnswer(a sim.BeforeAnswer) any {
 	if a.SetArgs != nil {
 		o.set("setArgs", a.SetArgs)
 	}
-	return withAbort(o, a.Abort)
+	return withAbort(o, a.Abort, a.Wait)
 }
 
 func wAfterAnswer(a sim.AfterAnswer) any {
 	if a.Throw != "" {
-		return withAbort(object{{"throw", a.Throw}}, a.Abort)
+		return withAbort(object{{"throw", a.Throw}}, a.Abort, a.Wait)
 	}
 	o := object{}
 	if a.Content != nil {
@@ -761,7 +762,7 @@ func wAfterAnswer(a sim.AfterAnswer) any {
 	if a.Usage != nil {
 		o.set("usage", a.Usage)
 	}
-	return withAbort(o, a.Abort)
+	return withAbort(o, a.Abort, a.Wait)
 }
 
 func wUserAction(a sim.UserAction) (object, error) {

@@ -91,6 +91,11 @@ func (w *world) scheduleOp(id string, op AgentOp) {
 		w.agent.order = append(w.agent.order, sent)
 		if op.Op == trace.OpAbort {
 			w.reactToAbort()
+			for b, bar := range w.sc.Agent.Barriers {
+				if bar.UntilAbort {
+					w.agent.held[b] = false // its listener returns, if it was given the signal
+				}
+			}
 		}
 	}
 }
@@ -141,7 +146,7 @@ func (w *world) agentEvent(typ loop.EventType) {
 		}
 		w.agent.seen[b]++
 		if w.agent.seen[b] == max(bar.Nth, 1) {
-			w.agent.held[b] = true
+			w.agent.held[b] = !bar.UntilAbort || !w.aborted // a fired signal holds nothing
 		}
 	}
 }
@@ -183,7 +188,7 @@ func (sc *Scenario) agentSetup() *AgentSetup {
 		SystemPrompt: sc.Agent.SystemPrompt,
 	}
 	for _, b := range sc.Agent.Barriers {
-		a.Barriers = append(a.Barriers, BarrierSetup{ID: b.ID, Event: string(b.Event), Nth: b.Nth})
+		a.Barriers = append(a.Barriers, BarrierSetup{ID: b.ID, Event: string(b.Event), Nth: b.Nth, UntilAbort: b.UntilAbort})
 	}
 	return a
 }

@@ -26,7 +26,8 @@ type Ahead interface {
 // delivery itself.
 func aheadable(kind string) bool {
 	switch kind {
-	case trace.DeliverStreamEvent, trace.DeliverStreamEnd, trace.DeliverStreamFail, trace.DeliverToolUpdate, trace.DeliverToolResult:
+	case trace.DeliverStreamEvent, trace.DeliverStreamEnd, trace.DeliverStreamFail, trace.DeliverToolUpdate, trace.DeliverToolResult,
+		trace.DeliverHookReturn:
 		return true
 	}
 	return false

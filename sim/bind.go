@@ -66,29 +66,29 @@ func (r *Reference) build(setup Setup) (loop.Context, loop.Config, []loop.Messag
 		return &loop.Context{Messages: msgs, Tools: byName(raw.Tools)}, nil
 	}
 	if installed(trace.HookConvertToLLM) {
-		cfg.ConvertToLLM = func(_ context.Context, msgs []loop.Message) ([]loop.Message, error) {
-			return r.messagesHook(trace.HookConvertToLLM, map[string]any{"messages": nonNilMessages(msgs)})
+		cfg.ConvertToLLM = func(ctx context.Context, msgs []loop.Message) ([]loop.Message, error) {
+			return r.messagesHook(ctx, trace.HookConvertToLLM, map[string]any{"messages": nonNilMessages(msgs)})
 		}
 	}
 	if installed(trace.HookTransformContext) {
-		cfg.TransformContext = func(_ context.Context, msgs []loop.Message) ([]loop.Message, error) {
-			return r.messagesHook(trace.HookTransformContext, map[string]any{"messages": nonNilMessages(msgs)})
+		cfg.TransformContext = func(ctx context.Context, msgs []loop.Message) ([]loop.Message, error) {
+			return r.messagesHook(ctx, trace.HookTransformContext, map[string]any{"messages": nonNilMessages(msgs)})
 		}
 	}
 	if installed(trace.HookGetAPIKey) {
-		cfg.GetAPIKey = func(_ context.Context, provider string) (string, error) {
+		cfg.GetAPIKey = func(ctx context.Context, provider string) (string, error) {
 			var out struct {
 				APIKey string `json:"apiKey"`
 			}
-			err := r.hook(trace.HookGetAPIKey, map[string]string{"provider": provider}, &out)
+			err := r.hook(ctx, trace.HookGetAPIKey, map[string]string{"provider": provider}, &out)
 			return out.APIKey, err
 		}
 	}
 	if installed(trace.HookPrepareRequest) {
-		cfg.PrepareRequest = func(_ context.Context, req loop.RequestState) (*loop.RequestUpdate, error) {
+		cfg.PrepareRequest = func(ctx context.Context, req loop.RequestState) (*loop.RequestUpdate, error) {
 			var out wireUpdate
 			data := map[string]any{"context": toWireContext(req.Context), "model": wireModel(req.Model), "thinkingLevel": req.ThinkingLevel}
-			if err := r.hook(trace.HookPrepareRequest, data, &out); err != nil {
+			if err := r.hook(ctx, trace.HookPrepareRequest, data, &out); err != nil {
 				return nil, err
 			}
 			c, err := contextOf(out.Context)
@@ -99,9 +99,9 @@ func (r *Reference) build(setup Setup) (loop.Context, loop.Config, []loop.Messag
 		}
 	}
 	if installed(trace.HookPrepareNextTurn) {
-		cfg.PrepareNextTurn = func(_ context.Context, turn loop.TurnContext) (*loop.TurnUpdate, error) {
+		cfg.PrepareNextTurn = func(ctx context.Context, turn loop.TurnContext) (*loop.TurnUpdate, error) {
 			var out wireUpdate
-			if err := r.hook(trace.HookPrepareNextTurn, map[string]any{"turn": toWireTurn(turn)}, &out); err != nil {
+			if err := r.hook(ctx, trace.HookPrepareNextTurn, map[string]any{"turn": toWireTurn(turn)}, &out); err != nil {
 				return nil, err
 			}
 			c, err := contextOf(out.Context)
@@ -116,26 +116,26 @@ func (r *Reference) build(setup Setup) (loop.Context, loop.Config, []loop.Messag
 		}
 	}
 	if installed(trace.HookFinishTurn) {
-		cfg.FinishTurn = func(_ context.Context, turn loop.TurnContext) (loop.TurnDecision, error) {
+		cfg.FinishTurn = func(ctx context.Context, turn loop.TurnContext) (loop.TurnDecision, error) {
 			var out struct {
 				Action loop.TurnDecision `json:"action"`
 			}
-			err := r.hook(trace.HookFinishTurn, map[string]any{"turn": toWireTurn(turn)}, &out)
+			err := r.hook(ctx, trace.HookFinishTurn, map[string]any{"turn": toWireTurn(turn)}, &out)
 			return out.Action, err
 		}
 	}
 	if installed(trace.HookSteering) {
-		cfg.GetSteeringMessages = func(context.Context) ([]loop.Message, error) {
-			return r.messagesHook(trace.HookSteering, noData)
+		cfg.GetSteeringMessages = func(ctx context.Context) ([]loop.Message, error) {
+			return r.messagesHook(ctx, trace.HookSteering, noData)
 		}
 	}
 	if installed(trace.HookFollowUp) {
-		cfg.GetFollowUpMessages = func(context.Context) ([]loop.Message, error) {
-			return r.messagesHook(trace.HookFollowUp, noData)
+		cfg.GetFollowUpMessages = func(ctx context.Context) ([]loop.Message, error) {
+			return r.messagesHook(ctx, trace.HookFollowUp, noData)
 		}
 	}
 	if installed(trace.HookBeforeToolCall) {
-		cfg.BeforeToolCall = func(_ context.Context, c loop.BeforeToolCallContext) (*loop.BeforeToolCallResult, error) {
+		cfg.BeforeToolCall = func(ctx context.Context, c loop.BeforeToolCallContext) (*loop.BeforeToolCallResult, error) {
 			var out struct {
 				Block     bool           `json:"block"`
 				Reason    string         `json:"reason"`
@@ -143,7 +143,7 @@ func (r *Reference) build(setup Setup) (loop.Context, loop.Config, []loop.Messag
 				SetArgs   map[string]any `json:"setArgs"`
 			}
 			data := map[string]any{"assistantMessage": c.AssistantMessage, "toolCall": c.ToolCall, "args": c.Args, "context": toWireContext(c.Context)}
-			if err := r.hook(trace.HookBeforeToolCall, data, &out); err != nil {
+			if err := r.hook(ctx, trace.HookBeforeToolCall, data, &out); err != nil {
 				return nil, err
 			}
 			for k, v := range out.SetArgs {
@@ -153,7 +153,7 @@ func (r *Reference) build(setup Setup) (loop.Context, loop.Config, []loop.Messag
 		}
 	}
 	if installed(trace.HookAfterToolCall) {
-		cfg.AfterToolCall = func(_ context.Context, c loop.AfterToolCallContext) (*loop.AfterToolCallResult, error) {
+		cfg.AfterToolCall = func(ctx context.Context, c loop.AfterToolCallContext) (*loop.AfterToolCallResult, error) {
 			var out struct {
 				Content           []json.RawMessage `json:"content"`
 				Details           any               `json:"details"`
@@ -170,7 +170,7 @@ func (r *Reference) build(setup Setup) (loop.Context, loop.Config, []loop.Messag
 			case c.Nothing != nil:
 				delete(data, "result") // undefined: JSON leaves it out
 			}
-			if err := r.hook(trace.HookAfterToolCall, data, &out); err != nil {
+			if err := r.hook(ctx, trace.HookAfterToolCall, data, &out); err != nil {
 				return nil, err
 			}
 			content, err := decodeBlocks(out.Content)
@@ -189,7 +189,7 @@ func (r *Reference) tool(ts ToolSetup) *loop.Tool {
 	t := &loop.Tool{
 		Name: ts.Name, Description: ts.Description, Parameters: ts.Parameters,
 		ExecutionMode: loop.ExecutionMode(ts.ExecutionMode),
-		Execute: func(_ context.Context, id string, args map[string]any, onUpdate func(loop.ToolResult)) (loop.ToolResult, error) {
+		Execute: func(ctx context.Context, id string, args map[string]any, onUpdate func(loop.ToolResult)) (loop.ToolResult, error) {
 			if prev := r.calls[id]; prev != nil && !prev.settled {
 				// Its deliveries could not be told apart from the running call's.
 				return loop.ToolResult{}, fmt.Errorf("tool call %s is already running", id)
@@ -326,8 +326,8 @@ func streamID(raw json.RawMessage) (string, error) {
 }
 
 // messagesHook calls a hook that answers {messages}.
-func (r *Reference) messagesHook(name string, data any) ([]loop.Message, error) {
-	raw, err := r.call(trace.CallHook, name, data)
+func (r *Reference) messagesHook(ctx context.Context, name string, data any) ([]loop.Message, error) {
+	raw, err := r.callHook(ctx, name, data)
 	if err != nil {
 		return nil, err
 	}

@@ -36,6 +36,9 @@ const (
 	FeatureStreamOptions = "streamOptions"
 	// FeatureAbortInHook: the run is aborted while a hook runs (protocol 2).
 	FeatureAbortInHook = "abortInHook"
+	// FeatureWaitingHooks: a hook's answer takes virtual time, or waits for the run's abort
+	// signal, or an Agent listener is held until its signal fires (protocol 2).
+	FeatureWaitingHooks = "waitingHooks"
 	// FeatureAgent: the scenario drives a stateful Agent through user operations (protocol
 	// version 2, §13.2).
 	FeatureAgent = "agent"
@@ -43,14 +46,14 @@ const (
 
 // ProtocolTwoFeatures are the features that need protocol version 2: an implementation that
 // speaks only version 1 lacks them.
-var ProtocolTwoFeatures = []string{FeatureToolResolvesNothing, FeatureStreamOptions, FeatureAbortInHook, FeatureAgent}
+var ProtocolTwoFeatures = []string{FeatureToolResolvesNothing, FeatureStreamOptions, FeatureAbortInHook, FeatureWaitingHooks, FeatureAgent}
 
 // Features lists every optional feature, in the order docs/SEMANTICS.md documents them.
 var Features = []string{
 	FeatureContinue, FeatureSeveralPrompts, FeatureCustomMessages, FeaturePrepareArguments,
 	FeatureArgumentMutation, FeatureThrowingHooks, FeatureThrowingStreams, FeatureArgumentsError,
 	FeatureStructuredContent, FeatureToolResolvesNothing, FeatureStreamOptions, FeatureAbortInHook,
-	FeatureAgent,
+	FeatureWaitingHooks, FeatureAgent,
 }
 
 // NeededFeatures returns the optional features sc needs, in the order of Features. They are
@@ -63,6 +66,12 @@ func NeededFeatures(sc *Scenario) []string {
 		FeatureAgent:          sc.Agent != nil,
 	}
 	h := &sc.Hooks
+	var waits []Wait
+	if sc.Agent != nil {
+		for _, b := range sc.Agent.Barriers {
+			waits = append(waits, Wait{UntilAbort: b.UntilAbort})
+		}
+	}
 	messages := [][]loop.Message{sc.Messages, sc.Prompts}
 	for _, u := range sc.User {
 		messages = append(messages, u.Steer, u.FollowUp)
@@ -78,6 +87,7 @@ func NeededFeatures(sc *Scenario) []string {
 			messages = append(messages, a.Messages)
 			need[FeatureThrowingHooks] = need[FeatureThrowingHooks] || a.Throw != ""
 			need[FeatureAbortInHook] = need[FeatureAbortInHook] || a.Abort
+			waits = append(waits, a.Wait)
 		}
 	}
 	for _, list := range messages {
@@ -91,18 +101,22 @@ func NeededFeatures(sc *Scenario) []string {
 		need[FeatureCustomMessages] = need[FeatureCustomMessages] || h.ConvertToLLM.KeepCustomAsUser
 		need[FeatureThrowingHooks] = need[FeatureThrowingHooks] || h.ConvertToLLM.Throw != ""
 		need[FeatureAbortInHook] = need[FeatureAbortInHook] || h.ConvertToLLM.Abort
+		waits = append(waits, h.ConvertToLLM.Wait)
 	}
 	if h.TransformContext != nil {
 		need[FeatureThrowingHooks] = need[FeatureThrowingHooks] || h.TransformContext.Throw != ""
 		need[FeatureAbortInHook] = need[FeatureAbortInHook] || h.TransformContext.Abort
+		waits = append(waits, h.TransformContext.Wait)
 	}
 	if h.GetAPIKey != nil {
 		need[FeatureAbortInHook] = need[FeatureAbortInHook] || h.GetAPIKey.Abort
+		waits = append(waits, h.GetAPIKey.Wait)
 	}
 	if h.FinishTurn != nil {
 		for _, a := range scriptAnswers(h.FinishTurn.Default, h.FinishTurn.ByCall) {
 			need[FeatureThrowingHooks] = need[FeatureThrowingHooks] || a.Throw != ""
 			need[FeatureAbortInHook] = need[FeatureAbortInHook] || a.Abort
+			waits = append(waits, a.Wait)
 		}
 	}
 	if h.BeforeToolCall != nil {
@@ -110,6 +124,7 @@ func NeededFeatures(sc *Scenario) []string {
 			need[FeatureThrowingHooks] = need[FeatureThrowingHooks] || a.Throw != ""
 			need[FeatureArgumentMutation] = need[FeatureArgumentMutation] || a.SetArgs != nil
 			need[FeatureAbortInHook] = need[FeatureAbortInHook] || a.Abort
+			waits = append(waits, a.Wait)
 		}
 	}
 	if h.AfterToolCall != nil {
@@ -117,7 +132,11 @@ func NeededFeatures(sc *Scenario) []string {
 			need[FeatureThrowingHooks] = need[FeatureThrowingHooks] || a.Throw != ""
 			need[FeatureStructuredContent] = need[FeatureStructuredContent] || a.StructuredContent != nil
 			need[FeatureAbortInHook] = need[FeatureAbortInHook] || a.Abort
+			waits = append(waits, a.Wait)
 		}
+	}
+	for _, wt := range waits {
+		need[FeatureWaitingHooks] = need[FeatureWaitingHooks] || wt.waits()
 	}
 	behaviours := []Behaviour{}
 	for _, t := range sc.Tools {

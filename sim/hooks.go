@@ -3,6 +3,7 @@ package sim
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 
 	"github.com/turnstile-dev/turnstile/jsonvalue"
 	"github.com/turnstile-dev/turnstile/loop"
@@ -53,42 +54,42 @@ func (w *world) hook(name string, data json.RawMessage, inProcess bool) Answer {
 		return messagesAnswer(w.followUp.Drain())
 	case name == trace.HookConvertToLLM && h.ConvertToLLM != nil:
 		if h.ConvertToLLM.Throw != "" {
-			return aborting(Answer{Error: h.ConvertToLLM.Throw}, h.ConvertToLLM.Abort)
+			return w.answering(Answer{Error: h.ConvertToLLM.Throw}, h.ConvertToLLM.Abort, h.ConvertToLLM.Wait)
 		}
-		return aborting(w.convert(in.member("messages"), h.ConvertToLLM), h.ConvertToLLM.Abort)
+		return w.answering(w.convert(in.member("messages"), h.ConvertToLLM), h.ConvertToLLM.Abort, h.ConvertToLLM.Wait)
 	case name == trace.HookTransformContext && h.TransformContext != nil:
 		if h.TransformContext.Throw != "" {
-			return aborting(Answer{Error: h.TransformContext.Throw}, h.TransformContext.Abort)
+			return w.answering(Answer{Error: h.TransformContext.Throw}, h.TransformContext.Abort, h.TransformContext.Wait)
 		}
-		return aborting(answerJSON(map[string]any{"messages": keepLast(in.member("messages"), h.TransformContext.KeepLast)}), h.TransformContext.Abort)
+		return w.answering(answerJSON(map[string]any{"messages": keepLast(in.member("messages"), h.TransformContext.KeepLast)}), h.TransformContext.Abort, h.TransformContext.Wait)
 	case name == trace.HookGetAPIKey && h.GetAPIKey != nil:
-		return aborting(answerJSON(map[string]any{"apiKey": h.GetAPIKey.Key}), h.GetAPIKey.Abort)
+		return w.answering(answerJSON(map[string]any{"apiKey": h.GetAPIKey.Key}), h.GetAPIKey.Abort, h.GetAPIKey.Wait)
 	case name == trace.HookPrepareRequest && h.PrepareRequest != nil:
 		a := h.PrepareRequest.answer(n)
 		if a.Throw != "" {
-			return aborting(Answer{Error: a.Throw}, a.Abort)
+			return w.answering(Answer{Error: a.Throw}, a.Abort, a.Wait)
 		}
-		return aborting(answerJSON(contextAnswer(in.member("context"), a.Context, a.Model, a.ThinkingLevel, a.Messages)), a.Abort)
+		return w.answering(answerJSON(contextAnswer(in.member("context"), a.Context, a.Model, a.ThinkingLevel, a.Messages)), a.Abort, a.Wait)
 	case name == trace.HookPrepareNextTurn && h.PrepareNextTurn != nil:
 		a := h.PrepareNextTurn.answer(n)
 		if a.Throw != "" {
-			return aborting(Answer{Error: a.Throw}, a.Abort)
+			return w.answering(Answer{Error: a.Throw}, a.Abort, a.Wait)
 		}
-		return aborting(answerJSON(contextAnswer(hookData(in.member("turn")).member("context"), a.Context, a.Model, a.ThinkingLevel, a.Messages)), a.Abort)
+		return w.answering(answerJSON(contextAnswer(hookData(in.member("turn")).member("context"), a.Context, a.Model, a.ThinkingLevel, a.Messages)), a.Abort, a.Wait)
 	case name == trace.HookFinishTurn && h.FinishTurn != nil:
 		a := h.FinishTurn.answer(n)
 		if a.Throw != "" {
-			return aborting(Answer{Error: a.Throw}, a.Abort)
+			return w.answering(Answer{Error: a.Throw}, a.Abort, a.Wait)
 		}
 		out := map[string]any{}
 		if a.Action != loop.DecisionNone {
 			out["action"] = a.Action
 		}
-		return aborting(answerJSON(out), a.Abort)
+		return w.answering(answerJSON(out), a.Abort, a.Wait)
 	case name == trace.HookBeforeToolCall && h.BeforeToolCall != nil:
 		a := h.BeforeToolCall.answer(toolCallID(in))
 		if a.Throw != "" {
-			return aborting(Answer{Error: a.Throw}, a.Abort)
+			return w.answering(Answer{Error: a.Throw}, a.Abort, a.Wait)
 		}
 		out := map[string]any{}
 		if a.Block {
@@ -103,11 +104,11 @@ func (w *world) hook(name string, data json.RawMessage, inProcess bool) Answer {
 		if a.SetArgs != nil {
 			out["setArgs"] = a.SetArgs
 		}
-		return aborting(answerJSON(out), a.Abort)
+		return w.answering(answerJSON(out), a.Abort, a.Wait)
 	case name == trace.HookAfterToolCall && h.AfterToolCall != nil:
 		a := h.AfterToolCall.answer(toolCallID(in))
 		if a.Throw != "" {
-			return aborting(Answer{Error: a.Throw}, a.Abort)
+			return w.answering(Answer{Error: a.Throw}, a.Abort, a.Wait)
 		}
 		out := map[string]any{}
 		if a.Content != nil {
@@ -128,7 +129,7 @@ func (w *world) hook(name string, data json.RawMessage, inProcess bool) Answer {
 		if a.Usage != nil {
 			out["usage"] = a.Usage
 		}
-		return aborting(answerJSON(out), a.Abort)
+		return w.answering(answerJSON(out), a.Abort, a.Wait)
 	}
 	text := fmt.Sprintf("hook %s was called but the scenario does not install it", name)
 	w.fail("protocol", text)
@@ -231,9 +232,19 @@ func nonNilMessages(m []loop.Message) []loop.Message {
 	return m
 }
 
-// aborting marks an answer as aborting the run while the hook runs, when abort is set.
-func aborting(a Answer, abort bool) Answer {
+// answering completes a hook's answer: abort marks it as aborting the run while the hook
+// runs; wait as returned later. A delayed answer names the hookReturn delivery that lets the
+// hook return it, scheduled now; an answer held until the abort is returned by the
+// implementation itself once the signal it gave the hook fires (or at the delivery, when it
+// has a delay too, whichever comes first).
+func (w *world) answering(a Answer, abort bool, wait Wait) Answer {
 	a.Abort = abort
+	a.UntilAbort = wait.UntilAbort
+	if wait.Delay > 0 {
+		w.hookWaits++
+		a.Wait = "h" + strconv.Itoa(w.hookWaits)
+		w.at(w.now+wait.Delay, Delivery{Kind: trace.DeliverHookReturn, Target: a.Wait})
+	}
 	return a
 }
 
@@ -255,4 +266,21 @@ func answerJSON(v any) Answer {
 		return Answer{Error: "unencodable answer: " + err.Error()}
 	}
 	return Answer{Data: data}
+}
+
+// UntilAbortTarget is the target of a hook call's entry whose answer waits for the run's abort
+// signal (Answer.UntilAbort).
+const UntilAbortTarget = "untilAbort"
+
+// waitTarget is what a hook call's entry records of its answer's wait as its target: the
+// hookReturn delivery's target, UntilAbortTarget, both as "h1|untilAbort", or "" for an
+// answer returned at once.
+func (a Answer) waitTarget() string {
+	switch {
+	case a.UntilAbort && a.Wait != "":
+		return a.Wait + "|" + UntilAbortTarget
+	case a.UntilAbort:
+		return UntilAbortTarget
+	}
+	return a.Wait
 }

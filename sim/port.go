@@ -83,6 +83,9 @@ type BarrierSetup struct {
 	ID    string `json:"id"`
 	Event string `json:"event"`
 	Nth   int    `json:"nth,omitempty"`
+	// UntilAbort also releases the listener once the signal it was given fires (protocol 2,
+	// feature waitingHooks).
+	UntilAbort bool `json:"untilAbort,omitempty"`
 }
 
 // Entry values of a Setup.
@@ -128,6 +131,15 @@ type Answer struct {
 	// Abort asks the implementation to fire the run's abort signal before the hook returns
 	// Data (or throws Error): an abort while a hook runs (protocol 2, feature abortInHook).
 	Abort bool `json:"abort,omitempty"`
+	// Wait, when set, makes the hook return Data (or throw Error) only at the hookReturn
+	// delivery whose target it is: a hook that takes virtual time (protocol 2, feature
+	// waitingHooks).
+	Wait string `json:"wait,omitempty"`
+	// UntilAbort makes the hook return Data (or throw Error) once the abort signal the loop
+	// gave it fires, at once when it has fired already; with Wait too, at the delivery if it
+	// comes first; never when it was given none and has no Wait (protocol 2, feature
+	// waitingHooks). A hookReturn for a wait that returned already changes nothing.
+	UntilAbort bool `json:"untilAbort,omitempty"`
 }
 
 // Notification kinds.

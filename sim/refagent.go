@@ -101,8 +101,9 @@ func (r *Reference) startAgent(setup Setup) error {
 }
 
 // listen is the session's one listener: it reports the event, then holds at a barrier until
-// it is released (or the session stops).
-func (r *Reference) listen(_ context.Context, e loop.Event) {
+// it is released, or ctx (pi: the signal the Agent gives its listeners) is done for a barrier
+// held until the abort, or the session stops.
+func (r *Reference) listen(ctx context.Context, e loop.Event) {
 	r.event(&e)
 	for _, b := range r.agent.barriers {
 		if loop.EventType(b.Event) != e.Type {
@@ -113,9 +114,10 @@ func (r *Reference) listen(_ context.Context, e loop.Event) {
 			continue
 		}
 		b.held = true
-		for b.held && !r.closed {
+		for b.held && !r.closed && !(b.UntilAbort && ctx.Err() != nil) {
 			r.park(&b.waiter)
 		}
+		b.held = false
 	}
 }
 

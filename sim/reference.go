@@ -33,6 +33,10 @@ type Reference struct {
 	behaviour loop.Behaviour
 	// agent is the Agent of an Agent session.
 	agent *refAgent
+	// returns are the hook answers waiting for their hookReturn delivery, by its target; held
+	// the hooks (and Agent listeners) waiting for the signal they were given.
+	returns map[string]*refReturn
+	held    []*refHeld
 }
 
 // NewReference returns the reference implementation, ready to Start, behaving as the newest
@@ -81,7 +85,8 @@ type refToolCall struct {
 // Start implements Implementation.
 func (r *Reference) Start(setup Setup, port Port) error {
 	w, _ := port.(*world)
-	*r = Reference{sched: coop.New(), port: port, streams: map[string]*refStream{}, calls: map[string]*refToolCall{}, world: w, behaviour: r.behaviour}
+	*r = Reference{sched: coop.New(), port: port, streams: map[string]*refStream{}, calls: map[string]*refToolCall{}, world: w, behaviour: r.behaviour,
+		returns: map[string]*refReturn{}}
 	if setup.Entry == EntryAgent {
 		if err := r.startAgent(setup); err != nil {
 			return err
@@ -127,6 +132,13 @@ func (r *Reference) Deliver(d Delivery) error {
 		if err := r.operate(d); err != nil {
 			return err
 		}
+	case trace.DeliverHookReturn:
+		w := r.returns[d.Target]
+		if w == nil {
+			return fmt.Errorf("hookReturn for unknown hook wait %q", d.Target)
+		}
+		w.returned = true // a second time for a hook the abort let return first: no change
+		r.wake(&w.waiter)
 	case trace.DeliverStreamEvent, trace.DeliverStreamEnd, trace.DeliverStreamFail:
 		s := r.streams[d.Target]
 		if s == nil {
@@ -195,6 +207,9 @@ func (r *Reference) Deliver(d Delivery) error {
 	default:
 		return fmt.Errorf("unknown delivery kind %q", d.Kind)
 	}
+	if d.Kind == trace.DeliverAbort || d.Kind == trace.DeliverAgent {
+		r.wakeHeld() // the signal a held hook was given may have fired
+	}
 	r.sched.RunUntilIdle()
 	return nil
 }
@@ -236,6 +251,10 @@ func (r *Reference) Stop() error {
 		for _, c := range r.calls {
 			r.wake(&c.waiter)
 		}
+		for _, w := range r.returns {
+			r.wake(&w.waiter)
+		}
+		r.wakeHeld()
 		r.sched.RunUntilIdle()
 	}
 	return nil
@@ -265,6 +284,17 @@ func (r *Reference) Parallel(tasks []func()) { r.sched.Wait(tasks) }
 
 // call makes one call through the port.
 func (r *Reference) call(kind, name string, data any) (json.RawMessage, error) {
+	return r.callWith(context.Background(), kind, name, data)
+}
+
+// callHook makes a hook call, given ctx.
+func (r *Reference) callHook(ctx context.Context, name string, data any) (json.RawMessage, error) {
+	return r.callWith(ctx, trace.CallHook, name, data)
+}
+
+// callWith makes one call through the port; a hook's answer that waits (a delay, or the
+// abort of ctx) is returned once the wait is over.
+func (r *Reference) callWith(ctx context.Context, kind, name string, data any) (json.RawMessage, error) {
 	c := Call{Kind: kind, Name: name, Value: data}
 	if r.world == nil {
 		raw, err := json.Marshal(data)
@@ -283,6 +313,10 @@ func (r *Reference) call(kind, name string, data any) (json.RawMessage, error) {
 		case r.cancel != nil:
 			r.cancel()
 		}
+		r.wakeHeld()
+	}
+	if err := r.awaitReturn(ctx, a); err != nil {
+		return nil, err
 	}
 	if a.Error != "" {
 		return nil, errors.New(a.Error)
@@ -290,9 +324,10 @@ func (r *Reference) call(kind, name string, data any) (json.RawMessage, error) {
 	return a.Data, nil
 }
 
-// hook calls a hook and decodes its answer into out.
-func (r *Reference) hook(name string, data any, out any) error {
-	raw, err := r.call(trace.CallHook, name, data)
+// hook calls a hook, given ctx (pi: the signal it passes the hook, none when ctx cannot be
+// cancelled), and decodes its answer into out.
+func (r *Reference) hook(ctx context.Context, name string, data any, out any) error {
+	raw, err := r.callHook(ctx, name, data)
 	if err != nil {
 		return err
 	}

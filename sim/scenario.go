@@ -243,6 +243,8 @@ type ConvertScript struct {
 	Throw            string
 	// Abort aborts the run before each call returns (feature abortInHook).
 	Abort bool
+	// Wait is how long each call takes to return (feature waitingHooks).
+	Wait
 }
 
 // TransformScript scripts transformContext.
@@ -251,6 +253,8 @@ type TransformScript struct {
 	Throw    string
 	// Abort aborts the run before each call returns (feature abortInHook).
 	Abort bool
+	// Wait is how long each call takes to return (feature waitingHooks).
+	Wait
 }
 
 // KeyScript scripts getApiKey.
@@ -258,6 +262,8 @@ type KeyScript struct {
 	Key string
 	// Abort aborts the run before each call returns (feature abortInHook).
 	Abort bool
+	// Wait is how long each call takes to return (feature waitingHooks).
+	Wait
 }
 
 // ContextChange replaces parts of the context from a hook.
@@ -280,6 +286,8 @@ type PrepareAnswer struct {
 	Throw    string
 	// Abort aborts the run before the hook returns (feature abortInHook).
 	Abort bool
+	// Wait is how long each call takes to return (feature waitingHooks).
+	Wait
 }
 
 // FinishAnswer is finishTurn's scripted answer.
@@ -288,6 +296,8 @@ type FinishAnswer struct {
 	Throw  string
 	// Abort aborts the run before the hook returns (feature abortInHook).
 	Abort bool
+	// Wait is how long each call takes to return (feature waitingHooks).
+	Wait
 }
 
 // BeforeAnswer is beforeToolCall's scripted answer.
@@ -300,6 +310,8 @@ type BeforeAnswer struct {
 	Throw   string
 	// Abort aborts the run before the hook returns (feature abortInHook).
 	Abort bool
+	// Wait is how long each call takes to return (feature waitingHooks).
+	Wait
 }
 
 // AfterAnswer is afterToolCall's scripted answer; nil fields keep the executed result's.
@@ -313,7 +325,24 @@ type AfterAnswer struct {
 	Throw             string
 	// Abort aborts the run before the hook returns (feature abortInHook).
 	Abort bool
+	// Wait is how long each call takes to return (feature waitingHooks).
+	Wait
 }
+
+// Wait is how long a hook takes to return its answer (feature waitingHooks). The zero value
+// returns at once.
+type Wait struct {
+	// Delay makes the hook return its answer this many virtual ms after the call, whatever
+	// happens meanwhile (it ignores the abort signal), unless UntilAbort.
+	Delay int64
+	// UntilAbort makes the hook return its answer once the abort signal it was given fires
+	// (at once when it has fired already), or after Delay when that comes first (never, with
+	// no Delay, when it was given no signal).
+	UntilAbort bool
+}
+
+// waits reports whether the hook does not return at once.
+func (w Wait) waits() bool { return w.Delay > 0 || w.UntilAbort }
 
 // UserAction is something the simulated user does: at a time, or when a trigger fires.
 type UserAction struct {
@@ -339,11 +368,15 @@ type AgentScript struct {
 }
 
 // Barrier holds the Agent's listener at the Nth (default 1) event of type Event until an
-// AgentOp with Op "release" names it: pi awaits listeners, so the run is held there.
+// AgentOp with Op "release" names it (or, with UntilAbort, its signal fires): pi awaits
+// listeners, so the run is held there.
 type Barrier struct {
 	ID    string
 	Event loop.EventType
 	Nth   int
+	// UntilAbort also releases the listener once the abort signal it was given fires (pi: a
+	// listener's second argument; feature waitingHooks).
+	UntilAbort bool
 }
 
 // AgentOp is one operation of the simulated user on the Agent. Which fields count depends on

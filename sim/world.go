@@ -39,6 +39,7 @@ type world struct {
 
 	requests  int
 	hookCalls map[string]int
+	hookWaits int // delayed hook answers so far (their waits are h1, h2, …)
 	streams   []*streamRun
 	tools     []*toolRun
 	aborted   bool
@@ -389,7 +390,7 @@ func (w *world) recordCall(c Call, cd callData, a Answer) {
 	data, link, lists, ctxName, leftOut := cd.data, cd.link, cd.lists, cd.ctxName, cd.leftOut
 	e := trace.Entry{Kind: trace.KindCall, Name: c.Kind, Data: data, Link: link, Error: a.Error}
 	if c.Kind == trace.CallHook {
-		e.Name = c.Name
+		e.Name, e.Target = c.Name, a.waitTarget()
 	}
 	if c.Kind == trace.CallStream {
 		e.Target = strconv.Itoa(w.requests)

@@ -46,6 +46,9 @@ const (
 	// DeliverAgent is an operation of the user on the Agent (Agent scenarios): Target is the
 	// operation's id, Data {op, …} (protocol §13.2).
 	DeliverAgent = "agent"
+	// DeliverHookReturn lets the hook call whose answer named Target as its wait return that
+	// answer: a hook that takes virtual time (protocol 2, feature waitingHooks).
+	DeliverHookReturn = "hookReturn"
 )
 
 // Agent operations (the name of an outcome entry), pi's Agent methods.

@@ -193,10 +193,10 @@ func describeCall(e Entry) string {
 		s = e.Name + "(" + hookInput(e.Name, d) + ")"
 	}
 	if e.Error != "" {
-		return s + " -> throws " + quote(e.Error, 60)
+		return s + " -> throws " + quote(e.Error, 60) + hookWait(e)
 	}
 	if len(e.Answer) > 0 && e.Name != CallStream && e.Name != CallTool {
-		return s + " -> " + hookAnswer(decoded(e.Answer))
+		return s + " -> " + hookAnswer(decoded(e.Answer)) + hookWait(e)
 	}
 	return s
 }
@@ -227,6 +227,21 @@ func hookInput(name string, d map[string]any) string {
 		return str(d["provider"])
 	}
 	return ""
+}
+
+// hookWait says when a hook call's answer is returned, when not at once: its entry's target
+// names the hookReturn delivery, or "untilAbort" for an answer held until the signal fires.
+func hookWait(e Entry) string {
+	switch {
+	case e.Target == "" || e.Name == CallStream || e.Name == CallTool:
+		return ""
+	case e.Target == "untilAbort":
+		return ", returned once its signal aborts"
+	}
+	if wait, ok := strings.CutSuffix(e.Target, "|untilAbort"); ok {
+		return ", returned once its signal aborts or at hookReturn " + wait
+	}
+	return ", returned at hookReturn " + e.Target
 }
 
 func hookAnswer(a any) string {
@@ -265,6 +280,8 @@ func describeDelivery(e Entry, d map[string]any) string {
 		return "abort"
 	case DeliverAgent:
 		return describeOperation(e, d)
+	case DeliverHookReturn:
+		return "hook " + e.Target + " returns"
 	}
 	return e.Name
 }

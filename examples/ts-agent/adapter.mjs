@@ -164,4 +164,4 @@ function run() {
 	throw new Error("examples/ts-agent serves Agent scenarios only: run conform with --run agent/");
 }
 
-serve(run, { name: "ts-agent-example", version: "0.1.0", tracks: "1.6.0", hooks: HOOKS, protocol: 2, agent: startAgent, lacks: [] });
+serve(run, { name: "ts-agent-example", version: "0.1.0", tracks: "1.6.0", hooks: HOOKS, protocol: 2, agent: startAgent, lacks: ["waitingHooks"] }); // its hooks answer at once

@@ -31,7 +31,8 @@ export type Feature =
 	| "agent"
 	| "toolResolvesNothing"
 	| "streamOptions"
-	| "abortInHook";
+	| "abortInHook"
+	| "waitingHooks";
 
 /** A tool as the setup describes it. */
 export interface ToolSpec {
@@ -182,8 +183,12 @@ export class Session {
 	installed(hook: HookName | string): boolean;
 	/** A synchronous call: its answer's data; throws CallError with the answer's error. */
 	call(kind: "hook" | "stream" | "tool" | string, data: Json | any, name?: string): any;
-	/** An installed hook's answer ({} when none); throws CallError. */
+	/** An installed hook's answer ({} when none); throws CallError. An answer that waits (v2 waitingHooks) needs hookThen. */
 	hook(name: HookName | string, data: any): Record<string, any>;
+	/** A hook call given the signal the loop passed the hook: then(answer) at once, or a promise of it when the answer waits (a hookReturn delivery, or the signal's abort: PROTOCOL.md §13.6). */
+	hookThen<T>(name: HookName | string, data: any, signal: AbortSignal | undefined, then: (answer: Record<string, any>) => T): T | Promise<T>;
+	/** call, for a call whose answer may wait: its data, or a promise of it (PROTOCOL.md §13.6). */
+	callAsync(kind: "hook" | string, data: Json | any, name: string, signal?: AbortSignal): any;
 	/** Writes a notification now (nothing after a stop). */
 	notify(kind: "event" | "end" | "outcome", data: any): void;
 	/** Reports one loop event, serialised now. */
@@ -194,8 +199,8 @@ export class Session {
 	wantsStreamOptions(): boolean;
 	/** Fires the run's abort: the handler's abort() in an Agent scenario, else `signal`. */
 	abortRun(): void;
-	/** Agent scenarios: notifies the event; returns the promise a barrier's release resolves when the event is held, else undefined. Return it from the listener. */
-	agentEvent(event: { type: string; [key: string]: any }): Promise<void> | undefined;
+	/** Agent scenarios: notifies the event; returns the promise a barrier's release (or, for an untilAbort barrier, the abort of `signal`, the listener's second argument) resolves when the event is held, else undefined. Return it from the listener. */
+	agentEvent(event: { type: string; [key: string]: any }, signal?: AbortSignal): Promise<void> | undefined;
 	/** Agent scenarios: writes an operation's outcome now. */
 	outcome(op: { id: string; op: string }, outcome: Outcome, extra?: { error?: string; state?: any }): void;
 	/** Agent scenarios: reports `resolved` / `refused` (with the message) when the promise settles. */

@@ -51,7 +51,7 @@ export function startAgent(s, pi) {
 	};
 	if (prepareNextTurn) options.prepareNextTurnWithContext = prepareNextTurn;
 	const agent = new pi.Agent(options);
-	agent.subscribe((event) => s.agentEvent(event));
+	agent.subscribe((event, signal) => s.agentEvent(event, signal)); // pi passes listeners the run's signal
 
 	const accepted = (op, fn) => {
 		fn();

@@ -33,34 +33,42 @@ export function bind(s) {
 	const byName = (names) => (names ?? []).map((n) => pool.get(n)).filter(Boolean);
 	const contextOf = (raw) => (raw ? { messages: raw.messages ?? [], tools: byName(raw.tools) } : undefined);
 	const turnOf = (t) => ({ message: t.message, toolResults: t.toolResults, context: wireContext(t.context), newMessages: t.newMessages });
+	// Each hook passes on the signal pi gives it (its last argument; none for the queue polls,
+	// convertToLlm, getApiKey and the loop's prepareNextTurn): an answer held until the abort
+	// (PROTOCOL.md §13.6) is returned when that signal fires, never by the adapter itself.
+	const h = (name, data, signal, then) => s.hookThen(name, data, signal, then);
 	const all = {
-		convertToLlm: async (messages) => s.hook("convertToLlm", { messages }).messages ?? [],
-		transformContext: async (messages) => s.hook("transformContext", { messages }).messages ?? [],
-		getApiKey: async (provider) => s.hook("getApiKey", { provider }).apiKey,
-		prepareRequest: async (req) => {
-			const a = s.hook("prepareRequest", { context: wireContext(req.context), model: wireModel(req.model), thinkingLevel: req.thinkingLevel });
-			return { context: contextOf(a.context), model: a.model ?? undefined, thinkingLevel: levelOf(a.thinkingLevel) };
-		},
-		prepareNextTurn: async (turn) => {
-			const a = s.hook("prepareNextTurn", { turn: turnOf(turn) });
-			return { context: contextOf(a.context), messages: a.messages ?? undefined, model: a.model ?? undefined, thinkingLevel: levelOf(a.thinkingLevel) };
-		},
-		finishTurn: async (turn) => {
-			const a = s.hook("finishTurn", { turn: turnOf(turn) });
-			return a.action ? { action: a.action } : undefined;
-		},
+		convertToLlm: async (messages, signal) => h("convertToLlm", { messages }, signal, (a) => a.messages ?? []),
+		transformContext: async (messages, signal) => h("transformContext", { messages }, signal, (a) => a.messages ?? []),
+		getApiKey: async (provider, signal) => h("getApiKey", { provider }, signal, (a) => a.apiKey),
+		prepareRequest: async (req, signal) =>
+			h("prepareRequest", { context: wireContext(req.context), model: wireModel(req.model), thinkingLevel: req.thinkingLevel }, signal, (a) => ({
+				context: contextOf(a.context),
+				model: a.model ?? undefined,
+				thinkingLevel: levelOf(a.thinkingLevel),
+			})),
+		// The loop calls it (turn); the Agent as prepareNextTurnWithContext (turn, signal).
+		prepareNextTurn: async (turn, signal) =>
+			h("prepareNextTurn", { turn: turnOf(turn) }, signal, (a) => ({
+				context: contextOf(a.context),
+				messages: a.messages ?? undefined,
+				model: a.model ?? undefined,
+				thinkingLevel: levelOf(a.thinkingLevel),
+			})),
+		finishTurn: async (turn, signal) => h("finishTurn", { turn: turnOf(turn) }, signal, (a) => (a.action ? { action: a.action } : undefined)),
 		getSteeringMessages: async () => s.hook("getSteeringMessages", {}).messages ?? [],
 		getFollowUpMessages: async () => s.hook("getFollowUpMessages", {}).messages ?? [],
-		beforeToolCall: async (c) => {
-			const a = s.hook("beforeToolCall", { assistantMessage: c.assistantMessage, toolCall: c.toolCall, args: c.args, context: wireContext(c.context) });
-			if (a.setArgs) Object.assign(c.args, a.setArgs); // in place: they reach execute unvalidated
-			return { block: a.block === true, reason: a.reason, terminate: a.terminate === true };
-		},
-		afterToolCall: async (c) => {
+		beforeToolCall: async (c, signal) =>
+			h("beforeToolCall", { assistantMessage: c.assistantMessage, toolCall: c.toolCall, args: c.args, context: wireContext(c.context) }, signal, (a) => {
+				if (a.setArgs) Object.assign(c.args, a.setArgs); // in place: they reach execute unvalidated
+				return { block: a.block === true, reason: a.reason, terminate: a.terminate === true };
+			}),
+		afterToolCall: async (c, signal) => {
 			const { assistantMessage, toolCall, args, result, isError } = c;
-			const a = s.hook("afterToolCall", { assistantMessage, toolCall, args, result, isError, context: wireContext(c.context) });
 			const keys = ["content", "details", "structuredContent", "isError", "terminate", "usage"];
-			return Object.fromEntries(keys.map((k) => [k, a[k] ?? undefined]));
+			return h("afterToolCall", { assistantMessage, toolCall, args, result, isError, context: wireContext(c.context) }, signal, (a) =>
+				Object.fromEntries(keys.map((k) => [k, a[k] ?? undefined])),
+			);
 		},
 	};
 	const hooks = {};

@@ -39,10 +39,11 @@ export const FEATURES = Object.freeze([
 	"toolResolvesNothing",
 	"streamOptions",
 	"abortInHook",
+	"waitingHooks",
 ]);
 
 /** The optional features version 2 adds (PROTOCOL.md §13): a version-1 hello never names them. */
-export const V2_FEATURES = Object.freeze(["agent", "toolResolvesNothing", "streamOptions", "abortInHook"]);
+export const V2_FEATURES = Object.freeze(["agent", "toolResolvesNothing", "streamOptions", "abortInHook", "waitingHooks"]);
 
 // Real resources that cannot make the loop progress: stdio pipes and terminals, signal handlers.
 const QUIET = new Set(["PipeWrap", "TTYWrap", "SignalWrap"]);

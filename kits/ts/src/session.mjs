@@ -49,6 +49,19 @@ export class DeliveryError extends Error {
 	}
 }
 
+/** An answer that waits (PROTOCOL.md §13.6), as call returns it to callAsync. */
+class Waiting {
+	constructor(msg) {
+		this.msg = msg;
+	}
+}
+
+/** An answer's data (undefined for null), or its error thrown as a CallError. */
+function settleAnswer(msg) {
+	if (typeof msg.error === "string") throw new CallError(msg.error);
+	return msg.data ?? undefined;
+}
+
 const textOf = (err) => (err instanceof Error ? err.message : String(err));
 
 /**
@@ -131,8 +144,10 @@ export class Session {
 		/** An Agent scenario's handler, {operate(op), abort?()}: what options.agent returned. */
 		this.agentHandler = null;
 		// Barriers (PROTOCOL.md §13.2): each {id, event, nth}; held ones wait for their release.
-		this.barriers = (setup.agent?.barriers ?? []).map((b) => ({ id: b.id, event: b.event, nth: b.nth ?? 1, state: "waiting", release: null }));
+		this.barriers = (setup.agent?.barriers ?? []).map((b) => ({ id: b.id, event: b.event, nth: b.nth ?? 1, untilAbort: b.untilAbort === true, state: "waiting", release: null }));
 		this.eventCounts = new Map(); // event type -> occurrences seen by agentEvent
+		this.returns = new Map(); // wait -> a hook answer waiting for its hookReturn (§13.6)
+		this.held = new Set(); // hook answers waiting for the abort of the signal their hook was given
 	}
 
 	/** The virtual time in milliseconds. */
@@ -173,8 +188,48 @@ export class Session {
 			throw err;
 		}
 		if (msg.abort === true && this.protocol >= 2) this.abortRun(); // §13.5: before the hook returns or throws
-		if (typeof msg.error === "string") throw new CallError(msg.error);
-		return msg.data ?? undefined;
+		if (this.protocol >= 2 && (typeof msg.wait === "string" || msg.untilAbort === true)) {
+			// §13.6: the answer is returned later; callAsync gives the loop a promise of it
+			return new Waiting(msg);
+		}
+		return settleAnswer(msg);
+	}
+
+	/**
+	 * Makes a call whose answer may wait (a hook call, PROTOCOL.md §13.6): returns the answer's
+	 * data at once, as call does, or a promise of it when the harness answers with a wait: the
+	 * `hookReturn` delivery it names resolves it, or, for `untilAbort`, the abort of `signal`
+	 * (the signal the loop gave the hook; at once when it has fired; never when there is none).
+	 */
+	callAsync(kind, data, name, signal) {
+		const a = this.call(kind, data, name);
+		if (!(a instanceof Waiting)) return a;
+		const msg = a.msg;
+		if (msg.untilAbort === true && signal?.aborted) return settleAnswer(msg);
+		return new Promise((resolve, reject) => {
+			let done = false;
+			const wait = {
+				resolve: () => {
+					if (done) return; // the first of the hookReturn and the abort returns it
+					done = true;
+					this.held.delete(wait);
+					try {
+						resolve(settleAnswer(msg));
+					} catch (err) {
+						reject(err);
+					}
+				},
+				reject: (err) => {
+					done = true;
+					reject(err);
+				},
+			};
+			if (typeof msg.wait === "string") this.returns.set(msg.wait, wait);
+			if (msg.untilAbort === true) {
+				this.held.add(wait);
+				signal?.addEventListener("abort", () => wait.resolve(), { once: true });
+			}
+		});
 	}
 
 	/**
@@ -190,7 +245,20 @@ export class Session {
 	/** Calls an installed hook; returns its answer ({} when none); throws CallError. */
 	hook(name, data) {
 		const a = this.call("hook", data, name);
+		if (a instanceof Waiting) throw new DeliveryError(`the answer to ${name} waits (PROTOCOL.md §13.6): call it with hookThen, or lack waitingHooks`);
 		return a !== null && typeof a === "object" ? a : {};
+	}
+
+	/**
+	 * Calls an installed hook given `signal` (the abort signal the loop passed it; undefined
+	 * when none) and returns `then(answer)` ({} when none): at once, or a promise of it when
+	 * the answer waits (a delay, or until the signal fires: PROTOCOL.md §13.6). Throws (or
+	 * rejects with) CallError.
+	 */
+	hookThen(name, data, signal, then) {
+		const object = (a) => (a !== null && typeof a === "object" ? a : {});
+		const a = this.callAsync("hook", data, name, signal);
+		return a instanceof Promise ? a.then((x) => then(object(x))) : then(object(a));
 	}
 
 	/** Writes a notification now (nothing after a stop). */
@@ -288,6 +356,13 @@ export class Session {
 				else run.resolve(data.result);
 				return;
 			}
+			case "hookReturn": {
+				// kept once returned: a hook the abort let return first gets its hookReturn later
+				const wait = this.protocol >= 2 ? this.returns.get(d.target) : undefined;
+				if (!wait) throw new DeliveryError(`hookReturn for unknown wait "${d.target}"`);
+				wait.resolve();
+				return;
+			}
 			case "agent":
 				if (this.protocol >= 2) {
 					this.operate(d, data);
@@ -305,7 +380,7 @@ export class Session {
 	 * resolves (return it from the listener: pi awaits listeners, so the run is held there).
 	 * Otherwise returns undefined. After a stop nothing is held.
 	 */
-	agentEvent(event) {
+	agentEvent(event, signal) {
 		this.emit(event);
 		if (this.stopping || this.barriers.length === 0) return undefined;
 		const type = event?.type;
@@ -314,8 +389,19 @@ export class Session {
 		const holds = [];
 		for (const b of this.barriers) {
 			if (b.state !== "waiting" || b.event !== type || b.nth !== n) continue;
+			if (b.untilAbort && signal?.aborted) {
+				b.state = "released"; // §13.6: a fired signal holds nothing
+				continue;
+			}
 			b.state = "held";
 			holds.push(new Promise((resolve) => (b.release = resolve)));
+			if (b.untilAbort) {
+				signal?.addEventListener("abort", () => {
+					if (b.state !== "held") return;
+					b.state = "released";
+					b.release();
+				}, { once: true });
+			}
 		}
 		if (holds.length === 0) return undefined;
 		return holds.length === 1 ? holds[0] : Promise.all(holds).then(() => undefined);
@@ -380,6 +466,9 @@ export class Session {
 		} catch {
 			// winding down: the harness ignores what follows
 		}
+		for (const wait of new Set([...this.returns.values(), ...this.held])) wait.reject(new SessionStopped());
+		this.returns.clear();
+		this.held.clear();
 		for (const stream of this.streams.values()) stream.wake();
 		for (const run of this.tools.values()) {
 			if (!run.settled) {

@@ -17,13 +17,15 @@ from .wire import AdapterError, ProtocolError, Shutdown, Wire
 PROTOCOL = 2  # the newest version this kit speaks (PROTOCOL.md §13)
 
 # The optional features of version 2 (PROTOCOL.md §13): a version-1 hello never names them.
-V2_FEATURES = ("agent", "toolResolvesNothing", "streamOptions", "abortInHook")
+V2_FEATURES = ("agent", "toolResolvesNothing", "streamOptions", "abortInHook", "waitingHooks")
 # Those this kit has no means for: it has no way to make a Python tool resolve JavaScript's
 # undefined (toolResolvesNothing). The others it serves: Agent scenarios when the adapter gives
 # serve() an agent function (else the hello lacks "agent"), stream options (§13.4) through
 # Session.open_stream's options, and an answer's abort (abortInHook, §13.5): it fires the run's
-# abort before the hook returns, and the loop is tested on what it does then.
-KIT_LACKS = ("toolResolvesNothing",)
+# abort before the hook returns, and the loop is tested on what it does then. Nor has it a way
+# to give a hook's answer later (waitingHooks: a delay, or a hold until the signal the loop gave
+# the hook fires): its hooks return the answer of their call.
+KIT_LACKS = ("toolResolvesNothing", "waitingHooks")
 
 # Every hook of the protocol, by pi's names.
 ALL_HOOKS = (

@@ -140,7 +140,7 @@ type outcome struct {
 func (p *inProcess) startAgent(setup sim.Setup) error {
 	ap, ok := p.port.(GoAgentPort)
 	if !ok {
-		return fmt.Errorf("an Agent scenario, but the port has no NewAgent (it is not a conformance.GoAgentPort)")
+		return fmt.Errorf("an Agent scenario, but the port has no NewAgent (it is not a porttest.AgentPort)")
 	}
 	if setup.Agent == nil {
 		return fmt.Errorf("setup: entry agent without an agent object")

@@ -318,10 +318,10 @@ func checkHello(h Hello) error {
 // It panics as go test's -timeout does, with every goroutine's stack.
 func stalled(scenario string, limit time.Duration) {
 	debug.SetTraceback("all")
-	panic(fmt.Sprintf("conformance.Test: scenario %s has run for %v of real time and is not idle: "+
+	panic(fmt.Sprintf("porttest.Test: scenario %s has run for %v of real time and is not idle: "+
 		"the port waits on something other than Env (a sync.Mutex, a channel or goroutine of its own, "+
 		"time.Sleep, real I/O) or spins, so no delivery can come; look in the stacks below for the "+
-		"port's goroutine and what it waits on (conformance.StallLimit sets the limit; ServePort "+
+		"port's goroutine and what it waits on (porttest.StallLimit sets the limit; porttest.Serve "+
 		"and turnstile conform --timeout end only the scenario and go on)", scenario, limit))
 }
 

@@ -1,7 +1,9 @@
 // Package conformance connects loops in any language to the simulator: the wire protocol (JSON
 // lines over an implementation's stdin and stdout, documented in PROTOCOL.md), Process (an
 // implementation reached through it), Serve (the reference loop served over it), and Verify
-// (a suite run against the reference and an implementation, compared trace by trace).
+// (a suite run against the reference and an implementation, compared trace by trace). It
+// also runs Go ports in-process and serves them; a Go port imports conformance/porttest,
+// which re-exports only the names a port needs.
 package conformance
 
 import (

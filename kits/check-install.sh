@@ -94,11 +94,11 @@ package myport
 import (
 	"testing"
 
-	"github.com/turnstile-dev/turnstile/conformance"
 	"github.com/turnstile-dev/turnstile/conformance/example"
+	"github.com/turnstile-dev/turnstile/conformance/porttest"
 )
 
-func TestConformance(t *testing.T) { conformance.Test(t, example.AgentPort{}) }
+func TestConformance(t *testing.T) { porttest.Test(t, example.AgentPort{}) }
 GO
 cat >cmd/adapter/main.go <<'GO'
 package main
@@ -106,12 +106,12 @@ package main
 import (
 	"os"
 
-	"github.com/turnstile-dev/turnstile/conformance"
 	"github.com/turnstile-dev/turnstile/conformance/example"
+	"github.com/turnstile-dev/turnstile/conformance/porttest"
 )
 
 func main() {
-	if err := conformance.ServePort(os.Stdin, os.Stdout, example.AgentPort{}); err != nil {
+	if err := porttest.Serve(os.Stdin, os.Stdout, example.AgentPort{}); err != nil {
 		os.Exit(1)
 	}
 }

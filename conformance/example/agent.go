@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/turnstile-dev/turnstile/agent"
-	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/conformance/porttest"
 	"github.com/turnstile-dev/turnstile/loop"
 )
 
@@ -14,14 +14,14 @@ import (
 type AgentPort struct{ Port }
 
 // Hello is the loop's, named for the Agent.
-func (AgentPort) Hello() conformance.Hello {
+func (AgentPort) Hello() porttest.Hello {
 	h := Port{}.Hello()
 	h.Name = "example-agent"
 	return h
 }
 
 // NewAgent builds the Agent on the loop Build wires: pi's Agent has no static API key.
-func (AgentPort) NewAgent(env conformance.Env) (conformance.Agent, error) {
+func (AgentPort) NewAgent(env porttest.Env) (porttest.Agent, error) {
 	actx, cfg, tools := Build(env)
 	s := env.Setup()
 	cfg.APIKey = ""
@@ -31,7 +31,7 @@ func (AgentPort) NewAgent(env conformance.Env) (conformance.Agent, error) {
 	return &agentGlue{a, tools}, nil
 }
 
-// agentGlue maps conformance.Agent's methods to package agent's.
+// agentGlue maps porttest.Agent's methods to package agent's.
 type agentGlue struct {
 	a     *agent.Agent
 	tools func([]string) []*loop.Tool
@@ -63,9 +63,9 @@ func (g *agentGlue) ClearQueues(queue string) {
 	}
 }
 
-func (g *agentGlue) State() conformance.AgentState {
+func (g *agentGlue) State() porttest.AgentState {
 	st := g.a.State()
-	return conformance.AgentState{IsStreaming: st.IsStreaming, Messages: st.Messages, ErrorMessage: st.ErrorMessage,
+	return porttest.AgentState{IsStreaming: st.IsStreaming, Messages: st.Messages, ErrorMessage: st.ErrorMessage,
 		PendingToolCalls: st.PendingToolCalls, StreamingMessage: st.StreamingMessage,
 		Queued: g.a.PeekQueuedMessages(), HasQueuedMessages: g.a.HasQueuedMessages()}
 }

@@ -1,4 +1,4 @@
-// Package example is a Go port verified with conformance.Test in under 100 lines of glue.
+// Package example is a Go port verified with porttest.Test in under 100 lines of glue.
 // The port here is this project's own loop package, standing in for yours: swap loop.Run
 // for your loop and wire your hooks the same way. Its types are pi's wire types
 // (conformance/piwire), so no conversion is needed; a port on types of its own maps them to
@@ -12,8 +12,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/turnstile-dev/turnstile/conformance"
 	"github.com/turnstile-dev/turnstile/conformance/piwire"
+	"github.com/turnstile-dev/turnstile/conformance/porttest"
 	"github.com/turnstile-dev/turnstile/loop"
 )
 
@@ -22,12 +22,12 @@ type Port struct{}
 
 // Hello names the port, the hooks it supports and the protocol it speaks (2: stream options,
 // tools resolving nothing, aborts during a hook); it lacks no optional feature.
-func (Port) Hello() conformance.Hello {
-	return conformance.Hello{Name: "example", Tracks: "1.6.0", Protocol: 2, Hooks: conformance.AllHooks}
+func (Port) Hello() porttest.Hello {
+	return porttest.Hello{Name: "example", Tracks: "1.6.0", Protocol: 2, Hooks: porttest.AllHooks}
 }
 
 // Run builds the loop from the scenario's setup, every part reaching the world through env.
-func (Port) Run(ctx context.Context, env conformance.Env) (any, error) {
+func (Port) Run(ctx context.Context, env porttest.Env) (any, error) {
 	actx, cfg, _ := Build(env)
 	s := env.Setup()
 	if s.Entry == "continue" {
@@ -41,7 +41,7 @@ func Decode(raw []json.RawMessage) ([]loop.Message, error) { return piwire.Decod
 
 // Build makes the loop's context and config from env.Setup(), hooks included, and tools,
 // which gives the setup's tools by name.
-func Build(env conformance.Env) (actx loop.Context, cfg loop.Config, tools func(names []string) []*loop.Tool) {
+func Build(env porttest.Env) (actx loop.Context, cfg loop.Config, tools func(names []string) []*loop.Tool) {
 	s := env.Setup()
 	pool := map[string]*loop.Tool{}
 	for _, ts := range s.Tools {
@@ -105,7 +105,7 @@ func decode(raw []json.RawMessage) []loop.Message {
 }
 
 // runtime takes time and parallel execution from the world.
-type runtime struct{ env conformance.Env }
+type runtime struct{ env porttest.Env }
 
 func (r runtime) Now() int64               { return r.env.Now() }
 func (r runtime) Monotonic() time.Duration { return r.env.Monotonic() }

@@ -7,13 +7,14 @@ import (
 
 	"github.com/turnstile-dev/turnstile/conformance"
 	"github.com/turnstile-dev/turnstile/conformance/example"
+	"github.com/turnstile-dev/turnstile/conformance/porttest"
 	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
 )
 
 // TestConformance is all a Go port needs: the curated suite, in-process, one subtest per
 // scenario.
-func TestConformance(t *testing.T) { conformance.Test(t, example.Port{}) }
+func TestConformance(t *testing.T) { porttest.Test(t, example.Port{}) }
 
 // TestARepeatedToolCallIDGetsItsUpdates: a model may give a tool call the id of one in an
 // earlier turn. The updates of the second call reach it, in-process and served over the
@@ -38,7 +39,7 @@ run: []
 	if err != nil {
 		t.Fatal(err)
 	}
-	conformance.TestSuite(t, example.Port{}, []*sim.Scenario{f.Scenario})
+	porttest.TestFiles(t, example.Port{}, []*scenarios.File{f})
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -53,4 +54,4 @@ run: []
 
 // TestAgentConformance: the example Agent passes the whole curated suite, Agent scenarios
 // included.
-func TestAgentConformance(t *testing.T) { conformance.Test(t, example.AgentPort{}) }
+func TestAgentConformance(t *testing.T) { porttest.Test(t, example.AgentPort{}) }

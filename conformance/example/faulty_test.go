@@ -11,6 +11,7 @@ import (
 
 	"github.com/turnstile-dev/turnstile/conformance"
 	"github.com/turnstile-dev/turnstile/conformance/example"
+	"github.com/turnstile-dev/turnstile/conformance/porttest"
 	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/scenarios"
@@ -21,13 +22,13 @@ import (
 // at all, which pi's shape requires (the protocol schema says so).
 type omitEmptyPort struct{}
 
-func (omitEmptyPort) Hello() conformance.Hello {
+func (omitEmptyPort) Hello() porttest.Hello {
 	h := example.Port{}.Hello()
 	h.Name = "omit-empty"
 	return h
 }
 
-func (omitEmptyPort) Run(ctx context.Context, env conformance.Env) (any, error) {
+func (omitEmptyPort) Run(ctx context.Context, env porttest.Env) (any, error) {
 	actx, cfg, _ := example.Build(env)
 	cfg.OnEvent = func(e loop.Event) {
 		data, _ := json.Marshal(e)
@@ -68,9 +69,9 @@ func TestAFaultyPortGetsTheSameFindingsServedAndInProcess(t *testing.T) {
 	if len(picked) != 4 {
 		t.Fatalf("picked %v", names)
 	}
-	var inProcess conformance.Report
+	var inProcess porttest.Report
 	t.Run("in-process", func(t *testing.T) {
-		conformance.TestFiles(t, omitEmptyPort{}, picked, conformance.ExpectFailures(names...), conformance.Collect(&inProcess))
+		porttest.TestFiles(t, omitEmptyPort{}, picked, porttest.ExpectFailures(names...), porttest.Collect(&inProcess))
 	})
 	exe, err := os.Executable()
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/turnstile-dev/turnstile/conformance"
 	"github.com/turnstile-dev/turnstile/conformance/example"
+	"github.com/turnstile-dev/turnstile/conformance/porttest"
 	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/scenarios"
@@ -21,13 +22,13 @@ import (
 // clock (time.Now) — no env.Parallel, no env.Now.
 type goroutinePort struct{}
 
-func (goroutinePort) Hello() conformance.Hello {
+func (goroutinePort) Hello() porttest.Hello {
 	h := example.Port{}.Hello()
 	h.Name = "goroutines"
 	return h
 }
 
-func (goroutinePort) Run(ctx context.Context, env conformance.Env) (any, error) {
+func (goroutinePort) Run(ctx context.Context, env porttest.Env) (any, error) {
 	actx, cfg, _ := example.Build(env)
 	cfg.Runtime = wallClock{time.Now()}
 	opened := cfg.Stream
@@ -103,7 +104,7 @@ func (s *chanStream) Result(ctx context.Context) (*loop.AssistantMessage, error)
 // protocol it gets the same verdict in every scenario: the kit sees its goroutines,
 // channels and clock both ways.
 func TestAPortWithItsOwnGoroutinesGetsTheSameVerdictsServed(t *testing.T) {
-	var inProcess conformance.Report
+	var inProcess porttest.Report
 	// The scenarios whose batch runs several calls in parallel.
 	orderDependent := []string{"abort-error/abort-in-after-tool-call", "abort-error/abort-parallel-tools",
 		"termination/after-tool-call-cancels-terminate", "termination/some-terminate", "tools-parallel/after-hook-at-completion",
@@ -115,7 +116,7 @@ func TestAPortWithItsOwnGoroutinesGetsTheSameVerdictsServed(t *testing.T) {
 		expected[name] = true
 	}
 	t.Run("in-process", func(t *testing.T) {
-		conformance.Test(t, goroutinePort{}, conformance.Collect(&inProcess), conformance.ExpectFailures(orderDependent...))
+		porttest.Test(t, goroutinePort{}, porttest.Collect(&inProcess), porttest.ExpectFailures(orderDependent...))
 	})
 	files, err := scenarios.Suite()
 	if err != nil {

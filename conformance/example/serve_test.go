@@ -10,6 +10,7 @@ import (
 
 	"github.com/turnstile-dev/turnstile/conformance"
 	"github.com/turnstile-dev/turnstile/conformance/example"
+	"github.com/turnstile-dev/turnstile/conformance/porttest"
 	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
@@ -21,7 +22,7 @@ const serveEnv = "TURNSTILE_EXAMPLE_SERVE"
 
 func TestMain(m *testing.M) {
 	if mode := os.Getenv(serveEnv); mode != "" {
-		var port conformance.GoPort = example.Port{}
+		var port porttest.Port = example.Port{}
 		switch mode {
 		case "agent":
 			port = example.AgentPort{}
@@ -30,7 +31,7 @@ func TestMain(m *testing.M) {
 		case "omit-empty":
 			port = omitEmptyPort{}
 		}
-		if err := conformance.ServePort(os.Stdin, os.Stdout, port); err != nil {
+		if err := porttest.Serve(os.Stdin, os.Stdout, port); err != nil {
 			fmt.Fprintln(os.Stderr, "serve:", err)
 			os.Exit(1)
 		}

@@ -9,12 +9,12 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/turnstile-dev/turnstile/conformance"
 	"github.com/turnstile-dev/turnstile/conformance/example"
+	"github.com/turnstile-dev/turnstile/conformance/porttest"
 )
 
 func main() {
-	if err := conformance.ServePort(os.Stdin, os.Stdout, example.Port{}); err != nil {
+	if err := porttest.Serve(os.Stdin, os.Stdout, example.Port{}); err != nil {
 		fmt.Fprintln(os.Stderr, "example adapter:", err)
 		os.Exit(1)
 	}

@@ -118,7 +118,12 @@ func main() {
 GO
 cd "$gw"
 GOPROXY=off GOFLAGS= go work init ./myport "$repo"
-(cd myport && GOPROXY=off GOFLAGS= go test -run 'TestConformance/(events/text-only|agent/steer-all)$' . >/dev/null)
+# A subtest's name is its scenario's, so "events/text-only" is two levels of -run's pattern.
+passed=$(cd myport && GOPROXY=off GOFLAGS= go test -v -run '^TestConformance$/^(events|agent)$/^(text-only|steer-all)$' . | grep -c -- '--- PASS: TestConformance/\(events/text-only\|agent/steer-all\) ' || true)
+if [ "$passed" != 2 ]; then
+	echo "check-install: the Go kit's test passed $passed of the two scenarios it runs" >&2
+	exit 1
+fi
 (cd myport && GOPROXY=off GOFLAGS= go build -o "$gw/adapter" ./cmd/adapter)
 expect_pass "$gw/adapter" '^(events/text-only|agent/steer-all)$'
 echo "check-install: all three kits install and serve from outside the repository"

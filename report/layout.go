@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/trace"
 )
 
@@ -94,9 +93,9 @@ func isDelta(e trace.Entry) bool {
 // side has no entry.
 type pair struct{ e, a int }
 
-// align pairs the entries of two traces row by row: diagnose.Align's matches (entries of the
-// same kind, name and role, the alignment the findings point into), with the unmatched runs
-// between them paired up in order.
+// align pairs the entries of two traces row by row: trace.Align's matches on their keys
+// (entries of the same kind, name and role: the alignment trace.Compare makes, which the
+// findings point into), with the unmatched runs between them paired up in order.
 func align(exp, act []trace.Entry) []pair {
 	var out []pair
 	var dels, ins []int
@@ -113,12 +112,19 @@ func align(exp, act []trace.Entry) []pair {
 		}
 		dels, ins = dels[:0], ins[:0]
 	}
-	for _, st := range diagnose.Align(exp, act) {
+	keys := func(es []trace.Entry) []string {
+		out := make([]string, len(es))
+		for i := range es {
+			out[i] = trace.Key(es[i])
+		}
+		return out
+	}
+	for _, st := range trace.Align(keys(exp), keys(act)) {
 		switch st.Op {
-		case diagnose.Same:
+		case trace.Same:
 			flush()
 			out = append(out, pair{st.Want, st.Got})
-		case diagnose.Missing:
+		case trace.Missing:
 			dels = append(dels, st.Want)
 		default:
 			ins = append(ins, st.Got)

@@ -42,7 +42,7 @@ var wrongAgents = append(agentFaultsOnly(), []fault{
 	// The run goes on while a listener has not returned: the listener's barrier holds nothing
 	// (where the reference's listener would wait for its release).
 	one("a listener not awaited", "sim/refagent.go",
-		"\t\tb.held = true\n\t\tfor b.held && !r.closed {\n\t\t\tr.park(&b.waiter)\n\t\t}\n",
+		"\t\tb.held = true\n\t\tfor b.held && !r.closed && !(b.UntilAbort && ctx.Err() != nil) {\n\t\t\tr.park(&b.waiter)\n\t\t}\n",
 		"\t\tb.held = true\n"),
 }...)
 

@@ -94,6 +94,22 @@ func (b ToolCall) MarshalJSON() ([]byte, error) {
 	}{"toolCall", p})
 }
 
+// DecodeBlocks decodes content blocks from their JSON forms; nil stays nil, [] stays empty.
+func DecodeBlocks(raw []json.RawMessage) ([]Block, error) {
+	if raw == nil {
+		return nil, nil
+	}
+	out := make([]Block, 0, len(raw))
+	for _, r := range raw {
+		b, err := DecodeBlock(r)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
 // DecodeBlock decodes one content block from its JSON form.
 func DecodeBlock(data []byte) (Block, error) {
 	var head struct {

@@ -173,7 +173,7 @@ func (r *Reference) build(setup Setup) (loop.Context, loop.Config, []loop.Messag
 			if err := r.hook(ctx, trace.HookAfterToolCall, data, &out); err != nil {
 				return nil, err
 			}
-			content, err := decodeBlocks(out.Content)
+			content, err := loop.DecodeBlocks(out.Content)
 			if err != nil {
 				return nil, err
 			}

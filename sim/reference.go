@@ -401,21 +401,6 @@ func decodeToolResult(data []byte, out *loop.ToolResult) error {
 	return json.Unmarshal(data, out)
 }
 
-func decodeBlocks(raw []json.RawMessage) ([]loop.Block, error) {
-	if raw == nil {
-		return nil, nil
-	}
-	out := make([]loop.Block, 0, len(raw))
-	for _, r := range raw {
-		b, err := loop.DecodeBlock(r)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, b)
-	}
-	return out, nil
-}
-
 // notify sends a notification, as a value to the world and as JSON to any other port.
 func (r *Reference) notify(kind string, v any) {
 	if r.world != nil {

@@ -66,20 +66,7 @@ func DecodeMessages(raw []json.RawMessage) ([]Message, error) {
 }
 
 // DecodeBlocks reads content blocks of pi's JSON; nil stays nil, [] stays empty.
-func DecodeBlocks(raw []json.RawMessage) ([]Block, error) {
-	if raw == nil {
-		return nil, nil
-	}
-	out := make([]Block, 0, len(raw))
-	for _, r := range raw {
-		b, err := loop.DecodeBlock(r)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, b)
-	}
-	return out, nil
-}
+func DecodeBlocks(raw []json.RawMessage) ([]Block, error) { return loop.DecodeBlocks(raw) }
 
 // Context is a hook's view of the context: the messages, and the tools by name.
 type Context struct {

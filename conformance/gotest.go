@@ -257,8 +257,12 @@ func inBubble(t *testing.T, sc *sim.Scenario, impl *inProcess) (*trace.Trace, er
 	}()
 	select {
 	case <-ran:
-	case <-ended: // the bubble ended without a result (a panic in the harness, reported by testing)
-		t.FailNow()
+	case <-ended:
+		select {
+		case <-ran: // both were closed by the time this goroutine looked
+		default: // the bubble ended without a result (a panic in the harness, reported by testing)
+			t.FailNow()
+		}
 	}
 	if len(impl.leaked) == 0 {
 		<-ended

@@ -36,6 +36,15 @@ func TestRunPrintsTimelinesAndChecksExpectations(t *testing.T) {
 	}
 }
 
+// TestRunSaysWhenExpectationsAreLeftUnchecked: at core level (and at an older pi) expect:
+// blocks are not checked, and a passing run does not claim they were met.
+func TestRunSaysWhenExpectationsAreLeftUnchecked(t *testing.T) {
+	out, _, code := turnstile(t, "run", "scenarios/truncation/basic.yaml", "--level", "core")
+	if code != 0 || strings.Contains(out, "expectations met") || !strings.Contains(out, "ok   (its expect: block left unchecked)") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+}
+
 func TestRunJSONLIsIdenticalEveryTime(t *testing.T) {
 	a, _, code := turnstile(t, "run", "scenarios/tools-parallel", "--format", "jsonl")
 	b, _, _ := turnstile(t, "run", "scenarios/tools-parallel", "--format", "jsonl")

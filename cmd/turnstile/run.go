@@ -146,8 +146,10 @@ Details: docs/CLI.md#run`,
 						fmt.Fprintln(out, st.red("FAIL "+p))
 					}
 					bad = append(bad, nameOf(f))
-				} else if !f.Expect.Empty() {
+				} else if !f.Expect.Empty() && newest {
 					fmt.Fprintln(out, st.green("ok   expectations met"))
+				} else if !f.Expect.Empty() {
+					fmt.Fprintln(out, st.green("ok   (its expect: block left unchecked)"))
 				}
 				fmt.Fprintln(out)
 			}

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -88,12 +89,13 @@ type testConfig struct {
 	collect    *Report
 }
 
-// DefaultStallLimit is how long in real time Test lets one scenario run before it ends the
-// test binary as stuck (StallLimit); a scenario of the curated suite takes milliseconds.
+// DefaultStallLimit is how long in real time Test lets one scenario go without progress (a
+// delivery of the world or an event of the port) before it ends the test binary as stuck
+// (StallLimit); a step of the curated suite takes microseconds.
 const DefaultStallLimit = 60 * time.Second
 
-// StallLimit sets how long in real time one scenario may run (DefaultStallLimit; 0: no
-// limit). A port that waits on something other than Env (a mutex, a channel or goroutine of
+// StallLimit sets how long in real time one scenario may go without progress
+// (DefaultStallLimit; 0: no limit); a slow port's long scenario is not stuck. A port that waits on something other than Env (a mutex, a channel or goroutine of
 // its own, real I/O) or spins is never idle, and nothing inside the synctest bubble can stop
 // it: at the limit Test ends the test binary with the scenario's name, what such a port
 // does, and every goroutine's stack, instead of leaving it to go test's -timeout.
@@ -203,10 +205,10 @@ func testFiles(t *testing.T, port GoPort, files []*scenarios.File, options []Tes
 				res.Reason = reason
 				t.Skip(reason)
 			}
-			if cfg.stall > 0 {
-				defer time.AfterFunc(cfg.stall, func() { stalled(sc.Name, cfg.stall) }).Stop()
-			}
 			impl := &inProcess{port: port, checkShapes: true}
+			if cfg.stall > 0 {
+				defer watchStall(cfg.stall, impl.progress.Load, func() { stalled(sc.Name, cfg.stall) })()
+			}
 			run := func() (*trace.Trace, error) { return inBubble(t, sc, impl) }
 			res = verifyOne(sc, sim.NewReferenceWith(behaviour), run, hello, cfg.profile, levels.Pi, desc, nil)
 			res.Family = desc.Family
@@ -317,12 +319,44 @@ func checkHello(h Hello) error {
 	return nil
 }
 
-// stalled ends the test binary when scenario has run for limit in real time: its port can
-// make no progress the bubble sees, and no verdict of this scenario or a later one can come.
+// watchStall calls onStall once progress has not moved for limit in real time; the function
+// it returns stops the watch.
+func watchStall(limit time.Duration, progress func() int64, onStall func()) (stop func()) {
+	var mu sync.Mutex
+	var timer *time.Timer
+	done, seen := false, progress()
+	var check func()
+	check = func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if done {
+			return
+		}
+		if now := progress(); now != seen {
+			seen = now
+			timer = time.AfterFunc(limit, check)
+			return
+		}
+		done = true
+		onStall()
+	}
+	mu.Lock()
+	timer = time.AfterFunc(limit, check)
+	mu.Unlock()
+	return func() {
+		mu.Lock()
+		defer mu.Unlock()
+		done = true
+		timer.Stop()
+	}
+}
+
+// stalled ends the test binary when scenario has made no progress for limit in real time: its
+// port can make none the bubble sees, and no verdict of this scenario or a later one can come.
 // It panics as go test's -timeout does, with every goroutine's stack.
 func stalled(scenario string, limit time.Duration) {
 	debug.SetTraceback("all")
-	panic(fmt.Sprintf("porttest.Test: scenario %s has run for %v of real time and is not idle: "+
+	panic(fmt.Sprintf("porttest.Test: scenario %s has made no progress for %v of real time and is not idle: "+
 		"the port waits on something other than Env (a sync.Mutex, a channel or goroutine of its own, "+
 		"time.Sleep, real I/O) or spins, so no delivery can come; look in the stacks below for the "+
 		"port's goroutine and what it waits on (porttest.StallLimit sets the limit; porttest.Serve "+
@@ -332,14 +366,16 @@ func stalled(scenario string, limit time.Duration) {
 // inProcess drives a GoPort as a sim.Implementation inside a synctest bubble (or, served
 // where there are no bubbles, counting the port's goroutines waiting in Env).
 type inProcess struct {
-	port    GoPort
-	world   sim.Port
-	setup   sim.Setup
-	cancel  context.CancelFunc
-	mu      sync.Mutex
-	now     int64
-	streams map[string]*mailbox
-	tools   map[string]*mailbox
+	port  GoPort
+	world sim.Port
+	// progress counts the world's deliveries and the port's events, for the stall watch.
+	progress atomic.Int64
+	setup    sim.Setup
+	cancel   context.CancelFunc
+	mu       sync.Mutex
+	now      int64
+	streams  map[string]*mailbox
+	tools    map[string]*mailbox
 	// settled holds the tool calls whose execute has returned: an update delivered to one of
 	// them is accepted and dropped, as pi drops updates after a tool settles.
 	settled map[string]bool
@@ -603,6 +639,7 @@ func (p *inProcess) safely(what string, call func() error) (err error) {
 }
 
 func (p *inProcess) Deliver(d sim.Delivery) error {
+	p.progress.Add(1)
 	p.syncClock(d.Now)
 	p.mu.Lock()
 	p.now = d.Now
@@ -736,6 +773,7 @@ func (p *inProcess) Emit(event any) { p.emit(event) }
 
 // emit is Emit, returning the event's type.
 func (p *inProcess) emit(event any) string {
+	p.progress.Add(1)
 	data, err := json.Marshal(event)
 	if err != nil {
 		p.problem(fmt.Sprintf("the port emitted an event that cannot be encoded as JSON (%T): %v", event, err))

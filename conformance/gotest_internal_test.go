@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -173,7 +174,7 @@ func TestAStuckPortEndsTheBinaryNamingItsScenario(t *testing.T) {
 	if err == nil {
 		t.Fatalf("the child passed:\n%s", out)
 	}
-	for _, want := range []string{"scenario " + firstRunnable(t, stuckPort{}.Hello()).Scenario.Name + " has run for 1s of real time and is not idle", "sync.Mutex", "stuckPort.Run"} {
+	for _, want := range []string{"scenario " + firstRunnable(t, stuckPort{}.Hello()).Scenario.Name + " has made no progress for 1s of real time and is not idle", "sync.Mutex", "stuckPort.Run"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("the child's output lacks %q:\n%s", want, out)
 		}
@@ -203,4 +204,32 @@ func firstRunnable(t *testing.T, h Hello) *scenarios.File {
 // runOf runs sc against impl, for verifyOne.
 func runOf(sc *sim.Scenario, impl sim.Implementation) func() (*trace.Trace, error) {
 	return func() (*trace.Trace, error) { return sim.Run(sc, impl) }
+}
+
+// TestTheStallWatchCountsProgressNotRunTime: a scenario that keeps making progress is never
+// stalled however long it runs; one that stops is, about a limit later.
+func TestTheStallWatchCountsProgressNotRunTime(t *testing.T) {
+	var progress atomic.Int64
+	stalledAt := make(chan time.Time, 1)
+	const limit = 200 * time.Millisecond
+	stop := watchStall(limit, progress.Load, func() { stalledAt <- time.Now() })
+	defer stop()
+	for range 20 { // 1 s of steady progress, five limits
+		time.Sleep(limit / 4)
+		progress.Add(1)
+	}
+	select {
+	case <-stalledAt:
+		t.Fatal("stalled while making progress")
+	default:
+	}
+	quiet := time.Now()
+	select {
+	case at := <-stalledAt:
+		if at.Sub(quiet) < limit {
+			t.Errorf("stalled %v after the last progress, before the limit %v", at.Sub(quiet), limit)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("no stall a minute after progress stopped")
+	}
 }

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"encoding/json"
+	"maps"
 
 	"github.com/turnstile-dev/turnstile/loop"
 )
@@ -105,6 +106,17 @@ type ToolSetup struct {
 	Parameters       map[string]any `json:"parameters"`
 	ExecutionMode    string         `json:"executionMode,omitempty"`
 	PrepareArguments map[string]any `json:"prepareArguments,omitempty"`
+}
+
+// Prepare is the tool's prepareArguments applied to args: a copy with PrepareArguments' keys
+// set (args that are not an object count as {}).
+func (t ToolSetup) Prepare(args any) map[string]any {
+	out := map[string]any{}
+	if m, ok := args.(map[string]any); ok {
+		maps.Copy(out, m)
+	}
+	maps.Copy(out, t.PrepareArguments)
+	return out
 }
 
 // ModelSetup is the model of the run's requests.

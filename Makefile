@@ -62,9 +62,11 @@ bench/node_modules: bench/package-lock.json
 conform:
 	$(GO) run ./cmd/turnstile conform
 
-# pi 1.6.0 itself must pass the curated suite, byte for byte.
+# pi 1.6.0 itself must pass the curated suite, byte for byte: through runAgentLoop, and through
+# its public wrappers agentLoop / agentLoopContinue (the adapter's --entry wrappers).
 conform-pi: conformance/adapters/pi/node_modules
 	$(GO) run ./cmd/turnstile conform --impl "node conformance/adapters/pi/adapter.mjs"
+	$(GO) run ./cmd/turnstile conform --impl "node conformance/adapters/pi/adapter.mjs --entry wrappers"
 
 # Every pi release the reference can behave as (loop.Releases), each through the adapter
 # against the reference at the same version (docs/VERSIONS.md). Releases before 1.5.0 validate

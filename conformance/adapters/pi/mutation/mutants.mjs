@@ -1,9 +1,10 @@
 // Breaks of pi 1.6.0's dist, one per upstream test case (docs/UPSTREAM.md): each changes what the
 // case asserts, and the curated suite must fail on it (run.mjs). `file` is under dist/, `find`
 // must occur exactly `count` times (1 unless given): a find that no longer matches pi's dist is
-// an error of this list, not a survived mutant.
+// an error of this list, not a survived mutant. `adapterArgs` runs the adapter so (a break of
+// pi's public wrappers shows only through them: --entry wrappers).
 
-/** @type {{case: string, file: string, find: string, replace: string, count?: number}[]} */
+/** @type {{case: string, file: string, find: string, replace: string, count?: number, adapterArgs?: string[]}[]} */
 export const MUTANTS = [
 	{
 		case: "should not execute tool calls from a length-truncated assistant message",
@@ -115,6 +116,13 @@ export const MUTANTS = [
 		find: "if (context.messages.length === 0) {",
 		replace: "if (false) {",
 		count: 2,
+	},
+	{
+		case: "should throw when context has no messages",
+		file: "agent-loop.js",
+		find: "export function agentLoopContinue(context, config, signal, streamFn) {\n    if (context.messages.length === 0) {",
+		replace: "export function agentLoopContinue(context, config, signal, streamFn) {\n    if (false) {",
+		adapterArgs: ["--entry", "wrappers"],
 	},
 	{
 		case: "should ignore a settled parallel tool update while another tool is still running",

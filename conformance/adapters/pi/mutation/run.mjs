@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // Mutation run of the curated suite against pi itself: for each break of mutants.mjs, a copy of
 // pi-agent-core 1.6.0's package with the break applied runs the whole suite through the adapter
-// (TURNSTILE_PI_PACKAGE). A break the suite does not fail on is a survivor: the case it breaks
-// is not pinned. The unbroken copy must pass first (the run checks its own plumbing).
+// (TURNSTILE_PI_PACKAGE), in the adapter mode the break names (adapterArgs). A break the suite
+// does not fail on is a survivor: the case it breaks is not pinned. The unbroken copy must pass
+// first, in every mode (the run checks its own plumbing).
 //
 //	node conformance/adapters/pi/mutation/run.mjs [--turnstile bin/turnstile] [--only REGEX]
 //
@@ -49,9 +50,10 @@ function mutatedCopy(root, mutant) {
 	return path.join(dir, "pkg");
 }
 
-/** Runs the suite on a copy; returns {code, failed: scenario names}. */
-function conform(turnstile, pkg) {
-	const r = spawnSync(turnstile, ["conform", "--impl", `node ${path.join(adapterDir, "adapter.mjs")}`, "--jobs", "2"], {
+/** Runs the suite on a copy (the adapter given adapterArgs); returns {code, failed: scenario names}. */
+function conform(turnstile, pkg, adapterArgs = []) {
+	const impl = ["node", path.join(adapterDir, "adapter.mjs"), ...adapterArgs].join(" ");
+	const r = spawnSync(turnstile, ["conform", "--impl", impl, "--jobs", "2"], {
 		env: { ...process.env, TURNSTILE_PI_PACKAGE: pkg },
 		encoding: "utf8",
 		maxBuffer: 256 << 20,
@@ -65,20 +67,25 @@ function main() {
 	const opt = args(process.argv.slice(2));
 	const root = fs.mkdtempSync(path.join(os.tmpdir(), "turnstile-pi-mutation-"));
 	try {
-		const base = conform(opt.turnstile, mutatedCopy(root));
-		if (base.code !== 0) {
-			process.stderr.write(`mutation: the unbroken copy of pi does not pass the suite (${base.tail}): fix that first\n`);
-			return 2;
+		// every adapter mode a mutant names is checked on the unbroken copy first
+		for (const modeArgs of new Set([[], ...MUTANTS.map((m) => m.adapterArgs ?? [])].map((a) => a.join(" ")))) {
+			const base = conform(opt.turnstile, mutatedCopy(root), modeArgs ? modeArgs.split(" ") : []);
+			if (base.code !== 0) {
+				process.stderr.write(`mutation: the unbroken copy of pi does not pass the suite${modeArgs ? ` (adapter ${modeArgs})` : ""} (${base.tail}): fix that first\n`);
+				return 2;
+			}
 		}
 		const chosen = MUTANTS.filter((m) => !opt.only || new RegExp(opt.only).test(m.case));
 		let survived = 0;
 		for (const m of chosen) {
-			const r = conform(opt.turnstile, mutatedCopy(root, m));
+			const r = conform(opt.turnstile, mutatedCopy(root, m), m.adapterArgs);
 			if (r.code === 1 && r.failed.length > 0) {
-				process.stdout.write(`killed    ${m.case}\n          by ${r.failed.slice(0, 4).join(", ")}${r.failed.length > 4 ? `, … (${r.failed.length})` : ""}\n`);
+				const mode = m.adapterArgs ? ` (adapter ${m.adapterArgs.join(" ")})` : "";
+				process.stdout.write(`killed    ${m.case}${mode}\n          by ${r.failed.slice(0, 4).join(", ")}${r.failed.length > 4 ? `, … (${r.failed.length})` : ""}\n`);
 			} else if (r.code === 0) {
 				survived++;
-				process.stdout.write(`SURVIVED  ${m.case}\n          ${m.file}: ${JSON.stringify(m.find)} -> ${JSON.stringify(m.replace)}\n`);
+				const mode = m.adapterArgs ? ` (adapter ${m.adapterArgs.join(" ")})` : "";
+				process.stdout.write(`SURVIVED  ${m.case}${mode}\n          ${m.file}: ${JSON.stringify(m.find)} -> ${JSON.stringify(m.replace)}\n`);
 			} else {
 				throw new Error(`mutant "${m.case}": conform exited ${r.code} (${r.tail})`);
 			}

@@ -17,7 +17,8 @@ and gets exactly one tool-result message, in source order, after its tool_execut
 ends of the calls before it, carrying the end's result (content, details, isError, durationMs).
 durationMs is present exactly when the tool was executed (a tool call was made) and is the
 virtual time from that call to the tool's result. Executed calls end in the order their results
-were delivered (in parallel mode: completion order), each after its result's delivery; each
+were delivered (in parallel mode: completion order; a call whose afterToolCall took time ends
+when it returns), each after its result's delivery; each
 update delivered before the result gives one tool_execution_update with that partial result and
 the call's raw arguments. No other tool events or tool-result messages follow a response.`
 
@@ -30,6 +31,7 @@ type turnTools struct {
 	updates      map[string][]int
 	toolCalls    map[string]int
 	hooks        map[string][]int // tool hook calls by tool-call id
+	afterWaited  map[string]bool  // tool-call ids whose afterToolCall took time (waitingHooks)
 	deliveries   map[string]int   // toolResult delivery by tool-call id
 	delivOrder   []string
 	updDeliv     map[string][]int
@@ -37,7 +39,7 @@ type turnTools struct {
 
 func (v *view) turnTools(t *turn) *turnTools {
 	tt := &turnTools{starts: map[string]int{}, ends: map[string]int{}, updates: map[string][]int{}, toolCalls: map[string]int{},
-		hooks: map[string][]int{}, deliveries: map[string]int{}, updDeliv: map[string][]int{}}
+		hooks: map[string][]int{}, afterWaited: map[string]bool{}, deliveries: map[string]int{}, updDeliv: map[string][]int{}}
 	if t.asstEnd < 0 {
 		return tt
 	}
@@ -75,6 +77,9 @@ func (v *view) turnTools(t *turn) *turnTools {
 			case trace.HookBeforeToolCall, trace.HookAfterToolCall:
 				id := str(obj(v.d(i)["toolCall"])["id"])
 				tt.hooks[id] = append(tt.hooks[id], i)
+				if e.Name == trace.HookAfterToolCall && e.Target != "" {
+					tt.afterWaited[id] = true // its answer waited: its end follows the hook's return
+				}
 			}
 		case trace.KindDeliver:
 			switch e.Name {
@@ -283,7 +288,9 @@ func checkResults(v *view) []Violation {
 				vs.add(v, call, "tool %s executed after its end", id)
 			}
 			if dl, ok := tt.deliveries[id]; ok {
-				executedEnds = append(executedEnds, id)
+				if !tt.afterWaited[id] {
+					executedEnds = append(executedEnds, id)
+				}
 				if dl > e {
 					vs.add(v, e, "tool %s ended before its result was delivered (entry %d)", id, v.seq(dl))
 				}
@@ -314,7 +321,7 @@ func checkResults(v *view) []Violation {
 		}
 		var delivered []string
 		for _, id := range tt.delivOrder {
-			if _, ok := tt.ends[id]; ok {
+			if _, ok := tt.ends[id]; ok && !tt.afterWaited[id] {
 				delivered = append(delivered, id)
 			}
 		}

@@ -19,11 +19,11 @@ def lines(*msgs):
     return b"".join(json.dumps(m).encode() + b"\n" for m in msgs)
 
 
-def serve(run, *msgs, hooks=("getSteeringMessages",), agent=None):
+def serve(run, *msgs, hooks=("getSteeringMessages",), agent=None, waiting_hooks=False):
     """Runs the kit on the scripted messages; returns (exit status, messages written)."""
     out = io.BytesIO()
     kit = Kit(run, name="test", version="0", tracks="1.6.0", hooks=hooks,
-              reader=io.BytesIO(lines(*msgs)), writer=out, agent=agent)
+              reader=io.BytesIO(lines(*msgs)), writer=out, agent=agent, waiting_hooks=waiting_hooks)
     status = kit.serve()
     written = [json.loads(x) for x in out.getvalue().decode().splitlines()]
     return status, written

@@ -46,6 +46,7 @@ class Barrier:
         self.id = raw.get("id")
         self.event = raw.get("event")
         self.nth = raw.get("nth") or 1
+        self.until_abort = raw.get("untilAbort") is True  # §13.6: also released by the listener's signal
         self.state = "waiting"  # then "held", then "released"
         self._future: Optional[asyncio.Future] = None  # asyncio: what the held listener awaits
 

@@ -22,10 +22,11 @@ V2_FEATURES = ("agent", "toolResolvesNothing", "streamOptions", "abortInHook", "
 # undefined (toolResolvesNothing). The others it serves: Agent scenarios when the adapter gives
 # serve() an agent function (else the hello lacks "agent"), stream options (§13.4) through
 # Session.open_stream's options, and an answer's abort (abortInHook, §13.5): it fires the run's
-# abort before the hook returns, and the loop is tested on what it does then. Nor has it a way
-# to give a hook's answer later (waitingHooks: a delay, or a hold until the signal the loop gave
-# the hook fires): its hooks return the answer of their call.
-KIT_LACKS = ("toolResolvesNothing", "waitingHooks")
+# abort before the hook returns, and the loop is tested on what it does then. Hook answers that
+# wait (waitingHooks, §13.6: a delay, or a hold until the signal the loop gave the hook fires)
+# only when the adapter says it passes each hook's signal on (serve(waiting_hooks=True)):
+# an adapter that does not would hold a hook for ever.
+KIT_LACKS = ("toolResolvesNothing",)
 
 # Every hook of the protocol, by pi's names.
 ALL_HOOKS = (
@@ -43,7 +44,8 @@ class Kit:
     def __init__(self, run: RunFn, *, name: str, version: str, tracks: str, hooks: Iterable[str],
                  capabilities: dict[str, Any] | None = None, clock: Clock | None = None,
                  reader: BinaryIO | None = None, writer: BinaryIO | None = None,
-                 to_json: Callable[[Any], Any] | None = None, agent: AgentFn | None = None) -> None:
+                 to_json: Callable[[Any], Any] | None = None, agent: AgentFn | None = None,
+                 waiting_hooks: bool = False) -> None:
         if not callable(run):
             raise TypeError(f"turnstile_kit: serve(run, ...) needs run, a function (session) -> the run's new messages; "
                             f"got {type(run).__name__}")
@@ -52,6 +54,7 @@ class Kit:
                             f"operate(op); got {type(agent).__name__}")
         self.run = run
         self.agent = agent
+        self.waiting_hooks = waiting_hooks  # the adapter passes hooks their signals: it serves §13.6
         self.is_async = inspect.iscoroutinefunction(run)
         self.hello = {"type": "hello", "protocol": PROTOCOL, "name": name, "version": version,
                       "tracks": tracks, "capabilities": {"hooks": list(hooks), "deliveriesAhead": True, "standingAnswers": True,
@@ -94,7 +97,8 @@ class Kit:
     def _hello_for(self, msg: dict[str, Any]) -> dict[str, Any]:
         """The hello in the newest version both speak (the harness lists them in ``protocols``,
         or a version-1 harness gives only ``protocol``), PROTOCOL.md §13.1. In version 2 it lacks
-        what the kit cannot serve (KIT_LACKS), and "agent" without an agent function; in version 1
+        what the kit cannot serve (KIT_LACKS), "agent" without an agent function and
+        "waitingHooks" unless the adapter serves it (waiting_hooks=True); in version 1
         it names no version-2 feature."""
         theirs = msg.get("protocols") if isinstance(msg.get("protocols"), list) else [msg.get("protocol")]
         common = [v for v in theirs if isinstance(v, int) and 1 <= v <= PROTOCOL]
@@ -104,7 +108,8 @@ class Kit:
         hello = {**self.hello, "protocol": self.protocol, "capabilities": dict(self.hello["capabilities"])}
         lacks = [f for f in hello["capabilities"].get("lacks", []) if self.protocol >= 2 or f not in V2_FEATURES]
         if self.protocol >= 2:
-            lacks += [f for f in (() if self.agent else ("agent",)) + KIT_LACKS if f not in lacks]
+            kit_lacks = (() if self.agent else ("agent",)) + KIT_LACKS + (() if self.waiting_hooks else ("waitingHooks",))
+            lacks += [f for f in kit_lacks if f not in lacks]
         if lacks:
             hello["capabilities"]["lacks"] = lacks
         else:
@@ -323,7 +328,7 @@ def now() -> int | float:
 def serve(run: RunFn, *, name: str, version: str = "0.0.0", tracks: str = "1.6.0",
           hooks: Iterable[str] = (), lacks: Iterable[str] = (),
           capabilities: dict[str, Any] | None = None, to_json: Callable[[Any], Any] | None = None,
-          agent: AgentFn | None = None) -> None:
+          agent: AgentFn | None = None, waiting_hooks: bool = False) -> None:
     """Serves the protocol on stdin/stdout and exits: 0 at shutdown, 1 after a protocol error.
 
     ``run(session)`` builds the loop for ``session.setup`` and runs it, returning the run's new
@@ -338,7 +343,12 @@ def serve(run: RunFn, *, name: str, version: str = "0.0.0", tracks: str = "1.6.0
     scenarios (PROTOCOL.md §13.2, ``setup["entry"] == "agent"``): called instead of ``run``, it
     builds the Agent, subscribes ``session.agent_event`` as its listener and returns a handler
     with ``operate(op)`` and optionally ``abort()`` (see agent.py); Agent sessions run in
-    ``run``'s mode (asyncio when it is ``async def``). ``to_json(obj)`` turns objects ``json`` cannot write (your message classes) into JSON
+    ``run``'s mode (asyncio when it is ``async def``). ``waiting_hooks=True`` says the adapter
+    calls each hook with the signal the loop gave it (``session.hook(name, data, signal=...)``,
+    ``await session.hook_async(...)`` under asyncio; the Agent's listener
+    ``session.agent_event(event, signal)``): the harness may then answer a hook later
+    (PROTOCOL.md §13.6, feature waitingHooks); without it the hello lacks waitingHooks.
+    ``to_json(obj)`` turns objects ``json`` cannot write (your message classes) into JSON
     values in pi's shapes; without it such an object ends the adapter with a clear error. stdout carries the protocol only: from here on ``print`` writes to stderr.
     """
     protocol_out = sys.stdout.buffer
@@ -347,5 +357,5 @@ def serve(run: RunFn, *, name: str, version: str = "0.0.0", tracks: str = "1.6.0
     if lacks:
         extra["lacks"] = list(lacks)
     kit = Kit(run, name=name, version=version, tracks=tracks, hooks=hooks, capabilities=extra,
-              writer=protocol_out, to_json=to_json, agent=agent)
+              writer=protocol_out, to_json=to_json, agent=agent, waiting_hooks=waiting_hooks)
     sys.exit(kit.serve())

@@ -202,6 +202,44 @@ async def _settled(run: ToolRun) -> Any:
     return run.outcome()
 
 
+class _Wait:
+    """A hook's answer returned later (PROTOCOL.md §13.6): at its ``hookReturn`` delivery, or
+    once the signal the loop gave the hook fires (``untilAbort``), whichever comes first."""
+
+    def __init__(self, future: asyncio.Future | None) -> None:
+        self.done = False
+        self.error: BaseException | None = None
+        self._future = future  # asyncio: what hook_async awaits
+
+    def resolve(self) -> None:
+        """The hook may return its answer now (the first of the delivery and the abort)."""
+        if self.done:
+            return
+        self.done = True
+        if self._future is not None and not self._future.done():
+            self._future.set_result(None)
+
+    def fail(self, err: BaseException) -> None:
+        """The session stopped while the hook waited."""
+        if self.done:
+            return
+        self.done, self.error = True, err
+        if self._future is not None and not self._future.done():
+            self._future.set_exception(err)
+
+
+def _waits(msg: dict[str, Any]) -> bool:
+    """Whether an answer is returned later (§13.6): it names a wait, or holds until the abort."""
+    return isinstance(msg.get("wait"), str) or msg.get("untilAbort") is True
+
+
+def _answer_data(msg: dict[str, Any]) -> Any:
+    """An answer's data; raises CallError with its error."""
+    if isinstance(msg.get("error"), str):
+        raise CallError(msg["error"])
+    return msg.get("data")
+
+
 class Session:
     """One scenario. The adapter's ``run(session)`` builds its loop from :attr:`setup` and runs it.
 
@@ -235,6 +273,8 @@ class Session:
         self.protocol: int = getattr(kit, "protocol", 1)  # the version negotiated at the hello
         self.agent_handler: AgentHandler | None = None  # an Agent scenario's: what agent(session) returned
         self.barriers = Barriers(setup.get("agent"))  # §13.2: where the listener is held
+        self._returns: dict[str, _Wait] = {}  # §13.6: hook answers by the hookReturn that returns them
+        self._held: list[_Wait] = []  # §13.6: hook answers waiting for the abort of their hook's signal
 
     # ---- time
 
@@ -248,8 +288,23 @@ class Session:
         """Makes a call and returns its answer's data; raises CallError with the answer's error.
 
         Synchronous, as the harness answers at once. After a stop it raises SessionStopped
-        without asking the harness.
+        without asking the harness. A hook whose answer may wait (§13.6) is called with
+        :meth:`hook` or :meth:`hook_async` instead.
         """
+        msg = self._exchange(kind, data, name)
+        if _waits(msg):
+            self._waiting_mistake(name or kind, "call")
+        return _answer_data(msg)
+
+    def _waiting_mistake(self, name: str, how: str) -> None:
+        self.wire.fatal = AdapterError(
+            f"the answer to {name} waits (PROTOCOL.md §13.6), but the adapter called it with {how}: call the hook "
+            "with session.hook(name, data, signal=...) in a synchronous loop, await session.hook_async(name, data, "
+            "signal=...) under asyncio, or leave out serve(waiting_hooks=True)")
+        raise self.wire.fatal
+
+    def _exchange(self, kind: str, data: Any, name: str | None) -> dict[str, Any]:
+        """Writes a call and reads its answer message (a standing answer's made up: {"data": …})."""
         if self.wire.fatal is not None:
             raise self.wire.fatal
         if self.stopping:
@@ -262,7 +317,7 @@ class Session:
         if standing is not None:
             # §15: the harness answers nothing; the loop gets a fresh copy of the promised answer.
             self.wire.send({"type": "call", "id": call_id, "session": self.id, "call": call, "standing": True})
-            return json.loads(standing)
+            return {"data": json.loads(standing)}
         self.wire.send({"type": "call", "id": call_id, "session": self.id, "call": call})
         msg = self._kit._receive_answer()
         bad = None
@@ -275,9 +330,9 @@ class Session:
             raise self.wire.fatal
         if msg.get("abort") is True and self.protocol >= 2:
             self.abort_run()  # §13.5: the run is aborted before the hook returns or throws
-        if isinstance(msg.get("error"), str):
-            raise CallError(msg["error"])
-        return msg.get("data")
+        if self.protocol < 2:
+            msg = {k: v for k, v in msg.items() if k not in ("wait", "untilAbort")}
+        return msg
 
     def abort_run(self) -> None:
         """Fires the run's abort: an ``abort`` delivery, or an answer with ``abort: true``
@@ -289,10 +344,55 @@ class Session:
         else:
             self.signal.abort()
 
-    def hook(self, name: str, data: dict[str, Any]) -> dict[str, Any]:
-        """Calls an installed hook; returns its answer ({} when null); raises CallError."""
-        answer = self.call("hook", data, name)
+    def hook(self, name: str, data: dict[str, Any], signal: Any = None) -> dict[str, Any]:
+        """Calls an installed hook; returns its answer ({} when null); raises CallError.
+
+        ``signal`` is the abort signal the loop gave the hook (None when none: pi gives none to
+        the queue polls, convertToLlm, getApiKey and the loop's prepareNextTurn); any object
+        with ``aborted`` and ``add_listener(fn)``, as :class:`AbortSignal`. When the answer
+        waits (§13.6, an adapter served with ``waiting_hooks=True``), a synchronous loop blocks
+        here until its ``hookReturn``, or until ``signal`` fires for one held until the abort;
+        under asyncio use :meth:`hook_async`.
+        """
+        msg = self._exchange("hook", data, name)
+        if _waits(msg):
+            if self.vloop is not None:
+                self._waiting_mistake(name, "session.hook under asyncio")
+            w = self._wait_for(msg, signal, None)
+            self._block_until(lambda: w.done)
+            if w.error is not None:
+                raise w.error
+        answer = _answer_data(msg)
         return answer if isinstance(answer, dict) else {}
+
+    async def hook_async(self, name: str, data: dict[str, Any], signal: Any = None) -> dict[str, Any]:
+        """:meth:`hook` for an asyncio loop: awaits an answer that waits (§13.6) meanwhile
+        letting the loop's other tasks run."""
+        msg = self._exchange("hook", data, name)
+        if _waits(msg):
+            w = self._wait_for(msg, signal, self._loop().create_future())
+            if not w.done:
+                await w._future
+            if w.error is not None:
+                raise w.error
+        answer = _answer_data(msg)
+        return answer if isinstance(answer, dict) else {}
+
+    def _wait_for(self, msg: dict[str, Any], signal: Any, future: asyncio.Future | None) -> _Wait:
+        """Registers an answer that waits: for its hookReturn (kept after it returned, so that a
+        late delivery is known), and for the abort of ``signal`` (at once when it has fired;
+        never when there is none: the adapter must not fire it from the run's signal itself)."""
+        w = _Wait(future)
+        if isinstance(msg.get("wait"), str):
+            self._returns[msg["wait"]] = w
+        if msg.get("untilAbort") is True:
+            self._held.append(w)
+            if signal is not None:
+                if getattr(signal, "aborted", False):
+                    w.resolve()
+                else:
+                    signal.add_listener(w.resolve)
+        return w
 
     def installed(self, hook: str) -> bool:
         """Reports whether the scenario installs this hook (setup.hooks)."""
@@ -425,6 +525,11 @@ class Session:
                 run._settle(error=ToolError(data["error"]))
             else:
                 run._settle(result=data.get("result"))
+        elif kind == "hookReturn" and self.protocol >= 2:
+            w = self._returns.get(target)
+            if w is None:
+                raise DeliveryError(f'hookReturn for unknown wait "{target}"')
+            w.resolve()  # nothing when the abort returned it already
         elif kind == "agent" and self.protocol >= 2:
             self._operate(target, data)
         else:
@@ -432,28 +537,36 @@ class Session:
 
     # ---- an Agent scenario (PROTOCOL.md §13.2)
 
-    def agent_event(self, event: dict[str, Any]) -> Any:
+    def agent_event(self, event: dict[str, Any], signal: Any = None) -> Any:
         """The Agent's listener: reports one event, then holds it at a barrier until its release.
 
         Subscribe it as the Agent's one listener. It notifies the event; when the event is the
         ``nth`` occurrence of a barrier's event type, the run must wait there until the
-        barrier's ``release`` operation. Under asyncio it then returns the future the release
-        resolves (return it from your listener: your Agent must await what listeners return);
-        in a synchronous loop it blocks until the release. Otherwise (and after a stop) it
-        returns None at once.
+        barrier's ``release`` operation (or, for a barrier with ``untilAbort``, §13.6, until
+        ``signal`` fires: pass the signal your Agent gives its listeners). Under asyncio it then
+        returns the future the release resolves (return it from your listener: your Agent must
+        await what listeners return); in a synchronous loop it blocks until the release.
+        Otherwise (and after a stop) it returns None at once.
         """
         self.emit(event)
         if self.stopping:
             return None
         held = self.barriers.reached(event.get("type") if isinstance(event, dict) else None)
+        if signal is not None and getattr(signal, "aborted", False):
+            for b in held:
+                if b.until_abort:
+                    b.state = "released"  # §13.6: a fired signal holds nothing
+            held = [b for b in held if not b.until_abort]
         if not held:
             return None
-        if self.vloop is None:
+        futures = [b.hold(self.vloop) for b in held]
+        if signal is not None:
             for b in held:
-                b.hold(None)
+                if b.until_abort:
+                    signal.add_listener(lambda b=b: b.release() if b.state == "held" else None)
+        if self.vloop is None:
             self._block_until(lambda: all(b.state != "held" for b in held))
             return None
-        futures = [b.hold(self.vloop) for b in held]
         return futures[0] if len(futures) == 1 else asyncio.gather(*futures)
 
     def outcome(self, op: dict[str, Any], outcome: str, *, error: str | None = None, state: Any = None) -> None:
@@ -551,6 +664,8 @@ class Session:
                 raise
             except Exception:  # winding down: the harness ignores what follows
                 pass
+        for w in [*self._returns.values(), *self._held]:
+            w.fail(SessionStopped())
         for stream in self.streams.values():
             stream._wake()
         for run in self.tools.values():

@@ -37,7 +37,9 @@ export function startAgent(s, pi) {
 		initialState: {
 			systemPrompt: a.systemPrompt,
 			model: wireModel(setup.model),
-			thinkingLevel: setup.thinkingLevel || "off",
+			// "off" (none) is left out: pi's Agent then takes its default, which the scenarios
+			// with "off" pin (pi: initialState.thinkingLevel ?? "off")
+			thinkingLevel: setup.thinkingLevel && setup.thinkingLevel !== "off" ? setup.thinkingLevel : undefined,
 			tools: byName(setup.activeTools),
 			messages: [...(setup.messages ?? [])],
 		},

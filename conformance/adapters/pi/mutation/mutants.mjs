@@ -167,6 +167,12 @@ export const MUTANTS = [
 		replace: "return [...steering, ...this.followUpQueue.peek()];",
 	},
 	{
+		case: "should create an agent instance with default state",
+		file: "agent.js",
+		find: 'thinkingLevel: initialState?.thinkingLevel ?? "off",',
+		replace: 'thinkingLevel: initialState?.thinkingLevel ?? "medium",',
+	},
+	{
 		case: "forwards sessionId to streamFunction options",
 		file: "agent.js",
 		find: "sessionId: this.sessionId,",

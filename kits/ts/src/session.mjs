@@ -205,7 +205,11 @@ export class Session {
 		const a = this.call(kind, data, name);
 		if (!(a instanceof Waiting)) return a;
 		const msg = a.msg;
-		if (msg.untilAbort === true && signal?.aborted) return settleAnswer(msg);
+		if (msg.untilAbort === true && signal?.aborted) {
+			// returned at once; its hookReturn, if it has one, still comes and changes nothing
+			if (typeof msg.wait === "string") this.returns.set(msg.wait, { resolve() {}, reject() {} });
+			return settleAnswer(msg);
+		}
 		return new Promise((resolve, reject) => {
 			let done = false;
 			const wait = {

@@ -75,6 +75,18 @@ class WaitingHooksTest(unittest.TestCase):
                                  ["hello", "call 1 hook:getApiKey", "idle", "idle", "ev returned getApiKey@30",
                                   'end {"messages": [{"apiKey": "k"}]}', "idle", "stopped"])
 
+    def test_a_signal_the_loop_only_sets_is_read_after_each_delivery(self):
+        def run(s):
+            mine = types.SimpleNamespace(aborted=False)  # a loop's own signal: no listeners
+            s.signal.add_listener(lambda: setattr(mine, "aborted", True))
+            s.hook("finishTurn", {}, mine)
+            s.emit({"type": "returned", "text": f"finishTurn@{now()}"})
+            return []
+
+        status, out = serve(run, HELLO2, start(hooks=["finishTurn"]), answer(1, {}) | {"untilAbort": True},
+                            deliver("abort", 4), stop(), waiting_hooks=True)
+        self.assertIn("ev returned finishTurn@4", [brief(m) for m in out])
+
     def test_a_thrown_answer_that_waits_is_raised_when_it_returns(self):
         def run(s):
             try:

@@ -47,6 +47,7 @@ class Barrier:
         self.event = raw.get("event")
         self.nth = raw.get("nth") or 1
         self.until_abort = raw.get("untilAbort") is True  # §13.6: also released by the listener's signal
+        self.signal: Any = None  # that signal, once held
         self.state = "waiting"  # then "held", then "released"
         self._future: Optional[asyncio.Future] = None  # asyncio: what the held listener awaits
 

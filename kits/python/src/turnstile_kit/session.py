@@ -274,7 +274,8 @@ class Session:
         self.agent_handler: AgentHandler | None = None  # an Agent scenario's: what agent(session) returned
         self.barriers = Barriers(setup.get("agent"))  # §13.2: where the listener is held
         self._returns: dict[str, _Wait] = {}  # §13.6: hook answers by the hookReturn that returns them
-        self._held: list[_Wait] = []  # §13.6: hook answers waiting for the abort of their hook's signal
+        # §13.6: hook answers waiting for the abort of their hook's signal, with that signal
+        self._held: list[tuple[_Wait, Any]] = []
 
     # ---- time
 
@@ -330,6 +331,7 @@ class Session:
             raise self.wire.fatal
         if msg.get("abort") is True and self.protocol >= 2:
             self.abort_run()  # §13.5: the run is aborted before the hook returns or throws
+            self._check_held()
         if self.protocol < 2:
             msg = {k: v for k, v in msg.items() if k not in ("wait", "untilAbort")}
         return msg
@@ -349,7 +351,8 @@ class Session:
 
         ``signal`` is the abort signal the loop gave the hook (None when none: pi gives none to
         the queue polls, convertToLlm, getApiKey and the loop's prepareNextTurn); any object
-        with ``aborted`` and ``add_listener(fn)``, as :class:`AbortSignal`. When the answer
+        with ``aborted`` (its ``add_listener(fn)``, when it has one, as :class:`AbortSignal`,
+        is used too; else ``aborted`` is read after each delivery). When the answer
         waits (§13.6, an adapter served with ``waiting_hooks=True``), a synchronous loop blocks
         here until its ``hookReturn``, or until ``signal`` fires for one held until the abort;
         under asyncio use :meth:`hook_async`.
@@ -386,13 +389,25 @@ class Session:
         if isinstance(msg.get("wait"), str):
             self._returns[msg["wait"]] = w
         if msg.get("untilAbort") is True:
-            self._held.append(w)
+            self._held.append((w, signal))
             if signal is not None:
                 if getattr(signal, "aborted", False):
                     w.resolve()
-                else:
+                elif callable(getattr(signal, "add_listener", None)):
                     signal.add_listener(w.resolve)
         return w
+
+    def _check_held(self) -> None:
+        """Returns every held answer whose signal has fired, and lets go every barrier held until
+        its signal's abort whose signal has: for a signal the loop only sets (``aborted``), with no
+        listeners, seen after each delivery and each answer's abort, where an abort can happen."""
+        for w, signal in self._held:
+            if not w.done and signal is not None and getattr(signal, "aborted", False):
+                w.resolve()
+        self._held = [(w, signal) for w, signal in self._held if not w.done]
+        for b in self.barriers.all:
+            if b.state == "held" and b.until_abort and b.signal is not None and getattr(b.signal, "aborted", False):
+                b.release()
 
     def installed(self, hook: str) -> bool:
         """Reports whether the scenario installs this hook (setup.hooks)."""
@@ -490,6 +505,13 @@ class Session:
 
     def deliver(self, d: dict[str, Any]) -> None:
         """Applies a delivery: sets the clock to its ``now`` first. Raises DeliveryError."""
+        try:
+            self._deliver(d)
+        finally:
+            if self.protocol >= 2:
+                self._check_held()
+
+    def _deliver(self, d: dict[str, Any]) -> None:
         if isinstance(d.get("now"), (int, float)):
             self.clock.ms = d["now"]
         kind, target, data = d.get("kind"), d.get("target"), d.get("data")
@@ -563,7 +585,9 @@ class Session:
         if signal is not None:
             for b in held:
                 if b.until_abort:
-                    signal.add_listener(lambda b=b: b.release() if b.state == "held" else None)
+                    b.signal = signal  # seen after each delivery (_check_held), or at once by a listener
+                    if callable(getattr(signal, "add_listener", None)):
+                        signal.add_listener(lambda b=b: b.release() if b.state == "held" else None)
         if self.vloop is None:
             self._block_until(lambda: all(b.state != "held" for b in held))
             return None
@@ -664,7 +688,7 @@ class Session:
                 raise
             except Exception:  # winding down: the harness ignores what follows
                 pass
-        for w in [*self._returns.values(), *self._held]:
+        for w in [*self._returns.values(), *(w for w, _ in self._held)]:
             w.fail(SessionStopped())
         for stream in self.streams.values():
             stream._wake()

@@ -87,62 +87,16 @@ func WriteConformance(dir string, c Conformance) error {
 		return ""
 	}
 	r := c.Report
-	type failing struct {
-		Name, Family, Page, Cause, Divergence string
-		// Expected and Actual are the first divergence's two timeline lines.
-		Expected, Actual string
-		Findings         int
-	}
-	type other struct{ Name, Status, Reason string }
-	view := struct {
-		Title, Profile, Duration, Summary, StartError string
-		CSS                                           template.CSS
-		Scenarios                                     int
-		Failed                                        bool
-		Causes                                        []diagnose.Cause
-		Failing                                       []failing
-		Others                                        []other
-		Families, Invariants                          []conformance.Tally
-	}{
-		Title: "conformance of " + or(r.Implementation, "the implementation"), Profile: string(r.Profile),
-		Duration: r.Duration.Round(time.Millisecond).String(), Summary: summaryOf(&r), StartError: r.StartError,
-		CSS: css, Scenarios: len(r.Results), Failed: !r.OK(), Causes: r.Causes,
-		Families: r.Families, Invariants: r.Invariants,
-	}
+	view := newIndexView(&r)
 	for _, res := range r.Results {
 		switch res.Status {
 		case conformance.Fail, conformance.ExpectedFail:
-			f := failing{Name: res.Scenario, Family: res.Family, Page: PageName(res.Scenario), Findings: len(res.Findings)}
-			causes := map[string]bool{}
-			for _, x := range res.Findings {
-				if x.Cause != "" && !causes[x.Cause] {
-					causes[x.Cause] = true
-					if f.Cause != "" {
-						f.Cause += "; "
-					}
-					f.Cause += x.Cause
-				}
-			}
-			if i := slices.IndexFunc(res.Findings, func(x diagnose.Finding) bool { return x.Kind == diagnose.Divergence }); i >= 0 && res.Error == "" {
-				d := res.Findings[i]
-				f.Divergence = fmt.Sprintf("entry %d", cmp.Or(d.At.Actual, d.At.Expected))
-				f.Expected, _, _ = strings.Cut(d.ExpectedLine, "\n")
-				f.Actual, _, _ = strings.Cut(d.ActualLine, "\n")
-			} else if res.Error != "" {
-				f.Divergence = res.Error
-			}
-			if res.Status == conformance.ExpectedFail {
-				f.Cause = "(expected to fail) " + f.Cause
-			}
-			if res.UnexpectedPass() {
-				f.Cause = res.Reason
-			}
-			view.Failing = append(view.Failing, f)
+			view.Failing = append(view.Failing, failingOf(res))
 			if err := writeScenarioPage(dir, r, res, next(res.Scenario), c.Traces); err != nil {
 				return err
 			}
 		case conformance.Skip:
-			view.Others = append(view.Others, other{res.Scenario, string(res.Status), res.Reason})
+			view.Others = append(view.Others, otherView{res.Scenario, string(res.Status), res.Reason})
 		}
 	}
 	var buf bytes.Buffer
@@ -157,6 +111,70 @@ func WriteConformance(dir string, c Conformance) error {
 		written[i] = PageName(name)
 	}
 	return replacePages(dir, written)
+}
+
+// indexView is what index.html renders.
+type indexView struct {
+	Title, Profile, Duration, Summary, StartError string
+	CSS                                           template.CSS
+	Scenarios                                     int
+	Failed                                        bool
+	Causes                                        []diagnose.Cause
+	Failing                                       []failingView
+	Others                                        []otherView
+	Families, Invariants                          []conformance.Tally
+}
+
+// failingView is a failing scenario's line of the index.
+type failingView struct {
+	Name, Family, Page, Cause, Divergence string
+	// Expected and Actual are the first divergence's two timeline lines.
+	Expected, Actual string
+	Findings         int
+}
+
+// otherView is a skipped scenario's line of the index.
+type otherView struct{ Name, Status, Reason string }
+
+// newIndexView is the index of a report, its scenarios not listed yet.
+func newIndexView(r *conformance.Report) indexView {
+	return indexView{
+		Title: "conformance of " + or(r.Implementation, "the implementation"), Profile: string(r.Profile),
+		Duration: r.Duration.Round(time.Millisecond).String(), Summary: summaryOf(r), StartError: r.StartError,
+		CSS: css, Scenarios: len(r.Results), Failed: !r.OK(), Causes: r.Causes,
+		Families: r.Families, Invariants: r.Invariants,
+	}
+}
+
+// failingOf is a failing scenario's line of the index: its causes, and its first divergence
+// or its error.
+func failingOf(res conformance.Result) failingView {
+	f := failingView{Name: res.Scenario, Family: res.Family, Page: PageName(res.Scenario), Findings: len(res.Findings)}
+	causes := map[string]bool{}
+	for _, x := range res.Findings {
+		if x.Cause != "" && !causes[x.Cause] {
+			causes[x.Cause] = true
+			if f.Cause != "" {
+				f.Cause += "; "
+			}
+			f.Cause += x.Cause
+		}
+	}
+	if i := slices.IndexFunc(res.Findings, func(x diagnose.Finding) bool { return x.Kind == diagnose.Divergence }); i >= 0 && res.Error == "" {
+		d := res.Findings[i]
+		f.Divergence = fmt.Sprintf("entry %d", cmp.Or(d.At.Actual, d.At.Expected))
+		f.Expected, _, _ = strings.Cut(d.ExpectedLine, "\n")
+		f.Actual, _, _ = strings.Cut(d.ActualLine, "\n")
+	} else if res.Error != "" {
+		f.Divergence = res.Error
+	}
+	if res.Status == conformance.ExpectedFail {
+		f.Cause = "(expected to fail) " + f.Cause
+	}
+	if res.UnexpectedPass() {
+		f.Cause = res.Reason
+	}
+	return f
 }
 
 // replacePages removes from dir the pages its PagesFile lists that are not among written,

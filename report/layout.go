@@ -197,45 +197,93 @@ type cellView struct {
 
 // buildRun lays a run out in rows and lanes.
 func buildRun(r Run) runView {
-	rv := runView{ID: r.ID, Title: r.Title, Subtitle: r.Subtitle, Failed: r.Failed || len(r.Findings) > 0}
-	var sides, written [][]trace.Entry
-	var pairs []pair
-	actual := entriesOf(r.Actual)
-	written = [][]trace.Entry{writtenOf(r.Actual, actual)}
+	l := newRunLayout(r)
+	actors, life := l.assignLanes()
+	l.assignColumns(actors, life)
+	l.nameColumns()
+	l.markLives()
+	l.placeFindings()
+	for ri, p := range l.pairs {
+		l.rv.Rows = append(l.rv.Rows, l.row(ri, p))
+	}
+	l.foldLaterFindings()
+	l.countStats()
+	return l.rv
+}
+
+// runLayout is a run being laid out: its sides paired in rows, and the columns of their actors.
+type runLayout struct {
+	r       Run
+	rv      runView
+	actual  []trace.Entry
+	sides   [][]trace.Entry // in full: the actual entries, after the expected ones when there are
+	written [][]trace.Entry // the same as their files have them (writtenOf)
+	two     bool            // expected and actual sides
+	pairs   []pair
+	// rowLanes is, per row and side, the entry's actor.
+	rowLanes [][]lane
+	// all is the columns; column maps a lane key (fixed lane or actor) to its column.
+	all    []lane
+	column map[string]int
+	// alive is, per side, each column's actors' lives.
+	alive []map[int][]span
+	// bySeq and byExpSeq are the findings marked on an actual and an expected entry.
+	bySeq, byExpSeq map[int][]marked
+	// lastT is, per side, the time of the last entry shown with its time.
+	lastT  []int64
+	differ int // rows that differ
+}
+
+// span is an actor's life: from its first row to its last.
+type span struct{ from, to int }
+
+// marked is a finding marked on an entry, with its place in Run.Findings (n): the list shows
+// them in that order, the diagnosis's, its cause first.
+type marked struct {
+	Finding
+	n int
+}
+
+// newRunLayout pairs the entries of the run's sides in rows: the actual trace's alone, or
+// aligned with the expected one's.
+func newRunLayout(r Run) *runLayout {
+	l := &runLayout{r: r, rv: runView{ID: r.ID, Title: r.Title, Subtitle: r.Subtitle, Failed: r.Failed || len(r.Findings) > 0}}
+	l.actual = entriesOf(r.Actual)
+	l.written = [][]trace.Entry{writtenOf(r.Actual, l.actual)}
 	if r.Expected != nil {
 		expected := entriesOf(r.Expected)
-		written = [][]trace.Entry{writtenOf(r.Expected, expected), written[0]}
-		sides = [][]trace.Entry{expected, actual}
-		rv.Sides = []string{or(r.ExpectedLabel, "expected"), or(r.ActualLabel, "actual")}
-		pairs = align(expected, actual)
+		l.written = [][]trace.Entry{writtenOf(r.Expected, expected), l.written[0]}
+		l.sides = [][]trace.Entry{expected, l.actual}
+		l.rv.Sides = []string{or(r.ExpectedLabel, "expected"), or(r.ActualLabel, "actual")}
+		l.pairs = align(expected, l.actual)
 	} else {
-		sides = [][]trace.Entry{actual}
-		rv.Sides = []string{or(r.ActualLabel, "actual")}
-		for j := range actual {
-			pairs = append(pairs, pair{-1, j})
+		l.sides = [][]trace.Entry{l.actual}
+		l.rv.Sides = []string{or(r.ActualLabel, "actual")}
+		for j := range l.actual {
+			l.pairs = append(l.pairs, pair{-1, j})
 		}
 	}
-	two := len(sides) == 2
+	l.two = len(l.sides) == 2
+	return l
+}
 
-	// Lanes: the loop, the hooks and the user first, then the streams' and the tool calls'
-	// columns. A stream or a tool call is an actor alive from its first row to its last (on
-	// either side); actors of a kind whose lives do not overlap share a column, so the page
-	// has as many columns as actors at once, not one per request (a 200-turn run had 403).
-	rowLanes := make([][]lane, len(pairs)) // per row, per side: the entry's actor
+// assignLanes finds each entry's actor, and the fixed lanes used (the loop's, the hooks',
+// the user's) as the first columns. It returns the streams and tool calls in order of first
+// appearance, each alive from its first row to its last on either side.
+func (l *runLayout) assignLanes() (actors []string, life map[string]span) {
+	l.rowLanes = make([][]lane, len(l.pairs))
 	toolNames := []map[string]string{{}, {}}
 	used := map[string]bool{laneLoop: true}
-	type span struct{ from, to int }
-	var actors []string // streams and tool calls, in order of first appearance
-	life := map[string]span{}
-	for ri, p := range pairs {
-		rowLanes[ri] = make([]lane, len(sides))
-		for s := range sides {
-			i := sideIndex(p, s, two)
+	life = map[string]span{}
+	for ri, p := range l.pairs {
+		l.rowLanes[ri] = make([]lane, len(l.sides))
+		for s := range l.sides {
+			i := sideIndex(p, s, l.two)
 			if i < 0 {
 				continue
 			}
-			ln := laneOf(sides[s][i], toolNames[s])
-			rowLanes[ri][s] = ln
+			ln := laneOf(l.sides[s][i], toolNames[s])
+			l.rowLanes[ri][s] = ln
 			used[ln.Key] = true
 			if ln.Class == laneStream || ln.Class == laneTool {
 				sp, ok := life[ln.Key]
@@ -248,15 +296,21 @@ func buildRun(r Run) runView {
 			}
 		}
 	}
-	var all []lane
 	for _, f := range []lane{{laneLoop, "loop events", laneLoop}, {laneHooks, "hooks", laneHooks}, {laneUser, "user", laneUser}} {
 		if used[f.Key] {
-			all = append(all, f)
+			l.all = append(l.all, f)
 		}
 	}
-	column := map[string]int{} // lane key (fixed lane or actor) -> column
-	for k, ln := range all {
-		column[ln.Key] = k
+	return actors, life
+}
+
+// assignColumns gives each actor a column after the fixed lanes': actors of a kind whose
+// lives do not overlap share one, so the page has as many columns as actors at once, not
+// one per request.
+func (l *runLayout) assignColumns(actors []string, life map[string]span) {
+	l.column = map[string]int{}
+	for k, ln := range l.all {
+		l.column[ln.Key] = k
 	}
 	// Each actor takes the first column of its kind free again (the last actor there ended
 	// on an earlier row), else a new one.
@@ -264,43 +318,48 @@ func buildRun(r Run) runView {
 	for _, key := range actors {
 		class, _, _ := strings.Cut(key, ":")
 		k := -1
-		for c := len(all) - 1; c >= 0 && all[c].Class != laneLoop && all[c].Class != laneHooks && all[c].Class != laneUser; c-- {
-			if all[c].Class == class && lastRow[c] < life[key].from {
+		for c := len(l.all) - 1; c >= 0 && l.all[c].Class != laneLoop && l.all[c].Class != laneHooks && l.all[c].Class != laneUser; c-- {
+			if l.all[c].Class == class && lastRow[c] < life[key].from {
 				k = c
 			}
 		}
 		if k < 0 {
-			k = len(all)
-			all = append(all, lane{Key: fmt.Sprintf("%s#%d", class, k), Class: class})
+			k = len(l.all)
+			l.all = append(l.all, lane{Key: fmt.Sprintf("%s#%d", class, k), Class: class})
 		}
-		column[key], lastRow[k] = k, life[key].to
+		l.column[key], lastRow[k] = k, life[key].to
 	}
-	// A column is named by its kind, numbered when the kind has several.
+}
+
+// nameColumns names the actors' columns by their kind, numbered when the kind has several.
+func (l *runLayout) nameColumns() {
 	count := map[string]int{}
-	for _, ln := range all {
+	for _, ln := range l.all {
 		count[ln.Class]++
 	}
 	nth := map[string]int{}
-	for k := range all {
-		if all[k].Name != "" {
+	for k := range l.all {
+		if l.all[k].Name != "" {
 			continue
 		}
-		nth[all[k].Class]++
-		all[k].Name = map[string]string{laneStream: "streams", laneTool: "tool calls"}[all[k].Class]
-		if count[all[k].Class] > 1 {
-			all[k].Name += " " + strconv.Itoa(nth[all[k].Class])
+		nth[l.all[k].Class]++
+		l.all[k].Name = map[string]string{laneStream: "streams", laneTool: "tool calls"}[l.all[k].Class]
+		if count[l.all[k].Class] > 1 {
+			l.all[k].Name += " " + strconv.Itoa(nth[l.all[k].Class])
 		}
 	}
-	rv.Lanes = all
+	l.rv.Lanes = l.all
+}
 
-	// Each actor's life on each side: from its first row to its last.
-	alive := make([]map[int][]span, len(sides)) // per side: column -> the lives in it
-	for s := range sides {
-		alive[s] = map[int][]span{}
+// markLives finds each actor's life on each side: from its first row to its last.
+func (l *runLayout) markLives() {
+	l.alive = make([]map[int][]span, len(l.sides))
+	for s := range l.sides {
+		l.alive[s] = map[int][]span{}
 		first := map[string]span{}
 		var order []string
-		for ri := range pairs {
-			key := rowLanes[ri][s].Key
+		for ri := range l.pairs {
+			key := l.rowLanes[ri][s].Key
 			if key == "" {
 				continue
 			}
@@ -313,102 +372,103 @@ func buildRun(r Run) runView {
 			first[key] = sp
 		}
 		for _, key := range order {
-			alive[s][column[key]] = append(alive[s][column[key]], first[key])
+			l.alive[s][l.column[key]] = append(l.alive[s][l.column[key]], first[key])
 		}
 	}
+}
 
-	// Findings by the actual entry's seq.
-	// Each finding keeps its place in r.Findings (n): the list shows them in that order, the
-	// diagnosis's, its cause first.
-	type marked struct {
-		Finding
-		n int
-	}
-	bySeq := map[int][]marked{}
-	byExpSeq := map[int][]marked{}
+// placeFindings files each finding under the entry it marks (an actual entry's seq, else an
+// expected one's), or in the run's list when it marks none.
+func (l *runLayout) placeFindings() {
+	l.bySeq, l.byExpSeq = map[int][]marked{}, map[int][]marked{}
 	seqs, expSeqs := map[int]bool{}, map[int]bool{}
-	for _, e := range actual {
+	for _, e := range l.actual {
 		seqs[e.Seq] = true
 	}
-	if two {
-		for _, e := range sides[0] {
+	if l.two {
+		for _, e := range l.sides[0] {
 			expSeqs[e.Seq] = true
 		}
 	}
-	for n, f := range r.Findings {
+	for n, f := range l.r.Findings {
 		if f.Entry != 0 && seqs[f.Entry] {
-			bySeq[f.Entry] = append(bySeq[f.Entry], marked{f, n})
+			l.bySeq[f.Entry] = append(l.bySeq[f.Entry], marked{f, n})
 		} else if f.Entry == 0 && f.ExpectedEntry != 0 && expSeqs[f.ExpectedEntry] {
-			byExpSeq[f.ExpectedEntry] = append(byExpSeq[f.ExpectedEntry], marked{f, n})
+			l.byExpSeq[f.ExpectedEntry] = append(l.byExpSeq[f.ExpectedEntry], marked{f, n})
 		} else {
-			rv.Findings = append(rv.Findings, findingView{Rule: f.Rule, Msg: f.Msg, Detail: f.Detail, Entry: f.Entry, n: n, later: f.Later})
+			l.rv.Findings = append(l.rv.Findings, findingView{Rule: f.Rule, Msg: f.Msg, Detail: f.Detail, Entry: f.Entry, n: n, later: f.Later})
 		}
 	}
+	l.lastT = make([]int64, len(l.sides))
+	for s := range l.lastT {
+		l.lastT[s] = -1
+	}
+}
 
-	sideNames := []string{"actual"}
-	if two {
-		sideNames = []string{"expected", "actual"}
+// row lays out row ri: a cell per side, classed by whether the sides differ and carry findings.
+func (l *runLayout) row(ri int, p pair) rowView {
+	row := rowView{ID: "r" + strconv.Itoa(ri+1), Class: "eq", Delta: true}
+	if l.two && (p.e < 0 || p.a < 0 || entryKey(l.sides[0][p.e]) != entryKey(l.sides[1][p.a])) {
+		row.Class = "diff"
+		l.differ++
+		if l.rv.Diverge == "" {
+			l.rv.Diverge = row.ID
+			row.Class = "diff first"
+		}
 	}
-	lastT := make([]int64, len(sides))
-	for s := range lastT {
-		lastT[s] = -1
+	for s := range l.sides {
+		c := l.cell(ri, s, sideIndex(p, s, l.two), &row)
+		if len(c.Findings) > 0 && !strings.Contains(row.Class, "find") {
+			row.Class += " find"
+		}
+		row.Cells = append(row.Cells, c)
 	}
-	differ := 0
-	for ri, p := range pairs {
-		row := rowView{ID: "r" + strconv.Itoa(ri+1), Class: "eq", Delta: true}
-		if two && (p.e < 0 || p.a < 0 || entryKey(sides[0][p.e]) != entryKey(sides[1][p.a])) {
-			row.Class = "diff"
-			differ++
-			if rv.Diverge == "" {
-				rv.Diverge = row.ID
-				row.Class = "diff first"
+	return row
+}
+
+// cell lays out side s's entry i of row ri (none when i < 0), with its actors alive and its
+// findings, which it also adds to the run's list.
+func (l *runLayout) cell(ri, s, i int, row *rowView) cellView {
+	c := cellView{Lanes: make([]string, len(l.all))}
+	for k, lives := range l.alive[s] {
+		for _, sp := range lives {
+			if ri >= sp.from && ri <= sp.to {
+				c.Lanes[k] = "l"
 			}
 		}
-		for s := range sides {
-			i := sideIndex(p, s, two)
-			c := cellView{Lanes: make([]string, len(all))}
-			for k, lives := range alive[s] {
-				for _, sp := range lives {
-					if ri >= sp.from && ri <= sp.to {
-						c.Lanes[k] = "l"
-					}
-				}
-			}
-			if i < 0 {
-				c.Empty = true
-				row.Delta = false
-				row.Cells = append(row.Cells, c)
-				continue
-			}
-			e := sides[s][i]
-			c.Seq, c.Kind, c.KindRaw, c.Label, c.JSON = e.Seq, kindShort(e.Kind), e.Kind, label(e), entryJSON(written[s][i])
-			c.Lane = rowLanes[ri][s]
-			c.Lanes[column[c.Lane.Key]] = "d"
-			if e.T != lastT[s] {
-				c.T = fmt.Sprintf("%dms", e.T)
-				lastT[s] = e.T
-			}
-			if !isDelta(e) {
-				row.Delta = false
-			}
-			marks := bySeq[e.Seq]
-			if s != len(sides)-1 {
-				marks = byExpSeq[e.Seq]
-			}
-			{
-				for _, f := range marks {
-					fv := findingView{Rule: f.Rule, Msg: f.Msg, Detail: f.Detail, Entry: e.Seq, Row: row.ID, Side: sideNames[s], n: f.n, later: f.Later}
-					c.Findings = append(c.Findings, fv)
-					rv.Findings = append(rv.Findings, fv)
-				}
-				if len(c.Findings) > 0 && !strings.Contains(row.Class, "find") {
-					row.Class += " find"
-				}
-			}
-			row.Cells = append(row.Cells, c)
-		}
-		rv.Rows = append(rv.Rows, row)
 	}
+	if i < 0 {
+		c.Empty = true
+		row.Delta = false
+		return c
+	}
+	e := l.sides[s][i]
+	c.Seq, c.Kind, c.KindRaw, c.Label, c.JSON = e.Seq, kindShort(e.Kind), e.Kind, label(e), entryJSON(l.written[s][i])
+	c.Lane = l.rowLanes[ri][s]
+	c.Lanes[l.column[c.Lane.Key]] = "d"
+	if e.T != l.lastT[s] {
+		c.T = fmt.Sprintf("%dms", e.T)
+		l.lastT[s] = e.T
+	}
+	if !isDelta(e) {
+		row.Delta = false
+	}
+	sideName, marks := "actual", l.bySeq[e.Seq]
+	if s != len(l.sides)-1 {
+		sideName, marks = "expected", l.byExpSeq[e.Seq]
+	}
+	for _, f := range marks {
+		fv := findingView{Rule: f.Rule, Msg: f.Msg, Detail: f.Detail, Entry: e.Seq, Row: row.ID, Side: sideName, n: f.n, later: f.Later}
+		c.Findings = append(c.Findings, fv)
+		l.rv.Findings = append(l.rv.Findings, fv)
+	}
+	return c
+}
+
+// foldLaterFindings orders the findings as Run.Findings does and sets those after the first
+// divergence apart.
+func (l *runLayout) foldLaterFindings() {
+	rv := &l.rv
 	sort.SliceStable(rv.Findings, func(i, j int) bool { return rv.Findings[i].n < rv.Findings[j].n })
 	var first []findingView
 	for _, f := range rv.Findings {
@@ -419,24 +479,28 @@ func buildRun(r Run) runView {
 		}
 	}
 	rv.Findings = first
-	stats := fmt.Sprintf("%d entries", len(actual))
-	if two {
-		stats = fmt.Sprintf("%d expected and %d actual entries, %d rows differ", len(sides[0]), len(actual), differ)
-		if differ > 0 {
-			rv.Failed = true
+}
+
+// countStats counts the entries, the rows that differ and the findings in a line; a run
+// whose sides differ failed.
+func (l *runLayout) countStats() {
+	stats := fmt.Sprintf("%d entries", len(l.actual))
+	if l.two {
+		stats = fmt.Sprintf("%d expected and %d actual entries, %d rows differ", len(l.sides[0]), len(l.actual), l.differ)
+		if l.differ > 0 {
+			l.rv.Failed = true
 		}
 	}
 	found := 0 // rows marked with a finding (shaded), which may be rows whose entries agree
-	for _, row := range rv.Rows {
+	for _, row := range l.rv.Rows {
 		if strings.Contains(row.Class, "find") {
 			found++
 		}
 	}
-	rv.Stats = fmt.Sprintf("%s, %d findings", stats, len(r.Findings))
+	l.rv.Stats = fmt.Sprintf("%s, %d findings", stats, len(l.r.Findings))
 	if found > 0 {
-		rv.Stats += fmt.Sprintf(" (marked on %d rows)", found)
+		l.rv.Stats += fmt.Sprintf(" (marked on %d rows)", found)
 	}
-	return rv
 }
 
 // prefixRows makes row IDs unique on the page by prefixing the run's ID.
@@ -479,8 +543,7 @@ func entriesOf(t *trace.Trace) []trace.Entry {
 
 // writtenOf is the trace's entries as its file has them: in linear form, a request's context
 // as the earlier request's it extends plus what was appended (trace.Link), so that a page
-// showing every entry's JSON grows with the trace, not with its square (a 200-turn run's
-// contexts in full were 32 MB). full is the trace expanded, used when the two do not pair.
+// showing every entry's JSON grows with the trace, not with its square. full is the trace expanded, used when the two do not pair.
 func writtenOf(t *trace.Trace, full []trace.Entry) []trace.Entry {
 	if t == nil || len(t.Entries) != len(full) {
 		return full

@@ -274,9 +274,9 @@ func (c *eventChecker) messageEnded(n int, m *message, d digest) {
 	}
 }
 
+// toolEvent checks a tool_execution_* event against the calls of its turn's response.
 func (c *eventChecker) toolEvent(n int, ev *event) {
-	r := c.run
-	t := r.turn
+	t := c.run.turn
 	if t == nil {
 		c.find(n, RuleGrammar, "%s outside a turn", ev.Type)
 		return
@@ -287,80 +287,104 @@ func (c *eventChecker) toolEvent(n int, ev *event) {
 	}
 	cs := t.byID[id]
 	if t.response == 0 || cs == nil || !runsTools(t.stop) {
-		if t.stray == nil {
-			t.stray = map[string]bool{}
-		}
-		if !t.stray[id] {
-			t.stray[id] = true
-			switch {
-			case t.response == 0:
-				c.find(n, RuleResults, "%s for %q before the turn's response ended", ev.Type, id)
-			case !runsTools(t.stop):
-				c.find(n, RuleResults, "%s for %q: the response stopped with %s, so nothing runs", ev.Type, id, t.stop)
-			default:
-				c.find(n, RuleResults, "%s for %q, which the turn's response did not call", ev.Type, id)
-			}
-		}
+		c.strayToolEvent(n, ev, t, id)
 		return
 	}
 	switch ev.Type {
 	case "tool_execution_start":
-		if cs.start != 0 {
-			c.find(n, RuleGrammar, "a second tool_execution_start for call %q (the first at line %d)", id, cs.start)
-			return
-		}
-		cs.start = n
-		if want := t.calls[t.nextStart]; want != cs {
-			c.find(n, RuleResults, "call %q starts before %q: calls start in source order", id, want.id)
-		}
-		for t.nextStart < len(t.calls) && t.calls[t.nextStart].start != 0 {
-			t.nextStart++
-		}
+		c.toolStart(n, t, cs)
 	case "tool_execution_update":
-		switch {
-		case cs.start == 0:
-			c.find(n, RuleGrammar, "tool_execution_update for call %q before its tool_execution_start", id)
-		case cs.end != 0:
-			c.find(n, RuleGrammar, "tool_execution_update for call %q after its tool_execution_end at line %d", id, cs.end)
-		}
-		if cs.update == 0 {
-			cs.update = n
-		}
-		if t.stop == "length" && cs.update == n {
-			c.find(n, RuleTruncation, "call %q (%s) of a length-stopped response reports progress: it was executed", id, cs.name)
-		}
+		c.toolUpdate(n, t, cs)
 	case "tool_execution_end":
-		if cs.start == 0 {
-			c.find(n, RuleGrammar, "tool_execution_end for call %q with no tool_execution_start", id)
+		c.toolEnd(n, ev, t, cs)
+	}
+}
+
+// strayToolEvent reports, once per call ID, a tool event of a call the turn's response did
+// not make or does not run.
+func (c *eventChecker) strayToolEvent(n int, ev *event, t *turnState, id string) {
+	if t.stray == nil {
+		t.stray = map[string]bool{}
+	}
+	if t.stray[id] {
+		return
+	}
+	t.stray[id] = true
+	switch {
+	case t.response == 0:
+		c.find(n, RuleResults, "%s for %q before the turn's response ended", ev.Type, id)
+	case !runsTools(t.stop):
+		c.find(n, RuleResults, "%s for %q: the response stopped with %s, so nothing runs", ev.Type, id, t.stop)
+	default:
+		c.find(n, RuleResults, "%s for %q, which the turn's response did not call", ev.Type, id)
+	}
+}
+
+// toolStart checks a call's tool_execution_start: once, and in source order.
+func (c *eventChecker) toolStart(n int, t *turnState, cs *callState) {
+	if cs.start != 0 {
+		c.find(n, RuleGrammar, "a second tool_execution_start for call %q (the first at line %d)", cs.id, cs.start)
+		return
+	}
+	cs.start = n
+	if want := t.calls[t.nextStart]; want != cs {
+		c.find(n, RuleResults, "call %q starts before %q: calls start in source order", cs.id, want.id)
+	}
+	for t.nextStart < len(t.calls) && t.calls[t.nextStart].start != 0 {
+		t.nextStart++
+	}
+}
+
+// toolUpdate checks a call's tool_execution_update: between its start and its end, and
+// never for a call of a length-stopped response.
+func (c *eventChecker) toolUpdate(n int, t *turnState, cs *callState) {
+	switch {
+	case cs.start == 0:
+		c.find(n, RuleGrammar, "tool_execution_update for call %q before its tool_execution_start", cs.id)
+	case cs.end != 0:
+		c.find(n, RuleGrammar, "tool_execution_update for call %q after its tool_execution_end at line %d", cs.id, cs.end)
+	}
+	if cs.update == 0 {
+		cs.update = n
+	}
+	if t.stop == "length" && cs.update == n {
+		c.find(n, RuleTruncation, "call %q (%s) of a length-stopped response reports progress: it was executed", cs.id, cs.name)
+	}
+}
+
+// toolEnd checks a call's tool_execution_end and records its result: a call of a
+// length-stopped response ends with the truncation error, unexecuted.
+func (c *eventChecker) toolEnd(n int, ev *event, t *turnState, cs *callState) {
+	if cs.start == 0 {
+		c.find(n, RuleGrammar, "tool_execution_end for call %q with no tool_execution_start", cs.id)
+	}
+	if cs.end != 0 {
+		c.find(n, RuleGrammar, "a second tool_execution_end for call %q (the first at line %d)", cs.id, cs.end)
+		return
+	}
+	cs.end = n
+	var res struct {
+		Content json.RawMessage `json:"content"`
+	}
+	_ = json.Unmarshal(ev.Result, &res)
+	cs.endContent = contentDigest(res.Content)
+	cs.endIsError = ev.IsError != nil && *ev.IsError
+	cs.hasDur = len(ev.DurationMs) > 0 && string(ev.DurationMs) != "null"
+	if cs.hasDur {
+		cs.endDur = digestOf(ev.DurationMs)
+	}
+	cs.executed = cs.hasDur || cs.update != 0
+	if t.stop == "length" {
+		want := loop.TruncatedToolCallText(cs.name)
+		switch {
+		case cs.hasDur:
+			c.find(n, RuleTruncation, "call %q (%s) of a length-stopped response has a durationMs: it was executed", cs.id, cs.name)
+		case !cs.endIsError || firstText(res.Content) != want:
+			c.find(n, RuleTruncation, "call %q (%s) of a length-stopped response ends without the truncation error (isError %v, text %q)", cs.id, cs.name, cs.endIsError, firstText(res.Content))
 		}
-		if cs.end != 0 {
-			c.find(n, RuleGrammar, "a second tool_execution_end for call %q (the first at line %d)", id, cs.end)
-			return
-		}
-		cs.end = n
-		var res struct {
-			Content json.RawMessage `json:"content"`
-		}
-		_ = json.Unmarshal(ev.Result, &res)
-		cs.endContent = contentDigest(res.Content)
-		cs.endIsError = ev.IsError != nil && *ev.IsError
-		cs.hasDur = len(ev.DurationMs) > 0 && string(ev.DurationMs) != "null"
-		if cs.hasDur {
-			cs.endDur = digestOf(ev.DurationMs)
-		}
-		cs.executed = cs.hasDur || cs.update != 0
-		if t.stop == "length" {
-			want := loop.TruncatedToolCallText(cs.name)
-			switch {
-			case cs.hasDur:
-				c.find(n, RuleTruncation, "call %q (%s) of a length-stopped response has a durationMs: it was executed", id, cs.name)
-			case !cs.endIsError || firstText(res.Content) != want:
-				c.find(n, RuleTruncation, "call %q (%s) of a length-stopped response ends without the truncation error (isError %v, text %q)", id, cs.name, cs.endIsError, firstText(res.Content))
-			}
-		}
-		if cs.undeclared != "" && cs.executed {
-			c.find(n, RuleReplay, "tool %q was executed for call %q, but %s", cs.name, id, cs.undeclared)
-		}
+	}
+	if cs.undeclared != "" && cs.executed {
+		c.find(n, RuleReplay, "tool %q was executed for call %q, but %s", cs.name, cs.id, cs.undeclared)
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -28,64 +29,17 @@ Details: docs/CLI.md#audit`,
   turnstile run scenarios/truncation --format jsonl | turnstile audit -`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			out := cmd.OutOrStdout()
-			st := newStyler(out)
-			findings := 0
-			// A file that cannot be read is said and skipped: the files after it are still
-			// audited (a glob of sessions is not stopped by one bad file), and the exit is 2.
-			var unreadable []string
-			skip := func(err error) {
-				fmt.Fprintln(cmd.ErrOrStderr(), err)
-				unreadable = append(unreadable, err.Error())
-			}
+			a := auditRun{out: cmd.OutOrStdout(), errs: cmd.ErrOrStderr(), opts: audit.Options{MaxLine: maxLine}}
+			a.st = newStyler(a.out)
 			for _, path := range args {
-				f := os.Stdin
-				if path != "-" {
-					var err error
-					if f, err = os.Open(path); err != nil {
-						skip(err)
-						continue
-					}
-				}
-				n := 0
-				sum, err := audit.Check(f, audit.Options{MaxLine: maxLine}, func(x audit.Finding) {
-					n++
-					fmt.Fprintf(out, "%s:%d: %s %s\n", path, x.Line, st.red(x.Rule+":"), x.Msg)
-				})
-				if path != "-" {
-					f.Close()
-				}
-				var ie *audit.InputError
-				if errors.As(err, &ie) {
-					skip(fmt.Errorf("%s:%d:%d: %s", path, ie.Line, ie.Col, ie.Msg))
-					findings += n
-					continue
-				}
-				if err != nil {
-					skip(fmt.Errorf("%s: %w", path, err))
-					findings += n
-					continue
-				}
-				for _, note := range sum.Notes {
-					fmt.Fprintf(out, "%s: note: %s\n", path, note)
-				}
-				what := fmt.Sprintf("%d %s", sum.Runs, plural(sum.Runs, "run", "runs"))
-				if sum.Format == audit.Session {
-					what = fmt.Sprintf("%d %s", sum.Runs, plural(sum.Runs, "message", "messages"))
-				}
-				verdict := st.green("ok")
-				if n > 0 {
-					verdict = st.red(fmt.Sprintf("%d %s", n, plural(n, "finding", "findings")))
-				}
-				fmt.Fprintf(out, "%s: %s, %d lines, %s: %s\n", path, sum.Format, sum.Lines, what, verdict)
-				findings += n
+				a.file(path)
 			}
-			if len(unreadable) > 0 {
-				return usage(fmt.Errorf("%d of %d %s could not be read (said above); %d %s in the others", len(unreadable), len(args),
-					plural(len(args), "file", "files"), findings, plural(findings, "finding", "findings")))
+			if len(a.unreadable) > 0 {
+				return usage(fmt.Errorf("%d of %d %s could not be read (said above); %d %s in the others", len(a.unreadable), len(args),
+					plural(len(args), "file", "files"), a.findings, plural(a.findings, "finding", "findings")))
 			}
-			if findings > 0 {
-				return failed(fmt.Errorf("%d %s", findings, plural(findings, "finding", "findings")))
+			if a.findings > 0 {
+				return failed(fmt.Errorf("%d %s", a.findings, plural(a.findings, "finding", "findings")))
 			}
 			return nil
 		},
@@ -108,4 +62,61 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// auditRun is one turnstile audit: the findings so far and the files that could not be read.
+type auditRun struct {
+	out, errs  io.Writer
+	st         styler
+	opts       audit.Options
+	findings   int
+	unreadable []string
+}
+
+// file audits one recording ("-": stdin) and prints its findings and verdict.
+func (a *auditRun) file(path string) {
+	f := os.Stdin
+	if path != "-" {
+		var err error
+		if f, err = os.Open(path); err != nil {
+			a.skip(err)
+			return
+		}
+	}
+	n := 0
+	sum, err := audit.Check(f, a.opts, func(x audit.Finding) {
+		n++
+		fmt.Fprintf(a.out, "%s:%d: %s %s\n", path, x.Line, a.st.red(x.Rule+":"), x.Msg)
+	})
+	if path != "-" {
+		f.Close()
+	}
+	a.findings += n
+	var ie *audit.InputError
+	if errors.As(err, &ie) {
+		a.skip(fmt.Errorf("%s:%d:%d: %s", path, ie.Line, ie.Col, ie.Msg))
+		return
+	}
+	if err != nil {
+		a.skip(fmt.Errorf("%s: %w", path, err))
+		return
+	}
+	for _, note := range sum.Notes {
+		fmt.Fprintf(a.out, "%s: note: %s\n", path, note)
+	}
+	what := fmt.Sprintf("%d %s", sum.Runs, plural(sum.Runs, "run", "runs"))
+	if sum.Format == audit.Session {
+		what = fmt.Sprintf("%d %s", sum.Runs, plural(sum.Runs, "message", "messages"))
+	}
+	verdict := a.st.green("ok")
+	if n > 0 {
+		verdict = a.st.red(fmt.Sprintf("%d %s", n, plural(n, "finding", "findings")))
+	}
+	fmt.Fprintf(a.out, "%s: %s, %d lines, %s: %s\n", path, sum.Format, sum.Lines, what, verdict)
+}
+
+// skip says why a file cannot be read; the files after it are still audited, and the exit is 2.
+func (a *auditRun) skip(err error) {
+	fmt.Fprintln(a.errs, err)
+	a.unreadable = append(a.unreadable, err.Error())
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strconv"
@@ -11,26 +12,31 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/turnstile-dev/turnstile/conformance"
 	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/levels"
 	"github.com/turnstile-dev/turnstile/loop"
+	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
 	"github.com/turnstile-dev/turnstile/trace"
 )
 
+// conformFlags are the flags of turnstile conform.
+type conformFlags struct {
+	impl, profile, junit, shard, expectFail, format string
+	tracks, level, ignoreList                       string
+	reportDir                                       string
+	suite                                           []string
+	proc                                            processFlags
+	jobs, maxFindings                               int
+	sel                                             selection
+	budget                                          budgetFlags
+}
+
 func conformCmd() *cobra.Command {
-	var (
-		impl, profile, junit, shard, expectFail, format string
-		tracks, level, ignoreList                       string
-		reportDir                                       string
-		suite                                           []string
-		proc                                            processFlags
-		jobs, maxFindings                               int
-		sel                                             selection
-		budget                                          budgetFlags
-	)
+	var o conformFlags
 	cmd := &cobra.Command{
 		Use:   "conform",
 		Short: "Verify a loop implementation against the reference, scenario by scenario",
@@ -47,128 +53,160 @@ Details: docs/CLI.md#conform`,
   turnstile conform --impl "./my-port" --expect-fail known.txt --report conform-report
   turnstile conform --impl "./my-port" --tracks 1.6.0     # hold a port to a newer pi than it claims`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			prof, err := trace.ParseProfile(profile)
-			if err != nil {
-				return usage(err)
-			}
-			if format != "text" && format != "json" {
-				return usage(fmt.Errorf("--format must be text or json, not %q", format))
-			}
-			if maxFindings < 0 {
-				return usage(fmt.Errorf("--max-findings must be 0 (no cap) or more, not %d", maxFindings))
-			}
-			files, err := load(suite, sel, budget)
-			if err != nil {
-				return err
-			}
-			if files, err = applyShard(files, shard); err != nil {
-				return usage(err)
-			}
-			list := make([]*sim.Scenario, 0, len(files))
-			names := make([]string, 0, len(files))
-			for _, f := range files {
-				list = append(list, f.Scenario)
-				names = append(names, f.Scenario.Name)
-			}
-			if err := checkTracks(tracks); err != nil {
-				return err
-			}
-			lvl, err := levels.Parse(level)
-			if err != nil {
-				return usage(err)
-			}
-			opts := conformance.Options{Profile: prof, Scenarios: diagnose.FromFiles(files), Tracks: tracks, Level: lvl}
-			if ignoreList != "" {
-				listed, err := readNameList(ignoreList)
-				if err != nil {
-					return usage(err)
-				}
-				opts.Ignore = map[string]bool{}
-				for _, l := range listed {
-					opts.Ignore[l] = true
-				}
-			}
-			if expectFail != "" {
-				listed, err := readNameList(expectFail)
-				if err != nil {
-					return usage(err)
-				}
-				if opts.ExpectFail, opts.ExpectFindings, err = conformance.ParseExpectFail(listed, names); err != nil {
-					return usage(fmt.Errorf("--expect-fail %s: %w", expectFail, err))
-				}
-			}
-			out := cmd.OutOrStdout()
-			st := newStyler(out)
-			progress := &conformance.Progress{Max: maxFindings, Status: st.status}
-			if format == "text" {
-				opts.OnResult = func(r conformance.Result) { fmt.Fprint(out, progress.Text(r)) }
-			}
-			newImpl, err := implementationAt(impl, proc, tracks)
-			if err != nil {
-				return usage(err)
-			}
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-			defer stop()
-			report := conformance.VerifyParallel(ctx, list, newImpl, jobs, opts)
-			if report.StartError != "" {
-				return usage(fmt.Errorf("the implementation did not start: %s", report.StartError))
-			}
-			if impl != "" && ctx.Err() == nil {
-				// Were the exchange's shortcuts the cause? A scenario per cause re-run without them says.
-				plain := proc
-				plain.oneAtATime = true
-				if again, err := implementation(impl, plain); err == nil {
-					p := again()
-					conformance.RecheckWithoutShortcuts(ctx, &report, list, p, recheckScenarios, opts)
-					closeImpl(p)
-				}
-			}
-			if format == "json" {
-				if err := report.WriteJSON(out); err != nil {
-					return failed(err)
-				}
-			} else {
-				fmt.Fprintf(out, "conformance of %s, profile %s, %d scenarios in %s\n", report.Implementation, report.Profile,
-					len(report.Results), report.Duration.Round(time.Millisecond))
-				if err := report.WriteSummary(out); err != nil {
-					return failed(err)
-				}
-			}
-			if junit != "" {
-				if err := writeJUnitFile(junit, report); err != nil {
-					return usage(err)
-				}
-			}
-			if reportDir != "" {
-				if err := writeConformReport(reportDir, report, files, newImpl); err != nil {
-					return usage(err)
-				}
-			}
-			if !report.OK() {
-				return failed(fmt.Errorf("%d %s failed", report.Failed, plural(report.Failed, "scenario", "scenarios")))
-			}
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.OutOrStdout()) },
 	}
-	f := cmd.Flags()
-	f.StringVar(&impl, "impl", "", `command of the implementation under test; "" is the built-in reference`)
-	f.StringArrayVar(&suite, "suite", nil, "scenario file or directory (repeatable); default: the embedded curated suite")
-	f.StringVar(&profile, "profile", "strict", "comparison profile: strict or semantic")
-	f.StringVar(&junit, "junit", "", "write a JUnit XML report to this file")
-	f.StringVar(&reportDir, "report", "", "write an HTML report into this directory")
-	f.StringVar(&format, "format", "text", "output: text or json")
-	f.IntVar(&maxFindings, "max-findings", 0, "show at most N findings in full per scenario (0: all)")
-	f.StringVar(&shard, "shard", "", "run only shard K of N (K/N, from 1), e.g. 2/4")
-	proc.register(f, conformance.DefaultTimeout, "scenario")
-	f.IntVar(&jobs, "jobs", 1, "implementations to run at once")
-	f.StringVar(&expectFail, "expect-fail", "", `file listing scenarios known to fail, one a line ("NAME" or "NAME: CAUSE")`)
-	f.StringVar(&ignoreList, "ignore", "", "file listing findings to leave out, one a line")
-	sel.register(f)
-	budget.register(f)
-	f.StringVar(&tracks, "tracks", "", `pi version to hold the implementation to (default: its hello's "tracks")`)
-	f.StringVar(&level, "level", "pi", "pi (every rule) or core (pi's conventions not judged)")
+	o.register(cmd.Flags())
 	return cmd
+}
+
+func (o *conformFlags) register(f *pflag.FlagSet) {
+	f.StringVar(&o.impl, "impl", "", `command of the implementation under test; "" is the built-in reference`)
+	f.StringArrayVar(&o.suite, "suite", nil, "scenario file or directory (repeatable); default: the embedded curated suite")
+	f.StringVar(&o.profile, "profile", "strict", "comparison profile: strict or semantic")
+	f.StringVar(&o.junit, "junit", "", "write a JUnit XML report to this file")
+	f.StringVar(&o.reportDir, "report", "", "write an HTML report into this directory")
+	f.StringVar(&o.format, "format", "text", "output: text or json")
+	f.IntVar(&o.maxFindings, "max-findings", 0, "show at most N findings in full per scenario (0: all)")
+	f.StringVar(&o.shard, "shard", "", "run only shard K of N (K/N, from 1), e.g. 2/4")
+	o.proc.register(f, conformance.DefaultTimeout, "scenario")
+	f.IntVar(&o.jobs, "jobs", 1, "implementations to run at once")
+	f.StringVar(&o.expectFail, "expect-fail", "", `file listing scenarios known to fail, one a line ("NAME" or "NAME: CAUSE")`)
+	f.StringVar(&o.ignoreList, "ignore", "", "file listing findings to leave out, one a line")
+	o.sel.register(f)
+	o.budget.register(f)
+	f.StringVar(&o.tracks, "tracks", "", `pi version to hold the implementation to (default: its hello's "tracks")`)
+	f.StringVar(&o.level, "level", "pi", "pi (every rule) or core (pi's conventions not judged)")
+}
+
+// run verifies the implementation on the suite and writes the reports asked for.
+func (o *conformFlags) run(out io.Writer) error {
+	files, opts, err := o.options()
+	if err != nil {
+		return err
+	}
+	list := make([]*sim.Scenario, 0, len(files))
+	for _, f := range files {
+		list = append(list, f.Scenario)
+	}
+	st := newStyler(out)
+	progress := &conformance.Progress{Max: o.maxFindings, Status: st.status}
+	if o.format == "text" {
+		opts.OnResult = func(r conformance.Result) { fmt.Fprint(out, progress.Text(r)) }
+	}
+	newImpl, err := implementationAt(o.impl, o.proc, o.tracks)
+	if err != nil {
+		return usage(err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	report := conformance.VerifyParallel(ctx, list, newImpl, o.jobs, opts)
+	if report.StartError != "" {
+		return usage(fmt.Errorf("the implementation did not start: %s", report.StartError))
+	}
+	if o.impl != "" && ctx.Err() == nil {
+		o.recheck(ctx, &report, list, opts)
+	}
+	if err := o.write(out, report, files, newImpl); err != nil {
+		return err
+	}
+	if !report.OK() {
+		return failed(fmt.Errorf("%d %s failed", report.Failed, plural(report.Failed, "scenario", "scenarios")))
+	}
+	return nil
+}
+
+// options checks the flags and loads the suite and the lists --ignore and --expect-fail name.
+func (o *conformFlags) options() ([]*scenarios.File, conformance.Options, error) {
+	var opts conformance.Options
+	prof, err := trace.ParseProfile(o.profile)
+	if err != nil {
+		return nil, opts, usage(err)
+	}
+	if o.format != "text" && o.format != "json" {
+		return nil, opts, usage(fmt.Errorf("--format must be text or json, not %q", o.format))
+	}
+	if o.maxFindings < 0 {
+		return nil, opts, usage(fmt.Errorf("--max-findings must be 0 (no cap) or more, not %d", o.maxFindings))
+	}
+	files, err := load(o.suite, o.sel, o.budget)
+	if err != nil {
+		return nil, opts, err
+	}
+	if files, err = applyShard(files, o.shard); err != nil {
+		return nil, opts, usage(err)
+	}
+	if err := checkTracks(o.tracks); err != nil {
+		return nil, opts, err
+	}
+	lvl, err := levels.Parse(o.level)
+	if err != nil {
+		return nil, opts, usage(err)
+	}
+	opts = conformance.Options{Profile: prof, Scenarios: diagnose.FromFiles(files), Tracks: o.tracks, Level: lvl}
+	if o.ignoreList != "" {
+		listed, err := readNameList(o.ignoreList)
+		if err != nil {
+			return nil, opts, usage(err)
+		}
+		opts.Ignore = map[string]bool{}
+		for _, l := range listed {
+			opts.Ignore[l] = true
+		}
+	}
+	if o.expectFail != "" {
+		listed, err := readNameList(o.expectFail)
+		if err != nil {
+			return nil, opts, usage(err)
+		}
+		names := make([]string, 0, len(files))
+		for _, f := range files {
+			names = append(names, f.Scenario.Name)
+		}
+		if opts.ExpectFail, opts.ExpectFindings, err = conformance.ParseExpectFail(listed, names); err != nil {
+			return nil, opts, usage(fmt.Errorf("--expect-fail %s: %w", o.expectFail, err))
+		}
+	}
+	return files, opts, nil
+}
+
+// recheck re-runs a scenario per cause without the exchange's shortcuts, to tell whether
+// they are the cause.
+func (o *conformFlags) recheck(ctx context.Context, report *conformance.Report, list []*sim.Scenario, opts conformance.Options) {
+	plain := o.proc
+	plain.oneAtATime = true
+	again, err := implementation(o.impl, plain)
+	if err != nil {
+		return
+	}
+	p := again()
+	conformance.RecheckWithoutShortcuts(ctx, report, list, p, recheckScenarios, opts)
+	closeImpl(p)
+}
+
+// write prints the report (text or JSON) and writes the --junit and --report files.
+func (o *conformFlags) write(out io.Writer, report conformance.Report, files []*scenarios.File, newImpl func() sim.Implementation) error {
+	if o.format == "json" {
+		if err := report.WriteJSON(out); err != nil {
+			return failed(err)
+		}
+	} else {
+		fmt.Fprintf(out, "conformance of %s, profile %s, %d scenarios in %s\n", report.Implementation, report.Profile,
+			len(report.Results), report.Duration.Round(time.Millisecond))
+		if err := report.WriteSummary(out); err != nil {
+			return failed(err)
+		}
+	}
+	if o.junit != "" {
+		if err := writeJUnitFile(o.junit, report); err != nil {
+			return usage(err)
+		}
+	}
+	if o.reportDir != "" {
+		if err := writeConformReport(o.reportDir, report, files, newImpl); err != nil {
+			return usage(err)
+		}
+	}
+	return nil
 }
 
 // implementation makes the implementation under test: the reference in-process, or a

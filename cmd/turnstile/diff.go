@@ -93,19 +93,7 @@ func sideOf(p string) (side, error) {
 		return side{}, fmt.Errorf("%s is a directory; diff compares one trace with one", p)
 	}
 	if scenarios.IsScenarioFile(p) || errors.Is(statErr, os.ErrNotExist) {
-		files, err := scenarios.Load([]string{p})
-		if err != nil {
-			return side{}, err
-		}
-		if len(files) != 1 {
-			return side{}, fmt.Errorf("%s holds %d scenarios; diff compares one with one", p, len(files))
-		}
-		tr, err := sim.Run(files[0].Scenario, sim.NewReference())
-		var over *sim.BudgetError
-		if err != nil && !errors.As(err, &over) {
-			return side{}, err
-		}
-		return side{trace: tr.Expanded(), timeline: trace.Lines(tr.Timeline())}, nil
+		return scenarioSide(p)
 	}
 	data, err := readCapped(p, maxDiffInput)
 	if err != nil {
@@ -115,38 +103,65 @@ func sideOf(p string) (side, error) {
 		return side{}, fmt.Errorf("%s is empty, so neither a trace nor a timeline (a failed turnstile run … > %s leaves it so)", p, p)
 	}
 	if bytes.HasPrefix(bytes.TrimSpace(data), []byte("{")) {
-		for i, line := range bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n")) {
-			// An entry: a JSON object with its sequence number and kind (any kind, so that a
-			// trace edited by hand still compares, the edit shown as a difference).
-			var e struct {
-				Seq  *json.Number `json:"seq"`
-				Kind *string      `json:"kind"`
-			}
-			line = bytes.TrimSpace(line)
-			if len(line) > 0 && line[0] == '{' {
-				if err := json.Unmarshal(line, &e); err != nil {
-					return side{}, jsonLineError(p, i+1, line, err)
-				}
-			}
-			if len(line) == 0 || line[0] != '{' || e.Seq == nil || e.Kind == nil {
-				return side{}, fmt.Errorf("%s:%d: not a trace entry (a JSON object with seq and kind), so %s is not a JSON-lines trace (diff takes a scenario, a trace from turnstile run --format jsonl, or a timeline)", p, i+1, p)
-			}
-			if i > 0 && e.Seq.String() == "1" {
-				// turnstile run --format jsonl of several scenarios writes their traces one
-				// after the other, each numbered from 1.
-				return side{}, fmt.Errorf("%s:%d: a second trace begins here (seq 1 again): %s holds the traces of several scenarios; diff compares one with one (turnstile run NAME --format jsonl writes one)", p, i+1, p)
-			}
-		}
-		tr, err := trace.ReadJSONL(data)
-		if err != nil {
-			return side{}, fmt.Errorf("%s: %w", p, err)
-		}
-		full, err := tr.Expand()
-		if err != nil {
-			return side{}, fmt.Errorf("%s: %w", p, err)
-		}
-		return side{trace: full}, nil
+		return traceSide(p, data)
 	}
+	return timelineSide(p, data)
+}
+
+// scenarioSide runs the one scenario of a file, or of the embedded suite, against the reference.
+func scenarioSide(p string) (side, error) {
+	files, err := scenarios.Load([]string{p})
+	if err != nil {
+		return side{}, err
+	}
+	if len(files) != 1 {
+		return side{}, fmt.Errorf("%s holds %d scenarios; diff compares one with one", p, len(files))
+	}
+	tr, err := sim.Run(files[0].Scenario, sim.NewReference())
+	var over *sim.BudgetError
+	if err != nil && !errors.As(err, &over) {
+		return side{}, err
+	}
+	return side{trace: tr.Expanded(), timeline: trace.Lines(tr.Timeline())}, nil
+}
+
+// traceSide reads one JSON-lines trace.
+func traceSide(p string, data []byte) (side, error) {
+	for i, line := range bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n")) {
+		// An entry: a JSON object with its sequence number and kind (any kind, so that a
+		// trace edited by hand still compares, the edit shown as a difference).
+		var e struct {
+			Seq  *json.Number `json:"seq"`
+			Kind *string      `json:"kind"`
+		}
+		line = bytes.TrimSpace(line)
+		if len(line) > 0 && line[0] == '{' {
+			if err := json.Unmarshal(line, &e); err != nil {
+				return side{}, jsonLineError(p, i+1, line, err)
+			}
+		}
+		if len(line) == 0 || line[0] != '{' || e.Seq == nil || e.Kind == nil {
+			return side{}, fmt.Errorf("%s:%d: not a trace entry (a JSON object with seq and kind), so %s is not a JSON-lines trace (diff takes a scenario, a trace from turnstile run --format jsonl, or a timeline)", p, i+1, p)
+		}
+		if i > 0 && e.Seq.String() == "1" {
+			// turnstile run --format jsonl of several scenarios writes their traces one
+			// after the other, each numbered from 1.
+			return side{}, fmt.Errorf("%s:%d: a second trace begins here (seq 1 again): %s holds the traces of several scenarios; diff compares one with one (turnstile run NAME --format jsonl writes one)", p, i+1, p)
+		}
+	}
+	tr, err := trace.ReadJSONL(data)
+	if err != nil {
+		return side{}, fmt.Errorf("%s: %w", p, err)
+	}
+	full, err := tr.Expand()
+	if err != nil {
+		return side{}, fmt.Errorf("%s: %w", p, err)
+	}
+	return side{trace: full}, nil
+}
+
+// timelineSide reads one timeline: a golden file, or what turnstile run prints of one scenario.
+func timelineSide(p string, data []byte) (side, error) {
 	lines := trace.Lines(data)
 	first := 0
 	if len(lines) > 0 && strings.HasPrefix(lines[0], "=== ") {

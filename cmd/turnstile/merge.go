@@ -16,7 +16,7 @@ import (
 )
 
 func mergeCmd() *cobra.Command {
-	var out, junit, format string
+	var o mergeFlags
 	cmd := &cobra.Command{
 		Use:   "merge INPUT...",
 		Short: "Combine the outputs of several conform or explore runs (shards, machines) into one",
@@ -36,104 +36,121 @@ Details: docs/CLI.md#merge`,
 			if err != nil {
 				return usage(err)
 			}
-			stdout := cmd.OutOrStdout()
 			switch kind {
 			case "explore":
-				if out == "" {
-					return usage(errors.New("merging explore folders needs --out, a new folder for the merged causes"))
-				}
-				if junit != "" || format != "" {
-					return usage(errors.New("--junit and --format merge conform reports, not explore folders"))
-				}
-				r, err := explore.Merge(args, out)
-				if err != nil {
-					return usage(err)
-				}
-				fmt.Fprint(stdout, explore.MergeSummary(r, out))
-				if r.Failed() {
-					return failed(fmt.Errorf("the merged explorations found %d distinct failures", len(r.Causes)))
-				}
-				return nil
+				return o.explore(args, cmd.OutOrStdout())
 			case "json":
-				var reports []conformance.Report
-				for _, name := range args {
-					f, err := os.Open(name)
-					if err != nil {
-						return usage(err)
-					}
-					r, err := conformance.ReadJSON(f)
-					f.Close()
-					if err != nil {
-						return usage(fmt.Errorf("%s: %w", name, err))
-					}
-					reports = append(reports, r)
-				}
-				merged, err := conformance.Merge(reports, args)
-				if err != nil {
-					return usage(err)
-				}
-				var buf bytes.Buffer
-				switch format {
-				case "", "json":
-					err = merged.WriteJSON(&buf)
-				case "text":
-					fmt.Fprintf(&buf, "conformance of %s, profile %s, %d scenarios (%d reports merged)\n", merged.Implementation, merged.Profile,
-						len(merged.Results), len(reports))
-					err = merged.WriteSummary(&buf)
-				default:
-					return usage(fmt.Errorf("--format must be json or text, not %q", format))
-				}
-				if err != nil {
-					return failed(err)
-				}
-				if err := writeOutput(out, stdout, buf.Bytes()); err != nil {
-					return usage(err)
-				}
-				if junit != "" {
-					var x bytes.Buffer
-					if err := conformance.WriteJUnit(&x, merged); err != nil {
-						return usage(err)
-					}
-					if err := os.WriteFile(junit, x.Bytes(), 0o644); err != nil {
-						return usage(err)
-					}
-				}
-				if !merged.OK() {
-					return failed(fmt.Errorf("%d %s failed", merged.Failed, plural(merged.Failed, "scenario", "scenarios")))
-				}
-				return nil
-			default: // junit
-				if junit != "" || format != "" {
-					return usage(errors.New("JUnit inputs merge into JUnit: give --out (or nothing, for stdout), not --junit or --format"))
-				}
-				var docs [][]byte
-				for _, name := range args {
-					data, err := os.ReadFile(name)
-					if err != nil {
-						return usage(err)
-					}
-					docs = append(docs, data)
-				}
-				var buf bytes.Buffer
-				failures, err := conformance.MergeJUnit(&buf, docs, args)
-				if err != nil {
-					return usage(err)
-				}
-				if err := writeOutput(out, stdout, buf.Bytes()); err != nil {
-					return usage(err)
-				}
-				if failures > 0 {
-					return failed(fmt.Errorf("%d %s failed", failures, plural(failures, "testcase", "testcases")))
-				}
-				return nil
+				return o.reports(args, cmd.OutOrStdout())
+			default:
+				return o.junits(args, cmd.OutOrStdout())
 			}
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&out, "out", "", "where the merge goes: a new folder, or a file (default: stdout)")
-	f.StringVar(&junit, "junit", "", "with conform JSON reports: also write JUnit XML to this file")
-	f.StringVar(&format, "format", "", "with conform JSON reports: json (default) or text")
+	f.StringVar(&o.out, "out", "", "where the merge goes: a new folder, or a file (default: stdout)")
+	f.StringVar(&o.junit, "junit", "", "with conform JSON reports: also write JUnit XML to this file")
+	f.StringVar(&o.format, "format", "", "with conform JSON reports: json (default) or text")
 	return cmd
+}
+
+// mergeFlags are the flags of turnstile merge.
+type mergeFlags struct{ out, junit, format string }
+
+// explore merges explore --out folders into a new --out folder.
+func (o *mergeFlags) explore(args []string, stdout io.Writer) error {
+	if o.out == "" {
+		return usage(errors.New("merging explore folders needs --out, a new folder for the merged causes"))
+	}
+	if o.junit != "" || o.format != "" {
+		return usage(errors.New("--junit and --format merge conform reports, not explore folders"))
+	}
+	r, err := explore.Merge(args, o.out)
+	if err != nil {
+		return usage(err)
+	}
+	fmt.Fprint(stdout, explore.MergeSummary(r, o.out))
+	if r.Failed() {
+		return failed(fmt.Errorf("the merged explorations found %d distinct failures", len(r.Causes)))
+	}
+	return nil
+}
+
+// reports merges conform JSON reports into one, as JSON or text, and as JUnit with --junit.
+func (o *mergeFlags) reports(args []string, stdout io.Writer) error {
+	var reports []conformance.Report
+	for _, name := range args {
+		f, err := os.Open(name)
+		if err != nil {
+			return usage(err)
+		}
+		r, err := conformance.ReadJSON(f)
+		f.Close()
+		if err != nil {
+			return usage(fmt.Errorf("%s: %w", name, err))
+		}
+		reports = append(reports, r)
+	}
+	merged, err := conformance.Merge(reports, args)
+	if err != nil {
+		return usage(err)
+	}
+	var buf bytes.Buffer
+	switch o.format {
+	case "", "json":
+		err = merged.WriteJSON(&buf)
+	case "text":
+		fmt.Fprintf(&buf, "conformance of %s, profile %s, %d scenarios (%d reports merged)\n", merged.Implementation, merged.Profile,
+			len(merged.Results), len(reports))
+		err = merged.WriteSummary(&buf)
+	default:
+		return usage(fmt.Errorf("--format must be json or text, not %q", o.format))
+	}
+	if err != nil {
+		return failed(err)
+	}
+	if err := writeOutput(o.out, stdout, buf.Bytes()); err != nil {
+		return usage(err)
+	}
+	if o.junit != "" {
+		var x bytes.Buffer
+		if err := conformance.WriteJUnit(&x, merged); err != nil {
+			return usage(err)
+		}
+		if err := os.WriteFile(o.junit, x.Bytes(), 0o644); err != nil {
+			return usage(err)
+		}
+	}
+	if !merged.OK() {
+		return failed(fmt.Errorf("%d %s failed", merged.Failed, plural(merged.Failed, "scenario", "scenarios")))
+	}
+	return nil
+}
+
+// junits merges conform JUnit files into one.
+func (o *mergeFlags) junits(args []string, stdout io.Writer) error {
+	if o.junit != "" || o.format != "" {
+		return usage(errors.New("JUnit inputs merge into JUnit: give --out (or nothing, for stdout), not --junit or --format"))
+	}
+	var docs [][]byte
+	for _, name := range args {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			return usage(err)
+		}
+		docs = append(docs, data)
+	}
+	var buf bytes.Buffer
+	failures, err := conformance.MergeJUnit(&buf, docs, args)
+	if err != nil {
+		return usage(err)
+	}
+	if err := writeOutput(o.out, stdout, buf.Bytes()); err != nil {
+		return usage(err)
+	}
+	if failures > 0 {
+		return failed(fmt.Errorf("%d %s failed", failures, plural(failures, "testcase", "testcases")))
+	}
+	return nil
 }
 
 // inputKind says what the inputs of merge are: "explore" (folders), "json" or "junit"

@@ -3,9 +3,11 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/turnstile-dev/turnstile/conformance"
 	"github.com/turnstile-dev/turnstile/invariant"
@@ -16,11 +18,16 @@ import (
 	"github.com/turnstile-dev/turnstile/trace"
 )
 
+// runFlags are the flags of turnstile run.
+type runFlags struct {
+	format, impl, htmlOut, tracks, level string
+	proc                                 processFlags
+	sel                                  selection
+	budget                               budgetFlags
+}
+
 func runCmd() *cobra.Command {
-	var format, impl, htmlOut, tracks, level string
-	var proc processFlags
-	var sel selection
-	var budget budgetFlags
+	var o runFlags
 	cmd := &cobra.Command{
 		Use:   "run [PATH|NAME…]",
 		Short: "Run scenarios and print their timelines",
@@ -36,150 +43,214 @@ Details: docs/CLI.md#run`,
   turnstile run --run 'queues/.*steer'                # the embedded scenarios whose name matches
   turnstile run scenarios/tools-parallel --html run.html`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if format != "timeline" && format != "jsonl" {
-				return usage(fmt.Errorf("--format must be timeline or jsonl, not %q", format))
-			}
-			if err := checkTracks(tracks); err != nil {
-				return err
-			}
-			lvl, err := levels.Parse(level)
-			if err != nil {
-				return usage(err)
-			}
-			files, err := load(args, sel, budget)
+			r, err := o.start(cmd, args)
 			if err != nil {
 				return err
 			}
-			newImpl, err := implementationAt(impl, proc, tracks)
-			if err != nil {
-				return usage(err)
-			}
-			target := newImpl()
-			defer closeImpl(target)
-			// The pi the run is judged at: --tracks, else an implementation's hello's.
-			held, follows := tracks, map[string]bool{}
-			if h, ok := target.(interface {
-				Hello() (conformance.Hello, error)
-			}); ok {
-				hello, err := h.Hello()
-				if err != nil {
-					return usage(err)
-				}
-				if held == "" {
-					held = hello.Tracks
-				}
-				for _, id := range hello.Follows {
-					follows[id] = true
+			defer closeImpl(r.target)
+			for _, f := range r.files {
+				if err := r.scenario(f); err != nil {
+					return err
 				}
 			}
-			behaviour, err := loop.BehaviourOf(held)
-			if err != nil {
-				return usage(fmt.Errorf("the implementation tracks pi %q: %w (--tracks X holds it to pi X)", held, err))
-			}
-			newest := behaviour == (loop.Behaviour{})
-			invs := invariant.AllAt(behaviour)
-			if lvl == levels.Core {
-				// pi's conventions are judged nowhere: not by expect: blocks, not by invariants.
-				newest = false
-				invs = levels.Invariants(invs)
-				fmt.Fprintln(cmd.ErrOrStderr(), "judged at core level: in the core view, pi's conventions and expect: blocks left unchecked")
-			}
-			out := cmd.OutOrStdout()
-			st := newStyler(out)
-			if !newest && lvl != levels.Core {
-				fmt.Fprintf(cmd.ErrOrStderr(), "judged at pi %s: its invariants, and expect: blocks left unchecked (they describe pi %s)\n", held, loop.NewestVersion)
-			}
-			var bad []string
-			skipped := 0
-			page := htmlRuns{impl: impl, behaviour: behaviour}
-			for _, f := range files {
-				if impl == "" {
-					target = newImpl()
-				}
-				// What conform would skip (a hook not installed, a feature lacked, a later pi, a
-				// scenario of pi's conventions only at core level) is not run.
-				if why := conformance.SkipReason(target, f.Scenario, tracks, lvl); why != "" {
-					skipOut := out
-					if format == "jsonl" {
-						skipOut = cmd.ErrOrStderr() // stdout holds trace lines only
-					}
-					fmt.Fprintf(skipOut, "skip %s: %s\n", f.Scenario.Name, why)
-					skipped++
-					continue
-				}
-				tr, err := sim.Run(f.Scenario, target)
-				var over *sim.BudgetError
-				if err != nil && !errors.As(err, &over) {
-					return usage(err)
-				}
-				problems := runProblems(f, tr, newest)
-				var broken []invariant.Failure
-				if lvl == levels.Core {
-					// Judged in the core view, against the reference's run of the scenario.
-					want, _ := sim.Run(f.Scenario, sim.NewReferenceWith(behaviour))
-					broken = levels.Broken(tr, want, follows, invs)
-				} else {
-					broken = invariant.CheckAll(tr, invs...)
-				}
-				for _, v := range broken {
-					problems = append(problems, "invariant "+v.String())
-				}
-				for _, w := range f.Warnings(tr) {
-					fmt.Fprintln(cmd.ErrOrStderr(), w)
-				}
-				if htmlOut != "" {
-					if err := page.add(f, tr, newest, broken); err != nil {
-						return usage(err)
-					}
-				}
-				if format == "jsonl" {
-					_, _ = out.Write(tr.JSONL())
-					if len(problems) > 0 {
-						bad = append(bad, nameOf(f)+" ("+problems[0]+")")
-					}
-					continue
-				}
-				fmt.Fprintln(out, st.bold("=== "+f.Scenario.Name+"  ("+f.Path+")"))
-				_, _ = out.Write(tr.Timeline())
-				if len(problems) > 0 {
-					for _, p := range problems {
-						fmt.Fprintln(out, st.red("FAIL "+p))
-					}
-					bad = append(bad, nameOf(f))
-				} else if !f.Expect.Empty() && newest {
-					fmt.Fprintln(out, st.green("ok   expectations met"))
-				} else if !f.Expect.Empty() {
-					fmt.Fprintln(out, st.green("ok   (its expect: block left unchecked)"))
-				}
-				fmt.Fprintln(out)
-			}
-			if htmlOut != "" {
-				if err := page.write(htmlOut); err != nil {
-					return usage(err)
-				}
-			}
-			if len(bad) > 0 {
-				also := ""
-				if skipped > 0 {
-					also = fmt.Sprintf(" (%d skipped)", skipped)
-				}
-				return failed(fmt.Errorf("%d of %d scenarios failed%s: %s", len(bad), len(files)-skipped, also, strings.Join(bad, ", ")))
-			}
-			if skipped > 0 && format != "jsonl" {
-				fmt.Fprintf(out, "%d scenarios run, %d skipped\n", len(files)-skipped, skipped)
-			}
-			return nil
+			return r.finish()
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "timeline", "output format: timeline or jsonl")
-	cmd.Flags().StringVar(&impl, "impl", "", `command of an implementation to run instead of the built-in reference`)
-	cmd.Flags().StringVar(&htmlOut, "html", "", "also write the runs as a self-contained HTML page to this file")
-	proc.register(cmd.Flags(), conformance.DefaultTimeout, "scenario")
-	sel.register(cmd.Flags())
-	budget.register(cmd.Flags())
-	cmd.Flags().StringVar(&tracks, "tracks", "", "pi version the reference behaves as (default: the newest)")
-	cmd.Flags().StringVar(&level, "level", "pi", "pi (every rule) or core (pi's conventions not judged)")
+	o.register(cmd.Flags())
 	return cmd
+}
+
+func (o *runFlags) register(f *pflag.FlagSet) {
+	f.StringVar(&o.format, "format", "timeline", "output format: timeline or jsonl")
+	f.StringVar(&o.impl, "impl", "", `command of an implementation to run instead of the built-in reference`)
+	f.StringVar(&o.htmlOut, "html", "", "also write the runs as a self-contained HTML page to this file")
+	o.proc.register(f, conformance.DefaultTimeout, "scenario")
+	o.sel.register(f)
+	o.budget.register(f)
+	f.StringVar(&o.tracks, "tracks", "", "pi version the reference behaves as (default: the newest)")
+	f.StringVar(&o.level, "level", "pi", "pi (every rule) or core (pi's conventions not judged)")
+}
+
+// runSession is one turnstile run: its scenarios, how they are judged, and the verdicts so far.
+type runSession struct {
+	*runFlags
+	files     []*scenarios.File
+	newImpl   func() sim.Implementation
+	target    sim.Implementation
+	lvl       levels.Level
+	held      string          // the pi the runs are judged at: --tracks, else the hello's
+	behaviour loop.Behaviour  // how the reference behaves as that pi
+	follows   map[string]bool // the conventions the implementation's hello says it follows
+	newest    bool            // expect: blocks are judged (they describe the newest pi)
+	invs      []invariant.Invariant
+	out, errs io.Writer
+	st        styler
+	page      htmlRuns
+	bad       []string // the scenarios failed, named for the verdict
+	skipped   int
+}
+
+// start checks the flags, loads the scenarios, starts the implementation and settles the
+// pi the runs are judged at.
+func (o *runFlags) start(cmd *cobra.Command, args []string) (*runSession, error) {
+	if o.format != "timeline" && o.format != "jsonl" {
+		return nil, usage(fmt.Errorf("--format must be timeline or jsonl, not %q", o.format))
+	}
+	if err := checkTracks(o.tracks); err != nil {
+		return nil, err
+	}
+	lvl, err := levels.Parse(o.level)
+	if err != nil {
+		return nil, usage(err)
+	}
+	files, err := load(args, o.sel, o.budget)
+	if err != nil {
+		return nil, err
+	}
+	newImpl, err := implementationAt(o.impl, o.proc, o.tracks)
+	if err != nil {
+		return nil, usage(err)
+	}
+	r := &runSession{runFlags: o, files: files, newImpl: newImpl, target: newImpl(), lvl: lvl,
+		out: cmd.OutOrStdout(), errs: cmd.ErrOrStderr()}
+	if err := r.judgedAt(); err != nil {
+		closeImpl(r.target)
+		return nil, err
+	}
+	r.st = newStyler(r.out)
+	if !r.newest && lvl != levels.Core {
+		fmt.Fprintf(r.errs, "judged at pi %s: its invariants, and expect: blocks left unchecked (they describe pi %s)\n", r.held, loop.NewestVersion)
+	}
+	r.page = htmlRuns{impl: o.impl, behaviour: r.behaviour}
+	return r, nil
+}
+
+// judgedAt settles the pi the runs are judged at (--tracks, else an implementation's
+// hello's), the conventions the implementation follows, and the invariants that apply.
+func (r *runSession) judgedAt() error {
+	r.held, r.follows = r.tracks, map[string]bool{}
+	if h, ok := r.target.(interface {
+		Hello() (conformance.Hello, error)
+	}); ok {
+		hello, err := h.Hello()
+		if err != nil {
+			return usage(err)
+		}
+		if r.held == "" {
+			r.held = hello.Tracks
+		}
+		for _, id := range hello.Follows {
+			r.follows[id] = true
+		}
+	}
+	var err error
+	if r.behaviour, err = loop.BehaviourOf(r.held); err != nil {
+		return usage(fmt.Errorf("the implementation tracks pi %q: %w (--tracks X holds it to pi X)", r.held, err))
+	}
+	r.newest = r.behaviour == (loop.Behaviour{})
+	r.invs = invariant.AllAt(r.behaviour)
+	if r.lvl == levels.Core {
+		// pi's conventions are judged nowhere: not by expect: blocks, not by invariants.
+		r.newest = false
+		r.invs = levels.Invariants(r.invs)
+		fmt.Fprintln(r.errs, "judged at core level: in the core view, pi's conventions and expect: blocks left unchecked")
+	}
+	return nil
+}
+
+// scenario runs one scenario, prints its timeline or trace and its verdict, and adds it to
+// the --html page. What conform would skip is not run.
+func (r *runSession) scenario(f *scenarios.File) error {
+	target := r.target
+	if r.impl == "" {
+		target = r.newImpl()
+	}
+	if why := conformance.SkipReason(target, f.Scenario, r.tracks, r.lvl); why != "" {
+		skipOut := r.out
+		if r.format == "jsonl" {
+			skipOut = r.errs // stdout holds trace lines only
+		}
+		fmt.Fprintf(skipOut, "skip %s: %s\n", f.Scenario.Name, why)
+		r.skipped++
+		return nil
+	}
+	tr, err := sim.Run(f.Scenario, target)
+	var over *sim.BudgetError
+	if err != nil && !errors.As(err, &over) {
+		return usage(err)
+	}
+	problems, broken := r.judge(f, tr)
+	for _, w := range f.Warnings(tr) {
+		fmt.Fprintln(r.errs, w)
+	}
+	if r.htmlOut != "" {
+		if err := r.page.add(f, tr, r.newest, broken); err != nil {
+			return usage(err)
+		}
+	}
+	if r.format == "jsonl" {
+		_, _ = r.out.Write(tr.JSONL())
+		if len(problems) > 0 {
+			r.bad = append(r.bad, nameOf(f)+" ("+problems[0]+")")
+		}
+		return nil
+	}
+	r.printTimeline(f, tr, problems)
+	return nil
+}
+
+// judge is what is wrong with a run: its problems, the broken invariants among them.
+func (r *runSession) judge(f *scenarios.File, tr *trace.Trace) (problems []string, broken []invariant.Failure) {
+	problems = runProblems(f, tr, r.newest)
+	if r.lvl == levels.Core {
+		// Judged in the core view, against the reference's run of the scenario.
+		want, _ := sim.Run(f.Scenario, sim.NewReferenceWith(r.behaviour))
+		broken = levels.Broken(tr, want, r.follows, r.invs)
+	} else {
+		broken = invariant.CheckAll(tr, r.invs...)
+	}
+	for _, v := range broken {
+		problems = append(problems, "invariant "+v.String())
+	}
+	return problems, broken
+}
+
+// printTimeline prints a run's timeline and its verdict.
+func (r *runSession) printTimeline(f *scenarios.File, tr *trace.Trace, problems []string) {
+	fmt.Fprintln(r.out, r.st.bold("=== "+f.Scenario.Name+"  ("+f.Path+")"))
+	_, _ = r.out.Write(tr.Timeline())
+	if len(problems) > 0 {
+		for _, p := range problems {
+			fmt.Fprintln(r.out, r.st.red("FAIL "+p))
+		}
+		r.bad = append(r.bad, nameOf(f))
+	} else if !f.Expect.Empty() && r.newest {
+		fmt.Fprintln(r.out, r.st.green("ok   expectations met"))
+	} else if !f.Expect.Empty() {
+		fmt.Fprintln(r.out, r.st.green("ok   (its expect: block left unchecked)"))
+	}
+	fmt.Fprintln(r.out)
+}
+
+// finish writes the --html page and says whether any run failed.
+func (r *runSession) finish() error {
+	if r.htmlOut != "" {
+		if err := r.page.write(r.htmlOut); err != nil {
+			return usage(err)
+		}
+	}
+	ran := len(r.files) - r.skipped
+	if len(r.bad) > 0 {
+		also := ""
+		if r.skipped > 0 {
+			also = fmt.Sprintf(" (%d skipped)", r.skipped)
+		}
+		return failed(fmt.Errorf("%d of %d scenarios failed%s: %s", len(r.bad), ran, also, strings.Join(r.bad, ", ")))
+	}
+	if r.skipped > 0 && r.format != "jsonl" {
+		fmt.Fprintf(r.out, "%d scenarios run, %d skipped\n", ran, r.skipped)
+	}
+	return nil
 }
 
 // runProblems is what is wrong with a run: its unmet expectations (when checkExpect: they

@@ -14,21 +14,28 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/turnstile-dev/turnstile/conformance"
 	"github.com/turnstile-dev/turnstile/golden"
 	"github.com/turnstile-dev/turnstile/levels"
 	"github.com/turnstile-dev/turnstile/loop"
+	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
 	"github.com/turnstile-dev/turnstile/trace"
 )
 
+// testFlags are the flags of turnstile test.
+type testFlags struct {
+	update                                              bool
+	dir, impl, tracks, junit, format, expectFail, level string
+	proc                                                processFlags
+	sel                                                 selection
+	budget                                              budgetFlags
+}
+
 func testCmd() *cobra.Command {
-	var update bool
-	var dir, impl, tracks, junit, format, expectFail, level string
-	var proc processFlags
-	var sel selection
-	var budget budgetFlags
+	var o testFlags
 	cmd := &cobra.Command{
 		Use:   "test [PATH|NAME…]",
 		Short: "Compare scenario timelines with their golden files",
@@ -43,219 +50,296 @@ Details: docs/CLI.md#test`,
   turnstile test --impl "python3 my_adapter.py" --golden my-goldens --update   # record
   turnstile test --impl "python3 my_adapter.py" --golden my-goldens            # check`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			goldenGiven := cmd.Flags().Changed("golden")
-			if impl != "" && !goldenGiven {
-				return usage(errors.New("--impl needs --golden DIR: an implementation's goldens live in a directory of your own, not beside the reference's"))
-			}
-			if update && len(args) == 0 && !goldenGiven {
-				return usage(errors.New("--update needs the PATH of the scenarios whose goldens to rewrite, or --golden DIR"))
-			}
-			files, err := load(args, sel, budget)
+			t, err := o.start(cmd, args)
 			if err != nil {
 				return err
 			}
-			var goldens fs.FS = os.DirFS(dir)
-			embedded := !goldenGiven
-			for _, f := range files {
-				embedded = embedded && f.Embedded
-			}
-			if embedded {
-				goldens = golden.Embedded()
-			}
-			newImpl, err := implementation(impl, proc)
-			if err != nil {
-				return usage(err)
-			}
-			if err := checkTracks(tracks); err != nil {
-				return err
-			}
-			behaviour, err := loop.BehaviourOf(tracks)
-			if err != nil {
-				return usage(fmt.Errorf("--tracks: %w", err))
-			}
-			newest := behaviour == (loop.Behaviour{})
-			if !newest && !goldenGiven {
-				return usage(fmt.Errorf("--tracks %s needs --golden DIR: the goldens given are pi %s's; record pi %s's once with --golden DIR --update", tracks, loop.NewestVersion, tracks))
-			}
-			lvl, err := levels.Parse(level)
-			if err != nil {
-				return usage(err)
-			}
-			var expect map[string]bool
-			if expectFail != "" {
-				listed, err := readNameList(expectFail)
-				if err != nil {
-					return usage(err)
-				}
-				var names []string
-				for _, f := range files {
-					names = append(names, f.Scenario.Name)
-				}
-				if expect, err = conformance.CheckNames(listed, names); err != nil {
-					return usage(fmt.Errorf("--expect-fail %s: %w", expectFail, err))
+			defer closeImpl(t.target)
+			for _, f := range t.files {
+				if err := t.scenario(f); err != nil {
+					return err
 				}
 			}
-			target := newImpl()
-			defer closeImpl(target)
-			if impl != "" {
-				if h, ok := target.(interface {
-					Hello() (conformance.Hello, error)
-				}); ok {
-					if _, err := h.Hello(); err != nil {
-						return usage(fmt.Errorf("the implementation did not start: %w", err))
-					}
-				}
-			}
-			out := cmd.OutOrStdout()
-			text := format == "text"
-			if !text {
-				out = io.Discard
-			}
-			st := newStyler(out)
-			report := conformance.Report{Implementation: cmp.Or(impl, conformance.ReferenceName), Profile: trace.Strict}
-			began := time.Now()
-			updated := 0
-			record := func(res conformance.Result) {
-				if expect[res.Scenario] {
-					switch res.Status {
-					case conformance.Fail:
-						res.Status, res.Reason = conformance.ExpectedFail, "expected failure: "+res.Reason
-					case conformance.Pass:
-						res.Status, res.Reason = conformance.Fail, "unexpected pass: the scenario is listed as a known failure; remove it from the list"
-						fmt.Fprintf(out, "%s %s: %s\n", st.red("FAIL"), res.Scenario, res.Reason)
-					}
-				}
-				switch res.Status {
-				case conformance.Pass:
-					report.Passed++
-				case conformance.Fail:
-					report.Failed++
-				case conformance.Skip:
-					report.Skipped++
-				case conformance.ExpectedFail:
-					report.ExpectedFailures++
-				}
-				report.Results = append(report.Results, res)
-			}
-			for _, f := range files {
-				rel := f.Rel
-				res := conformance.Result{Scenario: f.Scenario.Name, Family: family(rel)}
-				scBegan := time.Now()
-				if tracks != "" && f.Scenario.Since != "" && loop.VersionLess(tracks, f.Scenario.Since) {
-					res.Status, res.Reason = conformance.Skip, "the scenario pins behaviour of a later pi than "+tracks
-					record(res)
-					continue
-				}
-				if impl == "" {
-					target = sim.NewReferenceWith(behaviour)
-				} else if why := conformance.SkipReason(target, f.Scenario, tracks, lvl); why != "" {
-					// What conform skips is never recorded: a golden of a scenario the
-					// implementation cannot run would pin the harness's refusal.
-					res.Status, res.Reason = conformance.Skip, why
-					record(res)
-					continue
-				}
-				tr, err := sim.Run(f.Scenario, target)
-				res.Duration = time.Since(scBegan)
-				var over *sim.BudgetError
-				if err != nil && !errors.As(err, &over) && impl == "" {
-					return usage(err)
-				}
-				if err != nil && !errors.As(err, &over) {
-					// The implementation failed this scenario (a crash, a protocol error, a
-					// timeout): counted, and the suite goes on.
-					res.Status, res.Reason, res.Error = conformance.Fail, err.Error(), err.Error()
-					fmt.Fprintf(out, "%s %s: %s\n", st.red("FAIL"), rel, err)
-					record(res)
-					continue
-				}
-				if impl == "" {
-					// The reference must meet the scenario's own expect: block (written for
-					// the newest pi); a golden of a scenario it does not is never recorded.
-					if problems := runProblems(f, tr, newest); len(problems) > 0 {
-						res.Status = conformance.Fail
-						res.Reason = "the reference does not meet the scenario's expect: block (a bug in the scenario): " + strings.Join(problems, "; ")
-						fmt.Fprintf(out, "%s %s (%s): the reference does not meet the scenario's expect: block (a bug in the scenario; turnstile run %s shows the run):\n", st.red("FAIL"), rel, f.Path, f.Path)
-						for _, p := range problems {
-							fmt.Fprintf(out, "     %s\n", p)
-						}
-						record(res)
-						continue
-					}
-				}
-				got := golden.Render(tr)
-				name := golden.Name(rel)
-				want, rerr := fs.ReadFile(goldens, name)
-				if update {
-					if rerr == nil && bytes.Equal(want, got) {
-						res.Status = conformance.Pass
-						record(res)
-						continue
-					}
-					target := filepath.Join(dir, filepath.FromSlash(name))
-					if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-						return usage(err)
-					}
-					if err := os.WriteFile(target, got, 0o644); err != nil {
-						return usage(err)
-					}
-					fmt.Fprintf(out, "updated %s\n", target)
-					updated++
-					continue
-				}
-				switch {
-				case rerr != nil:
-					res.Status, res.Reason = conformance.Fail, "no golden file "+path.Join(dir, name)+" (run with --update to create it)"
-					fmt.Fprintf(out, "%s %s: %s\n", st.red("FAIL"), rel, res.Reason)
-				case !bytes.Equal(want, got):
-					d, _ := trace.FirstDivergence(trace.Lines(want), trace.Lines(got), 3)
-					res.Status, res.Reason = conformance.Fail, fmt.Sprintf("the timeline differs from its golden:\n%s", d)
-					fmt.Fprintf(out, "%s %s (%s)\n%s", st.red("FAIL"), rel, f.Path, d)
-				default:
-					res.Status = conformance.Pass
-				}
-				record(res)
-			}
-			report.Duration = time.Since(began)
-			if junit != "" {
-				if err := writeJUnitFile(junit, report); err != nil {
-					return usage(err)
-				}
-			}
-			if format == "json" {
-				if err := report.WriteJSON(cmd.OutOrStdout()); err != nil {
-					return failed(err)
-				}
-			}
-			if update {
-				fmt.Fprintf(out, "%d updated, %d unchanged, %d skipped\n", updated, report.Passed, report.Skipped)
-				if report.Failed > 0 {
-					return failed(fmt.Errorf("%s, no golden recorded for %s", plural(report.Failed, "1 scenario failed", fmt.Sprintf("%d scenarios failed", report.Failed)), plural(report.Failed, "it", "them")))
-				}
-				return nil
-			}
-			fmt.Fprintln(out, report.Summary())
-			if report.ExpectedFailures > 0 {
-				fmt.Fprintln(out, report.ExpectedText())
-			}
-			if report.Failed > 0 {
-				return failed(fmt.Errorf("%s (a golden mismatch, an error, or the scenario's expect: block)", plural(report.Failed, "1 scenario failed", fmt.Sprintf("%d scenarios failed", report.Failed))))
-			}
-			return nil
+			return t.finish(cmd.OutOrStdout())
 		},
 	}
-	cmd.Flags().BoolVar(&update, "update", false, "rewrite the golden files")
-	cmd.Flags().StringVar(&dir, "golden", "golden/testdata", "directory of the golden files")
-	cmd.Flags().StringVar(&impl, "impl", "", "implementation whose own goldens to record and check (needs --golden)")
-	proc.register(cmd.Flags(), conformance.DefaultTimeout, "scenario")
-	sel.register(cmd.Flags())
-	budget.register(cmd.Flags())
-	cmd.Flags().StringVar(&tracks, "tracks", "", "pi version the reference behaves as (default: the newest)")
-	cmd.Flags().StringVar(&junit, "junit", "", "write a JUnit XML report to this file")
-	cmd.Flags().StringVar(&format, "format", "text", "output: text or json")
-	cmd.Flags().StringVar(&expectFail, "expect-fail", "", "file listing scenarios known to fail, one name a line")
-	cmd.Flags().StringVar(&level, "level", "pi", "with --impl: pi or core (skips scenarios pinning only conventions)")
+	o.register(cmd.Flags())
 	return cmd
+}
+
+func (o *testFlags) register(f *pflag.FlagSet) {
+	f.BoolVar(&o.update, "update", false, "rewrite the golden files")
+	f.StringVar(&o.dir, "golden", "golden/testdata", "directory of the golden files")
+	f.StringVar(&o.impl, "impl", "", "implementation whose own goldens to record and check (needs --golden)")
+	o.proc.register(f, conformance.DefaultTimeout, "scenario")
+	o.sel.register(f)
+	o.budget.register(f)
+	f.StringVar(&o.tracks, "tracks", "", "pi version the reference behaves as (default: the newest)")
+	f.StringVar(&o.junit, "junit", "", "write a JUnit XML report to this file")
+	f.StringVar(&o.format, "format", "text", "output: text or json")
+	f.StringVar(&o.expectFail, "expect-fail", "", "file listing scenarios known to fail, one name a line")
+	f.StringVar(&o.level, "level", "pi", "with --impl: pi or core (skips scenarios pinning only conventions)")
+}
+
+// testRun is one turnstile test: its scenarios, their goldens, and the report so far.
+type testRun struct {
+	*testFlags
+	files     []*scenarios.File
+	goldens   fs.FS
+	behaviour loop.Behaviour
+	newest    bool // the reference behaves as the newest pi, whose expect: blocks apply
+	lvl       levels.Level
+	expect    map[string]bool // the scenarios listed as known failures
+	target    sim.Implementation
+	out       io.Writer // io.Discard unless --format text
+	st        styler
+	report    conformance.Report
+	began     time.Time
+	updated   int
+}
+
+// start checks the flags, loads the scenarios and starts the implementation.
+func (o *testFlags) start(cmd *cobra.Command, args []string) (*testRun, error) {
+	goldenGiven := cmd.Flags().Changed("golden")
+	if o.impl != "" && !goldenGiven {
+		return nil, usage(errors.New("--impl needs --golden DIR: an implementation's goldens live in a directory of your own, not beside the reference's"))
+	}
+	if o.update && len(args) == 0 && !goldenGiven {
+		return nil, usage(errors.New("--update needs the PATH of the scenarios whose goldens to rewrite, or --golden DIR"))
+	}
+	files, err := load(args, o.sel, o.budget)
+	if err != nil {
+		return nil, err
+	}
+	t := &testRun{testFlags: o, files: files, goldens: os.DirFS(o.dir)}
+	embedded := !goldenGiven
+	for _, f := range files {
+		embedded = embedded && f.Embedded
+	}
+	if embedded {
+		t.goldens = golden.Embedded()
+	}
+	newImpl, err := implementation(o.impl, o.proc)
+	if err != nil {
+		return nil, usage(err)
+	}
+	if err := checkTracks(o.tracks); err != nil {
+		return nil, err
+	}
+	if t.behaviour, err = loop.BehaviourOf(o.tracks); err != nil {
+		return nil, usage(fmt.Errorf("--tracks: %w", err))
+	}
+	t.newest = t.behaviour == (loop.Behaviour{})
+	if !t.newest && !goldenGiven {
+		return nil, usage(fmt.Errorf("--tracks %s needs --golden DIR: the goldens given are pi %s's; record pi %s's once with --golden DIR --update", o.tracks, loop.NewestVersion, o.tracks))
+	}
+	if t.lvl, err = levels.Parse(o.level); err != nil {
+		return nil, usage(err)
+	}
+	if t.expect, err = o.knownFailures(files); err != nil {
+		return nil, err
+	}
+	t.target = newImpl()
+	if err := t.hello(); err != nil {
+		closeImpl(t.target)
+		return nil, err
+	}
+	t.out = cmd.OutOrStdout()
+	if o.format != "text" {
+		t.out = io.Discard
+	}
+	t.st = newStyler(t.out)
+	t.report = conformance.Report{Implementation: cmp.Or(o.impl, conformance.ReferenceName), Profile: trace.Strict}
+	t.began = time.Now()
+	return t, nil
+}
+
+// knownFailures reads --expect-fail: the scenarios listed, each one of files.
+func (o *testFlags) knownFailures(files []*scenarios.File) (map[string]bool, error) {
+	if o.expectFail == "" {
+		return nil, nil
+	}
+	listed, err := readNameList(o.expectFail)
+	if err != nil {
+		return nil, usage(err)
+	}
+	var names []string
+	for _, f := range files {
+		names = append(names, f.Scenario.Name)
+	}
+	expect, err := conformance.CheckNames(listed, names)
+	if err != nil {
+		return nil, usage(fmt.Errorf("--expect-fail %s: %w", o.expectFail, err))
+	}
+	return expect, nil
+}
+
+// hello starts an --impl command, so that one that cannot start is a usage error.
+func (t *testRun) hello() error {
+	if t.impl == "" {
+		return nil
+	}
+	if h, ok := t.target.(interface {
+		Hello() (conformance.Hello, error)
+	}); ok {
+		if _, err := h.Hello(); err != nil {
+			return usage(fmt.Errorf("the implementation did not start: %w", err))
+		}
+	}
+	return nil
+}
+
+// scenario runs one scenario and records its verdict, or rewrites its golden with --update.
+func (t *testRun) scenario(f *scenarios.File) error {
+	res := conformance.Result{Scenario: f.Scenario.Name, Family: family(f.Rel)}
+	began := time.Now()
+	if why := t.skipReason(f); why != "" {
+		res.Status, res.Reason = conformance.Skip, why
+		t.record(res)
+		return nil
+	}
+	target := t.target
+	if t.impl == "" {
+		target = sim.NewReferenceWith(t.behaviour)
+	}
+	tr, err := sim.Run(f.Scenario, target)
+	res.Duration = time.Since(began)
+	var over *sim.BudgetError
+	if err != nil && !errors.As(err, &over) && t.impl == "" {
+		return usage(err)
+	}
+	if err != nil && !errors.As(err, &over) {
+		// The implementation failed this scenario: counted, and the suite goes on.
+		res.Status, res.Reason, res.Error = conformance.Fail, err.Error(), err.Error()
+		fmt.Fprintf(t.out, "%s %s: %s\n", t.st.red("FAIL"), f.Rel, err)
+		t.record(res)
+		return nil
+	}
+	if problems := t.referenceProblems(f, tr); len(problems) > 0 {
+		res.Status = conformance.Fail
+		res.Reason = "the reference does not meet the scenario's expect: block (a bug in the scenario): " + strings.Join(problems, "; ")
+		t.record(res)
+		return nil
+	}
+	got := golden.Render(tr)
+	name := golden.Name(f.Rel)
+	want, rerr := fs.ReadFile(t.goldens, name)
+	if t.update && (rerr != nil || !bytes.Equal(want, got)) {
+		return t.rewrite(name, got)
+	}
+	switch {
+	case t.update:
+		res.Status = conformance.Pass
+	case rerr != nil:
+		res.Status, res.Reason = conformance.Fail, "no golden file "+path.Join(t.dir, name)+" (run with --update to create it)"
+		fmt.Fprintf(t.out, "%s %s: %s\n", t.st.red("FAIL"), f.Rel, res.Reason)
+	case !bytes.Equal(want, got):
+		d, _ := trace.FirstDivergence(trace.Lines(want), trace.Lines(got), 3)
+		res.Status, res.Reason = conformance.Fail, fmt.Sprintf("the timeline differs from its golden:\n%s", d)
+		fmt.Fprintf(t.out, "%s %s (%s)\n%s", t.st.red("FAIL"), f.Rel, f.Path, d)
+	default:
+		res.Status = conformance.Pass
+	}
+	t.record(res)
+	return nil
+}
+
+// skipReason is why a scenario is not run: it pins a later pi than --tracks, or conform
+// would skip it. What conform skips is never recorded: its golden would pin the refusal.
+func (t *testRun) skipReason(f *scenarios.File) string {
+	if t.tracks != "" && f.Scenario.Since != "" && loop.VersionLess(t.tracks, f.Scenario.Since) {
+		return "the scenario pins behaviour of a later pi than " + t.tracks
+	}
+	if t.impl == "" {
+		return ""
+	}
+	return conformance.SkipReason(t.target, f.Scenario, t.tracks, t.lvl)
+}
+
+// referenceProblems is how the reference's run misses the scenario's own expect: block
+// (written for the newest pi), printed; a golden of such a run is never recorded.
+func (t *testRun) referenceProblems(f *scenarios.File, tr *trace.Trace) []string {
+	if t.impl != "" {
+		return nil
+	}
+	problems := runProblems(f, tr, t.newest)
+	if len(problems) == 0 {
+		return nil
+	}
+	fmt.Fprintf(t.out, "%s %s (%s): the reference does not meet the scenario's expect: block (a bug in the scenario; turnstile run %s shows the run):\n", t.st.red("FAIL"), f.Rel, f.Path, f.Path)
+	for _, p := range problems {
+		fmt.Fprintf(t.out, "     %s\n", p)
+	}
+	return problems
+}
+
+// rewrite writes a golden that is missing or differs under --golden.
+func (t *testRun) rewrite(name string, got []byte) error {
+	target := filepath.Join(t.dir, filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+		return usage(err)
+	}
+	if err := os.WriteFile(target, got, 0o644); err != nil {
+		return usage(err)
+	}
+	fmt.Fprintf(t.out, "updated %s\n", target)
+	t.updated++
+	return nil
+}
+
+// record counts a verdict in the report, turned by --expect-fail for a known failure.
+func (t *testRun) record(res conformance.Result) {
+	if t.expect[res.Scenario] {
+		switch res.Status {
+		case conformance.Fail:
+			res.Status, res.Reason = conformance.ExpectedFail, "expected failure: "+res.Reason
+		case conformance.Pass:
+			res.Status, res.Reason = conformance.Fail, "unexpected pass: the scenario is listed as a known failure; remove it from the list"
+			fmt.Fprintf(t.out, "%s %s: %s\n", t.st.red("FAIL"), res.Scenario, res.Reason)
+		}
+	}
+	switch res.Status {
+	case conformance.Pass:
+		t.report.Passed++
+	case conformance.Fail:
+		t.report.Failed++
+	case conformance.Skip:
+		t.report.Skipped++
+	case conformance.ExpectedFail:
+		t.report.ExpectedFailures++
+	}
+	t.report.Results = append(t.report.Results, res)
+}
+
+// finish writes the reports asked for and the summary, and says whether the run failed.
+func (t *testRun) finish(stdout io.Writer) error {
+	t.report.Duration = time.Since(t.began)
+	if t.junit != "" {
+		if err := writeJUnitFile(t.junit, t.report); err != nil {
+			return usage(err)
+		}
+	}
+	if t.format == "json" {
+		if err := t.report.WriteJSON(stdout); err != nil {
+			return failed(err)
+		}
+	}
+	failures := plural(t.report.Failed, "1 scenario failed", fmt.Sprintf("%d scenarios failed", t.report.Failed))
+	if t.update {
+		fmt.Fprintf(t.out, "%d updated, %d unchanged, %d skipped\n", t.updated, t.report.Passed, t.report.Skipped)
+		if t.report.Failed > 0 {
+			return failed(fmt.Errorf("%s, no golden recorded for %s", failures, plural(t.report.Failed, "it", "them")))
+		}
+		return nil
+	}
+	fmt.Fprintln(t.out, t.report.Summary())
+	if t.report.ExpectedFailures > 0 {
+		fmt.Fprintln(t.out, t.report.ExpectedText())
+	}
+	if t.report.Failed > 0 {
+		return failed(fmt.Errorf("%s (a golden mismatch, an error, or the scenario's expect: block)", failures))
+	}
+	return nil
 }
 
 // family is the rule family of a scenario's path ("truncation" of "truncation/basic").

@@ -125,64 +125,7 @@ func (c *canonicalizer) value(out []byte, depth int) ([]byte, error) {
 		}
 		return c.object(out, depth)
 	case ch == '[':
-		// An array of objects the memo serves (a context's messages) that begins with one
-		// made before takes what was made of those elements whole, and goes on after them.
-		whole := c.memo != nil && depth+1 >= minMemoDepth && depth+1 <= maxMemoDepth
-		start, outStart := c.pos, len(out)
-		var taken []byte // the remembered canonical elements the array began with
-		if whole {
-			if n, made, ok := c.memo.ArrayPrefix(c.in, c.pos, depth); ok {
-				taken = made
-				c.pos += n
-				out = append(out, made...)
-				if c.in[c.pos] == ']' {
-					c.pos++
-					return append(out, ']'), nil
-				}
-				c.pos++
-				out = append(out, ',')
-			}
-		}
-		if c.pos == start {
-			c.pos++
-			out = append(out, '[')
-			c.space()
-			if c.pos < len(c.in) && c.in[c.pos] == ']' {
-				c.pos++
-				return append(out, ']'), nil
-			}
-		}
-		for {
-			var err error
-			if out, err = c.value(out, depth+1); err != nil {
-				return nil, err
-			}
-			end, outEnd := c.pos, len(out)
-			c.space()
-			if c.pos >= len(c.in) {
-				return nil, errBadJSON
-			}
-			if c.in[c.pos] == ']' {
-				c.pos++
-				if whole {
-					c.memo.PutArray(c.in[start:end], depth, func(prev []byte) []byte {
-						// The remembered bytes this array began with grow in place: nothing
-						// else holds them (ArrayPrefix's readers copy them). Any others are
-						// not reused.
-						if len(prev) > 0 && len(prev) == len(taken) && &prev[0] == &taken[0] {
-							return append(prev, out[outStart+len(prev):outEnd]...)
-						}
-						return slices.Clone(out[outStart:outEnd])
-					})
-				}
-				return append(out, ']'), nil
-			}
-			if c.in[c.pos] != ',' {
-				return nil, errBadJSON
-			}
-			c.pos++
-			out = append(out, ',')
-		}
+		return c.array(out, depth)
 	case ch == '"':
 		s, err := c.str()
 		if err != nil {
@@ -205,6 +148,68 @@ func (c *canonicalizer) value(out []byte, depth int) ([]byte, error) {
 type member struct {
 	key        string
 	start, end int
+}
+
+// array canonicalizes the array at c.pos.
+func (c *canonicalizer) array(out []byte, depth int) ([]byte, error) {
+	// An array of objects the memo serves (a context's messages) that begins with one
+	// made before takes what was made of those elements whole, and goes on after them.
+	whole := c.memo != nil && depth+1 >= minMemoDepth && depth+1 <= maxMemoDepth
+	start, outStart := c.pos, len(out)
+	var taken []byte // the remembered canonical elements the array began with
+	if whole {
+		if n, made, ok := c.memo.ArrayPrefix(c.in, c.pos, depth); ok {
+			taken = made
+			c.pos += n
+			out = append(out, made...)
+			if c.in[c.pos] == ']' {
+				c.pos++
+				return append(out, ']'), nil
+			}
+			c.pos++
+			out = append(out, ',')
+		}
+	}
+	if c.pos == start {
+		c.pos++
+		out = append(out, '[')
+		c.space()
+		if c.pos < len(c.in) && c.in[c.pos] == ']' {
+			c.pos++
+			return append(out, ']'), nil
+		}
+	}
+	for {
+		var err error
+		if out, err = c.value(out, depth+1); err != nil {
+			return nil, err
+		}
+		end, outEnd := c.pos, len(out)
+		c.space()
+		if c.pos >= len(c.in) {
+			return nil, errBadJSON
+		}
+		if c.in[c.pos] == ']' {
+			c.pos++
+			if whole {
+				c.memo.PutArray(c.in[start:end], depth, func(prev []byte) []byte {
+					// The remembered bytes this array began with grow in place: nothing
+					// else holds them (ArrayPrefix's readers copy them). Any others are
+					// not reused.
+					if len(prev) > 0 && len(prev) == len(taken) && &prev[0] == &taken[0] {
+						return append(prev, out[outStart+len(prev):outEnd]...)
+					}
+					return slices.Clone(out[outStart:outEnd])
+				})
+			}
+			return append(out, ']'), nil
+		}
+		if c.in[c.pos] != ',' {
+			return nil, errBadJSON
+		}
+		c.pos++
+		out = append(out, ',')
+	}
 }
 
 // object writes the object's members in input order straight into out, then, unless they
@@ -268,29 +273,35 @@ func (c *canonicalizer) object(out []byte, depth int) ([]byte, error) {
 		out = append(out, ',')
 	}
 	if !sorted {
-		region := append([]byte(nil), out[base:]...)
-		slices.SortStableFunc(members, func(a, b member) int {
-			switch {
-			case a.key < b.key:
-				return -1
-			case a.key > b.key:
-				return 1
-			}
-			return 0
-		})
-		out = out[:base]
-		for i, m := range members {
-			// A repeated key keeps its last value, as JSON.parse and encoding/json do.
-			if i+1 < len(members) && members[i+1].key == m.key {
-				continue
-			}
-			if len(out) > base {
-				out = append(out, ',')
-			}
-			out = append(out, region[m.start-base:m.end-base]...)
-		}
+		out = sortMembers(out, base, members)
 	}
 	return append(out, '}'), nil
+}
+
+// sortMembers rewrites the members written from base in key order, a repeated key keeping
+// its last value, as JSON.parse and encoding/json do.
+func sortMembers(out []byte, base int, members []member) []byte {
+	region := append([]byte(nil), out[base:]...)
+	slices.SortStableFunc(members, func(a, b member) int {
+		switch {
+		case a.key < b.key:
+			return -1
+		case a.key > b.key:
+			return 1
+		}
+		return 0
+	})
+	out = out[:base]
+	for i, m := range members {
+		if i+1 < len(members) && members[i+1].key == m.key {
+			continue
+		}
+		if len(out) > base {
+			out = append(out, ',')
+		}
+		out = append(out, region[m.start-base:m.end-base]...)
+	}
+	return out
 }
 
 // str reads a string token and returns its value.

@@ -80,9 +80,7 @@ func (d *decoder) decodeScenario(root ast.Node, sc *sim.Scenario, file *File, r 
 			featuresKey = f.keyN
 			file.Features = d.features(f.value)
 		case "tools":
-			for i, n := range d.sequence(f.value, "tools", false) {
-				sc.Tools = append(sc.Tools, d.tool(n, i, r))
-			}
+			sc.Tools = d.tools(f.value, r)
 		case "undefinedTools":
 			for _, n := range d.sequence(f.value, "undefinedTools", false) {
 				r.undefinedTools[d.str(n, "an undefined tool")] = n
@@ -94,21 +92,12 @@ func (d *decoder) decodeScenario(root ast.Node, sc *sim.Scenario, file *File, r 
 		case "hooks":
 			d.hooks(f.value, &sc.Hooks, r)
 		case "provider":
-			for i, n := range d.sequence(f.value, "provider", false) {
-				sc.Responses = append(sc.Responses, d.response(n, "provider["+strconv.Itoa(i)+"]", r))
-				r.responses = append(r.responses, n)
-			}
+			sc.Responses = d.provider(f.value, r)
 		case "extraResponse":
 			resp := d.response(f.value, "extraResponse", r)
 			sc.ExtraResponse = &resp
 		case "toolCalls":
-			sc.ToolCalls = map[string]sim.Behaviour{}
-			for _, c := range d.mapping(f.value, "toolCalls") {
-				var updates []ast.Node
-				sc.ToolCalls[c.key] = d.behaviour(c.value, "toolCalls."+c.key, &updates)
-				r.updates[updateKey("", c.key)] = updates
-				r.toolCallKeys = append(r.toolCallKeys, named{c.key, c.keyN})
-			}
+			sc.ToolCalls = d.toolCalls(f.value, r)
 		case "agent":
 			agentKey = f.keyN
 			sc.Agent = d.agentScript(f.value)
@@ -128,6 +117,15 @@ func (d *decoder) decodeScenario(root ast.Node, sc *sim.Scenario, file *File, r 
 			d.expect(f.value, ex)
 		}
 	}
+	d.checkEntryPoint(sc, r, agentKey, continueKey, sawRun)
+	if featuresKey != nil && len(d.errs) == 0 {
+		d.checkFeatures(featuresKey, file.Features, sim.NeededFeatures(sc))
+	}
+}
+
+// checkEntryPoint checks that the scenario starts its runs one way: by run:, continue:, or
+// an Agent scenario's user operations (the keys given, nil when not).
+func (d *decoder) checkEntryPoint(sc *sim.Scenario, r *refs, agentKey, continueKey ast.Node, sawRun bool) {
 	switch {
 	case agentKey != nil && (sawRun || continueKey != nil):
 		d.errorf(agentKey, "an Agent scenario (agent:) starts its runs by user operations (prompt:, continue: true in user:), not by run: or continue:")
@@ -145,9 +143,37 @@ func (d *decoder) decodeScenario(root ast.Node, sc *sim.Scenario, file *File, r 
 			}
 		}
 	}
-	if featuresKey != nil && len(d.errs) == 0 {
-		d.checkFeatures(featuresKey, file.Features, sim.NeededFeatures(sc))
+}
+
+// tools reads the tools: sequence.
+func (d *decoder) tools(n ast.Node, r *refs) []sim.ToolSpec {
+	var tools []sim.ToolSpec
+	for i, t := range d.sequence(n, "tools", false) {
+		tools = append(tools, d.tool(t, i, r))
 	}
+	return tools
+}
+
+// provider reads the provider: sequence of responses.
+func (d *decoder) provider(n ast.Node, r *refs) []sim.Response {
+	var responses []sim.Response
+	for i, resp := range d.sequence(n, "provider", false) {
+		responses = append(responses, d.response(resp, "provider["+strconv.Itoa(i)+"]", r))
+		r.responses = append(r.responses, resp)
+	}
+	return responses
+}
+
+// toolCalls reads the toolCalls: mapping of call IDs to behaviours.
+func (d *decoder) toolCalls(n ast.Node, r *refs) map[string]sim.Behaviour {
+	calls := map[string]sim.Behaviour{}
+	for _, c := range d.mapping(n, "toolCalls") {
+		var updates []ast.Node
+		calls[c.key] = d.behaviour(c.value, "toolCalls."+c.key, &updates)
+		r.updates[updateKey("", c.key)] = updates
+		r.toolCallKeys = append(r.toolCallKeys, named{c.key, c.keyN})
+	}
+	return calls
 }
 
 // budget reads the run's budget: requests, time (virtual ms), entries, bytes.

@@ -298,18 +298,6 @@ func (d *decoder) userAction(n ast.Node, r *refs) sim.UserAction {
 			where.followUp = f.keyN
 		case "abort":
 			a.Abort = d.boolean(f.value, "abort")
-		case "prompt":
-			setOp(f, sim.AgentOp{Op: trace.OpPrompt, Messages: d.messages(f.value, "prompt")})
-		case "promptText":
-			setOp(f, sim.AgentOp{Op: trace.OpPrompt, Text: d.str(f.value, "promptText")})
-		case "steeringMode", "followUpMode":
-			op := trace.OpSetSteeringMode
-			if f.key == "followUpMode" {
-				op = trace.OpSetFollowUpMode
-			}
-			setOp(f, sim.AgentOp{Op: op, Mode: loop.QueueMode(d.oneOf(f.value, f.key, string(loop.OneAtATime), string(loop.All)))})
-		case "clearQueues":
-			setOp(f, sim.AgentOp{Op: trace.OpClearQueues, Queue: d.oneOf(f.value, "clearQueues", "steering", "followUp", "all")})
 		case "tools":
 			var names []string
 			for _, t := range d.sequence(f.value, "tools", false) {
@@ -320,19 +308,50 @@ func (d *decoder) userAction(n ast.Node, r *refs) sim.UserAction {
 		case "release":
 			setOp(f, sim.AgentOp{Op: trace.OpRelease, Barrier: d.str(f.value, "release")})
 			where.release = f.value
-		case "continue", "waitForIdle", "reset", "state":
-			if d.boolean(f.value, f.key) {
-				setOp(f, sim.AgentOp{Op: map[string]string{"continue": trace.OpContinue, "waitForIdle": trace.OpWaitForIdle,
-					"reset": trace.OpReset, "state": trace.OpState}[f.key]})
-			} else {
-				d.errorf(f.value, "%s: false does nothing; leave the key out", f.key)
+		default:
+			if op, ok := d.agentOp(f); ok {
+				setOp(f, op)
 			}
 		}
 	}
+	d.checkUserAction(n, a, whenN, opKeys, d.unknownKeys == unknownBefore)
+	return a
+}
+
+// agentOp reads an Agent operation of a user action given by a key alone (prompt:,
+// steeringMode:, continue: true…); false for continue: false and the like, which do nothing.
+func (d *decoder) agentOp(f field) (sim.AgentOp, bool) {
+	switch f.key {
+	case "prompt":
+		return sim.AgentOp{Op: trace.OpPrompt, Messages: d.messages(f.value, "prompt")}, true
+	case "promptText":
+		return sim.AgentOp{Op: trace.OpPrompt, Text: d.str(f.value, "promptText")}, true
+	case "steeringMode", "followUpMode":
+		op := trace.OpSetSteeringMode
+		if f.key == "followUpMode" {
+			op = trace.OpSetFollowUpMode
+		}
+		return sim.AgentOp{Op: op, Mode: loop.QueueMode(d.oneOf(f.value, f.key, string(loop.OneAtATime), string(loop.All)))}, true
+	case "clearQueues":
+		return sim.AgentOp{Op: trace.OpClearQueues, Queue: d.oneOf(f.value, "clearQueues", "steering", "followUp", "all")}, true
+	case "continue", "waitForIdle", "reset", "state":
+		if d.boolean(f.value, f.key) {
+			return sim.AgentOp{Op: map[string]string{"continue": trace.OpContinue, "waitForIdle": trace.OpWaitForIdle,
+				"reset": trace.OpReset, "state": trace.OpState}[f.key]}, true
+		}
+		d.errorf(f.value, "%s: false does nothing; leave the key out", f.key)
+	}
+	return sim.AgentOp{}, false
+}
+
+// checkUserAction checks that a user action happens once (at: or on:) and does one thing:
+// an Agent operation, or steering, following up and aborting (allKnown: its keys are all
+// known, so that a misspelt one is not also said missing).
+func (d *decoder) checkUserAction(n ast.Node, a sim.UserAction, whenN ast.Node, opKeys []ast.Node, allKnown bool) {
 	switch {
 	case a.At != nil && a.On != nil:
 		d.errorf(whenN, "a user action happens at: a time or on: a trigger, not both")
-	case a.At == nil && a.On == nil && d.unknownKeys == unknownBefore:
+	case a.At == nil && a.On == nil && allKnown:
 		d.errorf(n, "a user action needs at: (virtual ms) or on: (a trigger)")
 	}
 	if len(opKeys) > 1 {
@@ -341,10 +360,9 @@ func (d *decoder) userAction(n ast.Node, r *refs) sim.UserAction {
 	if len(opKeys) > 0 && (len(a.Steer) > 0 || len(a.FollowUp) > 0 || a.Abort) {
 		d.errorf(opKeys[0], "a user action does one Agent operation, or steers, follows up and aborts; not both")
 	}
-	if len(a.Steer) == 0 && len(a.FollowUp) == 0 && !a.Abort && a.Op == nil && d.unknownKeys == unknownBefore {
+	if len(a.Steer) == 0 && len(a.FollowUp) == 0 && !a.Abort && a.Op == nil && allKnown {
 		d.errorf(n, "a user action must steer, followUp or abort (or, in an Agent scenario, do an operation: %s)", strings.Join(userActionKeys[5:], ", "))
 	}
-	return a
 }
 
 // userActionKeys are the keys of a user action: when, the loop's queue actions, and the

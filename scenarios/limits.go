@@ -129,22 +129,7 @@ type blockLevel struct {
 // checkStructure checks the tokens' count, their nesting depth (flow brackets and block
 // indentation) and the keys of each mapping.
 func checkStructure(filename string, tokens token.Tokens) *Error {
-	at := func(tk *token.Token, format string, args ...any) *Error {
-		e := &Error{File: filename, Msg: fmt.Sprintf(format, args...)}
-		if tk != nil && tk.Position != nil {
-			e.Line, e.Column = tk.Position.Line, tk.Position.Column
-		}
-		return e
-	}
-	tooDeep := func(tk *token.Token) *Error {
-		return at(tk, "mappings and lists nest more than %d levels deep here, the most a scenario file may nest", MaxDepth)
-	}
-	tooManyKeys := func(tk *token.Token) *Error {
-		return at(tk, "this mapping has more than %s keys, the most one may have", thousands(MaxMappingKeys))
-	}
-	var blocks []blockLevel
-	// flow holds the key count of each open flow collection (-1 for a list).
-	var flow []int
+	s := structure{filename: filename}
 	significant := 0
 	var prev *token.Token
 	for _, tk := range tokens {
@@ -153,62 +138,107 @@ func checkStructure(filename string, tokens token.Tokens) *Error {
 		}
 		significant++
 		if significant > MaxTokens {
-			return at(tk, "the file has more than %s YAML tokens (keys, values, brackets, commas, dashes), the most a scenario file may hold", thousands(MaxTokens))
+			return s.at(tk, "the file has more than %s YAML tokens (keys, values, brackets, commas, dashes), the most a scenario file may hold", thousands(MaxTokens))
 		}
-		switch tk.Type {
-		case token.DocumentHeaderType, token.DocumentEndType:
-			blocks, flow = blocks[:0], flow[:0]
-		case token.SequenceStartType, token.MappingStartType:
-			if len(blocks)+len(flow) >= MaxDepth {
-				return tooDeep(tk)
-			}
-			if tk.Type == token.MappingStartType {
-				flow = append(flow, 0)
-			} else {
-				flow = append(flow, -1)
-			}
-		case token.SequenceEndType, token.MappingEndType:
-			if len(flow) > 0 {
-				flow = flow[:len(flow)-1]
-			}
-		case token.MappingValueType, token.SequenceEntryType:
-			if len(flow) > 0 {
-				if tk.Type == token.MappingValueType && flow[len(flow)-1] >= 0 {
-					flow[len(flow)-1]++
-					if flow[len(flow)-1] > MaxMappingKeys {
-						return tooManyKeys(prev)
-					}
-				}
-				break
-			}
-			// A block node opens at its key's column (the token before the colon) or at its
-			// dash's: deeper columns nest, the same column is a sibling, except that a list
-			// may be a key's value at the key's own column.
-			col, mapping, where := tk.Position.Column, tk.Type == token.MappingValueType, tk
-			if mapping && prev != nil && prev.Position != nil {
-				col, where = prev.Position.Column, prev
-			}
-			for len(blocks) > 0 && (blocks[len(blocks)-1].column > col ||
-				blocks[len(blocks)-1].column == col && mapping && !blocks[len(blocks)-1].mapping) {
-				blocks = blocks[:len(blocks)-1]
-			}
-			if n := len(blocks); n > 0 && blocks[n-1].column == col && blocks[n-1].mapping == mapping {
-				if mapping {
-					blocks[n-1].keys++
-					if blocks[n-1].keys > MaxMappingKeys {
-						return tooManyKeys(where)
-					}
-				}
-				break
-			}
-			if len(blocks)+len(flow) >= MaxDepth {
-				return tooDeep(where)
-			}
-			blocks = append(blocks, blockLevel{column: col, mapping: mapping, keys: 1})
+		if err := s.token(tk, prev); err != nil {
+			return err
 		}
 		prev = tk
 	}
 	return nil
+}
+
+// structure is the collections open at a token of a file: block ones by indentation, flow
+// ones by brackets.
+type structure struct {
+	filename string
+	blocks   []blockLevel
+	// flow holds the key count of each open flow collection (-1 for a list).
+	flow []int
+}
+
+// token opens or closes a collection at tk, or counts an entry of the innermost one; prev
+// is the significant token before it.
+func (s *structure) token(tk, prev *token.Token) *Error {
+	switch tk.Type {
+	case token.DocumentHeaderType, token.DocumentEndType:
+		s.blocks, s.flow = s.blocks[:0], s.flow[:0]
+	case token.SequenceStartType, token.MappingStartType:
+		if len(s.blocks)+len(s.flow) >= MaxDepth {
+			return s.tooDeep(tk)
+		}
+		if tk.Type == token.MappingStartType {
+			s.flow = append(s.flow, 0)
+		} else {
+			s.flow = append(s.flow, -1)
+		}
+	case token.SequenceEndType, token.MappingEndType:
+		if len(s.flow) > 0 {
+			s.flow = s.flow[:len(s.flow)-1]
+		}
+	case token.MappingValueType, token.SequenceEntryType:
+		if len(s.flow) > 0 {
+			return s.flowEntry(tk, prev)
+		}
+		return s.blockEntry(tk, prev)
+	}
+	return nil
+}
+
+// flowEntry counts a key of the innermost flow mapping.
+func (s *structure) flowEntry(tk, prev *token.Token) *Error {
+	if tk.Type == token.MappingValueType && s.flow[len(s.flow)-1] >= 0 {
+		s.flow[len(s.flow)-1]++
+		if s.flow[len(s.flow)-1] > MaxMappingKeys {
+			return s.tooManyKeys(prev)
+		}
+	}
+	return nil
+}
+
+// blockEntry places a block key or dash: a block node opens at its key's column (the token
+// before the colon) or at its dash's; deeper columns nest, the same column is a sibling,
+// except that a list may be a key's value at the key's own column.
+func (s *structure) blockEntry(tk, prev *token.Token) *Error {
+	col, mapping, where := tk.Position.Column, tk.Type == token.MappingValueType, tk
+	if mapping && prev != nil && prev.Position != nil {
+		col, where = prev.Position.Column, prev
+	}
+	for len(s.blocks) > 0 && (s.blocks[len(s.blocks)-1].column > col ||
+		s.blocks[len(s.blocks)-1].column == col && mapping && !s.blocks[len(s.blocks)-1].mapping) {
+		s.blocks = s.blocks[:len(s.blocks)-1]
+	}
+	if n := len(s.blocks); n > 0 && s.blocks[n-1].column == col && s.blocks[n-1].mapping == mapping {
+		if mapping {
+			s.blocks[n-1].keys++
+			if s.blocks[n-1].keys > MaxMappingKeys {
+				return s.tooManyKeys(where)
+			}
+		}
+		return nil
+	}
+	if len(s.blocks)+len(s.flow) >= MaxDepth {
+		return s.tooDeep(where)
+	}
+	s.blocks = append(s.blocks, blockLevel{column: col, mapping: mapping, keys: 1})
+	return nil
+}
+
+// at is an error of the file at tk.
+func (s *structure) at(tk *token.Token, format string, args ...any) *Error {
+	e := &Error{File: s.filename, Msg: fmt.Sprintf(format, args...)}
+	if tk != nil && tk.Position != nil {
+		e.Line, e.Column = tk.Position.Line, tk.Position.Column
+	}
+	return e
+}
+
+func (s *structure) tooDeep(tk *token.Token) *Error {
+	return s.at(tk, "mappings and lists nest more than %d levels deep here, the most a scenario file may nest", MaxDepth)
+}
+
+func (s *structure) tooManyKeys(tk *token.Token) *Error {
+	return s.at(tk, "this mapping has more than %s keys, the most one may have", thousands(MaxMappingKeys))
 }
 
 // aliasSize is a node's size with its aliases expanded: nodes and scalar bytes.

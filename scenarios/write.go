@@ -170,6 +170,7 @@ func yamlKey(k string) string {
 	return string(q)
 }
 
+// scenario writes a scenario's sections in the file format's order.
 func (w *writer) scenario(sc *sim.Scenario) error {
 	w.line("# Written by turnstile (scenarios.Write).")
 	if sc.Name != "" {
@@ -182,11 +183,7 @@ func (w *writer) scenario(sc *sim.Scenario) error {
 		w.key("since", sc.Since)
 	}
 	if len(sc.Tools) > 0 {
-		var tools []any
-		for _, t := range sc.Tools {
-			tools = append(tools, wTool(t))
-		}
-		w.list("tools", tools)
+		w.list("tools", wEach(sc.Tools, wTool))
 	}
 	if undefined := wUndefinedTools(sc); len(undefined) > 0 {
 		w.key("undefinedTools", undefined)
@@ -201,11 +198,7 @@ func (w *writer) scenario(sc *sim.Scenario) error {
 		w.section("hooks", h)
 	}
 	if len(sc.Responses) > 0 {
-		var rs []any
-		for _, r := range sc.Responses {
-			rs = append(rs, wResponse(r))
-		}
-		w.list("provider", rs)
+		w.list("provider", wEach(sc.Responses, wResponse))
 	}
 	if sc.ExtraResponse != nil {
 		w.key("extraResponse", wResponse(*sc.ExtraResponse))
@@ -217,58 +210,88 @@ func (w *writer) scenario(sc *sim.Scenario) error {
 		}
 		w.section("toolCalls", o)
 	}
-	if a := sc.Agent; a != nil {
-		var o object
-		if a.SystemPrompt != "" {
-			o.set("systemPrompt", a.SystemPrompt)
-		}
-		if len(a.Barriers) > 0 {
-			var bs []any
-			for _, b := range a.Barriers {
-				bo := object{{"id", b.ID}, {"event", string(b.Event)}}
-				if b.Nth != 0 {
-					bo.set("nth", b.Nth)
-				}
-				if b.UntilAbort {
-					bo.set("untilAbort", true)
-				}
-				bs = append(bs, bo)
-			}
-			o.set("barriers", bs)
-		}
-		w.section("agent", o)
-	}
-	if len(sc.User) > 0 {
-		var actions []any
-		for i, a := range sc.User {
-			if neverActs(sc, a) {
-				// It leaves no trace, and the loader rejects it.
-				continue
-			}
-			o, err := wUserAction(a)
-			if err != nil {
-				return fmt.Errorf("user action %d: %w", i+1, err)
-			}
-			actions = append(actions, o)
-		}
-		if len(actions) > 0 {
-			w.list("user", actions)
-		}
-	}
 	if sc.Agent != nil {
-		// An Agent scenario's runs start at the user's operations.
-	} else if sc.Continue {
-		if len(sc.Prompts) > 0 {
-			return errors.New("a scenario that continues has no prompts; the file format cannot express both")
-		}
-		w.key("continue", true)
-	} else {
-		w.list("run", wMessageList(sc.Prompts))
+		w.section("agent", wAgent(sc.Agent))
+	}
+	actions, err := wUserActions(sc)
+	if err != nil {
+		return err
+	}
+	if len(actions) > 0 {
+		w.list("user", actions)
+	}
+	if err := w.run(sc); err != nil {
+		return err
 	}
 	if b := wBudget(sc.Budget); len(b) > 0 {
 		w.section("budget", b)
 	}
 	return w.err
+}
+
+// wEach is each item written.
+func wEach[T any, W any](items []T, write func(T) W) []any {
+	var out []any
+	for _, it := range items {
+		out = append(out, write(it))
+	}
+	return out
+}
+
+// wAgent is an Agent scenario's agent: its system prompt and barriers.
+func wAgent(a *sim.AgentScript) object {
+	var o object
+	if a.SystemPrompt != "" {
+		o.set("systemPrompt", a.SystemPrompt)
+	}
+	if len(a.Barriers) > 0 {
+		var bs []any
+		for _, b := range a.Barriers {
+			bo := object{{"id", b.ID}, {"event", string(b.Event)}}
+			if b.Nth != 0 {
+				bo.set("nth", b.Nth)
+			}
+			if b.UntilAbort {
+				bo.set("untilAbort", true)
+			}
+			bs = append(bs, bo)
+		}
+		o.set("barriers", bs)
+	}
+	return o
+}
+
+// wUserActions is the user's actions, but those that never act: they leave no trace, and
+// the loader rejects them.
+func wUserActions(sc *sim.Scenario) ([]any, error) {
+	var actions []any
+	for i, a := range sc.User {
+		if neverActs(sc, a) {
+			continue
+		}
+		o, err := wUserAction(a)
+		if err != nil {
+			return nil, fmt.Errorf("user action %d: %w", i+1, err)
+		}
+		actions = append(actions, o)
+	}
+	return actions, nil
+}
+
+// run writes how a loop scenario's run starts: its prompts, or continue. An Agent
+// scenario's runs start at the user's operations.
+func (w *writer) run(sc *sim.Scenario) error {
+	switch {
+	case sc.Agent != nil:
+	case sc.Continue:
+		if len(sc.Prompts) > 0 {
+			return errors.New("a scenario that continues has no prompts; the file format cannot express both")
+		}
+		w.key("continue", true)
+	default:
+		w.list("run", wMessageList(sc.Prompts))
+	}
+	return nil
 }
 
 // wBudget is the budget's fields that are set.

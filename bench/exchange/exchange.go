@@ -169,83 +169,118 @@ func (e *Exchange) Harness(argv []string, timeout time.Duration) (Measure, error
 	if err != nil {
 		return Measure{}, err
 	}
+	p, err := startPlayback(argv, timeout)
+	if err != nil {
+		return Measure{}, err
+	}
+	defer p.stop()
+	wall, cpu, err := p.play(e.Lines)
+	if err != nil {
+		return Measure{}, err
+	}
+	if err := p.shutdown(); err != nil {
+		return Measure{}, err
+	}
+	return Measure{Turns: turns, TurnsPerSec: float64(turns) / wall.Seconds(), CPUPerTurn: cpu / time.Duration(turns)}, nil
+}
+
+// playback is an adapter process Harness plays a recording to.
+type playback struct {
+	cmd     *exec.Cmd
+	in      *os.File // the adapter's stdin
+	outR    *os.File // the adapter's stdout
+	out     *bufio.Reader
+	exited  chan error
+	timeout time.Duration
+}
+
+// startPlayback starts a process of argv with its stdin and stdout on pipes.
+func startPlayback(argv []string, timeout time.Duration) (*playback, error) {
 	if len(argv) == 0 {
-		return Measure{}, errors.New("no adapter command")
+		return nil, errors.New("no adapter command")
 	}
 	inR, inW, err := os.Pipe()
 	if err != nil {
-		return Measure{}, err
+		return nil, err
 	}
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		closeAll(inR, inW)
-		return Measure{}, err
+		return nil, err
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, os.Stderr
 	if err := cmd.Start(); err != nil {
 		closeAll(inR, inW, outR, outW)
-		return Measure{}, fmt.Errorf("start %s: %w", strings.Join(argv, " "), err)
+		return nil, fmt.Errorf("start %s: %w", strings.Join(argv, " "), err)
 	}
 	closeAll(inR, outW)
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	defer func() {
-		closeAll(inW, outR)
-		select {
-		case <-exited:
-		case <-time.After(timeout):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-	}()
+	p := &playback{cmd: cmd, in: inW, outR: outR, out: bufio.NewReaderSize(outR, 1<<16), exited: make(chan error, 1), timeout: timeout}
+	go func() { p.exited <- cmd.Wait() }()
+	return p, nil
+}
 
-	out := bufio.NewReaderSize(outR, 1<<16)
+// stop closes the pipes and waits for the process, killing it after the timeout.
+func (p *playback) stop() {
+	closeAll(p.in, p.outR)
+	select {
+	case <-p.exited:
+	case <-time.After(p.timeout):
+		_ = p.cmd.Process.Kill()
+		<-p.exited
+	}
+}
+
+// play writes the harness's lines and checks the adapter's, timing the runs after the first.
+func (p *playback) play(lines []Line) (wall, cpu time.Duration, err error) {
 	var line []byte
 	starts := 0
 	var began time.Time
 	var cpu0 time.Duration
-	for i, l := range e.Lines {
+	for i, l := range lines {
 		if l.FromHarness {
 			if isStart(l.Text) {
 				if starts++; starts == 2 {
-					began, cpu0 = time.Now(), processCPU(cmd.Process.Pid)
+					began, cpu0 = time.Now(), processCPU(p.cmd.Process.Pid)
 				}
 			}
-			_ = inW.SetWriteDeadline(time.Now().Add(timeout))
+			_ = p.in.SetWriteDeadline(time.Now().Add(p.timeout))
 			line = append(append(line[:0], l.Text...), '\n')
-			if _, err := inW.Write(line); err != nil {
-				return Measure{}, fmt.Errorf("line %d of the recording, to the adapter: %w", i+1, err)
+			if _, err := p.in.Write(line); err != nil {
+				return 0, 0, fmt.Errorf("line %d of the recording, to the adapter: %w", i+1, err)
 			}
 			continue
 		}
-		_ = outR.SetReadDeadline(time.Now().Add(timeout))
-		got, err := readLine(out)
+		_ = p.outR.SetReadDeadline(time.Now().Add(p.timeout))
+		got, err := readLine(p.out)
 		if err != nil {
-			return Measure{}, fmt.Errorf("line %d of the recording, from the adapter: %w", i+1, err)
+			return 0, 0, fmt.Errorf("line %d of the recording, from the adapter: %w", i+1, err)
 		}
 		if !bytes.Equal(got, l.Text) {
-			return Measure{}, fmt.Errorf("line %d of the recording: the adapter wrote %.120q, the recording has %.120q", i+1, got, l.Text)
+			return 0, 0, fmt.Errorf("line %d of the recording: the adapter wrote %.120q, the recording has %.120q", i+1, got, l.Text)
 		}
 	}
-	wall, cpu := time.Since(began), processCPU(cmd.Process.Pid)-cpu0
+	return time.Since(began), processCPU(p.cmd.Process.Pid) - cpu0, nil
+}
 
-	// As the harness does after its shutdown line: close the adapter's stdin.
-	_ = inW.Close()
-	_ = outR.SetReadDeadline(time.Now().Add(timeout))
-	if extra, err := out.ReadBytes('\n'); len(extra) > 0 || !errors.Is(err, io.EOF) {
-		return Measure{}, fmt.Errorf("after the recording's last line: the adapter wrote %.120q (%v), where it should have exited", extra, err)
+// shutdown closes the adapter's stdin, as the harness does after its shutdown line: the
+// adapter must write nothing more and exit with status 0.
+func (p *playback) shutdown() error {
+	_ = p.in.Close()
+	_ = p.outR.SetReadDeadline(time.Now().Add(p.timeout))
+	if extra, err := p.out.ReadBytes('\n'); len(extra) > 0 || !errors.Is(err, io.EOF) {
+		return fmt.Errorf("after the recording's last line: the adapter wrote %.120q (%v), where it should have exited", extra, err)
 	}
 	select {
-	case err := <-exited:
-		exited <- err // for the deferred wait
+	case err := <-p.exited:
+		p.exited <- err // for stop's wait
 		if err != nil {
-			return Measure{}, fmt.Errorf("the adapter, after the recorded shutdown: %w", err)
+			return fmt.Errorf("the adapter, after the recorded shutdown: %w", err)
 		}
-	case <-time.After(timeout):
-		return Measure{}, fmt.Errorf("the adapter did not exit within %v of the recorded shutdown", timeout)
+	case <-time.After(p.timeout):
+		return fmt.Errorf("the adapter did not exit within %v of the recorded shutdown", p.timeout)
 	}
-	return Measure{Turns: turns, TurnsPerSec: float64(turns) / wall.Seconds(), CPUPerTurn: cpu / time.Duration(turns)}, nil
+	return nil
 }
 
 // readLine reads one line without its newline, however long.

@@ -37,13 +37,14 @@ func aheadable(kind string) bool {
 // never earlier than its parent); they are taken in scheduling order. Internal happenings
 // due now are passed over: they change the user's queues, never a delivery, and what they
 // schedule comes after. The order found is kept until the schedule grows or the clock moves
-// (a thousand deltas due at once are sorted once, not at each release). A stream event gets
-// its JSON now, which its release then reuses.
+// or a stream schedules its next delivery. A stream has one delivery scheduled at a time: the
+// ones due now after it are looked at ahead (dueAfter). A stream event gets its JSON now,
+// which its release then reuses.
 func (w *world) Due(n int) []Delivery {
 	if w.closed || w.ended || w.over != nil || w.valuesOnly || w.abortsInHooks {
 		return nil
 	}
-	if w.due.seq != w.seq || w.due.now != w.now {
+	if !w.due.valid || w.due.seq != w.seq || w.due.now != w.now {
 		w.due.list = w.due.list[:0]
 		var walk func(i int)
 		walk = func(i int) {
@@ -56,7 +57,7 @@ func (w *world) Due(n int) []Delivery {
 		}
 		walk(0)
 		slices.SortFunc(w.due.list, func(a, b *scheduled) int { return int(a.seq - b.seq) })
-		w.due.seq, w.due.now = w.seq, w.now
+		w.due.seq, w.due.now, w.due.valid = w.seq, w.now, true
 	}
 	for len(w.due.list) > 0 && w.due.list[0].index < 0 { // released since
 		w.due.list = w.due.list[1:]
@@ -75,6 +76,43 @@ func (w *world) Due(n int) []Delivery {
 			s.delivery.Data = w.enc.valueBytes(s.event)
 		}
 		out = append(out, s.valueFor())
+		if s.stream != nil {
+			out = w.dueAfter(s.stream, out, n)
+		}
+	}
+	return out
+}
+
+// dueAfter appends to out, up to n in all, the deliveries of stream s due now after the one
+// it has scheduled: they come before any other happening due now that it does not precede,
+// as all take the stream's scheduling order. They are taken from its source and kept in
+// s.ahead, with their JSON, until scheduled.
+func (w *world) dueAfter(s *streamRun, out []Delivery, n int) []Delivery {
+	at, events := s.at, s.events
+	for i := 0; len(out) < n; i++ {
+		if i == len(s.ahead) {
+			u, ok := s.pull()
+			if !ok {
+				break
+			}
+			s.ahead = append(s.ahead, u)
+		}
+		u := &s.ahead[i]
+		if at = s.after(at, events, u); at != w.now {
+			break
+		}
+		if u.isEvent {
+			events++
+			if len(u.d.Data) == 0 {
+				u.d.Data = w.enc.valueBytes(&u.ev)
+			}
+		}
+		d := u.d
+		d.Target, d.Now = s.id, at
+		if u.isEvent {
+			d.Value = u.ev
+		}
+		out = append(out, d)
 	}
 	return out
 }
@@ -83,4 +121,5 @@ func (w *world) Due(n int) []Delivery {
 type dueOrder struct {
 	seq, now int64
 	list     []*scheduled
+	valid    bool // false once a stream scheduled its next delivery (with no new seq)
 }

@@ -81,7 +81,7 @@ func (p promisePort) Call(call sim.Call) sim.Answer {
 // most deliveries.
 func TestDueDeliveriesComeNext(t *testing.T) {
 	kept, delivered := 0, 0
-	for _, sc := range append(corpus(t), abortInHookSameTime()) {
+	for _, sc := range append(corpus(t), append(streamedOneAtATime(), abortInHookSameTime())...) {
 		c := &promiseChecker{ref: sim.NewReference()}
 		tr, _ := sim.Run(sc, c)
 		if c.err != nil {
@@ -98,6 +98,32 @@ func TestDueDeliveriesComeNext(t *testing.T) {
 		t.Errorf("%d of %d deliveries were promised ahead; want most", kept, delivered)
 	}
 	t.Logf("%d of %d deliveries promised ahead", kept, delivered)
+}
+
+// streamedOneAtATime: streams whose deliveries the world schedules one at a time, due at once
+// (chunkDelay 0) or apart, each ending in a done, an end (noDone) or a failure, one of them
+// going on after an abort; a user action falls due with the first.
+func streamedOneAtATime() []*sim.Scenario {
+	at5, at12 := int64(5), int64(12)
+	text := func(s string) []loop.Block { return loop.Text(s) }
+	call := []loop.Block{loop.TextContent{Text: "let me"}, loop.ToolCall{ID: "a", Name: "work", Arguments: map[string]any{"x": "yz"}}}
+	work := sim.Behaviour{Duration: 4, Result: loop.ToolResult{Content: loop.Text("done")}}
+	prompt := []loop.Message{&loop.UserMessage{Text: "go"}}
+	return []*sim.Scenario{
+		{Name: "one-at-a-time", Prompts: prompt, Tools: []sim.ToolSpec{{Name: "work", Behaviour: work}},
+			User: []sim.UserAction{{At: &at5, Steer: []loop.Message{&loop.UserMessage{Text: "also"}}}},
+			Responses: []sim.Response{
+				{Content: call, Delay: 5, DeltaSize: 1},
+				{Content: text("abcdefghij"), DeltaSize: 2, ChunkDelay: 3, NoDone: true},
+				{Content: text("klmnop"), DeltaSize: 1, StreamError: "boom"},
+			}},
+		{Name: "one-at-a-time-abort", Prompts: prompt,
+			User: []sim.UserAction{{At: &at12, Abort: true}},
+			Responses: []sim.Response{
+				{Content: text("abcdefghij"), DeltaSize: 1, ChunkDelay: 2, IgnoresAbort: true},
+				{Content: text("klmnopqrst"), DeltaSize: 1, ChunkDelay: 2},
+			}},
+	}
 }
 
 // abortInHookSameTime: tools a and b settle at the same time, b honours an abort, and

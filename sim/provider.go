@@ -71,45 +71,115 @@ func (w *world) openStreamFor(model ModelSetup) Answer {
 		w.pushStreamEvent(s, t, &ev)
 		return Answer{Data: json.RawMessage(`{"stream":"` + s.id + `"}`)}
 	}
-	events := streamEvents(resp, final)
-	s.pending = make([]*scheduled, 0, len(events)+1)
-	for i := range events {
-		if i > 0 {
-			t += resp.ChunkDelay
-		}
-		w.pushStreamEvent(s, t, &events[i])
-	}
+	// The events are scheduled one at a time, the next when one is released, all in the
+	// scheduling order of the first (streamRun.seq): a million deltas are never held at once.
+	s.src = newStreamSource(resp, final)
 	switch {
 	case resp.StreamError != "":
-		w.pushStreamDelivery(s, t, Delivery{Kind: trace.DeliverStreamFail, Data: w.enc.valueBytes(map[string]string{"error": resp.StreamError})})
+		s.tail = &Delivery{Kind: trace.DeliverStreamFail, Data: w.enc.valueBytes(map[string]string{"error": resp.StreamError})}
 	case resp.NoDone:
-		w.pushStreamDelivery(s, t, Delivery{Kind: trace.DeliverStreamEnd, Data: w.enc.valueBytes(map[string]any{"message": final})})
+		s.tail = &Delivery{Kind: trace.DeliverStreamEnd, Data: w.enc.valueBytes(map[string]any{"message": final})}
 	}
+	w.seq++
+	s.seq, s.at = w.seq, t
+	w.scheduleNext(s)
 	return Answer{Data: json.RawMessage(`{"stream":"` + s.id + `"}`)}
 }
 
-// pushStreamEvent schedules one stream event; releasing it updates the stream's partial.
-// Its JSON is written when it is released (deliveryData).
+// pushStreamEvent schedules a stream event out of the stream's order (an abort's); releasing
+// it updates the stream's partial. Its JSON is written when it is released (deliveryData).
 func (w *world) pushStreamEvent(s *streamRun, t int64, ev *loop.StreamEvent) {
-	w.pushStreamDelivery(s, t, Delivery{Kind: trace.DeliverStreamEvent}).event = ev
+	sch := w.at(t, Delivery{Kind: trace.DeliverStreamEvent, Target: s.id, Now: t})
+	sch.stream, sch.event = s, ev
+	s.pending = append(s.pending, sch)
 }
 
-// pushStreamDelivery schedules one of the stream's deliveries; released, it updates the
-// stream (streamRun.released).
-func (w *world) pushStreamDelivery(s *streamRun, t int64, d Delivery) *scheduled {
-	d.Target = s.id
-	d.Now = t
-	sch := w.at(t, d)
-	sch.stream = s
-	s.pending = append(s.pending, sch)
-	return sch
+// upcoming is a stream's delivery taken from its source and not yet scheduled: an event
+// (isEvent), or the end or failure after its last.
+type upcoming struct {
+	d       Delivery
+	ev      loop.StreamEvent
+	isEvent bool
+}
+
+// streamSlot holds a scheduled delivery of a stream and its event.
+type streamSlot struct {
+	s  scheduled
+	ev loop.StreamEvent
+}
+
+// take is the stream's next delivery not yet scheduled: the first that Due looked ahead at,
+// else the source's next event, else its end or failure. false when there is none.
+func (s *streamRun) take() (upcoming, bool) {
+	if len(s.ahead) > 0 {
+		u := s.ahead[0]
+		s.ahead[0] = upcoming{}
+		s.ahead = s.ahead[1:]
+		return u, true
+	}
+	return s.pull()
+}
+
+// pull is the stream's next delivery from its source (take without the ones looked at).
+func (s *streamRun) pull() (upcoming, bool) {
+	var u upcoming
+	if s.src != nil {
+		if s.src.next(&u.ev) {
+			u.d, u.isEvent = Delivery{Kind: trace.DeliverStreamEvent}, true
+			return u, true
+		}
+		s.src = nil
+	}
+	if s.tail != nil {
+		u.d, s.tail = *s.tail, nil
+		return u, true
+	}
+	return u, false
+}
+
+// stop drops what the stream has not scheduled yet (an abort cuts it short).
+func (s *streamRun) stop() { s.src, s.tail, s.ahead = nil, nil, nil }
+
+// after is the time of u, the stream's delivery after one at time at once it scheduled
+// events: an event comes a chunk delay after the previous one; its end or failure with its
+// last event.
+func (s *streamRun) after(at int64, events int, u *upcoming) int64 {
+	if u.isEvent && events > 0 {
+		return at + s.resp.ChunkDelay
+	}
+	return at
+}
+
+// scheduleNext schedules the stream's next delivery, if any, in one of its two slots: the
+// other holds the delivery released last, which its release may still read.
+func (w *world) scheduleNext(s *streamRun) {
+	u, ok := s.take()
+	if !ok {
+		return
+	}
+	s.at = s.after(s.at, s.events, &u)
+	if u.isEvent {
+		s.events++
+	}
+	slot := &s.slots[s.slot]
+	s.slot ^= 1
+	slot.ev = u.ev
+	slot.s = scheduled{at: s.at, seq: s.seq, delivery: u.d, stream: s}
+	slot.s.delivery.Target, slot.s.delivery.Now = s.id, s.at
+	if u.isEvent {
+		slot.s.event = &slot.ev
+	}
+	w.schedule.push(&slot.s)
+	s.pending = append(s.pending, &slot.s)
+	w.due.valid = false
 }
 
 // released takes the stream's next delivery, d, as released: its partial becomes the
 // stream's, and the stream is finished after its last event or after an end or failure.
 func (s *streamRun) released(d *scheduled) {
-	s.pending[0] = nil
-	s.pending = s.pending[1:]
+	n := copy(s.pending, s.pending[1:]) // at most two: the next one, and an abort's event
+	s.pending[n] = nil
+	s.pending = s.pending[:n]
 	ev := d.event
 	if ev == nil {
 		s.finished = true
@@ -179,7 +249,7 @@ func StreamEventCount(resp *Response) int {
 	return n
 }
 
-// pieces is len(split(s, size)).
+// pieces is the number of pieces a cutter cuts s into.
 func pieces(s string, size int) int {
 	if size <= 0 {
 		return 1
@@ -199,64 +269,153 @@ func abortedEvent(partial *loop.AssistantMessage) loop.StreamEvent {
 // streamEvents streams a response the way pi-ai's faux provider does: start, then per block
 // its start, deltas and end, then done or error. Each event carries its own partial.
 func streamEvents(resp *Response, final *loop.AssistantMessage) []loop.StreamEvent {
+	src := newStreamSource(resp, final)
+	out := make([]loop.StreamEvent, 0, streamEventsAbout(resp, final))
+	var ev loop.StreamEvent
+	for src.next(&ev) {
+		out = append(out, ev)
+	}
+	return out
+}
+
+// streamSource yields the events of streamEvents one at a time, so that the world holds one
+// event of a stream at a time: a response streamed in a million deltas, each event with its
+// own partial, is never held whole.
+type streamSource struct {
+	resp    *Response
+	final   *loop.AssistantMessage
+	partial *loop.AssistantMessage // the partial so far, copied into each event
+	step    sourceStep
+	block   int    // the block of final.Content being streamed
+	cut     cutter // its text (a tool call's arguments as JSON) cut into deltas
+	at      int    // the bytes of its text streamed so far
+	acc     string // its text streamed so far (prefix)
+}
+
+// sourceStep is what a streamSource yields next.
+type sourceStep uint8
+
+const (
+	stepStart    sourceStep = iota // the stream's start
+	stepBlock                      // the start of the block, or the stream's end past the last
+	stepDelta                      // the block's next delta
+	stepBlockEnd                   // the block's end
+	stepEnd                        // done or error
+	stepOver                       // nothing more
+)
+
+func newStreamSource(resp *Response, final *loop.AssistantMessage) *streamSource {
 	partial := loop.ShallowCopy(final).(*loop.AssistantMessage)
 	partial.Content = []loop.Block{}
 	partial.StopReason = loop.StopPending
-	snap := func() *loop.AssistantMessage { return loop.ShallowCopy(partial).(*loop.AssistantMessage) }
-	out := make([]loop.StreamEvent, 0, streamEventsAbout(resp, final))
-	if !resp.NoStart {
-		out = append(out, loop.StreamEvent{Type: loop.StreamStart, Partial: snap()})
-	}
-	for i, b := range final.Content {
-		switch b := b.(type) {
-		case loop.ThinkingContent:
-			partial.Content = append(partial.Content, loop.ThinkingContent{})
-			out = append(out, loop.StreamEvent{Type: loop.StreamThinkingStart, ContentIndex: i, Partial: snap()})
-			at, acc := 0, ""
-			for _, d := range split(b.Thinking, resp.DeltaSize) {
-				// The text so far is a prefix of the block's: sharing its bytes keeps a
-				// k-delta response O(k), not O(k²), and equal partials cheap to compare.
-				at += len(d)
-				partial.Content[i] = loop.ThinkingContent{Thinking: prefix(b.Thinking, at, d, &acc)}
-				out = append(out, loop.StreamEvent{Type: loop.StreamThinkingDelta, ContentIndex: i, Delta: d, Partial: snap()})
+	return &streamSource{resp: resp, final: final, partial: partial}
+}
+
+// snap is a copy of the partial so far, for an event.
+func (g *streamSource) snap() *loop.AssistantMessage {
+	return loop.ShallowCopy(g.partial).(*loop.AssistantMessage)
+}
+
+// begin starts cutting text, the block's, into deltas.
+func (g *streamSource) begin(text string) {
+	g.cut.reset(text, g.resp.DeltaSize)
+	g.at, g.acc = 0, ""
+	g.step = stepDelta
+}
+
+// next sets *ev to the stream's next event; false when there is none.
+func (g *streamSource) next(ev *loop.StreamEvent) bool {
+	for {
+		switch g.step {
+		case stepStart:
+			g.step = stepBlock
+			if !g.resp.NoStart {
+				*ev = loop.StreamEvent{Type: loop.StreamStart, Partial: g.snap()}
+				return true
 			}
-			partial.Content[i] = b
-			out = append(out, loop.StreamEvent{Type: loop.StreamThinkingEnd, ContentIndex: i, Content: b.Thinking, Partial: snap()})
-		case loop.TextContent:
-			partial.Content = append(partial.Content, loop.TextContent{})
-			out = append(out, loop.StreamEvent{Type: loop.StreamTextStart, ContentIndex: i, Partial: snap()})
-			at, acc := 0, ""
-			for _, d := range split(b.Text, resp.DeltaSize) {
-				at += len(d)
-				partial.Content[i] = loop.TextContent{Text: prefix(b.Text, at, d, &acc)}
-				out = append(out, loop.StreamEvent{Type: loop.StreamTextDelta, ContentIndex: i, Delta: d, Partial: snap()})
+		case stepBlock:
+			i := g.block
+			if i == len(g.final.Content) {
+				g.step = stepEnd
+				continue
 			}
-			partial.Content[i] = b
-			out = append(out, loop.StreamEvent{Type: loop.StreamTextEnd, ContentIndex: i, Content: b.Text, Partial: snap()})
-		case loop.ToolCall:
-			partial.Content = append(partial.Content, loop.ToolCall{ID: b.ID, Name: b.Name, Arguments: map[string]any{}})
-			out = append(out, loop.StreamEvent{Type: loop.StreamToolCallStart, ContentIndex: i, Partial: snap()})
-			args, _ := json.Marshal(b.Arguments)
-			if b.Arguments == nil {
-				args = []byte("{}")
+			switch b := g.final.Content[i].(type) {
+			case loop.ThinkingContent:
+				g.partial.Content = append(g.partial.Content, loop.ThinkingContent{})
+				g.begin(b.Thinking)
+				*ev = loop.StreamEvent{Type: loop.StreamThinkingStart, ContentIndex: i, Partial: g.snap()}
+				return true
+			case loop.TextContent:
+				g.partial.Content = append(g.partial.Content, loop.TextContent{})
+				g.begin(b.Text)
+				*ev = loop.StreamEvent{Type: loop.StreamTextStart, ContentIndex: i, Partial: g.snap()}
+				return true
+			case loop.ToolCall:
+				g.partial.Content = append(g.partial.Content, loop.ToolCall{ID: b.ID, Name: b.Name, Arguments: map[string]any{}})
+				args, _ := json.Marshal(b.Arguments)
+				if b.Arguments == nil {
+					args = []byte("{}")
+				}
+				g.begin(string(args))
+				*ev = loop.StreamEvent{Type: loop.StreamToolCallStart, ContentIndex: i, Partial: g.snap()}
+				return true
+			default:
+				g.partial.Content = append(g.partial.Content, b)
+				g.block++
 			}
-			for _, d := range split(string(args), resp.DeltaSize) {
-				out = append(out, loop.StreamEvent{Type: loop.StreamToolCallDelta, ContentIndex: i, Delta: d, Partial: snap()})
+		case stepDelta:
+			i := g.block
+			d, last := g.cut.next()
+			if last {
+				g.step = stepBlockEnd
 			}
-			partial.Content[i] = b
-			call := b
-			out = append(out, loop.StreamEvent{Type: loop.StreamToolCallEnd, ContentIndex: i, ToolCall: &call, Partial: snap()})
+			// The text so far is a prefix of the block's: sharing its bytes keeps a k-delta
+			// response O(k), not O(k²), and equal partials cheap to compare.
+			switch b := g.final.Content[i].(type) {
+			case loop.ThinkingContent:
+				g.at += len(d)
+				g.partial.Content[i] = loop.ThinkingContent{Thinking: prefix(b.Thinking, g.at, d, &g.acc)}
+				*ev = loop.StreamEvent{Type: loop.StreamThinkingDelta, ContentIndex: i, Delta: d, Partial: g.snap()}
+			case loop.TextContent:
+				g.at += len(d)
+				g.partial.Content[i] = loop.TextContent{Text: prefix(b.Text, g.at, d, &g.acc)}
+				*ev = loop.StreamEvent{Type: loop.StreamTextDelta, ContentIndex: i, Delta: d, Partial: g.snap()}
+			default:
+				*ev = loop.StreamEvent{Type: loop.StreamToolCallDelta, ContentIndex: i, Delta: d, Partial: g.snap()}
+			}
+			return true
+		case stepBlockEnd:
+			i := g.block
+			b := g.final.Content[i]
+			g.partial.Content[i] = b
+			g.block++
+			g.step = stepBlock
+			switch b := b.(type) {
+			case loop.ThinkingContent:
+				*ev = loop.StreamEvent{Type: loop.StreamThinkingEnd, ContentIndex: i, Content: b.Thinking, Partial: g.snap()}
+			case loop.TextContent:
+				*ev = loop.StreamEvent{Type: loop.StreamTextEnd, ContentIndex: i, Content: b.Text, Partial: g.snap()}
+			case loop.ToolCall:
+				call := b
+				*ev = loop.StreamEvent{Type: loop.StreamToolCallEnd, ContentIndex: i, ToolCall: &call, Partial: g.snap()}
+			}
+			return true
+		case stepEnd:
+			g.step = stepOver
+			resp, final := g.resp, g.final
+			if resp.NoDone || resp.StreamError != "" {
+				return false
+			}
+			if resp.ErrorEvent || final.StopReason == loop.StopError || final.StopReason == loop.StopAborted {
+				*ev = loop.StreamEvent{Type: loop.StreamError, Reason: final.StopReason, Message: final}
+			} else {
+				*ev = loop.StreamEvent{Type: loop.StreamDone, Reason: final.StopReason, Message: final}
+			}
+			return true
 		default:
-			partial.Content = append(partial.Content, b)
+			return false
 		}
 	}
-	if resp.NoDone || resp.StreamError != "" {
-		return out
-	}
-	if resp.ErrorEvent || final.StopReason == loop.StopError || final.StopReason == loop.StopAborted {
-		return append(out, loop.StreamEvent{Type: loop.StreamError, Reason: final.StopReason, Message: final})
-	}
-	return append(out, loop.StreamEvent{Type: loop.StreamDone, Reason: final.StopReason, Message: final})
 }
 
 // streamEventsAbout is a capacity for streamEvents' list: start and done, per block its start,
@@ -293,35 +452,36 @@ func prefix(whole string, at int, delta string, acc *string) string {
 	return *acc
 }
 
-// split cuts s into pieces of size runes (one piece when size <= 0; one empty piece for "").
-// The pieces of valid UTF-8 are substrings of s; invalid bytes become U+FFFD, as in a
-// conversion to runes.
-func split(s string, size int) []string {
-	if size <= 0 {
-		return []string{s}
+// cutter cuts a text into pieces of size runes, one at a time: one piece when size <= 0 or
+// the text is no longer (one empty piece for ""). The pieces of valid UTF-8 are substrings of
+// the text; invalid bytes become U+FFFD, as in a conversion to runes.
+type cutter struct {
+	s           string
+	size, off   int
+	whole       bool // one piece, s itself
+	valid, done bool
+}
+
+// reset starts cutting s.
+func (c *cutter) reset(s string, size int) {
+	*c = cutter{s: s, size: size, whole: size <= 0 || utf8.RuneCountInString(s) <= size}
+	c.valid = c.whole || utf8.ValidString(s)
+}
+
+// next is the next piece, and whether it is the last.
+func (c *cutter) next() (piece string, last bool) {
+	if c.whole {
+		c.off = len(c.s)
+		return c.s, true
 	}
-	if utf8.ValidString(s) {
-		if utf8.RuneCountInString(s) <= size {
-			return []string{s}
-		}
-		var out []string
-		start, n := 0, 0
-		for i := range s {
-			if n == size {
-				out = append(out, s[start:i])
-				start, n = i, 0
-			}
-			n++
-		}
-		return append(out, s[start:])
+	start := c.off
+	for n := 0; n < c.size && c.off < len(c.s); n++ {
+		_, w := utf8.DecodeRuneInString(c.s[c.off:])
+		c.off += w
 	}
-	r := []rune(s)
-	if len(r) <= size {
-		return []string{s}
+	piece = c.s[start:c.off]
+	if !c.valid {
+		piece = string([]rune(piece))
 	}
-	var out []string
-	for i := 0; i < len(r); i += size {
-		out = append(out, string(r[i:min(i+size, len(r))]))
-	}
-	return out
+	return piece, c.off == len(c.s)
 }

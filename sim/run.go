@@ -69,6 +69,8 @@ func (w *world) run(impl Implementation, inFull bool) (*trace.Trace, error) {
 			continue
 		}
 		w.release(s)
+		// s's slot may be reused by a later delivery of its stream while this one is taken.
+		kind, at := s.delivery.Kind, s.at
 		var err error
 		if s.event != nil && ref != nil && ref.world == w {
 			err = ref.deliverEvent(s.delivery.Target, s.delivery.Now, s.event) // the event as it is, not boxed
@@ -78,7 +80,7 @@ func (w *world) run(impl Implementation, inFull bool) (*trace.Trace, error) {
 		if err != nil {
 			w.closed = true
 			_ = impl.Stop()
-			return &w.trace, fmt.Errorf("scenario %s: delivery %s at %dms: %w", sc.Name, s.delivery.Kind, s.at, err)
+			return &w.trace, fmt.Errorf("scenario %s: delivery %s at %dms: %w", sc.Name, kind, at, err)
 		}
 	}
 	w.closed = true

@@ -7,7 +7,21 @@ import (
 	"unicode/utf8"
 )
 
-// TestSplitCutsRunesAndStreamsPrefixes: split cuts by runes (invalid UTF-8 as U+FFFD, as a
+// split is the pieces cutter cuts s into.
+func split(s string, size int) []string {
+	var c cutter
+	c.reset(s, size)
+	var out []string
+	for {
+		p, last := c.next()
+		out = append(out, p)
+		if last {
+			return out
+		}
+	}
+}
+
+// TestSplitCutsRunesAndStreamsPrefixes: a cutter cuts by runes (invalid UTF-8 as U+FFFD, as a
 // conversion to runes does), and the streamed texts are the deltas concatenated.
 func TestSplitCutsRunesAndStreamsPrefixes(t *testing.T) {
 	for _, s := range []string{"", "x", "héllo wörld", strings.Repeat("ab€", 50), "a\xffb\xfe€c", "\xff"} {

@@ -80,6 +80,19 @@ type streamRun struct {
 	final    *loop.AssistantMessage
 	finished bool
 	pending  []*scheduled
+
+	// src yields the events not scheduled yet and tail is the end or failure after the last
+	// (StreamError, NoDone); ahead holds the next ones Due looked at, with their JSON. One
+	// delivery of the stream is scheduled at a time, in a slot, at time at; every one takes
+	// scheduling order seq, the stream's (none is scheduled while another of it is).
+	src    *streamSource
+	tail   *Delivery
+	ahead  []upcoming
+	seq    int64
+	at     int64
+	events int // the events scheduled so far
+	slots  [2]streamSlot
+	slot   int // the slot the next goes in
 }
 
 // toolRun is a running tool execution on the world's side.
@@ -572,6 +585,7 @@ func (w *world) reactToAbort() {
 			p.cancelled = true
 		}
 		s.pending = nil
+		s.stop()
 		ev := abortedEvent(s.partial)
 		w.pushStreamEvent(s, w.now, &ev)
 	}
@@ -594,6 +608,7 @@ func (w *world) release(s *scheduled) {
 	}
 	if s.stream != nil {
 		s.stream.released(s)
+		w.scheduleNext(s.stream)
 	}
 	if s.tool != nil {
 		s.tool.released(s)

@@ -123,6 +123,12 @@ func TestHostileInputsEndWithinBounds(t *testing.T) {
 		{[]string{"validate", deep}, 1, "deep.yaml:2:153: mappings and lists nest more than 100 levels deep"},
 		{[]string{"validate", bombPath}, 1, "bomb.yaml:11:46: with its aliases expanded"},
 		{[]string{"validate", deltas}, 0, "1 scenario files are valid"},
+		// A million one-character deltas: the world schedules one at a time, and the run ends
+		// at the bytes budget (each delta's partial is written in full as the trace in full).
+		{[]string{"run", "--format", "jsonl", deltas}, 1, `"target":"bytes","error":"the trace in full reached`},
+		{[]string{"run", deltas}, 1, "FAIL the run exceeded its budget: the trace in full reached"},
+		{[]string{"conform", "--suite", deltas}, 1, "FAIL  deltas: the reference failed (a bug in the scenario or the harness): the trace in full reached"},
+		{[]string{"conform", "--impl", builtCLI(t) + " adapter", "--suite", deltas}, 1, "FAIL  deltas: the reference failed (a bug in the scenario or the harness): the trace in full reached"},
 		{[]string{"run", deep}, 2, "nest more than 100 levels deep"},
 		{[]string{"validate", "/dev/zero"}, 1, "/dev/zero: the file is larger than 4 MiB"},
 		{[]string{"run", "/dev/zero"}, 2, "/dev/zero: the file is larger than 4 MiB"},

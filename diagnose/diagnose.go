@@ -47,7 +47,14 @@ func Diagnose(sc Scenario, c *trace.Comparison, opts Options) []Finding {
 			if d := position(a) - position(b); d != 0 {
 				return d
 			}
-			// At one place, what the implementation did comes before what it did not do there.
+			// At one place, what follows what the loop did there comes last; what the
+			// implementation did comes before what it did not do.
+			if ha, hb := a.follower(), b.follower(); ha != hb {
+				if ha {
+					return 1
+				}
+				return -1
+			}
 			return len(b.span) - len(a.span)
 		})
 		first = divs[0].At
@@ -160,6 +167,13 @@ func markConsequences(c *trace.Comparison, divs []Finding) {
 		messages = messages || d.messages
 		requests = requests || d.request
 	}
+}
+
+// follower reports whether a divergence only follows what the loop did at its place: a run
+// of the harness's entries alone (deliveries, user actions, made when the loop is idle), an
+// entry's time, a stamp that says that time.
+func (f Finding) follower() bool {
+	return f.harness && f.Path == "" || f.Path == "t" || f.shifted
 }
 
 // gathers reports whether a field's path lies in a list of earlier messages (a context, the

@@ -43,20 +43,7 @@ func Diagnose(sc Scenario, c *trace.Comparison, opts Options) []Finding {
 	divs := divergences(c, newGovernor(c, opts.Tracks))
 	first := Position{}
 	if len(divs) > 0 {
-		slices.SortStableFunc(divs, func(a, b Finding) int {
-			if d := position(a) - position(b); d != 0 {
-				return d
-			}
-			// At one place, what follows what the loop did there comes last; what the
-			// implementation did comes before what it did not do.
-			if ha, hb := a.follower(), b.follower(); ha != hb {
-				if ha {
-					return 1
-				}
-				return -1
-			}
-			return len(b.span) - len(a.span)
-		})
+		slices.SortStableFunc(divs, byPlace)
 		first = divs[0].At
 		markConsequences(c, divs)
 		// The entries missing at the end of a run the implementation failed follow from
@@ -167,6 +154,21 @@ func markConsequences(c *trace.Comparison, divs []Finding) {
 		messages = messages || d.messages
 		requests = requests || d.request
 	}
+}
+
+// byPlace orders divergences by where they show; at one place, what the implementation did
+// comes before what it did not do, and what only follows what it did there comes last.
+func byPlace(a, b Finding) int {
+	if d := position(a) - position(b); d != 0 {
+		return d
+	}
+	if fa, fb := a.follower(), b.follower(); fa != fb {
+		if fa {
+			return 1
+		}
+		return -1
+	}
+	return len(b.span) - len(a.span)
 }
 
 // follower reports whether a divergence only follows what the loop did at its place: a run

@@ -22,29 +22,7 @@ func divergences(c *trace.Comparison, g *governor) []Finding {
 	for k := 0; k < len(c.Steps); {
 		s := c.Steps[k]
 		if s.Op == trace.Same {
-			moved := slices.ContainsFunc(s.Fields, func(f trace.Field) bool { return f.Path == "t" })
-			for _, f := range s.Fields {
-				fd := fieldFinding(c, g, s, f)
-				key := fd.Signature
-				if moved && fd.RuleID == "R-TIME-STAMP" && fd.Member == "timestamp" && !strings.Contains(fd.Signature, "wall clock") {
-					// The entry came at another time, and its stamp says when: it follows
-					// the time, apart from the stamps of entries on time.
-					fd.shifted = true
-					key += "\x00shifted"
-				}
-				if i, seen := fieldAt[key]; seen {
-					out[i].Count++
-					out[i].span = append(out[i].span, s.Got+1)
-					continue
-				}
-				// Lines only for a finding shown: a stream call's line reads its whole context.
-				fd.ExpectedLine, fd.ActualLine = trace.TimelineLine(c.Want[s.Want]), trace.TimelineLine(c.Got[s.Got])
-				if fd.ExpectedLine == fd.ActualLine {
-					fd.Says += " (the two timeline lines read alike)"
-				}
-				fieldAt[key] = len(out)
-				out = append(out, fd)
-			}
+			out = fieldFindings(c, g, s, out, fieldAt)
 			k++
 			continue
 		}
@@ -95,6 +73,36 @@ func divergences(c *trace.Comparison, g *governor) []Finding {
 		}
 		markStops(c, out[regionStart:])
 		k = end
+	}
+	return out
+}
+
+// fieldFindings adds to out the findings of the fields that differ in one matched pair of
+// entries: a field found before alike (fieldAt: a finding's key, its index in out) counts one
+// more entry.
+func fieldFindings(c *trace.Comparison, g *governor, s trace.Step, out []Finding, fieldAt map[string]int) []Finding {
+	moved := slices.ContainsFunc(s.Fields, func(f trace.Field) bool { return f.Path == "t" })
+	for _, f := range s.Fields {
+		fd := fieldFinding(c, g, s, f)
+		key := fd.Signature
+		if moved && fd.RuleID == "R-TIME-STAMP" && fd.Member == "timestamp" && !strings.Contains(fd.Signature, "wall clock") {
+			// The entry came at another time, and its stamp says when: it follows the time,
+			// apart from the stamps of entries on time.
+			fd.shifted = true
+			key += "\x00shifted"
+		}
+		if i, seen := fieldAt[key]; seen {
+			out[i].Count++
+			out[i].span = append(out[i].span, s.Got+1)
+			continue
+		}
+		// Lines only for a finding shown: a stream call's line reads its whole context.
+		fd.ExpectedLine, fd.ActualLine = trace.TimelineLine(c.Want[s.Want]), trace.TimelineLine(c.Got[s.Got])
+		if fd.ExpectedLine == fd.ActualLine {
+			fd.Says += " (the two timeline lines read alike)"
+		}
+		fieldAt[key] = len(out)
+		out = append(out, fd)
 	}
 	return out
 }

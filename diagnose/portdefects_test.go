@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/turnstile-dev/turnstile/diagnose"
+	"github.com/turnstile-dev/turnstile/scenarios"
+	"github.com/turnstile-dev/turnstile/sim"
 	"github.com/turnstile-dev/turnstile/trace"
 )
 
@@ -87,6 +89,8 @@ func stopsReadingOnAbort(t *testing.T, name string) portRun {
 	walkObjects(t, got, i, func(o map[string]any) {
 		if o["errorMessage"] == "Request was aborted" {
 			o["errorMessage"] = "Request aborted by user"
+			// Stamped when the loop gave up, not by the provider.
+			o["timestamp"] = o["timestamp"].(float64) + 1
 		}
 	})
 	renumber(got)
@@ -246,4 +250,36 @@ func TestAStampThatFollowsItsEntrysTimeIsNotTheRoot(t *testing.T) {
 			t.Errorf("the stamp of a message made earlier is a root: %v", f)
 		}
 	}
+}
+
+// A tool's update emitted only once its execute returned, in a batch the run's abort reached:
+// R-TOOL-UPDATES (an update's moment is that rule's in any batch), not R-ABORT-TOOLS.
+func TestAnUpdateHeldBackAfterAnAbortIsTheUpdatesRule(t *testing.T) {
+	f, err := scenarios.Parse("held-update.yaml", "abort-error/held-update.yaml", []byte(`name: abort-error/held-update
+tools:
+  - {name: write, description: the write tool, parameters: {type: object}, behaviour: {updates: [{at: 0, result: "write 1"}], result: ok}}
+hooks: {steering: false, followUp: false}
+provider:
+  - {content: [{toolCall: {id: c1, name: write}}]}
+extraResponse: extra
+user:
+  - {on: {event: tool_execution_start, toolCallId: c1}, abort: true}
+run: []
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := sim.Run(f.Scenario, sim.NewReference())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ref.Expanded()
+	got := clone(want)
+	u := find(t, got, "event tool_execution_update")
+	if trace.Key(got.Entries[u+1]) != "deliver toolResult" {
+		t.Fatalf("the update is not followed by the result's delivery: %s", trace.Key(got.Entries[u+1]))
+	}
+	got.Entries[u], got.Entries[u+1] = got.Entries[u+1], got.Entries[u]
+	renumber(got)
+	oneCause(t, causesOf(t, portRun{diagnose.FromFile(f), want, got}), "R-TOOL-UPDATES", 1)
 }

@@ -156,8 +156,9 @@ func markConsequences(c *trace.Comparison, divs []Finding) {
 	}
 }
 
-// byPlace orders divergences by where they show; at one place, what the implementation did
-// comes before what it did not do, and what only follows what it did there comes last.
+// byPlace orders divergences by where they show; at one place, entries the implementation
+// has in addition come before those it lacks, and what only follows what it did there comes
+// last.
 func byPlace(a, b Finding) int {
 	if d := position(a) - position(b); d != 0 {
 		return d
@@ -168,7 +169,16 @@ func byPlace(a, b Finding) int {
 		}
 		return -1
 	}
-	return len(b.span) - len(a.span)
+	return len(b.added()) - len(a.added())
+}
+
+// added is the implementation's entries a region it has in addition shows on; nil for any
+// other divergence.
+func (f Finding) added() []int {
+	if f.Path != "" {
+		return nil
+	}
+	return f.span
 }
 
 // follower reports whether a divergence only follows what the loop did at its place: a run

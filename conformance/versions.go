@@ -74,18 +74,22 @@ func diagnoseByVersion(sc *sim.Scenario, held loop.Behaviour, got *trace.Trace, 
 }
 
 // explainsSome reports whether the diagnosis after turning a change says less than before
-// and nothing new: the change explains some of what was wrong, and only that.
+// and nothing new: the change explains some of what was wrong, and only that. A finding it
+// explains goes: one that only shrinks (fewer entries lacking, where the reference so turned
+// does less and the implementation something else) is not explained.
 func explainsSome(after, before []diagnose.Finding) bool {
 	had := map[string]bool{}
 	for _, f := range before {
 		had[f.Signature] = true
 	}
+	left := map[string]bool{}
 	for _, f := range after {
 		if !had[f.Signature] {
 			return false
 		}
+		left[f.Signature] = true
 	}
-	return weight(after) < weight(before)
+	return len(left) < len(had) && weight(after) < weight(before)
 }
 
 // weight is how much a diagnosis says is wrong: its findings, each counted for the entries it

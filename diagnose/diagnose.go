@@ -43,13 +43,7 @@ func Diagnose(sc Scenario, c *trace.Comparison, opts Options) []Finding {
 	divs := divergences(c, newGovernor(c, opts.Tracks))
 	first := Position{}
 	if len(divs) > 0 {
-		slices.SortStableFunc(divs, func(a, b Finding) int {
-			if d := position(a) - position(b); d != 0 {
-				return d
-			}
-			// At one place, what the implementation did comes before what it did not do there.
-			return len(b.span) - len(a.span)
-		})
+		slices.SortStableFunc(divs, byPlace)
 		first = divs[0].At
 		markConsequences(c, divs)
 		// The entries missing at the end of a run the implementation failed follow from
@@ -160,6 +154,38 @@ func markConsequences(c *trace.Comparison, divs []Finding) {
 		messages = messages || d.messages
 		requests = requests || d.request
 	}
+}
+
+// byPlace orders divergences by where they show; at one place, entries the implementation
+// has in addition come before those it lacks, and what only follows what it did there comes
+// last.
+func byPlace(a, b Finding) int {
+	if d := position(a) - position(b); d != 0 {
+		return d
+	}
+	if fa, fb := a.follower(), b.follower(); fa != fb {
+		if fa {
+			return 1
+		}
+		return -1
+	}
+	return len(b.added()) - len(a.added())
+}
+
+// added is the implementation's entries a region it has in addition shows on; nil for any
+// other divergence.
+func (f Finding) added() []int {
+	if f.Path != "" {
+		return nil
+	}
+	return f.span
+}
+
+// follower reports whether a divergence only follows what the loop did at its place: a run
+// of the harness's entries alone (deliveries, user actions, made when the loop is idle), an
+// entry's time, a stamp that says that time.
+func (f Finding) follower() bool {
+	return f.harness && f.Path == "" || f.Path == "t" || f.shifted
 }
 
 // gathers reports whether a field's path lies in a list of earlier messages (a context, the

@@ -22,21 +22,7 @@ func divergences(c *trace.Comparison, g *governor) []Finding {
 	for k := 0; k < len(c.Steps); {
 		s := c.Steps[k]
 		if s.Op == trace.Same {
-			for _, f := range s.Fields {
-				fd := fieldFinding(c, g, s, f)
-				if i, seen := fieldAt[fd.Signature]; seen {
-					out[i].Count++
-					out[i].span = append(out[i].span, s.Got+1)
-					continue
-				}
-				// Lines only for a finding shown: a stream call's line reads its whole context.
-				fd.ExpectedLine, fd.ActualLine = trace.TimelineLine(c.Want[s.Want]), trace.TimelineLine(c.Got[s.Got])
-				if fd.ExpectedLine == fd.ActualLine {
-					fd.Says += " (the two timeline lines read alike)"
-				}
-				fieldAt[fd.Signature] = len(out)
-				out = append(out, fd)
-			}
+			out = fieldFindings(c, g, s, out, fieldAt)
 			k++
 			continue
 		}
@@ -87,6 +73,36 @@ func divergences(c *trace.Comparison, g *governor) []Finding {
 		}
 		markStops(c, out[regionStart:])
 		k = end
+	}
+	return out
+}
+
+// fieldFindings adds to out the findings of the fields that differ in one matched pair of
+// entries: a field found before alike (fieldAt: a finding's key, its index in out) counts one
+// more entry.
+func fieldFindings(c *trace.Comparison, g *governor, s trace.Step, out []Finding, fieldAt map[string]int) []Finding {
+	moved := slices.ContainsFunc(s.Fields, func(f trace.Field) bool { return f.Path == "t" })
+	for _, f := range s.Fields {
+		fd := fieldFinding(c, g, s, f)
+		key := fd.Signature
+		if moved && fd.RuleID == "R-TIME-STAMP" && fd.Member == "timestamp" && !strings.Contains(fd.Signature, "wall clock") {
+			// The entry came at another time, and its stamp says when: it follows the time,
+			// apart from the stamps of entries on time.
+			fd.shifted = true
+			key += "\x00shifted"
+		}
+		if i, seen := fieldAt[key]; seen {
+			out[i].Count++
+			out[i].span = append(out[i].span, s.Got+1)
+			continue
+		}
+		// Lines only for a finding shown: a stream call's line reads its whole context.
+		fd.ExpectedLine, fd.ActualLine = trace.TimelineLine(c.Want[s.Want]), trace.TimelineLine(c.Got[s.Got])
+		if fd.ExpectedLine == fd.ActualLine {
+			fd.Says += " (the two timeline lines read alike)"
+		}
+		fieldAt[key] = len(out)
+		out = append(out, fd)
 	}
 	return out
 }
@@ -245,7 +261,7 @@ func regionFinding(c *trace.Comparison, g *governor, op trace.Op, idx []int, rul
 			full = append(full, string(b))
 		}
 	}
-	f := Finding{Kind: Divergence, RuleID: rule, Rule: ruleText(rule, head), Count: len(idx)}
+	f := Finding{Kind: Divergence, RuleID: rule, Rule: ruleText(rule, head), Count: len(idx), harness: true}
 	for _, i := range idx {
 		switch k := trace.Key(es[i]); {
 		case k == "call stream":
@@ -253,6 +269,8 @@ func regionFinding(c *trace.Comparison, g *governor, op trace.Op, idx []int, rul
 		case strings.HasPrefix(k, "event message_"):
 			f.messages = true
 		}
+		// Deliveries and user actions alone are the harness's: they follow what the loop did.
+		f.harness = f.harness && (es[i].Kind == trace.KindDeliver || es[i].Kind == trace.KindUser)
 	}
 	n := entries(len(idx))
 	if op == trace.Missing {
@@ -477,9 +495,11 @@ func fieldFinding(c *trace.Comparison, g *governor, s trace.Step, f trace.Field)
 	}
 	return Finding{
 		Kind: Divergence, RuleID: rule, Rule: ruleText(rule, w), Says: says,
-		messages: strings.HasPrefix(key, "event message_") || gathers(f.Path),
+		// A tool's end carries the result its message is made of.
+		messages: strings.HasPrefix(key, "event message_") || key == "event tool_execution_end" || gathers(f.Path),
 		harness:  w.Kind == trace.KindDeliver || w.Kind == trace.KindUser,
 		At:       Position{Expected: s.Want + 1, Actual: s.Got + 1},
+		span:     []int{s.Got + 1},
 		Path:     f.Path, Member: member,
 		Expected: trace.ShowJSON(f.Want, f.Shape == trace.Unexpected), Actual: trace.ShowJSON(f.Got, f.Shape == trace.Absent),
 		Count:     1,

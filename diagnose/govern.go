@@ -22,7 +22,8 @@ type situation struct {
 	startup, afterTurn, beforeLaterTurn bool // a steering poll's place
 	withinTurn                          bool // a poll's place between a request and its turn_end
 	lacking                             bool // the entry is the reference's, which the implementation lacks
-	failed                              bool // a tool result (end or message) with isError true
+	loopError                           bool // a tool result (end or message) that is an error result of the loop's making
+	invalid                             bool // an entry of a tool call the reference refused at validation
 	truncated, hardExit, aborted        bool
 	afterTruncated                      bool // after a truncated batch, before the next request
 	parallel, sequential                bool // the entry's tool batch, as the trace runs it
@@ -47,8 +48,10 @@ func (s situation) holds(when string) bool {
 		return s.withinTurn
 	case "lacking":
 		return s.lacking && !s.startup
-	case "a failed result":
-		return s.failed
+	case "an error result the loop makes":
+		return s.loopError
+	case "invalid arguments":
+		return s.invalid
 	case "in a truncated turn":
 		return s.truncated
 	case "a truncated turn's calls lacking":
@@ -92,7 +95,7 @@ func (s situation) holds(when string) bool {
 }
 
 // knownWhen is every "when" the table may use (a test holds the table to it).
-var knownWhen = []string{"startup", "after a turn", "before a later turn", "within a turn", "lacking", "a failed result", "in a truncated turn", "a truncated turn's calls lacking", "after a truncated batch", "after a hard exit",
+var knownWhen = []string{"startup", "after a turn", "before a later turn", "within a turn", "lacking", "an error result the loop makes", "invalid arguments", "in a truncated turn", "a truncated turn's calls lacking", "after a truncated batch", "after a hard exit",
 	"after an abort", "in a parallel batch", "in a sequential batch", "after a terminating batch",
 	"after finishTurn continue", "after finishTurn end", "stopReason disagrees", "a prompt", "steering", "steering (poll A)", "steering (poll B)", "follow-up",
 	"prepared", "queued", "a declaration"}
@@ -100,133 +103,180 @@ var knownWhen = []string{"startup", "after a turn", "before a later turn", "with
 // situations walks a trace once and says where each entry stands.
 func situations(es []trace.Entry) []situation {
 	out := make([]situation, len(es))
-	var (
-		requested, inTurnEnd, truncated, hardExit, aborted, terminating bool
-		ran, afterTruncated                                             bool // the turn's batch ran; it was a truncated one
-		continued                                                       bool // a finishTurn of the run answered continue
-		finish                                                          string
-		steeringSinceTurnEnd                                            int
-		disagrees                                                       bool
-		origin                                                          string // of the messages the last poll or hook returned
-		prompts                                                         = -1   // the Agent prompt's messages not yet emitted (-1: not an Agent's)
-		message                                                         string // the origin of the message whose events these are
-		batchStart                                                      = -1
-	)
+	w := walker{prompts: -1}
 	for i := range es {
-		e := &es[i]
-		s := situation{startup: !requested, truncated: truncated, hardExit: hardExit, aborted: aborted, terminating: terminating,
-			afterTruncated: afterTruncated, finishContinue: continued, finishEnd: finish == "end", disagrees: disagrees}
-		if e.Kind == trace.KindCall && (e.Name == trace.CallStream || e.Name == trace.HookPrepareNextTurn) ||
-			e.Kind == trace.KindEvent && e.Name == string(loop.TurnStart) {
-			s.origin = origin // the messages pending for the turn it starts
-		}
-		switch e.Kind {
-		case trace.KindDeliver, trace.KindUser:
-			if e.Name == trace.DeliverAbort {
-				aborted = true
-			}
-			if e.Kind == trace.KindDeliver && e.Name == trace.DeliverAgent {
-				var d struct {
-					Op       string
-					Messages []json.RawMessage
-				}
-				if json.Unmarshal(e.Data, &d) == nil && (d.Op == trace.OpPrompt || d.Op == trace.OpContinue) {
-					prompts = 0
-					if d.Op == trace.OpPrompt {
-						prompts = max(1, len(d.Messages)) // a text is one message
-					}
-				}
-			}
-		case trace.KindCall:
-			switch e.Name {
-			case trace.HookSteering:
-				s.startup = !requested
-				s.afterTurn = requested && inTurnEnd && steeringSinceTurnEnd == 0
-				s.beforeLaterTurn = requested && inTurnEnd && steeringSinceTurnEnd > 0
-				s.withinTurn = requested && !inTurnEnd
-				steeringSinceTurnEnd++
-				// Which poll took them: the rule of the poll governs its messages.
-				poll := "steering C"
-				switch {
-				case s.startup:
-					poll = "steering A"
-				case s.beforeLaterTurn:
-					poll = "steering B"
-				}
-				origin = cmp.Or(answered(e, poll), origin)
-			case trace.HookFollowUp:
-				s.withinTurn = requested && !inTurnEnd
-				origin = cmp.Or(answered(e, "follow-up"), origin)
-			case trace.HookPrepareNextTurn:
-				origin = cmp.Or(answered(e, "prepared"), origin)
-			case trace.HookFinishTurn:
-				var a struct{ Action string }
-				_ = json.Unmarshal(e.Answer, &a)
-				finish = a.Action
-				continued = continued || a.Action == "continue"
-			case trace.CallStream:
-				requested, inTurnEnd, terminating, finish, ran, afterTruncated = true, false, false, "", false, false
-				truncated, disagrees, origin = false, false, ""
-			}
-		case trace.KindEvent:
-			switch loop.EventType(e.Name) {
-			case loop.AgentStart: // a new run (an Agent trace holds several)
-				requested, inTurnEnd, truncated, hardExit, aborted, message = false, false, false, false, false, ""
-				terminating, finish, disagrees, origin, ran, continued = false, "", false, "", false, false
-			case loop.TurnEnd:
-				inTurnEnd, steeringSinceTurnEnd = true, 0
-				afterTruncated = truncated && ran
-				truncated, batchStart = false, -1
-			case loop.TurnStart:
-				inTurnEnd = false
-			case loop.MessageStart, loop.MessageUpdate, loop.MessageEnd:
-				role, stop, declares, calls := messageFacts(e.Data)
-				switch {
-				case role == "assistant" && e.Name == string(loop.MessageEnd):
-					truncated = stop == "length"
-					hardExit = hardExit || stop == "error" || stop == "aborted"
-					disagrees = (stop == "toolUse") != (calls > 0) && stop != "length" && stop != "error" && stop != "aborted"
-				case role == "system" && declares:
-					s.origin = "declaration"
-				case role == "toolResult":
-					s.failed = bytes.Contains(e.Data, []byte(`"isError":true`))
-				case role == "assistant":
-				case e.Name != string(loop.MessageStart):
-					s.origin = message // the events of one message share its origin
-				case origin != "":
-					s.origin = origin
-				case !requested && (prompts < 0 || prompts > 0):
-					s.origin = "prompt"
-					prompts--
-				case prompts >= 0:
-					// An Agent took it off its queues (the polls are its own, not in the trace);
-					// the turn it starts is the queues' too.
-					s.origin, origin = "queued", "queued"
-				}
-				if e.Name == string(loop.MessageStart) {
-					message = s.origin
-				}
-			case loop.ToolExecutionStart:
-				if batchStart < 0 {
-					batchStart = i
-				}
-			case loop.ToolExecutionEnd:
-				ran = true
-				s.failed = bytes.Contains(e.Data, []byte(`"isError":true`))
-				var d struct {
-					Result struct {
-						Terminate bool `json:"terminate"`
-					} `json:"result"`
-				}
-				if json.Unmarshal(e.Data, &d) == nil && d.Result.Terminate {
-					terminating = true
-				}
-			}
-		}
-		out[i] = s
+		out[i] = w.step(&es[i])
 	}
 	markBatches(es, out)
 	return out
+}
+
+// walker is what the entries of a trace walked so far say of the entries after them.
+type walker struct {
+	requested, inTurnEnd, truncated, hardExit, aborted, terminating bool
+	ran, afterTruncated                                             bool // the turn's batch ran; it was a truncated one
+	continued                                                       bool // a finishTurn of the run answered continue
+	finish                                                          string
+	steeringSinceTurnEnd                                            int
+	disagrees                                                       bool
+	origin                                                          string // of the messages the last poll or hook returned
+	prompts                                                         int    // the Agent prompt's messages not yet emitted (-1: not an Agent's)
+	message                                                         string // the origin of the message whose events these are
+}
+
+// step says where entry e stands, and takes in what it says of the entries after it.
+func (w *walker) step(e *trace.Entry) situation {
+	s := situation{startup: !w.requested, truncated: w.truncated, hardExit: w.hardExit, aborted: w.aborted, terminating: w.terminating,
+		afterTruncated: w.afterTruncated, finishContinue: w.continued, finishEnd: w.finish == "end", disagrees: w.disagrees}
+	if e.Kind == trace.KindCall && (e.Name == trace.CallStream || e.Name == trace.HookPrepareNextTurn) ||
+		e.Kind == trace.KindEvent && e.Name == string(loop.TurnStart) {
+		s.origin = w.origin // the messages pending for the turn it starts
+	}
+	switch e.Kind {
+	case trace.KindDeliver, trace.KindUser:
+		w.delivery(e)
+	case trace.KindCall:
+		w.call(e, &s)
+	case trace.KindEvent:
+		w.event(e, &s)
+	}
+	return s
+}
+
+// delivery takes in an abort, and the prompt an Agent is given.
+func (w *walker) delivery(e *trace.Entry) {
+	if e.Name == trace.DeliverAbort {
+		w.aborted = true
+	}
+	if e.Kind != trace.KindDeliver || e.Name != trace.DeliverAgent {
+		return
+	}
+	var d struct {
+		Op       string
+		Messages []json.RawMessage
+	}
+	if json.Unmarshal(e.Data, &d) == nil && (d.Op == trace.OpPrompt || d.Op == trace.OpContinue) {
+		w.prompts = 0
+		if d.Op == trace.OpPrompt {
+			w.prompts = max(1, len(d.Messages)) // a text is one message
+		}
+	}
+}
+
+// call places a poll or hook call (s) and takes in what it answered; a request starts a turn.
+func (w *walker) call(e *trace.Entry, s *situation) {
+	switch e.Name {
+	case trace.HookSteering:
+		s.startup = !w.requested
+		s.afterTurn = w.requested && w.inTurnEnd && w.steeringSinceTurnEnd == 0
+		s.beforeLaterTurn = w.requested && w.inTurnEnd && w.steeringSinceTurnEnd > 0
+		s.withinTurn = w.requested && !w.inTurnEnd
+		w.steeringSinceTurnEnd++
+		// Which poll took them: the rule of the poll governs its messages.
+		poll := "steering C"
+		switch {
+		case s.startup:
+			poll = "steering A"
+		case s.beforeLaterTurn:
+			poll = "steering B"
+		}
+		w.origin = cmp.Or(answered(e, poll), w.origin)
+	case trace.HookFollowUp:
+		s.withinTurn = w.requested && !w.inTurnEnd
+		w.origin = cmp.Or(answered(e, "follow-up"), w.origin)
+	case trace.HookPrepareNextTurn:
+		w.origin = cmp.Or(answered(e, "prepared"), w.origin)
+	case trace.HookFinishTurn:
+		var a struct{ Action string }
+		_ = json.Unmarshal(e.Answer, &a)
+		w.finish = a.Action
+		w.continued = w.continued || a.Action == "continue"
+	case trace.CallStream:
+		w.requested, w.inTurnEnd, w.terminating, w.finish, w.ran, w.afterTruncated = true, false, false, "", false, false
+		w.truncated, w.disagrees, w.origin = false, false, ""
+	}
+}
+
+// event places an event (s) and takes in what it says: a new run, a turn's end, how a
+// response stopped, a batch that ran or terminates.
+func (w *walker) event(e *trace.Entry, s *situation) {
+	switch loop.EventType(e.Name) {
+	case loop.AgentStart: // a new run (an Agent trace holds several)
+		w.requested, w.inTurnEnd, w.truncated, w.hardExit, w.aborted, w.message = false, false, false, false, false, ""
+		w.terminating, w.finish, w.disagrees, w.origin, w.ran, w.continued = false, "", false, "", false, false
+	case loop.TurnEnd:
+		w.inTurnEnd, w.steeringSinceTurnEnd = true, 0
+		w.afterTruncated = w.truncated && w.ran
+		w.truncated = false
+	case loop.TurnStart:
+		w.inTurnEnd = false
+	case loop.MessageStart, loop.MessageUpdate, loop.MessageEnd:
+		w.messageEvent(e, s)
+	case loop.ToolExecutionEnd:
+		w.ran = true
+		s.loopError = loopError(e.Data, "result")
+		var d struct {
+			Result struct {
+				Terminate bool `json:"terminate"`
+			} `json:"result"`
+		}
+		if json.Unmarshal(e.Data, &d) == nil && d.Result.Terminate {
+			w.terminating = true
+		}
+	}
+}
+
+// messageEvent places a message's event: how an assistant message stopped, a tool result's
+// error, where an input message came from (its origin, which its three events share).
+func (w *walker) messageEvent(e *trace.Entry, s *situation) {
+	role, stop, declares, calls := messageFacts(e.Data)
+	switch {
+	case role == "assistant" && e.Name == string(loop.MessageEnd):
+		w.truncated = stop == "length"
+		w.hardExit = w.hardExit || stop == "error" || stop == "aborted"
+		w.disagrees = (stop == "toolUse") != (calls > 0) && stop != "length" && stop != "error" && stop != "aborted"
+	case role == "system" && declares:
+		s.origin = "declaration"
+	case role == "toolResult":
+		s.loopError = loopError(e.Data, "message")
+	case role == "assistant":
+	case e.Name != string(loop.MessageStart):
+		s.origin = w.message // the events of one message share its origin
+	case w.origin != "":
+		s.origin = w.origin
+	case !w.requested && (w.prompts < 0 || w.prompts > 0):
+		s.origin = "prompt"
+		w.prompts--
+	case w.prompts >= 0:
+		// An Agent took it off its queues (the polls are its own, not in the trace);
+		// the turn it starts is the queues' too.
+		s.origin, w.origin = "queued", "queued"
+	}
+	if e.Name == string(loop.MessageStart) {
+		w.message = s.origin
+	}
+}
+
+// loopError reports whether the result in data's member (a tool_execution_end's "result", a
+// tool-result message) is an error result of the loop's making: isError, with details {}
+// (R-TOOL-ERROR-RESULT). A tool's own isError result keeps its details (R-TOOL-EXECUTE).
+func loopError(data []byte, member string) bool {
+	var d map[string]json.RawMessage
+	if json.Unmarshal(data, &d) != nil {
+		return false
+	}
+	var r struct {
+		IsError bool            `json:"isError"`
+		Details json.RawMessage `json:"details"`
+	}
+	if json.Unmarshal(d[member], &r) != nil {
+		return false
+	}
+	if member == "result" {
+		// The end says isError beside its result.
+		_ = json.Unmarshal(d["isError"], &r.IsError)
+	}
+	return r.IsError && bytes.Equal(bytes.TrimSpace(r.Details), []byte("{}"))
 }
 
 // answered is origin when a queue poll or hook call answered messages, else "".
@@ -309,6 +359,95 @@ func markBatches(es []trace.Entry, out []situation) {
 	flush(len(es))
 }
 
+// callKey is one tool call of a trace: the request whose response asked for it (counted
+// from 1) and its id.
+type callKey struct {
+	request int
+	id      string
+}
+
+// invalidCalls are the calls of es whose result is a validation failure: one of
+// R-TOOL-VALIDATE's error texts.
+func invalidCalls(es []trace.Entry) map[callKey]bool {
+	out := map[callKey]bool{}
+	request := 0
+	for _, e := range es {
+		switch {
+		case e.Kind == trace.KindCall && e.Name == trace.CallStream:
+			request++
+		case e.Kind == trace.KindEvent && e.Name == string(loop.ToolExecutionEnd) && bytes.Contains(e.Data, []byte(`"isError":true`)):
+			var d struct {
+				ToolCallID string `json:"toolCallId"`
+				Result     struct {
+					Content []struct {
+						Text string `json:"text"`
+					} `json:"content"`
+				} `json:"result"`
+			}
+			if json.Unmarshal(e.Data, &d) == nil && len(d.Result.Content) > 0 && validationText(d.Result.Content[0].Text) {
+				out[callKey{request, d.ToolCallID}] = true
+			}
+		}
+	}
+	return out
+}
+
+// markInvalid marks the entries of es that belong to a call of invalid (the reference's calls
+// refused at validation, by request and id): its call, hooks, events and messages.
+func markInvalid(es []trace.Entry, out []situation, invalid map[callKey]bool) {
+	if len(invalid) == 0 {
+		return
+	}
+	request := 0
+	for i, e := range es {
+		if e.Kind == trace.KindCall && e.Name == trace.CallStream {
+			request++
+			continue
+		}
+		if id := toolCallID(e); id != "" && invalid[callKey{request, id}] {
+			out[i].invalid = true
+		}
+	}
+}
+
+// toolCallID is the id of the tool call an entry is about: a call of the tool or of its
+// hooks, its events, its tool-result message's; "" for any other entry.
+func toolCallID(e trace.Entry) string {
+	key := trace.Key(e)
+	if !toolEntry(e) || key == "event turn_end" {
+		return ""
+	}
+	var d struct {
+		ToolCallID string `json:"toolCallId"`
+		ToolCall   struct {
+			ID string `json:"id"`
+		} `json:"toolCall"`
+		Message struct {
+			ToolCallID string `json:"toolCallId"`
+		} `json:"message"`
+	}
+	if json.Unmarshal(e.Data, &d) != nil {
+		return ""
+	}
+	return cmp.Or(d.ToolCallID, d.ToolCall.ID, d.Message.ToolCallID)
+}
+
+// validationText reports whether an error result's text is one of R-TOOL-VALIDATE's
+// (E-VALIDATION, E-INVALID-ARGUMENTS): it starts as one does, up to its tool's name.
+func validationText(text string) bool {
+	return slices.ContainsFunc(validationPrefixes(), func(p string) bool { return strings.HasPrefix(text, p) })
+}
+
+var validationPrefixes = sync.OnceValue(func() []string {
+	var out []string
+	for _, e := range docs.ErrorTexts() {
+		if prefix, _, ok := strings.Cut(e.Text, "NAME"); ok && e.Rule == "R-TOOL-VALIDATE" && prefix != "" {
+			out = append(out, prefix)
+		}
+	}
+	return out
+})
+
 // toolEntry reports whether e is an entry of a tool batch (a call, its events and hooks, the
 // tool-result messages, the turn's end that lists them).
 func toolEntry(e trace.Entry) bool {
@@ -328,7 +467,13 @@ type governor struct {
 }
 
 func newGovernor(c *trace.Comparison, tracks string) *governor {
-	return &governor{want: situations(c.Want), got: situations(c.Got), tracks: tracks}
+	g := &governor{want: situations(c.Want), got: situations(c.Got), tracks: tracks}
+	// A call the reference refused at validation is so on both sides: the implementation's
+	// extra execution of it is about that refusal.
+	invalid := invalidCalls(c.Want)
+	markInvalid(c.Want, g.want, invalid)
+	markInvalid(c.Got, g.got, invalid)
+	return g
 }
 
 // rule is the id of the rule that governs a finding about entry e standing at s, about the

@@ -207,27 +207,18 @@ func runOf(sc *sim.Scenario, impl sim.Implementation) func() (*trace.Trace, erro
 }
 
 // TestTheStallWatchCountsProgressNotRunTime: a scenario that keeps making progress is never
-// stalled however long it runs; one that stops is, about a limit later.
+// stalled however long it runs; one that stops is, at the first check that sees no progress.
 func TestTheStallWatchCountsProgressNotRunTime(t *testing.T) {
-	var progress atomic.Int64
-	stalledAt := make(chan time.Time, 1)
-	const limit = 200 * time.Millisecond
-	stop := watchStall(limit, progress.Load, func() { stalledAt <- time.Now() })
+	const moves = 6 // progress moves at each of the first checks, then stops
+	var checks atomic.Int64
+	progress := func() int64 { return min(checks.Add(1), moves) }
+	stalledAt := make(chan int64, 1)
+	stop := watchStall(20*time.Millisecond, progress, func() { stalledAt <- checks.Load() })
 	defer stop()
-	for range 20 { // 1 s of steady progress, five limits
-		time.Sleep(limit / 4)
-		progress.Add(1)
-	}
-	select {
-	case <-stalledAt:
-		t.Fatal("stalled while making progress")
-	default:
-	}
-	quiet := time.Now()
 	select {
 	case at := <-stalledAt:
-		if at.Sub(quiet) < limit {
-			t.Errorf("stalled %v after the last progress, before the limit %v", at.Sub(quiet), limit)
+		if at != moves+1 {
+			t.Errorf("stalled at check %d, want the first check after progress stopped (%d)", at, moves+1)
 		}
 	case <-time.After(time.Minute):
 		t.Fatal("no stall a minute after progress stopped")

@@ -178,7 +178,7 @@ func TestHangAndPanicAreReported(t *testing.T) {
 		{KindPanic, "boom", func() sim.Implementation { return panicky{sim.NewReference()} }},
 		{KindPanic, "runtime.Goexit", func() sim.Implementation { return goexits{sim.NewReference()} }},
 	} {
-		res := Run(context.Background(), Options{Seed: 1, Runs: 20, Impl: c.impl, RunTimeout: 100 * time.Millisecond, ShrinkTime: 2 * time.Second})
+		res := Run(context.Background(), Options{Seed: 1, Runs: 20, Impl: c.impl, RunTimeout: 300 * time.Millisecond, ShrinkTime: 2 * time.Second})
 		if len(res.Failures) != 1 || res.Failures[0].Kind != c.kind || !strings.Contains(res.Failures[0].Message, c.message) {
 			t.Fatalf("%s (%s): %+v", c.kind, c.message, res.Failures)
 		}

@@ -64,133 +64,161 @@ func checkAgentQueues(v *view) []Violation {
 		return nil
 	}
 	var vs violations
-	var steering, followUps []string // queued, oldest first
-	lastTurnEnd := -1                // the run's last turn_end, -1 at a run's start
-	// The current turn's tool results: how many, and whether all asked to terminate; and
-	// whether the last turn's batch terminated the run (R-TERM-UNANIMOUS).
-	results, terminating, lastTerminated := 0, true, false
-	startedByContinue := false
-	lastContinue := false
-	// inject is the turn_start whose injected messages (the message_start/message_end pairs
-	// before the turn's request) are being read, -1 outside them; operations may come
-	// between them while a listener holds the run.
-	inject := -1
-	var tookSteering, tookFollowUps int
-	// A poll's mode is the one set last before it, and a listener may hold the run between a
-	// poll and what it took, while operations set modes: steerAll and followAll say whether
-	// mode all held at some point between the last moment before the poll (a turn_end, or the
-	// prompt or continue starting the run) and the first message taken.
-	steerAll, followAll := steerMode == string(loop.All), followMode == string(loop.All)
-	pollWindow := func() {
-		steerAll, followAll = steerMode == string(loop.All), followMode == string(loop.All)
-	}
-	endInjection := func() {
-		i := inject
-		inject = -1
-		if tookSteering > 1 && !steerAll {
-			if lastTurnEnd < 0 && startedByContinue {
-				// Two drains may have taken them: continue()'s and the run's first poll.
-				vs.add(v, i, "the first turn of a run continue() started took %d steering messages in one-at-a-time mode: a poll takes one, and when continue() from an assistant tail takes one as the prompt, the run's first steering poll answers nothing (R-AGENT-CONTINUE)", tookSteering)
-			} else {
-				vs.add(v, i, "one poll took %d steering messages in one-at-a-time mode", tookSteering)
-			}
-		}
-		if tookFollowUps > 1 && !followAll {
-			vs.add(v, i, "one poll took %d follow-up messages in one-at-a-time mode", tookFollowUps)
-		}
-		if tookFollowUps > 0 {
-			asPrompt := lastTurnEnd < 0 && startedByContinue
-			wouldStop := lastTurnEnd >= 0 && (len(arr(v.d(lastTurnEnd)["toolResults"])) == 0 || lastTerminated)
-			switch {
-			case tookSteering > 0 && !asPrompt:
-				// (continue() takes follow-ups as its prompt; its run's first poll may then take
-				// steering queued meanwhile.)
-				vs.add(v, i, "follow-up and steering messages taken for the same turn: a follow-up comes only when no steering is pending")
-			case !asPrompt && !wouldStop:
-				vs.add(v, i, "a follow-up was taken while the run had more to do (the last turn ran tools, or this is a prompt's run)")
-			}
-		}
-	}
+	q := queueWatch{v: v, vs: &vs, steerMode: steerMode, followMode: followMode, lastTurnEnd: -1, terminating: true, inject: -1}
+	q.pollWindow()
 	for i := 0; i < len(v.es); i++ {
 		e := &v.es[i]
 		if op, ok := v.agentOp(i); ok {
-			switch op.op {
-			case trace.OpSteer:
-				steering = append(steering, op.message)
-			case trace.OpFollowUp:
-				followUps = append(followUps, op.message)
-			case trace.OpSetSteeringMode:
-				steerMode = op.mode
-			case trace.OpSetFollowUpMode:
-				followMode = op.mode
-			case trace.OpPrompt, trace.OpContinue:
-				pollWindow()
-			case trace.OpClearQueues:
-				if op.queue != "followUp" {
-					steering = nil
-				}
-				if op.queue != "steering" {
-					followUps = nil
-				}
-			}
-			if tookSteering+tookFollowUps == 0 {
-				steerAll = steerAll || steerMode == string(loop.All)
-				followAll = followAll || followMode == string(loop.All)
-			}
-			lastContinue = op.op == trace.OpContinue
+			q.operation(op)
 			continue
 		}
 		if e.Kind == trace.KindOutcome && e.Name == trace.OpReset && str(v.d(i)["outcome"]) == trace.OutcomeAccepted {
-			steering, followUps = nil, nil
+			q.steering, q.followUps = nil, nil
 			continue
 		}
-		if e.Kind != trace.KindEvent {
-			continue
-		}
-		injected := v.isEvent(i, "message_start", "message_end") && v.role(i) != "assistant"
-		if inject >= 0 && !injected {
-			endInjection()
-		}
-		switch loop.EventType(e.Name) {
-		case loop.AgentStart:
-			lastTurnEnd, startedByContinue = -1, lastContinue
-		case loop.AgentEnd:
-			if v.endsWithErrorTurn(i) {
-				// A poll of the failed run may have taken messages it never delivered: they
-				// are no longer followed.
-				steering, followUps = nil, nil
-			}
-		case loop.ToolExecutionEnd:
-			results++
-			terminating = terminating && obj(v.d(i)["result"])["terminate"] == true
-		case loop.TurnEnd:
-			lastTurnEnd = i
-			pollWindow()
-			lastTerminated = results > 0 && terminating && str(v.message(i)["stopReason"]) != "length"
-			results, terminating = 0, true
-		case loop.TurnStart:
-			inject, tookSteering, tookFollowUps = i, 0, 0
-		case loop.MessageStart:
-			if inject < 0 || !injected {
-				break
-			}
-			m := canonicalText(v.message(i))
-			switch {
-			case len(steering) > 0 && steering[0] == m:
-				steering = steering[1:]
-				tookSteering++
-			case len(followUps) > 0 && followUps[0] == m:
-				followUps = followUps[1:]
-				tookFollowUps++
-			case slices.Contains(steering, m) || slices.Contains(followUps, m):
-				vs.add(v, i, "a queued message reached the transcript before a message queued earlier on its queue")
-			}
+		if e.Kind == trace.KindEvent {
+			q.event(i, e.Name)
 		}
 	}
-	if inject >= 0 {
-		endInjection()
+	if q.inject >= 0 {
+		q.endInjection()
 	}
 	return vs
+}
+
+// queueWatch follows an Agent trace's queues for checkAgentQueues.
+type queueWatch struct {
+	v                     *view
+	vs                    *violations
+	steerMode, followMode string
+	steering, followUps   []string // queued, oldest first
+	lastTurnEnd           int      // the run's last turn_end, -1 at a run's start
+	// The current turn's tool results: how many, and whether all asked to terminate; and
+	// whether the last turn's batch terminated the run (R-TERM-UNANIMOUS).
+	results                     int
+	terminating, lastTerminated bool
+	startedByContinue           bool
+	lastContinue                bool
+	// inject is the turn_start whose injected messages (the message_start/message_end pairs
+	// before the turn's request) are being read, -1 outside them; operations may come
+	// between them while a listener holds the run.
+	inject                      int
+	tookSteering, tookFollowUps int
+	// A poll's mode is the one set last before it, but a listener may hold the run between a
+	// poll and what it took while operations set modes: steerAll and followAll say whether
+	// mode all held at some point between the last moment before the poll (a turn_end, or the
+	// prompt or continue starting the run) and the first message taken.
+	steerAll, followAll bool
+}
+
+// pollWindow opens the window of a poll's mode at the current modes.
+func (q *queueWatch) pollWindow() {
+	q.steerAll, q.followAll = q.steerMode == string(loop.All), q.followMode == string(loop.All)
+}
+
+// operation applies an operation delivery to the queues and modes.
+func (q *queueWatch) operation(op agentOp) {
+	switch op.op {
+	case trace.OpSteer:
+		q.steering = append(q.steering, op.message)
+	case trace.OpFollowUp:
+		q.followUps = append(q.followUps, op.message)
+	case trace.OpSetSteeringMode:
+		q.steerMode = op.mode
+	case trace.OpSetFollowUpMode:
+		q.followMode = op.mode
+	case trace.OpPrompt, trace.OpContinue:
+		q.pollWindow()
+	case trace.OpClearQueues:
+		if op.queue != "followUp" {
+			q.steering = nil
+		}
+		if op.queue != "steering" {
+			q.followUps = nil
+		}
+	}
+	if q.tookSteering+q.tookFollowUps == 0 {
+		q.steerAll = q.steerAll || q.steerMode == string(loop.All)
+		q.followAll = q.followAll || q.followMode == string(loop.All)
+	}
+	q.lastContinue = op.op == trace.OpContinue
+}
+
+// event follows the run's turns and the messages injected at a turn's start.
+func (q *queueWatch) event(i int, name string) {
+	v := q.v
+	injected := v.isEvent(i, "message_start", "message_end") && v.role(i) != "assistant"
+	if q.inject >= 0 && !injected {
+		q.endInjection()
+	}
+	switch loop.EventType(name) {
+	case loop.AgentStart:
+		q.lastTurnEnd, q.startedByContinue = -1, q.lastContinue
+	case loop.AgentEnd:
+		if v.endsWithErrorTurn(i) {
+			// A poll of the failed run may have taken messages it never delivered: they
+			// are no longer followed.
+			q.steering, q.followUps = nil, nil
+		}
+	case loop.ToolExecutionEnd:
+		q.results++
+		q.terminating = q.terminating && obj(v.d(i)["result"])["terminate"] == true
+	case loop.TurnEnd:
+		q.lastTurnEnd = i
+		q.pollWindow()
+		q.lastTerminated = q.results > 0 && q.terminating && str(v.message(i)["stopReason"]) != "length"
+		q.results, q.terminating = 0, true
+	case loop.TurnStart:
+		q.inject, q.tookSteering, q.tookFollowUps = i, 0, 0
+	case loop.MessageStart:
+		if q.inject >= 0 && injected {
+			q.take(i)
+		}
+	}
+}
+
+// take matches the message injected at entry i with the head of a queue.
+func (q *queueWatch) take(i int) {
+	m := canonicalText(q.v.message(i))
+	switch {
+	case len(q.steering) > 0 && q.steering[0] == m:
+		q.steering = q.steering[1:]
+		q.tookSteering++
+	case len(q.followUps) > 0 && q.followUps[0] == m:
+		q.followUps = q.followUps[1:]
+		q.tookFollowUps++
+	case slices.Contains(q.steering, m) || slices.Contains(q.followUps, m):
+		q.vs.add(q.v, i, "a queued message reached the transcript before a message queued earlier on its queue")
+	}
+}
+
+// endInjection judges what the polls of the turn being started took.
+func (q *queueWatch) endInjection() {
+	v, i := q.v, q.inject
+	q.inject = -1
+	if q.tookSteering > 1 && !q.steerAll {
+		if q.lastTurnEnd < 0 && q.startedByContinue {
+			// Two drains may have taken them: continue()'s and the run's first poll.
+			q.vs.add(v, i, "the first turn of a run continue() started took %d steering messages in one-at-a-time mode: a poll takes one, and when continue() from an assistant tail takes one as the prompt, the run's first steering poll answers nothing (R-AGENT-CONTINUE)", q.tookSteering)
+		} else {
+			q.vs.add(v, i, "one poll took %d steering messages in one-at-a-time mode", q.tookSteering)
+		}
+	}
+	if q.tookFollowUps > 1 && !q.followAll {
+		q.vs.add(v, i, "one poll took %d follow-up messages in one-at-a-time mode", q.tookFollowUps)
+	}
+	if q.tookFollowUps > 0 {
+		asPrompt := q.lastTurnEnd < 0 && q.startedByContinue
+		wouldStop := q.lastTurnEnd >= 0 && (len(arr(v.d(q.lastTurnEnd)["toolResults"])) == 0 || q.lastTerminated)
+		switch {
+		case q.tookSteering > 0 && !asPrompt:
+			// continue() takes follow-ups as its prompt; its run's first poll may then take
+			// steering queued meanwhile.
+			q.vs.add(v, i, "follow-up and steering messages taken for the same turn: a follow-up comes only when no steering is pending")
+		case !asPrompt && !wouldStop:
+			q.vs.add(v, i, "a follow-up was taken while the run had more to do (the last turn ran tools, or this is a prompt's run)")
+		}
+	}
 }
 
 // endsWithErrorTurn reports whether the agent_end at entry i ends a run the Agent ended with
@@ -215,92 +243,117 @@ func checkAgentRuns(v *view) []Violation {
 		return nil
 	}
 	var vs violations
-	type delivered struct {
-		op        string
-		at        int  // entry index of the delivery
-		duringRun bool // delivered while a run was active
-		settled   bool
-	}
-	ops := map[string]*delivered{}
-	var order []string
-	active := false // a run is active: from agent_start until its starter resolved
-	ended := false  // the active run's agent_end has happened
-	starter := ""   // the accepted prompt/continue of the active run
-	lastDelivery := -1
+	r := runWatch{v: v, vs: &vs, ops: map[string]*deliveredOp{}, lastDelivery: -1}
 	for i := range v.es {
 		e := &v.es[i]
 		if op, ok := v.agentOp(i); ok {
-			// Synchronous operations delivered before this one must have their outcome.
-			for _, id := range order {
-				d := ops[id]
-				if !d.settled && !trace.SettlesLater(d.op) && d.at == lastDelivery {
-					vs.add(v, i, "operation %s (%s) got no outcome before the next delivery", id, d.op)
-					d.settled = true
-				}
-			}
-			ops[op.id] = &delivered{op: op.op, at: i, duringRun: active}
-			order = append(order, op.id)
-			lastDelivery = i
+			r.delivery(i, op)
 			continue
 		}
 		switch {
 		case e.Kind == trace.KindEvent && e.Name == string(loop.AgentStart):
-			if active {
-				vs.add(v, i, "agent_start while a run is active (runs never overlap)")
-			}
-			active, ended, starter = true, false, ""
-			// The run belongs to the latest prompt or continue delivered and not yet settled.
-			for k := len(order) - 1; k >= 0; k-- {
-				if d := ops[order[k]]; (d.op == trace.OpPrompt || d.op == trace.OpContinue) && !d.settled {
-					starter = order[k]
-					break
-				}
-			}
+			r.agentStart(i)
 		case e.Kind == trace.KindEvent && e.Name == string(loop.AgentEnd):
-			ended = true
+			r.ended = true
 		case e.Kind == trace.KindOutcome:
-			d := ops[e.Target]
-			if d == nil {
-				continue // the world already recorded this protocol error
-			}
-			if d.settled {
-				vs.add(v, i, "a second outcome of operation %s (%s)", e.Target, d.op)
-				continue
-			}
-			d.settled = true
-			outcome := str(v.d(i)["outcome"])
-			switch d.op {
-			case trace.OpPrompt, trace.OpContinue:
-				switch {
-				case outcome == trace.OutcomeRefused:
-				case d.duringRun:
-					vs.add(v, i, "%s %s was delivered while a run was active and not refused", d.op, e.Target)
-				case e.Target != starter:
-					vs.add(v, i, "%s %s resolved, but no run of its own started", d.op, e.Target)
-				case !ended:
-					vs.add(v, i, "%s %s resolved before its run's agent_end", d.op, e.Target)
-				default:
-					active, starter = false, ""
-				}
-			case trace.OpWaitForIdle:
-				switch {
-				case d.duringRun && !ended:
-					vs.add(v, i, "waitForIdle %s resolved before the active run's agent_end", e.Target)
-				case d.duringRun && active && !v.settlesBeforeNextDelivery(i, starter):
-					vs.add(v, i, "waitForIdle %s resolved while the run was not over (its %s %s settles only later: a listener still held it)", e.Target, ops[starter].op, starter)
-				}
-				if !d.duringRun && lastDelivery != d.at {
-					vs.add(v, i, "waitForIdle %s was delivered while idle and did not resolve at once", e.Target)
-				}
-			}
+			r.outcome(i, e.Target)
 		}
 	}
-	for _, id := range order {
-		if d := ops[id]; !d.settled && !trace.SettlesLater(d.op) {
+	for _, id := range r.order {
+		if d := r.ops[id]; !d.settled && !trace.SettlesLater(d.op) {
 			vs.add(v, d.at, "operation %s (%s) got no outcome", id, d.op)
 		}
 	}
 	return vs
+}
+
+// deliveredOp is an operation delivered to the Agent, as checkAgentRuns follows it.
+type deliveredOp struct {
+	op        string
+	at        int  // entry index of the delivery
+	duringRun bool // delivered while a run was active
+	settled   bool
+}
+
+// runWatch follows an Agent trace's runs and operations for checkAgentRuns.
+type runWatch struct {
+	v            *view
+	vs           *violations
+	ops          map[string]*deliveredOp
+	order        []string // operation ids in delivery order
+	active       bool     // a run is active: from agent_start until its starter resolved
+	ended        bool     // the active run's agent_end has happened
+	starter      string   // the accepted prompt/continue of the active run
+	lastDelivery int
+}
+
+// delivery records operation op delivered at entry i, after checking that the synchronous
+// operations delivered before it got their outcome.
+func (r *runWatch) delivery(i int, op agentOp) {
+	for _, id := range r.order {
+		d := r.ops[id]
+		if !d.settled && !trace.SettlesLater(d.op) && d.at == r.lastDelivery {
+			r.vs.add(r.v, i, "operation %s (%s) got no outcome before the next delivery", id, d.op)
+			d.settled = true
+		}
+	}
+	r.ops[op.id] = &deliveredOp{op: op.op, at: i, duringRun: r.active}
+	r.order = append(r.order, op.id)
+	r.lastDelivery = i
+}
+
+// agentStart starts a run at entry i, which belongs to the latest prompt or continue
+// delivered and not yet settled.
+func (r *runWatch) agentStart(i int) {
+	if r.active {
+		r.vs.add(r.v, i, "agent_start while a run is active (runs never overlap)")
+	}
+	r.active, r.ended, r.starter = true, false, ""
+	for k := len(r.order) - 1; k >= 0; k-- {
+		if d := r.ops[r.order[k]]; (d.op == trace.OpPrompt || d.op == trace.OpContinue) && !d.settled {
+			r.starter = r.order[k]
+			break
+		}
+	}
+}
+
+// outcome checks the outcome at entry i of operation id.
+func (r *runWatch) outcome(i int, id string) {
+	v := r.v
+	d := r.ops[id]
+	if d == nil {
+		return // the world already recorded this protocol error
+	}
+	if d.settled {
+		r.vs.add(v, i, "a second outcome of operation %s (%s)", id, d.op)
+		return
+	}
+	d.settled = true
+	outcome := str(v.d(i)["outcome"])
+	switch d.op {
+	case trace.OpPrompt, trace.OpContinue:
+		switch {
+		case outcome == trace.OutcomeRefused:
+		case d.duringRun:
+			r.vs.add(v, i, "%s %s was delivered while a run was active and not refused", d.op, id)
+		case id != r.starter:
+			r.vs.add(v, i, "%s %s resolved, but no run of its own started", d.op, id)
+		case !r.ended:
+			r.vs.add(v, i, "%s %s resolved before its run's agent_end", d.op, id)
+		default:
+			r.active, r.starter = false, ""
+		}
+	case trace.OpWaitForIdle:
+		switch {
+		case d.duringRun && !r.ended:
+			r.vs.add(v, i, "waitForIdle %s resolved before the active run's agent_end", id)
+		case d.duringRun && r.active && !v.settlesBeforeNextDelivery(i, r.starter):
+			r.vs.add(v, i, "waitForIdle %s resolved while the run was not over (its %s %s settles only later: a listener still held it)", id, r.ops[r.starter].op, r.starter)
+		}
+		if !d.duringRun && r.lastDelivery != d.at {
+			r.vs.add(v, i, "waitForIdle %s was delivered while idle and did not resolve at once", id)
+		}
+	}
 }
 
 // settlesBeforeNextDelivery reports whether operation id gets its outcome after entry i and

@@ -137,8 +137,17 @@ func short(name string) string {
 
 func checkQueueTiming(v *view) []Violation {
 	var vs violations
-	steering, followUp, pnt := v.seen[trace.HookSteering], v.seen[trace.HookFollowUp], v.seen[trace.HookPrepareNextTurn]
-	// Inside turns: only poll A, in the first turn, before its request.
+	v.checkPollsInsideTurns(&vs)
+	for _, t := range v.closed() {
+		v.checkPollsAfterTurn(&vs, t)
+	}
+	return vs
+}
+
+// checkPollsInsideTurns checks that inside turns only poll A is called, in the first turn,
+// before its request.
+func (v *view) checkPollsInsideTurns(vs *violations) {
+	steering := v.seen[trace.HookSteering]
 	for _, t := range v.turns {
 		to := t.end
 		if to < 0 {
@@ -161,88 +170,117 @@ func checkQueueTiming(v *view) []Violation {
 			vs.addRule(v, t.stream, "R-POLL-A", "the first request was made without polling steering first (poll A)")
 		}
 	}
-	// After each turn: the exact sequence of polls.
-	for _, t := range v.closed() {
-		var calls []int
-		for i := t.end + 1; i < t.windowEnd; i++ {
-			if v.es[i].Kind == trace.KindCall && flowCall(v.es[i].Name) {
-				calls = append(calls, i)
-			}
-		}
-		var want []string
-		k := 0
-		take := func(name string) (int, bool) {
-			want = append(want, name)
-			if k < len(calls) && v.es[calls[k]].Name == name {
-				k++
-				return len(messagesOf(v.a(calls[k-1]), "messages")), true
-			}
-			return 0, false
-		}
-		ok := true
-		if !t.hardExit() && t.decision != "end" {
-			w := v.window(t)
-			pending, next := false, false
-			if steering {
-				n, got := take(trace.HookSteering)
-				ok = ok && got
-				pending = n > 0
-			}
-			if ok && (w.natural || pending) {
-				next = true
-			} else if ok {
-				if followUp {
-					n, got := take(trace.HookFollowUp)
-					ok = ok && got
-					if n > 0 {
-						pending, next = true, true
-					}
-				}
-				if ok && !next && t.decision == "continue" {
-					next = true
-				}
-			}
-			if ok && next {
-				if pnt {
-					_, got := take(trace.HookPrepareNextTurn)
-					ok = ok && got
-				}
-				if ok && steering && !pending {
-					_, got := take(trace.HookSteering)
-					ok = ok && got
-				}
-			}
-		}
-		got := make([]string, len(calls))
-		for j, i := range calls {
-			got[j] = v.es[i].Name
-		}
-		if ok && len(got) == len(want) {
-			continue
-		}
-		// A run that failed in the window may stop short of the expected sequence.
-		if v.nextTurnLost(t) && isPrefix(got, want) && len(calls) > 0 && v.es[calls[len(calls)-1]].Error != "" {
-			continue
-		}
-		at := t.end
-		if len(calls) > 0 {
-			at = calls[min(k, len(calls)-1)]
-		}
-		rule, why := pollRule(got, want, ok), ""
-		if rule == "R-POLL-FOLLOW-UP" && t.hasBatch() && v.window(t).natural && len(got) > 0 && got[len(got)-1] == trace.HookFollowUp &&
-			!v.anyTerminates(t) && v.startsTool(t.asstEnd, t.end) && t.next < 0 {
-			// It polled last and stopped, though no result asked to terminate.
-			rule, why = "R-NO-TURN-LIMIT", ": no result of the batch asks to terminate, so the loop was not stopping and polls no follow-up (a loop caps no turns and stops on no tool)"
-		} else if rule == "R-POLL-FOLLOW-UP" && t.hasBatch() && v.window(t).natural && slices.Contains(got, trace.HookFollowUp) {
-			why = ": the batch has a result without terminate: true, so the loop was not stopping and polls no follow-up"
-			if got[len(got)-1] == trace.HookFollowUp {
-				// It polled as a stopping loop does, last: it may have judged the batch so.
-				why += " (did it take the batch as terminating? R-TERM-UNANIMOUS)"
-			}
-		}
-		vs.addRule(v, at, rule, "after turn %d the loop called [%s], expected [%s]%s", t.n, shortList(got), shortList(want), why)
+}
+
+// pollMatch matches the flow calls after a turn against the sequence expected.
+type pollMatch struct {
+	v     *view
+	calls []int    // the flow calls made, by entry index
+	want  []string // the calls expected so far
+	k     int      // how many calls matched
+}
+
+// take expects a call of name next; it reports whether it came and, if so, how many messages
+// it answered.
+func (p *pollMatch) take(name string) (int, bool) {
+	p.want = append(p.want, name)
+	if p.k < len(p.calls) && p.v.es[p.calls[p.k]].Name == name {
+		p.k++
+		return len(messagesOf(p.v.a(p.calls[p.k-1]), "messages")), true
 	}
-	return vs
+	return 0, false
+}
+
+// expectPolls walks the sequence of polls expected after turn t as the calls answer them; ok
+// is false at the first call expected and not made.
+func (p *pollMatch) expectPolls(t *turn) (ok bool) {
+	v := p.v
+	steering, followUp, pnt := v.seen[trace.HookSteering], v.seen[trace.HookFollowUp], v.seen[trace.HookPrepareNextTurn]
+	ok = true
+	if t.hardExit() || t.decision == "end" {
+		return ok
+	}
+	w := v.window(t)
+	pending, next := false, false
+	if steering {
+		n, got := p.take(trace.HookSteering)
+		ok = ok && got
+		pending = n > 0
+	}
+	if ok && (w.natural || pending) {
+		next = true
+	} else if ok {
+		if followUp {
+			n, got := p.take(trace.HookFollowUp)
+			ok = ok && got
+			if n > 0 {
+				pending, next = true, true
+			}
+		}
+		if ok && !next && t.decision == "continue" {
+			next = true
+		}
+	}
+	if ok && next {
+		if pnt {
+			_, got := p.take(trace.HookPrepareNextTurn)
+			ok = ok && got
+		}
+		if ok && steering && !pending {
+			_, got := p.take(trace.HookSteering)
+			ok = ok && got
+		}
+	}
+	return ok
+}
+
+// checkPollsAfterTurn checks the exact sequence of polls after turn t.
+func (v *view) checkPollsAfterTurn(vs *violations, t *turn) {
+	p := pollMatch{v: v}
+	for i := t.end + 1; i < t.windowEnd; i++ {
+		if v.es[i].Kind == trace.KindCall && flowCall(v.es[i].Name) {
+			p.calls = append(p.calls, i)
+		}
+	}
+	ok := p.expectPolls(t)
+	calls, want := p.calls, p.want
+	got := make([]string, len(calls))
+	for j, i := range calls {
+		got[j] = v.es[i].Name
+	}
+	if ok && len(got) == len(want) {
+		return
+	}
+	// A run that failed in the window may stop short of the expected sequence.
+	if v.nextTurnLost(t) && isPrefix(got, want) && len(calls) > 0 && v.es[calls[len(calls)-1]].Error != "" {
+		return
+	}
+	at := t.end
+	if len(calls) > 0 {
+		at = calls[min(p.k, len(calls)-1)]
+	}
+	rule, why := v.pollBreach(t, got, want, ok)
+	vs.addRule(v, at, rule, "after turn %d the loop called [%s], expected [%s]%s", t.n, shortList(got), shortList(want), why)
+}
+
+// pollBreach is the rule the calls after turn t break and why, when the batch explains it.
+func (v *view) pollBreach(t *turn, got, want []string, ok bool) (rule, why string) {
+	rule = pollRule(got, want, ok)
+	if rule != "R-POLL-FOLLOW-UP" || !t.hasBatch() || !v.window(t).natural {
+		return rule, ""
+	}
+	if len(got) > 0 && got[len(got)-1] == trace.HookFollowUp && !v.anyTerminates(t) && v.startsTool(t.asstEnd, t.end) && t.next < 0 {
+		// It polled last and stopped, though no result asked to terminate.
+		return "R-NO-TURN-LIMIT", ": no result of the batch asks to terminate, so the loop was not stopping and polls no follow-up (a loop caps no turns and stops on no tool)"
+	}
+	if slices.Contains(got, trace.HookFollowUp) {
+		why = ": the batch has a result without terminate: true, so the loop was not stopping and polls no follow-up"
+		if got[len(got)-1] == trace.HookFollowUp {
+			// It polled as a stopping loop does, last: it may have judged the batch so.
+			why += " (did it take the batch as terminating? R-TERM-UNANIMOUS)"
+		}
+	}
+	return rule, why
 }
 
 // insideTurn is the rule a flow call inside a turn breaks, and why.
@@ -329,73 +367,89 @@ func checkHookTiming(v *view) []Violation {
 			}
 		}
 		if pr {
-			switch {
-			case t.stream >= 0 && len(prs) != 1:
-				vs.add(v, t.stream, "turn %d called prepareRequest %d times before its request, not once", t.n, len(prs))
-			case t.stream >= 0 && prs[0] > t.stream:
-				vs.add(v, prs[0], "prepareRequest called after the request of turn %d", t.n)
-			case t.stream >= 0:
-				for i := prs[0] + 1; i < t.stream; i++ {
-					if v.isEvent(i) || (v.es[i].Kind == trace.KindCall && flowCall(v.es[i].Name)) {
-						vs.add(v, i, "%s between prepareRequest and its request", v.es[i].Name)
-						break
-					}
-				}
-			}
+			v.checkPrepareRequest(&vs, t, prs)
 		}
 		if ft && t.asstEnd >= 0 {
-			switch {
-			case len(fts) != 1 && (t.end >= 0 || len(fts) > 1):
-				vs.add(v, t.asstEnd, "turn %d called finishTurn %d times, not once", t.n, len(fts))
-			case len(fts) == 1 && fts[0] < t.asstEnd:
-				vs.add(v, fts[0], "finishTurn called before the response ended")
-			case len(fts) == 1 && t.end >= 0:
-				for i := fts[0] + 1; i < t.end; i++ {
-					if v.isEvent(i) || v.es[i].Kind == trace.KindCall {
-						vs.add(v, i, "%s between finishTurn and turn_end", v.es[i].Name)
-						break
-					}
-				}
+			v.checkFinishTurnPlace(&vs, t, fts)
+		}
+		if t.hasBatch() && (before || after) {
+			v.checkToolHooks(&vs, t, before, after)
+		}
+	}
+	return vs
+}
+
+// checkPrepareRequest checks turn t's prepareRequest calls (prs): once, right before its request.
+func (v *view) checkPrepareRequest(vs *violations, t *turn, prs []int) {
+	switch {
+	case t.stream >= 0 && len(prs) != 1:
+		vs.add(v, t.stream, "turn %d called prepareRequest %d times before its request, not once", t.n, len(prs))
+	case t.stream >= 0 && prs[0] > t.stream:
+		vs.add(v, prs[0], "prepareRequest called after the request of turn %d", t.n)
+	case t.stream >= 0:
+		for i := prs[0] + 1; i < t.stream; i++ {
+			if v.isEvent(i) || (v.es[i].Kind == trace.KindCall && flowCall(v.es[i].Name)) {
+				vs.add(v, i, "%s between prepareRequest and its request", v.es[i].Name)
+				break
 			}
 		}
-		if !t.hasBatch() || (!before && !after) {
+	}
+}
+
+// checkFinishTurnPlace checks turn t's finishTurn calls (fts): once, after its response and
+// right before turn_end.
+func (v *view) checkFinishTurnPlace(vs *violations, t *turn, fts []int) {
+	switch {
+	case len(fts) != 1 && (t.end >= 0 || len(fts) > 1):
+		vs.add(v, t.asstEnd, "turn %d called finishTurn %d times, not once", t.n, len(fts))
+	case len(fts) == 1 && fts[0] < t.asstEnd:
+		vs.add(v, fts[0], "finishTurn called before the response ended")
+	case len(fts) == 1 && t.end >= 0:
+		for i := fts[0] + 1; i < t.end; i++ {
+			if v.isEvent(i) || v.es[i].Kind == trace.KindCall {
+				vs.add(v, i, "%s between finishTurn and turn_end", v.es[i].Name)
+				break
+			}
+		}
+	}
+}
+
+// checkToolHooks checks beforeToolCall and afterToolCall (those seen called) around each
+// tool call of turn t's batch.
+func (v *view) checkToolHooks(vs *violations, t *turn, before, after bool) {
+	tt := v.turnTools(t)
+	for _, c := range t.calls {
+		start, end := tt.starts[c.id], tt.ends[c.id]
+		call, executed := tt.toolCalls[c.id]
+		var bs, as []int
+		for _, i := range tt.hooks[c.id] {
+			if v.es[i].Name == trace.HookBeforeToolCall {
+				bs = append(bs, i)
+			} else {
+				as = append(as, i)
+			}
+		}
+		if executed {
+			if before && (len(bs) != 1 || bs[0] < start || bs[0] > call) {
+				vs.add(v, call, "tool %s executed without exactly one beforeToolCall between its start and execution", c.id)
+			}
+			if after && (len(as) != 1 || as[0] < call || (end > 0 && as[0] > end)) {
+				vs.add(v, call, "tool %s executed without exactly one afterToolCall between its execution and its end", c.id)
+			}
 			continue
 		}
-		tt := v.turnTools(t)
-		for _, c := range t.calls {
-			start, end := tt.starts[c.id], tt.ends[c.id]
-			call, executed := tt.toolCalls[c.id]
-			var bs, as []int
-			for _, i := range tt.hooks[c.id] {
-				if v.es[i].Name == trace.HookBeforeToolCall {
-					bs = append(bs, i)
-				} else {
-					as = append(as, i)
-				}
-			}
-			if executed {
-				if before && (len(bs) != 1 || bs[0] < start || bs[0] > call) {
-					vs.add(v, call, "tool %s executed without exactly one beforeToolCall between its start and execution", c.id)
-				}
-				if after && (len(as) != 1 || as[0] < call || (end > 0 && as[0] > end)) {
-					vs.add(v, call, "tool %s executed without exactly one afterToolCall between its execution and its end", c.id)
-				}
-				continue
-			}
-			for _, i := range as {
-				vs.add(v, i, "afterToolCall for %s, which was not executed", c.id)
-			}
-			if end > 0 {
-				text := resultText(v.d(end)["result"])
-				if text == "Tool "+c.name+" not found" || strings.HasPrefix(text, "Validation failed for tool ") || strings.HasPrefix(text, "Invalid arguments for tool ") {
-					for _, i := range bs {
-						vs.add(v, i, "beforeToolCall for %s, which failed before the hook (%q)", c.id, firstLine(text))
-					}
+		for _, i := range as {
+			vs.add(v, i, "afterToolCall for %s, which was not executed", c.id)
+		}
+		if end > 0 {
+			text := resultText(v.d(end)["result"])
+			if text == "Tool "+c.name+" not found" || strings.HasPrefix(text, "Validation failed for tool ") || strings.HasPrefix(text, "Invalid arguments for tool ") {
+				for _, i := range bs {
+					vs.add(v, i, "beforeToolCall for %s, which failed before the hook (%q)", c.id, firstLine(text))
 				}
 			}
 		}
 	}
-	return vs
 }
 
 func firstLine(s string) string {

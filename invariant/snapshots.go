@@ -35,112 +35,129 @@ func checkSnapshots(v *view) []Violation {
 		if t.stream < 0 || v.es[t.stream].Error != "" {
 			continue
 		}
-		id := v.es[t.stream].Target
-		level := str(v.d(t.stream)["thinkingLevel"])
 		to := t.end
 		if to < 0 {
 			to = t.windowEnd
 		}
-		var want []expectedEvent
-		var deliveries []int
-		started, finished := false, false
-		for i := t.stream + 1; i < to && !finished; i++ {
-			e := v.es[i]
-			if e.Kind != trace.KindDeliver || e.Target != id {
-				continue
-			}
-			deliveries = append(deliveries, i)
-			d := v.d(i)
-			final := func(m map[string]any) {
-				m = maps.Clone(m)
-				if m == nil {
-					m = map[string]any{}
-				}
-				if v.at.Has(loop.ThinkingLevelStamp) {
-					m["thinkingLevel"] = level
-				}
-				if !started {
-					want = append(want, expectedEvent{name: "message_start", message: m, delivery: i})
-				}
-				want = append(want, expectedEvent{name: "message_end", message: m, delivery: i})
-				finished = true
-			}
-			switch e.Name {
-			case trace.DeliverStreamEvent:
-				switch str(d["type"]) {
-				case "start":
-					if !started {
-						want = append(want, expectedEvent{name: "message_start", message: obj(d["partial"]), delivery: i})
-						started = true
-					}
-				case "done":
-					final(obj(d["message"]))
-				case "error":
-					final(obj(d["error"]))
-				default:
-					if started {
-						want = append(want, expectedEvent{name: "message_update", message: obj(d["partial"]), ame: d, delivery: i})
-					}
-				}
-			case trace.DeliverStreamEnd:
-				final(obj(d["message"]))
-			case trace.DeliverStreamFail:
-				finished = true
-			}
-		}
-		// The assistant events of the request.
-		var got []int
-		for i := t.stream + 1; i < to; i++ {
-			if !v.isEvent(i, "message_start", "message_update", "message_end") {
-				continue
-			}
-			if v.es[i].Name != "message_update" && v.role(i) != "assistant" {
-				if len(got) == 0 {
-					continue
-				}
-				break
-			}
-			got = append(got, i)
-			if v.es[i].Name == "message_end" {
-				break
-			}
-		}
-		for k, w := range want {
-			if k >= len(got) {
-				vs.add(v, w.delivery, "request %s: this delivery should give %s, which never came", id, w.name)
-				break
-			}
-			i := got[k]
-			e := v.es[i]
-			if e.Name != w.name {
-				vs.add(v, i, "request %s: %s where the delivery at entry %d calls for %s", id, e.Name, v.seq(w.delivery), w.name)
-				break
-			}
-			if d := valueDiff(v.message(i), w.message); d != "" {
-				rule := "" // a message lacking only the requested thinkingLevel breaks pi's stamp alone
-				if fs := trace.Fields(w.message, v.message(i), same); len(fs) == 1 && fs[0].Path == "thinkingLevel" {
-					rule = "R-STREAM-THINKING-LEVEL"
-				}
-				vs.addRule(v, i, rule, "request %s: %s carries another message than the stream's, %s", id, e.Name, d)
-			}
-			if w.name == "message_update" && !same(v.d(i)["assistantMessageEvent"], w.ame) {
-				vs.add(v, i, "request %s: message_update carries the event %s, delivered %s", id, show(v.d(i)["assistantMessageEvent"]), show(w.ame))
-			}
-			if i < w.delivery {
-				vs.add(v, i, "request %s: %s comes before its delivery (entry %d)", id, e.Name, v.seq(w.delivery))
-			}
-			for _, dl := range deliveries {
-				if !v.holds && dl > w.delivery && dl < i {
-					vs.add(v, i, "request %s: %s comes after the next delivery (entry %d)", id, e.Name, v.seq(dl))
-					break
-				}
-			}
-		}
-		if len(got) > len(want) && len(want) > 0 && v.es[got[len(want)-1]].Name == want[len(want)-1].name {
-			vs.add(v, got[len(want)], "request %s: an extra %s", id, v.es[got[len(want)]].Name)
-		}
+		want, deliveries := v.expectedEvents(t.stream, to)
+		got := v.assistantEvents(t.stream, to)
+		v.compareSnapshots(&vs, v.es[t.stream].Target, want, got, deliveries)
 	}
 	return vs
+}
+
+// expectedEvents returns the assistant events the deliveries of the request at entry stream
+// call for, up to entry to, and the deliveries.
+func (v *view) expectedEvents(stream, to int) (want []expectedEvent, deliveries []int) {
+	id := v.es[stream].Target
+	level := str(v.d(stream)["thinkingLevel"])
+	started, finished := false, false
+	for i := stream + 1; i < to && !finished; i++ {
+		e := v.es[i]
+		if e.Kind != trace.KindDeliver || e.Target != id {
+			continue
+		}
+		deliveries = append(deliveries, i)
+		d := v.d(i)
+		final := func(m map[string]any) {
+			m = maps.Clone(m)
+			if m == nil {
+				m = map[string]any{}
+			}
+			if v.at.Has(loop.ThinkingLevelStamp) {
+				m["thinkingLevel"] = level
+			}
+			if !started {
+				want = append(want, expectedEvent{name: "message_start", message: m, delivery: i})
+			}
+			want = append(want, expectedEvent{name: "message_end", message: m, delivery: i})
+			finished = true
+		}
+		switch e.Name {
+		case trace.DeliverStreamEvent:
+			switch str(d["type"]) {
+			case "start":
+				if !started {
+					want = append(want, expectedEvent{name: "message_start", message: obj(d["partial"]), delivery: i})
+					started = true
+				}
+			case "done":
+				final(obj(d["message"]))
+			case "error":
+				final(obj(d["error"]))
+			default:
+				if started {
+					want = append(want, expectedEvent{name: "message_update", message: obj(d["partial"]), ame: d, delivery: i})
+				}
+			}
+		case trace.DeliverStreamEnd:
+			final(obj(d["message"]))
+		case trace.DeliverStreamFail:
+			finished = true
+		}
+	}
+	return want, deliveries
+}
+
+// assistantEvents returns the message events of the assistant message after the request at
+// entry stream, up to its message_end.
+func (v *view) assistantEvents(stream, to int) []int {
+	var got []int
+	for i := stream + 1; i < to; i++ {
+		if !v.isEvent(i, "message_start", "message_update", "message_end") {
+			continue
+		}
+		if v.es[i].Name != "message_update" && v.role(i) != "assistant" {
+			if len(got) == 0 {
+				continue
+			}
+			break
+		}
+		got = append(got, i)
+		if v.es[i].Name == "message_end" {
+			break
+		}
+	}
+	return got
+}
+
+// compareSnapshots checks request id's assistant events (got) against those its deliveries
+// call for (want): same events, same messages, each after its delivery and before the next.
+func (v *view) compareSnapshots(vs *violations, id string, want []expectedEvent, got, deliveries []int) {
+	for k, w := range want {
+		if k >= len(got) {
+			vs.add(v, w.delivery, "request %s: this delivery should give %s, which never came", id, w.name)
+			break
+		}
+		i := got[k]
+		e := v.es[i]
+		if e.Name != w.name {
+			vs.add(v, i, "request %s: %s where the delivery at entry %d calls for %s", id, e.Name, v.seq(w.delivery), w.name)
+			break
+		}
+		if d := valueDiff(v.message(i), w.message); d != "" {
+			rule := "" // a message lacking only the requested thinkingLevel breaks pi's stamp alone
+			if fs := trace.Fields(w.message, v.message(i), same); len(fs) == 1 && fs[0].Path == "thinkingLevel" {
+				rule = "R-STREAM-THINKING-LEVEL"
+			}
+			vs.addRule(v, i, rule, "request %s: %s carries another message than the stream's, %s", id, e.Name, d)
+		}
+		if w.name == "message_update" && !same(v.d(i)["assistantMessageEvent"], w.ame) {
+			vs.add(v, i, "request %s: message_update carries the event %s, delivered %s", id, show(v.d(i)["assistantMessageEvent"]), show(w.ame))
+		}
+		if i < w.delivery {
+			vs.add(v, i, "request %s: %s comes before its delivery (entry %d)", id, e.Name, v.seq(w.delivery))
+		}
+		for _, dl := range deliveries {
+			if !v.holds && dl > w.delivery && dl < i {
+				vs.add(v, i, "request %s: %s comes after the next delivery (entry %d)", id, e.Name, v.seq(dl))
+				break
+			}
+		}
+	}
+	if len(got) > len(want) && len(want) > 0 && v.es[got[len(want)-1]].Name == want[len(want)-1].name {
+		vs.add(v, got[len(want)], "request %s: an extra %s", id, v.es[got[len(want)]].Name)
+	}
 }
 
 // showMessageLists shows two lists of messages by their roles ("[assistant toolResult]") when
@@ -159,88 +176,104 @@ func showMessageLists(got, want any) (string, string) {
 
 func checkReports(v *view) []Violation {
 	var vs violations
-	var emitted []any
-	var lastTurn map[string]any // what prepareNextTurn should see: the previous turn
-	turnAt := map[int]*turn{}
+	r := reportWatch{v: v, vs: &vs, turnAt: map[int]*turn{}}
 	for _, t := range v.turns {
 		if t.end >= 0 {
-			turnAt[t.end] = t
+			r.turnAt[t.end] = t
 		}
 	}
-	var results []any
-	var asst map[string]any
-	var ctxAfter []any // the context after the turn's messages, when known
-	ctxFiltered := false
 	for i, e := range v.es {
-		if e.Kind == trace.KindCall && e.Error == "" && (e.Name == trace.HookFinishTurn || e.Name == trace.HookPrepareNextTurn) {
-			turnData := obj(v.d(i)["turn"])
-			var want map[string]any
-			if e.Name == trace.HookFinishTurn {
-				want = map[string]any{"message": asst, "toolResults": orEmptyList(results), "newMessages": orEmptyList(emitted)}
-			} else {
-				want = lastTurn
-			}
-			if want != nil {
-				for _, key := range []string{"message", "toolResults", "newMessages"} {
-					if !same(turnData[key], want[key]) {
-						gotShown, wantShown := showMessageLists(turnData[key], want[key])
-						vs.add(v, i, "%s sees turn.%s %s, expected %s", e.Name, key, gotShown, wantShown)
-					}
-				}
-			}
-			if e.Name == trace.HookFinishTurn {
-				lastTurn = want
-				if ctxAfter != nil {
-					if d := contextDiff(messagesOf(obj(turnData["context"]), "messages"), false, ctxAfter, ctxFiltered); d != "" {
-						vs.add(v, i, "finishTurn sees a context that is not the request's context, its response and results: %s", d)
-					}
-				}
-			}
-			continue
-		}
-		if e.Kind == trace.KindCall && e.Name == trace.CallStream && e.Error == "" {
+		switch {
+		case e.Kind == trace.KindCall && e.Error == "" && (e.Name == trace.HookFinishTurn || e.Name == trace.HookPrepareNextTurn):
+			r.turnHook(i, e.Name)
+		case e.Kind == trace.KindCall && e.Name == trace.CallStream && e.Error == "":
 			ctx, filtered := v.requestContext(i)
-			ctxAfter, ctxFiltered = append([]any{}, ctx...), filtered
-			results, asst = nil, nil
-			continue
-		}
-		if e.Kind != trace.KindEvent {
-			if e.Kind == trace.KindEnd && e.Error == "" && v.agentEnd >= 0 {
-				if d := listDiff(messagesOf(v.d(i), "messages"), messagesOf(v.d(v.agentEnd), "messages")); d != "" {
-					vs.add(v, i, "the run returned other messages than agent_end's: %s", d)
-				}
+			r.ctxAfter, r.ctxFiltered = append([]any{}, ctx...), filtered
+			r.results, r.asst = nil, nil
+		case e.Kind == trace.KindEnd && e.Error == "" && v.agentEnd >= 0:
+			if d := listDiff(messagesOf(v.d(i), "messages"), messagesOf(v.d(v.agentEnd), "messages")); d != "" {
+				vs.add(v, i, "the run returned other messages than agent_end's: %s", d)
 			}
-			continue
-		}
-		switch e.Name {
-		case "message_end":
-			m := v.message(i)
-			emitted = append(emitted, m)
-			switch {
-			case asst == nil && str(m["role"]) == "assistant" && ctxAfter != nil:
-				asst = m
-				ctxAfter = append(ctxAfter, m)
-			case asst != nil && str(m["role"]) == "toolResult":
-				results = append(results, m)
-				ctxAfter = append(ctxAfter, m)
-			}
-		case "turn_end":
-			t := turnAt[i]
-			d := v.d(i)
-			if t != nil && t.msg != nil && !same(obj(d["message"]), t.msg) {
-				vs.add(v, i, "turn_end carries %s, not the turn's response %s", show(d["message"]), show(t.msg))
-			}
-			if diff := listDiff(arr(d["toolResults"]), results); diff != "" {
-				vs.add(v, i, "turn_end's toolResults are not the turn's tool-result messages: %s", diff)
-			}
-			ctxAfter = nil
-		case "agent_end":
-			if d := listDiff(messagesOf(v.d(i), "messages"), emitted); d != "" {
-				vs.add(v, i, "agent_end's messages are not the messages the run emitted: %s", d)
-			}
+		case e.Kind == trace.KindEvent:
+			r.event(i, e.Name)
 		}
 	}
 	return vs
+}
+
+// reportWatch follows what a run emitted, for checkReports.
+type reportWatch struct {
+	v        *view
+	vs       *violations
+	turnAt   map[int]*turn  // turns by their turn_end
+	emitted  []any          // the run's messages so far
+	lastTurn map[string]any // what prepareNextTurn should see: the previous turn
+	// The current turn's tool results and response, and the context after them when known.
+	results     []any
+	asst        map[string]any
+	ctxAfter    []any
+	ctxFiltered bool
+}
+
+// turnHook checks the turn a finishTurn or prepareNextTurn call at entry i sees.
+func (r *reportWatch) turnHook(i int, name string) {
+	v := r.v
+	turnData := obj(v.d(i)["turn"])
+	var want map[string]any
+	if name == trace.HookFinishTurn {
+		want = map[string]any{"message": r.asst, "toolResults": orEmptyList(r.results), "newMessages": orEmptyList(r.emitted)}
+	} else {
+		want = r.lastTurn
+	}
+	if want != nil {
+		for _, key := range []string{"message", "toolResults", "newMessages"} {
+			if !same(turnData[key], want[key]) {
+				gotShown, wantShown := showMessageLists(turnData[key], want[key])
+				r.vs.add(v, i, "%s sees turn.%s %s, expected %s", name, key, gotShown, wantShown)
+			}
+		}
+	}
+	if name != trace.HookFinishTurn {
+		return
+	}
+	r.lastTurn = want
+	if r.ctxAfter != nil {
+		if d := contextDiff(messagesOf(obj(turnData["context"]), "messages"), false, r.ctxAfter, r.ctxFiltered); d != "" {
+			r.vs.add(v, i, "finishTurn sees a context that is not the request's context, its response and results: %s", d)
+		}
+	}
+}
+
+// event follows the messages emitted and checks what turn_end and agent_end carry.
+func (r *reportWatch) event(i int, name string) {
+	v := r.v
+	switch name {
+	case "message_end":
+		m := v.message(i)
+		r.emitted = append(r.emitted, m)
+		switch {
+		case r.asst == nil && str(m["role"]) == "assistant" && r.ctxAfter != nil:
+			r.asst = m
+			r.ctxAfter = append(r.ctxAfter, m)
+		case r.asst != nil && str(m["role"]) == "toolResult":
+			r.results = append(r.results, m)
+			r.ctxAfter = append(r.ctxAfter, m)
+		}
+	case "turn_end":
+		t := r.turnAt[i]
+		d := v.d(i)
+		if t != nil && t.msg != nil && !same(obj(d["message"]), t.msg) {
+			r.vs.add(v, i, "turn_end carries %s, not the turn's response %s", show(d["message"]), show(t.msg))
+		}
+		if diff := listDiff(arr(d["toolResults"]), r.results); diff != "" {
+			r.vs.add(v, i, "turn_end's toolResults are not the turn's tool-result messages: %s", diff)
+		}
+		r.ctxAfter = nil
+	case "agent_end":
+		if d := listDiff(messagesOf(v.d(i), "messages"), r.emitted); d != "" {
+			r.vs.add(v, i, "agent_end's messages are not the messages the run emitted: %s", d)
+		}
+	}
 }
 
 func orEmptyList(a []any) []any {

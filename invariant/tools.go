@@ -180,159 +180,210 @@ func checkResults(v *view) []Violation {
 			}
 			continue
 		}
-		calls := map[string]toolCall{}
+		b := batchCheck{v: v, vs: &vs, t: t, tt: tt, calls: map[string]toolCall{}}
 		for _, c := range t.calls {
-			calls[c.id] = c
+			b.calls[c.id] = c
 		}
-		// Starts in source order, one per call. Before pi 1.6.0 an abort stopped the batch: the
-		// calls after the one that saw it got no start and no result.
-		cut := !v.at.Has(loop.AbortCompletesBatch) && v.abortedBefore(t.end)
-		for k, c := range t.calls {
-			if k >= len(tt.startOrder) {
-				if cut {
-					break
-				}
-				if len(tt.startOrder) == 0 {
-					// Not one call of the response ran: its tool calls were not taken from
-					// its content.
-					vs.addRule(v, t.end, "R-CONTENT-DECIDES", "tool call %s never started, nor any call of the response (stopReason %s): its tool calls are its content's toolCall blocks, whatever the stopReason", c.id, t.stop)
-				} else {
-					vs.add(v, t.end, "tool call %s never started", c.id)
-				}
-				continue
-			}
-			if tt.startOrder[k] != c.id {
-				vs.add(v, tt.starts[tt.startOrder[k]], "tool call %s started in place of %s (source order)", tt.startOrder[k], c.id)
-			}
-		}
-		for _, id := range tt.startOrder {
-			if _, ok := calls[id]; !ok {
-				vs.add(v, tt.starts[id], "tool_execution_start for %s, which the response did not call", id)
-			}
-		}
-		for id, i := range tt.starts {
-			if c, ok := calls[id]; ok && !same(v.d(i)["args"], orEmptyObject(c.args)) {
-				vs.add(v, i, "tool_execution_start for %s carries %s, not the raw arguments %s", id, show(v.d(i)["args"]), show(c.args))
-			}
-		}
-		// Result messages: one per call, source order, after the ends before them.
-		if t.end >= 0 && len(tt.results) != len(t.calls) && !(cut && len(tt.results) == len(tt.startOrder)) && len(tt.startOrder) > 0 {
-			// (None started: R-CONTENT-DECIDES, said above.)
-			vs.addRule(v, t.end, "R-TOOL-RESULT-MESSAGE", "%d tool calls got %d tool-result messages", len(t.calls), len(tt.results))
-		}
-		lastEnd := -1
-		for k, c := range t.calls {
-			if e, ok := tt.ends[c.id]; ok {
-				lastEnd = max(lastEnd, e)
-			}
-			if k >= len(tt.results) {
-				continue
-			}
-			i := tt.results[k]
-			m := v.message(i)
-			if str(m["toolCallId"]) != c.id {
-				// Sequentially each result follows its own call, so results out of source
-				// order are parallel mode's step 3 (R-EXEC-PARALLEL): emitted in source order
-				// once every call has settled, not as calls complete.
-				vs.addRule(v, i, "R-EXEC-PARALLEL", "tool-result message %d is for %s, expected %s: tool-result messages follow the calls' source order, not their completion", k+1, str(m["toolCallId"]), c.id)
-				continue
-			}
-			if str(m["toolName"]) != c.name {
-				vs.addRule(v, i, "R-TOOL-RESULT-MESSAGE", "tool-result message for %s names tool %s, expected %s", c.id, str(m["toolName"]), c.name)
-			}
-			e, ok := tt.ends[c.id]
-			if !ok {
-				continue
-			}
-			if i < lastEnd {
-				vs.add(v, i, "tool-result message for %s comes before the tool_execution_end of an earlier call (entry %d)", c.id, v.seq(lastEnd))
-			}
-			end := v.d(e)
-			r := obj(end["result"])
-			content := r["content"]
-			if content == nil {
-				content = []any{}
-			}
-			switch {
-			case !same(m["content"], content):
-				vs.addRule(v, i, "R-TOOL-RESULT-MESSAGE", "tool-result message for %s has content %s, its result %s", c.id, show(m["content"]), show(content))
-			case !same(m["details"], r["details"]):
-				vs.addRule(v, i, "R-TOOL-RESULT-MESSAGE", "tool-result message for %s has details %s, its result %s", c.id, show(m["details"]), show(r["details"]))
-			case m["isError"] != end["isError"]:
-				vs.addRule(v, i, "R-TOOL-RESULT-MESSAGE", "tool-result message for %s has isError %s, its end %s", c.id, showField(m, "isError"), showField(end, "isError"))
-			case !same(m["durationMs"], end["durationMs"]):
-				vs.addRule(v, i, "R-TOOL-RESULT-MESSAGE", "tool-result message for %s has durationMs %s, its end %s", c.id, showField(m, "durationMs"), showField(end, "durationMs"))
-			}
-		}
-		// Execution: durationMs, delivery order, updates.
-		var executedEnds []string
-		for _, id := range tt.endOrder {
-			e := tt.ends[id]
-			call, executed := tt.toolCalls[id]
-			dur := v.d(e)["durationMs"]
-			if !v.at.Has(loop.DurationMs) {
-				if dur != nil {
-					vs.addRule(v, e, "R-TIME-DURATION", "tool %s's end has a durationMs, which pi added in %s", id, loop.DurationMs.Since())
-				}
-			} else if executed != (dur != nil) {
-				if executed {
-					vs.addRule(v, e, "R-TIME-DURATION", "tool %s was executed but its end has no durationMs", id)
-				} else {
-					vs.addRule(v, e, "R-TIME-DURATION", "tool %s was not executed but its end has a durationMs", id)
-				}
-			}
-			if !executed {
-				continue
-			}
-			if call > e {
-				vs.add(v, call, "tool %s executed after its end", id)
-			}
-			if dl, ok := tt.deliveries[id]; ok {
-				if !tt.afterWaited[id] {
-					executedEnds = append(executedEnds, id)
-				}
-				if dl > e {
-					vs.add(v, e, "tool %s ended before its result was delivered (entry %d)", id, v.seq(dl))
-				}
-				if ms, ok := dur.(float64); ok {
-					want := math.Round(float64(v.es[dl].T - v.es[call].T))
-					if ms != want {
-						vs.addRule(v, e, "R-TIME-DURATION", "tool %s: durationMs %v, but its result came %vms after the call", id, ms, want)
-					}
-				}
-			}
-			// Updates delivered before the result, one event each, in order.
-			ups, dels := tt.updates[id], tt.updDeliv[id]
-			if len(ups) != len(dels) {
-				vs.addRule(v, e, "R-TOOL-UPDATES", "tool %s: %d updates delivered before its result, %d tool_execution_update events", id, len(dels), len(ups))
-			}
-			for k := 0; k < min(len(ups), len(dels)); k++ {
-				d := v.d(ups[k])
-				if !same(d["partialResult"], v.d(dels[k])) {
-					vs.addRule(v, ups[k], "R-TOOL-UPDATES", "tool_execution_update for %s carries %s, not the delivered %s", id, show(d["partialResult"]), show(v.d(dels[k])))
-				}
-				if ups[k] < dels[k] {
-					vs.addRule(v, ups[k], "R-TOOL-UPDATES", "tool_execution_update for %s before the update was delivered", id)
-				}
-				if c, ok := calls[id]; ok && !same(d["args"], orEmptyObject(c.args)) {
-					vs.addRule(v, ups[k], "R-TOOL-UPDATES", "tool_execution_update for %s carries %s, not the raw arguments", id, show(d["args"]))
-				}
-			}
-		}
-		var delivered []string
-		for _, id := range tt.delivOrder {
-			if _, ok := tt.ends[id]; ok && !tt.afterWaited[id] {
-				delivered = append(delivered, id)
-			}
-		}
-		for k := range min(len(executedEnds), len(delivered)) {
-			if executedEnds[k] != delivered[k] {
-				vs.add(v, tt.ends[executedEnds[k]], "executed tools ended in the order %v, their results were delivered in the order %v", executedEnds, delivered)
-				break
-			}
-		}
+		// Before pi 1.6.0 an abort stopped the batch: the calls after the one that saw it got
+		// no start and no result.
+		b.cut = !v.at.Has(loop.AbortCompletesBatch) && v.abortedBefore(t.end)
+		b.checkStarts()
+		b.checkResultMessages()
+		b.checkDeliveryOrder(b.checkExecutions())
 	}
 	return vs
+}
+
+// batchCheck is checkResults' view of one turn's batch.
+type batchCheck struct {
+	v     *view
+	vs    *violations
+	t     *turn
+	tt    *turnTools
+	calls map[string]toolCall // the response's tool calls by id
+	cut   bool                // an abort stopped the batch (before pi 1.6.0)
+}
+
+// checkStarts checks one tool_execution_start per call, in source order, with its raw arguments.
+func (b *batchCheck) checkStarts() {
+	v, t, tt := b.v, b.t, b.tt
+	for k, c := range t.calls {
+		if k >= len(tt.startOrder) {
+			if b.cut {
+				break
+			}
+			if len(tt.startOrder) == 0 {
+				// Not one call ran: the response's tool calls were not taken from its content.
+				b.vs.addRule(v, t.end, "R-CONTENT-DECIDES", "tool call %s never started, nor any call of the response (stopReason %s): its tool calls are its content's toolCall blocks, whatever the stopReason", c.id, t.stop)
+			} else {
+				b.vs.add(v, t.end, "tool call %s never started", c.id)
+			}
+			continue
+		}
+		if tt.startOrder[k] != c.id {
+			b.vs.add(v, tt.starts[tt.startOrder[k]], "tool call %s started in place of %s (source order)", tt.startOrder[k], c.id)
+		}
+	}
+	for _, id := range tt.startOrder {
+		if _, ok := b.calls[id]; !ok {
+			b.vs.add(v, tt.starts[id], "tool_execution_start for %s, which the response did not call", id)
+		}
+	}
+	for id, i := range tt.starts {
+		if c, ok := b.calls[id]; ok && !same(v.d(i)["args"], orEmptyObject(c.args)) {
+			b.vs.add(v, i, "tool_execution_start for %s carries %s, not the raw arguments %s", id, show(v.d(i)["args"]), show(c.args))
+		}
+	}
+}
+
+// checkResultMessages checks one tool-result message per call, in source order, after the
+// ends of the calls before it.
+func (b *batchCheck) checkResultMessages() {
+	v, t, tt := b.v, b.t, b.tt
+	// When none started, R-CONTENT-DECIDES said it already.
+	if t.end >= 0 && len(tt.results) != len(t.calls) && !(b.cut && len(tt.results) == len(tt.startOrder)) && len(tt.startOrder) > 0 {
+		b.vs.addRule(v, t.end, "R-TOOL-RESULT-MESSAGE", "%d tool calls got %d tool-result messages", len(t.calls), len(tt.results))
+	}
+	lastEnd := -1
+	for k, c := range t.calls {
+		if e, ok := tt.ends[c.id]; ok {
+			lastEnd = max(lastEnd, e)
+		}
+		if k >= len(tt.results) {
+			continue
+		}
+		i := tt.results[k]
+		m := v.message(i)
+		if str(m["toolCallId"]) != c.id {
+			// Sequentially each result follows its own call: results out of source order
+			// are parallel mode's, emitted in source order once every call has settled.
+			b.vs.addRule(v, i, "R-EXEC-PARALLEL", "tool-result message %d is for %s, expected %s: tool-result messages follow the calls' source order, not their completion", k+1, str(m["toolCallId"]), c.id)
+			continue
+		}
+		if str(m["toolName"]) != c.name {
+			b.vs.addRule(v, i, "R-TOOL-RESULT-MESSAGE", "tool-result message for %s names tool %s, expected %s", c.id, str(m["toolName"]), c.name)
+		}
+		e, ok := tt.ends[c.id]
+		if !ok {
+			continue
+		}
+		if i < lastEnd {
+			b.vs.add(v, i, "tool-result message for %s comes before the tool_execution_end of an earlier call (entry %d)", c.id, v.seq(lastEnd))
+		}
+		b.checkResultMessage(c.id, i, m, v.d(e))
+	}
+}
+
+// checkResultMessage checks that the tool-result message m at entry i carries its end's result.
+func (b *batchCheck) checkResultMessage(id string, i int, m, end map[string]any) {
+	v := b.v
+	r := obj(end["result"])
+	content := r["content"]
+	if content == nil {
+		content = []any{}
+	}
+	switch {
+	case !same(m["content"], content):
+		b.vs.addRule(v, i, "R-TOOL-RESULT-MESSAGE", "tool-result message for %s has content %s, its result %s", id, show(m["content"]), show(content))
+	case !same(m["details"], r["details"]):
+		b.vs.addRule(v, i, "R-TOOL-RESULT-MESSAGE", "tool-result message for %s has details %s, its result %s", id, show(m["details"]), show(r["details"]))
+	case m["isError"] != end["isError"]:
+		b.vs.addRule(v, i, "R-TOOL-RESULT-MESSAGE", "tool-result message for %s has isError %s, its end %s", id, showField(m, "isError"), showField(end, "isError"))
+	case !same(m["durationMs"], end["durationMs"]):
+		b.vs.addRule(v, i, "R-TOOL-RESULT-MESSAGE", "tool-result message for %s has durationMs %s, its end %s", id, showField(m, "durationMs"), showField(end, "durationMs"))
+	}
+}
+
+// checkExecutions checks each ended call's durationMs, execution, delivery and updates; it
+// returns the executed calls whose result was delivered, in the order they ended, but those
+// whose afterToolCall took time (their end follows the hook's return).
+func (b *batchCheck) checkExecutions() (executedEnds []string) {
+	v, tt := b.v, b.tt
+	for _, id := range tt.endOrder {
+		e := tt.ends[id]
+		call, executed := tt.toolCalls[id]
+		dur := v.d(e)["durationMs"]
+		b.checkDurationPresence(id, e, executed, dur)
+		if !executed {
+			continue
+		}
+		if call > e {
+			b.vs.add(v, call, "tool %s executed after its end", id)
+		}
+		if dl, ok := tt.deliveries[id]; ok {
+			if !tt.afterWaited[id] {
+				executedEnds = append(executedEnds, id)
+			}
+			if dl > e {
+				b.vs.add(v, e, "tool %s ended before its result was delivered (entry %d)", id, v.seq(dl))
+			}
+			if ms, ok := dur.(float64); ok {
+				want := math.Round(float64(v.es[dl].T - v.es[call].T))
+				if ms != want {
+					b.vs.addRule(v, e, "R-TIME-DURATION", "tool %s: durationMs %v, but its result came %vms after the call", id, ms, want)
+				}
+			}
+		}
+		b.checkUpdates(id, e)
+	}
+	return executedEnds
+}
+
+// checkDurationPresence checks that the end at entry e has a durationMs exactly when its tool
+// was executed (and pi stamps one).
+func (b *batchCheck) checkDurationPresence(id string, e int, executed bool, dur any) {
+	v := b.v
+	if !v.at.Has(loop.DurationMs) {
+		if dur != nil {
+			b.vs.addRule(v, e, "R-TIME-DURATION", "tool %s's end has a durationMs, which pi added in %s", id, loop.DurationMs.Since())
+		}
+	} else if executed != (dur != nil) {
+		if executed {
+			b.vs.addRule(v, e, "R-TIME-DURATION", "tool %s was executed but its end has no durationMs", id)
+		} else {
+			b.vs.addRule(v, e, "R-TIME-DURATION", "tool %s was not executed but its end has a durationMs", id)
+		}
+	}
+}
+
+// checkUpdates checks one tool_execution_update per update delivered before the result, in
+// order, each with the partial result and the call's raw arguments.
+func (b *batchCheck) checkUpdates(id string, e int) {
+	v := b.v
+	ups, dels := b.tt.updates[id], b.tt.updDeliv[id]
+	if len(ups) != len(dels) {
+		b.vs.addRule(v, e, "R-TOOL-UPDATES", "tool %s: %d updates delivered before its result, %d tool_execution_update events", id, len(dels), len(ups))
+	}
+	for k := 0; k < min(len(ups), len(dels)); k++ {
+		d := v.d(ups[k])
+		if !same(d["partialResult"], v.d(dels[k])) {
+			b.vs.addRule(v, ups[k], "R-TOOL-UPDATES", "tool_execution_update for %s carries %s, not the delivered %s", id, show(d["partialResult"]), show(v.d(dels[k])))
+		}
+		if ups[k] < dels[k] {
+			b.vs.addRule(v, ups[k], "R-TOOL-UPDATES", "tool_execution_update for %s before the update was delivered", id)
+		}
+		if c, ok := b.calls[id]; ok && !same(d["args"], orEmptyObject(c.args)) {
+			b.vs.addRule(v, ups[k], "R-TOOL-UPDATES", "tool_execution_update for %s carries %s, not the raw arguments", id, show(d["args"]))
+		}
+	}
+}
+
+// checkDeliveryOrder checks that executed tools ended in the order their results were
+// delivered (executedEnds, and the deliveries, leave out calls whose afterToolCall waited).
+func (b *batchCheck) checkDeliveryOrder(executedEnds []string) {
+	tt := b.tt
+	var delivered []string
+	for _, id := range tt.delivOrder {
+		if _, ok := tt.ends[id]; ok && !tt.afterWaited[id] {
+			delivered = append(delivered, id)
+		}
+	}
+	for k := range min(len(executedEnds), len(delivered)) {
+		if executedEnds[k] != delivered[k] {
+			b.vs.add(b.v, tt.ends[executedEnds[k]], "executed tools ended in the order %v, their results were delivered in the order %v", executedEnds, delivered)
+			break
+		}
+	}
 }
 
 func orEmptyObject(x any) any {

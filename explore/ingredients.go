@@ -28,15 +28,19 @@ type ingredient struct {
 // ingredients lists what sc gives the loop, the finest first: the fields of hooks' answers,
 // then the tools' settings and the configuration, then the hooks, then the user's messages.
 func ingredients(sc *sim.Scenario) []ingredient {
-	h := sc.Hooks
-	var fields, settings, hooks, user []ingredient
+	return slices.Concat(hookAnswerFields(sc.Hooks), settings(sc), hookIngredients(sc.Hooks), userMessages(sc))
+}
+
+// settings are the tools' settings, then the configuration's. A tool's setting is one
+// ingredient over every tool that has it: a defect in how a loop reads it is the same
+// whichever tool the scenario put it on.
+func settings(sc *sim.Scenario) []ingredient {
+	var out []ingredient
 	setting := func(present bool, name string, drop edit) {
 		if present {
-			settings = append(settings, ingredient{name, drop})
+			out = append(out, ingredient{name, drop})
 		}
 	}
-	// A tool's setting is one ingredient over every tool that has it: a defect in how a loop
-	// reads it is the same whichever tool the scenario put it on.
 	anyTool := func(has func(sim.ToolSpec) bool) bool { return slices.ContainsFunc(sc.Tools, has) }
 	eachTool := func(clear func(*sim.ToolSpec)) edit {
 		return func(s *sim.Scenario) {
@@ -58,6 +62,12 @@ func ingredients(sc *sim.Scenario) []ingredient {
 	setting(sc.FollowUpMode != "", "followUpMode "+string(sc.FollowUpMode), func(s *sim.Scenario) { s.FollowUpMode = "" })
 	setting(sc.ThinkingLevel != "", "thinkingLevel "+string(sc.ThinkingLevel), func(s *sim.Scenario) { s.ThinkingLevel = "" })
 	setting(sc.APIKey != "", "an apiKey", func(s *sim.Scenario) { s.APIKey = "" })
+	return out
+}
+
+// hookAnswerFields are the fields the installed hooks' answers set.
+func hookAnswerFields(h sim.Hooks) []ingredient {
+	var fields []ingredient
 	if p := h.PrepareRequest; p != nil {
 		fields = append(fields, keyedFields("prepareRequest", p.Default, p.ByCall, func(s *sim.Scenario) (*sim.PrepareAnswer, map[int]sim.PrepareAnswer) {
 			return &s.Hooks.PrepareRequest.Default, s.Hooks.PrepareRequest.ByCall
@@ -83,6 +93,12 @@ func ingredients(sc *sim.Scenario) []ingredient {
 			return &s.Hooks.AfterToolCall.Default, s.Hooks.AfterToolCall.ByToolCall
 		})...)
 	}
+	return fields
+}
+
+// hookIngredients are the hooks installed.
+func hookIngredients(h sim.Hooks) []ingredient {
+	var hooks []ingredient
 	hook := func(installed bool, name string, drop edit) {
 		if installed {
 			hooks = append(hooks, ingredient{"the " + name + " hook", drop})
@@ -96,6 +112,12 @@ func ingredients(sc *sim.Scenario) []ingredient {
 	hook(h.TransformContext != nil, "transformContext", func(s *sim.Scenario) { s.Hooks.TransformContext = nil })
 	hook(h.ConvertToLLM != nil, "convertToLlm", func(s *sim.Scenario) { s.Hooks.ConvertToLLM = nil })
 	hook(h.GetAPIKey != nil, "getApiKey", func(s *sim.Scenario) { s.Hooks.GetAPIKey = nil })
+	return hooks
+}
+
+// userMessages are the user's steering and follow-up messages.
+func userMessages(sc *sim.Scenario) []ingredient {
+	var user []ingredient
 	if slices.ContainsFunc(sc.User, func(a sim.UserAction) bool { return len(a.Steer) > 0 }) {
 		user = append(user, ingredient{"steering messages", func(s *sim.Scenario) {
 			for i := range s.User {
@@ -110,7 +132,7 @@ func ingredients(sc *sim.Scenario) []ingredient {
 			}
 		}})
 	}
-	return slices.Concat(fields, settings, hooks, user)
+	return user
 }
 
 // keyedFields is an ingredient for each field that one of a hook's answers sets (its default

@@ -178,92 +178,117 @@ func Merge(dirs []string, out string) (Record, error) {
 	if entries, err := os.ReadDir(out); err == nil && len(entries) > 0 {
 		return Record{}, fmt.Errorf("%s is not empty: merge into a new folder", out)
 	}
-	merged := Record{Causes: []CauseRecord{}}
-	shown := map[string]int{}
-	from := map[string]string{} // a merged cause's signature -> the folder its kept folder is in
-	at := map[string]int{}      // every key -> index in merged.Causes
+	m := merger{merged: Record{Causes: []CauseRecord{}}, shown: map[string]int{}, from: map[string]string{}, at: map[string]int{}}
 	for _, dir := range dirs {
 		r, err := ReadRecord(dir)
 		if err != nil {
 			return Record{}, err
 		}
-		for _, e := range r.Explorations {
-			if e.From == "" {
-				e.From = dir
-			}
-			merged.Explorations = append(merged.Explorations, e)
+		m.add(dir, r)
+	}
+	m.recount()
+	if err := m.write(out, len(dirs)); err != nil {
+		return Record{}, err
+	}
+	return m.merged, writeCauseList(out, m.merged)
+}
+
+// merger sums exploration records into one.
+type merger struct {
+	merged Record
+	shown  map[string]int    // failing runs by the set of signatures they show (shownKey)
+	from   map[string]string // a merged cause's signature -> the folder its kept folder is in
+	at     map[string]int    // every key -> index in merged.Causes
+}
+
+// add sums the record r of folder dir into the merged one.
+func (m *merger) add(dir string, r Record) {
+	for _, e := range r.Explorations {
+		if e.From == "" {
+			e.From = dir
 		}
-		merged.Runs += r.Runs
-		merged.Failing += r.Failing
-		merged.Ignored += r.Ignored
-		merged.Hangs += r.Hangs
-		for _, sr := range r.Shown {
-			set := map[string]bool{}
-			for _, sig := range sr.Signatures {
-				set[sig] = true
-			}
-			shown[shownKey(set)] += sr.Runs
+		m.merged.Explorations = append(m.merged.Explorations, e)
+	}
+	m.merged.Runs += r.Runs
+	m.merged.Failing += r.Failing
+	m.merged.Ignored += r.Ignored
+	m.merged.Hangs += r.Hangs
+	for _, sr := range r.Shown {
+		set := map[string]bool{}
+		for _, sig := range sr.Signatures {
+			set[sig] = true
 		}
-		for _, c := range r.Causes {
-			k, known := -1, false
-			for _, key := range c.keys() {
-				if i, ok := at[key]; ok {
-					k, known = i, true
-					break
-				}
-			}
-			if !known {
-				at[c.Signature] = len(merged.Causes)
-				for _, a := range c.Aliases {
-					at[a] = len(merged.Causes)
-				}
-				merged.Causes = append(merged.Causes, c)
-				from[c.Signature] = dir
-				continue
-			}
-			m := &merged.Causes[k]
-			count := m.Count + c.Count
-			aliases := m.Aliases
-			for _, key := range c.keys() {
-				if key != m.Signature && !slices.Contains(aliases, key) {
-					aliases = append(aliases, key)
-				}
-				at[key] = k
-			}
-			if c.smaller(*m) {
-				sig := m.Signature
-				*m = c
-				m.Signature = sig
-				from[sig] = dir
-			}
-			m.Count, m.Aliases = count, slices.DeleteFunc(aliases, func(a string) bool { return a == m.Signature })
+		m.shown[shownKey(set)] += sr.Runs
+	}
+	for _, c := range r.Causes {
+		m.addCause(dir, c)
+	}
+}
+
+// addCause merges cause c of folder dir with the cause sharing one of its keys, keeping the
+// smaller minimal scenario, or adds it as a new one.
+func (m *merger) addCause(dir string, c CauseRecord) {
+	k, known := -1, false
+	for _, key := range c.keys() {
+		if i, ok := m.at[key]; ok {
+			k, known = i, true
+			break
 		}
 	}
-	// Each cause's runs, counted again over every exploration's failing runs: a run of one
-	// shard may show a cause another shard found.
-	for i := range merged.Causes {
-		c := &merged.Causes[i]
-		c.Count = countShown(shown, c.keys())
+	if !known {
+		m.at[c.Signature] = len(m.merged.Causes)
+		for _, a := range c.Aliases {
+			m.at[a] = len(m.merged.Causes)
+		}
+		m.merged.Causes = append(m.merged.Causes, c)
+		m.from[c.Signature] = dir
+		return
 	}
-	merged.Shown = []ShownRuns{}
-	for _, set := range slices.Sorted(maps.Keys(shown)) {
-		merged.Shown = append(merged.Shown, ShownRuns{Signatures: strings.Split(set, "\n"), Runs: shown[set]})
+	kept := &m.merged.Causes[k]
+	count := kept.Count + c.Count
+	aliases := kept.Aliases
+	for _, key := range c.keys() {
+		if key != kept.Signature && !slices.Contains(aliases, key) {
+			aliases = append(aliases, key)
+		}
+		m.at[key] = k
 	}
+	if c.smaller(*kept) {
+		sig := kept.Signature
+		*kept = c
+		kept.Signature = sig
+		m.from[sig] = dir
+	}
+	kept.Count, kept.Aliases = count, slices.DeleteFunc(aliases, func(a string) bool { return a == kept.Signature })
+}
+
+// recount counts each cause's runs again over every exploration's failing runs (a run of one
+// shard may show a cause another shard found) and lists the shown sets.
+func (m *merger) recount() {
+	for i := range m.merged.Causes {
+		c := &m.merged.Causes[i]
+		c.Count = countShown(m.shown, c.keys())
+	}
+	m.merged.Shown = []ShownRuns{}
+	for _, set := range slices.Sorted(maps.Keys(m.shown)) {
+		m.merged.Shown = append(m.merged.Shown, ShownRuns{Signatures: strings.Split(set, "\n"), Runs: m.shown[set]})
+	}
+}
+
+// write copies each cause's kept folder into out and writes the merged record there.
+func (m *merger) write(out string, explorations int) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
-		return Record{}, err
+		return err
 	}
-	for i := range merged.Causes {
-		c := &merged.Causes[i]
-		src := filepath.Join(from[c.Signature], c.Dir)
+	for i := range m.merged.Causes {
+		c := &m.merged.Causes[i]
+		src := filepath.Join(m.from[c.Signature], c.Dir)
 		c.Dir = causeDir(c.Signature)
-		if err := copyCause(src, filepath.Join(out, c.Dir), *c, len(dirs)); err != nil {
-			return Record{}, err
+		if err := copyCause(src, filepath.Join(out, c.Dir), *c, explorations); err != nil {
+			return err
 		}
 	}
-	if err := writeJSON(filepath.Join(out, RecordFile), merged); err != nil {
-		return Record{}, err
-	}
-	return merged, writeCauseList(out, merged)
+	return writeJSON(filepath.Join(out, RecordFile), m.merged)
 }
 
 // countLine is the README's sentence with a cause's run count (readme).

@@ -232,58 +232,18 @@ func writeCauses(out string, res Result) error {
 // of runs it failed, its rule and where its minimal scenario is.
 func Summary(res Result) string {
 	var b strings.Builder
-	flaky := 0
-	for _, f := range res.Failures {
-		if f.Flaky {
-			flaky++
-		}
-	}
-	fmt.Fprintf(&b, "seed %d: %s in %s (%.1f runs/s), %d failing", res.Seed, plural(res.Runs, "run"), res.Elapsed.Round(time.Millisecond), res.RunsPerSecond(), res.Failing)
-	if res.Ignored > 0 {
-		fmt.Fprintf(&b, ", %d more showing only ignored causes", res.Ignored)
-		if res.Ignored > res.Failing {
-			fmt.Fprintf(&b, " (most failing runs hidden by --ignore: %d of %d; what they hide is not explored)", res.Ignored, res.Ignored+res.Failing)
-		}
-	}
+	writeCounts(&b, res)
 	// What no generated scenario reaches, so that "no failure" is not read as covering it.
 	ungenerated := ""
 	if len(res.Unexplored) > 0 {
 		ungenerated = fmt.Sprintf("not explored (no generated scenario needs them): %s\n", strings.Join(res.Unexplored, ", "))
 	}
-	switch len(res.Failures) {
-	case 0:
+	if len(res.Failures) == 0 {
 		b.WriteString("; no failure found\n")
 		b.WriteString(ungenerated)
 		return b.String()
-	case 1:
-		b.WriteString("; found 1 distinct failure")
-	default:
-		fmt.Fprintf(&b, "; found %d distinct failures", len(res.Failures))
 	}
-	if flaky > 0 {
-		fmt.Fprintf(&b, " (%d flaky)", flaky)
-	}
-	b.WriteString(":\n")
-	for k, f := range res.Failures {
-		fmt.Fprintf(&b, "%3d. %s  %s\n", k+1, plural(f.Count, "run"), f.Signature())
-		if r := f.Rule(); r != "" {
-			fmt.Fprintf(&b, "       rule: %s\n", r)
-		}
-		if len(f.Aliases) > 0 {
-			fmt.Fprintf(&b, "       also seen as: %s\n", strings.Join(f.Aliases, "; "))
-		}
-		if f.Flaky {
-			b.WriteString("       flaky: a re-run gave another trace\n")
-		} else if f.Shrink.Tried > 0 {
-			fmt.Fprintf(&b, "       minimal: %s\n", f.Shrink.After)
-		}
-		if len(f.PassesWithout) > 0 {
-			fmt.Fprintf(&b, "       passes without: %s\n", strings.Join(f.PassesWithout, "; "))
-		}
-		if f.Dir != "" {
-			fmt.Fprintf(&b, "       %s\n", f.Dir)
-		}
-	}
+	writeFailures(&b, res.Failures)
 	if res.HangStop {
 		fmt.Fprintf(&b, "stopped after %s that hung, each waiting out the time limit: fix the hang first (its cause is above), or raise --max-hangs\n", plural(res.Hangs, "run"))
 	}
@@ -294,27 +254,83 @@ func Summary(res Result) string {
 	}
 	b.WriteString(ungenerated)
 	if res.Recheck != nil {
-		// The re-run scenarios are the causes' minimal ones: named by their causes' numbers.
-		number := map[string]string{}
-		for k, f := range res.Failures {
-			if f.Minimal != nil {
-				number[f.Minimal.Name] = fmt.Sprintf("cause %d", k+1)
-			}
-		}
-		byNumber := func(names []string) []string {
-			out := make([]string, len(names))
-			for i, n := range names {
-				out[i] = cmp.Or(number[n], n)
-			}
-			return out
-		}
-		rc := *res.Recheck
-		rc.Checked, rc.Passed = byNumber(rc.Checked), byNumber(rc.Passed)
-		b.WriteString(rc.Note(res.Shortcuts))
+		b.WriteString(recheckNote(res))
 	} else {
 		b.WriteString(res.Shortcuts.Note(res.command))
 	}
 	return b.String()
+}
+
+// writeCounts writes the summary's first words: the seed, the runs and how many failed.
+func writeCounts(b *strings.Builder, res Result) {
+	fmt.Fprintf(b, "seed %d: %s in %s (%.1f runs/s), %d failing", res.Seed, plural(res.Runs, "run"), res.Elapsed.Round(time.Millisecond), res.RunsPerSecond(), res.Failing)
+	if res.Ignored > 0 {
+		fmt.Fprintf(b, ", %d more showing only ignored causes", res.Ignored)
+		if res.Ignored > res.Failing {
+			fmt.Fprintf(b, " (most failing runs hidden by --ignore: %d of %d; what they hide is not explored)", res.Ignored, res.Ignored+res.Failing)
+		}
+	}
+}
+
+// writeFailures writes how many distinct failures were found, then each with its runs, rule,
+// aliases, minimal scenario, the ingredients it passes without and its folder.
+func writeFailures(b *strings.Builder, failures []*Failure) {
+	flaky := 0
+	for _, f := range failures {
+		if f.Flaky {
+			flaky++
+		}
+	}
+	if len(failures) == 1 {
+		b.WriteString("; found 1 distinct failure")
+	} else {
+		fmt.Fprintf(b, "; found %d distinct failures", len(failures))
+	}
+	if flaky > 0 {
+		fmt.Fprintf(b, " (%d flaky)", flaky)
+	}
+	b.WriteString(":\n")
+	for k, f := range failures {
+		fmt.Fprintf(b, "%3d. %s  %s\n", k+1, plural(f.Count, "run"), f.Signature())
+		if r := f.Rule(); r != "" {
+			fmt.Fprintf(b, "       rule: %s\n", r)
+		}
+		if len(f.Aliases) > 0 {
+			fmt.Fprintf(b, "       also seen as: %s\n", strings.Join(f.Aliases, "; "))
+		}
+		if f.Flaky {
+			b.WriteString("       flaky: a re-run gave another trace\n")
+		} else if f.Shrink.Tried > 0 {
+			fmt.Fprintf(b, "       minimal: %s\n", f.Shrink.After)
+		}
+		if len(f.PassesWithout) > 0 {
+			fmt.Fprintf(b, "       passes without: %s\n", strings.Join(f.PassesWithout, "; "))
+		}
+		if f.Dir != "" {
+			fmt.Fprintf(b, "       %s\n", f.Dir)
+		}
+	}
+}
+
+// recheckNote is the note of the causes' minimal scenarios re-run, named by their causes'
+// numbers.
+func recheckNote(res Result) string {
+	number := map[string]string{}
+	for k, f := range res.Failures {
+		if f.Minimal != nil {
+			number[f.Minimal.Name] = fmt.Sprintf("cause %d", k+1)
+		}
+	}
+	byNumber := func(names []string) []string {
+		out := make([]string, len(names))
+		for i, n := range names {
+			out[i] = cmp.Or(number[n], n)
+		}
+		return out
+	}
+	rc := *res.Recheck
+	rc.Checked, rc.Passed = byNumber(rc.Checked), byNumber(rc.Passed)
+	return rc.Note(res.Shortcuts)
 }
 
 // plural is n and the noun, with an s unless n is 1.

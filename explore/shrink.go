@@ -86,17 +86,15 @@ func (x *explorer) size(sc *sim.Scenario) Size {
 }
 
 // shrink greedily simplifies a failing scenario while it keeps its cause (the signature of its
-// first finding) and shows no finding the current scenario does not: it drops responses, user actions, hooks and their answers, tool calls and other blocks, tools,
-// messages, and simplifies behaviours, responses and configuration, keeping each change after
-// which the failure persists, until no change helps or the time is up.
+// first finding) and shows no finding the current scenario does not: it applies the edits,
+// keeping each after which the failure persists, until no edit helps or the time is up.
 func (x *explorer) shrink(ctx context.Context, sc *sim.Scenario, prob *Problem) (*sim.Scenario, ShrinkStats) {
 	start := time.Now()
 	stats := ShrinkStats{Before: x.size(sc)}
 	cur := sc
 	curFile, err := scenarios.Write(cur)
 	if err != nil {
-		// A scenario the file format cannot hold cannot be copied and edited. (A hang is
-		// never shrunk: investigate.)
+		// A scenario the file format cannot hold cannot be copied and edited.
 		stats.After, stats.Elapsed = stats.Before, time.Since(start)
 		return cur, stats
 	}
@@ -154,6 +152,12 @@ type edit func(*sim.Scenario)
 // edits lists the simplifications of sc, the most drastic first; an Agent session's
 // operations go first of all, then its barriers.
 func edits(sc *sim.Scenario) []edit {
+	return slices.Concat(dropEdits(sc), toolSimplifications(sc), responseSimplifications(sc), userSimplifications(sc), configSimplifications(sc))
+}
+
+// dropEdits drops parts of sc: user actions and barriers, responses, hooks and their answers,
+// content blocks, tools, messages, prompts and tool-call behaviours.
+func dropEdits(sc *sim.Scenario) []edit {
 	var out []edit
 	add := func(e edit) { out = append(out, e) }
 	dropUser := func() {
@@ -194,7 +198,14 @@ func edits(sc *sim.Scenario) []edit {
 	for _, id := range sortedKeys(sc.ToolCalls) {
 		add(func(s *sim.Scenario) { delete(s.ToolCalls, id) })
 	}
-	// Simplifications.
+	return out
+}
+
+// toolSimplifications simplifies tools' options, parameters and behaviours, and the
+// behaviours scripted per tool call.
+func toolSimplifications(sc *sim.Scenario) []edit {
+	var out []edit
+	add := func(e edit) { out = append(out, e) }
 	for i := range sc.Tools {
 		add(func(s *sim.Scenario) {
 			t := &s.Tools[i]
@@ -210,6 +221,14 @@ func edits(sc *sim.Scenario) []edit {
 			add(func(s *sim.Scenario) { b := s.ToolCalls[id]; e(&b); s.ToolCalls[id] = b })
 		}
 	}
+	return out
+}
+
+// responseSimplifications drops responses' oddities, timing and stop reasons, and empties
+// tool calls' arguments.
+func responseSimplifications(sc *sim.Scenario) []edit {
+	var out []edit
+	add := func(e edit) { out = append(out, e) }
 	for i := range sc.Responses {
 		add(func(s *sim.Scenario) { simplifyResponse(&s.Responses[i]) })
 		add(func(s *sim.Scenario) { r := &s.Responses[i]; r.Delay, r.ChunkDelay, r.DeltaSize = 0, 0, 0 })
@@ -222,6 +241,14 @@ func edits(sc *sim.Scenario) []edit {
 			}
 		}
 	}
+	return out
+}
+
+// userSimplifications keeps one message per queued list and moves user actions to the first
+// occasion (an Agent's to time 0).
+func userSimplifications(sc *sim.Scenario) []edit {
+	var out []edit
+	add := func(e edit) { out = append(out, e) }
 	for i, a := range sc.User {
 		if len(a.Steer) > 1 || len(a.FollowUp) > 1 {
 			add(func(s *sim.Scenario) {
@@ -246,15 +273,22 @@ func edits(sc *sim.Scenario) []edit {
 			}
 		}
 	}
-	if sc.StreamOptions {
-		add(func(s *sim.Scenario) { s.StreamOptions, s.SessionID, s.Identity = false, "", nil })
-	}
-	add(func(s *sim.Scenario) {
-		s.ThinkingLevel, s.APIKey, s.ToolExecution, s.SteeringMode, s.FollowUpMode = "", "", "", "", ""
-	})
-	add(func(s *sim.Scenario) { s.ToolExecution = "" })
-	add(func(s *sim.Scenario) { s.SteeringMode, s.FollowUpMode = "", "" })
 	return out
+}
+
+// configSimplifications resets stream options and the run's configuration to defaults.
+func configSimplifications(sc *sim.Scenario) []edit {
+	var out []edit
+	if sc.StreamOptions {
+		out = append(out, func(s *sim.Scenario) { s.StreamOptions, s.SessionID, s.Identity = false, "", nil })
+	}
+	return append(out,
+		func(s *sim.Scenario) {
+			s.ThinkingLevel, s.APIKey, s.ToolExecution, s.SteeringMode, s.FollowUpMode = "", "", "", "", ""
+		},
+		func(s *sim.Scenario) { s.ToolExecution = "" },
+		func(s *sim.Scenario) { s.SteeringMode, s.FollowUpMode = "", "" },
+	)
 }
 
 func first(m []loop.Message) []loop.Message {
@@ -369,26 +403,51 @@ func normalize(sc *sim.Scenario) {
 	for _, id := range callIDs(sc) {
 		count[id]++
 	}
-	ok := func(id string) bool { return count[id] == 1 }
+	made := func(id string) bool { return count[id] == 1 }
+	defined := map[string]bool{}
+	for _, t := range sc.Tools {
+		defined[t.Name] = true
+	}
+	dropUnmadeCallScripts(sc, made)
+	dropImpossibleHookAnswers(sc, defined)
+	dropImpossibleUserActions(sc, made, defined)
+	fix := func(b *sim.Behaviour) {
+		for i := range b.Updates {
+			b.Updates[i].At = min(b.Updates[i].At, b.Duration)
+		}
+	}
+	for i := range sc.Tools {
+		fix(&sc.Tools[i].Behaviour)
+	}
+	for id, b := range sc.ToolCalls {
+		fix(&b)
+		sc.ToolCalls[id] = b
+	}
+}
+
+// dropUnmadeCallScripts drops the behaviours and tool-hook answers of tool calls no response
+// makes exactly once.
+func dropUnmadeCallScripts(sc *sim.Scenario, made func(string) bool) {
 	for id := range sc.ToolCalls {
-		if !ok(id) {
+		if !made(id) {
 			delete(sc.ToolCalls, id)
 		}
 	}
 	if h := sc.Hooks.BeforeToolCall; h != nil {
-		maps.DeleteFunc(h.ByToolCall, func(id string, _ sim.BeforeAnswer) bool { return !ok(id) })
+		maps.DeleteFunc(h.ByToolCall, func(id string, _ sim.BeforeAnswer) bool { return !made(id) })
 	}
 	if h := sc.Hooks.AfterToolCall; h != nil {
-		maps.DeleteFunc(h.ByToolCall, func(id string, _ sim.AfterAnswer) bool { return !ok(id) })
+		maps.DeleteFunc(h.ByToolCall, func(id string, _ sim.AfterAnswer) bool { return !made(id) })
 	}
+}
+
+// dropImpossibleHookAnswers drops turn hooks' answers to calls beyond the responses and the
+// undefined tools from their contexts.
+func dropImpossibleHookAnswers(sc *sim.Scenario, defined map[string]bool) {
 	n, unbounded := len(sc.Responses), sc.ExtraResponse != nil
 	within := func(limit int) func(int) bool { return func(k int) bool { return unbounded || k <= limit } }
 	if h := sc.Hooks.FinishTurn; h != nil {
 		maps.DeleteFunc(h.ByCall, func(k int, _ sim.FinishAnswer) bool { return !within(n)(k) })
-	}
-	defined := map[string]bool{}
-	for _, t := range sc.Tools {
-		defined[t.Name] = true
 	}
 	keepDefined := func(c *sim.ContextChange) {
 		if c != nil && c.Tools != nil {
@@ -411,6 +470,12 @@ func normalize(sc *sim.Scenario) {
 			h.ByCall[k] = a
 		}
 	}
+}
+
+// dropImpossibleUserActions drops the barriers a parallel batch cannot reach and the user
+// actions whose trigger or barrier no longer exists, and undefined tools from setTools.
+func dropImpossibleUserActions(sc *sim.Scenario, made func(string) bool, defined map[string]bool) {
+	n, unbounded := len(sc.Responses), sc.ExtraResponse != nil
 	installed := sc.Hooks.Installed()
 	barriers := map[string]bool{}
 	if a := sc.Agent; a != nil {
@@ -433,7 +498,7 @@ func normalize(sc *sim.Scenario) {
 		case t == nil:
 			return false
 		case t.ToolCallID != "":
-			return !ok(t.ToolCallID)
+			return !made(t.ToolCallID)
 		case t.Request > 0:
 			return !unbounded && t.Request > n
 		case t.Hook != "":
@@ -441,16 +506,4 @@ func normalize(sc *sim.Scenario) {
 		}
 		return false
 	})
-	fix := func(b *sim.Behaviour) {
-		for i := range b.Updates {
-			b.Updates[i].At = min(b.Updates[i].At, b.Duration)
-		}
-	}
-	for i := range sc.Tools {
-		fix(&sc.Tools[i].Behaviour)
-	}
-	for id, b := range sc.ToolCalls {
-		fix(&b)
-		sc.ToolCalls[id] = b
-	}
 }

@@ -130,7 +130,7 @@ func (g *grammarWalk) call(i int, name string) {
 	}
 }
 
-// event checks the event at entry i; every event but a message's own closes no open message.
+// event checks the event at entry i; while a message is open, only its updates and end may come.
 func (g *grammarWalk) event(i int, name string) {
 	v := g.v
 	switch name {

@@ -25,20 +25,11 @@ func (r *Reference) build(setup Setup) (loop.Context, loop.Config, []loop.Messag
 	if err != nil {
 		return loop.Context{}, loop.Config{}, nil, fmt.Errorf("setup prompts: %w", err)
 	}
-	pool := map[string]*loop.Tool{}
+	pool := toolPool{}
 	for _, ts := range setup.Tools {
 		pool[ts.Name] = r.tool(ts)
 	}
-	byName := func(names []string) []*loop.Tool {
-		var out []*loop.Tool
-		for _, n := range names {
-			if t := pool[n]; t != nil {
-				out = append(out, t)
-			}
-		}
-		return out
-	}
-	actx := loop.Context{Messages: messages, Tools: byName(setup.ActiveTools)}
+	actx := loop.Context{Messages: messages, Tools: pool.byName(setup.ActiveTools)}
 	cfg := loop.Config{
 		Model:         loop.Model{ID: setup.Model.ID, API: setup.Model.API, Provider: setup.Model.Provider},
 		ThinkingLevel: loop.ThinkingLevel(setup.ThinkingLevel),
@@ -53,18 +44,39 @@ func (r *Reference) build(setup Setup) (loop.Context, loop.Config, []loop.Messag
 		},
 		OnEvent: func(e loop.Event) { r.event(&e) },
 	}
-	installed := func(name string) bool { return slices.Contains(setup.Hooks, name) }
-	// contextOf decodes a hook's replacement context.
-	contextOf := func(raw *wireContext) (*loop.Context, error) {
-		if raw == nil {
-			return nil, nil
+	r.bindHooks(&cfg, setup.Hooks, pool)
+	return actx, cfg, prompts, nil
+}
+
+// toolPool is the setup's executable tools by name.
+type toolPool map[string]*loop.Tool
+
+// byName is the tools named, those the pool has, in order.
+func (p toolPool) byName(names []string) []*loop.Tool {
+	var out []*loop.Tool
+	for _, n := range names {
+		if t := p[n]; t != nil {
+			out = append(out, t)
 		}
-		msgs, err := decodeMessages(raw.Messages)
-		if err != nil {
-			return nil, err
-		}
-		return &loop.Context{Messages: msgs, Tools: byName(raw.Tools)}, nil
 	}
+	return out
+}
+
+// context decodes a hook's replacement context; nil when it gives none.
+func (p toolPool) context(raw *wireContext) (*loop.Context, error) {
+	if raw == nil {
+		return nil, nil
+	}
+	msgs, err := decodeMessages(raw.Messages)
+	if err != nil {
+		return nil, err
+	}
+	return &loop.Context{Messages: msgs, Tools: p.byName(raw.Tools)}, nil
+}
+
+// bindHooks sets in cfg each hook installed, as a call through the port.
+func (r *Reference) bindHooks(cfg *loop.Config, hooks []string, pool toolPool) {
+	installed := func(name string) bool { return slices.Contains(hooks, name) }
 	if installed(trace.HookConvertToLLM) {
 		cfg.ConvertToLLM = func(ctx context.Context, msgs []loop.Message) ([]loop.Message, error) {
 			return r.messagesHook(ctx, trace.HookConvertToLLM, map[string]any{"messages": nonNilMessages(msgs)})
@@ -76,53 +88,20 @@ func (r *Reference) build(setup Setup) (loop.Context, loop.Config, []loop.Messag
 		}
 	}
 	if installed(trace.HookGetAPIKey) {
-		cfg.GetAPIKey = func(ctx context.Context, provider string) (string, error) {
-			var out struct {
-				APIKey string `json:"apiKey"`
-			}
-			err := r.hook(ctx, trace.HookGetAPIKey, map[string]string{"provider": provider}, &out)
-			return out.APIKey, err
-		}
+		cfg.GetAPIKey = r.getAPIKey
 	}
 	if installed(trace.HookPrepareRequest) {
 		cfg.PrepareRequest = func(ctx context.Context, req loop.RequestState) (*loop.RequestUpdate, error) {
-			var out wireUpdate
-			data := map[string]any{"context": toWireContext(req.Context), "model": wireModel(req.Model), "thinkingLevel": req.ThinkingLevel}
-			if err := r.hook(ctx, trace.HookPrepareRequest, data, &out); err != nil {
-				return nil, err
-			}
-			c, err := contextOf(out.Context)
-			if err != nil {
-				return nil, err
-			}
-			return &loop.RequestUpdate{Context: c, Model: out.model(), ThinkingLevel: out.ThinkingLevel}, nil
+			return r.prepareRequest(ctx, req, pool)
 		}
 	}
 	if installed(trace.HookPrepareNextTurn) {
 		cfg.PrepareNextTurn = func(ctx context.Context, turn loop.TurnContext) (*loop.TurnUpdate, error) {
-			var out wireUpdate
-			if err := r.hook(ctx, trace.HookPrepareNextTurn, map[string]any{"turn": toWireTurn(turn)}, &out); err != nil {
-				return nil, err
-			}
-			c, err := contextOf(out.Context)
-			if err != nil {
-				return nil, err
-			}
-			added, err := decodeMessages(out.Messages)
-			if err != nil {
-				return nil, err
-			}
-			return &loop.TurnUpdate{Context: c, Messages: added, Model: out.model(), ThinkingLevel: out.ThinkingLevel}, nil
+			return r.prepareNextTurn(ctx, turn, pool)
 		}
 	}
 	if installed(trace.HookFinishTurn) {
-		cfg.FinishTurn = func(ctx context.Context, turn loop.TurnContext) (loop.TurnDecision, error) {
-			var out struct {
-				Action loop.TurnDecision `json:"action"`
-			}
-			err := r.hook(ctx, trace.HookFinishTurn, map[string]any{"turn": toWireTurn(turn)}, &out)
-			return out.Action, err
-		}
+		cfg.FinishTurn = r.finishTurn
 	}
 	if installed(trace.HookSteering) {
 		cfg.GetSteeringMessages = func(ctx context.Context) ([]loop.Message, error) {
@@ -135,53 +114,108 @@ func (r *Reference) build(setup Setup) (loop.Context, loop.Config, []loop.Messag
 		}
 	}
 	if installed(trace.HookBeforeToolCall) {
-		cfg.BeforeToolCall = func(ctx context.Context, c loop.BeforeToolCallContext) (*loop.BeforeToolCallResult, error) {
-			var out struct {
-				Block     bool           `json:"block"`
-				Reason    string         `json:"reason"`
-				Terminate bool           `json:"terminate"`
-				SetArgs   map[string]any `json:"setArgs"`
-			}
-			data := map[string]any{"assistantMessage": c.AssistantMessage, "toolCall": c.ToolCall, "args": c.Args, "context": toWireContext(c.Context)}
-			if err := r.hook(ctx, trace.HookBeforeToolCall, data, &out); err != nil {
-				return nil, err
-			}
-			for k, v := range out.SetArgs {
-				c.Args[k] = v
-			}
-			return &loop.BeforeToolCallResult{Block: out.Block, Reason: out.Reason, Terminate: out.Terminate}, nil
-		}
+		cfg.BeforeToolCall = r.beforeToolCall
 	}
 	if installed(trace.HookAfterToolCall) {
-		cfg.AfterToolCall = func(ctx context.Context, c loop.AfterToolCallContext) (*loop.AfterToolCallResult, error) {
-			var out struct {
-				Content           []json.RawMessage `json:"content"`
-				Details           any               `json:"details"`
-				StructuredContent any               `json:"structuredContent"`
-				IsError           *bool             `json:"isError"`
-				Terminate         *bool             `json:"terminate"`
-				Usage             *loop.Usage       `json:"usage"`
-			}
-			data := map[string]any{"assistantMessage": c.AssistantMessage, "toolCall": c.ToolCall, "args": c.Args,
-				"result": c.Result, "isError": c.IsError, "context": toWireContext(c.Context)}
-			switch {
-			case c.Nothing != nil && c.Nothing.Null:
-				data["result"] = nil
-			case c.Nothing != nil:
-				delete(data, "result") // undefined: JSON leaves it out
-			}
-			if err := r.hook(ctx, trace.HookAfterToolCall, data, &out); err != nil {
-				return nil, err
-			}
-			content, err := loop.DecodeBlocks(out.Content)
-			if err != nil {
-				return nil, err
-			}
-			return &loop.AfterToolCallResult{Content: content, Details: out.Details, StructuredContent: out.StructuredContent,
-				IsError: out.IsError, Terminate: out.Terminate, Usage: out.Usage}, nil
-		}
+		cfg.AfterToolCall = r.afterToolCall
 	}
-	return actx, cfg, prompts, nil
+}
+
+// getAPIKey is the getApiKey hook through the port.
+func (r *Reference) getAPIKey(ctx context.Context, provider string) (string, error) {
+	var out struct {
+		APIKey string `json:"apiKey"`
+	}
+	err := r.hook(ctx, trace.HookGetAPIKey, map[string]string{"provider": provider}, &out)
+	return out.APIKey, err
+}
+
+// prepareRequest is the prepareRequest hook through the port.
+func (r *Reference) prepareRequest(ctx context.Context, req loop.RequestState, pool toolPool) (*loop.RequestUpdate, error) {
+	var out wireUpdate
+	data := map[string]any{"context": toWireContext(req.Context), "model": wireModel(req.Model), "thinkingLevel": req.ThinkingLevel}
+	if err := r.hook(ctx, trace.HookPrepareRequest, data, &out); err != nil {
+		return nil, err
+	}
+	c, err := pool.context(out.Context)
+	if err != nil {
+		return nil, err
+	}
+	return &loop.RequestUpdate{Context: c, Model: out.model(), ThinkingLevel: out.ThinkingLevel}, nil
+}
+
+// prepareNextTurn is the prepareNextTurn hook through the port.
+func (r *Reference) prepareNextTurn(ctx context.Context, turn loop.TurnContext, pool toolPool) (*loop.TurnUpdate, error) {
+	var out wireUpdate
+	if err := r.hook(ctx, trace.HookPrepareNextTurn, map[string]any{"turn": toWireTurn(turn)}, &out); err != nil {
+		return nil, err
+	}
+	c, err := pool.context(out.Context)
+	if err != nil {
+		return nil, err
+	}
+	added, err := decodeMessages(out.Messages)
+	if err != nil {
+		return nil, err
+	}
+	return &loop.TurnUpdate{Context: c, Messages: added, Model: out.model(), ThinkingLevel: out.ThinkingLevel}, nil
+}
+
+// finishTurn is the finishTurn hook through the port.
+func (r *Reference) finishTurn(ctx context.Context, turn loop.TurnContext) (loop.TurnDecision, error) {
+	var out struct {
+		Action loop.TurnDecision `json:"action"`
+	}
+	err := r.hook(ctx, trace.HookFinishTurn, map[string]any{"turn": toWireTurn(turn)}, &out)
+	return out.Action, err
+}
+
+// beforeToolCall is the beforeToolCall hook through the port; setArgs changes the call's
+// arguments in place.
+func (r *Reference) beforeToolCall(ctx context.Context, c loop.BeforeToolCallContext) (*loop.BeforeToolCallResult, error) {
+	var out struct {
+		Block     bool           `json:"block"`
+		Reason    string         `json:"reason"`
+		Terminate bool           `json:"terminate"`
+		SetArgs   map[string]any `json:"setArgs"`
+	}
+	data := map[string]any{"assistantMessage": c.AssistantMessage, "toolCall": c.ToolCall, "args": c.Args, "context": toWireContext(c.Context)}
+	if err := r.hook(ctx, trace.HookBeforeToolCall, data, &out); err != nil {
+		return nil, err
+	}
+	for k, v := range out.SetArgs {
+		c.Args[k] = v
+	}
+	return &loop.BeforeToolCallResult{Block: out.Block, Reason: out.Reason, Terminate: out.Terminate}, nil
+}
+
+// afterToolCall is the afterToolCall hook through the port.
+func (r *Reference) afterToolCall(ctx context.Context, c loop.AfterToolCallContext) (*loop.AfterToolCallResult, error) {
+	var out struct {
+		Content           []json.RawMessage `json:"content"`
+		Details           any               `json:"details"`
+		StructuredContent any               `json:"structuredContent"`
+		IsError           *bool             `json:"isError"`
+		Terminate         *bool             `json:"terminate"`
+		Usage             *loop.Usage       `json:"usage"`
+	}
+	data := map[string]any{"assistantMessage": c.AssistantMessage, "toolCall": c.ToolCall, "args": c.Args,
+		"result": c.Result, "isError": c.IsError, "context": toWireContext(c.Context)}
+	switch {
+	case c.Nothing != nil && c.Nothing.Null:
+		data["result"] = nil
+	case c.Nothing != nil:
+		delete(data, "result") // undefined: JSON leaves it out
+	}
+	if err := r.hook(ctx, trace.HookAfterToolCall, data, &out); err != nil {
+		return nil, err
+	}
+	content, err := loop.DecodeBlocks(out.Content)
+	if err != nil {
+		return nil, err
+	}
+	return &loop.AfterToolCallResult{Content: content, Details: out.Details, StructuredContent: out.StructuredContent,
+		IsError: out.IsError, Terminate: out.Terminate, Usage: out.Usage}, nil
 }
 
 // tool builds an executable tool whose execute and prepareArguments reach the world.

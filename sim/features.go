@@ -59,24 +59,48 @@ var Features = []string{
 // NeededFeatures returns the optional features sc needs, in the order of Features. They are
 // derived from the scenario's content, so a scenario cannot forget one.
 func NeededFeatures(sc *Scenario) []string {
-	need := map[string]bool{
-		FeatureContinue:       sc.Continue,
-		FeatureSeveralPrompts: !sc.Continue && len(sc.Prompts) > 1,
-		FeatureStreamOptions:  sc.StreamOptions,
-		FeatureAgent:          sc.Agent != nil,
-	}
-	h := &sc.Hooks
-	var waits []Wait
-	if sc.Agent != nil {
-		for _, b := range sc.Agent.Barriers {
-			waits = append(waits, Wait{UntilAbort: b.UntilAbort})
+	need := needs{}
+	need.add(FeatureContinue, sc.Continue)
+	need.add(FeatureSeveralPrompts, !sc.Continue && len(sc.Prompts) > 1)
+	need.add(FeatureStreamOptions, sc.StreamOptions)
+	need.add(FeatureAgent, sc.Agent != nil)
+	hookMessages := need.hooks(sc)
+	need.customMessages(sc, hookMessages)
+	need.tools(sc)
+	need.responses(sc)
+	var out []string
+	for _, f := range Features {
+		if need[f] {
+			out = append(out, f)
 		}
 	}
-	messages := [][]loop.Message{sc.Messages, sc.Prompts}
-	for _, u := range sc.User {
-		messages = append(messages, u.Steer, u.FollowUp)
-		if u.Op != nil {
-			messages = append(messages, u.Op.Messages, []loop.Message{u.Op.Message})
+	return out
+}
+
+// needs is the set of optional features a scenario needs.
+type needs map[string]bool
+
+// add adds feature when cond holds.
+func (n needs) add(feature string, cond bool) {
+	if cond {
+		n[feature] = true
+	}
+}
+
+// answer adds what a hook's answer needs: throwing, aborting, waiting.
+func (n needs) answer(throw string, abort bool, wait Wait) {
+	n.add(FeatureThrowingHooks, throw != "")
+	n.add(FeatureAbortInHook, abort)
+	n.add(FeatureWaitingHooks, wait.waits())
+}
+
+// hooks adds what the hooks' answers and the Agent's barriers need; it returns the messages
+// the prepare hooks' answers give.
+func (n needs) hooks(sc *Scenario) (messages [][]loop.Message) {
+	h := &sc.Hooks
+	if sc.Agent != nil {
+		for _, b := range sc.Agent.Barriers {
+			n.add(FeatureWaitingHooks, Wait{UntilAbort: b.UntilAbort}.waits())
 		}
 	}
 	for _, s := range []*Script[PrepareAnswer]{h.PrepareRequest, h.PrepareNextTurn} {
@@ -85,69 +109,70 @@ func NeededFeatures(sc *Scenario) []string {
 		}
 		for _, a := range scriptAnswers(s.Default, s.ByCall) {
 			messages = append(messages, a.Messages)
-			need[FeatureThrowingHooks] = need[FeatureThrowingHooks] || a.Throw != ""
-			need[FeatureAbortInHook] = need[FeatureAbortInHook] || a.Abort
-			waits = append(waits, a.Wait)
+			n.answer(a.Throw, a.Abort, a.Wait)
 		}
 	}
-	for _, list := range messages {
-		for _, m := range list {
-			if _, ok := m.(*loop.CustomMessage); ok {
-				need[FeatureCustomMessages] = true
-			}
-		}
+	if c := h.ConvertToLLM; c != nil {
+		n.add(FeatureCustomMessages, c.KeepCustomAsUser)
+		n.answer(c.Throw, c.Abort, c.Wait)
 	}
-	if h.ConvertToLLM != nil {
-		need[FeatureCustomMessages] = need[FeatureCustomMessages] || h.ConvertToLLM.KeepCustomAsUser
-		need[FeatureThrowingHooks] = need[FeatureThrowingHooks] || h.ConvertToLLM.Throw != ""
-		need[FeatureAbortInHook] = need[FeatureAbortInHook] || h.ConvertToLLM.Abort
-		waits = append(waits, h.ConvertToLLM.Wait)
+	if t := h.TransformContext; t != nil {
+		n.answer(t.Throw, t.Abort, t.Wait)
 	}
-	if h.TransformContext != nil {
-		need[FeatureThrowingHooks] = need[FeatureThrowingHooks] || h.TransformContext.Throw != ""
-		need[FeatureAbortInHook] = need[FeatureAbortInHook] || h.TransformContext.Abort
-		waits = append(waits, h.TransformContext.Wait)
-	}
-	if h.GetAPIKey != nil {
-		need[FeatureAbortInHook] = need[FeatureAbortInHook] || h.GetAPIKey.Abort
-		waits = append(waits, h.GetAPIKey.Wait)
+	if k := h.GetAPIKey; k != nil {
+		n.answer("", k.Abort, k.Wait)
 	}
 	if h.FinishTurn != nil {
 		for _, a := range scriptAnswers(h.FinishTurn.Default, h.FinishTurn.ByCall) {
-			need[FeatureThrowingHooks] = need[FeatureThrowingHooks] || a.Throw != ""
-			need[FeatureAbortInHook] = need[FeatureAbortInHook] || a.Abort
-			waits = append(waits, a.Wait)
+			n.answer(a.Throw, a.Abort, a.Wait)
 		}
 	}
 	if h.BeforeToolCall != nil {
 		for _, a := range scriptAnswers(h.BeforeToolCall.Default, h.BeforeToolCall.ByToolCall) {
-			need[FeatureThrowingHooks] = need[FeatureThrowingHooks] || a.Throw != ""
-			need[FeatureArgumentMutation] = need[FeatureArgumentMutation] || a.SetArgs != nil
-			need[FeatureAbortInHook] = need[FeatureAbortInHook] || a.Abort
-			waits = append(waits, a.Wait)
+			n.add(FeatureArgumentMutation, a.SetArgs != nil)
+			n.answer(a.Throw, a.Abort, a.Wait)
 		}
 	}
 	if h.AfterToolCall != nil {
 		for _, a := range scriptAnswers(h.AfterToolCall.Default, h.AfterToolCall.ByToolCall) {
-			need[FeatureThrowingHooks] = need[FeatureThrowingHooks] || a.Throw != ""
-			need[FeatureStructuredContent] = need[FeatureStructuredContent] || a.StructuredContent != nil
-			need[FeatureAbortInHook] = need[FeatureAbortInHook] || a.Abort
-			waits = append(waits, a.Wait)
+			n.add(FeatureStructuredContent, a.StructuredContent != nil)
+			n.answer(a.Throw, a.Abort, a.Wait)
 		}
 	}
-	for _, wt := range waits {
-		need[FeatureWaitingHooks] = need[FeatureWaitingHooks] || wt.waits()
+	return messages
+}
+
+// customMessages adds custom messages when the scenario's messages, prompts, user's messages
+// or the hooks' (hookMessages) hold one.
+func (n needs) customMessages(sc *Scenario, hookMessages [][]loop.Message) {
+	messages := [][]loop.Message{sc.Messages, sc.Prompts}
+	for _, u := range sc.User {
+		messages = append(messages, u.Steer, u.FollowUp)
+		if u.Op != nil {
+			messages = append(messages, u.Op.Messages, []loop.Message{u.Op.Message})
+		}
 	}
+	for _, list := range append(messages, hookMessages...) {
+		for _, m := range list {
+			if _, ok := m.(*loop.CustomMessage); ok {
+				n[FeatureCustomMessages] = true
+			}
+		}
+	}
+}
+
+// tools adds what the tools and their behaviours need.
+func (n needs) tools(sc *Scenario) {
 	behaviours := []Behaviour{}
 	for _, t := range sc.Tools {
-		need[FeaturePrepareArguments] = need[FeaturePrepareArguments] || t.PrepareArguments != nil
+		n.add(FeaturePrepareArguments, t.PrepareArguments != nil)
 		behaviours = append(behaviours, t.Behaviour)
 	}
 	for _, b := range sc.ToolCalls {
 		behaviours = append(behaviours, b)
 	}
 	for _, b := range behaviours {
-		need[FeatureToolResolvesNothing] = need[FeatureToolResolvesNothing] || b.Resolves != ""
+		n.add(FeatureToolResolvesNothing, b.Resolves != "")
 		results := []loop.ToolResult{b.Result}
 		for _, u := range b.Updates {
 			results = append(results, u.Result)
@@ -156,26 +181,23 @@ func NeededFeatures(sc *Scenario) []string {
 			results = append(results, b.OnAbort.Result)
 		}
 		for _, r := range results {
-			need[FeatureStructuredContent] = need[FeatureStructuredContent] || r.StructuredContent != nil
+			n.add(FeatureStructuredContent, r.StructuredContent != nil)
 		}
 	}
+}
+
+// responses adds what the responses (the extra one too) need.
+func (n needs) responses(sc *Scenario) {
 	responses := slices.Clone(sc.Responses)
 	if sc.ExtraResponse != nil {
 		responses = append(responses, *sc.ExtraResponse)
 	}
 	for _, r := range responses {
-		need[FeatureThrowingStreams] = need[FeatureThrowingStreams] || r.OpenError != "" || r.StreamError != ""
+		n.add(FeatureThrowingStreams, r.OpenError != "" || r.StreamError != "")
 		for _, tc := range loop.ToolCalls(r.Content) {
-			need[FeatureArgumentsError] = need[FeatureArgumentsError] || tc.ArgumentsError != ""
+			n.add(FeatureArgumentsError, tc.ArgumentsError != "")
 		}
 	}
-	var out []string
-	for _, f := range Features {
-		if need[f] {
-			out = append(out, f)
-		}
-	}
-	return out
 }
 
 // scriptAnswers is a script's default answer followed by its answers by call.

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -153,89 +154,108 @@ func TestFiles(t *testing.T, port GoPort, files []*scenarios.File, opts ...TestO
 
 func testFiles(t *testing.T, port GoPort, files []*scenarios.File, options []TestOption) {
 	t.Helper()
-	cfg := testConfig{profile: trace.Strict, stall: DefaultStallLimit}
+	s := newPortSuite(t, port, files, options)
+	report := Report{Implementation: describeHello(Hello{Name: s.hello.Name, Version: s.hello.Version, Tracks: s.tracks}, ""), Profile: s.cfg.profile}
+	began := time.Now()
+	for _, f := range files {
+		sc := f.Scenario
+		desc := s.opts.Scenarios[sc.Name]
+		// A subtest go test -run leaves out never runs its function: it stays skipped so.
+		res := Result{Scenario: sc.Name, Family: desc.Family, Status: Skip, Reason: "left out by go test -run"}
+		t.Run(sc.Name, func(t *testing.T) { s.test(t, sc, desc, &res) })
+		report.count(res)
+		report.Results = append(report.Results, res)
+	}
+	report.Duration = time.Since(began)
+	report.finish(s.opts)
+	var b strings.Builder
+	_ = report.WriteSummary(&b)
+	t.Log("\n" + b.String())
+	if s.cfg.collect != nil {
+		*s.cfg.collect = report
+	}
+}
+
+// portSuite is a Go port tested against a suite, as its options and hello set it up.
+type portSuite struct {
+	port      GoPort
+	cfg       testConfig
+	expect    map[string]bool // the scenarios expected to fail
+	hello     Hello
+	tracks    string          // the pi the port is held to
+	behaviour loop.Behaviour  // the reference's, as that pi
+	supported map[string]bool // the hooks the port supports
+	opts      Options
+}
+
+// newPortSuite applies the options and reads the port's hello; it fails t on a bad
+// ExpectFailures list or hello.
+func newPortSuite(t *testing.T, port GoPort, files []*scenarios.File, options []TestOption) *portSuite {
+	t.Helper()
+	s := &portSuite{port: port, cfg: testConfig{profile: trace.Strict, stall: DefaultStallLimit}, supported: map[string]bool{}}
 	for _, o := range options {
-		o(&cfg)
+		o(&s.cfg)
 	}
 	names := make([]string, 0, len(files))
 	for _, f := range files {
 		names = append(names, f.Scenario.Name)
 	}
-	expect, err := CheckNames(cfg.expectFail, names)
-	if err != nil {
+	var err error
+	if s.expect, err = CheckNames(s.cfg.expectFail, names); err != nil {
 		t.Fatalf("ExpectFailures: %v", err)
 	}
-	hello := portHello(port, true)
-	if err := checkHello(hello); err != nil {
+	s.hello = portHello(port, true)
+	if err := checkHello(s.hello); err != nil {
 		t.Fatalf("the port's Hello(): %v", err)
 	}
-	tracks := hello.Tracks
-	if cfg.tracks != "" {
-		tracks = cfg.tracks
-	}
-	behaviour, err := loop.BehaviourOf(tracks)
-	if err != nil {
+	s.tracks = cmp.Or(s.cfg.tracks, s.hello.Tracks)
+	if s.behaviour, err = loop.BehaviourOf(s.tracks); err != nil {
 		t.Fatalf("the port's hello: the reference cannot behave as the pi version it tracks: %v", err)
 	}
-	supported := map[string]bool{}
-	for _, h := range hello.Hooks {
-		supported[h] = true
+	for _, h := range s.hello.Hooks {
+		s.supported[h] = true
 	}
-	opts := Options{Profile: cfg.profile, ExpectFail: expect, Scenarios: diagnose.FromFiles(files)}
-	report := Report{Implementation: describeHello(Hello{Name: hello.Name, Version: hello.Version, Tracks: tracks}, ""), Profile: cfg.profile}
-	began := time.Now()
-	for _, f := range files {
-		sc := f.Scenario
-		desc := opts.Scenarios[sc.Name]
-		// A subtest go test -run leaves out never runs its function: it stays skipped so.
-		res := Result{Scenario: sc.Name, Family: desc.Family, Status: Skip, Reason: "left out by go test -run"}
-		t.Run(sc.Name, func(t *testing.T) {
-			res.Reason = ""
-			if sc.Since != "" && tracks != "" && VersionLess(tracks, sc.Since) {
-				res.Reason = fmt.Sprintf("pins behaviour of pi %s; the port tracks pi %s", sc.Since, tracks)
-				t.Skip(res.Reason)
-			}
-			for _, h := range sc.Hooks.Installed() {
-				if !supported[h] {
-					res.Reason = fmt.Sprintf("installs hook %s, which the port does not support", h)
-					t.Skip(res.Reason)
-				}
-			}
-			if reason := lacksReason(hello, sc); reason != "" {
-				res.Reason = reason
-				t.Skip(reason)
-			}
-			impl := &inProcess{port: port, checkShapes: true}
-			if cfg.stall > 0 {
-				defer watchStall(cfg.stall, impl.progress.Load, func() { stalled(sc.Name, cfg.stall) })()
-			}
-			run := func() (*trace.Trace, error) { return inBubble(t, sc, impl) }
-			res = verifyOne(sc, sim.NewReferenceWith(behaviour), run, hello, cfg.profile, levels.Pi, desc, nil)
-			res.Family = desc.Family
-			if note := impl.leakNote(); note != "" {
-				t.Log(note)
-			}
-			switch {
-			case res.Status == Fail && expect[sc.Name]:
-				res.Status, res.Reason = ExpectedFail, "expected failure: "+res.Reason
-				t.Skip(res.Reason + "\n" + FindingsText(res.Findings, "  ", 0))
-			case res.Status == Fail:
-				t.Error(res.Reason + "\n" + FindingsText(res.Findings, "  ", 0))
-			case res.Status == Pass && expect[sc.Name]:
-				res.Status, res.Reason = Fail, unexpectedPass
-				t.Error(res.Reason)
-			}
-		})
-		report.count(res)
-		report.Results = append(report.Results, res)
+	s.opts = Options{Profile: s.cfg.profile, ExpectFail: s.expect, Scenarios: diagnose.FromFiles(files)}
+	return s
+}
+
+// test is the subtest of scenario sc: it skips what the port cannot run, else verifies the
+// port in a bubble and reports the verdict in res and t.
+func (s *portSuite) test(t *testing.T, sc *sim.Scenario, desc diagnose.Scenario, res *Result) {
+	res.Reason = ""
+	if sc.Since != "" && s.tracks != "" && VersionLess(s.tracks, sc.Since) {
+		res.Reason = fmt.Sprintf("pins behaviour of pi %s; the port tracks pi %s", sc.Since, s.tracks)
+		t.Skip(res.Reason)
 	}
-	report.Duration = time.Since(began)
-	report.finish(opts)
-	var b strings.Builder
-	_ = report.WriteSummary(&b)
-	t.Log("\n" + b.String())
-	if cfg.collect != nil {
-		*cfg.collect = report
+	for _, h := range sc.Hooks.Installed() {
+		if !s.supported[h] {
+			res.Reason = fmt.Sprintf("installs hook %s, which the port does not support", h)
+			t.Skip(res.Reason)
+		}
+	}
+	if reason := lacksReason(s.hello, sc); reason != "" {
+		res.Reason = reason
+		t.Skip(reason)
+	}
+	impl := &inProcess{port: s.port, checkShapes: true}
+	if s.cfg.stall > 0 {
+		defer watchStall(s.cfg.stall, impl.progress.Load, func() { stalled(sc.Name, s.cfg.stall) })()
+	}
+	run := func() (*trace.Trace, error) { return inBubble(t, sc, impl) }
+	*res = verifyOne(sc, sim.NewReferenceWith(s.behaviour), run, s.hello, s.cfg.profile, levels.Pi, desc, nil)
+	res.Family = desc.Family
+	if note := impl.leakNote(); note != "" {
+		t.Log(note)
+	}
+	switch {
+	case res.Status == Fail && s.expect[sc.Name]:
+		res.Status, res.Reason = ExpectedFail, "expected failure: "+res.Reason
+		t.Skip(res.Reason + "\n" + FindingsText(res.Findings, "  ", 0))
+	case res.Status == Fail:
+		t.Error(res.Reason + "\n" + FindingsText(res.Findings, "  ", 0))
+	case res.Status == Pass && s.expect[sc.Name]:
+		res.Status, res.Reason = Fail, unexpectedPass
+		t.Error(res.Reason)
 	}
 }
 

@@ -152,84 +152,94 @@ func (s *server) run() error {
 			}
 			return s.reject(rec.err)
 		}
-		m := rec.msg
-		switch m.Type {
-		case TypeHello:
-			version := s.hello.Protocol
-			if version < 1 {
-				version = 1
-			}
-			if !slices.Contains(m.Protocols, version) {
-				if m.Protocol != 1 {
-					return s.reject(fmt.Errorf("the harness speaks protocol %d; this implementation speaks 1 to %d", m.Protocol, version))
-				}
-				version = 1 // a harness of version 1 (no protocols field)
-			}
-			hooks := s.hello.Hooks
-			if hooks == nil {
-				hooks = []string{}
-			}
-			s.send(Message{Type: TypeHello, Protocol: version, Name: s.hello.Name, Version: s.hello.Version,
-				Tracks: s.hello.Tracks, Capabilities: &Capabilities{Hooks: hooks, Lacks: s.hello.Lacks, DeliveriesAhead: true, StandingAnswers: true}})
-		case TypeStart:
-			if s.sess != nil {
-				return s.reject(protocolError(rec.line, fmt.Errorf("start of session %d while session %d runs", m.Session, s.sess.id)))
-			}
-			if m.Setup == nil {
-				return s.reject(protocolError(rec.line, errors.New("start without a setup")))
-			}
-			s.sess = &serveSession{id: m.Session, ref: s.newImpl()}
-			err := s.sess.ref.Start(*m.Setup, &servePort{s: s, session: m.Session, standing: m.StandingAnswers})
-			if done, ferr := s.afterStep(); done {
-				return ferr
-			}
-			if err != nil {
-				s.send(Message{Type: TypeError, Session: m.Session, Message: fmt.Sprintf("start: %v", err)})
-				continue
-			}
-			s.send(Message{Type: TypeIdle, Session: m.Session})
-		case TypeDeliver:
-			if err := s.check(rec, m); err != nil {
-				return s.reject(err)
-			}
-			if m.Delivery == nil {
-				return s.reject(protocolError(rec.line, errors.New("deliver without a delivery")))
-			}
-			err := s.sess.ref.Deliver(*m.Delivery)
-			if done, ferr := s.afterStep(); done {
-				return ferr
-			}
-			if err != nil {
-				s.send(Message{Type: TypeError, Session: m.Session, Message: fmt.Sprintf("delivery %s: %v", m.Delivery.Kind, err)})
-				continue
-			}
-			s.send(Message{Type: TypeIdle, Session: m.Session})
-		case TypeStop:
-			if err := s.check(rec, m); err != nil {
-				return s.reject(err)
-			}
-			err := s.sess.ref.Stop()
-			s.sess = nil
-			if done, ferr := s.afterStep(); done {
-				return ferr
-			}
-			if err != nil {
-				// What the implementation did that no trace entry shows (a Go port's
-				// event that cannot be encoded): the harness records the error.
-				s.send(Message{Type: TypeError, Session: m.Session, Message: fmt.Sprintf("stop: %v", err)})
-				continue
-			}
-			s.send(Message{Type: TypeStopped, Session: m.Session})
-		case TypeShutdown:
-			s.gone = true
-			s.endSession()
-			return nil
-		case TypeAnswer:
-			return s.reject(protocolError(rec.line, fmt.Errorf("an answer for call id %d, but no call is outstanding", m.ID)))
-		default:
-			return s.reject(protocolError(rec.line, fmt.Errorf("unknown message type %q (expected hello, start, answer, deliver, stop or shutdown)", m.Type)))
+		if done, err := s.handle(rec); done {
+			return err
 		}
 	}
+}
+
+// handle acts on one message from the harness; done says the server stops, returning err.
+func (s *server) handle(rec received) (done bool, err error) {
+	m := rec.msg
+	switch m.Type {
+	case TypeHello:
+		return s.greet(m)
+	case TypeStart:
+		return s.startSession(rec)
+	case TypeDeliver:
+		if err := s.check(rec, m); err != nil {
+			return true, s.reject(err)
+		}
+		if m.Delivery == nil {
+			return true, s.reject(protocolError(rec.line, errors.New("deliver without a delivery")))
+		}
+		err := s.sess.ref.Deliver(*m.Delivery)
+		return s.reply(m.Session, err, "delivery "+m.Delivery.Kind, TypeIdle)
+	case TypeStop:
+		if err := s.check(rec, m); err != nil {
+			return true, s.reject(err)
+		}
+		err := s.sess.ref.Stop()
+		s.sess = nil
+		// A stop error is what no trace entry shows (a Go port's event that cannot be
+		// encoded): the harness records it.
+		return s.reply(m.Session, err, "stop", TypeStopped)
+	case TypeShutdown:
+		s.gone = true
+		s.endSession()
+		return true, nil
+	case TypeAnswer:
+		return true, s.reject(protocolError(rec.line, fmt.Errorf("an answer for call id %d, but no call is outstanding", m.ID)))
+	default:
+		return true, s.reject(protocolError(rec.line, fmt.Errorf("unknown message type %q (expected hello, start, answer, deliver, stop or shutdown)", m.Type)))
+	}
+}
+
+// greet answers the harness's hello with the protocol version both speak and what the
+// implementation is.
+func (s *server) greet(m Message) (done bool, err error) {
+	version := max(s.hello.Protocol, 1)
+	if !slices.Contains(m.Protocols, version) {
+		if m.Protocol != 1 {
+			return true, s.reject(fmt.Errorf("the harness speaks protocol %d; this implementation speaks 1 to %d", m.Protocol, version))
+		}
+		version = 1 // a harness of version 1 (no protocols field)
+	}
+	hooks := s.hello.Hooks
+	if hooks == nil {
+		hooks = []string{}
+	}
+	s.send(Message{Type: TypeHello, Protocol: version, Name: s.hello.Name, Version: s.hello.Version,
+		Tracks: s.hello.Tracks, Capabilities: &Capabilities{Hooks: hooks, Lacks: s.hello.Lacks, DeliveriesAhead: true, StandingAnswers: true}})
+	return false, nil
+}
+
+// startSession starts a session with a new implementation.
+func (s *server) startSession(rec received) (done bool, err error) {
+	m := rec.msg
+	if s.sess != nil {
+		return true, s.reject(protocolError(rec.line, fmt.Errorf("start of session %d while session %d runs", m.Session, s.sess.id)))
+	}
+	if m.Setup == nil {
+		return true, s.reject(protocolError(rec.line, errors.New("start without a setup")))
+	}
+	s.sess = &serveSession{id: m.Session, ref: s.newImpl()}
+	serr := s.sess.ref.Start(*m.Setup, &servePort{s: s, session: m.Session, standing: m.StandingAnswers})
+	return s.reply(m.Session, serr, "start", TypeIdle)
+}
+
+// reply ends a step of the session: the server stops if the step broke the protocol, else it
+// sends the step's error (prefixed with what) or ok, a message of type ok.
+func (s *server) reply(session int, stepErr error, what, ok string) (done bool, err error) {
+	if done, ferr := s.afterStep(); done {
+		return true, ferr
+	}
+	if stepErr != nil {
+		s.send(Message{Type: TypeError, Session: session, Message: fmt.Sprintf("%s: %v", what, stepErr)})
+		return false, nil
+	}
+	s.send(Message{Type: ok, Session: session})
+	return false, nil
 }
 
 // next is the next message to act on once idle: a delivery that came ahead first.

@@ -197,102 +197,133 @@ func Verify(ctx context.Context, suite []*sim.Scenario, impl sim.Implementation,
 // verify is Verify without the suite-wide analysis (causes, profile).
 func verify(ctx context.Context, suite []*sim.Scenario, impl sim.Implementation, opts Options) Report {
 	began := time.Now()
-	profile := opts.Profile
-	if profile == "" {
-		profile = trace.Strict
-	}
-	newRef := opts.Reference
-	if newRef == nil {
-		newRef = func() sim.Implementation { return sim.NewReference() }
-	}
-	report := Report{Implementation: "implementation", Profile: profile}
-	tracks := ""
-	hooks := map[string]bool{}
-	for _, h := range AllHooks {
-		hooks[h] = true
-	}
-	if r, ok := impl.(*sim.Reference); ok {
-		report.Implementation = ReferenceName + " (in-process)"
-		if r.Behaviour() != (loop.Behaviour{}) {
-			report.Implementation = ReferenceName + " (in-process, as pi " + releaseOf(r.Behaviour()) + ")"
-		}
-	}
-	if h, ok := impl.(helloer); ok {
-		hello, err := h.Hello()
-		if err != nil {
-			report.StartError = err.Error()
-		} else {
-			report.Implementation = describeHello(hello, opts.Tracks)
-			if p, isProcess := impl.(*Process); isProcess {
-				took := p.shortcuts(hello)
-				report.DeliveriesAhead, report.StandingAnswers = took.DeliveriesAhead, took.StandingAnswers
-			}
-			tracks = hello.Tracks
-			hooks = map[string]bool{}
-			for _, name := range hello.Hooks {
-				hooks[name] = true
-			}
-		}
-	}
-	heldBy := "the implementation tracks"
-	if opts.Tracks != "" {
-		tracks, heldBy = opts.Tracks, "the implementation is held to"
-	}
-	if opts.Reference == nil && report.StartError == "" {
-		if b, err := loop.BehaviourOf(tracks); err != nil {
-			report.StartError = fmt.Sprintf("its hello tracks pi %q, which the reference cannot behave as: %v (--tracks X holds it to pi X instead)", tracks, err)
-			if opts.Tracks != "" {
-				report.StartError = fmt.Sprintf("the reference cannot behave as the pi to hold it to, %q: %v", tracks, err)
-			}
-		} else {
-			newRef = func() sim.Implementation { return sim.NewReferenceWith(b) }
-			report.HeldTo = cmp.Or(tracks, loop.NewestVersion)
-		}
-	}
+	s := startVerify(impl, opts)
 	if k, ok := impl.(killer); ok {
 		defer context.AfterFunc(ctx, k.Kill)()
 	}
 	for _, sc := range suite {
-		var res Result
-		switch {
-		case report.StartError != "":
-			res = Result{Scenario: sc.Name, Status: Skip, Reason: "not run: the implementation did not start"}
-		case ctx.Err() != nil:
-			res = Result{Scenario: sc.Name, Status: Skip, Reason: "not run: " + context.Cause(ctx).Error()}
-		case sc.Since != "" && tracks != "" && VersionLess(tracks, sc.Since):
-			res = Result{Scenario: sc.Name, Status: Skip,
-				Reason: fmt.Sprintf("the scenario pins behaviour of pi %s; %s pi %s", sc.Since, heldBy, tracks)}
-		case lacksReason(helloOf(impl), sc) != "":
-			res = Result{Scenario: sc.Name, Status: Skip, Reason: lacksReason(helloOf(impl), sc)}
-		case opts.Level == levels.Core && levels.ConventionsOnly(sc.Rules):
-			res = Result{Scenario: sc.Name, Status: Skip, Reason: "the scenario pins only pi's conventions (" + strings.Join(sc.Rules, ", ") + "), not judged at core level"}
-		default:
-			guarded := &guard{impl: impl, hooks: hooks}
-			run := func() (*trace.Trace, error) { return sim.Run(sc, guarded) }
-			res = verifyOne(sc, newRef(), run, helloOf(impl), profile, opts.Level, describe(sc, opts), opts.Invariants)
-		}
+		res := s.scenario(ctx, sc, impl, opts)
 		res.Family = describe(sc, opts).Family
 		if len(opts.Ignore) > 0 {
 			ignore(&res, opts.Ignore)
 		}
 		if opts.ExpectFail[sc.Name] {
-			switch unexpected := unexpectedFindings(res, opts.ExpectFindings[sc.Name]); {
-			case res.Status == Fail && len(unexpected) > 0:
-				res.Reason = "fails otherwise than expected (a finding the --expect-fail list does not name: " + strings.Join(unexpected, "; ") + "): " + res.Reason
-			case res.Status == Fail:
-				res.Status, res.Reason = ExpectedFail, "expected failure: "+res.Reason
-			case res.Status == Pass:
-				res.Status, res.Reason = Fail, unexpectedPass
-			}
+			expectFailure(&res, opts.ExpectFindings[sc.Name])
 		}
-		report.count(res)
-		report.Results = append(report.Results, res)
-		if opts.OnResult != nil && report.StartError == "" {
+		s.report.count(res)
+		s.report.Results = append(s.report.Results, res)
+		if opts.OnResult != nil && s.report.StartError == "" {
 			opts.OnResult(res)
 		}
 	}
-	report.Duration = time.Since(began)
-	return report
+	s.report.Duration = time.Since(began)
+	return s.report
+}
+
+// verification is what verify knows of the implementation before running the suite.
+type verification struct {
+	report  Report
+	profile trace.Profile
+	newRef  func() sim.Implementation
+	tracks  string          // the pi the implementation tracks or is held to
+	heldBy  string          // how it came to that pi, for skip reasons
+	hooks   map[string]bool // the hooks the implementation supports
+}
+
+// startVerify reads the implementation's hello and makes the reference behave as the pi it
+// tracks (or opts.Tracks).
+func startVerify(impl sim.Implementation, opts Options) *verification {
+	s := &verification{profile: cmp.Or(opts.Profile, trace.Strict), newRef: opts.Reference, hooks: map[string]bool{}}
+	if s.newRef == nil {
+		s.newRef = func() sim.Implementation { return sim.NewReference() }
+	}
+	s.report = Report{Implementation: "implementation", Profile: s.profile}
+	for _, h := range AllHooks {
+		s.hooks[h] = true
+	}
+	if r, ok := impl.(*sim.Reference); ok {
+		s.report.Implementation = ReferenceName + " (in-process)"
+		if r.Behaviour() != (loop.Behaviour{}) {
+			s.report.Implementation = ReferenceName + " (in-process, as pi " + releaseOf(r.Behaviour()) + ")"
+		}
+	}
+	if h, ok := impl.(helloer); ok {
+		s.readHello(impl, h, opts)
+	}
+	s.heldBy = "the implementation tracks"
+	if opts.Tracks != "" {
+		s.tracks, s.heldBy = opts.Tracks, "the implementation is held to"
+	}
+	if opts.Reference == nil && s.report.StartError == "" {
+		s.holdReference(opts)
+	}
+	return s
+}
+
+// readHello takes the implementation's name, shortcuts, tracked pi and hooks from its hello.
+func (s *verification) readHello(impl sim.Implementation, h helloer, opts Options) {
+	hello, err := h.Hello()
+	if err != nil {
+		s.report.StartError = err.Error()
+		return
+	}
+	s.report.Implementation = describeHello(hello, opts.Tracks)
+	if p, isProcess := impl.(*Process); isProcess {
+		took := p.shortcuts(hello)
+		s.report.DeliveriesAhead, s.report.StandingAnswers = took.DeliveriesAhead, took.StandingAnswers
+	}
+	s.tracks = hello.Tracks
+	s.hooks = map[string]bool{}
+	for _, name := range hello.Hooks {
+		s.hooks[name] = true
+	}
+}
+
+// holdReference makes the reference behave as the pi the implementation is held to.
+func (s *verification) holdReference(opts Options) {
+	b, err := loop.BehaviourOf(s.tracks)
+	if err != nil {
+		s.report.StartError = fmt.Sprintf("its hello tracks pi %q, which the reference cannot behave as: %v (--tracks X holds it to pi X instead)", s.tracks, err)
+		if opts.Tracks != "" {
+			s.report.StartError = fmt.Sprintf("the reference cannot behave as the pi to hold it to, %q: %v", s.tracks, err)
+		}
+		return
+	}
+	s.newRef = func() sim.Implementation { return sim.NewReferenceWith(b) }
+	s.report.HeldTo = cmp.Or(s.tracks, loop.NewestVersion)
+}
+
+// scenario runs and judges one scenario, or says why it is skipped.
+func (s *verification) scenario(ctx context.Context, sc *sim.Scenario, impl sim.Implementation, opts Options) Result {
+	switch {
+	case s.report.StartError != "":
+		return Result{Scenario: sc.Name, Status: Skip, Reason: "not run: the implementation did not start"}
+	case ctx.Err() != nil:
+		return Result{Scenario: sc.Name, Status: Skip, Reason: "not run: " + context.Cause(ctx).Error()}
+	case sc.Since != "" && s.tracks != "" && VersionLess(s.tracks, sc.Since):
+		return Result{Scenario: sc.Name, Status: Skip,
+			Reason: fmt.Sprintf("the scenario pins behaviour of pi %s; %s pi %s", sc.Since, s.heldBy, s.tracks)}
+	case lacksReason(helloOf(impl), sc) != "":
+		return Result{Scenario: sc.Name, Status: Skip, Reason: lacksReason(helloOf(impl), sc)}
+	case opts.Level == levels.Core && levels.ConventionsOnly(sc.Rules):
+		return Result{Scenario: sc.Name, Status: Skip, Reason: "the scenario pins only pi's conventions (" + strings.Join(sc.Rules, ", ") + "), not judged at core level"}
+	}
+	guarded := &guard{impl: impl, hooks: s.hooks}
+	run := func() (*trace.Trace, error) { return sim.Run(sc, guarded) }
+	return verifyOne(sc, s.newRef(), run, helloOf(impl), s.profile, opts.Level, describe(sc, opts), opts.Invariants)
+}
+
+// expectFailure applies the --expect-fail list to a listed scenario's result: a failure it
+// names is expected, another one is said, a pass fails the run.
+func expectFailure(res *Result, expected []string) {
+	switch unexpected := unexpectedFindings(*res, expected); {
+	case res.Status == Fail && len(unexpected) > 0:
+		res.Reason = "fails otherwise than expected (a finding the --expect-fail list does not name: " + strings.Join(unexpected, "; ") + "): " + res.Reason
+	case res.Status == Fail:
+		res.Status, res.Reason = ExpectedFail, "expected failure: "+res.Reason
+	case res.Status == Pass:
+		res.Status, res.Reason = Fail, unexpectedPass
+	}
 }
 
 // ignore leaves out of a failed result the findings the list names; a result left with none
@@ -452,40 +483,18 @@ func describeHello(h Hello, heldTo string) string {
 // run again to tell a flaky implementation (another trace each time) from a defect.
 func verifyOne(sc *sim.Scenario, ref sim.Implementation, run func() (*trace.Trace, error), hello Hello, profile trace.Profile, level levels.Level, desc diagnose.Scenario, invs []invariant.Invariant) Result {
 	began := time.Now()
-	res := Result{Scenario: sc.Name}
 	want, err := sim.Run(sc, ref)
 	if err != nil {
-		res.Status, res.Reason = Fail, "the reference failed (a bug in the scenario or the harness): "+err.Error()
-		res.Error = res.Reason
-		res.Duration = time.Since(began)
-		res.Findings = []diagnose.Finding{{Kind: diagnose.Error, Rule: "the scenario runs on the reference", Says: res.Reason,
-			Actual: err.Error(), Signature: "error: the reference fails", Headline: "the reference fails (a bug in a scenario or the harness)"}}
-		return res
+		return referenceFailed(sc.Name, err, began)
 	}
 	if desc.Expect != nil && behavesAsNewest(ref) {
-		// The scenario's own expectations (written for the newest pi) hold for the reference,
-		// or the scenario is wrong: an implementation agreeing with the reference would pass
-		// it unnoticed.
+		// The scenario's expectations (written for the newest pi) must hold for the reference,
+		// or an implementation agreeing with the reference would pass a wrong scenario.
 		if problems := desc.Expect.Check(want); len(problems) > 0 {
-			res.Status = Fail
-			// One sentence, then the problems a line each: the verdict line and the finding
-			// say the sentence, the finding's values the problems (once). One problem is
-			// said in the sentence.
-			says := "the reference fails the scenario's expect: block (a bug in the scenario; turnstile run FILE shows it)"
-			if len(problems) == 1 {
-				says += ": " + problems[0]
-			}
-			res.Reason = says
-			if len(problems) > 1 {
-				res.Reason += ":\n" + strings.Join(problems, "\n")
-			}
-			res.Error = res.Reason
-			res.Duration = time.Since(began)
-			res.Findings = []diagnose.Finding{{Kind: diagnose.Error, Rule: "the scenario's expectations hold for the reference", Says: says,
-				Actual: strings.Join(problems, "\n"), Signature: "error: the reference fails the scenario's expectations", Headline: "the reference fails a scenario's expect: block (a bug in the scenario)"}}
-			return res
+			return expectationsFailed(sc.Name, problems, began)
 		}
 	}
+	res := Result{Scenario: sc.Name}
 	if why := lacksObserved(hello, want); why != "" {
 		res.Status, res.Reason = Skip, why
 		return res
@@ -497,84 +506,146 @@ func verifyOne(sc *sim.Scenario, ref sim.Implementation, run func() (*trace.Trac
 		res.Status, res.Reason = Skip, skip.Error()
 		return res
 	}
-	raw := got                   // the implementation's trace as it ran, for telling a flaky one
-	follows := map[string]bool{} // the conventions a core loop says it follows
+	r := scenarioRun{run: run, profile: profile, level: level, follows: map[string]bool{}, want: want, got: got, raw: got, runErr: runErr}
 	for _, id := range hello.Follows {
-		follows[id] = true
+		r.follows[id] = true
 	}
 	if level == levels.Core {
 		// Judged in the core view; the conventions it does not follow are noted apart.
 		res.Conventions = conventionsNotFollowed(desc, want, got, profile, hello)
-		want, got = levels.View(want, follows), levels.View(got, follows)
 		desc.Expect = nil // the expect: block is written in pi's terms
 	}
-	cmp := trace.Compare(want, got, profile)
-	if runErr == nil && cmp.Equal() && severalCalls(want) {
-		// Where a batch has several tool calls, a second run must give the same trace: a port
-		// whose calls start in the order its goroutines happen to run fails it, as flaky.
-		if again, againErr := run(); againErr != nil || !sameRun(raw, again, profile) {
-			raw, got, runErr = again, again, againErr
-			if level == levels.Core {
-				got = levels.View(got, follows)
-			}
-			cmp = trace.Compare(want, got, profile)
-		}
-	}
-	ranErr := runErr // as the run ended, for telling a flaky one
-	var shape *ShapeError
-	if errors.As(runErr, &shape) && !cmp.Equal() {
-		// The trace shows what broke pi's shape, each finding named by its entry's rule.
-		runErr = nil
-	}
-	if runErr == nil && cmp.Equal() {
+	r.compare()
+	if r.runErr == nil && r.cmp.Equal() {
 		res.Status, res.Checked = Pass, true
 		return res
 	}
 	res.Status = Fail
-	if runErr != nil {
-		res.Reason, res.Error = runErr.Error(), runErr.Error()
+	if r.runErr != nil {
+		res.Reason, res.Error = r.runErr.Error(), r.runErr.Error()
 	} else {
-		res.Reason = "the traces differ: " + firstDifference(cmp)
+		res.Reason = "the traces differ: " + firstDifference(r.cmp)
 	}
-	if invs == nil {
-		invs = invariantsOf(ref) // judged at the pi version the reference behaves as
+	res.Findings = r.findings(sc, ref, desc, invs)
+	if level == levels.Core && len(res.Findings) == 0 && r.runErr == nil {
+		res.Status, res.Reason, res.Checked = Pass, "", true
+		return res
 	}
-	dopts := diagnose.Options{RunError: runErr, Invariants: invs}
-	if !behavesAsNewest(ref) {
-		// The expect: block describes the newest pi; an implementation held to an older one
-		// is judged by that pi's reference trace and invariants alone.
-		desc.Expect = nil
-	}
-	if r, ok := ref.(*sim.Reference); ok {
-		dopts.Tracks = releaseOf(r.Behaviour())
-		if runErr == nil && level != levels.Core {
-			res.Findings = diagnoseByVersion(sc, r.Behaviour(), got, profile, desc, dopts)
-		}
-	}
-	if res.Findings == nil {
-		res.Findings = diagnose.Diagnose(desc, cmp, dopts)
-	}
-	if level == levels.Core {
-		res.Findings = levels.Findings(res.Findings, follows)
-		if len(res.Findings) == 0 && runErr == nil {
-			res.Status, res.Reason, res.Checked = Pass, "", true
-			return res
-		}
-	}
-	res.Checked = runErr == nil
+	res.Checked = r.runErr == nil
 	var over *sim.BudgetError
-	if errors.As(runErr, &over) {
-		// A run its budget stopped is not run twice: it went on past the reference's end, which
-		// a second run of a thousand requests would not make plainer.
+	if errors.As(r.runErr, &over) {
+		// A run its budget stopped went on past the reference's end: a second run would
+		// make nothing plainer.
 		res.Duration = time.Since(began)
 		return res
 	}
-	if again, againErr := run(); (againErr == nil) != (ranErr == nil) || againErr == nil && !sameRun(raw, again, profile) {
+	if r.flaky() {
 		res.Flaky = true
 		res.Reason = "flaky: a second run gave another trace; " + res.Reason
 	}
 	res.Duration = time.Since(began)
 	return res
+}
+
+// referenceFailed is the result of a scenario the reference cannot run.
+func referenceFailed(name string, err error, began time.Time) Result {
+	res := Result{Scenario: name, Status: Fail, Reason: "the reference failed (a bug in the scenario or the harness): " + err.Error()}
+	res.Error = res.Reason
+	res.Duration = time.Since(began)
+	res.Findings = []diagnose.Finding{{Kind: diagnose.Error, Rule: "the scenario runs on the reference", Says: res.Reason,
+		Actual: err.Error(), Signature: "error: the reference fails", Headline: "the reference fails (a bug in a scenario or the harness)"}}
+	return res
+}
+
+// expectationsFailed is the result of a scenario whose expect: block the reference fails: one
+// sentence (saying a single problem), then the problems a line each.
+func expectationsFailed(name string, problems []string, began time.Time) Result {
+	res := Result{Scenario: name, Status: Fail}
+	says := "the reference fails the scenario's expect: block (a bug in the scenario; turnstile run FILE shows it)"
+	if len(problems) == 1 {
+		says += ": " + problems[0]
+	}
+	res.Reason = says
+	if len(problems) > 1 {
+		res.Reason += ":\n" + strings.Join(problems, "\n")
+	}
+	res.Error = res.Reason
+	res.Duration = time.Since(began)
+	res.Findings = []diagnose.Finding{{Kind: diagnose.Error, Rule: "the scenario's expectations hold for the reference", Says: says,
+		Actual: strings.Join(problems, "\n"), Signature: "error: the reference fails the scenario's expectations", Headline: "the reference fails a scenario's expect: block (a bug in the scenario)"}}
+	return res
+}
+
+// scenarioRun is an implementation's run of a scenario judged against the reference's.
+type scenarioRun struct {
+	run       func() (*trace.Trace, error)
+	profile   trace.Profile
+	level     levels.Level
+	follows   map[string]bool // the conventions a core loop says it follows
+	want, got *trace.Trace
+	raw       *trace.Trace // the implementation's trace as it ran, for telling a flaky one
+	runErr    error
+	ranErr    error // runErr as the run ended, for telling a flaky one
+	cmp       *trace.Comparison
+}
+
+// compare compares the traces (in the core view at core level). Where a batch has several
+// tool calls a second run must give the same trace: a port whose calls start in the order
+// its goroutines happen to run fails it, as flaky.
+func (r *scenarioRun) compare() {
+	if r.level == levels.Core {
+		r.want, r.got = levels.View(r.want, r.follows), levels.View(r.got, r.follows)
+	}
+	r.cmp = trace.Compare(r.want, r.got, r.profile)
+	if r.runErr == nil && r.cmp.Equal() && severalCalls(r.want) {
+		if again, againErr := r.run(); againErr != nil || !sameRun(r.raw, again, r.profile) {
+			r.raw, r.got, r.runErr = again, again, againErr
+			if r.level == levels.Core {
+				r.got = levels.View(r.got, r.follows)
+			}
+			r.cmp = trace.Compare(r.want, r.got, r.profile)
+		}
+	}
+	r.ranErr = r.runErr
+	var shape *ShapeError
+	if errors.As(r.runErr, &shape) && !r.cmp.Equal() {
+		// The trace shows what broke pi's shape, each finding named by its entry's rule.
+		r.runErr = nil
+	}
+}
+
+// findings diagnoses a failed run: by the reference's pi version where it can, else by the
+// comparison; at core level, in the core view.
+func (r *scenarioRun) findings(sc *sim.Scenario, ref sim.Implementation, desc diagnose.Scenario, invs []invariant.Invariant) []diagnose.Finding {
+	if invs == nil {
+		invs = invariantsOf(ref) // judged at the pi version the reference behaves as
+	}
+	dopts := diagnose.Options{RunError: r.runErr, Invariants: invs}
+	if !behavesAsNewest(ref) {
+		// The expect: block describes the newest pi; an implementation held to an older one
+		// is judged by that pi's reference trace and invariants alone.
+		desc.Expect = nil
+	}
+	var findings []diagnose.Finding
+	if held, ok := ref.(*sim.Reference); ok {
+		dopts.Tracks = releaseOf(held.Behaviour())
+		if r.runErr == nil && r.level != levels.Core {
+			findings = diagnoseByVersion(sc, held.Behaviour(), r.got, r.profile, desc, dopts)
+		}
+	}
+	if findings == nil {
+		findings = diagnose.Diagnose(desc, r.cmp, dopts)
+	}
+	if r.level == levels.Core {
+		findings = levels.Findings(findings, r.follows)
+	}
+	return findings
+}
+
+// flaky runs the scenario again and reports whether it gave another trace or outcome.
+func (r *scenarioRun) flaky() bool {
+	again, againErr := r.run()
+	return (againErr == nil) != (r.ranErr == nil) || againErr == nil && !sameRun(r.raw, again, r.profile)
 }
 
 // severalCalls reports whether a batch of the trace has two tool calls or more.

@@ -96,10 +96,11 @@ type testConfig struct {
 const DefaultStallLimit = 60 * time.Second
 
 // StallLimit sets how long in real time one scenario may go without progress
-// (DefaultStallLimit; 0: no limit); a slow port's long scenario is not stuck. A port that waits on something other than Env (a mutex, a channel or goroutine of
-// its own, real I/O) or spins is never idle, and nothing inside the synctest bubble can stop
-// it: at the limit Test ends the test binary with the scenario's name, what such a port
-// does, and every goroutine's stack, instead of leaving it to go test's -timeout.
+// (DefaultStallLimit; 0: no limit); a slow port's long scenario is not stuck. A port that
+// waits on something other than Env (a mutex, a channel or goroutine of its own, real I/O) or
+// spins is never idle, and nothing inside the synctest bubble can stop it: at the limit Test
+// ends the test binary with the scenario's name, what such a port does, and every goroutine's
+// stack, instead of leaving it to go test's -timeout.
 func StallLimit(d time.Duration) TestOption { return func(c *testConfig) { c.stall = d } }
 
 // Collect stores the report of the run in r once every scenario has run: verdicts,

@@ -182,6 +182,7 @@ func (p *inProcess) listen(event any) {
 
 // operate carries out one operation delivery. An operation that cannot fail is reported
 // before the Agent is told, so that what the Agent does next comes after its outcome.
+// Kept whole: one case per Agent operation, a table.
 func (p *inProcess) operate(d sim.Delivery) error {
 	s := p.agent
 	if s == nil {

@@ -502,6 +502,7 @@ func (g *gen) contextChange() *sim.ContextChange {
 
 var altModel = loop.Model{ID: "faux-2", API: "faux", Provider: "faux"}
 
+// hooks draws the scenario's hook scripts. Kept whole: one draw per hook, a table.
 func (g *gen) hooks() {
 	sc, h := g.sc, &g.sc.Hooks
 	n := len(sc.Responses)

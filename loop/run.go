@@ -147,6 +147,7 @@ func (r *run) steering(ctx context.Context) ([]Message, error) {
 }
 
 // loop is pi's runLoop, shared by Run and Continue.
+// Kept whole: pi's runLoop as one state machine, to be read side by side with pi's.
 func (r *run) loop(ctx context.Context) error {
 	var lastTurn *TurnContext
 	explicitContinuation := false

@@ -167,6 +167,7 @@ func memoable(m loop.Message) bool {
 }
 
 // value is appendCanonical, with the lists of messages inside v written through the memo.
+// Kept whole: one case per JSON value kind, a table.
 func (e *encoder) value(b []byte, v any) []byte {
 	switch x := v.(type) {
 	case nil:
@@ -527,6 +528,7 @@ func appendContent(o *obj, text string, blocks []loop.Block) {
 	}
 }
 
+// appendMessage writes m's canonical JSON. Kept whole: one case per message kind, a table.
 func appendMessage(b []byte, m loop.Message) []byte {
 	switch x := m.(type) {
 	case nil:

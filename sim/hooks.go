@@ -35,6 +35,7 @@ func (h Hooks) Installed() []string {
 }
 
 // hook answers a hook call from its script.
+// Kept whole: one case per hook, a table.
 func (w *world) hook(name string, data json.RawMessage, inProcess bool) Answer {
 	w.hookCalls[name]++
 	n := w.hookCalls[name]

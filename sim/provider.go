@@ -324,6 +324,7 @@ func (g *streamSource) begin(text string) {
 }
 
 // next sets *ev to the stream's next event; false when there is none.
+// Kept whole: the stream's steps as one state machine.
 func (g *streamSource) next(ev *loop.StreamEvent) bool {
 	for {
 		switch g.step {

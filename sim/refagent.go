@@ -138,6 +138,7 @@ func (r *Reference) runOver() {
 func (r *Reference) report(o Outcome) { r.notify(NotifyOutcome, o) }
 
 // operate carries out one operation delivery.
+// Kept whole: one case per Agent operation, a table.
 func (r *Reference) operate(d Delivery) error {
 	ra := r.agent
 	if ra == nil {

@@ -121,6 +121,7 @@ func (r *Reference) Start(setup Setup, port Port) error {
 }
 
 // Deliver implements Implementation.
+// Kept whole: one case per delivery kind, a table.
 func (r *Reference) Deliver(d Delivery) error {
 	r.now = d.Now
 	switch d.Kind {

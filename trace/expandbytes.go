@@ -174,6 +174,7 @@ func offset(b, sub []byte) int {
 
 // advanceBytes is the canonical partial prev advanced by the stream event ev (canonical
 // JSON without its partial), as advance does on decoded values.
+// Kept whole: one case per stream event type, a table.
 func advanceBytes(prev, ev []byte) ([]byte, bool) {
 	typ, ok := jsonvalue.PlainString(ev, "type")
 	if !ok {

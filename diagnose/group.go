@@ -55,104 +55,16 @@ type Cause struct {
 // are seen in, then by those they explain. Group sets each finding's Cause: the title of the
 // cause of its key, else of its scenario's earliest root.
 func Group(ds []Diagnosis) []Cause {
-	type stat struct {
-		scenarios []int          // indexes into ds, each once
-		roots     []int          // where a finding of this key is a root
-		shows     map[string]int // its findings' signatures, by the scenarios showing them
-		kind      Kind
-	}
-	stats := map[string]*stat{}
-	rootOf := make([]string, len(ds)) // each scenario's earliest root's key
-	for i, d := range ds {
-		at := -1
-		for _, f := range d.Findings {
-			if !f.Consequence && f.Kind != Version && (at < 0 || position(f) < at) {
-				rootOf[i], at = f.CauseKey(), position(f)
-			}
-		}
-	}
-	for i, d := range ds {
-		seen, root, shown := map[string]bool{}, map[string]bool{}, map[string]bool{}
-		for _, f := range d.Findings {
-			k := f.CauseKey()
-			s := stats[k]
-			if s == nil {
-				s = &stat{kind: f.Kind, shows: map[string]int{}}
-				stats[k] = s
-			}
-			if f.Kind == Version {
-				s.kind = Version // said as the pi change, the plainest way
-			}
-			if !seen[k] {
-				seen[k] = true
-				s.scenarios = append(s.scenarios, i)
-			}
-			if !f.Consequence && !root[k] {
-				root[k] = true
-				s.roots = append(s.roots, i)
-			}
-			if !f.Consequence && !shown[f.Signature] {
-				shown[f.Signature] = true
-				s.shows[f.Signature]++
-			}
-		}
-	}
+	stats := tally(ds)
 	var causes []Cause
 	chosen := map[string]int{} // key: index in causes
 	for _, k := range sortedKeys(stats) {
-		s := stats[k]
-		explains := s.roots
-		switch {
-		case s.kind == Version:
-			explains = s.scenarios
-		case len(s.roots) == 0:
-			continue
+		if cause, ok := stats[k].cause(k, ds); ok {
+			chosen[k] = len(causes)
+			causes = append(causes, cause)
 		}
-		cause := Cause{Signature: k, Kind: s.kind}
-		for sig := range s.shows {
-			cause.Shows = append(cause.Shows, sig)
-		}
-		slices.SortFunc(cause.Shows, func(a, b string) int {
-			if s.shows[a] != s.shows[b] {
-				return s.shows[b] - s.shows[a]
-			}
-			return strings.Compare(a, b)
-		})
-		rules := map[string]int{}
-		for _, i := range s.scenarios {
-			d := ds[i]
-			cause.Scenarios = append(cause.Scenarios, d.Scenario.Name)
-			mine := slices.Contains(explains, i)
-			if mine {
-				cause.Explains = append(cause.Explains, d.Scenario.Name)
-			}
-			for _, f := range d.Findings {
-				if f.CauseKey() != k || f.Consequence && mine {
-					continue
-				}
-				// The example is the pi change when there is one, else the most common way the
-				// defect shows, from a scenario the cause explains.
-				better := f.Kind == Version && cause.Example.Kind != Version ||
-					cause.Example.Kind != Version && len(cause.Shows) > 0 && f.Signature == cause.Shows[0] && cause.Example.Signature != f.Signature
-				if mine && (cause.ExampleScenario == "" || better) {
-					cause.Example, cause.ExampleScenario = f, d.Scenario.Name
-				}
-				rules[f.Rule]++
-				break
-			}
-		}
-		cause.Title = cause.Example.Headline
-		if n := len(cause.Shows) - 1; n > 0 {
-			cause.Title += fmt.Sprintf(" (and %d other way%s it shows)", n, plural(n))
-		}
-		cause.Rule = ruleOf(rules)
-		if inv, ok := invariant.ByName(cause.Example.Invariant); ok && cause.Example.Kind == Invariant && cause.Rule == invariantRule(inv, "", false) {
-			// The cause states the invariant in full, once.
-			cause.Rule = invariantRule(inv, "", true)
-		}
-		chosen[k] = len(causes)
-		causes = append(causes, cause)
 	}
+	rootOf := earliestRoots(ds)
 	for i := range ds {
 		for j := range ds[i].Findings {
 			f := &ds[i].Findings[j]
@@ -173,6 +85,124 @@ func Group(ds []Diagnosis) []Cause {
 		return strings.Compare(a.Signature, b.Signature)
 	})
 	return causes
+}
+
+// keyStat is what the suite shows of one cause key.
+type keyStat struct {
+	scenarios []int          // indexes into ds, each once
+	roots     []int          // where a finding of this key is a root
+	shows     map[string]int // its findings' signatures, by the scenarios showing them
+	kind      Kind
+}
+
+// earliestRoots is each scenario's earliest root finding's cause key.
+func earliestRoots(ds []Diagnosis) []string {
+	rootOf := make([]string, len(ds))
+	for i, d := range ds {
+		at := -1
+		for _, f := range d.Findings {
+			if !f.Consequence && f.Kind != Version && (at < 0 || position(f) < at) {
+				rootOf[i], at = f.CauseKey(), position(f)
+			}
+		}
+	}
+	return rootOf
+}
+
+// tally counts, for each cause key, the scenarios showing it, those where it is a root and
+// the signatures its root findings show.
+func tally(ds []Diagnosis) map[string]*keyStat {
+	stats := map[string]*keyStat{}
+	for i, d := range ds {
+		seen, root, shown := map[string]bool{}, map[string]bool{}, map[string]bool{}
+		for _, f := range d.Findings {
+			k := f.CauseKey()
+			s := stats[k]
+			if s == nil {
+				s = &keyStat{kind: f.Kind, shows: map[string]int{}}
+				stats[k] = s
+			}
+			if f.Kind == Version {
+				s.kind = Version // said as the pi change, the plainest way
+			}
+			if !seen[k] {
+				seen[k] = true
+				s.scenarios = append(s.scenarios, i)
+			}
+			if !f.Consequence && !root[k] {
+				root[k] = true
+				s.roots = append(s.roots, i)
+			}
+			if !f.Consequence && !shown[f.Signature] {
+				shown[f.Signature] = true
+				s.shows[f.Signature]++
+			}
+		}
+	}
+	return stats
+}
+
+// cause is key k's cause, false when it is a root nowhere (a symptom).
+func (s *keyStat) cause(k string, ds []Diagnosis) (Cause, bool) {
+	explains := s.roots
+	switch {
+	case s.kind == Version:
+		explains = s.scenarios
+	case len(s.roots) == 0:
+		return Cause{}, false
+	}
+	cause := Cause{Signature: k, Kind: s.kind, Shows: s.showsByCount()}
+	rules := map[string]int{}
+	for _, i := range s.scenarios {
+		d := ds[i]
+		cause.Scenarios = append(cause.Scenarios, d.Scenario.Name)
+		mine := slices.Contains(explains, i)
+		if mine {
+			cause.Explains = append(cause.Explains, d.Scenario.Name)
+		}
+		for _, f := range d.Findings {
+			if f.CauseKey() != k || f.Consequence && mine {
+				continue
+			}
+			if mine && (cause.ExampleScenario == "" || cause.betterExample(f)) {
+				cause.Example, cause.ExampleScenario = f, d.Scenario.Name
+			}
+			rules[f.Rule]++
+			break
+		}
+	}
+	cause.Title = cause.Example.Headline
+	if n := len(cause.Shows) - 1; n > 0 {
+		cause.Title += fmt.Sprintf(" (and %d other way%s it shows)", n, plural(n))
+	}
+	cause.Rule = ruleOf(rules)
+	if inv, ok := invariant.ByName(cause.Example.Invariant); ok && cause.Example.Kind == Invariant && cause.Rule == invariantRule(inv, "", false) {
+		// The cause states the invariant in full, once.
+		cause.Rule = invariantRule(inv, "", true)
+	}
+	return cause, true
+}
+
+// showsByCount is the key's signatures, the most shown first.
+func (s *keyStat) showsByCount() []string {
+	var shows []string
+	for sig := range s.shows {
+		shows = append(shows, sig)
+	}
+	slices.SortFunc(shows, func(a, b string) int {
+		if s.shows[a] != s.shows[b] {
+			return s.shows[b] - s.shows[a]
+		}
+		return strings.Compare(a, b)
+	})
+	return shows
+}
+
+// betterExample says f is a better example than c's: the pi change when there is one, else
+// the most common way the defect shows.
+func (c *Cause) betterExample(f Finding) bool {
+	return f.Kind == Version && c.Example.Kind != Version ||
+		c.Example.Kind != Version && len(c.Shows) > 0 && f.Signature == c.Shows[0] && c.Example.Signature != f.Signature
 }
 
 // RuleOrder is a rule's place in docs/SEMANTICS.md (an unknown id last), to list rules in

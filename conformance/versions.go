@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"bytes"
 	"slices"
 
 	"github.com/turnstile-dev/turnstile/diagnose"
@@ -33,16 +34,26 @@ func behavesAsNewest(ref sim.Implementation) bool {
 // says each turned change as a finding of kind Version; the rest of the trace is diagnosed
 // against the reference with those changes turned. Nil when no change explains anything.
 func diagnoseByVersion(sc *sim.Scenario, held loop.Behaviour, got *trace.Trace, profile trace.Profile, desc diagnose.Scenario, opts diagnose.Options) []diagnose.Finding {
+	// Most changes leave a scenario's reference trace as it is: a trace met before has the
+	// findings it had (the diagnosis is a function of the two traces), and is not compared
+	// and diagnosed again.
+	var met []diagnosed
 	diagnoseAt := func(b loop.Behaviour) []diagnose.Finding {
 		want, err := sim.Run(sc, sim.NewReferenceWith(b))
 		if err != nil {
 			return nil
 		}
-		c := trace.Compare(want, got, profile)
-		if c.Equal() {
-			return []diagnose.Finding{}
+		for _, m := range met {
+			if sameEntries(m.want, want) {
+				return m.findings
+			}
 		}
-		return diagnose.Diagnose(desc, c, opts)
+		fs := []diagnose.Finding{}
+		if c := trace.Compare(want, got, profile); !c.Equal() {
+			fs = diagnose.Diagnose(desc, c, opts)
+		}
+		met = append(met, diagnosed{want, fs})
+		return fs
 	}
 	var turned []loop.Change
 	b := held
@@ -71,6 +82,29 @@ func diagnoseByVersion(sc *sim.Scenario, held loop.Behaviour, got *trace.Trace, 
 		flips[i] = diagnose.Flip{Change: c, Has: !held.Has(c)}
 	}
 	return append(diagnose.VersionFindings(flips, releaseOf(held)), best...)
+}
+
+// diagnosed is a reference trace and the findings of the implementation's trace against it.
+type diagnosed struct {
+	want     *trace.Trace
+	findings []diagnose.Finding
+}
+
+// sameEntries reports whether two traces of one scenario are the same run: the same entries,
+// field for field, and the same unfired actions.
+func sameEntries(a, b *trace.Trace) bool {
+	if len(a.Entries) != len(b.Entries) || !slices.Equal(a.Unfired, b.Unfired) {
+		return false
+	}
+	for i := range a.Entries {
+		x, y := &a.Entries[i], &b.Entries[i]
+		if x.Seq != y.Seq || x.T != y.T || x.Kind != y.Kind || x.Name != y.Name || x.Target != y.Target ||
+			x.Error != y.Error || x.Canonical != y.Canonical || (x.Link == nil) != (y.Link == nil) ||
+			x.Link != nil && *x.Link != *y.Link || !bytes.Equal(x.Data, y.Data) || !bytes.Equal(x.Answer, y.Answer) {
+			return false
+		}
+	}
+	return true
 }
 
 // explainsSome reports whether the diagnosis after turning a change says less than before

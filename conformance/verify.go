@@ -620,7 +620,8 @@ func (r *scenarioRun) findings(sc *sim.Scenario, ref sim.Implementation, desc di
 	if invs == nil {
 		invs = invariantsOf(ref) // judged at the pi version the reference behaves as
 	}
-	dopts := diagnose.Options{RunError: r.runErr, Invariants: invs}
+	// One implementation trace, diagnosed against one reference trace or more (pi's releases).
+	dopts := diagnose.Options{RunError: r.runErr, Invariants: invs, Got: &diagnose.GotMemo{}}
 	if !behavesAsNewest(ref) {
 		// The expect: block describes the newest pi; an implementation held to an older one
 		// is judged by that pi's reference trace and invariants alone.

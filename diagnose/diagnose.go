@@ -24,6 +24,41 @@ type Options struct {
 	// Tracks is the pi release the implementation is held to ("" the newest): a rule that
 	// exists only from a later pi names no finding.
 	Tracks string
+	// Got, when set, keeps what is judged of the implementation's trace alone (its broken
+	// invariants, its unmet expectations) from one call to the next: for diagnosing one
+	// implementation trace against several reference traces, with the same scenario and
+	// invariants, as conformance does against pi's releases. A new GotMemo per trace.
+	Got *GotMemo
+}
+
+// GotMemo holds what Diagnose judged of an implementation's trace alone (Options.Got).
+type GotMemo struct {
+	invariants       []invariant.Failure
+	invariantsJudged bool
+	problems         []string
+	problemsJudged   bool
+}
+
+// gotInvariants are the invariants got breaks, judged once per memo.
+func (m *GotMemo) gotInvariants(got *trace.Trace, invs []invariant.Invariant) []invariant.Failure {
+	if m == nil {
+		return invariant.CheckAll(got, invs...)
+	}
+	if !m.invariantsJudged {
+		m.invariants, m.invariantsJudged = invariant.CheckAll(got, invs...), true
+	}
+	return m.invariants
+}
+
+// expectProblems are the expect: problems of got, judged once per memo.
+func (m *GotMemo) expectProblems(sc Scenario, got []trace.Entry) []string {
+	if m == nil {
+		return sc.Expect.Check(&trace.Trace{Scenario: sc.Name, Entries: got})
+	}
+	if !m.problemsJudged {
+		m.problems, m.problemsJudged = sc.Expect.Check(&trace.Trace{Scenario: sc.Name, Entries: got}), true
+	}
+	return m.problems
 }
 
 // Diagnose returns every finding of one comparison of an implementation's trace with the
@@ -66,7 +101,7 @@ func Diagnose(sc Scenario, c *trace.Comparison, opts Options) []Finding {
 		// expectations for that reason alone.
 		return out
 	}
-	invs := groupInvariants(invariantFindings(c, opts.Invariants, first, len(divs) > 0))
+	invs := groupInvariants(invariantFindings(c, opts.Invariants, opts.Got, first, len(divs) > 0))
 	if len(divs) > 0 && (strings.HasPrefix(divs[0].Signature, runFails) || strings.HasPrefix(divs[0].Signature, runReturns)) {
 		// The runs agree up to where one ended, so whatever invariant the run breaks
 		// follows from how it ended.
@@ -76,7 +111,7 @@ func Diagnose(sc Scenario, c *trace.Comparison, opts Options) []Finding {
 	}
 	out = append(out, foldInvariants(out, invs)...)
 	if sc.Expect != nil {
-		for _, p := range sc.Expect.Check(&trace.Trace{Scenario: sc.Name, Entries: c.Got}) {
+		for _, p := range opts.Got.expectProblems(sc, c.Got) {
 			what := expectationKind(p)
 			out = append(out, Finding{
 				Kind: Expectation, Rule: sc.RuleName(), Says: "the scenario's expectation fails: " + p,
@@ -424,7 +459,7 @@ type budgetStop interface {
 	Exceeded() string
 }
 
-func invariantFindings(c *trace.Comparison, invs []invariant.Invariant, first Position, diverged bool) []Finding {
+func invariantFindings(c *trace.Comparison, invs []invariant.Invariant, memo *GotMemo, first Position, diverged bool) []Finding {
 	want := &trace.Trace{Entries: c.Want}
 	got := &trace.Trace{Entries: c.Got}
 	known := map[string]bool{}
@@ -443,7 +478,7 @@ func invariantFindings(c *trace.Comparison, invs []invariant.Invariant, first Po
 	firstEnd := sameMessage(got.Entries, first.Actual)
 	var out []Finding
 	lines := map[int]string{} // an entry breaks several invariants, or one several times
-	for _, f := range invariant.CheckAll(got, invs...) {
+	for _, f := range memo.gotInvariants(got, invs) {
 		if known[f.Invariant+"\x00"+f.Msg] {
 			continue
 		}

@@ -64,7 +64,7 @@ func TestExploreFindsEveryWrongAgent(t *testing.T) {
 	for _, f := range wrongAgents {
 		t.Run(f.name, func(t *testing.T) {
 			t.Parallel()
-			bin := buildAll(t, []fault{f}, t.TempDir())
+			bin := binaryOf(t, f)
 			procs := &conformance.Pool{New: func() *conformance.Process {
 				return &conformance.Process{Command: []string{bin, "adapter"}, Timeout: 10 * time.Second}
 			}}
@@ -106,7 +106,7 @@ func TestWrongAgentsFailNamingTheRule(t *testing.T) {
 	for _, f := range agentFaults {
 		t.Run(f.name, func(t *testing.T) {
 			t.Parallel()
-			bin := buildAll(t, []fault{f.fault}, t.TempDir())
+			bin := binaryOf(t, f.fault)
 			p := &conformance.Process{Command: []string{bin, "adapter"}, Timeout: 10 * time.Second}
 			defer p.Close()
 			r := conformance.Verify(context.Background(), suite, p, conformance.Options{Scenarios: diagnose.FromFiles(files)})

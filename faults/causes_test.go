@@ -143,6 +143,7 @@ func TestOneFaultIsOneCause(t *testing.T) {
 	}
 	for _, x := range faultRules {
 		t.Run(x.fault, func(t *testing.T) {
+			t.Parallel()
 			r := conformFaulty(t, []fault{faultNamed(t, x.fault)})
 			logCauses(t, r)
 			if r.Failed == 0 {
@@ -165,6 +166,7 @@ func TestThreeFaultsAreThreeCauses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a faulty binary")
 	}
+	t.Parallel()
 	var fs []fault
 	for _, x := range threeFaults {
 		fs = append(fs, faultNamed(t, x.fault))
@@ -188,6 +190,7 @@ func TestFiveFaultsAreFiveCauses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a faulty binary")
 	}
+	t.Parallel()
 	var fs []fault
 	want := map[string]bool{}
 	for _, name := range fiveFaults {
@@ -231,6 +234,7 @@ func TestThreeFaultsThroughTheGoPortServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a faulty binary")
 	}
+	t.Parallel()
 	dir := t.TempDir()
 	ov := writeOverlay(t, threeFaultsAtOnce(t), dir)
 	bin := filepath.Join(dir, "example-adapter")
@@ -258,6 +262,7 @@ func TestThreeFaultsThroughConformanceTest(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a faulty test binary")
 	}
+	t.Parallel()
 	dir := t.TempDir()
 	here, err := filepath.Abs(".")
 	if err != nil {

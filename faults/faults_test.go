@@ -105,6 +105,37 @@ func binary(t *testing.T, i int) string {
 	return b.bin
 }
 
+// agentBuilds are the binaries of faults outside faults (the Agent's), by name, each built
+// at most once per test binary: two tests judge each of agentFaults.
+var (
+	agentBuildsMu sync.Mutex
+	agentBuilds   = map[string]*built{}
+)
+
+// binaryOf returns the path of a turnstile binary carrying f, building it on first use.
+func binaryOf(t *testing.T, f fault) string {
+	t.Helper()
+	agentBuildsMu.Lock()
+	b, ok := agentBuilds[f.name]
+	if !ok {
+		b = &built{}
+		agentBuilds[f.name] = b
+	}
+	agentBuildsMu.Unlock()
+	b.once.Do(func() {
+		dir, err := os.MkdirTemp(binDir, "agent-")
+		if err != nil {
+			b.err = err
+			return
+		}
+		b.bin, b.err = build(f, dir)
+	})
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	return b.bin
+}
+
 // build compiles a turnstile binary whose loop carries the fault into dir, returning its
 // path.
 func build(f fault, dir string) (string, error) {

@@ -71,3 +71,19 @@ func BenchmarkExploreAgent(b *testing.B) {
 	}
 	b.ReportMetric(float64(sessions)/b.Elapsed().Seconds(), "sessions/s")
 }
+
+// BenchmarkExplore measures in-process exploration of loop runs as `turnstile explore` takes
+// them (P3 of BENCHMARKS.md): generate, run the implementation (the reference) and the
+// reference, compare, check every invariant, 1,000 runs an iteration, one job.
+func BenchmarkExplore(b *testing.B) {
+	runs, seed := 0, uint64(1)
+	for b.Loop() {
+		res := Run(context.Background(), Options{Seed: seed, Runs: 1000, Jobs: 1})
+		if res.Err != nil || len(res.Failures) > 0 {
+			b.Fatalf("%v: %s", res.Err, Summary(res))
+		}
+		runs += res.Runs
+		seed++
+	}
+	b.ReportMetric(float64(runs)/b.Elapsed().Seconds(), "runs/s")
+}

@@ -407,7 +407,18 @@ func Reordered(want, got []any) bool {
 	if len(want) < 2 || len(want) != len(got) {
 		return false
 	}
-	w, g := ItemKeys(want), ItemKeys(got)
+	// Items equal in place write the same JSON and are in both lists alike: only the others
+	// are written out, the lists' items being equal as multisets when those are.
+	var ws, gs []any
+	for i := range want {
+		if !reflect.DeepEqual(want[i], got[i]) {
+			ws, gs = append(ws, want[i]), append(gs, got[i])
+		}
+	}
+	if len(ws) < 2 {
+		return false
+	}
+	w, g := ItemKeys(ws), ItemKeys(gs)
 	moved := 0
 	for i := range w {
 		if w[i] != g[i] {

@@ -242,7 +242,11 @@ func (s *portSuite) test(t *testing.T, sc *sim.Scenario, desc diagnose.Scenario,
 	if s.cfg.stall > 0 {
 		defer watchStall(s.cfg.stall, impl.progress.Load, func() { stalled(sc.Name, s.cfg.stall) })()
 	}
-	run := func() (*trace.Trace, error) { return inBubble(t, sc, impl) }
+	attempts := 0
+	run := func() (*trace.Trace, error) {
+		attempts++
+		return inBubble(t, sc, impl, attempts)
+	}
 	*res = verifyOne(sc, sim.NewReferenceWith(s.behaviour), run, s.hello, s.cfg.profile, levels.Pi, desc, nil)
 	res.Family = desc.Family
 	if note := impl.leakNote(); note != "" {
@@ -263,15 +267,16 @@ func (s *portSuite) test(t *testing.T, sc *sim.Scenario, desc diagnose.Scenario,
 // inBubble runs sc against impl in a synctest bubble of its own, each run (a scenario run
 // again too) in a new one: a bubble's clock and goroutines do not carry over. A port that
 // leaves goroutines waiting after the scenario (impl.leaked) would make synctest end the
-// binary as deadlocked: that bubble is abandoned instead, waiting outside its sight.
-func inBubble(t *testing.T, sc *sim.Scenario, impl *inProcess) (*trace.Trace, error) {
+// binary as deadlocked: that bubble is abandoned instead, waiting outside its sight. attempt
+// says which run of sc it is (sim.Setup.Attempt).
+func inBubble(t *testing.T, sc *sim.Scenario, impl *inProcess, attempt int) (*trace.Trace, error) {
 	var tr *trace.Trace
 	var err error
 	ran, ended := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(ended)
 		synctest.Test(t, func(*testing.T) {
-			tr, err = sim.Run(sc, impl)
+			tr, err = sim.Run(sc, Attempt(impl, attempt))
 			close(ran)
 			if len(impl.leaked) > 0 {
 				<-forever
@@ -405,8 +410,6 @@ type inProcess struct {
 	// goroutines' calls and events in it.
 	bubble int
 	gate   *gate
-	// sessions counts the sessions started: the even ones take the gate's other order.
-	sessions int
 	// idle tells when the port is idle outside a synctest bubble; nil inside.
 	idle *idleTracker
 	// agent is the Agent of an Agent scenario.
@@ -589,8 +592,9 @@ func (p *inProcess) Start(setup sim.Setup, world sim.Port) error {
 	p.problems, p.shapes, p.agent, p.leaked, p.starting = nil, shapeProblems{}, nil, nil, nil
 	p.now = 0 // the world's clock starts again
 	if p.idle == nil {
-		p.sessions++
-		p.bubble, p.gate = bubbleOfCaller(), &gate{newestFirst: p.sessions%2 == 0}
+		// A scenario's first run takes the oldest goroutine first, and its runs again
+		// alternate, wherever they are served: a run again can show a scheduler's order.
+		p.bubble, p.gate = bubbleOfCaller(), &gate{newestFirst: setup.Attempt > 1 && setup.Attempt%2 == 0}
 		p.syncClock(0)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

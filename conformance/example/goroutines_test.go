@@ -109,7 +109,7 @@ func (s *chanStream) Result(ctx context.Context) (*loop.AssistantMessage, error)
 func TestAPortWithItsOwnGoroutinesGetsTheSameVerdictsServed(t *testing.T) {
 	var inProcess porttest.Report
 	// The scenarios whose batch runs several calls in parallel.
-	orderDependent := []string{"abort-error/abort-in-after-tool-call", "abort-error/abort-parallel-tools",
+	orderDependent := []string{"abort-error/abort-in-after-tool-call", "abort-error/abort-parallel-tools", "hook-time/parallel-delayed-hooks",
 		"termination/after-tool-call-cancels-terminate", "termination/some-terminate", "tools-parallel/after-hook-at-completion",
 		"tools-parallel/completion-order", "tools-parallel/default-is-parallel", "tools-parallel/interleaved-updates",
 		"tools-parallel/preflight", "tools-parallel/preparation-before-execution", "tools-parallel/resolves-nothing",

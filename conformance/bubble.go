@@ -27,8 +27,9 @@ import (
 // one started first among those waiting at the gate goes in — or, with newestFirst, the one
 // started last. Go promises no order among goroutines, so a port whose trace differs between
 // the two orders depends on the scheduler (a goroutine per parallel tool call, whose execute
-// calls pi starts in source order): the sessions of a port alternate the orders, so a
-// scenario run again (Verify runs again those with a batch of several tool calls) shows it.
+// calls pi starts in source order): a scenario's first run takes the oldest first and its
+// runs again (sim.Setup.Attempt; Verify runs again those with a batch of several tool calls,
+// and failures) alternate, so a run again shows it, in-process or served.
 type gate struct {
 	mu          sync.Mutex
 	waiting     []gateWaiter

@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -57,6 +58,14 @@ type Agent interface {
 	SetTools(names []string)
 	// State is the Agent's observable state now.
 	State() AgentState
+}
+
+// ContextSubscriber is an Agent whose listeners get its active run's abort signal, as pi's
+// do (pi: listener(event, signal)): the kit subscribes through it when the Agent has it, and
+// a barrier held until the abort (PROTOCOL.md §13.2, feature waitingHooks) is then released
+// once ctx is done. Through Subscribe, such a barrier is held until its release.
+type ContextSubscriber interface {
+	SubscribeContext(listener func(ctx context.Context, event any))
 }
 
 // AgentState is an Agent's observable state (pi's agent.state and its queues), the state
@@ -154,13 +163,18 @@ func (p *inProcess) startAgent(setup sim.Setup) error {
 		s.barriers = append(s.barriers, &barrier{BarrierSetup: b, release: make(chan struct{})})
 	}
 	p.agent = s
-	a.Subscribe(p.listen)
+	if cs, ok := a.(ContextSubscriber); ok {
+		cs.SubscribeContext(p.listen)
+	} else {
+		a.Subscribe(func(event any) { p.listen(context.Background(), event) })
+	}
 	return nil
 }
 
 // listen is the kit's listener: it reports the event, then holds at a barrier until its
-// release (or the session's stop).
-func (p *inProcess) listen(event any) {
+// release (or the session's stop), or, for a barrier held until the abort, until ctx (the
+// signal the Agent gave the listener) is done.
+func (p *inProcess) listen(ctx context.Context, event any) {
 	typ := p.emit(event)
 	for _, b := range p.agent.barriers {
 		p.mu.Lock()
@@ -172,8 +186,16 @@ func (p *inProcess) listen(event any) {
 		}
 		p.mu.Unlock()
 		if hold {
+			var aborted <-chan struct{}
+			if b.UntilAbort {
+				aborted = ctx.Done()
+			}
 			select {
 			case <-b.release:
+			case <-aborted:
+				p.mu.Lock()
+				b.held = false
+				p.mu.Unlock()
 			case <-p.closed:
 			}
 		}

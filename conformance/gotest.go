@@ -53,7 +53,14 @@ type Env interface {
 	Monotonic() time.Duration
 	// Hook calls an installed hook with its argument in pi's JSON shape
 	// (conformance/PROTOCOL.md) and decodes the answer into out; an error means the hook threw.
+	// It is HookContext for a hook given no abort signal.
 	Hook(name string, data any, out any) error
+	// HookContext is Hook for a hook given ctx as its abort signal (pi passes the run's to
+	// transformContext, prepareRequest, finishTurn, beforeToolCall and afterToolCall, and its
+	// Agent to prepareNextTurn). An answer that takes time (PROTOCOL.md §13.6, feature
+	// waitingHooks) blocks until its hookReturn delivery, or, one waiting until the abort,
+	// until ctx is done (at once when it is already).
+	HookContext(ctx context.Context, name string, data any, out any) error
 	// Stream opens a provider request: data is {model, messages, thinkingLevel, apiKey}.
 	Stream(data any) (Stream, error)
 	// Tool runs a tool's execute; each partial result goes to onUpdate (on the calling
@@ -242,7 +249,11 @@ func (s *portSuite) test(t *testing.T, sc *sim.Scenario, desc diagnose.Scenario,
 	if s.cfg.stall > 0 {
 		defer watchStall(s.cfg.stall, impl.progress.Load, func() { stalled(sc.Name, s.cfg.stall) })()
 	}
-	run := func() (*trace.Trace, error) { return inBubble(t, sc, impl) }
+	attempts := 0
+	run := func() (*trace.Trace, error) {
+		attempts++
+		return inBubble(t, sc, impl, attempts)
+	}
 	*res = verifyOne(sc, sim.NewReferenceWith(s.behaviour), run, s.hello, s.cfg.profile, levels.Pi, desc, nil)
 	res.Family = desc.Family
 	if note := impl.leakNote(); note != "" {
@@ -263,15 +274,16 @@ func (s *portSuite) test(t *testing.T, sc *sim.Scenario, desc diagnose.Scenario,
 // inBubble runs sc against impl in a synctest bubble of its own, each run (a scenario run
 // again too) in a new one: a bubble's clock and goroutines do not carry over. A port that
 // leaves goroutines waiting after the scenario (impl.leaked) would make synctest end the
-// binary as deadlocked: that bubble is abandoned instead, waiting outside its sight.
-func inBubble(t *testing.T, sc *sim.Scenario, impl *inProcess) (*trace.Trace, error) {
+// binary as deadlocked: that bubble is abandoned instead, waiting outside its sight. attempt
+// says which run of sc it is (sim.Setup.Attempt).
+func inBubble(t *testing.T, sc *sim.Scenario, impl *inProcess, attempt int) (*trace.Trace, error) {
 	var tr *trace.Trace
 	var err error
 	ran, ended := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(ended)
 		synctest.Test(t, func(*testing.T) {
-			tr, err = sim.Run(sc, impl)
+			tr, err = sim.Run(sc, Attempt(impl, attempt))
 			close(ran)
 			if len(impl.leaked) > 0 {
 				<-forever
@@ -294,15 +306,15 @@ func inBubble(t *testing.T, sc *sim.Scenario, impl *inProcess) (*trace.Trace, er
 }
 
 // portHello is port's Hello as the kit serves it: a port of protocol 2 that is not a
-// GoAgentPort, or served without bubbles, lacks the Agent; every port lacks waitingHooks (a
-// GoEnv's Hook returns its answer, and is given no signal to wait for).
+// GoAgentPort, or served without bubbles, lacks the Agent; served without bubbles it lacks
+// waitingHooks too (a hook that waits would be a goroutine the kit cannot count).
 func portHello(port GoPort, bubbles bool) Hello {
 	h := port.Hello()
 	_, agent := port.(GoAgentPort)
 	if h.Protocol >= 2 && (!agent || !bubbles) && !slices.Contains(h.Lacks, sim.FeatureAgent) {
 		h.Lacks = append(slices.Clone(h.Lacks), sim.FeatureAgent)
 	}
-	if h.Protocol >= 2 && !slices.Contains(h.Lacks, sim.FeatureWaitingHooks) {
+	if h.Protocol >= 2 && !bubbles && !slices.Contains(h.Lacks, sim.FeatureWaitingHooks) {
 		h.Lacks = append(slices.Clone(h.Lacks), sim.FeatureWaitingHooks)
 	}
 	return h
@@ -400,13 +412,13 @@ type inProcess struct {
 	// settled holds the tool calls whose execute has returned: an update delivered to one of
 	// them is accepted and dropped, as pi drops updates after a tool settles.
 	settled map[string]bool
+	// returns are the hook answers that wait for a hookReturn delivery, by its target.
+	returns map[string]*hookWait
 	closed  chan struct{}
 	// bubble is the synctest bubble the session runs in, 0 for none; gate orders the port's
 	// goroutines' calls and events in it.
 	bubble int
 	gate   *gate
-	// sessions counts the sessions started: the even ones take the gate's other order.
-	sessions int
 	// idle tells when the port is idle outside a synctest bubble; nil inside.
 	idle *idleTracker
 	// agent is the Agent of an Agent scenario.
@@ -584,13 +596,14 @@ func worldTimes(data []byte) []byte {
 func (p *inProcess) Start(setup sim.Setup, world sim.Port) error {
 	p.world, p.setup = world, setup
 	p.streams, p.tools, p.closed = map[string]*mailbox{}, map[string]*mailbox{}, make(chan struct{})
-	p.settled = map[string]bool{}
+	p.settled, p.returns = map[string]bool{}, map[string]*hookWait{}
 	// A session of its own: Verify runs a failing scenario again on the same implementation.
 	p.problems, p.shapes, p.agent, p.leaked, p.starting = nil, shapeProblems{}, nil, nil, nil
 	p.now = 0 // the world's clock starts again
 	if p.idle == nil {
-		p.sessions++
-		p.bubble, p.gate = bubbleOfCaller(), &gate{newestFirst: p.sessions%2 == 0}
+		// A scenario's first run takes the oldest goroutine first, and its runs again
+		// alternate, wherever they are served: a run again can show a scheduler's order.
+		p.bubble, p.gate = bubbleOfCaller(), &gate{newestFirst: setup.Attempt > 1 && setup.Attempt%2 == 0}
 		p.syncClock(0)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -668,7 +681,7 @@ func (p *inProcess) Deliver(d sim.Delivery) error {
 	switch d.Kind {
 	case trace.DeliverAbort:
 		p.cancel()
-	case trace.DeliverAgent:
+	case trace.DeliverAgent, trace.DeliverHookReturn:
 	case trace.DeliverToolUpdate, trace.DeliverToolResult:
 		box = p.tools[d.Target]
 	default:
@@ -679,6 +692,10 @@ func (p *inProcess) Deliver(d sim.Delivery) error {
 	switch {
 	case d.Kind == trace.DeliverAgent:
 		if err := p.operate(d); err != nil {
+			return err
+		}
+	case d.Kind == trace.DeliverHookReturn:
+		if err := p.hookReturn(d.Target); err != nil {
 			return err
 		}
 	case d.Kind != trace.DeliverAbort && !late:
@@ -757,9 +774,21 @@ func (p *inProcess) Now() int64 {
 func (p *inProcess) Monotonic() time.Duration { return time.Duration(p.Now()) * time.Millisecond }
 
 func (p *inProcess) call(kind, name string, data any) (json.RawMessage, error) {
-	raw, err := json.Marshal(data)
+	a, err := p.ask(kind, name, data)
 	if err != nil {
 		return nil, err
+	}
+	if a.Error != "" {
+		return nil, errors.New(a.Error)
+	}
+	return a.Data, nil
+}
+
+// ask makes a call and returns the world's answer; an error is data that cannot be encoded.
+func (p *inProcess) ask(kind, name string, data any) (sim.Answer, error) {
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return sim.Answer{}, err
 	}
 	p.gate.enter()
 	c := sim.Call{Kind: kind, Name: name, Data: p.fromBubble(raw)}
@@ -773,18 +802,93 @@ func (p *inProcess) call(kind, name string, data any) (json.RawMessage, error) {
 			p.cancel()
 		}
 	}
-	if a.Error != "" {
-		return nil, errors.New(a.Error)
-	}
-	return a.Data, nil
+	return a, nil
 }
 
 func (p *inProcess) Hook(name string, data any, out any) error {
-	raw, err := p.call(trace.CallHook, name, data)
-	if err != nil || out == nil || len(raw) == 0 {
+	return p.HookContext(context.Background(), name, data, out)
+}
+
+func (p *inProcess) HookContext(ctx context.Context, name string, data any, out any) error {
+	a, err := p.ask(trace.CallHook, name, data)
+	if err != nil {
 		return err
 	}
-	return json.Unmarshal(raw, out)
+	if a.Wait != "" || a.UntilAbort {
+		if err := p.awaitReturn(ctx, a); err != nil {
+			return err
+		}
+	}
+	if a.Error != "" {
+		return errors.New(a.Error)
+	}
+	if out == nil || len(a.Data) == 0 {
+		return nil
+	}
+	return json.Unmarshal(a.Data, out)
+}
+
+// hookWait is a hook answer waiting for its hookReturn delivery; returned is set (under
+// inProcess.mu) once the hook returned, by the delivery or by the abort.
+type hookWait struct {
+	done     chan struct{}
+	returned bool
+}
+
+// awaitReturn blocks the calling goroutine until answer a may be returned: at its hookReturn
+// delivery (a.Wait), or once ctx is done (a.UntilAbort), whichever comes first.
+func (p *inProcess) awaitReturn(ctx context.Context, a sim.Answer) error {
+	if p.idle != nil {
+		return errors.New("a hook answer that waits, served without synctest bubbles (the kit lacks waitingHooks there)")
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	// Returned at once when the signal has fired: its hookReturn, if it has one, still comes
+	// and changes nothing.
+	w := &hookWait{done: make(chan struct{}), returned: a.UntilAbort && ctx.Err() != nil}
+	if a.Wait != "" {
+		p.mu.Lock()
+		p.returns[a.Wait] = w
+		p.mu.Unlock()
+	}
+	if w.returned {
+		return nil
+	}
+	var aborted, returned <-chan struct{}
+	if a.UntilAbort {
+		aborted = ctx.Done()
+	}
+	if a.Wait != "" {
+		returned = w.done
+	}
+	p.blocked()
+	select {
+	case <-returned:
+	case <-aborted:
+		p.mu.Lock()
+		w.returned = true
+		p.mu.Unlock()
+	case <-p.closed:
+		return errors.New("the simulation session was stopped")
+	}
+	return nil
+}
+
+// hookReturn lets the hook whose answer waits for target return; a hook that returned
+// already (by the abort) is left as it is.
+func (p *inProcess) hookReturn(target string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	w := p.returns[target]
+	if w == nil {
+		return fmt.Errorf("hookReturn for unknown hook wait %q", target)
+	}
+	if !w.returned {
+		w.returned = true
+		close(w.done)
+	}
+	return nil
 }
 
 // Emit reports an event. One that cannot be encoded as JSON is not recorded (there is no

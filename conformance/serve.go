@@ -67,10 +67,8 @@ func ServePort(r io.Reader, w io.Writer, port GoPort) error {
 		if bubble == nil {
 			return serve(r, w, h, func() sim.Implementation { return &inProcess{port: port, idle: newIdleTracker()} })
 		}
-		sessions := 0 // the gate's order alternates from session to session
 		return serve(r, w, h, func() sim.Implementation {
-			sessions++
-			return &bubbled{bubble: bubble, impl: &inProcess{port: port, sessions: sessions - 1}}
+			return &bubbled{bubble: bubble, impl: &inProcess{port: port}}
 		})
 	})
 }

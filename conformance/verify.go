@@ -309,7 +309,11 @@ func (s *verification) scenario(ctx context.Context, sc *sim.Scenario, impl sim.
 		return Result{Scenario: sc.Name, Status: Skip, Reason: "the scenario pins only pi's conventions (" + strings.Join(sc.Rules, ", ") + "), not judged at core level"}
 	}
 	guarded := &guard{impl: impl, hooks: s.hooks}
-	run := func() (*trace.Trace, error) { return sim.Run(sc, guarded) }
+	attempts := 0
+	run := func() (*trace.Trace, error) {
+		attempts++
+		return sim.Run(sc, Attempt(guarded, attempts))
+	}
 	return verifyOne(sc, s.newRef(), run, helloOf(impl), s.profile, opts.Level, describe(sc, opts), opts.Invariants)
 }
 
@@ -722,6 +726,32 @@ func (g *guard) Stop() error {
 	}
 	return g.impl.Stop()
 }
+
+// Attempt is impl running its sessions as the nth run of their scenario (sim.Setup.Attempt):
+// the harness runs a scenario again to tell a flaky implementation, and says so in the
+// setup, so that an implementation served by a pool of processes varies what it may vary
+// (the Go kit's order among goroutines) as it does in-process. The first run is impl as it is.
+func Attempt(impl sim.Implementation, n int) sim.Implementation {
+	if n <= 1 {
+		return impl
+	}
+	return &attempt{impl: impl, n: n}
+}
+
+// attempt is an implementation whose sessions are the nth run of their scenario.
+type attempt struct {
+	impl sim.Implementation
+	n    int
+}
+
+func (a *attempt) Start(setup sim.Setup, port sim.Port) error {
+	setup.Attempt = a.n
+	return a.impl.Start(setup, port)
+}
+
+func (a *attempt) Deliver(d sim.Delivery) error { return a.impl.Deliver(d) }
+
+func (a *attempt) Stop() error { return a.impl.Stop() }
 
 // WriteText renders the report for people: a line per scenario with its findings not shown
 // before (Progress), then the causes, the profile and the closing line (WriteSummary).

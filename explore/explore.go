@@ -655,7 +655,7 @@ func (x *explorer) investigate(ctx context.Context, sc *sim.Scenario, prob *Prob
 	p.printf("FAIL run %d, a new cause: %s\n", i, prob.Signature())
 	p.printf("%s", prob.Cause().Text("  "))
 	p.printf("  reproduce: %s --seed %d --runs 1\n", x.opts.Command, runSeed)
-	again, _ := x.check(sc)
+	again, _ := x.checkAttempt(sc, 2)
 	if again == nil || again.Hash != prob.Hash {
 		f.Flaky = true
 		p.printf("  flaky: a re-run gave another trace (%s vs %s); not shrunk\n", shortHash(prob.Hash), shortHash(hashOf(again)))
@@ -753,7 +753,17 @@ func (x *explorer) ignores(f diagnose.Finding) bool {
 // check runs one scenario and returns what is wrong, or nil; ignored says that it showed an
 // ignored cause (and then prob is nil).
 func (x *explorer) check(sc *sim.Scenario) (prob *Problem, ignored bool) {
-	got := x.simulate(sc, x.impl())
+	return x.checkAttempt(sc, 1)
+}
+
+// checkAttempt is check of the attempt-th run of sc: a run again tells the implementation
+// so (sim.Setup.Attempt), as conform does.
+func (x *explorer) checkAttempt(sc *sim.Scenario, attempt int) (prob *Problem, ignored bool) {
+	impl := x.impl()
+	if x.opts.Impl != nil {
+		impl = conformance.Attempt(impl, attempt)
+	}
+	got := x.simulate(sc, impl)
 	prob = &Problem{trace: got.trace}
 	var findings []diagnose.Finding
 	failed := func(kind string, err error) {

@@ -68,6 +68,10 @@ type Setup struct {
 	Identity *loop.Identity `json:"identity,omitempty"`
 	// Agent configures the Agent of an Agent scenario (protocol §13.2).
 	Agent *AgentSetup `json:"agent,omitempty"`
+	// Attempt is which run of the scenario this session is when the harness runs it again
+	// to tell a flaky implementation (2, 3, …); 0, omitted, on the first. An implementation
+	// may vary by it what it is free to choose (the Go kit's order among goroutines).
+	Attempt int `json:"attempt,omitempty"`
 }
 
 // AgentSetup is the Agent of an Agent scenario: its queue modes, its initial system prompt

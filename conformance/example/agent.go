@@ -40,6 +40,9 @@ type agentGlue struct {
 func (g *agentGlue) Subscribe(l func(any)) {
 	g.a.Subscribe(func(_ context.Context, e loop.Event) { l(e) })
 }
+func (g *agentGlue) SubscribeContext(l func(context.Context, any)) {
+	g.a.Subscribe(func(ctx context.Context, e loop.Event) { l(ctx, e) })
+}
 func (g *agentGlue) Prompt(msgs []json.RawMessage) error { return g.a.Prompt(decode(msgs)...) }
 func (g *agentGlue) PromptText(text string) error        { return g.a.PromptText(text) }
 func (g *agentGlue) Continue() error                     { return g.a.Continue() }

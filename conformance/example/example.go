@@ -21,7 +21,8 @@ import (
 type Port struct{}
 
 // Hello names the port, the hooks it supports and the protocol it speaks (2: stream options,
-// tools resolving nothing, aborts during a hook); it lacks no optional feature.
+// tools resolving nothing, aborts during a hook, hooks that take time); it lacks no optional
+// feature.
 func (Port) Hello() porttest.Hello {
 	return porttest.Hello{Name: "example", Tracks: "1.6.0", Protocol: 2, Hooks: porttest.AllHooks}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/scenarios"
+	"github.com/turnstile-dev/turnstile/sim"
 )
 
 // goroutinePort is the example loop written the way Go ports are written, not the way the
@@ -101,12 +102,14 @@ func (s *chanStream) Result(ctx context.Context) (*loop.AssistantMessage, error)
 // scenario in-process but those whose batch has several tool calls, which it starts in the
 // order its goroutines happen to run (pi starts them in source order): those are flaky, run
 // again with the kit's goroutines let in the other order, and no cause. Served over the
-// protocol it gets the same verdict in every scenario: the kit sees its goroutines,
-// channels and clock both ways.
+// protocol it gets the same verdict in every scenario, flaky where it is in-process: the kit
+// sees its goroutines, channels and clock both ways, and a run again takes the other order
+// on whichever process serves it (here each session goes to the next of two processes, so a
+// first run and its run again are the first sessions of two processes).
 func TestAPortWithItsOwnGoroutinesGetsTheSameVerdictsServed(t *testing.T) {
 	var inProcess porttest.Report
 	// The scenarios whose batch runs several calls in parallel.
-	orderDependent := []string{"abort-error/abort-in-after-tool-call", "abort-error/abort-parallel-tools",
+	orderDependent := []string{"abort-error/abort-in-after-tool-call", "abort-error/abort-parallel-tools", "hook-time/parallel-delayed-hooks",
 		"termination/after-tool-call-cancels-terminate", "termination/some-terminate", "tools-parallel/after-hook-at-completion",
 		"tools-parallel/completion-order", "tools-parallel/default-is-parallel", "tools-parallel/interleaved-updates",
 		"tools-parallel/preflight", "tools-parallel/preparation-before-execution", "tools-parallel/resolves-nothing",
@@ -126,9 +129,13 @@ func TestAPortWithItsOwnGoroutinesGetsTheSameVerdictsServed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &conformance.Process{Command: []string{exe}, Env: []string{serveEnv + "=goroutines"}, Timeout: 2 * time.Minute}
-	defer p.Close()
-	served := conformance.Verify(context.Background(), scenarios.Scenarios(files), p, conformance.Options{Scenarios: diagnose.FromFiles(files), ExpectFail: expected})
+	procs := make([]*conformance.Process, 2)
+	for i := range procs {
+		procs[i] = &conformance.Process{Command: []string{exe}, Env: []string{serveEnv + "=goroutines"}, Timeout: 2 * time.Minute}
+		defer procs[i].Close()
+	}
+	served := conformance.Verify(context.Background(), scenarios.Scenarios(files), &rotation{procs: procs},
+		conformance.Options{Scenarios: diagnose.FromFiles(files), ExpectFail: expected})
 	if inProcess.Passed == 0 || inProcess.Failed != 0 || len(inProcess.Causes) != 0 {
 		t.Errorf("in-process: %s; %d causes", inProcess.Summary(), len(inProcess.Causes))
 	}
@@ -137,14 +144,34 @@ func TestAPortWithItsOwnGoroutinesGetsTheSameVerdictsServed(t *testing.T) {
 			t.Errorf("%s fails, not as flaky in its tool calls' order: %s", r.Scenario, r.Reason)
 		}
 	}
-	verdicts := map[string]conformance.Status{}
+	verdicts, flaky := map[string]conformance.Status{}, map[string]bool{}
 	for _, r := range inProcess.Results {
-		verdicts[r.Scenario] = r.Status
+		verdicts[r.Scenario], flaky[r.Scenario] = r.Status, r.Flaky
 	}
 	for _, r := range served.Results {
-		if verdicts[r.Scenario] != r.Status {
-			t.Errorf("%s: %s in-process, %s served: %s", r.Scenario, verdicts[r.Scenario], r.Status, r.Reason)
+		if verdicts[r.Scenario] != r.Status || flaky[r.Scenario] != r.Flaky {
+			t.Errorf("%s: %s (flaky %v) in-process, %s (flaky %v) served: %s", r.Scenario, verdicts[r.Scenario], flaky[r.Scenario], r.Status, r.Flaky, r.Reason)
 		}
 	}
 	t.Logf("in-process %s; served %s", inProcess.Summary(), served.Summary())
 }
+
+// rotation serves each session on the next of its processes, as a pool of adapter processes
+// may: a scenario's runs land on different processes.
+type rotation struct {
+	procs []*conformance.Process
+	next  int
+	cur   *conformance.Process
+}
+
+func (r *rotation) Hello() (conformance.Hello, error) { return r.procs[0].Hello() }
+
+func (r *rotation) Start(setup sim.Setup, world sim.Port) error {
+	r.cur = r.procs[r.next%len(r.procs)]
+	r.next++
+	return r.cur.Start(setup, world)
+}
+
+func (r *rotation) Deliver(d sim.Delivery) error { return r.cur.Deliver(d) }
+
+func (r *rotation) Stop() error { return r.cur.Stop() }

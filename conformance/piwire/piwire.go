@@ -273,20 +273,42 @@ type Hooker interface {
 	Hook(name string, data any, out any) error
 }
 
+// ContextHooker is a Hooker that gives a hook an abort signal (conformance.Env is one): an
+// answer waiting until the abort returns once ctx is done (feature waitingHooks).
+type ContextHooker interface {
+	Hooker
+	HookContext(ctx context.Context, name string, data any, out any) error
+}
+
 // Hooks calls each hook with its payload and decodes its answer; its methods have package
 // loop's hook signatures, and a port on other types calls them from its own hooks. An
-// error is the hook throwing.
+// error is the hook throwing. The hooks pi gives an abort signal (transformContext,
+// prepareRequest, finishTurn, beforeToolCall, afterToolCall, and prepareNextTurn in pi's
+// Agent) are given their ctx as it, when Env is a ContextHooker; the others none.
 type Hooks struct {
 	Env Hooker
 	// Tools maps the tool names of a context a hook answers with to the port's tools.
 	Tools func(names []string) []*loop.Tool
 }
 
-func (h Hooks) messages(name string, data any) ([]Message, error) {
+// signalled calls hook name given ctx as its abort signal.
+func (h Hooks) signalled(ctx context.Context, name string, data, out any) error {
+	if ch, ok := h.Env.(ContextHooker); ok {
+		return ch.HookContext(ctx, name, data, out)
+	}
+	return h.Env.Hook(name, data, out)
+}
+
+// messages calls a hook answering {messages}, given ctx as its signal (nil: none).
+func (h Hooks) messages(ctx context.Context, name string, data any) ([]Message, error) {
 	var out struct {
 		Messages []json.RawMessage `json:"messages"`
 	}
-	if err := h.Env.Hook(name, data, &out); err != nil {
+	call := h.Env.Hook
+	if ctx != nil {
+		call = func(name string, data, out any) error { return h.signalled(ctx, name, data, out) }
+	}
+	if err := call(name, data, &out); err != nil {
 		return nil, err
 	}
 	msgs, err := DecodeMessages(out.Messages)
@@ -318,22 +340,22 @@ func (h Hooks) context(c *AnswerContext) *loop.Context {
 
 // ConvertToLLM calls convertToLlm.
 func (h Hooks) ConvertToLLM(_ context.Context, msgs []Message) ([]Message, error) {
-	return h.messages("convertToLlm", map[string]any{"messages": nonNil(msgs)})
+	return h.messages(nil, "convertToLlm", map[string]any{"messages": nonNil(msgs)})
 }
 
-// TransformContext calls transformContext.
-func (h Hooks) TransformContext(_ context.Context, msgs []Message) ([]Message, error) {
-	return h.messages("transformContext", map[string]any{"messages": nonNil(msgs)})
+// TransformContext calls transformContext, given ctx as its signal.
+func (h Hooks) TransformContext(ctx context.Context, msgs []Message) ([]Message, error) {
+	return h.messages(ctx, "transformContext", map[string]any{"messages": nonNil(msgs)})
 }
 
 // GetSteeringMessages calls getSteeringMessages.
 func (h Hooks) GetSteeringMessages(context.Context) ([]Message, error) {
-	return h.messages("getSteeringMessages", map[string]any{})
+	return h.messages(nil, "getSteeringMessages", map[string]any{})
 }
 
 // GetFollowUpMessages calls getFollowUpMessages.
 func (h Hooks) GetFollowUpMessages(context.Context) ([]Message, error) {
-	return h.messages("getFollowUpMessages", map[string]any{})
+	return h.messages(nil, "getFollowUpMessages", map[string]any{})
 }
 
 // GetAPIKey calls getApiKey.
@@ -345,10 +367,10 @@ func (h Hooks) GetAPIKey(_ context.Context, provider string) (string, error) {
 	return out.APIKey, err
 }
 
-// PrepareRequest calls prepareRequest.
-func (h Hooks) PrepareRequest(_ context.Context, req loop.RequestState) (*loop.RequestUpdate, error) {
+// PrepareRequest calls prepareRequest, given ctx as its signal.
+func (h Hooks) PrepareRequest(ctx context.Context, req loop.RequestState) (*loop.RequestUpdate, error) {
 	var u Update
-	if err := h.Env.Hook("prepareRequest", Request{ContextOf(req.Context), WireModel(req.Model), req.ThinkingLevel}, &u); err != nil {
+	if err := h.signalled(ctx, "prepareRequest", Request{ContextOf(req.Context), WireModel(req.Model), req.ThinkingLevel}, &u); err != nil {
 		return nil, err
 	}
 	return &loop.RequestUpdate{Context: h.context(u.Context), Model: wireModel(u.Model), ThinkingLevel: u.ThinkingLevel}, nil
@@ -359,28 +381,30 @@ func TurnOf(t loop.TurnContext) map[string]Turn {
 	return map[string]Turn{"turn": {t.Message, t.ToolResults, ContextOf(t.Context), t.NewMessages}}
 }
 
-// PrepareNextTurn calls prepareNextTurn.
-func (h Hooks) PrepareNextTurn(_ context.Context, turn loop.TurnContext) (*loop.TurnUpdate, error) {
+// PrepareNextTurn calls prepareNextTurn, given ctx as its signal: pi's loop gives it none
+// (package loop passes a ctx never done), pi's Agent its active run's.
+func (h Hooks) PrepareNextTurn(ctx context.Context, turn loop.TurnContext) (*loop.TurnUpdate, error) {
 	var u Update
-	if err := h.Env.Hook("prepareNextTurn", TurnOf(turn), &u); err != nil {
+	if err := h.signalled(ctx, "prepareNextTurn", TurnOf(turn), &u); err != nil {
 		return nil, err
 	}
 	return &loop.TurnUpdate{Context: h.context(u.Context), Messages: u.Messages, Model: wireModel(u.Model), ThinkingLevel: u.ThinkingLevel}, nil
 }
 
-// FinishTurn calls finishTurn.
-func (h Hooks) FinishTurn(_ context.Context, turn loop.TurnContext) (loop.TurnDecision, error) {
+// FinishTurn calls finishTurn, given ctx as its signal.
+func (h Hooks) FinishTurn(ctx context.Context, turn loop.TurnContext) (loop.TurnDecision, error) {
 	var out struct {
 		Action loop.TurnDecision `json:"action"`
 	}
-	err := h.Env.Hook("finishTurn", TurnOf(turn), &out)
+	err := h.signalled(ctx, "finishTurn", TurnOf(turn), &out)
 	return out.Action, err
 }
 
-// BeforeToolCall calls beforeToolCall; SetArgs are set on c.Args in place.
-func (h Hooks) BeforeToolCall(_ context.Context, c loop.BeforeToolCallContext) (*loop.BeforeToolCallResult, error) {
+// BeforeToolCall calls beforeToolCall, given ctx as its signal; SetArgs are set on c.Args in
+// place.
+func (h Hooks) BeforeToolCall(ctx context.Context, c loop.BeforeToolCallContext) (*loop.BeforeToolCallResult, error) {
 	var a BeforeToolCallAnswer
-	if err := h.Env.Hook("beforeToolCall", BeforeToolCall{c.AssistantMessage, c.ToolCall, nonNilArgs(c.Args), ContextOf(c.Context)}, &a); err != nil {
+	if err := h.signalled(ctx, "beforeToolCall", BeforeToolCall{c.AssistantMessage, c.ToolCall, nonNilArgs(c.Args), ContextOf(c.Context)}, &a); err != nil {
 		return nil, err
 	}
 	for k, v := range a.SetArgs {
@@ -389,15 +413,15 @@ func (h Hooks) BeforeToolCall(_ context.Context, c loop.BeforeToolCallContext) (
 	return &loop.BeforeToolCallResult{Block: a.Block, Reason: a.Reason, Terminate: a.Terminate}, nil
 }
 
-// AfterToolCall calls afterToolCall.
-func (h Hooks) AfterToolCall(_ context.Context, c loop.AfterToolCallContext) (*loop.AfterToolCallResult, error) {
+// AfterToolCall calls afterToolCall, given ctx as its signal.
+func (h Hooks) AfterToolCall(ctx context.Context, c loop.AfterToolCallContext) (*loop.AfterToolCallResult, error) {
 	in := AfterToolCall{AssistantMessage: c.AssistantMessage, ToolCall: c.ToolCall, Args: c.Args, Result: &c.Result,
 		IsError: c.IsError, Context: ContextOf(c.Context)}
 	if c.Nothing != nil {
 		in.Result, in.ResultNull = nil, c.Nothing.Null
 	}
 	var a AfterToolCallAnswer
-	if err := h.Env.Hook("afterToolCall", in, &a); err != nil {
+	if err := h.signalled(ctx, "afterToolCall", in, &a); err != nil {
 		return nil, err
 	}
 	return &loop.AfterToolCallResult{Content: a.Content, Details: jsonValue(a.Details), StructuredContent: jsonValue(a.StructuredContent),

@@ -29,6 +29,10 @@ type AgentPort = conformance.GoAgentPort
 // Agent is the part of pi's Agent the Agent scenarios drive: prompts, queues, abort, state.
 type Agent = conformance.Agent
 
+// ContextSubscriber is an Agent whose listeners get its active run's abort signal, as pi's
+// do: the kit subscribes through SubscribeContext when the Agent has it.
+type ContextSubscriber = conformance.ContextSubscriber
+
 // AgentState is an Agent's observable state: transcript, streaming message, pending tool
 // calls, error and what the next poll would take.
 type AgentState = conformance.AgentState

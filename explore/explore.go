@@ -468,9 +468,21 @@ func Run(ctx context.Context, opts Options) Result {
 	opts = opts.withDefaults()
 	res := Result{Seed: opts.Seed, command: opts.Command, shown: map[string]int{}}
 	p := newProgress(opts.Progress)
-	if err := introduce(&opts, &res); err != nil {
+	x, err := setUp(opts, &res)
+	if err != nil {
 		res.Err = err
 		return res
+	}
+	x.announce(p)
+	x.explore(ctx, &res, p)
+	x.writeOut(&res, p)
+	return res
+}
+
+// setUp introduces the implementation and makes the explorer of opts.
+func setUp(opts Options, res *Result) (*explorer, error) {
+	if err := introduce(&opts, res); err != nil {
+		return nil, err
 	}
 	opts.Target.Level = opts.Level
 	res.Target = opts.Target
@@ -478,21 +490,30 @@ func Run(ctx context.Context, opts Options) Result {
 	if opts.Generate == nil {
 		gen, err := GeneratorOf(opts.Target, opts.Entry)
 		if err != nil {
-			res.Err = err
-			return res
+			return nil, err
 		}
 		opts.Generate = gen
 	}
 	x := newExplorer(opts)
 	x.shortcuts = res.Shortcuts
-	p.printf("seed=%d", opts.Seed)
-	if opts.Shard.N > 1 {
-		p.printf(" shard=%s", opts.Shard)
+	return x, nil
+}
+
+// announce prints the seed, the shard and what is explored.
+func (x *explorer) announce(p *progress) {
+	p.printf("seed=%d", x.opts.Seed)
+	if x.opts.Shard.N > 1 {
+		p.printf(" shard=%s", x.opts.Shard)
 	}
 	p.printf("\n")
-	if d := describeTarget(opts.Target); d != "" {
+	if d := describeTarget(x.opts.Target); d != "" {
 		p.printf("%s\n", d)
 	}
+}
+
+// explore takes the checked runs in order until they or a limit run out, counting each
+// failing run for the known causes it shows or investigating its new one.
+func (x *explorer) explore(ctx context.Context, res *Result, p *progress) {
 	byCause := map[string]*Failure{}
 	start := time.Now()
 	next, stop := x.checks(ctx, start)
@@ -502,62 +523,11 @@ func Run(ctx context.Context, opts Options) Result {
 		if !ok {
 			break
 		}
-		i, sc, prob, ignored := c.i, c.sc, c.prob, c.ignored
 		res.Runs++
-		if ignored {
+		if c.ignored {
 			res.Ignored++
 		}
-		if prob == nil {
-			p.tick(res.Runs, res.Failing, len(res.Failures), time.Since(start))
-			continue
-		}
-		res.Failing++
-		res.shown[shownKey(prob.signatures())]++
-		if prob.Kind == KindHang {
-			res.Hangs++
-		}
-		hangStop := opts.MaxHangs > 0 && res.Hangs >= opts.MaxHangs
-		res.HangStop = res.HangStop || hangStop
-		// A run that shows a known cause counts for every known cause it shows; only a run
-		// that shows none of them has a new cause, its first finding.
-		counted := map[*Failure]bool{}
-		for sig := range prob.signatures() {
-			if f := byCause[sig]; f != nil && !counted[f] {
-				counted[f] = true
-				f.count(i)
-			}
-		}
-		if len(counted) > 0 {
-			if hangStop {
-				break
-			}
-			p.tick(res.Runs, res.Failing, len(res.Failures), time.Since(start))
-			continue
-		}
-		p.clear()
-		f := x.investigate(ctx, sc, prob, opts.Seed, i, c.runSeed, p)
-		// Only minimal scenarios tell two causes apart: unshrunk, one scenario may show two
-		// faults.
-		if k := slices.IndexFunc(res.Failures, f.sameFault); k >= 0 && opts.ShrinkTime > 0 {
-			same := res.Failures[k]
-			p.printf("  the same fault as cause %d (%s): its minimal scenario shows that cause too; counted there\n", k+1, same.Signature())
-			same.count(i)
-			same.Aliases = append(same.Aliases, f.Signature())
-			byCause[f.Signature()] = same
-			continue
-		}
-		byCause[prob.Signature()] = f
-		res.Failures = append(res.Failures, f)
-		if opts.Out != "" {
-			dir := filepath.Join(opts.Out, causeDir(prob.Signature()))
-			if err := x.write(dir, f); err != nil {
-				p.printf("  could not write the failure: %v\n", err)
-			} else {
-				f.Dir = dir
-				p.printf("  cause %d, written to %s\n  the minimal scenario: %s\n", len(res.Failures), dir, x.replay(dir))
-			}
-		}
-		if opts.MaxFailures > 0 && len(res.Failures) >= opts.MaxFailures || hangStop {
+		if c.prob != nil && x.failing(ctx, c, res, byCause, p) {
 			break
 		}
 		p.tick(res.Runs, res.Failing, len(res.Failures), time.Since(start))
@@ -568,6 +538,60 @@ func Run(ctx context.Context, opts Options) Result {
 	for _, f := range res.Failures {
 		f.Count = countShown(res.shown, append([]string{f.Signature()}, f.Aliases...))
 	}
+}
+
+// failing counts a failing run: for every known cause it shows, or, when it shows none, as a
+// new cause, investigated and written out. It reports whether exploring stops here.
+func (x *explorer) failing(ctx context.Context, c checked, res *Result, byCause map[string]*Failure, p *progress) (stop bool) {
+	opts, prob := x.opts, c.prob
+	res.Failing++
+	res.shown[shownKey(prob.signatures())]++
+	if prob.Kind == KindHang {
+		res.Hangs++
+	}
+	hangStop := opts.MaxHangs > 0 && res.Hangs >= opts.MaxHangs
+	res.HangStop = res.HangStop || hangStop
+	// A run that shows a known cause counts for every known cause it shows; only a run
+	// that shows none of them has a new cause, its first finding.
+	counted := map[*Failure]bool{}
+	for sig := range prob.signatures() {
+		if f := byCause[sig]; f != nil && !counted[f] {
+			counted[f] = true
+			f.count(c.i)
+		}
+	}
+	if len(counted) > 0 {
+		return hangStop
+	}
+	p.clear()
+	f := x.investigate(ctx, c.sc, prob, opts.Seed, c.i, c.runSeed, p)
+	// Only minimal scenarios tell two causes apart: unshrunk, one scenario may show two
+	// faults.
+	if k := slices.IndexFunc(res.Failures, f.sameFault); k >= 0 && opts.ShrinkTime > 0 {
+		same := res.Failures[k]
+		p.printf("  the same fault as cause %d (%s): its minimal scenario shows that cause too; counted there\n", k+1, same.Signature())
+		same.count(c.i)
+		same.Aliases = append(same.Aliases, f.Signature())
+		byCause[f.Signature()] = same
+		return false
+	}
+	byCause[prob.Signature()] = f
+	res.Failures = append(res.Failures, f)
+	if opts.Out != "" {
+		dir := filepath.Join(opts.Out, causeDir(prob.Signature()))
+		if err := x.write(dir, f); err != nil {
+			p.printf("  could not write the failure: %v\n", err)
+		} else {
+			f.Dir = dir
+			p.printf("  cause %d, written to %s\n  the minimal scenario: %s\n", len(res.Failures), dir, x.replay(dir))
+		}
+	}
+	return opts.MaxFailures > 0 && len(res.Failures) >= opts.MaxFailures || hangStop
+}
+
+// writeOut writes each failure's README and cause, the list of causes and the record of what
+// was explored, under opts.Out.
+func (x *explorer) writeOut(res *Result, p *progress) {
 	for _, f := range res.Failures {
 		if f.Dir != "" {
 			// The counts are final now.
@@ -580,22 +604,22 @@ func Run(ctx context.Context, opts Options) Result {
 			}
 		}
 	}
-	if opts.Out != "" && len(res.Failures) > 0 {
-		if err := writeCauses(opts.Out, res); err != nil {
+	if x.opts.Out == "" {
+		return
+	}
+	if len(res.Failures) > 0 {
+		if err := writeCauses(x.opts.Out, *res); err != nil {
 			p.printf("could not write the list of causes: %v\n", err)
 		}
 	}
-	if opts.Out != "" {
-		// What was explored, found or not, for turnstile merge.
-		err := os.MkdirAll(opts.Out, 0o755)
-		if err == nil {
-			err = writeJSON(filepath.Join(opts.Out, RecordFile), record(res, opts.Shard))
-		}
-		if err != nil {
-			p.printf("could not write %s: %v\n", RecordFile, err)
-		}
+	// What was explored, found or not, for turnstile merge.
+	err := os.MkdirAll(x.opts.Out, 0o755)
+	if err == nil {
+		err = writeJSON(filepath.Join(x.opts.Out, RecordFile), record(*res, x.opts.Shard))
 	}
-	return res
+	if err != nil {
+		p.printf("could not write %s: %v\n", RecordFile, err)
+	}
 }
 
 // unexplored names the optional features no generated run of entry needs for target, each

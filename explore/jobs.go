@@ -24,50 +24,56 @@ type checked struct {
 // what one job would have shown it, except that it ends sooner. stop ends the jobs; the runs
 // they checked ahead and nobody took are dropped (Result counts only the runs taken).
 func (x *explorer) checks(ctx context.Context, start time.Time) (next func() (checked, bool), stop func()) {
-	opts := x.opts
-	// indexes returns the index of the run after i (-1 to begin) that this shard owns, or -1
-	// when the runs are used up.
-	indexes := func(i int) int {
-		for i++; opts.Runs <= 0 || i < opts.Runs; i++ {
-			if opts.Shard.owns(i) {
-				return i
-			}
-		}
-		return -1
-	}
 	over := func() bool {
-		return opts.Duration > 0 && time.Since(start) >= opts.Duration || ctx.Err() != nil
+		return x.opts.Duration > 0 && time.Since(start) >= x.opts.Duration || ctx.Err() != nil
 	}
-	run := func(i int) checked {
-		c := checked{i: i, runSeed: RunSeed(opts.Seed, i)}
-		c.sc = opts.Generate(c.runSeed)
-		c.prob, c.ignored = x.check(c.sc)
-		return c
-	}
-	if opts.Jobs <= 1 {
+	if x.opts.Jobs <= 1 {
 		i := -1
 		return func() (checked, bool) {
-			if i = indexes(i); i < 0 || over() {
+			if i = x.runAfter(i); i < 0 || over() {
 				return checked{}, false
 			}
-			return run(i), true
+			return x.checkRun(i), true
 		}, func() {}
 	}
+	return x.checksAhead(over)
+}
 
-	// The dispatcher gives each run in order a slot; the jobs fill the slots, the exploration
-	// empties them in order. order's capacity bounds how far ahead the jobs go.
+// runAfter is the index of the run after i (-1 to begin) that this shard owns, or -1 when
+// the runs are used up.
+func (x *explorer) runAfter(i int) int {
+	for i++; x.opts.Runs <= 0 || i < x.opts.Runs; i++ {
+		if x.opts.Shard.owns(i) {
+			return i
+		}
+	}
+	return -1
+}
+
+// checkRun generates run i and checks it.
+func (x *explorer) checkRun(i int) checked {
+	c := checked{i: i, runSeed: RunSeed(x.opts.Seed, i)}
+	c.sc = x.opts.Generate(c.runSeed)
+	c.prob, c.ignored = x.check(c.sc)
+	return c
+}
+
+// checksAhead is checks with Jobs goroutines. A dispatcher gives each run in order a slot;
+// the jobs fill the slots, the exploration empties them in order. order's capacity bounds
+// how far ahead the jobs go.
+func (x *explorer) checksAhead(over func() bool) (next func() (checked, bool), stop func()) {
 	type slot struct {
 		i    int
 		done chan checked
 	}
 	work := make(chan slot)
-	order := make(chan slot, 2*opts.Jobs)
+	order := make(chan slot, 2*x.opts.Jobs)
 	quit := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		defer close(work)
 		defer close(order)
-		for i := indexes(-1); i >= 0; i = indexes(i) {
+		for i := x.runAfter(-1); i >= 0; i = x.runAfter(i) {
 			s := slot{i: i, done: make(chan checked, 1)}
 			select {
 			case order <- s:
@@ -81,7 +87,7 @@ func (x *explorer) checks(ctx context.Context, start time.Time) (next func() (ch
 			}
 		}
 	})
-	for range opts.Jobs {
+	for range x.opts.Jobs {
 		wg.Go(func() {
 			for s := range work {
 				select {
@@ -89,7 +95,7 @@ func (x *explorer) checks(ctx context.Context, start time.Time) (next func() (ch
 					return
 				default:
 				}
-				s.done <- run(s.i)
+				s.done <- x.checkRun(s.i)
 			}
 		})
 	}

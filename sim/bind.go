@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 	"unicode/utf8"
 
@@ -268,14 +267,7 @@ func (r *Reference) tool(ts ToolSetup) *loop.Tool {
 		},
 	}
 	if ts.PrepareArguments != nil {
-		t.PrepareArguments = func(args map[string]any) map[string]any {
-			out := maps.Clone(args)
-			if out == nil {
-				out = map[string]any{}
-			}
-			maps.Copy(out, ts.PrepareArguments)
-			return out
-		}
+		t.PrepareArguments = func(args map[string]any) map[string]any { return ts.Prepare(args) }
 	}
 	return t
 }

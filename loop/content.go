@@ -94,16 +94,17 @@ func (b ToolCall) MarshalJSON() ([]byte, error) {
 	}{"toolCall", p})
 }
 
-// DecodeBlocks decodes content blocks from their JSON forms; nil stays nil, [] stays empty.
+// DecodeBlocks decodes content blocks from their JSON forms; nil (JSON null) stays nil, []
+// stays empty.
 func DecodeBlocks(raw []json.RawMessage) ([]Block, error) {
 	if raw == nil {
 		return nil, nil
 	}
 	out := make([]Block, 0, len(raw))
-	for _, r := range raw {
+	for i, r := range raw {
 		b, err := DecodeBlock(r)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("content[%d]: %w", i, err)
 		}
 		out = append(out, b)
 	}
@@ -146,22 +147,6 @@ func DecodeBlock(data []byte) (Block, error) {
 		return nil, fmt.Errorf("content block %s: %w", head.Type, err)
 	}
 	return b, nil
-}
-
-// decodeBlocks decodes a JSON array of content blocks; JSON null gives nil.
-func decodeBlocks(raw []json.RawMessage) ([]Block, error) {
-	if raw == nil {
-		return nil, nil
-	}
-	out := make([]Block, 0, len(raw))
-	for i, r := range raw {
-		b, err := DecodeBlock(r)
-		if err != nil {
-			return nil, fmt.Errorf("content[%d]: %w", i, err)
-		}
-		out = append(out, b)
-	}
-	return out, nil
 }
 
 // ToolCalls returns the tool-call blocks of content, in order.

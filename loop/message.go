@@ -148,7 +148,7 @@ func parseTextOrBlocks(raw json.RawMessage) (string, []Block, error) {
 	if err := json.Unmarshal(raw, &items); err != nil {
 		return "", nil, err
 	}
-	blocks, err := decodeBlocks(items)
+	blocks, err := DecodeBlocks(items)
 	if blocks == nil {
 		blocks = []Block{}
 	}
@@ -236,7 +236,7 @@ func (m *AssistantMessage) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &aux); err != nil {
 		return err
 	}
-	blocks, err := decodeBlocks(aux.Content)
+	blocks, err := DecodeBlocks(aux.Content)
 	if err != nil {
 		return fmt.Errorf("assistant message: %w", err)
 	}
@@ -268,7 +268,7 @@ func (m *ToolResultMessage) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &aux); err != nil {
 		return err
 	}
-	blocks, err := decodeBlocks(aux.Content)
+	blocks, err := DecodeBlocks(aux.Content)
 	if err != nil {
 		return fmt.Errorf("toolResult message: %w", err)
 	}

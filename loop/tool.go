@@ -83,7 +83,7 @@ func (r *ToolResult) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &aux); err != nil {
 		return err
 	}
-	blocks, err := decodeBlocks(aux.Content)
+	blocks, err := DecodeBlocks(aux.Content)
 	if err != nil {
 		return fmt.Errorf("tool result: %w", err)
 	}

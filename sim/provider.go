@@ -420,7 +420,7 @@ func (g *streamSource) next(ev *loop.StreamEvent) bool {
 }
 
 // streamEventsAbout is a capacity for streamEvents' list: start and done, per block its start,
-// its end and a delta, and per text or thinking block a delta for every DeltaSize bytes (split
+// its end and a delta, and per text or thinking block a delta for every DeltaSize bytes (a cutter
 // cuts runes, so never fewer than it makes; a tool call's arguments cut in several deltas
 // may still grow the list).
 func streamEventsAbout(resp *Response, final *loop.AssistantMessage) int {
@@ -443,7 +443,7 @@ func streamEventsAbout(resp *Response, final *loop.AssistantMessage) int {
 
 // prefix is the text streamed so far once delta (ending at byte at of whole) is added to
 // *acc: whole[:at], sharing whole's bytes, when the deltas are pieces of whole (valid UTF-8,
-// which split cuts without re-encoding); otherwise the deltas concatenated.
+// which a cutter cuts without re-encoding); otherwise the deltas concatenated.
 func prefix(whole string, at int, delta string, acc *string) string {
 	if at <= len(whole) && whole[at-len(delta):at] == delta && (*acc == "" || whole[:at-len(delta)] == *acc) {
 		*acc = whole[:at]
@@ -457,10 +457,10 @@ func prefix(whole string, at int, delta string, acc *string) string {
 // the text is no longer (one empty piece for ""). The pieces of valid UTF-8 are substrings of
 // the text; invalid bytes become U+FFFD, as in a conversion to runes.
 type cutter struct {
-	s           string
-	size, off   int
-	whole       bool // one piece, s itself
-	valid, done bool
+	s         string
+	size, off int
+	whole     bool // one piece, s itself
+	valid     bool
 }
 
 // reset starts cutting s.

@@ -91,6 +91,6 @@ func Tracking(version string) Option { return conformance.Tracking(version) }
 // differently worded validator errors).
 func WithProfile(profile trace.Profile) Option { return conformance.WithProfile(profile) }
 
-// StallLimit sets how long in real time one scenario may run (60 s; 0: no limit) before
-// Test ends the test binary, naming the scenario, with every goroutine's stack.
+// StallLimit sets how long in real time one scenario may go without progress (60 s; 0: no
+// limit) before Test ends the test binary, naming the scenario, with every goroutine's stack.
 func StallLimit(d time.Duration) Option { return conformance.StallLimit(d) }

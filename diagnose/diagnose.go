@@ -158,7 +158,7 @@ func markConsequences(c *trace.Comparison, divs []Finding) {
 				// One rule broken twice in a scenario is most likely one defect showing twice
 				// (a truncated call executed: an extra call and a missing failure).
 				d.Consequence = true
-			case d.shifted || d.RuleID == "R-TIME-STAMP" && !strings.Contains(d.Signature, "wall clock"):
+			case d.shifted || d.RuleID == "R-TIME-STAMP" && !d.wallClock:
 				// A timestamp after an earlier difference follows the virtual time it moved.
 				d.Consequence = true
 			case d.follows:

@@ -85,7 +85,7 @@ func fieldFindings(c *trace.Comparison, g *governor, s trace.Step, out []Finding
 	for _, f := range s.Fields {
 		fd := fieldFinding(c, g, s, f)
 		key := fd.Signature
-		if moved && fd.RuleID == "R-TIME-STAMP" && fd.Member == "timestamp" && !strings.Contains(fd.Signature, "wall clock") {
+		if moved && fd.RuleID == "R-TIME-STAMP" && fd.Member == "timestamp" && !fd.wallClock {
 			// The entry came at another time, and its stamp says when: it follows the time,
 			// apart from the stamps of entries on time.
 			fd.shifted = true
@@ -479,7 +479,8 @@ func fieldFinding(c *trace.Comparison, g *governor, s trace.Step, f trace.Field)
 	says := fmt.Sprintf("in %q, %s", key, sentence(f))
 	shape := string(f.Shape)
 	what := fieldName(f.Path) + " " + shape + " on " + key
-	if clock := wallClock(f); clock != "" {
+	clock := wallClock(f)
+	if clock != "" {
 		// A clock other than the world's is R-TIME-STAMP's, wherever it shows.
 		rule, member = "R-TIME-STAMP", "timestamp"
 		says += "; " + clock
@@ -496,11 +497,12 @@ func fieldFinding(c *trace.Comparison, g *governor, s trace.Step, f trace.Field)
 	return Finding{
 		Kind: Divergence, RuleID: rule, Rule: ruleText(rule, w), Says: says,
 		// A tool's end carries the result its message is made of.
-		messages: strings.HasPrefix(key, "event message_") || key == "event tool_execution_end" || gathers(f.Path),
-		harness:  w.Kind == trace.KindDeliver || w.Kind == trace.KindUser,
-		At:       Position{Expected: s.Want + 1, Actual: s.Got + 1},
-		span:     []int{s.Got + 1},
-		Path:     f.Path, Member: member,
+		messages:  strings.HasPrefix(key, "event message_") || key == "event tool_execution_end" || gathers(f.Path),
+		harness:   w.Kind == trace.KindDeliver || w.Kind == trace.KindUser,
+		wallClock: clock != "",
+		At:        Position{Expected: s.Want + 1, Actual: s.Got + 1},
+		span:      []int{s.Got + 1},
+		Path:      f.Path, Member: member,
 		Expected: trace.ShowJSON(f.Want, f.Shape == trace.Unexpected), Actual: trace.ShowJSON(f.Got, f.Shape == trace.Absent),
 		Count:     1,
 		Signature: sig,

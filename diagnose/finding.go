@@ -83,8 +83,9 @@ type Finding struct {
 
 	// What a divergence touches, for telling consequences (markConsequences): a message, a
 	// request, an entry of the harness's, a time that moved, the end of a run that stopped
-	// where a request was due; stops: the implementation made no request after a region it lacks.
-	messages, request, harness, shifted, follows, stops bool
+	// where a request was due; stops: the implementation made no request after a region it lacks;
+	// wallClock: a timestamp from a clock other than the world's.
+	messages, request, harness, shifted, follows, stops, wallClock bool
 	// span lists the implementation's entries (1-based) a divergence shows on; rules, the
 	// rules of the entries of a region.
 	span  []int

@@ -290,8 +290,9 @@ func answered(e *trace.Entry, origin string) string {
 	return ""
 }
 
-// messageFacts reads a message event's message: its role, stopReason, whether it declares
-// tools, and its tool calls.
+// messageFacts reads a message event's message: its role, stopReason, whether it is a
+// declaration of the loop's own (tool changes on a message with no content: a pending system
+// message that took the changes keeps its pending origin), and its tool calls.
 func messageFacts(data []byte) (role, stop string, declares bool, calls int) {
 	var d struct {
 		Message struct {
@@ -314,7 +315,8 @@ func messageFacts(data []byte) (role, stop string, declares bool, calls int) {
 			calls++
 		}
 	}
-	return m.Role, m.StopReason, len(m.ToolsAdded) > 0 || len(m.ToolsRemoved) > 0, calls
+	declares = (len(m.ToolsAdded) > 0 || len(m.ToolsRemoved) > 0) && slices.Contains([]string{"", `""`, "[]", "null"}, string(m.Content))
+	return m.Role, m.StopReason, declares, calls
 }
 
 // markBatches says of each tool entry whether its batch runs in parallel (a call starts

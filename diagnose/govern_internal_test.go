@@ -61,6 +61,9 @@ func TestMessageFactsReadTextAndBlocks(t *testing.T) {
 	if role != "system" || !declares {
 		t.Errorf("a declaration with a text content: role %q, declares %v", role, declares)
 	}
+	if _, _, declares, _ := messageFacts([]byte(`{"message":{"content":"updated guidance","role":"system","toolsAdded":[{"name":"a"}]}}`)); declares {
+		t.Error("a pending system message that took the tool changes is read as the loop's own declaration")
+	}
 	role, stop, _, calls := messageFacts([]byte(`{"message":{"content":[{"type":"toolCall","id":"t1"},{"type":"text","text":"x"}],"role":"assistant","stopReason":"stop"}}`))
 	if role != "assistant" || stop != "stop" || calls != 1 {
 		t.Errorf("blocks: %q %q %d", role, stop, calls)

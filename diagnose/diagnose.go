@@ -101,7 +101,13 @@ func Diagnose(sc Scenario, c *trace.Comparison, opts Options) []Finding {
 		// expectations for that reason alone.
 		return out
 	}
-	invs := groupInvariants(invariantFindings(c, opts.Invariants, opts.Got, first, len(divs) > 0))
+	from := 0 // an entry moved later: the traces differ from the place it left
+	for _, d := range divs {
+		if d.from > 0 && (from == 0 || d.from < from) {
+			from = d.from
+		}
+	}
+	invs := groupInvariants(invariantFindings(c, opts.Invariants, opts.Got, first, from, len(divs) > 0))
 	if len(divs) > 0 && (strings.HasPrefix(divs[0].Signature, runFails) || strings.HasPrefix(divs[0].Signature, runReturns)) {
 		// The runs agree up to where one ended, so whatever invariant the run breaks
 		// follows from how it ended.
@@ -459,7 +465,10 @@ type budgetStop interface {
 	Exceeded() string
 }
 
-func invariantFindings(c *trace.Comparison, invs []invariant.Invariant, memo *GotMemo, first Position, diverged bool) []Finding {
+// invariantFindings are the invariants the implementation's trace breaks where the
+// reference's keeps them; those after the first divergence (first, or from: the place an entry
+// moved later left) may be its consequences.
+func invariantFindings(c *trace.Comparison, invs []invariant.Invariant, memo *GotMemo, first Position, from int, diverged bool) []Finding {
 	want := &trace.Trace{Entries: c.Want}
 	got := &trace.Trace{Entries: c.Got}
 	known := map[string]bool{}
@@ -511,7 +520,7 @@ func invariantFindings(c *trace.Comparison, invs []invariant.Invariant, memo *Go
 			}
 			fd.ActualLine = line
 		}
-		fd.Consequence = diverged && (f.Entry == 0 || first.Actual == 0 || f.Entry > firstEnd)
+		fd.Consequence = diverged && (f.Entry == 0 || first.Actual == 0 || f.Entry > firstEnd || from > 0 && f.Entry >= from)
 		out = append(out, fd)
 	}
 	return out

@@ -444,9 +444,13 @@ func movedFinding(c *trace.Comparison, g *governor, m *move) Finding {
 	} else {
 		passed = passing(c.Got, there, m.got, "after")
 	}
+	from := 0
+	if when == "later" {
+		from = there + 1
+	}
 	return Finding{
 		Kind: Divergence, RuleID: rule, Rule: ruleText(rule, w),
-		messages: strings.HasPrefix(k, "event message_"), request: k == "call stream",
+		messages: strings.HasPrefix(k, "event message_"), request: k == "call stream", from: from,
 		At:           Position{Expected: m.want + 1, Actual: m.got + 1},
 		ExpectedLine: trace.TimelineLine(w), ActualLine: trace.TimelineLine(e),
 		Says: fmt.Sprintf("the implementation has %q at entry %d, %s than the reference (its entry %d)%s: moved, not lost or added",

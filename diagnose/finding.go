@@ -90,6 +90,9 @@ type Finding struct {
 	// rules of the entries of a region.
 	span  []int
 	rules []string
+	// from is where the traces start to differ when that is before At.Actual: the place an
+	// entry moved later leaves (1-based); 0 otherwise.
+	from int
 }
 
 // CauseKey is what the findings of one defect share across scenarios and runs: the rule the

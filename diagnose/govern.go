@@ -29,6 +29,7 @@ type situation struct {
 	parallel, sequential                bool // the entry's tool batch, as the trace runs it
 	terminating                         bool // after a batch one of whose results terminates
 	finishContinue, finishEnd           bool
+	beforeFinish                        bool   // a turn_end its turn's finishTurn call follows
 	disagrees                           bool   // the turn's stopReason disagrees with its content
 	origin                              string // a message event's, or a turn's pending messages': prompt, steering, follow-up, prepared, declaration
 }
@@ -72,6 +73,8 @@ func (s situation) holds(when string) bool {
 		return s.finishContinue
 	case "after finishTurn end":
 		return s.finishEnd
+	case "before finishTurn":
+		return s.beforeFinish
 	case "stopReason disagrees":
 		return s.disagrees
 	case "a prompt":
@@ -97,7 +100,7 @@ func (s situation) holds(when string) bool {
 // knownWhen is every "when" the table may use (a test holds the table to it).
 var knownWhen = []string{"startup", "after a turn", "before a later turn", "within a turn", "lacking", "an error result the loop makes", "invalid arguments", "in a truncated turn", "a truncated turn's calls lacking", "after a truncated batch", "after a hard exit",
 	"after an abort", "in a parallel batch", "in a sequential batch", "after a terminating batch",
-	"after finishTurn continue", "after finishTurn end", "stopReason disagrees", "a prompt", "steering", "steering (poll A)", "steering (poll B)", "follow-up",
+	"after finishTurn continue", "after finishTurn end", "before finishTurn", "stopReason disagrees", "a prompt", "steering", "steering (poll A)", "steering (poll B)", "follow-up",
 	"prepared", "queued", "a declaration"}
 
 // situations walks a trace once and says where each entry stands.
@@ -108,7 +111,26 @@ func situations(es []trace.Entry) []situation {
 		out[i] = w.step(&es[i])
 	}
 	markBatches(es, out)
+	markBeforeFinish(es, out)
 	return out
+}
+
+// markBeforeFinish marks each turn_end that its turn's finishTurn call follows (before the
+// next request or turn).
+func markBeforeFinish(es []trace.Entry, out []situation) {
+	end := -1
+	for i, e := range es {
+		switch {
+		case e.Kind == trace.KindEvent && loop.EventType(e.Name) == loop.TurnEnd:
+			end = i
+		case e.Kind == trace.KindCall && e.Name == trace.HookFinishTurn && end >= 0:
+			out[end].beforeFinish = true
+			end = -1
+		case e.Kind == trace.KindCall && e.Name == trace.CallStream,
+			e.Kind == trace.KindEvent && (loop.EventType(e.Name) == loop.TurnStart || loop.EventType(e.Name) == loop.AgentStart):
+			end = -1
+		}
+	}
 }
 
 // walker is what the entries of a trace walked so far say of the entries after them.

@@ -383,13 +383,13 @@ func checkHookTiming(v *view) []Violation {
 func (v *view) checkPrepareRequest(vs *violations, t *turn, prs []int) {
 	switch {
 	case t.stream >= 0 && len(prs) != 1:
-		vs.add(v, t.stream, "turn %d called prepareRequest %d times before its request, not once", t.n, len(prs))
+		vs.addRule(v, t.stream, "R-PREPARE-REQUEST", "turn %d called prepareRequest %d times before its request, not once", t.n, len(prs))
 	case t.stream >= 0 && prs[0] > t.stream:
-		vs.add(v, prs[0], "prepareRequest called after the request of turn %d", t.n)
+		vs.addRule(v, prs[0], "R-PREPARE-REQUEST", "prepareRequest called after the request of turn %d", t.n)
 	case t.stream >= 0:
 		for i := prs[0] + 1; i < t.stream; i++ {
 			if v.isEvent(i) || (v.es[i].Kind == trace.KindCall && flowCall(v.es[i].Name)) {
-				vs.add(v, i, "%s between prepareRequest and its request", v.es[i].Name)
+				vs.addRule(v, i, "R-PREPARE-REQUEST", "%s between prepareRequest and its request", v.es[i].Name)
 				break
 			}
 		}
@@ -401,13 +401,13 @@ func (v *view) checkPrepareRequest(vs *violations, t *turn, prs []int) {
 func (v *view) checkFinishTurnPlace(vs *violations, t *turn, fts []int) {
 	switch {
 	case len(fts) != 1 && (t.end >= 0 || len(fts) > 1):
-		vs.add(v, t.asstEnd, "turn %d called finishTurn %d times, not once", t.n, len(fts))
+		vs.addRule(v, t.asstEnd, "R-FINISH-WHEN", "turn %d called finishTurn %d times, not once", t.n, len(fts))
 	case len(fts) == 1 && fts[0] < t.asstEnd:
-		vs.add(v, fts[0], "finishTurn called before the response ended")
+		vs.addRule(v, fts[0], "R-FINISH-WHEN", "finishTurn called before the response ended")
 	case len(fts) == 1 && t.end >= 0:
 		for i := fts[0] + 1; i < t.end; i++ {
 			if v.isEvent(i) || v.es[i].Kind == trace.KindCall {
-				vs.add(v, i, "%s between finishTurn and turn_end", v.es[i].Name)
+				vs.addRule(v, i, "R-FINISH-WHEN", "%s between finishTurn and turn_end", v.es[i].Name)
 				break
 			}
 		}
@@ -431,21 +431,21 @@ func (v *view) checkToolHooks(vs *violations, t *turn, before, after bool) {
 		}
 		if executed {
 			if before && (len(bs) != 1 || bs[0] < start || bs[0] > call) {
-				vs.add(v, call, "tool %s executed without exactly one beforeToolCall between its start and execution", c.id)
+				vs.addRule(v, call, "R-TOOL-BEFORE", "tool %s executed without exactly one beforeToolCall between its start and execution", c.id)
 			}
 			if after && (len(as) != 1 || as[0] < call || (end > 0 && as[0] > end)) {
-				vs.add(v, call, "tool %s executed without exactly one afterToolCall between its execution and its end", c.id)
+				vs.addRule(v, call, "R-TOOL-AFTER", "tool %s executed without exactly one afterToolCall between its execution and its end", c.id)
 			}
 			continue
 		}
 		for _, i := range as {
-			vs.add(v, i, "afterToolCall for %s, which was not executed", c.id)
+			vs.addRule(v, i, "R-TOOL-AFTER", "afterToolCall for %s, which was not executed", c.id)
 		}
 		if end > 0 {
 			text := resultText(v.d(end)["result"])
 			if text == "Tool "+c.name+" not found" || strings.HasPrefix(text, "Validation failed for tool ") || strings.HasPrefix(text, "Invalid arguments for tool ") {
 				for _, i := range bs {
-					vs.add(v, i, "beforeToolCall for %s, which failed before the hook (%q)", c.id, firstLine(text))
+					vs.addRule(v, i, "R-TOOL-BEFORE", "beforeToolCall for %s, which failed before the hook (%q)", c.id, firstLine(text))
 				}
 			}
 		}

@@ -483,6 +483,10 @@ func fieldFinding(c *trace.Comparison, g *governor, s trace.Step, f trace.Field)
 	says := fmt.Sprintf("in %q, %s", key, sentence(f))
 	shape := string(f.Shape)
 	what := fieldName(f.Path) + " " + shape + " on " + key
+	if fieldName(f.Path) == "toolCallId" && f.Shape == trace.Value {
+		// Another call's entry where the reference has this one's: the batch's order.
+		what = key + " of another tool call than the reference's: the batch's entries in another order"
+	}
 	clock := wallClock(f)
 	if clock != "" {
 		// A clock other than the world's is R-TIME-STAMP's, wherever it shows.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/turnstile-dev/turnstile/diagnose"
@@ -74,5 +75,32 @@ func TestPreparedSystemMessageAfterSteeringIsPrepareNextTurns(t *testing.T) {
 	fs := diag(sc, want, got, diagnose.Options{})
 	if len(fs) == 0 || fs[0].RuleID != "R-PREPARE-NEXT-TURN" {
 		t.Fatalf("the first finding is not R-PREPARE-NEXT-TURN's: %+v", fs)
+	}
+}
+
+// Tool-result messages emitted in the order the calls completed, not the calls' order: one
+// cause, R-EXEC-PARALLEL, titled as an order (not "toolCallId differs").
+func TestResultMessagesInCompletionOrderAreTheBatchsOrder(t *testing.T) {
+	r := func(name string) portRun {
+		sc, want := reference(t, name)
+		got := clone(want)
+		for _, key := range []string{"event message_start toolResult", "event message_end toolResult"} {
+			var at []int
+			for i, e := range got.Entries {
+				if trace.Key(e) == key {
+					at = append(at, i)
+				}
+			}
+			if len(at) < 2 {
+				t.Fatalf("%s: fewer than two %s", name, key)
+			}
+			got.Entries[at[0]].Data, got.Entries[at[1]].Data = got.Entries[at[1]].Data, got.Entries[at[0]].Data
+		}
+		return portRun{sc, want, got}
+	}
+	causes := causesOf(t, r("tools-parallel/completion-order"))
+	oneCause(t, causes, "R-EXEC-PARALLEL", 1)
+	if !strings.Contains(causes[0].Title, "in another order") {
+		t.Errorf("title %q does not say the order", causes[0].Title)
 	}
 }

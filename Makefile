@@ -100,7 +100,7 @@ test-ts:
 # in which pi's Agent settles operations (which the Go reference reproduces), in every release.
 test-pi-adapter: conformance/adapters/pi/node_modules
 	$(NODE) --test conformance/adapters/pi/tests/
-	for v in 0.87.1 0.99.1 1.0.3 1.3.0 1.4.0 1.5.2 1.6.0; do $(NODE) conformance/adapters/pi/testdata/outcome-order.mjs --pi $$v >/dev/null || exit 1; done
+	for v in $(PI_RELEASES); do $(NODE) conformance/adapters/pi/testdata/outcome-order.mjs --pi $$v >/dev/null || exit 1; done
 
 # The example Python loop on the Python kit must pass the curated suite (semantic profile;
 # known gaps, if any, in examples/python-loop/expected-failures.txt): the asyncio loop, then its

@@ -23,11 +23,9 @@ import { createRequire } from "node:module";
 import { ALL_HOOKS, serve } from "turnstile-kit";
 import { startAgent } from "./agent.mjs";
 import { bind, wireModel } from "./bind.mjs";
+import { NEWEST, RELEASES } from "./releases.mjs";
 
 const require = createRequire(import.meta.url);
-/** The releases installed (package.json), newest last; the newest is the plain package. */
-const RELEASES = ["0.87.1", "0.99.1", "1.0.3", "1.3.0", "1.4.0", "1.5.2", "1.6.0"];
-const NEWEST = RELEASES[RELEASES.length - 1];
 /**
  * The loop's entry points the adapter drives: "run" pi's runAgentLoop / runAgentLoopContinue
  * (an emit callback, the run's promise); "wrappers" pi's public agentLoop / agentLoopContinue,

@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { RELEASES } from "../releases.mjs";
 
 const ADAPTER = fileURLToPath(new URL("../adapter.mjs", import.meta.url));
 const HELLO2 = { type: "hello", protocol: 1, protocols: [1, 2] };
@@ -50,7 +51,6 @@ function brief(m) {
 const find = (out, pred) => out.find(pred);
 const outcome = (out, id) => find(out, (m) => m.notification?.kind === "outcome" && m.notification.data.id === id)?.notification.data;
 
-const RELEASES = ["0.87.1", "0.99.1", "1.0.3", "1.3.0", "1.4.0", "1.5.2", "1.6.0"];
 
 for (const release of RELEASES) test(`an Agent scenario on pi ${release}'s Agent: prompt, steer during the run, followUp, waitForIdle, state`, () => {
 	const old = RELEASES.indexOf(release) < RELEASES.indexOf("1.4.0"); // no identity before 1.4.0

@@ -10,10 +10,9 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { NEWEST, RELEASES } from "../releases.mjs";
 
 const ADAPTER = fileURLToPath(new URL("../adapter.mjs", import.meta.url));
-const RELEASES = ["0.87.1", "0.99.1", "1.0.3", "1.3.0", "1.4.0", "1.5.2", "1.6.0"];
-const NEWEST = RELEASES[RELEASES.length - 1];
 const MODEL = { id: "faux-1", api: "faux", provider: "faux" };
 const importRelease = (release) => import(release === NEWEST ? "@earendil-works/pi-agent-core" : `pi-agent-core-${release}`);
 

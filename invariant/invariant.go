@@ -70,7 +70,8 @@ func define(at loop.Behaviour, name, doc string, check func(*view) []Violation) 
 	inv := Invariant{Name: name, Doc: doc, Rules: rulesOf[name], check: check, at: at, whole: strings.HasPrefix(name, "agent-"),
 		perRun: name != "termination" && name != "queue-timing"}
 	inv.Check = func(tr *trace.Trace) []Violation {
-		return inv.judge(newView(tr), runsOf(tr))
+		v := newView(tr)
+		return inv.judge(v, runsOf(v))
 	}
 	return inv
 }
@@ -92,36 +93,45 @@ func (inv Invariant) judge(v *view, runs []*view) []Violation {
 	return out
 }
 
-// runsOf splits an Agent trace into its runs, each a view of its own as the loop's
+// runsOf splits an Agent trace's view into its runs, each a view of its own as the loop's
 // invariants expect: from agent_start to agent_end, without the Agent's operations and
 // outcomes, ended by the end entry the loop's run would have made: the agent_end's messages,
 // or, when the Agent ended a failed run with its error turn (R-AGENT-ERROR-TURN), the loop's
-// failure, the error turn's four events left out. It is nil for other traces.
-func runsOf(tr *trace.Trace) []*view {
-	if !trace.IsAgentTrace(tr.Entries) {
+// failure, the error turn's four events left out. It is nil for other traces. The runs share
+// the whole view's decoded entries.
+func runsOf(whole *view) []*view {
+	es := whole.es
+	if !trace.IsAgentTrace(es) {
 		return nil
 	}
-	tr = tr.Expanded() // a run's entries may link to entries of earlier runs
 	var setup struct {
 		Barriers []json.RawMessage `json:"barriers"`
 	}
-	_ = json.Unmarshal(tr.Entries[0].Data, &setup)
+	_ = json.Unmarshal(es[0].Data, &setup)
 	runs := []*view{}
 	var cur []trace.Entry
-	for _, e := range tr.Entries {
+	var from []int
+	for i, e := range es {
 		switch {
 		case e.Kind == trace.KindEvent && e.Name == string(loop.AgentStart):
-			cur = []trace.Entry{e}
+			cur, from = []trace.Entry{e}, []int{i}
 		case cur == nil, e.Kind == trace.KindOutcome, e.Kind == trace.KindDeliver && e.Name == trace.DeliverAgent:
 		case e.Kind == trace.KindEvent && e.Name == string(loop.AgentEnd):
-			runs = append(runs, newView(&trace.Trace{Scenario: tr.Scenario, Entries: endRun(cur, e)}))
-			cur = nil
+			n := len(cur)
+			run := endRun(cur, e)
+			if len(run) == n+2 { // agent_end, then the end entry made for the run
+				from = append(from, i, -1)
+			} else { // the end of a failed run, made for it, in place of the error turn
+				from = append(from[:n-3], -1)
+			}
+			runs = append(runs, whole.sub(run, from))
+			cur, from = nil, nil
 		default:
-			cur = append(cur, e)
+			cur, from = append(cur, e), append(from, i)
 		}
 	}
 	if cur != nil {
-		runs = append(runs, newView(&trace.Trace{Scenario: tr.Scenario, Entries: cur}))
+		runs = append(runs, whole.sub(cur, from))
 	}
 	for _, r := range runs {
 		r.holds = len(setup.Barriers) > 0
@@ -231,7 +241,7 @@ func CheckAll(tr *trace.Trace, invs ...Invariant) []Failure {
 		invs = All()
 	}
 	v := newView(tr)
-	runs := runsOf(tr)
+	runs := runsOf(v)
 	var out []Failure
 	for _, inv := range invs {
 		var vs []Violation
@@ -251,8 +261,16 @@ func CheckAll(tr *trace.Trace, invs ...Invariant) []Failure {
 // run's structure (turns, outcome) parsed once.
 type view struct {
 	// at is the pi behaviour the trace is judged at.
-	at      loop.Behaviour
-	es      []trace.Entry
+	at loop.Behaviour
+	es []trace.Entry
+	// linked: es is a trace's linear form, whose links decode restores.
+	linked bool
+	// bySeq finds an entry by its seq where its index does not (made when first needed).
+	bySeq map[int]int
+	// parent, for a run of an Agent's trace, is the whole trace's view, and from the index
+	// there of each of the run's entries (-1: an entry made for the run).
+	parent  *view
+	from    []int
 	data    []any
 	answer  []any
 	decoded []bool
@@ -275,13 +293,43 @@ type view struct {
 	turns []*turn
 }
 
+// newView is the view of a trace, linear or in full. The linear form's links are restored
+// on the decoded values as entries are decoded (trace.ExpandValues), when every linked entry
+// is one the world recorded (canonical: its links resolve); other traces are expanded first.
 func newView(tr *trace.Trace) *view {
-	tr = tr.Expanded()
-	v := &view{es: tr.Entries, endIdx: -1, agentEnd: -1, seen: map[string]bool{}}
+	linked := false
+	for i := range tr.Entries {
+		if e := &tr.Entries[i]; e.Link != nil {
+			linked = true
+			if !e.Canonical {
+				tr, linked = tr.Expanded(), false
+				break
+			}
+		}
+	}
+	v := &view{es: tr.Entries, linked: linked, endIdx: -1, agentEnd: -1, seen: map[string]bool{}}
 	v.memo = traceMemo()
 	v.data = make([]any, len(v.es))
 	v.answer = make([]any, len(v.es))
 	v.decoded = make([]bool, len(v.es))
+	v.index()
+	return v
+}
+
+// sub is the view of a run of v's entries: es, each the entry of v at from (-1: one made for
+// the run), whose values are v's.
+func (v *view) sub(es []trace.Entry, from []int) *view {
+	r := &view{es: es, parent: v, from: from, endIdx: -1, agentEnd: -1, seen: map[string]bool{}}
+	r.memo = traceMemo()
+	r.data = make([]any, len(es))
+	r.answer = make([]any, len(es))
+	r.decoded = make([]bool, len(es))
+	r.index()
+	return r
+}
+
+// index finds the view's end, agent_end and hooks called, and its turns.
+func (v *view) index() {
 	for i, e := range v.es {
 		switch {
 		case e.Kind == trace.KindEnd && v.endIdx < 0:
@@ -294,21 +342,52 @@ func newView(tr *trace.Trace) *view {
 		}
 	}
 	v.parseTurns()
-	return v
 }
 
-// decode decodes entry i's data and answer.
+// decode decodes entry i's data and answer, in full.
 func (v *view) decode(i int) {
 	if v.decoded[i] {
 		return
 	}
 	v.decoded[i] = true
-	if len(v.es[i].Data) > 0 {
-		v.data[i] = decodeJSONWith(v.es[i].Data, &v.memo)
+	if v.parent != nil && v.from[i] >= 0 {
+		j := v.from[i]
+		v.parent.decode(j)
+		v.data[i], v.answer[i] = v.parent.data[j], v.parent.answer[j]
+		return
 	}
-	if len(v.es[i].Answer) > 0 {
-		v.answer[i] = decodeJSONWith(v.es[i].Answer, &v.memo)
+	e := &v.es[i]
+	if len(e.Data) > 0 {
+		v.data[i] = decodeJSONWith(e.Data, &v.memo)
 	}
+	if len(e.Answer) > 0 {
+		v.answer[i] = decodeJSONWith(e.Answer, &v.memo)
+	}
+	if v.linked && e.Link != nil {
+		// Links between recorded entries resolve; were one not to, the entry stays as
+		// written, as Trace.Expanded leaves it.
+		if d, a, err := trace.ExpandValues(e, v.data[i], v.answer[i], v.earlier); err == nil {
+			v.data[i], v.answer[i] = d, a
+		}
+	}
+}
+
+// earlier is the data and answer in full of the entry seq, for trace.ExpandValues.
+func (v *view) earlier(seq int) (data, answer any, ok bool) {
+	j := seq - 1
+	if j < 0 || j >= len(v.es) || v.es[j].Seq != seq {
+		if v.bySeq == nil {
+			v.bySeq = make(map[int]int, len(v.es))
+			for k := range v.es {
+				v.bySeq[v.es[k].Seq] = k
+			}
+		}
+		if j, ok = v.bySeq[seq]; !ok {
+			return nil, nil, false
+		}
+	}
+	v.decode(j)
+	return v.data[j], v.answer[j], true
 }
 
 // d is entry i's data as an object (nil when it is not one).
@@ -387,6 +466,9 @@ func same(a, b any) bool {
 		if !ok || len(x) != len(y) || (x == nil) != (y == nil) {
 			return false
 		}
+		if reflect.ValueOf(x).UnsafePointer() == reflect.ValueOf(y).UnsafePointer() {
+			return true // one object: the decoding memo shares the objects a trace repeats
+		}
 		for k, xv := range x {
 			yv, ok := y[k]
 			if !ok || !same(xv, yv) {
@@ -398,6 +480,9 @@ func same(a, b any) bool {
 		y, ok := b.([]any)
 		if !ok || len(x) != len(y) || (x == nil) != (y == nil) {
 			return false
+		}
+		if len(x) > 0 && &x[0] == &y[0] {
+			return true
 		}
 		for i := range x {
 			if !same(x[i], y[i]) {

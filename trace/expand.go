@@ -261,3 +261,133 @@ func advance(prev, ev map[string]any) (map[string]any, error) {
 	}
 	return next, nil
 }
+
+// ExpandValues is Expand for one linked entry on decoded values, without encoding: data and
+// answer are e's own, decoded as encoding/json decodes into an any, and earlier gives an
+// earlier entry's data and answer in full by its seq. It returns e's data and answer in full
+// (e's own when e is not linked), equal to what decoding Expand's bytes gives. The values it
+// is given are left as they are (they may be shared); the result shares theirs.
+func ExpandValues(e *Entry, data, answer any, earlier func(seq int) (data, answer any, ok bool)) (any, any, error) {
+	l := e.Link
+	if l == nil {
+		return data, answer, nil
+	}
+	if l.AnswerExtends != 0 || l.AnswerKeep != 0 {
+		path := listPath(e, ListAnswer)
+		if path == nil {
+			return data, answer, fmt.Errorf("link %s on a %s entry, whose answer holds no messages", appendLink(nil, l), e.Name)
+		}
+		var a any
+		ok := l.AnswerExtends < e.Seq
+		if ok {
+			_, a, ok = earlier(l.AnswerExtends)
+		}
+		base, _ := a.(map[string]any)
+		if !ok || base == nil {
+			return data, answer, fmt.Errorf("the link refers to entry %d, whose answer is not an object", l.AnswerExtends)
+		}
+		own, _ := answer.(map[string]any)
+		prev, ok1 := listIn(base, path)
+		mine, ok2 := listIn(own, path)
+		if own == nil || !ok1 || !ok2 || l.AnswerKeep < 1 || l.AnswerKeep > len(prev) {
+			return data, answer, fmt.Errorf("link keeps %d answer messages of entry %d, which has %d", l.AnswerKeep, l.AnswerExtends, len(prev))
+		}
+		answer = withListIn(own, path, append(prev[:l.AnswerKeep:l.AnswerKeep], mine...))
+		if l.Advances == 0 && l.Extends == 0 && l.Keep == 0 && l.NewExtends == 0 && l.NewKeep == 0 && l.Repeats == 0 {
+			return data, answer, nil
+		}
+	}
+	d, _ := data.(map[string]any)
+	if d == nil {
+		return data, answer, fmt.Errorf("a linked entry's data is not an object")
+	}
+	partialOf := func(seq int) (map[string]any, error) {
+		var pd any
+		ok := seq < e.Seq
+		if ok {
+			pd, _, ok = earlier(seq)
+		}
+		m, _ := pd.(map[string]any)
+		if !ok || m == nil {
+			return nil, fmt.Errorf("the link refers to entry %d, whose data is not an object", seq)
+		}
+		if ame, ok := m["assistantMessageEvent"].(map[string]any); ok {
+			m = ame
+		}
+		p, ok := m["partial"].(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("the link refers to entry %d, which holds no partial message", seq)
+		}
+		return p, nil
+	}
+	switch {
+	case (l.Extends != 0 || l.NewExtends != 0) && l.Advances == 0 && l.Repeats == 0:
+		for _, part := range []struct {
+			list          List
+			extends, keep int
+		}{{ListMessages, l.Extends, l.Keep}, {ListNewMessages, l.NewExtends, l.NewKeep}} {
+			if part.extends == 0 && part.keep == 0 {
+				continue
+			}
+			path := listPath(e, part.list)
+			if path == nil {
+				return data, answer, fmt.Errorf("link %s on a %s entry, which sends no such list", appendLink(nil, l), e.Name)
+			}
+			var bd any
+			ok := part.extends < e.Seq
+			if ok {
+				bd, _, ok = earlier(part.extends)
+			}
+			base, _ := bd.(map[string]any)
+			if !ok || base == nil {
+				return data, answer, fmt.Errorf("the link refers to entry %d, whose data is not an object", part.extends)
+			}
+			prev, ok1 := listIn(base, path)
+			own, ok2 := listIn(d, path)
+			if !ok1 || !ok2 || part.keep < 1 || part.keep > len(prev) {
+				return data, answer, fmt.Errorf("link keeps %d messages of entry %d, which has %d", part.keep, part.extends, len(prev))
+			}
+			d = withListIn(d, path, append(prev[:part.keep:part.keep], own...))
+		}
+	case l.Advances != 0 && l.Extends == 0 && l.Keep == 0 && l.NewExtends == 0 && l.NewKeep == 0 && l.Repeats == 0:
+		prev, err := partialOf(l.Advances)
+		if err != nil {
+			return data, answer, err
+		}
+		next, err := advance(prev, d)
+		if err != nil {
+			return data, answer, err
+		}
+		d = maps.Clone(d)
+		d["partial"] = next
+	case l.Repeats != 0 && l.Extends == 0 && l.Keep == 0 && l.NewExtends == 0 && l.NewKeep == 0 && l.Advances == 0:
+		p, err := partialOf(l.Repeats)
+		if err != nil {
+			return data, answer, err
+		}
+		ame, ok := d["assistantMessageEvent"].(map[string]any)
+		if !ok {
+			return data, answer, fmt.Errorf("a repeating entry has no assistantMessageEvent object")
+		}
+		ame = maps.Clone(ame)
+		ame["partial"] = p
+		d = maps.Clone(d)
+		d["assistantMessageEvent"] = ame
+		d["message"] = p
+	default:
+		return data, answer, fmt.Errorf("link %s is not one the linear form knows", appendLink(nil, l))
+	}
+	return d, answer, nil
+}
+
+// withListIn is d with the list at path (where listIn found one) set to list: the objects on
+// the path are copied, d's left as they are.
+func withListIn(d map[string]any, path []string, list []any) map[string]any {
+	out := maps.Clone(d)
+	if len(path) == 1 {
+		out[path[0]] = list
+		return out
+	}
+	out[path[0]] = withListIn(d[path[0]].(map[string]any), path[1:], list)
+	return out
+}

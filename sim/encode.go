@@ -34,9 +34,13 @@ type encoder struct {
 	arena []byte
 }
 
-// arenaChunk is the size of an encoder's arena chunks; an encoding above a quarter of it gets
-// its own allocation.
-const arenaChunk = 32 << 10
+// arenaChunk is the largest size of an encoder's arena chunks; an encoding above a quarter of
+// it gets its own allocation. The first chunk is firstChunk and each next one twice the last: a
+// generated run records a few kilobytes, a long one megabytes.
+const (
+	arenaChunk = 32 << 10
+	firstChunk = 2 << 10
+)
 
 // eventBytes is e's canonical JSON, in a slice of its own.
 func (enc *encoder) eventBytes(e *loop.Event) []byte {
@@ -71,7 +75,11 @@ func (e *encoder) kept(p []byte) []byte {
 	case n == 0 || n > arenaChunk/4:
 		return append(make([]byte, 0, n), p...)
 	case len(e.arena)+n > cap(e.arena):
-		e.arena = make([]byte, 0, arenaChunk)
+		size := min(arenaChunk, max(firstChunk, 2*cap(e.arena)))
+		for size < n {
+			size *= 2
+		}
+		e.arena = make([]byte, 0, size)
 	}
 	start := len(e.arena)
 	e.arena = append(e.arena, p...)

@@ -39,7 +39,8 @@ type PortUpdate[M, T, Mo any] struct {
 }
 
 // PortToolCall is the payload of beforeToolCall and afterToolCall on a port's types; Result
-// and IsError are afterToolCall's only (Result nil writes result null).
+// and IsError are afterToolCall's only. Result nil leaves result out (an execute resolving
+// undefined); json.RawMessage("null") writes it null.
 type PortToolCall[M, T any] struct {
 	AssistantMessage any
 	ToolCall         any
@@ -140,7 +141,10 @@ func (h PortHooks[M, T, Mo]) BeforeToolCall(ctx context.Context, c PortToolCall[
 // port's).
 func (h PortHooks[M, T, Mo]) AfterToolCall(ctx context.Context, c PortToolCall[M, T], out any) error {
 	data := map[string]any{"assistantMessage": c.AssistantMessage, "toolCall": c.ToolCall, "args": c.Args,
-		"result": c.Result, "isError": c.IsError, "context": h.wire(c.Context)}
+		"isError": c.IsError, "context": h.wire(c.Context)}
+	if c.Result != nil {
+		data["result"] = c.Result
+	}
 	return Hooks{Env: h.Env}.signalled(ctx, "afterToolCall", data, out)
 }
 

@@ -185,7 +185,7 @@ func TestPortHooksBeforeToolCallSetsArgsInPlace(t *testing.T) {
 	}
 }
 
-func TestPortHooksAfterToolCallKeepsANullDetails(t *testing.T) {
+func TestPortHooksAfterToolCallTellsNullFromAbsent(t *testing.T) {
 	w := newWorld(map[string]string{"afterToolCall": `{"details":null,"isError":false}`})
 	var answer piwire.AfterToolCallAnswer
 	if err := hooksOn(w).AfterToolCall(context.Background(), piwire.PortToolCall[myMsg, myTool]{}, &answer); err != nil {
@@ -194,8 +194,12 @@ func TestPortHooksAfterToolCallKeepsANullDetails(t *testing.T) {
 	if string(answer.Details) != "null" || answer.IsError == nil || *answer.IsError {
 		t.Errorf("AfterToolCall's answer = details %q, isError %v", answer.Details, answer.IsError)
 	}
+	if strings.Contains(w.payload["afterToolCall"], `"result"`) {
+		t.Errorf("a nil Result: payload %s, want no result", w.payload["afterToolCall"])
+	}
+	_ = hooksOn(w).AfterToolCall(context.Background(), piwire.PortToolCall[myMsg, myTool]{Result: json.RawMessage("null")}, nil)
 	if !strings.Contains(w.payload["afterToolCall"], `"result":null`) {
-		t.Errorf("a nil Result: payload %s, want result null", w.payload["afterToolCall"])
+		t.Errorf("a null Result: payload %s, want result null", w.payload["afterToolCall"])
 	}
 }
 

@@ -58,28 +58,28 @@ type PortHooks[M, T, Mo any] struct {
 	Env Hooker
 	// Tools are all the port's tools: a context a hook answers with names some of them.
 	Tools []T
-	// Name is a tool's name.
+	// Name is a tool's name; without it a context has no tools.
 	Name func(T) string
 }
 
 // ConvertToLLM calls convertToLlm.
-func (h PortHooks[M, T, Mo]) ConvertToLLM(_ context.Context, msgs []M) ([]M, error) {
-	return h.messages(nil, "convertToLlm", map[string]any{"messages": nonNil(msgs)})
+func (h PortHooks[M, T, Mo]) ConvertToLLM(ctx context.Context, msgs []M) ([]M, error) {
+	return h.messages(ctx, false, "convertToLlm", map[string]any{"messages": nonNil(msgs)})
 }
 
 // TransformContext calls transformContext, given ctx as its signal.
 func (h PortHooks[M, T, Mo]) TransformContext(ctx context.Context, msgs []M) ([]M, error) {
-	return h.messages(ctx, "transformContext", map[string]any{"messages": nonNil(msgs)})
+	return h.messages(ctx, true, "transformContext", map[string]any{"messages": nonNil(msgs)})
 }
 
 // GetSteeringMessages calls getSteeringMessages.
-func (h PortHooks[M, T, Mo]) GetSteeringMessages(context.Context) ([]M, error) {
-	return h.messages(nil, "getSteeringMessages", map[string]any{})
+func (h PortHooks[M, T, Mo]) GetSteeringMessages(ctx context.Context) ([]M, error) {
+	return h.messages(ctx, false, "getSteeringMessages", map[string]any{})
 }
 
 // GetFollowUpMessages calls getFollowUpMessages.
-func (h PortHooks[M, T, Mo]) GetFollowUpMessages(context.Context) ([]M, error) {
-	return h.messages(nil, "getFollowUpMessages", map[string]any{})
+func (h PortHooks[M, T, Mo]) GetFollowUpMessages(ctx context.Context) ([]M, error) {
+	return h.messages(ctx, false, "getFollowUpMessages", map[string]any{})
 }
 
 // GetAPIKey calls getApiKey; "" is no key.
@@ -162,15 +162,15 @@ func (h PortHooks[M, T, Mo]) Named(names []string) []T {
 	return out
 }
 
-// messages calls a hook answering {messages}, given ctx as its signal (nil: none); an answer
+// messages calls a hook answering {messages}, given ctx as its signal if signalled; an answer
 // without messages is none.
-func (h PortHooks[M, T, Mo]) messages(ctx context.Context, name string, data any) ([]M, error) {
+func (h PortHooks[M, T, Mo]) messages(ctx context.Context, signalled bool, name string, data any) ([]M, error) {
 	var out struct {
 		Messages []M `json:"messages"`
 	}
 	call := Hooks{Env: h.Env}
 	var err error
-	if ctx != nil {
+	if signalled {
 		err = call.signalled(ctx, name, data, &out)
 	} else {
 		err = h.Env.Hook(name, data, &out)

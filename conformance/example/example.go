@@ -8,8 +8,6 @@ package example
 import (
 	"context"
 	"encoding/json"
-	"maps"
-	"slices"
 	"time"
 
 	"github.com/turnstile-dev/turnstile/conformance/piwire"
@@ -49,14 +47,7 @@ func Build(env porttest.Env) (actx loop.Context, cfg loop.Config, tools func(nam
 		t := &loop.Tool{Name: ts.Name, Description: ts.Description, Parameters: ts.Parameters,
 			ExecutionMode: loop.ExecutionMode(ts.ExecutionMode), Execute: piwire.Execute(env, ts.Name)}
 		if ts.PrepareArguments != nil {
-			t.PrepareArguments = func(args map[string]any) map[string]any {
-				out := maps.Clone(args)
-				if out == nil {
-					out = map[string]any{}
-				}
-				maps.Copy(out, ts.PrepareArguments)
-				return out
-			}
+			t.PrepareArguments = func(args map[string]any) map[string]any { return ts.Prepare(args) }
 		}
 		pool[ts.Name] = t
 	}
@@ -69,17 +60,20 @@ func Build(env porttest.Env) (actx loop.Context, cfg loop.Config, tools func(nam
 		return out
 	}
 	h := piwire.Hooks{Env: env, Tools: tools}
-	on := func(name string) bool { return slices.Contains(s.Hooks, name) }
 	cfg = loop.Config{
 		Model: loop.Model{ID: s.Model.ID, API: s.Model.API, Provider: s.Model.Provider}, ThinkingLevel: loop.ThinkingLevel(s.ThinkingLevel),
 		APIKey: s.APIKey, ToolExecution: loop.ExecutionMode(s.ToolExecution), Runtime: runtime{env},
 		SessionID: s.SessionID, Identity: s.Identity, OnEvent: func(e loop.Event) { env.Emit(e) },
-		ConvertToLLM: when(on("convertToLlm"), h.ConvertToLLM), TransformContext: when(on("transformContext"), h.TransformContext),
-		GetAPIKey: when(on("getApiKey"), h.GetAPIKey), PrepareRequest: when(on("prepareRequest"), h.PrepareRequest),
-		PrepareNextTurn: when(on("prepareNextTurn"), h.PrepareNextTurn), FinishTurn: when(on("finishTurn"), h.FinishTurn),
-		GetSteeringMessages: when(on("getSteeringMessages"), h.GetSteeringMessages),
-		GetFollowUpMessages: when(on("getFollowUpMessages"), h.GetFollowUpMessages),
-		BeforeToolCall:      when(on("beforeToolCall"), h.BeforeToolCall), AfterToolCall: when(on("afterToolCall"), h.AfterToolCall),
+		ConvertToLLM:        porttest.Installed(env, "convertToLlm", h.ConvertToLLM),
+		TransformContext:    porttest.Installed(env, "transformContext", h.TransformContext),
+		GetAPIKey:           porttest.Installed(env, "getApiKey", h.GetAPIKey),
+		PrepareRequest:      porttest.Installed(env, "prepareRequest", h.PrepareRequest),
+		PrepareNextTurn:     porttest.Installed(env, "prepareNextTurn", h.PrepareNextTurn),
+		FinishTurn:          porttest.Installed(env, "finishTurn", h.FinishTurn),
+		GetSteeringMessages: porttest.Installed(env, "getSteeringMessages", h.GetSteeringMessages),
+		GetFollowUpMessages: porttest.Installed(env, "getFollowUpMessages", h.GetFollowUpMessages),
+		BeforeToolCall:      porttest.Installed(env, "beforeToolCall", h.BeforeToolCall),
+		AfterToolCall:       porttest.Installed(env, "afterToolCall", h.AfterToolCall),
 		Stream: func(_ context.Context, req loop.StreamRequest) (loop.AssistantStream, error) {
 			data := piwire.StreamRequest{Model: piwire.WireModel(req.Model), Messages: req.Messages, ThinkingLevel: req.ThinkingLevel, APIKey: req.APIKey}
 			if s.StreamOptions {
@@ -90,14 +84,6 @@ func Build(env porttest.Env) (actx loop.Context, cfg loop.Config, tools func(nam
 		},
 	}
 	return loop.Context{Messages: decode(s.Messages), Tools: tools(s.ActiveTools)}, cfg, tools
-}
-
-// when is hook f if the scenario installs it, else none.
-func when[F any](installed bool, f F) (none F) {
-	if installed {
-		return f
-	}
-	return none
 }
 
 func decode(raw []json.RawMessage) []loop.Message {

@@ -6,7 +6,8 @@
 //
 // The message, event and result types are package loop's, which the reference is built on
 // and which is checked against pi byte for byte; the payload types and the Hooks caller are
-// this package's.
+// this package's. A port whose own types read and write pi's JSON calls the hooks on them
+// with PortHooks, and streams with PortStreamRequest, mapping nothing to these.
 package piwire
 
 import (

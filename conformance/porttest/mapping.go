@@ -3,6 +3,7 @@ package porttest
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 )
 
 // The helpers below serve a port whose own types already read and write pi's JSON: they
@@ -69,4 +70,15 @@ func Pump[E, M any](st Stream, push func(E), end func(M), fail func(error)) {
 		return
 	}
 	end(message)
+}
+
+// Installed is hook f when the scenario installs the hook of pi's name (Setup.Hooks), else
+// F's zero value (nil for a func), for a loop that skips a nil hook:
+// cfg.FinishTurn = porttest.Installed(env, "finishTurn", finishTurn).
+func Installed[F any](env Env, name string, f F) F {
+	if slices.Contains(env.Setup().Hooks, name) {
+		return f
+	}
+	var none F
+	return none
 }

@@ -95,3 +95,25 @@ func TestExecuteDecodesUpdatesAndResult(t *testing.T) {
 		t.Errorf("an execute resolving nothing: %+v, %v, want the zero result", got, err)
 	}
 }
+
+// setupOnly is an Env whose only method the test calls is Setup.
+type setupOnly struct {
+	porttest.Env
+	setup porttest.Setup
+}
+
+func (e setupOnly) Setup() porttest.Setup { return e.setup }
+
+func TestInstalledIsTheHookOnlyWhenTheScenarioInstallsIt(t *testing.T) {
+	env := setupOnly{setup: porttest.Setup{Hooks: []string{"finishTurn"}}}
+	finish := func() string { return "finish" }
+	if got := porttest.Installed(env, "finishTurn", finish); got == nil || got() != "finish" {
+		t.Error("Installed(finishTurn), installed: nil or another func, want the hook")
+	}
+	if got := porttest.Installed(env, "beforeToolCall", finish); got != nil {
+		t.Error("Installed(beforeToolCall), not installed: a hook, want nil")
+	}
+	if got := porttest.Installed(env, "finishturn", finish); got != nil {
+		t.Error("Installed of a name pi does not spell so: a hook, want nil")
+	}
+}

@@ -7,12 +7,14 @@ import (
 	"github.com/turnstile-dev/turnstile/sim"
 )
 
-// suiteFS holds the curated suite: every scenario file in the family folders.
+// suiteFS holds the curated suite: every scenario file in the family folders, each with
+// its golden timeline beside it (package golden).
 //
-//go:embed */*.yaml
+//go:embed */*.yaml */*.golden
 var suiteFS embed.FS
 
-// SuiteFS is the curated suite as a file system, rooted at the family folders.
+// SuiteFS is the curated suite as a file system, rooted at the family folders: the
+// scenario files and their goldens (<family>/<name>.golden).
 func SuiteFS() fs.FS { return suiteFS }
 
 // Suite loads the embedded curated suite, sorted by path.

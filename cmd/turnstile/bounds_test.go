@@ -114,7 +114,7 @@ func TestHostileInputsEndWithinBounds(t *testing.T) {
 	bomb.WriteString("    behaviour: {result: ok}\nprovider: [hi]\nrun: [go]\n")
 	bombPath := write("bomb.yaml", bomb.String())
 	deltas := write("deltas.yaml", "provider:\n  - {text: \""+strings.Repeat("a", 1_000_000)+"\", deltaSize: 1}\nrun: [go]\n")
-	golden := "golden/testdata/truncation/basic.golden"
+	golden := "scenarios/truncation/basic.golden"
 	cases := []struct {
 		args []string
 		code int

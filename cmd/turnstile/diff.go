@@ -30,7 +30,7 @@ Exit 0 when they are identical, 1 when they differ, 2 when a side is not one tra
 Details: docs/CLI.md#diff`,
 		Example: `  turnstile run a.yaml --format jsonl > a.jsonl; turnstile diff a.jsonl b.yaml
   turnstile diff truncation/basic my-truncation.yaml
-  turnstile diff golden/testdata/queues/steering-one-at-a-time.golden new.golden`,
+  turnstile diff scenarios/queues/steering-one-at-a-time.golden new.golden`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if context < 0 {

@@ -153,7 +153,7 @@ func TestDiffRefusesWhatIsNotATrace(t *testing.T) {
 		}
 		return p
 	}
-	golden := "golden/testdata/truncation/basic.golden"
+	golden := "scenarios/truncation/basic.golden"
 	for _, c := range []struct{ file, want string }{
 		{write("garbage.txt", "garbage{\n"), "garbage.txt:1: not a timeline line"},
 		{write("half.jsonl", "{\"seq\":1,\"kind\":\"event\"}\nnope\n"), "half.jsonl:2: not a trace entry"},
@@ -198,11 +198,11 @@ func sparse(t *testing.T, p string, size int64) string {
 }
 
 func TestDiffShowsFirstDivergence(t *testing.T) {
-	out, _, code := turnstile(t, "diff", "golden/testdata/truncation/basic.golden", "scenarios/truncation/several-calls.yaml")
+	out, _, code := turnstile(t, "diff", "scenarios/truncation/basic.golden", "scenarios/truncation/several-calls.yaml")
 	if code != 1 || !strings.Contains(out, "first difference at line") || !strings.Contains(out, "(- expected, + actual)") {
 		t.Fatalf("exit %d: %s", code, out)
 	}
-	out, _, code = turnstile(t, "diff", "golden/testdata/truncation/basic.golden", "scenarios/truncation/basic.yaml")
+	out, _, code = turnstile(t, "diff", "scenarios/truncation/basic.golden", "scenarios/truncation/basic.yaml")
 	if code != 0 || !strings.Contains(out, "identical") {
 		t.Fatalf("exit %d: %s", code, out)
 	}

@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -46,7 +44,7 @@ implementation's own goldens instead, in the --golden directory (required).
 
 Details: docs/CLI.md#test`,
 		Example: `  turnstile test
-  turnstile test scenarios --update && git diff golden/
+  turnstile test scenarios --update && git diff scenarios/
   turnstile test --impl "python3 my_adapter.py" --golden my-goldens --update   # record
   turnstile test --impl "python3 my_adapter.py" --golden my-goldens            # check`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -69,7 +67,7 @@ Details: docs/CLI.md#test`,
 
 func (o *testFlags) register(f *pflag.FlagSet) {
 	f.BoolVar(&o.update, "update", false, "rewrite the golden files")
-	f.StringVar(&o.dir, "golden", "golden/testdata", "directory of the golden files")
+	f.StringVar(&o.dir, "golden", "", "directory of goldens of your own (default: beside each scenario, NAME.golden)")
 	f.StringVar(&o.impl, "impl", "", "implementation whose own goldens to record and check (needs --golden)")
 	o.proc.register(f, conformance.DefaultTimeout, "scenario")
 	o.sel.register(f)
@@ -85,7 +83,6 @@ func (o *testFlags) register(f *pflag.FlagSet) {
 type testRun struct {
 	*testFlags
 	files     []*scenarios.File
-	goldens   fs.FS
 	behaviour loop.Behaviour
 	newest    bool // the reference behaves as the newest pi, whose expect: blocks apply
 	lvl       levels.Level
@@ -104,21 +101,16 @@ func (o *testFlags) start(cmd *cobra.Command, args []string) (*testRun, error) {
 	if o.impl != "" && !goldenGiven {
 		return nil, usage(errors.New("--impl needs --golden DIR: an implementation's goldens live in a directory of your own, not beside the reference's"))
 	}
-	if o.update && len(args) == 0 && !goldenGiven {
-		return nil, usage(errors.New("--update needs the PATH of the scenarios whose goldens to rewrite, or --golden DIR"))
-	}
 	files, err := load(args, o.sel, o.budget)
 	if err != nil {
 		return nil, err
 	}
-	t := &testRun{testFlags: o, files: files, goldens: os.DirFS(o.dir)}
-	embedded := !goldenGiven
 	for _, f := range files {
-		embedded = embedded && f.Embedded
+		if o.update && !goldenGiven && f.Embedded {
+			return nil, usage(errors.New("--update needs the PATH of the scenarios whose goldens to rewrite (scenarios/FAMILY), or --golden DIR: the embedded suite cannot be rewritten"))
+		}
 	}
-	if embedded {
-		t.goldens = golden.Embedded()
-	}
+	t := &testRun{testFlags: o, files: files}
 	newImpl, err := implementation(o.impl, o.proc)
 	if err != nil {
 		return nil, usage(err)
@@ -222,26 +214,53 @@ func (t *testRun) scenario(f *scenarios.File) error {
 		return nil
 	}
 	got := golden.Render(tr)
-	name := golden.Name(f.Rel)
-	want, rerr := fs.ReadFile(t.goldens, name)
-	if t.update && (rerr != nil || !bytes.Equal(want, got)) {
-		return t.rewrite(name, got)
-	}
-	switch {
-	case t.update:
+	file, embedded := t.goldenFile(f)
+	if t.update {
+		wrote, err := golden.Update(file, got)
+		if err != nil {
+			return usage(err)
+		}
+		if wrote {
+			fmt.Fprintf(t.out, "updated %s\n", file)
+			t.updated++
+			return nil
+		}
 		res.Status = conformance.Pass
-	case rerr != nil:
-		res.Status, res.Reason = conformance.Fail, "no golden file "+path.Join(t.dir, name)+" (run with --update to create it)"
+		t.record(res)
+		return nil
+	}
+	var want []byte
+	if embedded {
+		want, err = fs.ReadFile(scenarios.SuiteFS(), file)
+	} else {
+		want, err = os.ReadFile(file)
+	}
+	d := golden.Compare(want, got)
+	switch {
+	case err != nil:
+		res.Status, res.Reason = conformance.Fail, "no golden file "+file+" (run with --update to create it)"
 		fmt.Fprintf(t.out, "%s %s: %s\n", t.st.red("FAIL"), f.Rel, res.Reason)
-	case !bytes.Equal(want, got):
-		d, _ := trace.FirstDivergence(trace.Lines(want), trace.Lines(got), 3)
-		res.Status, res.Reason = conformance.Fail, fmt.Sprintf("the timeline differs from its golden:\n%s", d)
+	case d != "":
+		res.Status, res.Reason = conformance.Fail, "the timeline differs from its golden:\n"+d
 		fmt.Fprintf(t.out, "%s %s (%s)\n%s", t.st.red("FAIL"), f.Rel, f.Path, d)
 	default:
 		res.Status = conformance.Pass
 	}
 	t.record(res)
 	return nil
+}
+
+// goldenFile is where a scenario's golden is: under --golden DIR, else beside the scenario
+// file, in the embedded suite (read-only) for a scenario of it.
+func (t *testRun) goldenFile(f *scenarios.File) (file string, embedded bool) {
+	switch {
+	case t.dir != "":
+		return filepath.Join(t.dir, filepath.FromSlash(golden.Name(f.Rel))), false
+	case f.Embedded:
+		return golden.Name(f.Rel), true
+	default:
+		return filepath.FromSlash(golden.Beside(f.Path)), false
+	}
 }
 
 // skipReason is why a scenario is not run: it pins a later pi than --tracks, or conform
@@ -271,20 +290,6 @@ func (t *testRun) referenceProblems(f *scenarios.File, tr *trace.Trace) []string
 		fmt.Fprintf(t.out, "     %s\n", p)
 	}
 	return problems
-}
-
-// rewrite writes a golden that is missing or differs under --golden.
-func (t *testRun) rewrite(name string, got []byte) error {
-	target := filepath.Join(t.dir, filepath.FromSlash(name))
-	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-		return usage(err)
-	}
-	if err := os.WriteFile(target, got, 0o644); err != nil {
-		return usage(err)
-	}
-	fmt.Fprintf(t.out, "updated %s\n", target)
-	t.updated++
-	return nil
 }
 
 // record counts a verdict in the report, turned by --expect-fail for a known failure.

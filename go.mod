@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/agnivade/levenshtein v1.2.2
 	github.com/chromedp/chromedp v0.23.1
+	github.com/cockroachdb/datadriven v1.0.3
 	github.com/dlclark/regexp2 v1.12.0
 	github.com/goccy/go-yaml v1.19.2
 	github.com/onsi/ginkgo/v2 v2.34.0
@@ -26,6 +27,7 @@ require (
 	github.com/google/go-cmp v0.7.0 // indirect
 	github.com/google/pprof v0.0.0-20260402051712-545e8a4df936 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
+	github.com/pmezard/go-difflib v1.0.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/mod v0.36.0 // indirect
 	golang.org/x/net v0.56.0 // indirect

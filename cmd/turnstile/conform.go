@@ -40,22 +40,17 @@ func conformCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "conform",
 		Short: "Verify a loop implementation against the reference, scenario by scenario",
-		Long: `Conform runs every scenario of the suite against the reference loop and against an
-implementation (--impl: the built-in reference by default, or a command speaking
-conformance/PROTOCOL.md on stdin and stdout) and compares the two traces. Each failure lists
-its findings (divergence, invariant, expectation, error), each named by its rule; the run ends
-with the causes, ranked by the scenarios they explain, and "N passed, M failed, K skipped".
-Exit 0 exactly when no scenario failed.
-
-Details: docs/CLI.md#conform`,
+		Long: `Conform runs every scenario against the reference and against your loop (--impl CMD, speaking
+conformance/PROTOCOL.md), compares the traces, and prints each failure's findings and their
+causes, ranked; exit 0 exactly when no scenario failed. Details: docs/CLI.md#conform`,
 		Example: `  turnstile conform --impl "node conformance/adapters/pi/adapter.mjs" --junit pi.xml
-  turnstile conform --impl "python3 my_adapter.py" --suite scenarios/queues --profile semantic
-  turnstile conform --impl "./my-port" --expect-fail known.txt --report conform-report
-  turnstile conform --impl "./my-port" --tracks 1.6.0     # hold a port to a newer pi than it claims`,
+  turnstile conform --impl "python3 my_adapter.py" --run '^queues/' --profile semantic
+  turnstile conform --impl "./my-port" --expect-fail known.txt --report conform-report`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.OutOrStdout()) },
 	}
 	o.register(cmd.Flags())
+	mainFlags(cmd, "impl", "run", "profile", "tracks", "expect-fail", "report", "junit")
 	return cmd
 }
 

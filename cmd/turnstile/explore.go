@@ -47,21 +47,16 @@ func exploreCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "explore",
 		Short: "Run random scenarios, group the failures by cause, shrink each cause to a minimal scenario",
-		Long: `Explore generates random scenarios from a seed (printed first), runs each against the
-implementation and the reference (without --impl, the reference alone against the invariants)
-and checks every invariant. Failing runs are grouped by cause; the first run of a new cause is
-shrunk to a minimal scenario, written with its findings and the commands that reproduce it to
---out/<cause>/. Exit code 1 when a reproducible failure was found.
-
-Details: docs/CLI.md#explore`,
-		Example: `  turnstile explore --runs 2000
-  turnstile explore --impl "node conformance/adapters/pi/adapter.mjs" --duration 60s --out failures
-  turnstile explore --impl "python3 my_adapter.py" --runs 500 --ignore failures/causes.txt
-  turnstile explore --seed "$(git rev-parse HEAD)" --runs 500 --shard 1/4`,
+		Long: `Explore runs random scenarios from a seed against your loop (--impl) and the reference, groups
+the failures by cause and shrinks each new cause to a minimal scenario, written to --out with
+the commands that reproduce it; exit 1 when one was found. Details: docs/CLI.md#explore`,
+		Example: `  turnstile explore --impl "node conformance/adapters/pi/adapter.mjs" --duration 60s
+  turnstile explore --impl "python3 my_adapter.py" --runs 500 --ignore failures/causes.txt`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
 	o.register(cmd.Flags())
+	mainFlags(cmd, "impl", "runs", "duration", "seed", "out", "ignore", "jobs")
 	return cmd
 }
 

@@ -64,6 +64,7 @@ func execute(args []string, stdout, stderr io.Writer) int {
 		SilenceErrors: true,
 	}
 	root.SetVersionTemplate("{{.Version}}\n")
+	root.CompletionOptions.HiddenDefaultCmd = true // still there; listed, it would push the help past a screen
 	root.AddCommand(runCmd(), validateCmd(), schemaCmd(), testCmd(), diffCmd(), conformCmd(), adapterCmd(), exploreCmd(), mergeCmd(), auditCmd(), showCmd())
 	root.SetArgs(args)
 	root.SetOut(stdout)

@@ -31,17 +31,12 @@ func runCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run [PATH|NAME…]",
 		Short: "Run scenarios and print their timelines",
-		Long: `Run simulates each scenario (a file, every file under a directory, or a name of the embedded
-suite; without a path, the embedded suite) against the reference loop, or with --impl against
-an implementation, prints its timeline and checks the scenario's expectations. A run fails
-(exit 1) on a missed expectation, a broken invariant, or a failure of the world the scenario
-does not expect (its script ran out, the run got stuck or exceeded its budget).
-
-Details: docs/CLI.md#run`,
+		Long: `Run simulates each scenario (a file, a directory, a name of the embedded suite; without a
+path, the whole suite) against the reference loop, or with --impl against your loop, prints
+its timeline and checks its expectations; exit 1 when one fails. Details: docs/CLI.md#run`,
 		Example: `  turnstile run scenarios/truncation
-  turnstile run truncation/basic --format jsonl       # a scenario of the embedded suite, its canonical trace
-  turnstile run --run 'queues/.*steer'                # the embedded scenarios whose name matches
-  turnstile run scenarios/tools-parallel --html run.html`,
+  turnstile run truncation/basic --format jsonl         # its canonical trace
+  turnstile run --run 'queues/.*steer' --html run.html  # the suite's scenarios that match`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			r, err := o.start(cmd, args)
 			if err != nil {
@@ -57,6 +52,7 @@ Details: docs/CLI.md#run`,
 		},
 	}
 	o.register(cmd.Flags())
+	mainFlags(cmd, "impl", "format", "html", "run", "tracks", "level")
 	return cmd
 }
 

@@ -37,16 +37,12 @@ func testCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "test [PATH|NAME…]",
 		Short: "Compare scenario timelines with their golden files",
-		Long: `Test runs each scenario against the reference loop and compares its timeline with its golden
-file under --golden (a mismatch prints the first difference); --update rewrites the goldens:
-read the diff before committing it. With --impl CMD it records and checks that
-implementation's own goldens instead, in the --golden directory (required).
-
-Details: docs/CLI.md#test`,
+		Long: `Test runs each scenario against the reference and compares its timeline with its golden,
+NAME.golden beside the scenario (or under --golden DIR); --update rewrites the goldens that
+differ: read the diff before committing it. Details: docs/CLI.md#test`,
 		Example: `  turnstile test
   turnstile test scenarios --update && git diff scenarios/
-  turnstile test --impl "python3 my_adapter.py" --golden my-goldens --update   # record
-  turnstile test --impl "python3 my_adapter.py" --golden my-goldens            # check`,
+  turnstile test --impl "python3 my_adapter.py" --golden my-goldens --update   # your loop's own`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			t, err := o.start(cmd, args)
 			if err != nil {
@@ -62,6 +58,7 @@ Details: docs/CLI.md#test`,
 		},
 	}
 	o.register(cmd.Flags())
+	mainFlags(cmd, "update", "golden", "impl", "run", "tracks", "junit")
 	return cmd
 }
 

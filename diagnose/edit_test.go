@@ -61,7 +61,7 @@ func edit1(tr *trace.Trace, verb string, args []string) error {
 			if err := need(3); err != nil {
 				return err
 			}
-			if v, err = parseValue(args[2]); err != nil {
+			if v, err = valueOf(tr, args[2]); err != nil {
 				return err
 			}
 		}
@@ -318,6 +318,26 @@ func editData(tr *trace.Trace, i int, f func(any) (any, error)) error {
 	}
 	tr.Entries[i].Data = data
 	return nil
+}
+
+// fromEntry is a value taken from another entry: @SEL.path.
+var fromEntry = regexp.MustCompile(`^@(\[[^\]]*\](?:#\d+|[+-]\d+)?)\.(.+)$`)
+
+// valueOf is a value written as JSON ("text"*N repeated) or taken from an entry (@SEL.path).
+func valueOf(tr *trace.Trace, s string) (any, error) {
+	m := fromEntry.FindStringSubmatch(s)
+	if m == nil {
+		return parseValue(s)
+	}
+	i, err := select1(tr, m[1])
+	if err != nil {
+		return nil, err
+	}
+	var d any
+	if err := json.Unmarshal(tr.Entries[i].Data, &d); err != nil {
+		return nil, err
+	}
+	return getPath(d, m[2])
 }
 
 // parseEntry reads an entry as a trace line writes it ({"kind":…,"name":…,"data":…}).

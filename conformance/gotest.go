@@ -307,7 +307,8 @@ func inBubble(t *testing.T, sc *sim.Scenario, impl *inProcess, attempt int) (*tr
 
 // portHello is port's Hello as the kit serves it: a port of protocol 2 that is not a
 // GoAgentPort, or served without bubbles, lacks the Agent; served without bubbles it lacks
-// waitingHooks too (a hook that waits would be a goroutine the kit cannot count).
+// waitingHooks too (a hook that waits would be a goroutine the kit cannot count); every port
+// lacks runToolCall (§13.7), which the Go kit does not drive.
 func portHello(port GoPort, bubbles bool) Hello {
 	h := port.Hello()
 	_, agent := port.(GoAgentPort)
@@ -316,6 +317,9 @@ func portHello(port GoPort, bubbles bool) Hello {
 	}
 	if h.Protocol >= 2 && !bubbles && !slices.Contains(h.Lacks, sim.FeatureWaitingHooks) {
 		h.Lacks = append(slices.Clone(h.Lacks), sim.FeatureWaitingHooks)
+	}
+	if h.Protocol >= 2 && !slices.Contains(h.Lacks, sim.FeatureRunToolCall) {
+		h.Lacks = append(slices.Clone(h.Lacks), sim.FeatureRunToolCall) // the Go kit has no entry for it
 	}
 	return h
 }

@@ -78,6 +78,9 @@ func define(at loop.Behaviour, name, doc string, check func(*view) []Violation) 
 
 // judge checks a trace's view, or, for a loop invariant on an Agent trace, each of its runs.
 func (inv Invariant) judge(v *view, runs []*view) []Violation {
+	if trace.IsRunToolCallTrace(v.es) {
+		return nil // no loop ran: a runToolCall session (protocol §13.7)
+	}
 	if runs == nil || inv.whole {
 		v.at = inv.at
 		return inv.check(v)

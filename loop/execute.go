@@ -164,7 +164,11 @@ func (r *run) executeParallel(ctx context.Context, msg *AssistantMessage, calls 
 }
 
 func (r *run) findTool(name string) *Tool {
-	for _, t := range r.context.Tools {
+	tools := r.context.Tools
+	if r.single != nil {
+		tools = r.single.tools
+	}
+	for _, t := range tools {
 		if t != nil && t.Name == name {
 			return t
 		}
@@ -260,6 +264,12 @@ func (r *run) execute(ctx context.Context, call ToolCall, p preparation) executi
 		mu.Lock()
 		defer mu.Unlock()
 		if !accepting {
+			return
+		}
+		if r.single != nil {
+			if r.single.onUpdate != nil {
+				r.single.onUpdate(partial)
+			}
 			return
 		}
 		r.emit(Event{Type: ToolExecutionUpdate, ToolCallID: call.ID, ToolName: call.Name, Args: call.Arguments, PartialResult: &partial})

@@ -74,6 +74,9 @@ type run struct {
 	turns       int
 	emitMu      sync.Mutex
 	validators  validatorCache
+	// single is set for RunToolCall: the tools calls resolve against (pi: options.tools,
+	// not the context's) and where updates go instead of events.
+	single *singleCall
 }
 
 func newRun(actx Context, cfg Config) *run {

@@ -15,7 +15,7 @@ import (
 
 // topKeys are the keys of a scenario file, in the order the README documents them.
 var topKeys = []string{"name", "description", "since", "rules", "features", "tools", "undefinedTools", "context", "config", "hooks",
-	"provider", "extraResponse", "toolCalls", "agent", "user", "run", "continue", "budget", "expect"}
+	"provider", "extraResponse", "toolCalls", "agent", "user", "run", "continue", "runToolCall", "budget", "expect"}
 
 // refs remembers where things are named, for the checks that relate parts of a file.
 type refs struct {
@@ -65,7 +65,7 @@ type trigger struct {
 func (d *decoder) decodeScenario(root ast.Node, sc *sim.Scenario, file *File, r *refs) {
 	ex := &file.Expect
 	sawRun := false
-	var continueKey, featuresKey, agentKey ast.Node
+	var continueKey, featuresKey, agentKey, runToolCallKey ast.Node
 	for _, f := range d.mapping(root, "the scenario", topKeys...) {
 		switch f.key {
 		case "name":
@@ -111,15 +111,49 @@ func (d *decoder) decodeScenario(root ast.Node, sc *sim.Scenario, file *File, r 
 		case "continue":
 			continueKey = f.keyN
 			sc.Continue = d.boolean(f.value, "continue")
+		case "runToolCall":
+			runToolCallKey = f.keyN
+			sc.RunToolCall = d.boolean(f.value, "runToolCall")
 		case "budget":
 			d.budget(f.value, &sc.Budget)
 		case "expect":
 			d.expect(f.value, ex)
 		}
 	}
-	d.checkEntryPoint(sc, r, agentKey, continueKey, sawRun)
+	if runToolCallKey != nil {
+		d.checkRunToolCall(sc, r, runToolCallKey, agentKey != nil || continueKey != nil || sawRun)
+	} else {
+		d.checkEntryPoint(sc, r, agentKey, continueKey, sawRun)
+	}
 	if featuresKey != nil && len(d.errs) == 0 {
 		d.checkFeatures(featuresKey, file.Features, sim.NeededFeatures(sc))
+	}
+}
+
+// checkRunToolCall checks a runToolCall scenario (runToolCall: true, key): no other entry
+// point, and tool calls to run in the transcript's last message.
+// Its calls count as the calls responses make, for the checks of the names and ids used.
+func (d *decoder) checkRunToolCall(sc *sim.Scenario, r *refs, key ast.Node, other bool) {
+	switch {
+	case !sc.RunToolCall:
+		d.errorf(key, "runToolCall: false is the default; leave the key out")
+		return
+	case other:
+		d.errorf(key, "a runToolCall scenario (runToolCall: true) runs the transcript's last tool calls, not run:, continue: or agent:")
+		return
+	}
+	_, calls, err := sim.RunToolCallCalls(sc.Messages)
+	if err != nil {
+		d.errorf(key, "%s", err)
+		return
+	}
+	for _, tc := range calls {
+		if _, dup := r.callIDs[tc.ID]; dup {
+			d.errorf(key, "tool-call id %q appears twice in the message runToolCall runs; each outcome names its call by id", tc.ID)
+			continue
+		}
+		r.callIDs[tc.ID] = key
+		r.callTools = append(r.callTools, named{tc.Name, key})
 	}
 }
 

@@ -20,7 +20,7 @@ import (
 // one that simulates to the same trace. Top-level keys are written in block style and every
 // value below them as JSON (which is YAML); messages, content blocks, tool results and responses
 // take the README's shorthands where those read back the same, pi's JSON form otherwise. Tools
-// that responses call but the scenario does not define are listed in undefinedTools. The
+// that responses (or runToolCall) call but the scenario does not define are listed in undefinedTools. The
 // output is checked by parsing it: a scenario the file format cannot express, or one the loader
 // rejects (a dangling reference, an answer for a call that can never happen), is an error.
 func Write(sc *sim.Scenario) ([]byte, error) {
@@ -283,6 +283,8 @@ func wUserActions(sc *sim.Scenario) ([]any, error) {
 func (w *writer) run(sc *sim.Scenario) error {
 	switch {
 	case sc.Agent != nil:
+	case sc.RunToolCall:
+		w.key("runToolCall", true)
 	case sc.Continue:
 		if len(sc.Prompts) > 0 {
 			return errors.New("a scenario that continues has no prompts; the file format cannot express both")
@@ -327,6 +329,11 @@ func wUndefinedTools(sc *sim.Scenario) []string {
 	}
 	if sc.ExtraResponse != nil {
 		note(*sc.ExtraResponse)
+	}
+	if sc.RunToolCall {
+		if msg, _, err := sim.RunToolCallCalls(sc.Messages); err == nil {
+			note(sim.Response{Content: msg.Content}) // the calls runToolCall runs
+		}
 	}
 	return out
 }

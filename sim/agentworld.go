@@ -110,6 +110,10 @@ func (w *world) outcome(data json.RawMessage) {
 	}
 	_ = json.Unmarshal(data, &o)
 	w.record(trace.Entry{Kind: trace.KindOutcome, Name: o.Op, Target: o.ID, Data: data, Error: o.Error})
+	if o.Op == OpRunToolCall {
+		w.toolCallOutcome(o.ID)
+		return
+	}
 	if w.sc.Agent == nil {
 		w.fail("protocol", fmt.Sprintf("an outcome (of operation %q) in a scenario that is not an Agent scenario", o.ID))
 		return

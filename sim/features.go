@@ -42,18 +42,21 @@ const (
 	// FeatureAgent: the scenario drives a stateful Agent through user operations (protocol
 	// version 2, §13.2).
 	FeatureAgent = "agent"
+	// FeatureRunToolCall: the scenario runs tool calls through runToolCall, pi's single-call
+	// entry point (protocol version 2, §13.7).
+	FeatureRunToolCall = "runToolCall"
 )
 
 // ProtocolTwoFeatures are the features that need protocol version 2: an implementation that
 // speaks only version 1 lacks them.
-var ProtocolTwoFeatures = []string{FeatureToolResolvesNothing, FeatureStreamOptions, FeatureAbortInHook, FeatureWaitingHooks, FeatureAgent}
+var ProtocolTwoFeatures = []string{FeatureToolResolvesNothing, FeatureStreamOptions, FeatureAbortInHook, FeatureWaitingHooks, FeatureAgent, FeatureRunToolCall}
 
 // Features lists every optional feature, in the order docs/SEMANTICS.md documents them.
 var Features = []string{
 	FeatureContinue, FeatureSeveralPrompts, FeatureCustomMessages, FeaturePrepareArguments,
 	FeatureArgumentMutation, FeatureThrowingHooks, FeatureThrowingStreams, FeatureArgumentsError,
 	FeatureStructuredContent, FeatureToolResolvesNothing, FeatureStreamOptions, FeatureAbortInHook,
-	FeatureWaitingHooks, FeatureAgent,
+	FeatureWaitingHooks, FeatureAgent, FeatureRunToolCall,
 }
 
 // NeededFeatures returns the optional features sc needs, in the order of Features. They are
@@ -64,6 +67,7 @@ func NeededFeatures(sc *Scenario) []string {
 	need.add(FeatureSeveralPrompts, !sc.Continue && len(sc.Prompts) > 1)
 	need.add(FeatureStreamOptions, sc.StreamOptions)
 	need.add(FeatureAgent, sc.Agent != nil)
+	need.add(FeatureRunToolCall, sc.RunToolCall)
 	hookMessages := need.hooks(sc)
 	need.customMessages(sc, hookMessages)
 	need.tools(sc)

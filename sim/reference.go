@@ -94,6 +94,9 @@ func (r *Reference) Start(setup Setup, port Port) error {
 		r.sched.RunUntilIdle()
 		return nil
 	}
+	if setup.Entry == EntryRunToolCall {
+		return r.startRunToolCall(setup)
+	}
 	actx, cfg, prompts, err := r.build(setup)
 	if err != nil {
 		return err

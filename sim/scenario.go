@@ -55,7 +55,11 @@ type Scenario struct {
 
 	// Continue starts with loop.Continue instead of loop.Run with Prompts.
 	Continue bool
-	Prompts  []loop.Message
+	// RunToolCall runs each tool call of the last message of Messages (an assistant
+	// message), one after the other, through runToolCall instead of a loop (feature
+	// runToolCall); Prompts are unused.
+	RunToolCall bool
+	Prompts     []loop.Message
 
 	// Budget bounds the run; a zero field takes DefaultBudget's.
 	Budget Budget

@@ -66,6 +66,8 @@ type world struct {
 
 	// agent is set in Agent scenarios.
 	agent *agentWorld
+	// toolCallOutcomes counts the outcomes of a runToolCall scenario.
+	toolCallOutcomes int
 	// due is what Due found last; abortsInHooks is set when a hook's answer may abort the
 	// run, cancelling deliveries in the middle of a call (Due then promises nothing).
 	due           dueOrder
@@ -688,6 +690,9 @@ func (w *world) setup() (Setup, error) {
 	if sc.Continue {
 		s.Entry = EntryContinue
 	}
+	if sc.RunToolCall {
+		s.Entry = EntryRunToolCall
+	}
 	if sc.Agent != nil {
 		s.Entry, s.Agent = EntryAgent, sc.agentSetup()
 		s.Hooks = slices.DeleteFunc(s.Hooks, func(h string) bool { return h == trace.HookSteering || h == trace.HookFollowUp })
@@ -699,7 +704,7 @@ func (w *world) setup() (Setup, error) {
 		}
 		s.Messages = append(s.Messages, raw)
 	}
-	if !sc.Continue && sc.Agent == nil {
+	if !sc.Continue && !sc.RunToolCall && sc.Agent == nil {
 		s.Prompts = []json.RawMessage{}
 		for _, m := range sc.Prompts {
 			raw, err := json.Marshal(m)

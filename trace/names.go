@@ -68,6 +68,21 @@ const (
 	OpRelease         = "release"
 )
 
+// OpRunToolCall is the name of the outcome entry of one call of a runToolCall session
+// (protocol §13.7), its target the tool call's id.
+const OpRunToolCall = "runToolCall"
+
+// IsRunToolCallTrace reports whether entries are a runToolCall session's: it runs tool calls,
+// not a loop, so the loop's invariants do not describe it.
+func IsRunToolCallTrace(entries []Entry) bool {
+	for _, e := range entries {
+		if e.Kind == KindOutcome && e.Name == OpRunToolCall {
+			return true
+		}
+	}
+	return false
+}
+
 // Outcomes of an Agent operation (an outcome entry's data.outcome).
 const (
 	// OutcomeAccepted: a synchronous operation was carried out.

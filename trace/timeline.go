@@ -97,6 +97,9 @@ func describeOutcome(e Entry, d map[string]any) string {
 	if e.Error != "" {
 		line += ": " + quote(e.Error, 80)
 	}
+	if e.Name == OpRunToolCall && e.Error == "" {
+		return line + " " + toolCallOutcome(d)
+	}
 	st, ok := d["state"].(map[string]any)
 	if !ok {
 		return line
@@ -118,6 +121,33 @@ func describeOutcome(e Entry, d map[string]any) string {
 		line += " streaming=" + message(sm)
 	}
 	return line
+}
+
+// toolCallOutcome renders a runToolCall outcome as tool_execution_end's status, duration and
+// result, its structured content and the partial results onUpdate received:
+// `ok 2ms ["a"] structured={"value":"a"} updates=[["partial"]]`.
+func toolCallOutcome(d map[string]any) string {
+	parts := []string{"ok"}
+	if d["isError"] == true {
+		parts[0] = "error"
+	}
+	if ms, ok := d["durationMs"]; ok {
+		parts = append(parts, str(ms)+"ms")
+	}
+	parts = append(parts, result(d["result"]))
+	if r, _ := d["result"].(map[string]any); r != nil {
+		if sc, ok := r["structuredContent"]; ok {
+			parts = append(parts, "structured="+compact(sc))
+		}
+	}
+	if updates, _ := d["updates"].([]any); len(updates) > 0 {
+		list := make([]string, 0, len(updates))
+		for _, u := range updates {
+			list = append(list, result(u))
+		}
+		parts = append(parts, "updates=["+strings.Join(list, ", ")+"]")
+	}
+	return strings.Join(parts, " ")
 }
 
 // describeOperation renders an Agent operation delivery: "u2 steer user \"wait\"".

@@ -29,6 +29,7 @@ export type Feature =
 	| "argumentsError"
 	| "structuredContent"
 	| "agent"
+	| "runToolCall"
 	| "toolResolvesNothing"
 	| "streamOptions"
 	| "abortInHook"
@@ -62,7 +63,7 @@ export interface Setup {
 	apiKey?: string;
 	toolExecution?: "parallel" | "sequential";
 	hooks?: HookName[];
-	entry?: "run" | "continue" | "agent";
+	entry?: "run" | "continue" | "agent" | "runToolCall";
 	prompts?: any[];
 	/** Version 2, `entry: "agent"` (PROTOCOL.md §13.2). */
 	agent?: AgentSetup;
@@ -231,6 +232,20 @@ export interface Options {
 	protocol?: 1 | 2;
 	/** Version 2: builds an Agent scenario's Agent, subscribes its listener, returns its handler. Without it, the hello lacks `agent`. */
 	agent?: (session: Session) => AgentHandler;
+	/**
+	 * Version 2: runs one tool call through the loop's runToolCall (PROTOCOL.md §13.7), built from
+	 * the session's setup, and returns its outcome `{toolCall, result, isError, durationMs?}`;
+	 * `onUpdate` is the call's update sink. Without it, the hello lacks `runToolCall`.
+	 */
+	runToolCall?: (session: Session, toolCall: any, onUpdate: (partialResult: any) => void) => Promise<ToolCallOutcome>;
+}
+
+/** A runToolCall outcome (pi's AgentToolCallOutcome). */
+export interface ToolCallOutcome {
+	toolCall: any;
+	result: any;
+	isError: boolean;
+	durationMs?: number;
 }
 
 /** What a run returns: the run's new messages (the `end` notification). */

@@ -14,7 +14,7 @@
 // session: emit is an event, the stream function a stream call, each tool's execute a tool call,
 // each installed hook a hook call with the payload shapes of sim/bind.go (bind.mjs),
 // prepareArguments applied locally from the setup. Agent scenarios (entry "agent") run pi's
-// Agent class instead (agent.mjs).
+// Agent class instead (agent.mjs), runToolCall scenarios pi's runToolCall (0.99.1 and later).
 
 import fs from "node:fs";
 import path from "node:path";
@@ -89,6 +89,36 @@ let pi = null; // imported after the hello (kit's load): pi-ai's providers take 
  * (docs/VERSIONS.md, request-identity), so the stream-options scenarios check that too.
  */
 const LACKS = [];
+
+/** Whether release a (x.y.z) is older than b. */
+const olderThan = (a, b) => {
+	const [x, y] = [a, b].map((v) => v.split(".").map(Number));
+	for (let i = 0; i < 3; i++) if ((x[i] ?? 0) !== (y[i] ?? 0)) return (x[i] ?? 0) < (y[i] ?? 0);
+	return false;
+};
+/** pi exports runToolCall from 0.99.1 on: before, the hello lacks the feature (§13.7). */
+const HAS_RUN_TOOL_CALL = !olderThan(PI_VERSION, "0.99.1");
+
+/**
+ * One call of a runToolCall scenario (§13.7) through pi's runToolCall: the setup's tools, the
+ * transcript's last message as the assistant message, the transcript and the active tools as
+ * the context, the session's signal, the installed tool hooks; built once per session.
+ */
+function runToolCall(s, toolCall, onUpdate) {
+	if (!s.piToolCall) {
+		const setup = s.setup;
+		const { byName, hooks } = bind(s);
+		const messages = [...(setup.messages ?? [])];
+		s.piToolCall = {
+			tools: byName((setup.tools ?? []).map((t) => t.name)),
+			assistantMessage: messages[messages.length - 1],
+			context: { messages, tools: byName(setup.activeTools) },
+			hooks: { beforeToolCall: hooks.beforeToolCall, afterToolCall: hooks.afterToolCall },
+		};
+	}
+	const { tools, assistantMessage, context, hooks } = s.piToolCall;
+	return pi.runToolCall(toolCall, { tools, assistantMessage, context, signal: s.signal, onUpdate, ...hooks });
+}
 
 const defaultConvertToLlm = (messages) => messages.filter((m) => ["system", "user", "assistant", "toolResult"].includes(m.role));
 
@@ -199,6 +229,7 @@ serve(run, {
 	protocol: 2,
 	lacks: LACKS,
 	agent: (s) => startAgent(s, pi),
+	runToolCall: HAS_RUN_TOOL_CALL ? runToolCall : undefined,
 	load: async () => {
 		pi = await import(CORE);
 		if (ENTRY === "wrappers") await tapWrappers();

@@ -40,10 +40,11 @@ export const FEATURES = Object.freeze([
 	"streamOptions",
 	"abortInHook",
 	"waitingHooks",
+	"runToolCall",
 ]);
 
 /** The optional features version 2 adds (PROTOCOL.md §13): a version-1 hello never names them. */
-export const V2_FEATURES = Object.freeze(["agent", "toolResolvesNothing", "streamOptions", "abortInHook", "waitingHooks"]);
+export const V2_FEATURES = Object.freeze(["agent", "toolResolvesNothing", "streamOptions", "abortInHook", "waitingHooks", "runToolCall"]);
 
 // Real resources that cannot make the loop progress: stdio pipes and terminals, signal handlers.
 const QUIET = new Set(["PipeWrap", "TTYWrap", "SignalWrap"]);
@@ -79,7 +80,7 @@ function logFailure(log, err) {
 export class Kit {
 	/**
 	 * @param run (session) => the run's new messages (or a promise of them)
-	 * @param options {name, version, tracks, hooks, lacks, capabilities, protocol, agent, load, input, output, log}
+	 * @param options {name, version, tracks, hooks, lacks, capabilities, protocol, agent, runToolCall, load, input, output, log}
 	 */
 	constructor(run, options = {}) {
 		if (typeof run !== "function") throw new TypeError(`turnstile-kit: serve(run, options) needs run, a function (session) => the run's promise; got ${typeof run}`);
@@ -90,7 +91,9 @@ export class Kit {
 		/** The newest version the adapter speaks; the hello negotiates `protocol`, the one spoken. */
 		this.speaks = speaks;
 		this.protocol = 1;
+		if (options.runToolCall !== undefined && typeof options.runToolCall !== "function") throw new TypeError(`turnstile-kit: options.runToolCall must be a function (session, toolCall, onUpdate) => the call's outcome; got ${typeof options.runToolCall}`);
 		this.agent = options.agent;
+		this.runToolCall = options.runToolCall;
 		this.options = options;
 		this.hello = null; // made by the harness's hello: it depends on the version negotiated
 		this.load = options.load;
@@ -177,14 +180,17 @@ export class Kit {
 	/**
 	 * The adapter's hello for a version. Version 1: the version-2 features are left out of
 	 * `lacks` (a version-1 harness knows none of them). Version 2: `agent` is lacked when the
-	 * adapter gave no `agent` function.
+	 * adapter gave no `agent` function, `runToolCall` when it gave no `runToolCall` function.
 	 */
 	helloFor(protocol) {
 		const options = this.options;
 		const capabilities = { hooks: [...(options.hooks ?? [])], deliveriesAhead: true, standingAnswers: true, ...(options.capabilities ?? {}) };
 		let lacks = [...(options.lacks ?? [])];
 		if (protocol < 2) lacks = lacks.filter((f) => !V2_FEATURES.includes(f));
-		else if (!this.agent && !lacks.includes("agent")) lacks.push("agent");
+		else {
+			if (!this.agent && !lacks.includes("agent")) lacks.push("agent");
+			if (!this.runToolCall && !lacks.includes("runToolCall")) lacks.push("runToolCall");
+		}
 		if (lacks.length) capabilities.lacks = lacks;
 		return {
 			type: "hello",
@@ -292,9 +298,12 @@ export class Kit {
 			s.agentHandler = handler;
 			return;
 		}
+		if (s.setup.entry === "runToolCall" && (this.protocol < 2 || !this.runToolCall)) {
+			throw new AdapterError(`session ${s.id} is a runToolCall scenario, but ${this.protocol < 2 ? "protocol 1 was negotiated" : "the adapter gave serve() no runToolCall function"}`);
+		}
 		let result;
 		try {
-			result = this.run(s);
+			result = s.setup.entry === "runToolCall" ? this.runToolCalls(s) : this.run(s);
 		} catch (err) {
 			result = Promise.reject(err);
 		}
@@ -305,6 +314,31 @@ export class Kit {
 				s.notify("end", { error: errorText(err) });
 			},
 		);
+	}
+
+	/**
+	 * A runToolCall session (version 2, §13.7): each tool call of the transcript's last message,
+	 * one after the other, through the adapter's `runToolCall(session, toolCall, onUpdate)`;
+	 * each outcome is reported with the partial results onUpdate received, a rejection as
+	 * `refused`. The run's new messages are none.
+	 */
+	async runToolCalls(s) {
+		const messages = s.setup.messages ?? [];
+		const last = messages[messages.length - 1];
+		const calls = last?.role === "assistant" && Array.isArray(last.content) ? last.content.filter((b) => b?.type === "toolCall") : [];
+		for (const call of calls) {
+			const op = { id: call.id, op: "runToolCall" };
+			const updates = [];
+			try {
+				const o = await this.runToolCall(s, call, (partial) => {
+					updates.push(partial);
+				});
+				s.toolCallOutcome(op, o, updates);
+			} catch (err) {
+				s.outcome(op, "refused", { error: errorText(err) });
+			}
+		}
+		return [];
 	}
 
 	/**

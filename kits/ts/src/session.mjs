@@ -411,6 +411,14 @@ export class Session {
 		return holds.length === 1 ? holds[0] : Promise.all(holds).then(() => undefined);
 	}
 
+	/** Writes a runToolCall outcome (§13.7): pi's AgentToolCallOutcome and the updates onUpdate got. */
+	toolCallOutcome(op, o, updates) {
+		const data = { id: op.id, op: op.op, outcome: "resolved", toolCall: o?.toolCall, result: o?.result, isError: o?.isError };
+		if (o?.durationMs !== undefined) data.durationMs = o.durationMs;
+		if (updates.length > 0) data.updates = updates;
+		this.notify("outcome", data);
+	}
+
 	/** Writes an operation's outcome (§13.2): `{id, op, outcome, error?, state?}`. */
 	outcome(op, outcome, extra = {}) {
 		const data = { id: op.id, op: op.op, outcome };

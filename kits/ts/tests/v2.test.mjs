@@ -15,7 +15,7 @@ test("negotiation: a v2 adapter answers 2 to a v2 harness, 1 to a v1 hello; v1 h
 	const options = { protocol: 2, agent: () => ({ operate() {} }), lacks: ["continue", "streamOptions"] };
 	const v2 = await converse(() => [], [HELLO2], options);
 	assert.equal(v2.written[0].protocol, 2);
-	assert.deepEqual(v2.written[0].capabilities.lacks, ["continue", "streamOptions"]);
+	assert.deepEqual(v2.written[0].capabilities.lacks, ["continue", "streamOptions", "runToolCall"]);
 	const v1 = await converse(() => [], [HELLO], options);
 	assert.equal(v1.written[0].protocol, 1);
 	assert.deepEqual(v1.written[0].capabilities.lacks, ["continue"]);
@@ -25,7 +25,7 @@ test("negotiation: a v2 adapter answers 2 to a v2 harness, 1 to a v1 hello; v1 h
 
 test("negotiation: a v2 adapter without an agent function lacks agent; a v1 adapter answers 1 to a v2 harness", async () => {
 	const noAgent = await converse(() => [], [HELLO2], { protocol: 2 });
-	assert.deepEqual(noAgent.written[0].capabilities, { hooks: ["getSteeringMessages"], deliveriesAhead: true, standingAnswers: true, lacks: ["agent"] });
+	assert.deepEqual(noAgent.written[0].capabilities, { hooks: ["getSteeringMessages"], deliveriesAhead: true, standingAnswers: true, lacks: ["agent", "runToolCall"] });
 	const v1 = await converse(() => [], [HELLO2]);
 	assert.equal(v1.written[0].protocol, 1);
 	const none = await converse(() => [], [{ type: "hello", protocol: 3, protocols: [3] }], { protocol: 2 });

@@ -178,4 +178,17 @@ export const MUTANTS = [
 		find: "sessionId: this.sessionId,",
 		replace: "sessionId: undefined,",
 	},
+	{
+		case: "validates, runs the hooks, and reports failures as error outcomes",
+		file: "agent-loop.js",
+		find: "return { toolCall, result: preparation.result, isError: preparation.isError };",
+		replace: "return { toolCall, result: preparation.result, isError: false };",
+	},
+	{
+		case: "lets afterToolCall replace structured content and drops it when only content is replaced",
+		file: "agent-loop.js",
+		find: "return finalizeExecutedToolCall(context, assistantMessage, preparation, executed, options, signal);",
+		replace:
+			"const finalized = await finalizeExecutedToolCall(context, assistantMessage, preparation, executed, options, signal);\n    return { ...finalized, result: { ...finalized.result, structuredContent: executed.result.structuredContent } };",
+	},
 ];

@@ -276,3 +276,22 @@ test("barriers hold pi's Agent: nothing moves until the release; at agent_end, w
 	]);
 	assert.deepEqual(outcome(out, "final").state, { isStreaming: false, messages: [], pendingToolCalls: [], queued: [], hasQueuedMessages: false });
 });
+
+test("runToolCall (§13.7): pi's runToolCall from 0.99.1 on, no events, an outcome per call; 0.87.1 lacks it", () => {
+	const tools = [{ name: "echo", description: "Echo", parameters: { type: "object", properties: { v: { type: "string" } } } }];
+	const calls = [
+		{ type: "toolCall", id: "a", name: "echo", arguments: { v: "x" } },
+		{ type: "toolCall", id: "d", name: "missing", arguments: {} },
+	];
+	const script = [HELLO2, start({ entry: "runToolCall", tools, activeTools: ["echo"], messages: [user("go"), assistant(calls, "toolUse")] }), answer(1, {}),
+		deliver("toolUpdate", 1, "a", { content: text("half") }), deliver("toolResult", 2, "a", { result: { content: text("x") } }), STOP];
+	const out = converse(script);
+	assert.equal(out[0].capabilities.lacks, undefined);
+	assert.equal(out.filter((m) => m.notification?.kind === "event").length, 0, "runToolCall emits no events");
+	const outcomes = out.filter((m) => m.notification?.kind === "outcome").map((m) => m.notification.data);
+	assert.deepEqual(outcomes.map((o) => [o.id, o.outcome, o.isError, o.result.content[0].text]), [["a", "resolved", false, "x"], ["d", "resolved", true, "Tool missing not found"]]);
+	assert.deepEqual(outcomes[0].updates, [{ content: text("half") }]);
+	assert.deepEqual(find(out, (m) => m.notification?.kind === "end").notification.data, { messages: [] });
+	const old = converse([HELLO2], ["--pi", "0.87.1"]);
+	assert.deepEqual(old[0].capabilities.lacks, ["runToolCall"]);
+});

@@ -23,3 +23,8 @@ func ReadsStreamOnBytes(e Entry) bool {
 	_, ok2 := streamMembers(e.Data, &s, &k, &o, &m)
 	return ok && ok2
 }
+
+// CompareStreamWithin is CompareStream with a window of maxEntries and maxBytes each side.
+func CompareStreamWithin(want, got Source, profile Profile, context, maxEntries, maxBytes int) (*StreamComparison, error) {
+	return compareStream(want, got, profile, context, maxEntries, maxBytes)
+}

@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"bytes"
 	"fmt"
 
 	"github.com/turnstile-dev/turnstile/jsonvalue"
@@ -36,6 +37,10 @@ func NewExpander() *Expander {
 
 // Next is e in full; an error names the first link that does not resolve, as Expand does.
 func (x *Expander) Next(e Entry) (Entry, error) {
+	if !e.Canonical && canonical(e.Data) && canonical(e.Answer) {
+		// Read from JSON lines as the world wrote them: links are restored on the bytes.
+		e.Canonical = true
+	}
 	if e.Link != nil {
 		targets := linkTargets(e.Link)
 		ex := expander{bySeq: map[int]int{}, decoded: map[int]map[string]any{}}
@@ -162,4 +167,9 @@ func slotsOf(e *Entry) []string {
 // entrySize is about what an entry holds, in bytes.
 func entrySize(e *Entry) int {
 	return 64 + len(e.Kind) + len(e.Name) + len(e.Target) + len(e.Data) + len(e.Answer) + len(e.Error)
+}
+
+// canonical reports whether a payload is canonical JSON (Entry.Canonical), or absent.
+func canonical(b []byte) bool {
+	return len(b) == 0 || bytes.Equal(jsonvalue.Canonical(b), b)
 }

@@ -37,8 +37,9 @@ func NewExpander() *Expander {
 
 // Next is e in full; an error names the first link that does not resolve, as Expand does.
 func (x *Expander) Next(e Entry) (Entry, error) {
-	if !e.Canonical && canonical(e.Data) && canonical(e.Answer) {
-		// Read from JSON lines as the world wrote them: links are restored on the bytes.
+	if !e.Canonical && (e.Link != nil || e.Kind == KindDeliver || e.Kind == KindCall && SendsContext(e.Name)) && canonical(e.Data) && canonical(e.Answer) {
+		// Read from JSON lines as the world wrote them: links are restored on the bytes (only
+		// linked entries and those links name are looked at).
 		e.Canonical = true
 	}
 	if e.Link != nil {

@@ -28,3 +28,11 @@ func ReadsStreamOnBytes(e Entry) bool {
 func CompareStreamWithin(want, got Source, profile Profile, context, maxEntries, maxBytes int) (*StreamComparison, error) {
 	return compareStream(want, got, profile, context, maxEntries, maxBytes)
 }
+
+// NewExpanderHolding is NewExpander holding only the last keep recent entries (besides those
+// the linear form's links name).
+func NewExpanderHolding(keep int) *Expander {
+	x := NewExpander()
+	x.keep = keep
+	return x
+}

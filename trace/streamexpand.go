@@ -28,11 +28,13 @@ type Expander struct {
 	slots   map[string]int // what a link names → the seq of the entry held for it
 	streams []string       // the stream slots, least recently written first
 	lastSeq int
+	// keep and keepBytes bound the recent entries held (recentEntries, recentBytes).
+	keep, keepBytes int
 }
 
 // NewExpander starts expanding a trace from its first entry.
 func NewExpander() *Expander {
-	return &Expander{held: map[int]*Entry{}, slots: map[string]int{}}
+	return &Expander{held: map[int]*Entry{}, slots: map[string]int{}, keep: recentEntries, keepBytes: recentBytes}
 }
 
 // Next is e in full; an error names the first link that does not resolve, as Expand does.
@@ -92,7 +94,7 @@ func (x *Expander) hold(e Entry) {
 			x.touchStream(slot)
 		}
 	}
-	for len(x.recent) > recentEntries || len(x.recent) > 1 && x.bytes > recentBytes {
+	for len(x.recent) > x.keep || len(x.recent) > 1 && x.bytes > x.keepBytes {
 		seq := x.recent[0]
 		x.recent = x.recent[1:]
 		if h, ok := x.held[seq]; ok {

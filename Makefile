@@ -43,6 +43,8 @@ fuzz-brief:
 	$(GO) test ./scenarios -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./scenarios -run '^$$' -fuzz '^FuzzTokenBound$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./conformance -run '^$$' -fuzz '^FuzzLineReader$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./trace -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./audit -run '^$$' -fuzz '^FuzzCheck$$' -fuzztime $(FUZZTIME)
 
 test-race-all:
 	$(GO) test -race -count=1 -timeout 30m $(PKGS)

@@ -1,8 +1,11 @@
 package trace
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"unicode/utf8"
 )
@@ -81,19 +84,21 @@ func Lines(text []byte) []string {
 // Text renders the comparison's first difference for people: up to context shared entries
 // before it, then the differing entries as timeline lines (- expected, + actual) and, for a
 // pair whose values differ, each differing field with both values. "" when the traces agree.
-func (c *Comparison) Text(context int) string {
+func (c *Comparison) Text(context int) string { return c.text(context, 0, 0, false) }
+
+// text is Text with the entries of c.Want and c.Got numbered from wantFrom+1 and gotFrom+1;
+// cut says the traces go on past c's entries.
+func (c *Comparison) text(context, wantFrom, gotFrom int, cut bool) string {
 	k := c.First()
 	if k < 0 {
 		return ""
 	}
 	var b strings.Builder
 	s := c.Steps[k]
-	at := s.Got + 1
 	if s.Op == Missing {
-		at = s.Want + 1
-		fmt.Fprintf(&b, "first difference at reference entry %d:\n", at)
+		fmt.Fprintf(&b, "first difference at reference entry %d:\n", wantFrom+s.Want+1)
 	} else {
-		fmt.Fprintf(&b, "first difference at entry %d:\n", at)
+		fmt.Fprintf(&b, "first difference at entry %d:\n", gotFrom+s.Got+1)
 	}
 	for j := max(0, k-context); j < k; j++ {
 		fmt.Fprintf(&b, "    %s\n", TimelineLine(c.Got[c.Steps[j].Got]))
@@ -111,11 +116,14 @@ func (c *Comparison) Text(context int) string {
 				fmt.Fprintf(&b, "  + %s\n", TimelineLine(c.Got[t.Got]))
 			}
 		}
-		if k == len(c.Steps) {
+		if k == len(c.Steps) && !cut {
 			b.WriteString("    (end of both traces)\n")
 		}
 	}
 	b.WriteString("  (- expected, + actual)\n")
+	if cut {
+		fmt.Fprintf(&b, "  (aligned over %d and %d entries from the difference's context on, the most diff holds at once; the traces go on past them)\n", len(c.Want), len(c.Got))
+	}
 	return b.String()
 }
 
@@ -183,24 +191,19 @@ func window(s string, k int) string {
 }
 
 // ReadJSONL reads a trace's JSON lines (Trace.JSONL, in full or in the linear form) as the
-// entries they write; an error names the first line that is not an entry (an unknown member,
-// or a sequence number other than its line's).
+// entries they write, with Reader; an error (a *ReadError) names the first line that is not
+// an entry in its place.
 func ReadJSONL(data []byte) (*Trace, error) {
 	tr := &Trace{}
-	for i, line := range Lines(data) {
-		var e Entry
-		dec := json.NewDecoder(strings.NewReader(line))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&e); err != nil {
-			return nil, fmt.Errorf("line %d: not a trace entry: %v", i+1, err)
+	r := NewReader(bytes.NewReader(data), len(data)+1)
+	for {
+		e, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return tr, nil
 		}
-		if dec.More() {
-			return nil, fmt.Errorf("line %d: not a trace entry: text after its JSON object", i+1)
-		}
-		if e.Seq != i+1 {
-			return nil, fmt.Errorf("line %d: not a trace entry in its place: seq %d on line %d (entries are numbered from 1, a line each)", i+1, e.Seq, i+1)
+		if err != nil {
+			return nil, err
 		}
 		tr.Entries = append(tr.Entries, e)
 	}
-	return tr, nil
 }

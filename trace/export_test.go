@@ -23,3 +23,16 @@ func ReadsStreamOnBytes(e Entry) bool {
 	_, ok2 := streamMembers(e.Data, &s, &k, &o, &m)
 	return ok && ok2
 }
+
+// CompareStreamWithin is CompareStream with a window of maxEntries and maxBytes each side.
+func CompareStreamWithin(want, got Source, profile Profile, context, maxEntries, maxBytes int) (*StreamComparison, error) {
+	return compareStream(want, got, profile, context, maxEntries, maxBytes)
+}
+
+// NewExpanderHolding is NewExpander holding only the last keep recent entries (besides those
+// the linear form's links name).
+func NewExpanderHolding(keep int) *Expander {
+	x := NewExpander()
+	x.keep = keep
+	return x
+}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -36,16 +35,22 @@ Details: docs/CLI.md#diff`,
 			if context < 0 {
 				return usage(fmt.Errorf("--context must be 0 or more, not %d", context))
 			}
-			want, err := sideOf(args[0])
+			out := cmd.OutOrStdout()
+			a, b := openSide(args[0]), openSide(args[1])
+			defer a.close()
+			defer b.close()
+			if a.streams() && b.streams() {
+				return diffStreams(out, a, b, context)
+			}
+			want, err := sideOf(a)
 			if err != nil {
 				return usage(err)
 			}
-			got, err := sideOf(args[1])
+			got, err := sideOf(b)
 			if err != nil {
 				return usage(err)
 			}
 			want.name, got.name = args[0], args[1]
-			out := cmd.OutOrStdout()
 			if want.trace != nil && got.trace != nil {
 				c := trace.Compare(want.trace, got.trace, trace.Strict)
 				k := c.First()
@@ -85,17 +90,70 @@ type side struct {
 	timeline []string
 }
 
-// sideOf reads one side of a diff: a scenario (run against the reference), JSON lines, or a
-// timeline.
-func sideOf(p string) (side, error) {
+// opened is one side of a diff as named, its kind told from its first bytes: a scenario
+// (run against the reference), or a file whose first block has been read.
+type opened struct {
+	path     string
+	scenario bool
+	f        *os.File
+	head     []byte // up to headSize bytes from the file's start
+	err      error  // the file cannot be read (said when it is)
+}
+
+// headSize is how much of a file is read to tell its kind.
+const headSize = 4096
+
+// openSide opens one side of a diff and reads its first block.
+func openSide(p string) *opened {
+	o := &opened{path: p}
 	info, statErr := os.Stat(p)
 	if statErr == nil && info.IsDir() {
-		return side{}, fmt.Errorf("%s is a directory; diff compares one trace with one", p)
+		o.err = fmt.Errorf("%s is a directory; diff compares one trace with one", p)
+		return o
 	}
 	if scenarios.IsScenarioFile(p) || errors.Is(statErr, os.ErrNotExist) {
+		o.scenario = true
+		return o
+	}
+	if o.f, o.err = os.Open(p); o.err != nil {
+		return o
+	}
+	head := make([]byte, headSize)
+	n, err := io.ReadFull(o.f, head)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		o.err = fmt.Errorf("%s: %w", p, err)
+	}
+	o.head = head[:n]
+	return o
+}
+
+func (o *opened) close() {
+	if o.f != nil {
+		o.f.Close()
+	}
+}
+
+// streams reports whether the side is read entry by entry: a scenario, or a file of JSON
+// lines (its first byte other than a blank is "{").
+func (o *opened) streams() bool {
+	if o.scenario {
+		return true
+	}
+	t := bytes.TrimLeft(o.head, " \t\r\n")
+	return o.err == nil && len(t) > 0 && t[0] == '{'
+}
+
+// sideOf reads one side of a diff whole: a scenario (run against the reference), JSON
+// lines, or a timeline.
+func sideOf(o *opened) (side, error) {
+	p := o.path
+	if o.err != nil {
+		return side{}, o.err
+	}
+	if o.scenario {
 		return scenarioSide(p)
 	}
-	data, err := readCapped(p, maxDiffInput)
+	data, err := o.readCapped(maxDiffInput)
 	if err != nil {
 		return side{}, err
 	}
@@ -110,54 +168,68 @@ func sideOf(p string) (side, error) {
 
 // scenarioSide runs the one scenario of a file, or of the embedded suite, against the reference.
 func scenarioSide(p string) (side, error) {
-	files, err := scenarios.Load([]string{p})
+	tr, err := scenarioRun(p)
 	if err != nil {
-		return side{}, err
-	}
-	if len(files) != 1 {
-		return side{}, fmt.Errorf("%s holds %d scenarios; diff compares one with one", p, len(files))
-	}
-	tr, err := sim.Run(files[0].Scenario, sim.NewReference())
-	var over *sim.BudgetError
-	if err != nil && !errors.As(err, &over) {
 		return side{}, err
 	}
 	return side{trace: tr.Expanded(), timeline: trace.Lines(tr.Timeline())}, nil
 }
 
-// traceSide reads one JSON-lines trace.
-func traceSide(p string, data []byte) (side, error) {
-	for i, line := range bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n")) {
-		// An entry: a JSON object with its sequence number and kind (any kind, so that a
-		// trace edited by hand still compares, the edit shown as a difference).
-		var e struct {
-			Seq  *json.Number `json:"seq"`
-			Kind *string      `json:"kind"`
-		}
-		line = bytes.TrimSpace(line)
-		if len(line) > 0 && line[0] == '{' {
-			if err := json.Unmarshal(line, &e); err != nil {
-				return side{}, jsonLineError(p, i+1, line, err)
-			}
-		}
-		if len(line) == 0 || line[0] != '{' || e.Seq == nil || e.Kind == nil {
-			return side{}, fmt.Errorf("%s:%d: not a trace entry (a JSON object with seq and kind), so %s is not a JSON-lines trace (diff takes a scenario, a trace from turnstile run --format jsonl, or a timeline)", p, i+1, p)
-		}
-		if i > 0 && e.Seq.String() == "1" {
-			// turnstile run --format jsonl of several scenarios writes their traces one
-			// after the other, each numbered from 1.
-			return side{}, fmt.Errorf("%s:%d: a second trace begins here (seq 1 again): %s holds the traces of several scenarios; diff compares one with one (turnstile run NAME --format jsonl writes one)", p, i+1, p)
-		}
-	}
-	tr, err := trace.ReadJSONL(data)
+// scenarioRun is the trace of the one scenario of a file, or of the embedded suite, run
+// against the reference (a run that exceeded its budget included).
+func scenarioRun(p string) (*trace.Trace, error) {
+	files, err := scenarios.Load([]string{p})
 	if err != nil {
-		return side{}, fmt.Errorf("%s: %w", p, err)
+		return nil, err
+	}
+	if len(files) != 1 {
+		return nil, fmt.Errorf("%s holds %d scenarios; diff compares one with one", p, len(files))
+	}
+	tr, err := sim.Run(files[0].Scenario, sim.NewReference())
+	var over *sim.BudgetError
+	if err != nil && !errors.As(err, &over) {
+		return nil, err
+	}
+	return tr, nil
+}
+
+// traceSide reads one JSON-lines trace whole (to compare its timeline with another).
+func traceSide(p string, data []byte) (side, error) {
+	tr := &trace.Trace{}
+	r := trace.NewReader(bytes.NewReader(data), len(data)+1)
+	for {
+		e, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return side{}, readError(p, err)
+		}
+		tr.Entries = append(tr.Entries, e)
 	}
 	full, err := tr.Expand()
 	if err != nil {
 		return side{}, fmt.Errorf("%s: %w", p, err)
 	}
 	return side{trace: full}, nil
+}
+
+// readError says why a JSON-lines trace cannot be read, at its file's line.
+func readError(p string, err error) error {
+	var re *trace.ReadError
+	switch {
+	case !errors.As(err, &re):
+		return fmt.Errorf("%s: %w", p, err)
+	case re.NotEntry:
+		return fmt.Errorf("%s:%d: not a trace entry (a JSON object with seq and kind), so %s is not a JSON-lines trace (diff takes a scenario, a trace from turnstile run --format jsonl, or a timeline)", p, re.Line, p)
+	case re.SecondTrace:
+		// turnstile run --format jsonl of several scenarios writes their traces one after the
+		// other, each numbered from 1.
+		return fmt.Errorf("%s:%d: a second trace begins here (seq 1 again): %s holds the traces of several scenarios; diff compares one with one (turnstile run NAME --format jsonl writes one)", p, re.Line, p)
+	case re.Col > 0:
+		return fmt.Errorf("%s:%d:%d: %s", p, re.Line, re.Col, re.Msg)
+	}
+	return fmt.Errorf("%s: %w", p, err)
 }
 
 // timelineSide reads one timeline: a golden file, or what turnstile run prints of one scenario.
@@ -186,53 +258,40 @@ func timelineSide(p string, data []byte) (side, error) {
 	return side{timeline: lines[first:]}, nil
 }
 
-// maxDiffInput is the largest file diff reads: a run's trace is at most --max-bytes (16 MiB
-// by default) of JSON lines, and /dev/zero has no end.
+// maxDiffInput is the largest file diff reads whole (a timeline, or JSON lines compared
+// with one): a run's trace is at most --max-bytes (16 MiB by default) of JSON lines, and
+// /dev/zero has no end. Two traces of JSON lines are read entry by entry, of any size.
 const maxDiffInput = 64 << 20
 
-// readCapped reads a file of at most max bytes; a larger one is an error saying so, read no
-// further than one byte past the limit.
-func readCapped(p string, max int64) ([]byte, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
+// readCapped reads the rest of the file after its head, at most max bytes in all; a larger
+// one is an error saying so, read no further than one byte past the limit.
+func (o *opened) readCapped(max int64) ([]byte, error) {
+	p := o.path
 	tooLarge := fmt.Errorf("%s is larger than %d MiB, the most diff reads (a run's trace is at most --max-bytes of JSON lines, 16 MiB by default)", p, max>>20)
-	if info, err := f.Stat(); err == nil && info.Mode().IsRegular() && info.Size() > max {
+	if info, err := o.f.Stat(); err == nil && info.Mode().IsRegular() && info.Size() > max {
 		return nil, tooLarge
 	}
-	// A text file holds no NUL byte: a binary one (/dev/zero) is refused at its first block.
-	head := make([]byte, 4096)
-	n, err := io.ReadFull(f, head)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%s: %w", p, err)
+	if err := o.textHead(); err != nil {
+		return nil, err
 	}
-	if i := bytes.IndexByte(head[:n], 0); i >= 0 {
-		return nil, fmt.Errorf("%s holds a NUL byte (at offset %d): it is not text, so neither a trace nor a timeline", p, i)
-	}
-	rest, err := io.ReadAll(io.LimitReader(f, max+1-int64(n)))
+	rest, err := io.ReadAll(io.LimitReader(o.f, max+1-int64(len(o.head))))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p, err)
 	}
-	data := append(head[:n:n], rest...)
+	data := append(o.head[:len(o.head):len(o.head)], rest...)
 	if int64(len(data)) > max {
 		return nil, tooLarge
 	}
 	return data, nil
 }
 
-// jsonLineError says why a line that begins as a JSON object is not one, at its column.
-func jsonLineError(p string, n int, line []byte, err error) error {
-	var se *json.SyntaxError
-	if !errors.As(err, &se) {
-		return fmt.Errorf("%s:%d: not a trace entry: %v", p, n, err)
+// textHead refuses a file whose first block holds a NUL byte: a text file holds none, and
+// a binary one (/dev/zero) is refused at once.
+func (o *opened) textHead() error {
+	if i := bytes.IndexByte(o.head, 0); i >= 0 {
+		return fmt.Errorf("%s holds a NUL byte (at offset %d): it is not text, so neither a trace nor a timeline", o.path, i)
 	}
-	col := int(se.Offset)
-	if strings.Contains(se.Error(), "exceeded max depth") {
-		return fmt.Errorf("%s:%d:%d: the JSON nests more than 10,000 levels deep, deeper than Go's JSON decoder reads (a trace entry's payload nests far less)", p, n, col)
-	}
-	return fmt.Errorf("%s:%d:%d: invalid JSON: %v (a JSON-lines trace holds one entry, a JSON object, a line)", p, n, col, se)
+	return nil
 }
 
 // timelineLine is the start of every line of a timeline (trace.TimelineLine): the entry's

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	"github.com/turnstile-dev/turnstile/sim"
 )
 
@@ -198,7 +200,7 @@ type bubbled struct {
 	id      int
 	// stuck is set once a step did not end: the bubble is left waiting, abandoned.
 	stuck bool
-	hello *Hello
+	hello *protocol.Hello
 }
 
 // InProcess makes implementations of port for explore (explore.Options.Impl): each runs its
@@ -213,12 +215,12 @@ func InProcess(t *testing.T, port GoPort) func() sim.Implementation {
 }
 
 // Hello is the port's, for explore (only InProcess's implementations have one).
-func (b *bubbled) Hello() (Hello, error) {
+func (b *bubbled) Hello() (protocol.Hello, error) {
 	if b.hello == nil {
-		return Hello{}, errors.New("no hello")
+		return protocol.Hello{}, errors.New("no hello")
 	}
 	if err := checkHello(*b.hello); err != nil {
-		return Hello{}, fmt.Errorf("the port's Hello(): %w", err)
+		return protocol.Hello{}, fmt.Errorf("the port's Hello(): %w", err)
 	}
 	return *b.hello, nil
 }
@@ -272,4 +274,48 @@ func (b *bubbled) do(op func() error) error {
 		b.stuck = true
 		return notIdleError(b.id, servedStallLimit)
 	}
+}
+
+// ServePort serves a Go port over the wire protocol, as Serve serves the reference: with it,
+// a port verified in-process by Test is also an implementation for turnstile conform and
+// explore, through a main of a few lines:
+//
+//	func main() {
+//		if err := conformance.ServePort(os.Stdin, os.Stdout, myport.Port{}); err != nil {
+//			fmt.Fprintln(os.Stderr, "my adapter:", err)
+//			os.Exit(1)
+//		}
+//	}
+//
+// and then `turnstile conform --impl "go run ./cmd/myport-adapter"`. Each session runs in
+// a testing/synctest bubble of its own, as Test runs a scenario (testing.MainStart gives the
+// bubbles outside go test; meanwhile os.Stdout is os.Stderr): the port's own goroutines,
+// channels and timers are seen, its clock is the world's, and a port waiting on what the
+// bubble cannot see (a mutex, real I/O) fails that scenario after 20 s with an error naming
+// the kit's rule. Built with a Go other than 1.26, ServePort counts the port's goroutines
+// waiting in Env's Stream and Tool instead (a port must then start none of its own) and
+// serves no Agent.
+//
+// A Hello that names an unknown hook or feature, or no pi version, is an error before
+// anything is served (as Test fails on it), and a panic in Run or in a task of Env.Parallel
+// fails that scenario with the panic's stack.
+func ServePort(r io.Reader, w io.Writer, port GoPort) error {
+	return withBubbles(func(bubble func(func())) error {
+		h := portHello(port, bubble != nil)
+		if err := checkHello(h); err != nil {
+			return fmt.Errorf("the port's Hello(): %w", err)
+		}
+		if h.Name == "" {
+			h.Name = "go-port"
+		}
+		if h.Version == "" {
+			h.Version = "devel" // the protocol requires one
+		}
+		if bubble == nil {
+			return protocol.ServeImpl(r, w, h, func() sim.Implementation { return &inProcess{port: port, idle: newIdleTracker()} })
+		}
+		return protocol.ServeImpl(r, w, h, func() sim.Implementation {
+			return &bubbled{bubble: bubble, impl: &inProcess{port: port}}
+		})
+	})
 }

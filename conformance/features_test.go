@@ -10,6 +10,7 @@ import (
 
 	"github.com/turnstile-dev/turnstile/conformance"
 	"github.com/turnstile-dev/turnstile/conformance/example"
+	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	suitefiles "github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
 )
@@ -33,7 +34,7 @@ func curatedScenario(t *testing.T, rel string) *sim.Scenario {
 // TestHelloLacks reads capabilities.lacks from an adapter's hello, and refuses a name that
 // is not a feature.
 func TestHelloLacks(t *testing.T) {
-	p := &conformance.Process{Command: []string{"sh", filepath.Join("testdata", "lacks.sh")}}
+	p := &protocol.Process{Command: []string{"sh", filepath.Join("testdata", "lacks.sh")}}
 	hello, err := p.Hello()
 	if err != nil {
 		t.Fatal(err)
@@ -42,7 +43,7 @@ func TestHelloLacks(t *testing.T) {
 		t.Errorf("lacks %v", hello.Lacks)
 	}
 	_ = p.Close()
-	p = &conformance.Process{Command: []string{"sh", filepath.Join("testdata", "badlacks.sh")}}
+	p = &protocol.Process{Command: []string{"sh", filepath.Join("testdata", "badlacks.sh")}}
 	if _, err := p.Hello(); err == nil || !strings.Contains(err.Error(), "lacks") {
 		t.Errorf("a hello lacking an unknown feature: %v", err)
 	} else {
@@ -57,8 +58,8 @@ type lacking struct {
 	lacks []string
 }
 
-func (l lacking) Hello() (conformance.Hello, error) {
-	return conformance.Hello{Name: "lacking", Tracks: "1.6.0", Hooks: conformance.AllHooks, Lacks: l.lacks}, nil
+func (l lacking) Hello() (protocol.Hello, error) {
+	return protocol.Hello{Name: "lacking", Tracks: "1.6.0", Hooks: protocol.AllHooks, Lacks: l.lacks}, nil
 }
 
 func TestVerifySkipsScenariosNeedingLackedFeatures(t *testing.T) {
@@ -96,7 +97,7 @@ func TestSchemaLacksAreTheFeatures(t *testing.T) {
 			} `json:"hello"`
 		} `json:"$defs"`
 	}
-	if err := json.Unmarshal(conformance.SchemaJSON(), &schema); err != nil {
+	if err := json.Unmarshal(protocol.SchemaJSON(), &schema); err != nil {
 		t.Fatal(err)
 	}
 	if got := schema.Defs.Hello.Properties.Capabilities.Properties.Lacks.Items.Enum; !slices.Equal(got, sim.Features) {
@@ -111,7 +112,7 @@ type lackingPort struct {
 	t *testing.T
 }
 
-func (p lackingPort) Hello() conformance.Hello {
+func (p lackingPort) Hello() protocol.Hello {
 	h := p.Port.Hello()
 	h.Lacks = []string{sim.FeatureContinue}
 	return h

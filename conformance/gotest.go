@@ -17,6 +17,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/levels"
 	"github.com/turnstile-dev/turnstile/loop"
@@ -30,7 +31,7 @@ import (
 type GoPort interface {
 	// Hello names the port and lists the hooks it supports (Hello.Hooks); scenarios that
 	// install others, or need an optional feature it lacks (Hello.Lacks), are skipped.
-	Hello() Hello
+	Hello() protocol.Hello
 	// Run runs the port's loop for one scenario. It builds its configuration from
 	// env.Setup(), reaches the simulated world only through env (model, tools, hooks, clock),
 	// reports every event with env.Emit, and returns the run's new messages, or the error that
@@ -163,7 +164,7 @@ func TestFiles(t *testing.T, port GoPort, files []*scenarios.File, opts ...TestO
 func testFiles(t *testing.T, port GoPort, files []*scenarios.File, options []TestOption) {
 	t.Helper()
 	s := newPortSuite(t, port, files, options)
-	report := Report{Implementation: describeHello(Hello{Name: s.hello.Name, Version: s.hello.Version, Tracks: s.tracks}, ""), Profile: s.cfg.profile}
+	report := Report{Implementation: describeHello(protocol.Hello{Name: s.hello.Name, Version: s.hello.Version, Tracks: s.tracks}, ""), Profile: s.cfg.profile}
 	began := time.Now()
 	for _, f := range files {
 		sc := f.Scenario
@@ -189,7 +190,7 @@ type portSuite struct {
 	port      GoPort
 	cfg       testConfig
 	expect    map[string]bool // the scenarios expected to fail
-	hello     Hello
+	hello     protocol.Hello
 	tracks    string          // the pi the port is held to
 	behaviour loop.Behaviour  // the reference's, as that pi
 	supported map[string]bool // the hooks the port supports
@@ -309,7 +310,7 @@ func inBubble(t *testing.T, sc *sim.Scenario, impl *inProcess, attempt int) (*tr
 // GoAgentPort, or served without bubbles, lacks the Agent; served without bubbles it lacks
 // waitingHooks too (a hook that waits would be a goroutine the kit cannot count); every port
 // lacks runToolCall (§13.7), which the Go kit does not drive.
-func portHello(port GoPort, bubbles bool) Hello {
+func portHello(port GoPort, bubbles bool) protocol.Hello {
 	h := port.Hello()
 	_, agent := port.(GoAgentPort)
 	if h.Protocol >= 2 && (!agent || !bubbles) && !slices.Contains(h.Lacks, sim.FeatureAgent) {
@@ -328,7 +329,7 @@ func portHello(port GoPort, bubbles bool) Hello {
 // ServePort's clients check): a pi version it tracks, hooks and lacked features by their
 // names. A name mistyped would otherwise skip scenarios silently, or run ones the port
 // cannot serve.
-func checkHello(h Hello) error {
+func checkHello(h protocol.Hello) error {
 	var bad []string
 	if strings.TrimSpace(h.Tracks) == "" {
 		bad = append(bad, `Tracks is empty: say which pi release the port follows ("1.6.0")`)
@@ -341,8 +342,8 @@ func checkHello(h Hello) error {
 		bad = append(bad, msg)
 	}
 	for _, name := range h.Hooks {
-		if !slices.Contains(AllHooks, name) {
-			unknown("Hooks", name, AllHooks)
+		if !slices.Contains(protocol.AllHooks, name) {
+			unknown("Hooks", name, protocol.AllHooks)
 		}
 	}
 	for _, name := range h.Lacks {
@@ -432,7 +433,7 @@ type inProcess struct {
 	// checkShapes holds what the port sends to the protocol schema, as the harness does with
 	// a served port's lines (Test); shapes are what broke pi's shape.
 	checkShapes bool
-	shapes      shapeProblems
+	shapes      protocol.ShapeProblems
 	// leaked are the port's goroutines still there after Stop.
 	leaked []goroutineStack
 	// starting is closed once the task Parallel just started waits on the world.
@@ -602,7 +603,7 @@ func (p *inProcess) Start(setup sim.Setup, world sim.Port) error {
 	p.streams, p.tools, p.closed = map[string]*mailbox{}, map[string]*mailbox{}, make(chan struct{})
 	p.settled, p.returns = map[string]bool{}, map[string]*hookWait{}
 	// A session of its own: Verify runs a failing scenario again on the same implementation.
-	p.problems, p.shapes, p.agent, p.leaked, p.starting = nil, shapeProblems{}, nil, nil, nil
+	p.problems, p.shapes, p.agent, p.leaked, p.starting = nil, protocol.ShapeProblems{}, nil, nil, nil
 	p.now = 0 // the world's clock starts again
 	if p.idle == nil {
 		// A scenario's first run takes the oldest goroutine first, and its runs again
@@ -637,7 +638,7 @@ func (p *inProcess) Start(setup sim.Setup, world sim.Port) error {
 		}
 		p.gate.enter()
 		n := sim.Notification{Kind: sim.NotifyEnd, Data: p.fromBubble(data)}
-		p.checkShape(Message{Type: TypeNotify, Notification: &n})
+		p.checkShape(protocol.Message{Type: protocol.TypeNotify, Notification: &n})
 		p.world.Notify(n)
 	}()
 	p.settle()
@@ -728,9 +729,9 @@ func (p *inProcess) Stop() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	problems := p.problems
-	if len(p.shapes.order) > 0 {
+	if p.shapes.String() != "" {
 		if len(problems) == 0 {
-			return &ShapeError{p.shapes.String()}
+			return &protocol.ShapeError{Problems: p.shapes.String()}
 		}
 		problems = append(problems, p.shapes.String())
 	}
@@ -741,18 +742,14 @@ func (p *inProcess) Stop() error {
 }
 
 // checkShape notes what of m's data breaks pi's shape, as the harness would reading m.
-func (p *inProcess) checkShape(m Message) {
+func (p *inProcess) checkShape(m protocol.Message) {
 	if !p.checkShapes {
 		return
 	}
 	m.Session = 1
-	line, err := encode(m)
-	if err != nil {
-		return
-	}
-	if problem := shapeProblem(bytes.TrimSpace(line)); problem != "" {
+	if problem := m.ShapeProblem(); problem != "" {
 		p.mu.Lock()
-		p.shapes.add(problem)
+		p.shapes.Add(problem)
 		p.mu.Unlock()
 	}
 }
@@ -796,7 +793,7 @@ func (p *inProcess) ask(kind, name string, data any) (sim.Answer, error) {
 	}
 	p.gate.enter()
 	c := sim.Call{Kind: kind, Name: name, Data: p.fromBubble(raw)}
-	p.checkShape(Message{Type: TypeCall, ID: 1, Call: &c})
+	p.checkShape(protocol.Message{Type: protocol.TypeCall, ID: 1, Call: &c})
 	a := p.world.Call(c)
 	if a.Abort {
 		// An abort while the hook runs, before it returns (PROTOCOL.md §13.5).
@@ -914,7 +911,7 @@ func (p *inProcess) emit(event any) string {
 	_ = json.Unmarshal(data, &head)
 	p.gate.enter()
 	n := sim.Notification{Kind: sim.NotifyEvent, Data: p.fromBubble(data)}
-	p.checkShape(Message{Type: TypeNotify, Notification: &n})
+	p.checkShape(protocol.Message{Type: protocol.TypeNotify, Notification: &n})
 	p.world.Notify(n)
 	return head.Type
 }
@@ -927,7 +924,7 @@ func (p *inProcess) notify(kind string, v any) {
 		return
 	}
 	n := sim.Notification{Kind: kind, Data: p.fromBubble(data)}
-	p.checkShape(Message{Type: TypeNotify, Notification: &n})
+	p.checkShape(protocol.Message{Type: protocol.TypeNotify, Notification: &n})
 	p.world.Notify(n)
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agnivade/levenshtein"
 
+	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/trace"
 )
@@ -438,7 +439,7 @@ func nearest(s string, names []string) string {
 // shortcutsNote tells how to rule out the exchange's shortcuts the implementation took
 // (deliveries ahead, standing answers) when scenarios failed; "" when it took none.
 func (r *Report) shortcutsNote() string {
-	took := Shortcuts{DeliveriesAhead: r.DeliveriesAhead, StandingAnswers: r.StandingAnswers}
+	took := protocol.Shortcuts{DeliveriesAhead: r.DeliveriesAhead, StandingAnswers: r.StandingAnswers}
 	if r.Recheck != nil {
 		return r.Recheck.Note(took)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	suite "github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
 )
@@ -15,8 +16,8 @@ import (
 // synctest bubble can see through.
 type stuckGoPort struct{}
 
-func (stuckGoPort) Hello() conformance.Hello {
-	return conformance.Hello{Name: "stuck", Tracks: "1.6.0"}
+func (stuckGoPort) Hello() protocol.Hello {
+	return protocol.Hello{Name: "stuck", Tracks: "1.6.0"}
 }
 
 func (stuckGoPort) Run(context.Context, conformance.Env) (any, error) {

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/invariant"
 	"github.com/turnstile-dev/turnstile/levels"
@@ -176,7 +177,7 @@ func (r *Report) ExpectedText() string {
 // helloer is an implementation that can introduce itself (Process): Verify takes its name
 // and capabilities from it.
 type helloer interface {
-	Hello() (Hello, error)
+	Hello() (protocol.Hello, error)
 }
 
 // killer is an implementation Verify can stop at once when its context is cancelled.
@@ -238,13 +239,13 @@ func startVerify(impl sim.Implementation, opts Options) *verification {
 		s.newRef = func() sim.Implementation { return sim.NewReference() }
 	}
 	s.report = Report{Implementation: "implementation", Profile: s.profile}
-	for _, h := range AllHooks {
+	for _, h := range protocol.AllHooks {
 		s.hooks[h] = true
 	}
 	if r, ok := impl.(*sim.Reference); ok {
-		s.report.Implementation = ReferenceName + " (in-process)"
+		s.report.Implementation = protocol.ReferenceName + " (in-process)"
 		if r.Behaviour() != (loop.Behaviour{}) {
-			s.report.Implementation = ReferenceName + " (in-process, as pi " + releaseOf(r.Behaviour()) + ")"
+			s.report.Implementation = protocol.ReferenceName + " (in-process, as pi " + releaseOf(r.Behaviour()) + ")"
 		}
 	}
 	if h, ok := impl.(helloer); ok {
@@ -268,8 +269,8 @@ func (s *verification) readHello(impl sim.Implementation, h helloer, opts Option
 		return
 	}
 	s.report.Implementation = describeHello(hello, opts.Tracks)
-	if p, isProcess := impl.(*Process); isProcess {
-		took := p.shortcuts(hello)
+	if p, isProcess := impl.(*protocol.Process); isProcess {
+		took, _ := p.Shortcuts() // the hello just read, kept
 		s.report.DeliveriesAhead, s.report.StandingAnswers = took.DeliveriesAhead, took.StandingAnswers
 	}
 	s.tracks = hello.Tracks
@@ -464,7 +465,7 @@ func VersionLess(a, b string) bool { return loop.VersionLess(a, b) }
 // describeHello names an implementation by its hello: its name, version and the pi it
 // tracks, and the pi it is held to when that is another (heldTo, Options.Tracks) or when it
 // claims a pi newer than the reference knows.
-func describeHello(h Hello, heldTo string) string {
+func describeHello(h protocol.Hello, heldTo string) string {
 	s := h.Name
 	if h.Version != "" {
 		s += " " + h.Version
@@ -485,7 +486,7 @@ func describeHello(h Hello, heldTo string) string {
 
 // verifyOne runs one scenario both ways and judges it; a failure gets its findings, and is
 // run again to tell a flaky implementation (another trace each time) from a defect.
-func verifyOne(sc *sim.Scenario, ref sim.Implementation, run func() (*trace.Trace, error), hello Hello, profile trace.Profile, level levels.Level, desc diagnose.Scenario, invs []invariant.Invariant) Result {
+func verifyOne(sc *sim.Scenario, ref sim.Implementation, run func() (*trace.Trace, error), hello protocol.Hello, profile trace.Profile, level levels.Level, desc diagnose.Scenario, invs []invariant.Invariant) Result {
 	began := time.Now()
 	want, err := sim.Run(sc, ref)
 	if err != nil {
@@ -611,7 +612,7 @@ func (r *scenarioRun) compare() {
 		}
 	}
 	r.ranErr = r.runErr
-	var shape *ShapeError
+	var shape *protocol.ShapeError
 	if errors.As(r.runErr, &shape) && !r.cmp.Equal() {
 		// The trace shows what broke pi's shape, each finding named by its entry's rule.
 		r.runErr = nil

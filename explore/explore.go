@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/invariant"
 	"github.com/turnstile-dev/turnstile/levels"
@@ -37,9 +38,9 @@ import (
 type Options struct {
 	// Impl makes a fresh implementation under test for each run; with Jobs > 1 it is called
 	// from several goroutines at once, and the implementations it makes must be able to run
-	// at the same time (conformance.Pool lends one process to each). Nil explores the
+	// at the same time (protocol.Pool lends one process to each). Nil explores the
 	// reference alone, checking invariants only. When what it makes introduces itself (a
-	// conformance.Process), its hello fills in Target where Target leaves it open.
+	// protocol.Process), its hello fills in Target where Target leaves it open.
 	Impl func() sim.Implementation
 	// Reference makes the implementation runs are compared with; nil means sim.NewReference.
 	Reference func() sim.Implementation
@@ -152,7 +153,7 @@ type Result struct {
 	Elapsed  time.Duration
 	// Shortcuts are the exchange's shortcuts the harness took with the implementation
 	// (deliveries ahead, standing answers); a failure may lie in how its adapter takes them.
-	Shortcuts conformance.Shortcuts
+	Shortcuts protocol.Shortcuts
 	// Recheck, when set, is what re-running minimal scenarios without the shortcuts showed
 	// (conformance.RerunWithoutShortcuts): whether the shortcuts are the cause.
 	Recheck *conformance.Recheck
@@ -371,7 +372,7 @@ func GenerateScenario(seed uint64) *sim.Scenario { return Generator(Target{})(se
 type explorer struct {
 	opts      Options
 	diagnose  Diagnosis
-	shortcuts conformance.Shortcuts // taken with the implementation, from its hello
+	shortcuts protocol.Shortcuts // taken with the implementation, from its hello
 }
 
 // withDefaults fills in what o leaves open, except what the implementation's hello gives.
@@ -405,15 +406,15 @@ func newExplorer(opts Options) *explorer {
 	return x
 }
 
-// helloer is an implementation that introduces itself (conformance.Process).
+// helloer is an implementation that introduces itself (protocol.Process).
 type helloer interface {
-	Hello() (conformance.Hello, error)
+	Hello() (protocol.Hello, error)
 }
 
 // shortcutter is an implementation that tells the exchange's shortcuts the harness takes with
-// it (conformance.Process).
+// it (protocol.Process).
 type shortcutter interface {
-	Shortcuts() (conformance.Shortcuts, error)
+	Shortcuts() (protocol.Shortcuts, error)
 }
 
 // introduce asks the implementation for its hello, filling in what opts.Target leaves open.
@@ -646,7 +647,7 @@ func describeTarget(t Target) string {
 	var parts []string
 	if t.Hooks != nil {
 		var missing []string
-		for _, h := range conformance.AllHooks {
+		for _, h := range protocol.AllHooks {
 			if !t.Supports(h) {
 				missing = append(missing, h)
 			}
@@ -801,7 +802,7 @@ func (x *explorer) checkAttempt(sc *sim.Scenario, attempt int) (prob *Problem, i
 		failed(KindPanic, fmt.Errorf("the simulation panicked: %v", got.panic))
 	case errors.Is(got.err, trace.ErrTimeout):
 		failed(KindHang, got.err)
-	case got.err != nil && !errors.As(got.err, new(*conformance.ShapeError)):
+	case got.err != nil && !errors.As(got.err, new(*protocol.ShapeError)):
 		failed(KindError, got.err)
 	default:
 		var want *trace.Trace

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
@@ -134,11 +134,11 @@ func TestGeneratorRespectsDeclaredHooks(t *testing.T) {
 // tracks a version, and recording the hooks each scenario installs.
 type introducing struct {
 	*sim.Reference
-	hello     conformance.Hello
+	hello     protocol.Hello
 	installed map[string]bool
 }
 
-func (r *introducing) Hello() (conformance.Hello, error) { return r.hello, nil }
+func (r *introducing) Hello() (protocol.Hello, error) { return r.hello, nil }
 
 func (r *introducing) Start(setup sim.Setup, port sim.Port) error {
 	for _, h := range setup.Hooks {
@@ -152,7 +152,7 @@ func (r *introducing) Start(setup sim.Setup, port sim.Port) error {
 // fails nothing, and is never given another hook.
 func TestHelloSetsTheTarget(t *testing.T) {
 	installed := map[string]bool{}
-	hello := conformance.Hello{Name: "queues-only", Tracks: "0.99.1", Hooks: []string{trace.HookSteering, trace.HookFollowUp},
+	hello := protocol.Hello{Name: "queues-only", Tracks: "0.99.1", Hooks: []string{trace.HookSteering, trace.HookFollowUp},
 		Lacks: []string{sim.FeatureContinue}}
 	res := Run(context.Background(), Options{
 		Seed: 21, Runs: 150,
@@ -232,24 +232,24 @@ func TestGeneratorRespectsLackedFeatures(t *testing.T) {
 }
 
 // shortcutting is a faulty implementation that introduces itself and tells the exchange's
-// shortcuts the harness takes with it, as a conformance.Process does.
+// shortcuts the harness takes with it, as a protocol.Process does.
 type shortcutting struct {
 	*faulty
-	took conformance.Shortcuts
+	took protocol.Shortcuts
 }
 
-func (r *shortcutting) Hello() (conformance.Hello, error) {
-	return conformance.Hello{Name: "port", Tracks: conformance.Tracks, Hooks: conformance.AllHooks}, nil
+func (r *shortcutting) Hello() (protocol.Hello, error) {
+	return protocol.Hello{Name: "port", Tracks: protocol.Tracks, Hooks: protocol.AllHooks}, nil
 }
 
-func (r *shortcutting) Shortcuts() (conformance.Shortcuts, error) { return r.took, nil }
+func (r *shortcutting) Shortcuts() (protocol.Shortcuts, error) { return r.took, nil }
 
 // TestShortcutsAreNamedWithTheirCure: when the harness took the exchange's shortcuts with an
 // implementation that fails, the summary and each cause's README say how to rule them out;
 // the README's replay command repeats the flags of the --impl command and adds
 // --one-at-a-time. Without shortcuts neither says a word of them.
 func TestShortcutsAreNamedWithTheirCure(t *testing.T) {
-	for _, took := range []conformance.Shortcuts{{DeliveriesAhead: true, StandingAnswers: true}, {}} {
+	for _, took := range []protocol.Shortcuts{{DeliveriesAhead: true, StandingAnswers: true}, {}} {
 		out := t.TempDir()
 		fault := faultNamed(t, "drops-a-tool-result")
 		res := Run(context.Background(), Options{
@@ -271,7 +271,7 @@ func TestShortcutsAreNamedWithTheirCure(t *testing.T) {
 		}
 		summaryNote := "if the failures go away with turnstile explore --impl 'node a.mjs' --one-at-a-time, they are the cause"
 		readmeNote := "if the failures go away with " + replay + " --one-at-a-time, they are the cause"
-		if took == (conformance.Shortcuts{}) {
+		if took == (protocol.Shortcuts{}) {
 			if strings.Contains(summary, "one-at-a-time") || strings.Contains(string(readme), "one-at-a-time") {
 				t.Errorf("no shortcut was taken, yet:\n%s\n%s", summary, readme)
 			}

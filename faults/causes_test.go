@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/scenarios"
 )
@@ -99,7 +100,7 @@ func conformFaulty(t *testing.T, fs []fault) conformance.Report {
 	}
 	// Budgets stop a faulty loop that never ends; the timeout only guards against a hang, and
 	// is generous because -race on a loaded machine slows the reference's longest scenarios.
-	p := &conformance.Process{Command: []string{bin, "adapter"}, Timeout: 60 * time.Second}
+	p := &protocol.Process{Command: []string{bin, "adapter"}, Timeout: 60 * time.Second}
 	defer p.Close()
 	return conformance.Verify(context.Background(), suite, p, conformance.Options{Scenarios: diagnose.FromFiles(files)})
 }
@@ -246,7 +247,7 @@ func TestThreeFaultsThroughTheGoPortServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	suite := scenarios.Scenarios(files)
-	p := &conformance.Process{Command: []string{bin}, Timeout: 60 * time.Second}
+	p := &protocol.Process{Command: []string{bin}, Timeout: 60 * time.Second}
 	defer p.Close()
 	r := conformance.Verify(context.Background(), suite, p, conformance.Options{Scenarios: diagnose.FromFiles(files)})
 	logCauses(t, r)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
 	"github.com/turnstile-dev/turnstile/trace"
@@ -49,7 +50,7 @@ type Stream = conformance.Stream
 
 // Hello introduces a port: its name, the pi version it tracks, the hooks it has, the
 // optional features it lacks and the protocol version it speaks.
-type Hello = conformance.Hello
+type Hello = protocol.Hello
 
 // Option tunes Test and TestFiles.
 type Option = conformance.TestOption
@@ -58,7 +59,7 @@ type Option = conformance.TestOption
 type Report = conformance.Report
 
 // AllHooks lists every hook by pi's name, for Hello.Hooks of a port that has them all.
-var AllHooks = slices.Clone(conformance.AllHooks)
+var AllHooks = slices.Clone(protocol.AllHooks)
 
 // Test runs the curated suite against port, one subtest per scenario, each failing one
 // listing its findings; at the end it logs the causes and "N passed, M failed, K skipped".

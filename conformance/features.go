@@ -26,9 +26,9 @@ func helloOf(impl sim.Implementation) protocol.Hello {
 	return hello
 }
 
-// lacksReason is why sc is skipped for an implementation introducing itself with h, or ""
+// LacksReason is why sc is skipped for an implementation introducing itself with h, or ""
 // when it has every feature sc needs.
-func lacksReason(h protocol.Hello, sc *sim.Scenario) string {
+func LacksReason(h protocol.Hello, sc *sim.Scenario) string {
 	lacks := h.Lacking()
 	var missing []string
 	for _, f := range sim.NeededFeatures(sc) {
@@ -106,7 +106,7 @@ func SkipReason(impl sim.Implementation, sc *sim.Scenario, tracks string, level 
 			}
 		}
 	}
-	if why := lacksReason(h, sc); why != "" {
+	if why := LacksReason(h, sc); why != "" {
 		return why
 	}
 	if level == levels.Core && levels.ConventionsOnly(sc.Rules) {

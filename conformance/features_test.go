@@ -10,6 +10,7 @@ import (
 
 	"github.com/turnstile-dev/turnstile/conformance"
 	"github.com/turnstile-dev/turnstile/conformance/example"
+	"github.com/turnstile-dev/turnstile/conformance/porttest"
 	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	suitefiles "github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
@@ -118,14 +119,18 @@ func (p lackingPort) Hello() protocol.Hello {
 	return h
 }
 
-func (p lackingPort) Run(ctx context.Context, env conformance.Env) (any, error) {
+func (p lackingPort) Run(ctx context.Context, env porttest.Env) (any, error) {
 	if env.Setup().Entry == "continue" {
 		p.t.Errorf("%s: a port lacking continue was asked to continue", env.Setup().Scenario)
 	}
 	return p.Port.Run(ctx, env)
 }
 
-// TestGoPortLacks skips, in conformance.TestSuite, the scenarios needing what a Go port lacks.
+// TestGoPortLacks skips, in porttest.TestFiles, the scenarios needing what a Go port lacks.
 func TestGoPortLacks(t *testing.T) {
-	conformance.TestSuite(t, lackingPort{t: t}, []*sim.Scenario{curatedScenario(t, "continue/from-user-tail"), curatedScenario(t, "events/text-only")})
+	var files []*suitefiles.File
+	for _, sc := range []*sim.Scenario{curatedScenario(t, "continue/from-user-tail"), curatedScenario(t, "events/text-only")} {
+		files = append(files, &suitefiles.File{Rel: sc.Name, Scenario: sc})
+	}
+	porttest.TestFiles(t, lackingPort{t: t}, files)
 }

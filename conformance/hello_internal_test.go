@@ -20,7 +20,7 @@ func TestTheHeaderSaysWhenAHelloClaimsANewerPi(t *testing.T) {
 		{"1.6.0", "1.6.0", "port 2 (tracks pi 1.6.0)"},
 		{"", "1.3.0", "port 2 (held to pi 1.3.0)"},
 	} {
-		if got := describeHello(protocol.Hello{Name: "port", Version: "2", Tracks: c.tracks}, c.heldTo); got != c.want {
+		if got := DescribeHello(protocol.Hello{Name: "port", Version: "2", Tracks: c.tracks}, c.heldTo); got != c.want {
 			t.Errorf("tracks %q, held to %q: %q, want %q", c.tracks, c.heldTo, got, c.want)
 		}
 	}

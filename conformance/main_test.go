@@ -6,9 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/turnstile-dev/turnstile/conformance"
 	"github.com/turnstile-dev/turnstile/conformance/protocol"
 )
 
@@ -22,13 +20,6 @@ func TestMain(m *testing.M) {
 		os.Exit(m.Run())
 	case "serve":
 		serve()
-	case "stuck-port":
-		conformance.SetServedStallLimit(time.Second)
-		if err := conformance.ServePort(os.Stdin, os.Stdout, stuckGoPort{}); err != nil {
-			fmt.Fprintln(os.Stderr, "serve:", err)
-			os.Exit(1)
-		}
-		os.Exit(0)
 	case "crash-once":
 		// Crashes in its first life (the flag file does not exist yet), serves afterwards.
 		flag := os.Getenv(flagEnv)

@@ -409,7 +409,7 @@ func ParseExpectFail(list, suite []string) (map[string]bool, map[string][]string
 		}
 		if !slices.Contains(suite, n) {
 			msg := fmt.Sprintf("%q is not a scenario of the suite", n)
-			if near := nearest(n, suite); near != "" {
+			if near := Nearest(n, suite); near != "" {
 				msg += fmt.Sprintf(" (did you mean %q?)", near)
 			}
 			bad = append(bad, msg)
@@ -423,10 +423,10 @@ func ParseExpectFail(list, suite []string) (map[string]bool, map[string][]string
 	return out, findings, nil
 }
 
-// nearest is the name closest to s by edit distance when it is close enough to be a typo of
+// Nearest is the name closest to s by edit distance when it is close enough to be a typo of
 // it (a distance of at most a third of s's length, and at least one), else "": a name far from
 // every one gets no suggestion rather than an unrelated one.
-func nearest(s string, names []string) string {
+func Nearest(s string, names []string) string {
 	best, bestD := "", max(1, len(s)/3)+1
 	for _, n := range names {
 		if d := levenshtein.ComputeDistance(s, n); d < bestD {

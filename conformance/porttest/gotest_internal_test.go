@@ -1,4 +1,4 @@
-package conformance
+package porttest
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/turnstile-dev/turnstile/conformance"
 	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/levels"
@@ -38,8 +39,8 @@ func TestUnencodableEventIsAFinding(t *testing.T) {
 	}
 	f := files[0]
 	synctest.Test(t, func(t *testing.T) {
-		res := verifyOne(f.Scenario, sim.NewReference(), runOf(f.Scenario, &inProcess{port: badEventPort{}}), protocol.Hello{}, trace.Strict, levels.Pi, diagnose.FromFile(f), nil)
-		if res.Status != Fail {
+		res := conformance.VerifyOne(f.Scenario, sim.NewReference(), runOf(f.Scenario, &inProcess{port: badEventPort{}}), protocol.Hello{}, trace.Strict, levels.Pi, diagnose.FromFile(f), nil)
+		if res.Status != conformance.Fail {
 			t.Fatalf("status %s", res.Status)
 		}
 		var errs []diagnose.Finding
@@ -108,8 +109,8 @@ func TestAPanickingPortFailsItsScenario(t *testing.T) {
 	f := files[0]
 	for _, port := range []panicPort{{}, {inTask: true}} {
 		synctest.Test(t, func(t *testing.T) {
-			res := verifyOne(f.Scenario, sim.NewReference(), runOf(f.Scenario, &inProcess{port: port}), protocol.Hello{}, trace.Strict, levels.Pi, diagnose.FromFile(f), nil)
-			if res.Status != Fail {
+			res := conformance.VerifyOne(f.Scenario, sim.NewReference(), runOf(f.Scenario, &inProcess{port: port}), protocol.Hello{}, trace.Strict, levels.Pi, diagnose.FromFile(f), nil)
+			if res.Status != conformance.Fail {
 				t.Fatalf("in task %v: status %s", port.inTask, res.Status)
 			}
 			var found bool
@@ -118,7 +119,7 @@ func TestAPanickingPortFailsItsScenario(t *testing.T) {
 					strings.Contains(fd.Actual, "assignment to entry in nil map") && strings.Contains(fd.Actual, "gotest_internal_test.go")
 			}
 			if !found {
-				t.Errorf("in task %v: no finding with the panic and its stack: %s", port.inTask, FindingsText(res.Findings, "", 0))
+				t.Errorf("in task %v: no finding with the panic and its stack: %s", port.inTask, conformance.FindingsText(res.Findings, "", 0))
 			}
 		})
 	}
@@ -194,7 +195,7 @@ func firstRunnable(t *testing.T, h protocol.Hello) *scenarios.File {
 		t.Fatal(err)
 	}
 	for _, f := range files {
-		if len(f.Scenario.Hooks.Installed()) == 0 && lacksReason(h, f.Scenario) == "" {
+		if len(f.Scenario.Hooks.Installed()) == 0 && conformance.LacksReason(h, f.Scenario) == "" {
 			return f
 		}
 	}
@@ -202,7 +203,7 @@ func firstRunnable(t *testing.T, h protocol.Hello) *scenarios.File {
 	return nil
 }
 
-// runOf runs sc against impl, for verifyOne.
+// runOf runs sc against impl, for VerifyOne.
 func runOf(sc *sim.Scenario, impl sim.Implementation) func() (*trace.Trace, error) {
 	return func() (*trace.Trace, error) { return sim.Run(sc, impl) }
 }

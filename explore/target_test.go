@@ -20,15 +20,15 @@ import (
 func situationsOf(sc *sim.Scenario) map[string]bool {
 	out := map[string]bool{}
 	h := sc.Hooks
-	out[SitPrepareNextTurn] = h.PrepareNextTurn != nil
-	out[SitFinishTurn] = h.FinishTurn != nil
-	out[SitPrepareRequest] = h.PrepareRequest != nil
+	out[sitPrepareNextTurn] = h.PrepareNextTurn != nil
+	out[sitFinishTurn] = h.FinishTurn != nil
+	out[sitPrepareRequest] = h.PrepareRequest != nil
 	results := func(b sim.Behaviour) {
-		out[SitIsErrorResult] = out[SitIsErrorResult] || b.Result.IsError
-		out[SitStructured] = out[SitStructured] || b.Result.StructuredContent != nil
+		out[sitIsErrorResult] = out[sitIsErrorResult] || b.Result.IsError
+		out[sitStructured] = out[sitStructured] || b.Result.StructuredContent != nil
 	}
 	for _, t := range sc.Tools {
-		out[SitPrepareArguments] = out[SitPrepareArguments] || t.PrepareArguments != nil
+		out[sitPrepareArguments] = out[sitPrepareArguments] || t.PrepareArguments != nil
 		results(t.Behaviour)
 	}
 	for _, b := range sc.ToolCalls {
@@ -36,24 +36,24 @@ func situationsOf(sc *sim.Scenario) map[string]bool {
 	}
 	for _, r := range sc.Responses {
 		if r.StopReason == loop.StopLength && len(loop.ToolCalls(r.Content)) > 0 {
-			out[SitLengthToolCalls] = true
+			out[sitLengthToolCalls] = true
 		}
 	}
 	for _, m := range sc.Messages {
 		if s, ok := m.(*loop.SystemMessage); ok && (len(s.ToolsAdded) > 0 || len(s.ToolsRemoved) > 0) {
-			out[SitDeclarations] = true
+			out[sitDeclarations] = true
 		}
 	}
 	if len(callIDs(sc)) > 0 {
-		out[SitAbortWithTools] = slices.ContainsFunc(sc.User, func(a sim.UserAction) bool { return a.Abort })
+		out[sitAbortWithTools] = slices.ContainsFunc(sc.User, func(a sim.UserAction) bool { return a.Abort })
 	}
-	out[SitAgent] = sc.Agent != nil
-	out[SitAgentIdentity] = sc.Agent != nil && sc.Identity != nil
+	out[sitAgent] = sc.Agent != nil
+	out[sitAgentIdentity] = sc.Agent != nil && sc.Identity != nil
 	for _, t := range sc.Tools {
-		out[SitResolvesNothing] = out[SitResolvesNothing] || t.Behaviour.Resolves != ""
+		out[sitResolvesNothing] = out[sitResolvesNothing] || t.Behaviour.Resolves != ""
 	}
 	for _, b := range sc.ToolCalls {
-		out[SitResolvesNothing] = out[SitResolvesNothing] || b.Resolves != ""
+		out[sitResolvesNothing] = out[sitResolvesNothing] || b.Resolves != ""
 	}
 	return out
 }
@@ -71,14 +71,14 @@ func TestGeneratorRespectsTheTrackedVersion(t *testing.T) {
 			}
 		}
 	}
-	for _, s := range Situations {
+	for _, s := range versionedSituations {
 		if seen[s.Name] == 0 {
 			t.Errorf("the unrestricted generator never makes %q in %d scenarios", s.Name, n)
 		}
 	}
 	for _, tracks := range []string{"0.74", "0.80", "0.84", "0.87.1", "0.99.1", "1.3.0", "1.5.2", "1.6.0"} {
 		target := Target{Tracks: tracks}
-		gen := Generator(target)
+		gen := generatorFor(target)
 		for i := range n {
 			sc := gen(RunSeed(5, i))
 			for s, ok := range situationsOf(sc) {
@@ -88,7 +88,7 @@ func TestGeneratorRespectsTheTrackedVersion(t *testing.T) {
 			}
 		}
 	}
-	if (Target{Tracks: "0.87.1"}).Has(SitIsErrorResult) || !(Target{Tracks: "0.87.1"}).Has(SitFinishTurn) || !(Target{}).Has(SitAbortWithTools) || !(Target{Tracks: "0.87.1"}).Has(SitAbortWithTools) {
+	if (Target{Tracks: "0.87.1"}).Has(sitIsErrorResult) || !(Target{Tracks: "0.87.1"}).Has(sitFinishTurn) || !(Target{}).Has(sitAbortWithTools) || !(Target{Tracks: "0.87.1"}).Has(sitAbortWithTools) {
 		t.Error("Has disagrees with the version table")
 	}
 }
@@ -99,7 +99,7 @@ func TestGeneratorRespectsTheTrackedVersion(t *testing.T) {
 func TestGeneratorRespectsDeclaredHooks(t *testing.T) {
 	queues := []string{trace.HookSteering, trace.HookFollowUp}
 	for _, hooks := range [][]string{queues, {}, {trace.HookFinishTurn, trace.HookSteering}, {trace.HookBeforeToolCall}} {
-		gen := Generator(Target{Hooks: hooks})
+		gen := generatorFor(Target{Hooks: hooks})
 		users := 0
 		for i := range 60 {
 			sc := gen(RunSeed(8, i))
@@ -219,7 +219,7 @@ func TestGeneratorRespectsLackedFeatures(t *testing.T) {
 		}
 	}
 	for _, lacks := range [][]string{sim.Features, {sim.FeatureContinue, sim.FeatureThrowingHooks}, {sim.FeatureSeveralPrompts}} {
-		gen := Generator(Target{Lacks: lacks})
+		gen := generatorFor(Target{Lacks: lacks})
 		for i := range n {
 			sc := gen(RunSeed(6, i))
 			for _, f := range sim.NeededFeatures(sc) {

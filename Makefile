@@ -15,7 +15,7 @@ build:
 # run in parallel or drive a browser; the concurrent code they reach is the packages above's):
 # they run without it, 2-5 times faster. `make test-race-all` runs everything under it.
 MODULE := github.com/turnstile-dev/turnstile
-RACE_PKGS := $(MODULE)/agent $(MODULE)/audit $(MODULE)/conformance $(MODULE)/explore \
+RACE_PKGS := $(MODULE)/agent $(MODULE)/audit $(MODULE)/conformance $(MODULE)/conformance/protocol $(MODULE)/explore \
 	$(MODULE)/loop $(MODULE)/loop/argschema $(MODULE)/sim $(MODULE)/sim/coop
 # Whole-suite diagnoses (every scenario failing, each diagnosed against several references)
 # take minutes under the race detector and reach no goroutine the other tests do not: they run
@@ -42,7 +42,7 @@ FUZZTIME ?= 40000x
 fuzz-brief:
 	$(GO) test ./scenarios -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./scenarios -run '^$$' -fuzz '^FuzzTokenBound$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./conformance -run '^$$' -fuzz '^FuzzLineReader$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./conformance/protocol -run '^$$' -fuzz '^FuzzLineReader$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./trace -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./audit -run '^$$' -fuzz '^FuzzCheck$$' -fuzztime $(FUZZTIME)
 

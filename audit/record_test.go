@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
 	"github.com/turnstile-dev/turnstile/trace"
@@ -53,7 +53,7 @@ func TestRecordPi(t *testing.T) {
 	for _, f := range files {
 		byName[f.Scenario.Name] = f.Scenario
 	}
-	pi := &conformance.Process{Command: []string{"node", adapter}, Stderr: os.Stderr, HelloTimeout: time.Minute}
+	pi := &protocol.Process{Command: []string{"node", adapter}, Stderr: os.Stderr, HelloTimeout: time.Minute}
 	defer pi.Close()
 	for _, name := range recorded {
 		sc := byName[name]

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
 	"github.com/turnstile-dev/turnstile/trace"
@@ -60,7 +60,7 @@ func TestPiOnTheSuite(t *testing.T) {
 		t.Skip("no node")
 	}
 	// A generous hello limit: node starts slowly on a loaded machine.
-	pi := &conformance.Process{Command: []string{"node", adapter}, Stderr: os.Stderr, HelloTimeout: time.Minute}
+	pi := &protocol.Process{Command: []string{"node", adapter}, Stderr: os.Stderr, HelloTimeout: time.Minute}
 	defer pi.Close()
 	auditSuite(t, pi)
 }

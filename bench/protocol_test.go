@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	"github.com/turnstile-dev/turnstile/sim"
 )
 
@@ -22,7 +22,7 @@ func BenchmarkProtocol(b *testing.B) {
 		}
 	}
 	for name, argv := range impls {
-		p := &conformance.Process{Command: argv, Env: []string{serveEnv + "=1"}, Stderr: os.Stderr}
+		p := &protocol.Process{Command: argv, Env: []string{serveEnv + "=1"}, Stderr: os.Stderr}
 		b.Cleanup(func() { _ = p.Close() })
 		for _, s := range Shapes {
 			b.Run(name+"/"+s.Name, func(b *testing.B) {
@@ -44,7 +44,7 @@ const serveEnv = "TURNSTILE_BENCH_SERVE"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(serveEnv) != "" {
-		if err := conformance.Serve(os.Stdin, os.Stdout); err != nil {
+		if err := protocol.Serve(os.Stdin, os.Stdout); err != nil {
 			os.Exit(1)
 		}
 		os.Exit(0)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/sim"
@@ -85,7 +86,7 @@ func withEntryBudgets(sc sim.Scenario, first, last int) []*sim.Scenario {
 
 // bothWays is the reference served over the protocol by two processes: one with the
 // exchange's shortcuts (deliveries ahead, standing and early answers), one at a time.
-type bothWays [2]*conformance.Process
+type bothWays [2]*protocol.Process
 
 func servedBothWays(t *testing.T) bothWays {
 	shortcuts, plain := selfAdapter(t, "serve"), selfAdapter(t, "serve")

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	"github.com/turnstile-dev/turnstile/sim"
 	"github.com/turnstile-dev/turnstile/trace"
 )
@@ -30,7 +30,7 @@ func TestRunawayAdaptersAreStoppedByTheBudget(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(strings.TrimSuffix(tc.script, ".sh"), func(t *testing.T) {
 			mark := fmt.Sprintf("%s-%d-%d", tc.script, os.Getpid(), time.Now().UnixNano())
-			p := &conformance.Process{Command: []string{"sh", filepath.Join("testdata", tc.script)},
+			p := &protocol.Process{Command: []string{"sh", filepath.Join("testdata", tc.script)},
 				Env: []string{markEnv + "=" + mark}, Timeout: time.Minute}
 			defer p.Close()
 			sc := tinyScenario()
@@ -79,7 +79,7 @@ func TestAdapterExitsAndDescendants(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(strings.TrimSuffix(tc.script, ".sh"), func(t *testing.T) {
 			mark := fmt.Sprintf("%s-%d-%d", tc.script, os.Getpid(), time.Now().UnixNano())
-			p := &conformance.Process{Command: []string{"sh", filepath.Join("testdata", tc.script)},
+			p := &protocol.Process{Command: []string{"sh", filepath.Join("testdata", tc.script)},
 				Env: []string{markEnv + "=" + mark}, Timeout: tc.timeout}
 			defer p.Close()
 			began := time.Now()

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/sim"
 	"github.com/turnstile-dev/turnstile/trace"
@@ -17,7 +17,7 @@ import (
 // earlyCounter serves scenarios through a Process with the world as it is, counting the
 // stream calls the world answered early (sim.EarlyAnswer).
 type earlyCounter struct {
-	*conformance.Process
+	*protocol.Process
 	early *int
 }
 
@@ -94,7 +94,7 @@ type plainWorld struct {
 	sim.Standing
 }
 
-type plainProcess struct{ *conformance.Process }
+type plainProcess struct{ *protocol.Process }
 
 func (p plainProcess) Start(setup sim.Setup, world sim.Port) error {
 	return p.Process.Start(setup, plainWorld{world, world.(sim.Ahead), world.(sim.Standing)})
@@ -120,7 +120,7 @@ func TestEarlyAnswersChangeNoVerdict(t *testing.T) {
 			var traces [2]*trace.Trace
 			var errs [2]error
 			for i, plain := range []bool{false, true} {
-				p := &conformance.Process{Command: []string{"sh", "testdata/" + c.script}, Timeout: 5 * time.Second}
+				p := &protocol.Process{Command: []string{"sh", "testdata/" + c.script}, Timeout: 5 * time.Second}
 				t.Cleanup(func() { _ = p.Close() })
 				var impl sim.Implementation = p
 				if plain {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/levels"
 	"github.com/turnstile-dev/turnstile/sim"
@@ -13,21 +14,21 @@ import (
 
 // helloOf returns impl's hello: the reference's (every feature) when it cannot introduce
 // itself.
-func helloOf(impl sim.Implementation) Hello {
+func helloOf(impl sim.Implementation) protocol.Hello {
 	h, ok := impl.(helloer)
 	if !ok {
-		return Hello{Protocol: ProtocolVersion}
+		return protocol.Hello{Protocol: protocol.ProtocolVersion}
 	}
 	hello, err := h.Hello()
 	if err != nil {
-		return Hello{Protocol: ProtocolVersion}
+		return protocol.Hello{Protocol: protocol.ProtocolVersion}
 	}
 	return hello
 }
 
-// lacksReason is why sc is skipped for an implementation introducing itself with h, or ""
+// LacksReason is why sc is skipped for an implementation introducing itself with h, or ""
 // when it has every feature sc needs.
-func lacksReason(h Hello, sc *sim.Scenario) string {
+func LacksReason(h protocol.Hello, sc *sim.Scenario) string {
 	lacks := h.Lacking()
 	var missing []string
 	for _, f := range sim.NeededFeatures(sc) {
@@ -55,7 +56,7 @@ func lacksReason(h Hello, sc *sim.Scenario) string {
 // lacksObserved is why a scenario is skipped when the reference's run of it (want) needs a
 // feature the implementation lacks that the scenario's file does not show (a request the
 // script did not expect throws from the stream), or "".
-func lacksObserved(h Hello, want *trace.Trace) string {
+func lacksObserved(h protocol.Hello, want *trace.Trace) string {
 	var missing []string
 	for _, f := range sim.ObservedFeatures(want) {
 		if slices.Contains(h.Lacking(), f) {
@@ -70,7 +71,7 @@ func lacksObserved(h Hello, want *trace.Trace) string {
 
 // conventionsNotFollowed is the rules of pi's conventions that the implementation's trace
 // breaks where the reference's does not, at pi's level: what core level leaves out.
-func conventionsNotFollowed(desc diagnose.Scenario, want, got *trace.Trace, profile trace.Profile, h Hello) []string {
+func conventionsNotFollowed(desc diagnose.Scenario, want, got *trace.Trace, profile trace.Profile, h protocol.Hello) []string {
 	c := trace.Compare(want, got, profile)
 	if c.Equal() {
 		return nil
@@ -105,7 +106,7 @@ func SkipReason(impl sim.Implementation, sc *sim.Scenario, tracks string, level 
 			}
 		}
 	}
-	if why := lacksReason(h, sc); why != "" {
+	if why := LacksReason(h, sc); why != "" {
 		return why
 	}
 	if level == levels.Core && levels.ConventionsOnly(sc.Rules) {

@@ -10,6 +10,8 @@ import (
 
 	"github.com/turnstile-dev/turnstile/conformance"
 	"github.com/turnstile-dev/turnstile/conformance/example"
+	"github.com/turnstile-dev/turnstile/conformance/porttest"
+	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	suitefiles "github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
 )
@@ -33,7 +35,7 @@ func curatedScenario(t *testing.T, rel string) *sim.Scenario {
 // TestHelloLacks reads capabilities.lacks from an adapter's hello, and refuses a name that
 // is not a feature.
 func TestHelloLacks(t *testing.T) {
-	p := &conformance.Process{Command: []string{"sh", filepath.Join("testdata", "lacks.sh")}}
+	p := &protocol.Process{Command: []string{"sh", filepath.Join("testdata", "lacks.sh")}}
 	hello, err := p.Hello()
 	if err != nil {
 		t.Fatal(err)
@@ -42,7 +44,7 @@ func TestHelloLacks(t *testing.T) {
 		t.Errorf("lacks %v", hello.Lacks)
 	}
 	_ = p.Close()
-	p = &conformance.Process{Command: []string{"sh", filepath.Join("testdata", "badlacks.sh")}}
+	p = &protocol.Process{Command: []string{"sh", filepath.Join("testdata", "badlacks.sh")}}
 	if _, err := p.Hello(); err == nil || !strings.Contains(err.Error(), "lacks") {
 		t.Errorf("a hello lacking an unknown feature: %v", err)
 	} else {
@@ -57,8 +59,8 @@ type lacking struct {
 	lacks []string
 }
 
-func (l lacking) Hello() (conformance.Hello, error) {
-	return conformance.Hello{Name: "lacking", Tracks: "1.6.0", Hooks: conformance.AllHooks, Lacks: l.lacks}, nil
+func (l lacking) Hello() (protocol.Hello, error) {
+	return protocol.Hello{Name: "lacking", Tracks: "1.6.0", Hooks: protocol.AllHooks, Lacks: l.lacks}, nil
 }
 
 func TestVerifySkipsScenariosNeedingLackedFeatures(t *testing.T) {
@@ -96,7 +98,7 @@ func TestSchemaLacksAreTheFeatures(t *testing.T) {
 			} `json:"hello"`
 		} `json:"$defs"`
 	}
-	if err := json.Unmarshal(conformance.SchemaJSON(), &schema); err != nil {
+	if err := json.Unmarshal(protocol.SchemaJSON(), &schema); err != nil {
 		t.Fatal(err)
 	}
 	if got := schema.Defs.Hello.Properties.Capabilities.Properties.Lacks.Items.Enum; !slices.Equal(got, sim.Features) {
@@ -111,20 +113,24 @@ type lackingPort struct {
 	t *testing.T
 }
 
-func (p lackingPort) Hello() conformance.Hello {
+func (p lackingPort) Hello() protocol.Hello {
 	h := p.Port.Hello()
 	h.Lacks = []string{sim.FeatureContinue}
 	return h
 }
 
-func (p lackingPort) Run(ctx context.Context, env conformance.Env) (any, error) {
+func (p lackingPort) Run(ctx context.Context, env porttest.Env) (any, error) {
 	if env.Setup().Entry == "continue" {
 		p.t.Errorf("%s: a port lacking continue was asked to continue", env.Setup().Scenario)
 	}
 	return p.Port.Run(ctx, env)
 }
 
-// TestGoPortLacks skips, in conformance.TestSuite, the scenarios needing what a Go port lacks.
+// TestGoPortLacks skips, in porttest.TestFiles, the scenarios needing what a Go port lacks.
 func TestGoPortLacks(t *testing.T) {
-	conformance.TestSuite(t, lackingPort{t: t}, []*sim.Scenario{curatedScenario(t, "continue/from-user-tail"), curatedScenario(t, "events/text-only")})
+	var files []*suitefiles.File
+	for _, sc := range []*sim.Scenario{curatedScenario(t, "continue/from-user-tail"), curatedScenario(t, "events/text-only")} {
+		files = append(files, &suitefiles.File{Rel: sc.Name, Scenario: sc})
+	}
+	porttest.TestFiles(t, lackingPort{t: t}, files)
 }

@@ -1,6 +1,10 @@
 package conformance
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/turnstile-dev/turnstile/conformance/protocol"
+)
 
 // TestTheHeaderSaysWhenAHelloClaimsANewerPi: a port tracking a pi newer than the reference
 // knows is held to the newest release, and the report's header says so, as it says the pi
@@ -16,7 +20,7 @@ func TestTheHeaderSaysWhenAHelloClaimsANewerPi(t *testing.T) {
 		{"1.6.0", "1.6.0", "port 2 (tracks pi 1.6.0)"},
 		{"", "1.3.0", "port 2 (held to pi 1.3.0)"},
 	} {
-		if got := describeHello(Hello{Name: "port", Version: "2", Tracks: c.tracks}, c.heldTo); got != c.want {
+		if got := DescribeHello(protocol.Hello{Name: "port", Version: "2", Tracks: c.tracks}, c.heldTo); got != c.want {
 			t.Errorf("tracks %q, held to %q: %q, want %q", c.tracks, c.heldTo, got, c.want)
 		}
 	}

@@ -6,9 +6,8 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/conformance/protocol"
 )
 
 // adapterEnv, when set in the environment, makes the test binary an adapter instead of running
@@ -21,13 +20,6 @@ func TestMain(m *testing.M) {
 		os.Exit(m.Run())
 	case "serve":
 		serve()
-	case "stuck-port":
-		conformance.SetServedStallLimit(time.Second)
-		if err := conformance.ServePort(os.Stdin, os.Stdout, stuckGoPort{}); err != nil {
-			fmt.Fprintln(os.Stderr, "serve:", err)
-			os.Exit(1)
-		}
-		os.Exit(0)
 	case "crash-once":
 		// Crashes in its first life (the flag file does not exist yet), serves afterwards.
 		flag := os.Getenv(flagEnv)
@@ -51,7 +43,7 @@ func TestMain(m *testing.M) {
 const flagEnv = "TURNSTILE_TEST_FLAG"
 
 func serve() {
-	if err := conformance.Serve(os.Stdin, os.Stdout); err != nil {
+	if err := protocol.Serve(os.Stdin, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "serve:", err)
 		os.Exit(1)
 	}
@@ -59,7 +51,7 @@ func serve() {
 }
 
 // selfAdapter is a Process running this test binary as the adapter named mode.
-func selfAdapter(t testing.TB, mode string, env ...string) *conformance.Process {
+func selfAdapter(t testing.TB, mode string, env ...string) *protocol.Process {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -68,7 +60,7 @@ func selfAdapter(t testing.TB, mode string, env ...string) *conformance.Process 
 	// Built with -race, the adapter would sleep a second at its exit (GORACE atexit_sleep_ms,
 	// 1000 by default), and the harness waits for that at every Close.
 	race := "GORACE=" + strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0")
-	p := &conformance.Process{Command: []string{exe}, Env: append([]string{adapterEnv + "=" + mode, race}, env...)}
+	p := &protocol.Process{Command: []string{exe}, Env: append([]string{adapterEnv + "=" + mode, race}, env...)}
 	t.Cleanup(func() {
 		if err := p.Close(); err != nil {
 			t.Errorf("close: %v", err)

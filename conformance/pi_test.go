@@ -9,10 +9,11 @@ import (
 	"testing"
 
 	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/conformance/protocol"
 )
 
 // checkPi fails the test for every scenario pi did not pass.
-func checkPi(t *testing.T, report conformance.Report, p *conformance.Process) {
+func checkPi(t *testing.T, report conformance.Report, p *protocol.Process) {
 	t.Helper()
 	for _, res := range report.Results {
 		if res.Status == conformance.Pass {
@@ -28,7 +29,7 @@ func checkPi(t *testing.T, report conformance.Report, p *conformance.Process) {
 
 // piAdapter is a Process running the pi adapter, or skips the test when node or the adapter's
 // node_modules are missing.
-func piAdapter(t testing.TB) *conformance.Process {
+func piAdapter(t testing.TB) *protocol.Process {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -38,7 +39,7 @@ func piAdapter(t testing.TB) *conformance.Process {
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@earendil-works", "pi-agent-core")); err != nil {
 		t.Skip("conformance/adapters/pi/node_modules is missing: run `npm ci` in conformance/adapters/pi")
 	}
-	p := &conformance.Process{Command: []string{node, filepath.Join(dir, "adapter.mjs")}, Stderr: &lockedBuffer{}}
+	p := &protocol.Process{Command: []string{node, filepath.Join(dir, "adapter.mjs")}, Stderr: &lockedBuffer{}}
 	t.Cleanup(func() {
 		if err := p.Close(); err != nil {
 			t.Errorf("close: %v", err)

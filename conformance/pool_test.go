@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	"github.com/turnstile-dev/turnstile/sim"
 )
 
@@ -24,9 +24,9 @@ func TestPoolLendsAProcessToEachRunAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	var made atomic.Int32
-	pool := &conformance.Pool{New: func() *conformance.Process {
+	pool := &protocol.Pool{New: func() *protocol.Process {
 		made.Add(1)
-		return &conformance.Process{Command: []string{exe}, Env: []string{adapterEnv + "=serve"}}
+		return &protocol.Process{Command: []string{exe}, Env: []string{adapterEnv + "=serve"}}
 	}}
 	hello, err := pool.Hello()
 	if err != nil || hello.Name == "" {

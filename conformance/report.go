@@ -9,6 +9,7 @@ import (
 
 	"github.com/agnivade/levenshtein"
 
+	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/trace"
 )
@@ -408,7 +409,7 @@ func ParseExpectFail(list, suite []string) (map[string]bool, map[string][]string
 		}
 		if !slices.Contains(suite, n) {
 			msg := fmt.Sprintf("%q is not a scenario of the suite", n)
-			if near := nearest(n, suite); near != "" {
+			if near := Nearest(n, suite); near != "" {
 				msg += fmt.Sprintf(" (did you mean %q?)", near)
 			}
 			bad = append(bad, msg)
@@ -422,10 +423,10 @@ func ParseExpectFail(list, suite []string) (map[string]bool, map[string][]string
 	return out, findings, nil
 }
 
-// nearest is the name closest to s by edit distance when it is close enough to be a typo of
+// Nearest is the name closest to s by edit distance when it is close enough to be a typo of
 // it (a distance of at most a third of s's length, and at least one), else "": a name far from
 // every one gets no suggestion rather than an unrelated one.
-func nearest(s string, names []string) string {
+func Nearest(s string, names []string) string {
 	best, bestD := "", max(1, len(s)/3)+1
 	for _, n := range names {
 		if d := levenshtein.ComputeDistance(s, n); d < bestD {
@@ -438,7 +439,7 @@ func nearest(s string, names []string) string {
 // shortcutsNote tells how to rule out the exchange's shortcuts the implementation took
 // (deliveries ahead, standing answers) when scenarios failed; "" when it took none.
 func (r *Report) shortcutsNote() string {
-	took := Shortcuts{DeliveriesAhead: r.DeliveriesAhead, StandingAnswers: r.StandingAnswers}
+	took := protocol.Shortcuts{DeliveriesAhead: r.DeliveriesAhead, StandingAnswers: r.StandingAnswers}
 	if r.Recheck != nil {
 		return r.Recheck.Note(took)
 	}

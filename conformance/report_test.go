@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/invariant"
 	curatedsuite "github.com/turnstile-dev/turnstile/scenarios"
@@ -190,7 +191,7 @@ func TestCheckNamesNamesTheNearest(t *testing.T) {
 
 func TestImplementationThatCannotStartIsOneError(t *testing.T) {
 	suite, _ := curatedWithRules(t)
-	p := &conformance.Process{Command: []string{"/nonexistent/adapter"}}
+	p := &protocol.Process{Command: []string{"/nonexistent/adapter"}}
 	calls := 0
 	r := conformance.Verify(context.Background(), suite[:5], p, conformance.Options{OnResult: func(conformance.Result) { calls++ }})
 	if r.StartError == "" || r.OK() || r.Failed != 0 || calls != 0 {

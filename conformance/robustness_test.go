@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/sim"
 	"github.com/turnstile-dev/turnstile/trace"
@@ -29,21 +29,21 @@ func tinyScenario() *sim.Scenario {
 func TestHostileAdapters(t *testing.T) {
 	cases := []struct {
 		script string
-		tweak  func(*conformance.Process)
+		tweak  func(*protocol.Process)
 		want   []string // substrings of the error, in order
 	}{
 		{"hang.sh", nil, []string{"timeout after 500ms", "did not report idle during start"}},
 		{"crash.sh", nil, []string{"exited (exit status 3) during start", "last lines of stdout:", `"type":"hello"`, "last lines of stderr:", "panic: something broke"}},
 		// Its stderr copied through as it came, the error says so of the lines it repeats.
-		{"crash.sh", func(p *conformance.Process) { p.Stderr = io.Discard }, []string{"exited (exit status 3) during start", "last lines of stderr (copied through above as well):", "panic: something broke"}},
+		{"crash.sh", func(p *protocol.Process) { p.Stderr = io.Discard }, []string{"exited (exit status 3) during start", "last lines of stderr (copied through above as well):", "panic: something broke"}},
 		{"garbage.sh", nil, []string{"protocol error at line 2: not JSON", "was this line meant for stderr?", "starting run for scenario..."}},
 		// Writing 16 MiB through a pipe is slow under -race on a busy machine: give it time.
-		{"longline.sh", func(p *conformance.Process) { p.Timeout = 20 * time.Second }, []string{"protocol error at line 2: the line is longer than the limit of 16777216 bytes"}},
+		{"longline.sh", func(p *protocol.Process) { p.Timeout = 20 * time.Second }, []string{"protocol error at line 2: the line is longer than the limit of 16777216 bytes"}},
 		{"dupid.sh", nil, []string{"protocol error at line 3: call id 1 is already in use in session 1"}},
 		{"badshape.sh", nil, []string{"protocol error at line 2: a \"call\" message does not match the protocol schema", "toolName", "at /id:", "expected: {\"type\":\"call\""}},
 		{"earlyexit.sh", nil, []string{"exited (exit status 0) during start"}},
 		{"nohello.sh", nil, []string{"exited (exit status 5) before its hello", "cannot find my dependencies"}},
-		{"slowstart.sh", func(p *conformance.Process) { p.HelloTimeout = 300 * time.Millisecond }, []string{"timeout after 300ms: no hello"}},
+		{"slowstart.sh", func(p *protocol.Process) { p.HelloTimeout = 300 * time.Millisecond }, []string{"timeout after 300ms: no hello"}},
 		{"wrongsession.sh", nil, []string{"protocol error at line 2: a \"idle\" message for session 99, but session 1 is running"}},
 		{"standingstream.sh", nil, []string{"protocol error at line 2: call id 1 is marked standing, but the start of session 1 promised no answer to a stream call", "§15"}},
 		{"standingunpromised.sh", nil, []string{"protocol error at line 2: call id 1 is marked standing, but the start of session 1 promised no answer to a getSteeringMessages call"}},
@@ -54,7 +54,7 @@ func TestHostileAdapters(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(strings.TrimSuffix(tc.script, ".sh"), func(t *testing.T) {
 			mark := fmt.Sprintf("%s-%d-%d", tc.script, os.Getpid(), time.Now().UnixNano())
-			p := &conformance.Process{
+			p := &protocol.Process{
 				Command: []string{"sh", filepath.Join("testdata", tc.script)},
 				Env:     []string{markEnv + "=" + mark},
 				Timeout: 500 * time.Millisecond,
@@ -129,11 +129,11 @@ func marked(mark string) []string {
 // TestAdaptersLeaveNothingBehind runs a scenario through the Serve and pi adapters, closes
 // them, and checks that none of their processes survive; likewise after a Kill mid-scenario.
 func TestAdaptersLeaveNothingBehind(t *testing.T) {
-	adapters := map[string]func(t *testing.T, mark string) *conformance.Process{
-		"serve": func(t *testing.T, mark string) *conformance.Process {
+	adapters := map[string]func(t *testing.T, mark string) *protocol.Process{
+		"serve": func(t *testing.T, mark string) *protocol.Process {
 			return selfAdapter(t, "serve", markEnv+"="+mark)
 		},
-		"pi": func(t *testing.T, mark string) *conformance.Process {
+		"pi": func(t *testing.T, mark string) *protocol.Process {
 			p := piAdapter(t)
 			p.Env = append(p.Env, markEnv+"="+mark)
 			return p
@@ -174,7 +174,7 @@ func TestAdaptersLeaveNothingBehind(t *testing.T) {
 
 // killingImpl is a Process whose port kills it after a few calls.
 type killingImpl struct {
-	*conformance.Process
+	*protocol.Process
 	port *killingPort
 }
 
@@ -185,7 +185,7 @@ func (k killingImpl) Start(setup sim.Setup, port sim.Port) error {
 
 type killingPort struct {
 	sim.Port
-	p     *conformance.Process
+	p     *protocol.Process
 	after int
 }
 
@@ -201,7 +201,7 @@ func (k *killingPort) Call(c sim.Call) sim.Answer {
 // hook, an undefined tool) fails that call and is recorded in the trace, so the verdict
 // names it, instead of being answered as if it were scripted.
 func TestDisallowedCallsAreRecordedFailures(t *testing.T) {
-	p := &conformance.Process{Command: []string{"sh", filepath.Join("testdata", "disallowed.sh")}, Timeout: 5 * time.Second}
+	p := &protocol.Process{Command: []string{"sh", filepath.Join("testdata", "disallowed.sh")}, Timeout: 5 * time.Second}
 	defer p.Close()
 	tr, err := sim.Run(tinyScenario(), p)
 	if err != nil {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/sim"
 	"github.com/turnstile-dev/turnstile/trace"
@@ -73,7 +73,7 @@ func polls(log string) int {
 // liar serves a scenario through a Process with a world that passes on the real world's
 // promise of standing answers and breaks it: it answers the second steering poll with a
 // message.
-type liar struct{ *conformance.Process }
+type liar struct{ *protocol.Process }
 
 func (l liar) Start(setup sim.Setup, world sim.Port) error {
 	return l.Process.Start(setup, &brokenPromise{Port: world, standing: world.(sim.Standing)})

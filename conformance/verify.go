@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/invariant"
 	"github.com/turnstile-dev/turnstile/levels"
@@ -176,7 +177,7 @@ func (r *Report) ExpectedText() string {
 // helloer is an implementation that can introduce itself (Process): Verify takes its name
 // and capabilities from it.
 type helloer interface {
-	Hello() (Hello, error)
+	Hello() (protocol.Hello, error)
 }
 
 // killer is an implementation Verify can stop at once when its context is cancelled.
@@ -190,7 +191,7 @@ type killer interface {
 // ctx kills impl (when it can be killed) and skips the scenarios not yet run.
 func Verify(ctx context.Context, suite []*sim.Scenario, impl sim.Implementation, opts Options) Report {
 	report := verify(ctx, suite, impl, opts)
-	report.finish(opts)
+	report.Finish(opts)
 	return report
 }
 
@@ -210,7 +211,7 @@ func verify(ctx context.Context, suite []*sim.Scenario, impl sim.Implementation,
 		if opts.ExpectFail[sc.Name] {
 			expectFailure(&res, opts.ExpectFindings[sc.Name])
 		}
-		s.report.count(res)
+		s.report.Count(res)
 		s.report.Results = append(s.report.Results, res)
 		if opts.OnResult != nil && s.report.StartError == "" {
 			opts.OnResult(res)
@@ -238,13 +239,13 @@ func startVerify(impl sim.Implementation, opts Options) *verification {
 		s.newRef = func() sim.Implementation { return sim.NewReference() }
 	}
 	s.report = Report{Implementation: "implementation", Profile: s.profile}
-	for _, h := range AllHooks {
+	for _, h := range protocol.AllHooks {
 		s.hooks[h] = true
 	}
 	if r, ok := impl.(*sim.Reference); ok {
-		s.report.Implementation = ReferenceName + " (in-process)"
+		s.report.Implementation = protocol.ReferenceName + " (in-process)"
 		if r.Behaviour() != (loop.Behaviour{}) {
-			s.report.Implementation = ReferenceName + " (in-process, as pi " + releaseOf(r.Behaviour()) + ")"
+			s.report.Implementation = protocol.ReferenceName + " (in-process, as pi " + releaseOf(r.Behaviour()) + ")"
 		}
 	}
 	if h, ok := impl.(helloer); ok {
@@ -267,9 +268,9 @@ func (s *verification) readHello(impl sim.Implementation, h helloer, opts Option
 		s.report.StartError = err.Error()
 		return
 	}
-	s.report.Implementation = describeHello(hello, opts.Tracks)
-	if p, isProcess := impl.(*Process); isProcess {
-		took := p.shortcuts(hello)
+	s.report.Implementation = DescribeHello(hello, opts.Tracks)
+	if p, isProcess := impl.(*protocol.Process); isProcess {
+		took, _ := p.Shortcuts() // the hello just read, kept
 		s.report.DeliveriesAhead, s.report.StandingAnswers = took.DeliveriesAhead, took.StandingAnswers
 	}
 	s.tracks = hello.Tracks
@@ -303,8 +304,8 @@ func (s *verification) scenario(ctx context.Context, sc *sim.Scenario, impl sim.
 	case sc.Since != "" && s.tracks != "" && VersionLess(s.tracks, sc.Since):
 		return Result{Scenario: sc.Name, Status: Skip,
 			Reason: fmt.Sprintf("the scenario pins behaviour of pi %s; %s pi %s", sc.Since, s.heldBy, s.tracks)}
-	case lacksReason(helloOf(impl), sc) != "":
-		return Result{Scenario: sc.Name, Status: Skip, Reason: lacksReason(helloOf(impl), sc)}
+	case LacksReason(helloOf(impl), sc) != "":
+		return Result{Scenario: sc.Name, Status: Skip, Reason: LacksReason(helloOf(impl), sc)}
 	case opts.Level == levels.Core && levels.ConventionsOnly(sc.Rules):
 		return Result{Scenario: sc.Name, Status: Skip, Reason: "the scenario pins only pi's conventions (" + strings.Join(sc.Rules, ", ") + "), not judged at core level"}
 	}
@@ -314,7 +315,7 @@ func (s *verification) scenario(ctx context.Context, sc *sim.Scenario, impl sim.
 		attempts++
 		return sim.Run(sc, Attempt(guarded, attempts))
 	}
-	return verifyOne(sc, s.newRef(), run, helloOf(impl), s.profile, opts.Level, describe(sc, opts), opts.Invariants)
+	return VerifyOne(sc, s.newRef(), run, helloOf(impl), s.profile, opts.Level, describe(sc, opts), opts.Invariants)
 }
 
 // expectFailure applies the --expect-fail list to a listed scenario's result: a failure it
@@ -326,7 +327,7 @@ func expectFailure(res *Result, expected []string) {
 	case res.Status == Fail:
 		res.Status, res.Reason = ExpectedFail, "expected failure: "+res.Reason
 	case res.Status == Pass:
-		res.Status, res.Reason = Fail, unexpectedPass
+		res.Status, res.Reason = Fail, UnexpectedPassReason
 	}
 }
 
@@ -360,8 +361,8 @@ func unexpectedFindings(res Result, expected []string) []string {
 	return out
 }
 
-// count adds a result to the totals.
-func (r *Report) count(res Result) {
+// Count adds a result to the totals.
+func (r *Report) Count(res Result) {
 	switch res.Status {
 	case Pass:
 		r.Passed++
@@ -387,8 +388,8 @@ func describe(sc *sim.Scenario, opts Options) diagnose.Scenario {
 	return d
 }
 
-// finish groups the failures into causes and tallies the profile by family and invariant.
-func (r *Report) finish(opts Options) {
+// Finish groups the failures into causes and tallies the profile by family and invariant.
+func (r *Report) Finish(opts Options) {
 	var ds []diagnose.Diagnosis
 	fams := map[string]*Tally{}
 	var famOrder []string
@@ -450,21 +451,21 @@ func (r *Report) finish(opts Options) {
 	r.Invariants = invTally
 }
 
-// unexpectedPass is the reason of a scenario listed as a known failure that passed.
-const unexpectedPass = "unexpected pass: the scenario is listed as a known failure; remove it from the list"
+// UnexpectedPassReason is the reason of a scenario listed as a known failure that passed.
+const UnexpectedPassReason = "unexpected pass: the scenario is listed as a known failure; remove it from the list"
 
 // UnexpectedPass reports whether the result is that of a scenario listed as a known failure
 // (Options.ExpectFail) that passed: it fails the run, yet the implementation did nothing wrong.
-func (r Result) UnexpectedPass() bool { return r.Status == Fail && r.Reason == unexpectedPass }
+func (r Result) UnexpectedPass() bool { return r.Status == Fail && r.Reason == UnexpectedPassReason }
 
 // VersionLess reports whether pi version a comes before b; it is loop.VersionLess, kept here
 // for callers of the conformance API.
 func VersionLess(a, b string) bool { return loop.VersionLess(a, b) }
 
-// describeHello names an implementation by its hello: its name, version and the pi it
+// DescribeHello names an implementation by its hello: its name, version and the pi it
 // tracks, and the pi it is held to when that is another (heldTo, Options.Tracks) or when it
 // claims a pi newer than the reference knows.
-func describeHello(h Hello, heldTo string) string {
+func DescribeHello(h protocol.Hello, heldTo string) string {
 	s := h.Name
 	if h.Version != "" {
 		s += " " + h.Version
@@ -483,9 +484,9 @@ func describeHello(h Hello, heldTo string) string {
 	return s
 }
 
-// verifyOne runs one scenario both ways and judges it; a failure gets its findings, and is
+// VerifyOne runs one scenario both ways and judges it; a failure gets its findings, and is
 // run again to tell a flaky implementation (another trace each time) from a defect.
-func verifyOne(sc *sim.Scenario, ref sim.Implementation, run func() (*trace.Trace, error), hello Hello, profile trace.Profile, level levels.Level, desc diagnose.Scenario, invs []invariant.Invariant) Result {
+func VerifyOne(sc *sim.Scenario, ref sim.Implementation, run func() (*trace.Trace, error), hello protocol.Hello, profile trace.Profile, level levels.Level, desc diagnose.Scenario, invs []invariant.Invariant) Result {
 	began := time.Now()
 	want, err := sim.Run(sc, ref)
 	if err != nil {
@@ -611,7 +612,7 @@ func (r *scenarioRun) compare() {
 		}
 	}
 	r.ranErr = r.runErr
-	var shape *ShapeError
+	var shape *protocol.ShapeError
 	if errors.As(r.runErr, &shape) && !r.cmp.Equal() {
 		// The trace shows what broke pi's shape, each finding named by its entry's rule.
 		r.runErr = nil
@@ -809,13 +810,13 @@ func VerifyParallel(ctx context.Context, suite []*sim.Scenario, newImpl func() s
 	for i := range suite {
 		res := parts[i%jobs].Results[i/jobs]
 		report.Results = append(report.Results, res)
-		report.count(res)
+		report.Count(res)
 		if opts.OnResult != nil && report.StartError == "" {
 			opts.OnResult(res)
 		}
 	}
 	report.Duration = time.Since(began)
-	report.finish(opts)
+	report.Finish(opts)
 	return report
 }
 

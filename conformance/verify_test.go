@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/sim"
 	"github.com/turnstile-dev/turnstile/trace"
@@ -22,8 +23,8 @@ type limited struct {
 	hooks []string
 }
 
-func (l limited) Hello() (conformance.Hello, error) {
-	return conformance.Hello{Name: "limited", Version: "1", Tracks: "1.6.0", Hooks: l.hooks}, nil
+func (l limited) Hello() (protocol.Hello, error) {
+	return protocol.Hello{Name: "limited", Version: "1", Tracks: "1.6.0", Hooks: l.hooks}, nil
 }
 
 // rewriting is the reference with its calls' and notifications' JSON rewritten on the way out.
@@ -77,7 +78,7 @@ func TestVerifyServeAdapter(t *testing.T) {
 	if want := strings.Join([]string{itoa(len(suite)), "passed, 0 failed"}, " "); report.Summary() != want {
 		t.Errorf("summary %q, want %q", report.Summary(), want)
 	}
-	if !strings.HasPrefix(report.Implementation, conformance.ReferenceName+" ") || !strings.HasSuffix(report.Implementation, "(tracks pi 1.6.0)") {
+	if !strings.HasPrefix(report.Implementation, protocol.ReferenceName+" ") || !strings.HasSuffix(report.Implementation, "(tracks pi 1.6.0)") {
 		t.Errorf("implementation %q", report.Implementation)
 	}
 }
@@ -296,8 +297,8 @@ func TestVersionLess(t *testing.T) {
 // oldPort is the reference claiming to track an older pi.
 type oldPort struct{ *sim.Reference }
 
-func (oldPort) Hello() (conformance.Hello, error) {
-	return conformance.Hello{Name: "old", Tracks: "0.99.1", Hooks: conformance.AllHooks}, nil
+func (oldPort) Hello() (protocol.Hello, error) {
+	return protocol.Hello{Name: "old", Tracks: "0.99.1", Hooks: protocol.AllHooks}, nil
 }
 
 func TestVerifySkipsScenariosNewerThanTracked(t *testing.T) {

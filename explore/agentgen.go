@@ -40,17 +40,17 @@ const agentShare = 3
 // so that a loop run draws the very scenario a loop-only exploration would.
 func isAgentRun(seed uint64) bool { return splitmix(seed^0x6167656e74)%agentShare == 0 }
 
-// AgentSession generates Agent sessions (protocol §13.2) for every feature.
-func AgentSession() *rapid.Generator[*sim.Scenario] { return AgentSessionFor(Target{}) }
+// agentSessions generates Agent sessions (protocol §13.2) for every feature.
+func agentSessions() *rapid.Generator[*sim.Scenario] { return agentSessionFor(Target{}) }
 
-// AgentSessionFor generates Agent sessions an implementation can be given: a stateful Agent
+// agentSessionFor generates Agent sessions an implementation can be given: a stateful Agent
 // with tools (some inactive), a provider script shared by its runs, hooks, queue modes,
 // sometimes a system prompt, an earlier transcript, stream options and listener barriers; and
 // the user's operations at virtual times or on triggers: prompts and continue(), steering and
 // follow-up, mode switches, aborts, waitForIdle, reset, clearQueues, setTools, state reads and
 // barrier releases. Every barrier has a release at a random time and one long after the
 // session is over (virtual time is free), so that no session is stuck on a listener.
-func AgentSessionFor(target Target) *rapid.Generator[*sim.Scenario] {
+func agentSessionFor(target Target) *rapid.Generator[*sim.Scenario] {
 	return rapid.Custom(func(t *rapid.T) *sim.Scenario { return (&gen{t: t, target: target}).agentSession() })
 }
 
@@ -244,11 +244,11 @@ func (g *gen) operations() {
 
 // The situations of protocol version 2 that exist only from some pi version on.
 const (
-	SitAgent           = "an Agent session"
-	SitResolvesNothing = "a tool whose execute resolves nothing"
+	sitAgent           = "an Agent session"
+	sitResolvesNothing = "a tool whose execute resolves nothing"
 	// Before pi 1.4.0 the Agent passes no identity to the stream function (checked with pi
 	// 1.3.0 and 1.4.0 through the adapter).
-	SitAgentIdentity = "an Agent session with an identity"
+	sitAgentIdentity = "an Agent session with an identity"
 )
 
 // protocolTwo draws the features of protocol version 2 a scenario may need, where the target
@@ -262,7 +262,7 @@ func (g *gen) protocolTwo() {
 		if g.chance(60, "session id") {
 			sc.SessionID = "s-1"
 		}
-		if g.chance(40, "identity") && (sc.Agent == nil || g.target.Has(SitAgentIdentity)) {
+		if g.chance(40, "identity") && (sc.Agent == nil || g.target.Has(sitAgentIdentity)) {
 			v := "2.0"
 			sc.Identity = &loop.Identity{UserAgent: g.pick("user agent", "short", "detailed"), Version: &v}
 			if g.chance(30, "no attribution") {
@@ -273,7 +273,7 @@ func (g *gen) protocolTwo() {
 	if g.has(sim.FeatureAbortInHook) && g.chance(12, "abort in a hook") {
 		g.abortInHook()
 	}
-	if g.has(sim.FeatureToolResolvesNothing) && g.target.Has(SitResolvesNothing) && g.chance(10, "resolves nothing") {
+	if g.has(sim.FeatureToolResolvesNothing) && g.target.Has(sitResolvesNothing) && g.chance(10, "resolves nothing") {
 		ids := sortedKeys(sc.ToolCalls)
 		if n := len(sc.Tools) + len(ids); n > 0 {
 			nothing := func(b *sim.Behaviour) {

@@ -14,7 +14,7 @@ import (
 // TestAgentSessionsAreValidFiles: every generated Agent session is a scenario file the loader
 // takes, and reads back as the same file.
 func TestAgentSessionsAreValidFiles(t *testing.T) {
-	gen, err := GeneratorOf(Target{}, EntryAgent)
+	gen, err := generatorOf(Target{}, EntryAgent)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestAgentSessionsAreValidFiles(t *testing.T) {
 // sessions.
 func TestAgentSessionInvariants(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		sc := AgentSession().Draw(t, "session")
+		sc := agentSessions().Draw(t, "session")
 		tr, err := sim.Run(sc, sim.NewReference())
 		if err != nil {
 			t.Fatalf("run: %v", err)

@@ -20,18 +20,18 @@ import (
 // is. Every finding carries its cause signature.
 type Diagnosis func(want, got *trace.Trace) []diagnose.Finding
 
-// Diagnose is the diagnosis explore uses by default, conform's (package diagnose): every
+// newDiagnosis is the diagnosis explore uses by default, conform's (package diagnose): every
 // divergence of the two traces under profile, region by region and field by field, and every
 // broken invariant of invs (nil: invariant.All()). Without want, the invariants alone. At
 // levels.Core both traces are judged in their core view, apart from the conventions the
 // implementation does not follow (follows lists those it does).
-func Diagnose(profile trace.Profile, invs []invariant.Invariant, level levels.Level, follows []string) Diagnosis {
+func newDiagnosis(profile trace.Profile, invs []invariant.Invariant, level levels.Level, follows []string) Diagnosis {
 	if invs == nil {
 		invs = invariant.All()
 	}
 	if level == levels.Core {
 		invs = levels.Invariants(invs)
-		pi := Diagnose(profile, invs, levels.Pi, nil)
+		pi := newDiagnosis(profile, invs, levels.Pi, nil)
 		followed := map[string]bool{}
 		for _, id := range follows {
 			followed[id] = true

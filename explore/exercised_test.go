@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	"github.com/turnstile-dev/turnstile/explore"
 	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
@@ -86,7 +87,7 @@ func TestRecordRecheckTellsEachCausesREADME(t *testing.T) {
 		}
 	}
 	// The summary names the re-run scenarios by their causes' numbers, not their seeds.
-	res.Shortcuts = conformance.Shortcuts{DeliveriesAhead: true}
+	res.Shortcuts = protocol.Shortcuts{DeliveriesAhead: true}
 	if summary := explore.Summary(res); !strings.Contains(summary, "1 of the 2 failing scenarios re-run pass (cause 2)") {
 		t.Errorf("summary:\n%s", summary)
 	}

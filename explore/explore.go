@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/invariant"
 	"github.com/turnstile-dev/turnstile/levels"
@@ -37,9 +38,9 @@ import (
 type Options struct {
 	// Impl makes a fresh implementation under test for each run; with Jobs > 1 it is called
 	// from several goroutines at once, and the implementations it makes must be able to run
-	// at the same time (conformance.Pool lends one process to each). Nil explores the
+	// at the same time (protocol.Pool lends one process to each). Nil explores the
 	// reference alone, checking invariants only. When what it makes introduces itself (a
-	// conformance.Process), its hello fills in Target where Target leaves it open.
+	// protocol.Process), its hello fills in Target where Target leaves it open.
 	Impl func() sim.Implementation
 	// Reference makes the implementation runs are compared with; nil means sim.NewReference.
 	Reference func() sim.Implementation
@@ -72,7 +73,7 @@ type Options struct {
 	// trace.Semantic.
 	Profile trace.Profile
 	// Diagnose finds what is wrong with a run and gives each finding its cause signature;
-	// nil means Diagnose(Profile, Invariants, Level, Target.Follows), conform's diagnosis.
+	// nil means newDiagnosis(Profile, Invariants, Level, Target.Follows), conform's diagnosis.
 	Diagnose Diagnosis
 	// Level is levels.Pi (default: pi's conventions judged too) or levels.Core.
 	Level levels.Level
@@ -111,7 +112,7 @@ type Options struct {
 	// Entry says what the generated runs drive: EntryAny (default: loop runs, and Agent
 	// sessions where the target has them), EntryLoop or EntryAgent.
 	Entry string
-	// Generate makes the scenario of a run seed; nil means GeneratorOf(Target, Entry).
+	// Generate makes the scenario of a run seed; nil means generatorOf(Target, Entry).
 	Generate func(seed uint64) *sim.Scenario
 }
 
@@ -152,7 +153,7 @@ type Result struct {
 	Elapsed  time.Duration
 	// Shortcuts are the exchange's shortcuts the harness took with the implementation
 	// (deliveries ahead, standing answers); a failure may lie in how its adapter takes them.
-	Shortcuts conformance.Shortcuts
+	Shortcuts protocol.Shortcuts
 	// Recheck, when set, is what re-running minimal scenarios without the shortcuts showed
 	// (conformance.RerunWithoutShortcuts): whether the shortcuts are the cause.
 	Recheck *conformance.Recheck
@@ -247,16 +248,16 @@ func (f *Failure) sameFault(g *Failure) bool {
 
 // Kinds of problems.
 const (
-	KindDiff      = "diff"      // the implementation's trace differs from the reference's
-	KindInvariant = "invariant" // the implementation's trace breaks an invariant
-	KindError     = "error"     // the implementation broke the port's contract
-	KindPanic     = "panic"     // the simulation panicked
-	KindHang      = "hang"      // a run took longer than RunTimeout, or the implementation's own time limit (trace.ErrTimeout)
+	kindDiff      = "diff"      // the implementation's trace differs from the reference's
+	kindInvariant = "invariant" // the implementation's trace breaks an invariant
+	kindError     = "error"     // the implementation broke the port's contract
+	kindPanic     = "panic"     // the simulation panicked
+	kindHang      = "hang"      // a run took longer than RunTimeout, or the implementation's own time limit (trace.ErrTimeout)
 )
 
 // Problem is what is wrong with one run.
 type Problem struct {
-	// Kind is the kind of the cause.
+	// Kind is the kind of the cause: "diff", "invariant", "error", "panic" or "hang".
 	Kind string
 	// Findings lists everything wrong, in the diagnosis's order.
 	Findings []diagnose.Finding
@@ -365,13 +366,13 @@ func isHex(s string) bool {
 
 // GenerateScenario is the scenario of a run seed, for an implementation that supports
 // everything.
-func GenerateScenario(seed uint64) *sim.Scenario { return Generator(Target{})(seed) }
+func GenerateScenario(seed uint64) *sim.Scenario { return generatorFor(Target{})(seed) }
 
 // explorer holds an exploration's settings.
 type explorer struct {
 	opts      Options
 	diagnose  Diagnosis
-	shortcuts conformance.Shortcuts // taken with the implementation, from its hello
+	shortcuts protocol.Shortcuts // taken with the implementation, from its hello
 }
 
 // withDefaults fills in what o leaves open, except what the implementation's hello gives.
@@ -400,20 +401,20 @@ func (o Options) withDefaults() Options {
 func newExplorer(opts Options) *explorer {
 	x := &explorer{opts: opts, diagnose: opts.Diagnose}
 	if x.diagnose == nil {
-		x.diagnose = Diagnose(opts.Profile, opts.Invariants, opts.Level, opts.Target.Follows)
+		x.diagnose = newDiagnosis(opts.Profile, opts.Invariants, opts.Level, opts.Target.Follows)
 	}
 	return x
 }
 
-// helloer is an implementation that introduces itself (conformance.Process).
+// helloer is an implementation that introduces itself (protocol.Process).
 type helloer interface {
-	Hello() (conformance.Hello, error)
+	Hello() (protocol.Hello, error)
 }
 
 // shortcutter is an implementation that tells the exchange's shortcuts the harness takes with
-// it (conformance.Process).
+// it (protocol.Process).
 type shortcutter interface {
-	Shortcuts() (conformance.Shortcuts, error)
+	Shortcuts() (protocol.Shortcuts, error)
 }
 
 // introduce asks the implementation for its hello, filling in what opts.Target leaves open.
@@ -488,7 +489,7 @@ func setUp(opts Options, res *Result) (*explorer, error) {
 	res.Target = opts.Target
 	res.Unexplored = unexplored(opts.Target, opts.Entry)
 	if opts.Generate == nil {
-		gen, err := GeneratorOf(opts.Target, opts.Entry)
+		gen, err := generatorOf(opts.Target, opts.Entry)
 		if err != nil {
 			return nil, err
 		}
@@ -546,7 +547,7 @@ func (x *explorer) failing(ctx context.Context, c checked, res *Result, byCause 
 	opts, prob := x.opts, c.prob
 	res.Failing++
 	res.shown[shownKey(prob.signatures())]++
-	if prob.Kind == KindHang {
+	if prob.Kind == kindHang {
 		res.Hangs++
 	}
 	hangStop := opts.MaxHangs > 0 && res.Hangs >= opts.MaxHangs
@@ -615,10 +616,10 @@ func (x *explorer) writeOut(res *Result, p *progress) {
 	// What was explored, found or not, for turnstile merge.
 	err := os.MkdirAll(x.opts.Out, 0o755)
 	if err == nil {
-		err = writeJSON(filepath.Join(x.opts.Out, RecordFile), record(*res, x.opts.Shard))
+		err = writeJSON(filepath.Join(x.opts.Out, recordFile), record(*res, x.opts.Shard))
 	}
 	if err != nil {
-		p.printf("could not write %s: %v\n", RecordFile, err)
+		p.printf("could not write %s: %v\n", recordFile, err)
 	}
 }
 
@@ -632,9 +633,9 @@ func unexplored(t Target, entry string) []string {
 			out = append(out, f+" (lacked)")
 		case f == sim.FeatureAgent && entry == EntryLoop:
 			out = append(out, f+" (--entry loop)")
-		case f == sim.FeatureAgent && !t.Has(SitAgent):
+		case f == sim.FeatureAgent && !t.Has(sitAgent):
 			out = append(out, fmt.Sprintf("%s (pi %s predates it)", f, t.Tracks))
-		case f == sim.FeatureToolResolvesNothing && !t.Has(SitResolvesNothing):
+		case f == sim.FeatureToolResolvesNothing && !t.Has(sitResolvesNothing):
 			out = append(out, fmt.Sprintf("%s (pi %s predates it)", f, t.Tracks))
 		}
 	}
@@ -646,7 +647,7 @@ func describeTarget(t Target) string {
 	var parts []string
 	if t.Hooks != nil {
 		var missing []string
-		for _, h := range conformance.AllHooks {
+		for _, h := range protocol.AllHooks {
 			if !t.Supports(h) {
 				missing = append(missing, h)
 			}
@@ -660,7 +661,7 @@ func describeTarget(t Target) string {
 	}
 	if t.Tracks != "" {
 		var newer []string
-		for _, s := range Situations {
+		for _, s := range versionedSituations {
 			if !t.Has(s.Name) {
 				newer = append(newer, fmt.Sprintf("%s (pi %s)", s.Name, s.Since))
 			}
@@ -686,7 +687,7 @@ func (x *explorer) investigate(ctx context.Context, sc *sim.Scenario, prob *Prob
 		f.ImplTrace, f.RefTrace = x.traces(sc)
 		return f
 	}
-	if prob.Kind == KindHang {
+	if prob.Kind == kindHang {
 		// Every run of it takes the whole time limit: neither shrunk nor run again for its trace.
 		p.printf("  not shrunk: a run that hangs takes the whole time limit, and so would each smaller candidate\n")
 		f.ImplTrace = again.trace
@@ -796,13 +797,13 @@ func (x *explorer) checkAttempt(sc *sim.Scenario, attempt int) (prob *Problem, i
 	}
 	switch {
 	case got.hang:
-		failed(KindHang, fmt.Errorf("the run did not finish within %s", x.opts.RunTimeout))
+		failed(kindHang, fmt.Errorf("the run did not finish within %s", x.opts.RunTimeout))
 	case got.panic != nil:
-		failed(KindPanic, fmt.Errorf("the simulation panicked: %v", got.panic))
+		failed(kindPanic, fmt.Errorf("the simulation panicked: %v", got.panic))
 	case errors.Is(got.err, trace.ErrTimeout):
-		failed(KindHang, got.err)
-	case got.err != nil && !errors.As(got.err, new(*conformance.ShapeError)):
-		failed(KindError, got.err)
+		failed(kindHang, got.err)
+	case got.err != nil && !errors.As(got.err, new(*protocol.ShapeError)):
+		failed(kindError, got.err)
 	default:
 		var want *trace.Trace
 		if x.opts.Impl != nil && !x.opts.NoDiff {
@@ -817,7 +818,7 @@ func (x *explorer) checkAttempt(sc *sim.Scenario, attempt int) (prob *Problem, i
 		}
 		findings = x.diagnose(want, got.trace)
 		if len(findings) == 0 && got.err != nil { // pi's shape broken where the traces agree
-			failed(KindError, got.err)
+			failed(kindError, got.err)
 		}
 	}
 	prob.Findings = findings
@@ -835,11 +836,11 @@ func (x *explorer) checkAttempt(sc *sim.Scenario, attempt int) (prob *Problem, i
 	if prob.Kind == "" {
 		switch prob.Cause().Kind {
 		case diagnose.Invariant:
-			prob.Kind = KindInvariant
+			prob.Kind = kindInvariant
 		case diagnose.Error:
-			prob.Kind = KindError
+			prob.Kind = kindError
 		default:
-			prob.Kind = KindDiff
+			prob.Kind = kindDiff
 		}
 	}
 	var lines []string

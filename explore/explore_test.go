@@ -174,9 +174,9 @@ func TestHangAndPanicAreReported(t *testing.T) {
 		kind, message string
 		impl          func() sim.Implementation
 	}{
-		{KindHang, "", func() sim.Implementation { return stuck{sim.NewReference()} }},
-		{KindPanic, "boom", func() sim.Implementation { return panicky{sim.NewReference()} }},
-		{KindPanic, "runtime.Goexit", func() sim.Implementation { return goexits{sim.NewReference()} }},
+		{kindHang, "", func() sim.Implementation { return stuck{sim.NewReference()} }},
+		{kindPanic, "boom", func() sim.Implementation { return panicky{sim.NewReference()} }},
+		{kindPanic, "runtime.Goexit", func() sim.Implementation { return goexits{sim.NewReference()} }},
 	} {
 		res := Run(context.Background(), Options{Seed: 1, Runs: 20, Impl: c.impl, RunTimeout: 300 * time.Millisecond, ShrinkTime: 2 * time.Second})
 		if len(res.Failures) != 1 || res.Failures[0].Kind != c.kind || !strings.Contains(res.Failures[0].Message, c.message) {
@@ -215,7 +215,7 @@ func TestATimeoutIsAHangNotShrunk(t *testing.T) {
 		t.Fatalf("failures: %+v", res.Failures)
 	}
 	f := res.Failures[0]
-	if f.Kind != KindHang || f.Flaky || f.Shrink.Tried != 0 || f.ImplTrace == nil {
+	if f.Kind != kindHang || f.Flaky || f.Shrink.Tried != 0 || f.ImplTrace == nil {
 		t.Errorf("kind %s, flaky %v, shrink %+v, trace kept %v", f.Kind, f.Flaky, f.Shrink, f.ImplTrace != nil)
 	}
 	if n := starts.Load(); n != 2 {

@@ -26,11 +26,11 @@ import (
 // provider script is short, an extra response never calls tools, and finishTurn does not
 // answer continue by default when an extra response would answer every request. A run may
 // still exceed the script and fail; that is legal.
-func Scenario() *rapid.Generator[*sim.Scenario] { return ScenarioFor(Target{}) }
+func Scenario() *rapid.Generator[*sim.Scenario] { return scenarioFor(Target{}) }
 
-// ScenarioFor generates scenarios an implementation can be given: only hooks it declares, and
-// only situations its tracked pi version has (see Situations).
-func ScenarioFor(target Target) *rapid.Generator[*sim.Scenario] {
+// scenarioFor generates scenarios an implementation can be given: only hooks it declares, and
+// only situations its tracked pi version has (see versionedSituations).
+func scenarioFor(target Target) *rapid.Generator[*sim.Scenario] {
 	return rapid.Custom(func(t *rapid.T) *sim.Scenario { return (&gen{t: t, target: target}).scenario() })
 }
 
@@ -59,7 +59,7 @@ func (t Target) Supports(name string) bool { return t.Hooks == nil || slices.Con
 
 // Has reports whether a situation exists in the tracked pi version (true for unknown names).
 func (t Target) Has(situation string) bool {
-	for _, s := range Situations {
+	for _, s := range versionedSituations {
 		if s.Name == situation {
 			return t.Tracks == "" || !conformance.VersionLess(t.Tracks, s.Since)
 		}
@@ -67,8 +67,8 @@ func (t Target) Has(situation string) bool {
 	return true
 }
 
-// Situation is a kind of scenario that exists only from some pi version on.
-type Situation struct {
+// versionedSituation is a kind of scenario that exists only from some pi version on.
+type versionedSituation struct {
 	Name  string
 	Since string // the pi version it exists from, as the curated scenarios pinning it say
 }
@@ -76,50 +76,50 @@ type Situation struct {
 // The situations the generator makes only for an implementation tracking their version or a
 // later one.
 const (
-	SitPrepareArguments = "a tool with prepareArguments"
-	SitLengthToolCalls  = "tool calls in a response stopped at the output token limit"
-	SitPrepareNextTurn  = "the prepareNextTurn hook"
-	SitFinishTurn       = "the finishTurn hook"
-	SitPrepareRequest   = "the prepareRequest hook"
-	SitDeclarations     = "tool declarations in the starting context"
-	SitIsErrorResult    = "a tool result with isError"
-	SitStructured       = "a tool result with structuredContent"
-	SitAbortWithTools   = "an abort in a run whose responses call tools"
+	sitPrepareArguments = "a tool with prepareArguments"
+	sitLengthToolCalls  = "tool calls in a response stopped at the output token limit"
+	sitPrepareNextTurn  = "the prepareNextTurn hook"
+	sitFinishTurn       = "the finishTurn hook"
+	sitPrepareRequest   = "the prepareRequest hook"
+	sitDeclarations     = "tool declarations in the starting context"
+	sitIsErrorResult    = "a tool result with isError"
+	sitStructured       = "a tool result with structuredContent"
+	sitAbortWithTools   = "an abort in a run whose responses call tools"
 )
 
-// Situations lists every version-dependent situation with its `since`, from the curated
+// versionedSituations lists every version-dependent situation with its `since`, from the curated
 // suite's tags and docs/VERSIONS.md (prepareNextTurn counts from 0.84, where it took its
 // present place; before, it ran right after turn_end). An abort in a run that calls tools
 // exists in every release the reference can be; it behaved differently before 1.6.0
 // (abort-first, abort-completes-batch), which the reference at those releases does: explore
 // against pi 0.87.1, 1.3.0 and 1.5.2 at their own versions found no divergence in 3,000
 // runs each (and 0.87.1 in 10,000 more), 5 Dec 2026.
-var Situations = []Situation{
-	{SitPrepareArguments, "0.80"},
-	{SitLengthToolCalls, "0.80"},
-	{SitPrepareNextTurn, "0.84"},
-	{SitFinishTurn, "0.87"},
-	{SitPrepareRequest, "0.87"},
-	{SitDeclarations, "0.87"},
-	{SitIsErrorResult, "0.99.1"},
-	{SitStructured, "0.99.1"},
-	{SitAbortWithTools, "0.87"},
-	{SitAgent, "0.87.1"},
-	{SitResolvesNothing, "0.99.1"},
-	{SitAgentIdentity, "1.4.0"},
+var versionedSituations = []versionedSituation{
+	{sitPrepareArguments, "0.80"},
+	{sitLengthToolCalls, "0.80"},
+	{sitPrepareNextTurn, "0.84"},
+	{sitFinishTurn, "0.87"},
+	{sitPrepareRequest, "0.87"},
+	{sitDeclarations, "0.87"},
+	{sitIsErrorResult, "0.99.1"},
+	{sitStructured, "0.99.1"},
+	{sitAbortWithTools, "0.87"},
+	{sitAgent, "0.87.1"},
+	{sitResolvesNothing, "0.99.1"},
+	{sitAgentIdentity, "1.4.0"},
 }
 
-// Generator is the scenario of a run seed for target, named after the seed: an Agent session
+// generatorFor is the scenario of a run seed for target, named after the seed: an Agent session
 // for one run in three when the target has them (isAgentRun), else a loop run.
-func Generator(target Target) func(seed uint64) *sim.Scenario {
-	g, _ := GeneratorOf(target, EntryAny)
+func generatorFor(target Target) func(seed uint64) *sim.Scenario {
+	g, _ := generatorOf(target, EntryAny)
 	return g
 }
 
-// GeneratorOf is Generator making only runs of entry (EntryAny, EntryLoop or EntryAgent); an
+// generatorOf is generatorFor making only runs of entry (EntryAny, EntryLoop or EntryAgent); an
 // error when the target has no Agent sessions and entry asks for them.
-func GeneratorOf(target Target, entry string) (func(seed uint64) *sim.Scenario, error) {
-	loopGen, agentGen := ScenarioFor(target), AgentSessionFor(target)
+func generatorOf(target Target, entry string) (func(seed uint64) *sim.Scenario, error) {
+	loopGen, agentGen := scenarioFor(target), agentSessionFor(target)
 	agent := func(uint64) bool { return false }
 	switch {
 	case entry == EntryAgent && !target.HasAgent():
@@ -143,19 +143,19 @@ func GeneratorOf(target Target, entry string) (func(seed uint64) *sim.Scenario, 
 // HasAgent reports whether the target can be given Agent sessions: it does not lack the
 // agent feature and tracks a pi that has the Agent as the protocol drives it.
 func (t Target) HasAgent() bool {
-	return !slices.Contains(t.Lacks, sim.FeatureAgent) && t.Has(SitAgent)
+	return !slices.Contains(t.Lacks, sim.FeatureAgent) && t.Has(sitAgent)
 }
 
 func (t Target) whyNoAgent() string {
 	if slices.Contains(t.Lacks, sim.FeatureAgent) {
 		return "the implementation lacks the agent feature (it speaks protocol 1, or lists agent in capabilities.lacks)"
 	}
-	return fmt.Sprintf("it tracks pi %s, older than %s, the first the Agent scenarios pin", t.Tracks, sinceOf(SitAgent))
+	return fmt.Sprintf("it tracks pi %s, older than %s, the first the Agent scenarios pin", t.Tracks, sinceOf(sitAgent))
 }
 
 // sinceOf is the pi version a situation exists from.
 func sinceOf(situation string) string {
-	for _, s := range Situations {
+	for _, s := range versionedSituations {
 		if s.Name == situation {
 			return s.Since
 		}
@@ -269,7 +269,7 @@ func (g *gen) tool(i int, name string) sim.ToolSpec {
 	if i > 0 && g.chance(20, "inactive") {
 		t.Inactive = true
 	}
-	if g.target.Has(SitPrepareArguments) && g.has(sim.FeaturePrepareArguments) && g.chance(8, "prepareArguments") {
+	if g.target.Has(sitPrepareArguments) && g.has(sim.FeaturePrepareArguments) && g.chance(8, "prepareArguments") {
 		t.PrepareArguments = map[string]any{"path": "/prepared"}
 	}
 	t.Behaviour = g.behaviour(name)
@@ -280,13 +280,13 @@ func (g *gen) result(text string) loop.ToolResult {
 	r := loop.ToolResult{Content: loop.Text(text)}
 	switch g.intIn(0, 9, "result kind") {
 	case 0:
-		r.IsError = g.target.Has(SitIsErrorResult)
+		r.IsError = g.target.Has(sitIsErrorResult)
 	case 1:
 		r.Details = map[string]any{"lines": float64(g.intIn(0, 3, "lines"))}
 	case 2:
 		r.Content = nil
 	case 3:
-		if g.target.Has(SitStructured) && g.has(sim.FeatureStructuredContent) {
+		if g.target.Has(sitStructured) && g.has(sim.FeatureStructuredContent) {
 			r.StructuredContent = map[string]any{"ok": true}
 		}
 	}
@@ -403,7 +403,7 @@ func (g *gen) response(i, n int) sim.Response {
 	}
 	switch g.intIn(0, 19, "stop") {
 	case 0, 1:
-		if len(loop.ToolCalls(r.Content)) == 0 || g.target.Has(SitLengthToolCalls) {
+		if len(loop.ToolCalls(r.Content)) == 0 || g.target.Has(sitLengthToolCalls) {
 			r.StopReason = loop.StopLength
 		}
 	case 2:
@@ -506,7 +506,7 @@ var altModel = loop.Model{ID: "faux-2", API: "faux", Provider: "faux"}
 func (g *gen) hooks() {
 	sc, h := g.sc, &g.sc.Hooks
 	n := len(sc.Responses)
-	if g.allowed(trace.HookFinishTurn, SitFinishTurn) && g.chance(35, "finishTurn") {
+	if g.allowed(trace.HookFinishTurn, sitFinishTurn) && g.chance(35, "finishTurn") {
 		s := &sim.Script[sim.FinishAnswer]{ByCall: map[int]sim.FinishAnswer{}}
 		choices := []string{"none", "none", "end"}
 		if sc.ExtraResponse == nil {
@@ -524,7 +524,7 @@ func (g *gen) hooks() {
 		}
 		h.FinishTurn = s
 	}
-	if g.allowed(trace.HookPrepareRequest, SitPrepareRequest) && g.chance(30, "prepareRequest") {
+	if g.allowed(trace.HookPrepareRequest, sitPrepareRequest) && g.chance(30, "prepareRequest") {
 		s := &sim.Script[sim.PrepareAnswer]{ByCall: map[int]sim.PrepareAnswer{}}
 		for k := 1; k <= n; k++ {
 			if !g.chance(40, "prepareRequest answer") {
@@ -550,7 +550,7 @@ func (g *gen) hooks() {
 		}
 		h.PrepareRequest = s
 	}
-	if n > 1 && g.allowed(trace.HookPrepareNextTurn, SitPrepareNextTurn) && g.chance(30, "prepareNextTurn") {
+	if n > 1 && g.allowed(trace.HookPrepareNextTurn, sitPrepareNextTurn) && g.chance(30, "prepareNextTurn") {
 		s := &sim.Script[sim.PrepareAnswer]{ByCall: map[int]sim.PrepareAnswer{}}
 		for k := 1; k < n; k++ {
 			if !g.chance(50, "prepareNextTurn answer") {
@@ -666,7 +666,7 @@ func (g *gen) entry() {
 	if g.chance(25, "prior context") {
 		sc.Messages = append(sc.Messages, &loop.UserMessage{Text: "earlier question"},
 			&loop.AssistantMessage{Content: loop.Text("earlier answer"), API: "faux", Provider: "faux", Model: "faux-1", StopReason: loop.StopStop})
-		if len(sc.Tools) > 0 && g.target.Has(SitDeclarations) && g.target.Level != levels.Core && g.chance(50, "declared earlier") {
+		if len(sc.Tools) > 0 && g.target.Has(sitDeclarations) && g.target.Level != levels.Core && g.chance(50, "declared earlier") {
 			// An earlier declaration, possibly of another definition than the executable one.
 			t := sc.Tools[0]
 			desc := t.Description
@@ -750,7 +750,7 @@ func (g *gen) user() {
 		}
 		// Only actions the scenario allows: no steering with steering off, no follow-up with
 		// follow-up off, no abort among tool calls before the version that settled its rules.
-		canAbort := g.target.Has(SitAbortWithTools) || len(callIDs(sc)) == 0
+		canAbort := g.target.Has(sitAbortWithTools) || len(callIDs(sc)) == 0
 		kinds := []string{"abort", "steer", "steer", "steer", "steer", "follow-up", "follow-up", "follow-up", "follow-up", "follow-up"}
 		kind := kinds[g.uniform(len(kinds), "action")]
 		allowed := map[string]bool{"abort": canAbort, "steer": !sc.Hooks.NoSteering, "follow-up": !sc.Hooks.NoFollowUp}

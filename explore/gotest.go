@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"testing"
 
-	"github.com/turnstile-dev/turnstile/conformance"
 	"github.com/turnstile-dev/turnstile/conformance/porttest"
 	"github.com/turnstile-dev/turnstile/invariant"
 	"github.com/turnstile-dev/turnstile/loop"
@@ -19,7 +18,7 @@ import (
 // (It lives in package explore, which builds on package conformance.)
 func Test(t *testing.T, port porttest.Port, opts Options) Result {
 	t.Helper()
-	opts.Impl = conformance.InProcess(t, port)
+	opts.Impl = porttest.InProcess(t, port)
 	opts = heldTo(opts, port.Hello().Tracks)
 	if opts.Command == "" {
 		opts.Command = "explore.Test"

@@ -15,10 +15,10 @@ import (
 	"time"
 )
 
-// RecordFile is the name of the file an exploration writes into its --out folder: what it
+// recordFile is the name of the file an exploration writes into its --out folder: what it
 // explored and found (Record), so that the folders of several explorations — shards, machines,
 // seeds — can be merged into one (Merge).
-const RecordFile = "explore.json"
+const recordFile = "explore.json"
 
 // causeFile is the name of the file in each cause's folder that says what the folder holds
 // (CauseRecord).
@@ -149,18 +149,18 @@ func writeJSON(path string, v any) error {
 	return os.WriteFile(path, append(data, '\n'), 0o644)
 }
 
-// ReadRecord reads the record of an exploration's --out folder (or of a merge).
-func ReadRecord(dir string) (Record, error) {
+// readRecord reads the record of an exploration's --out folder (or of a merge).
+func readRecord(dir string) (Record, error) {
 	var r Record
-	data, err := os.ReadFile(filepath.Join(dir, RecordFile))
+	data, err := os.ReadFile(filepath.Join(dir, recordFile))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return r, fmt.Errorf("%s: no %s: not the --out folder of a turnstile explore (one that wrote it)", dir, RecordFile)
+			return r, fmt.Errorf("%s: no %s: not the --out folder of a turnstile explore (one that wrote it)", dir, recordFile)
 		}
 		return r, err
 	}
 	if err := json.Unmarshal(data, &r); err != nil {
-		return r, fmt.Errorf("%s: %w", filepath.Join(dir, RecordFile), err)
+		return r, fmt.Errorf("%s: %w", filepath.Join(dir, recordFile), err)
 	}
 	return r, nil
 }
@@ -180,7 +180,7 @@ func Merge(dirs []string, out string) (Record, error) {
 	}
 	m := merger{merged: Record{Causes: []CauseRecord{}}, shown: map[string]int{}, from: map[string]string{}, at: map[string]int{}}
 	for _, dir := range dirs {
-		r, err := ReadRecord(dir)
+		r, err := readRecord(dir)
 		if err != nil {
 			return Record{}, err
 		}
@@ -288,7 +288,7 @@ func (m *merger) write(out string, explorations int) error {
 			return err
 		}
 	}
-	return writeJSON(filepath.Join(out, RecordFile), m.merged)
+	return writeJSON(filepath.Join(out, recordFile), m.merged)
 }
 
 // countLine is the README's sentence with a cause's run count (readme).

@@ -38,7 +38,7 @@ func TestFourShardsMergedAreTheWholeExploration(t *testing.T) {
 			if len(res.Failures) == 0 {
 				t.Fatal("the whole exploration finds nothing")
 			}
-			want, err := ReadRecord(whole.Out)
+			want, err := readRecord(whole.Out)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -48,7 +48,7 @@ func TestFourShardsMergedAreTheWholeExploration(t *testing.T) {
 				part := opts
 				part.Shard, part.Out = Shard{k, 4}, filepath.Join(t.TempDir(), fmt.Sprintf("shard-%d", k+1))
 				Run(context.Background(), part)
-				r, err := ReadRecord(part.Out)
+				r, err := readRecord(part.Out)
 				if err != nil {
 					t.Fatal(err)
 				}

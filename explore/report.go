@@ -159,7 +159,7 @@ func (x *explorer) readme(dir string, f *Failure) string {
 	switch {
 	case !f.Flaky && f.Shrink.Tried > 0:
 		fmt.Fprintf(&b, "Shrunk (keeping this cause first and bringing in no other): %s.\n\n", f.Shrink)
-	case !f.Flaky && f.Kind == KindHang:
+	case !f.Flaky && f.Kind == kindHang:
 		b.WriteString("Not shrunk: a run that hangs takes the whole time limit, and so would each smaller candidate; minimal.yaml is the generated scenario.\n\n")
 	}
 	if len(f.PassesWithout) > 0 {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
@@ -20,15 +20,15 @@ import (
 func situationsOf(sc *sim.Scenario) map[string]bool {
 	out := map[string]bool{}
 	h := sc.Hooks
-	out[SitPrepareNextTurn] = h.PrepareNextTurn != nil
-	out[SitFinishTurn] = h.FinishTurn != nil
-	out[SitPrepareRequest] = h.PrepareRequest != nil
+	out[sitPrepareNextTurn] = h.PrepareNextTurn != nil
+	out[sitFinishTurn] = h.FinishTurn != nil
+	out[sitPrepareRequest] = h.PrepareRequest != nil
 	results := func(b sim.Behaviour) {
-		out[SitIsErrorResult] = out[SitIsErrorResult] || b.Result.IsError
-		out[SitStructured] = out[SitStructured] || b.Result.StructuredContent != nil
+		out[sitIsErrorResult] = out[sitIsErrorResult] || b.Result.IsError
+		out[sitStructured] = out[sitStructured] || b.Result.StructuredContent != nil
 	}
 	for _, t := range sc.Tools {
-		out[SitPrepareArguments] = out[SitPrepareArguments] || t.PrepareArguments != nil
+		out[sitPrepareArguments] = out[sitPrepareArguments] || t.PrepareArguments != nil
 		results(t.Behaviour)
 	}
 	for _, b := range sc.ToolCalls {
@@ -36,24 +36,24 @@ func situationsOf(sc *sim.Scenario) map[string]bool {
 	}
 	for _, r := range sc.Responses {
 		if r.StopReason == loop.StopLength && len(loop.ToolCalls(r.Content)) > 0 {
-			out[SitLengthToolCalls] = true
+			out[sitLengthToolCalls] = true
 		}
 	}
 	for _, m := range sc.Messages {
 		if s, ok := m.(*loop.SystemMessage); ok && (len(s.ToolsAdded) > 0 || len(s.ToolsRemoved) > 0) {
-			out[SitDeclarations] = true
+			out[sitDeclarations] = true
 		}
 	}
 	if len(callIDs(sc)) > 0 {
-		out[SitAbortWithTools] = slices.ContainsFunc(sc.User, func(a sim.UserAction) bool { return a.Abort })
+		out[sitAbortWithTools] = slices.ContainsFunc(sc.User, func(a sim.UserAction) bool { return a.Abort })
 	}
-	out[SitAgent] = sc.Agent != nil
-	out[SitAgentIdentity] = sc.Agent != nil && sc.Identity != nil
+	out[sitAgent] = sc.Agent != nil
+	out[sitAgentIdentity] = sc.Agent != nil && sc.Identity != nil
 	for _, t := range sc.Tools {
-		out[SitResolvesNothing] = out[SitResolvesNothing] || t.Behaviour.Resolves != ""
+		out[sitResolvesNothing] = out[sitResolvesNothing] || t.Behaviour.Resolves != ""
 	}
 	for _, b := range sc.ToolCalls {
-		out[SitResolvesNothing] = out[SitResolvesNothing] || b.Resolves != ""
+		out[sitResolvesNothing] = out[sitResolvesNothing] || b.Resolves != ""
 	}
 	return out
 }
@@ -71,14 +71,14 @@ func TestGeneratorRespectsTheTrackedVersion(t *testing.T) {
 			}
 		}
 	}
-	for _, s := range Situations {
+	for _, s := range versionedSituations {
 		if seen[s.Name] == 0 {
 			t.Errorf("the unrestricted generator never makes %q in %d scenarios", s.Name, n)
 		}
 	}
 	for _, tracks := range []string{"0.74", "0.80", "0.84", "0.87.1", "0.99.1", "1.3.0", "1.5.2", "1.6.0"} {
 		target := Target{Tracks: tracks}
-		gen := Generator(target)
+		gen := generatorFor(target)
 		for i := range n {
 			sc := gen(RunSeed(5, i))
 			for s, ok := range situationsOf(sc) {
@@ -88,7 +88,7 @@ func TestGeneratorRespectsTheTrackedVersion(t *testing.T) {
 			}
 		}
 	}
-	if (Target{Tracks: "0.87.1"}).Has(SitIsErrorResult) || !(Target{Tracks: "0.87.1"}).Has(SitFinishTurn) || !(Target{}).Has(SitAbortWithTools) || !(Target{Tracks: "0.87.1"}).Has(SitAbortWithTools) {
+	if (Target{Tracks: "0.87.1"}).Has(sitIsErrorResult) || !(Target{Tracks: "0.87.1"}).Has(sitFinishTurn) || !(Target{}).Has(sitAbortWithTools) || !(Target{Tracks: "0.87.1"}).Has(sitAbortWithTools) {
 		t.Error("Has disagrees with the version table")
 	}
 }
@@ -99,7 +99,7 @@ func TestGeneratorRespectsTheTrackedVersion(t *testing.T) {
 func TestGeneratorRespectsDeclaredHooks(t *testing.T) {
 	queues := []string{trace.HookSteering, trace.HookFollowUp}
 	for _, hooks := range [][]string{queues, {}, {trace.HookFinishTurn, trace.HookSteering}, {trace.HookBeforeToolCall}} {
-		gen := Generator(Target{Hooks: hooks})
+		gen := generatorFor(Target{Hooks: hooks})
 		users := 0
 		for i := range 60 {
 			sc := gen(RunSeed(8, i))
@@ -134,11 +134,11 @@ func TestGeneratorRespectsDeclaredHooks(t *testing.T) {
 // tracks a version, and recording the hooks each scenario installs.
 type introducing struct {
 	*sim.Reference
-	hello     conformance.Hello
+	hello     protocol.Hello
 	installed map[string]bool
 }
 
-func (r *introducing) Hello() (conformance.Hello, error) { return r.hello, nil }
+func (r *introducing) Hello() (protocol.Hello, error) { return r.hello, nil }
 
 func (r *introducing) Start(setup sim.Setup, port sim.Port) error {
 	for _, h := range setup.Hooks {
@@ -152,7 +152,7 @@ func (r *introducing) Start(setup sim.Setup, port sim.Port) error {
 // fails nothing, and is never given another hook.
 func TestHelloSetsTheTarget(t *testing.T) {
 	installed := map[string]bool{}
-	hello := conformance.Hello{Name: "queues-only", Tracks: "0.99.1", Hooks: []string{trace.HookSteering, trace.HookFollowUp},
+	hello := protocol.Hello{Name: "queues-only", Tracks: "0.99.1", Hooks: []string{trace.HookSteering, trace.HookFollowUp},
 		Lacks: []string{sim.FeatureContinue}}
 	res := Run(context.Background(), Options{
 		Seed: 21, Runs: 150,
@@ -219,7 +219,7 @@ func TestGeneratorRespectsLackedFeatures(t *testing.T) {
 		}
 	}
 	for _, lacks := range [][]string{sim.Features, {sim.FeatureContinue, sim.FeatureThrowingHooks}, {sim.FeatureSeveralPrompts}} {
-		gen := Generator(Target{Lacks: lacks})
+		gen := generatorFor(Target{Lacks: lacks})
 		for i := range n {
 			sc := gen(RunSeed(6, i))
 			for _, f := range sim.NeededFeatures(sc) {
@@ -232,24 +232,24 @@ func TestGeneratorRespectsLackedFeatures(t *testing.T) {
 }
 
 // shortcutting is a faulty implementation that introduces itself and tells the exchange's
-// shortcuts the harness takes with it, as a conformance.Process does.
+// shortcuts the harness takes with it, as a protocol.Process does.
 type shortcutting struct {
 	*faulty
-	took conformance.Shortcuts
+	took protocol.Shortcuts
 }
 
-func (r *shortcutting) Hello() (conformance.Hello, error) {
-	return conformance.Hello{Name: "port", Tracks: conformance.Tracks, Hooks: conformance.AllHooks}, nil
+func (r *shortcutting) Hello() (protocol.Hello, error) {
+	return protocol.Hello{Name: "port", Tracks: protocol.Tracks, Hooks: protocol.AllHooks}, nil
 }
 
-func (r *shortcutting) Shortcuts() (conformance.Shortcuts, error) { return r.took, nil }
+func (r *shortcutting) Shortcuts() (protocol.Shortcuts, error) { return r.took, nil }
 
 // TestShortcutsAreNamedWithTheirCure: when the harness took the exchange's shortcuts with an
 // implementation that fails, the summary and each cause's README say how to rule them out;
 // the README's replay command repeats the flags of the --impl command and adds
 // --one-at-a-time. Without shortcuts neither says a word of them.
 func TestShortcutsAreNamedWithTheirCure(t *testing.T) {
-	for _, took := range []conformance.Shortcuts{{DeliveriesAhead: true, StandingAnswers: true}, {}} {
+	for _, took := range []protocol.Shortcuts{{DeliveriesAhead: true, StandingAnswers: true}, {}} {
 		out := t.TempDir()
 		fault := faultNamed(t, "drops-a-tool-result")
 		res := Run(context.Background(), Options{
@@ -271,7 +271,7 @@ func TestShortcutsAreNamedWithTheirCure(t *testing.T) {
 		}
 		summaryNote := "if the failures go away with turnstile explore --impl 'node a.mjs' --one-at-a-time, they are the cause"
 		readmeNote := "if the failures go away with " + replay + " --one-at-a-time, they are the cause"
-		if took == (conformance.Shortcuts{}) {
+		if took == (protocol.Shortcuts{}) {
 			if strings.Contains(summary, "one-at-a-time") || strings.Contains(string(readme), "one-at-a-time") {
 				t.Errorf("no shortcut was taken, yet:\n%s\n%s", summary, readme)
 			}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/explore"
 	"github.com/turnstile-dev/turnstile/scenarios"
@@ -65,8 +66,8 @@ func TestExploreFindsEveryWrongAgent(t *testing.T) {
 		t.Run(f.name, func(t *testing.T) {
 			t.Parallel()
 			bin := binaryOf(t, f)
-			procs := &conformance.Pool{New: func() *conformance.Process {
-				return &conformance.Process{Command: []string{bin, "adapter"}, Timeout: 10 * time.Second}
+			procs := &protocol.Pool{New: func() *protocol.Process {
+				return &protocol.Process{Command: []string{bin, "adapter"}, Timeout: 10 * time.Second}
 			}}
 			defer procs.Close()
 			res := explore.Run(context.Background(), explore.Options{
@@ -107,7 +108,7 @@ func TestWrongAgentsFailNamingTheRule(t *testing.T) {
 		t.Run(f.name, func(t *testing.T) {
 			t.Parallel()
 			bin := binaryOf(t, f.fault)
-			p := &conformance.Process{Command: []string{bin, "adapter"}, Timeout: 10 * time.Second}
+			p := &protocol.Process{Command: []string{bin, "adapter"}, Timeout: 10 * time.Second}
 			defer p.Close()
 			r := conformance.Verify(context.Background(), suite, p, conformance.Options{Scenarios: diagnose.FromFiles(files)})
 			logCauses(t, r)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/scenarios"
 )
@@ -99,7 +100,7 @@ func conformFaulty(t *testing.T, fs []fault) conformance.Report {
 	}
 	// Budgets stop a faulty loop that never ends; the timeout only guards against a hang, and
 	// is generous because -race on a loaded machine slows the reference's longest scenarios.
-	p := &conformance.Process{Command: []string{bin, "adapter"}, Timeout: 60 * time.Second}
+	p := &protocol.Process{Command: []string{bin, "adapter"}, Timeout: 60 * time.Second}
 	defer p.Close()
 	return conformance.Verify(context.Background(), suite, p, conformance.Options{Scenarios: diagnose.FromFiles(files)})
 }
@@ -228,7 +229,7 @@ func threeFaultsAtOnce(t *testing.T) []fault {
 }
 
 // TestThreeFaultsThroughTheGoPortServer: the example Go port (conformance/example, whose
-// loop is package loop) carrying the three faults, served by conformance.ServePort through
+// loop is package loop) carrying the three faults, served by porttest.Serve through
 // conformance/example/adapter, gets three causes, each naming its rule.
 func TestThreeFaultsThroughTheGoPortServer(t *testing.T) {
 	if testing.Short() {
@@ -246,7 +247,7 @@ func TestThreeFaultsThroughTheGoPortServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	suite := scenarios.Scenarios(files)
-	p := &conformance.Process{Command: []string{bin}, Timeout: 60 * time.Second}
+	p := &protocol.Process{Command: []string{bin}, Timeout: 60 * time.Second}
 	defer p.Close()
 	r := conformance.Verify(context.Background(), suite, p, conformance.Options{Scenarios: diagnose.FromFiles(files)})
 	logCauses(t, r)
@@ -254,7 +255,7 @@ func TestThreeFaultsThroughTheGoPortServer(t *testing.T) {
 }
 
 // TestThreeFaultsThroughConformanceTest: a Go port carrying the three faults, checked by
-// its own go test with conformance.Test, logs three causes, each naming its rule. In-process
+// its own go test with porttest.Test, logs three causes, each naming its rule. In-process
 // the reference is package loop too, so the port here is a copy of the example port over a
 // patched copy of loop/ in a package of its own (faults/faultyport, added by the overlay
 // only: it exists for this test's build and nowhere else).
@@ -352,11 +353,11 @@ func faultyIdentity(id *real.Identity) *loop.Identity {
 import (
 	"testing"
 
-	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/conformance/porttest"
 	"github.com/turnstile-dev/turnstile/faults/faultyport"
 )
 
-func TestConformance(t *testing.T) { conformance.Test(t, faultyport.Port{}) }
+func TestConformance(t *testing.T) { porttest.Test(t, faultyport.Port{}) }
 `)
 	overlay, _ := json.Marshal(map[string]map[string]string{"Replace": replace})
 	ov := filepath.Join(dir, "overlay.json")

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	"github.com/turnstile-dev/turnstile/explore"
 	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/trace"
@@ -190,7 +191,7 @@ func TestCuratedSuiteCatchesEveryFault(t *testing.T) {
 			t.Parallel()
 			bin := binary(t, i)
 			// A faulty loop may never stop; 10 s is ample for any curated scenario.
-			p := &conformance.Process{Command: []string{bin, "adapter"}, Timeout: 10 * time.Second}
+			p := &protocol.Process{Command: []string{bin, "adapter"}, Timeout: 10 * time.Second}
 			defer p.Close()
 			// One failing scenario is the proof: the rest of the suite is skipped once one
 			// fails.
@@ -222,8 +223,8 @@ func TestExploreCatchesEveryFault(t *testing.T) {
 			t.Parallel()
 			bin := binary(t, i)
 			// A faulty loop may never stop; 10 s is ample for any generated scenario.
-			procs := &conformance.Pool{New: func() *conformance.Process {
-				return &conformance.Process{Command: []string{bin, "adapter"}, Timeout: 10 * time.Second}
+			procs := &protocol.Pool{New: func() *protocol.Process {
+				return &protocol.Process{Command: []string{bin, "adapter"}, Timeout: 10 * time.Second}
 			}}
 			defer procs.Close()
 			res := explore.Run(context.Background(), explore.Options{

@@ -4,7 +4,7 @@
 //
 //   - Harness plays the harness's lines to a fresh adapter process and reads the adapter's:
 //     the adapter's ceiling, what it does against a harness that costs nothing.
-//   - ServeAdapter plays the adapter's lines to a harness (a conformance.Process, as
+//   - ServeAdapter plays the adapter's lines to a harness (a protocol.Process, as
 //     `turnstile conform` runs; HarnessCeiling): the harness's ceiling, against an adapter
 //     that answers at once.
 //
@@ -27,7 +27,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	"github.com/turnstile-dev/turnstile/sim"
 )
 
@@ -49,7 +49,7 @@ type Exchange struct {
 // Record runs sc runs times through the adapter started by argv and keeps every line.
 func Record(argv []string, sc *sim.Scenario, turns, runs int) (*Exchange, error) {
 	var log bytes.Buffer
-	p := &conformance.Process{Command: argv, Stderr: os.Stderr, Log: &log}
+	p := &protocol.Process{Command: argv, Stderr: os.Stderr, Log: &log}
 	for i := range runs {
 		if err := runOnce(sc, p); err != nil {
 			_ = p.Close()
@@ -67,7 +67,7 @@ func Record(argv []string, sc *sim.Scenario, turns, runs int) (*Exchange, error)
 }
 
 // runOnce runs sc through p; a failed run is an error naming the failure.
-func runOnce(sc *sim.Scenario, p *conformance.Process) error {
+func runOnce(sc *sim.Scenario, p *protocol.Process) error {
 	tr, err := sim.Run(sc, p)
 	if err != nil {
 		return err
@@ -78,7 +78,7 @@ func runOnce(sc *sim.Scenario, p *conformance.Process) error {
 	return nil
 }
 
-// parseLog reads a conformance.Process log: "> " before the harness's lines, "< " before the
+// parseLog reads a protocol.Process log: "> " before the harness's lines, "< " before the
 // adapter's. Errors name the line counting from first (the log's first line).
 func parseLog(log []byte, first int) ([]Line, error) {
 	var lines []Line
@@ -161,7 +161,7 @@ func (e *Exchange) timedTurns() (int, error) {
 }
 
 // Harness plays the harness's side of e to a fresh process of argv and measures the adapter.
-// Like the harness (conformance.Process), it writes each of its lines as it comes, one write a
+// Like the harness (protocol.Process), it writes each of its lines as it comes, one write a
 // line, and waits at most timeout for each line of the adapter's; after the recorded shutdown
 // the adapter must write nothing more and exit with status 0.
 func (e *Exchange) Harness(argv []string, timeout time.Duration) (Measure, error) {
@@ -330,7 +330,7 @@ func (e *Exchange) ServeAdapter(r io.Reader, w io.Writer) error {
 	return nil
 }
 
-// HarnessCeiling runs sc e.Runs times through a conformance.Process whose command (argv, with
+// HarnessCeiling runs sc e.Runs times through a protocol.Process whose command (argv, with
 // env added) serves e with ServeAdapter, and measures this process: turns/s and its CPU per
 // turn. The played-back adapter's exit status is checked when the process is closed.
 func (e *Exchange) HarnessCeiling(argv []string, env []string, sc *sim.Scenario) (Measure, error) {
@@ -338,7 +338,7 @@ func (e *Exchange) HarnessCeiling(argv []string, env []string, sc *sim.Scenario)
 	if err != nil {
 		return Measure{}, err
 	}
-	p := &conformance.Process{Command: argv, Env: env, Stderr: os.Stderr}
+	p := &protocol.Process{Command: argv, Env: env, Stderr: os.Stderr}
 	var began time.Time
 	var cpu0 time.Duration
 	for i := range e.Runs {

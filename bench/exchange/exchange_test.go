@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/turnstile-dev/turnstile/bench"
-	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/conformance/protocol"
 )
 
 // The test binary serves, when these are set, the reference over the protocol (the adapter
@@ -22,7 +22,7 @@ const (
 
 func TestMain(m *testing.M) {
 	if os.Getenv(serveReferenceEnv) != "" {
-		if err := conformance.Serve(os.Stdin, os.Stdout); err != nil {
+		if err := protocol.Serve(os.Stdin, os.Stdout); err != nil {
 			os.Exit(1)
 		}
 		os.Exit(0)

@@ -43,7 +43,7 @@ import (
 
 	"github.com/turnstile-dev/turnstile/bench"
 	"github.com/turnstile-dev/turnstile/bench/exchange"
-	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	"github.com/turnstile-dev/turnstile/explore"
 	"github.com/turnstile-dev/turnstile/sim"
 )
@@ -489,7 +489,7 @@ func cpuTime() time.Duration {
 // process serving every run as in a suite.
 func protocolTurnsPerSec(s bench.Shape) (float64, error) {
 	defer collectAsTheCLI()()
-	p := &conformance.Process{Command: piAdapter, Stderr: os.Stderr}
+	p := &protocol.Process{Command: piAdapter, Stderr: os.Stderr}
 	defer func() { _ = p.Close() }()
 	if _, err := p.Hello(); err != nil {
 		return 0, fmt.Errorf("pi adapter: %w", err)

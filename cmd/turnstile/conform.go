@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/levels"
 	"github.com/turnstile-dev/turnstile/loop"
@@ -63,7 +64,7 @@ func (o *conformFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&o.format, "format", "text", "output: text or json")
 	f.IntVar(&o.maxFindings, "max-findings", 0, "show at most N findings in full per scenario (0: all)")
 	f.StringVar(&o.shard, "shard", "", "run only shard K of N (K/N, from 1), e.g. 2/4")
-	o.proc.register(f, conformance.DefaultTimeout, "scenario")
+	o.proc.register(f, protocol.DefaultTimeout, "scenario")
 	f.IntVar(&o.jobs, "jobs", 1, "implementations to run at once")
 	f.StringVar(&o.expectFail, "expect-fail", "", `file listing scenarios known to fail, one a line ("NAME" or "NAME: CAUSE")`)
 	f.StringVar(&o.ignoreList, "ignore", "", "file listing findings to leave out, one a line")
@@ -219,7 +220,7 @@ func implementation(command string, proc processFlags) (func() sim.Implementatio
 }
 
 // process makes the adapter processes of command, a command line that is not blank.
-func process(command string, proc processFlags) (func() *conformance.Process, error) {
+func process(command string, proc processFlags) (func() *protocol.Process, error) {
 	if proc.timeout <= 0 || proc.helloTimeout <= 0 {
 		return nil, fmt.Errorf("--timeout and --hello-timeout must be positive (got %v and %v)", proc.timeout, proc.helloTimeout)
 	}
@@ -232,8 +233,8 @@ func process(command string, proc processFlags) (func() *conformance.Process, er
 			argv[0] = self
 		}
 	}
-	return func() *conformance.Process {
-		return &conformance.Process{Command: argv, Timeout: proc.timeout, HelloTimeout: proc.helloTimeout, OneAtATime: proc.oneAtATime, Stderr: os.Stderr}
+	return func() *protocol.Process {
+		return &protocol.Process{Command: argv, Timeout: proc.timeout, HelloTimeout: proc.helloTimeout, OneAtATime: proc.oneAtATime, Stderr: os.Stderr}
 	}, nil
 }
 
@@ -372,7 +373,7 @@ Details: docs/CLI.md#adapter`,
 		Example: `  turnstile conform --impl "turnstile adapter"`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := conformance.Serve(os.Stdin, os.Stdout); err != nil {
+			if err := protocol.Serve(os.Stdin, os.Stdout); err != nil {
 				return failed(err)
 			}
 			return nil

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	"github.com/turnstile-dev/turnstile/explore"
 	"github.com/turnstile-dev/turnstile/invariant"
 	"github.com/turnstile-dev/turnstile/levels"
@@ -24,8 +25,8 @@ import (
 
 // quiet makes processes that keep their stderr to themselves (its last lines for a crash
 // report) instead of copying it to turnstile's.
-func quiet(newProcess func() *conformance.Process) func() *conformance.Process {
-	return func() *conformance.Process {
+func quiet(newProcess func() *protocol.Process) func() *protocol.Process {
+	return func() *protocol.Process {
 		p := newProcess()
 		p.Stderr = nil
 		return p
@@ -127,7 +128,7 @@ func (o *exploreFlags) run(cmd *cobra.Command) error {
 	if res.Err != nil {
 		return usage(res.Err)
 	}
-	if o.impl != "" && res.Failed() && res.Shortcuts != (conformance.Shortcuts{}) && ctx.Err() == nil {
+	if o.impl != "" && res.Failed() && res.Shortcuts != (protocol.Shortcuts{}) && ctx.Err() == nil {
 		o.recheck(ctx, &res, opts, tracks, cmd.ErrOrStderr())
 	}
 	fmt.Fprint(cmd.OutOrStdout(), explore.Summary(res))
@@ -219,14 +220,14 @@ func (o *exploreFlags) selection(opts *explore.Options) error {
 
 // implOptions sets the --impl command's options: a pool of its processes, a session per
 // run, one process a job, and the flags that replay a cause.
-func (o *exploreFlags) implOptions(opts *explore.Options) (*conformance.Pool, error) {
+func (o *exploreFlags) implOptions(opts *explore.Options) (*protocol.Pool, error) {
 	newProcess, err := process(o.impl, o.proc)
 	if err != nil {
 		return nil, usage(err)
 	}
 	// Thousands of runs: the adapter's stderr (a kit logs every failed run) is not copied
 	// through; its last lines stay in crash reports.
-	procs := &conformance.Pool{New: quiet(newProcess)}
+	procs := &protocol.Pool{New: quiet(newProcess)}
 	opts.Impl = procs.Impl
 	opts.Command += " --impl " + strconv.Quote(o.impl) + o.proc.args()
 	opts.ImplCommand = o.impl

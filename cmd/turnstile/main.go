@@ -18,7 +18,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
 )
@@ -114,7 +114,7 @@ func versionOf(info *debug.BuildInfo, ok bool) string {
 		}
 	}
 	return fmt.Sprintf("turnstile %s\nreference: pi %s (@earendil-works/pi-agent-core@%s), protocol %d",
-		v, conformance.Tracks, conformance.Tracks, conformance.ProtocolVersion)
+		v, protocol.Tracks, protocol.Tracks, protocol.ProtocolVersion)
 }
 
 // processFlags are how an --impl command is driven: its time limit per scenario and for its
@@ -132,7 +132,7 @@ func (p *processFlags) args() string {
 	if p.timeout != p.defaultTimeout {
 		s += " --timeout " + p.timeout.String()
 	}
-	if p.helloTimeout != conformance.DefaultHelloTimeout {
+	if p.helloTimeout != protocol.DefaultHelloTimeout {
 		s += " --hello-timeout " + p.helloTimeout.String()
 	}
 	if p.oneAtATime {
@@ -149,7 +149,7 @@ func (p processFlags) runBound() time.Duration { return 2*p.timeout + p.helloTim
 func (p *processFlags) register(f *pflag.FlagSet, timeout time.Duration, per string) {
 	p.defaultTimeout = timeout
 	f.DurationVar(&p.timeout, "timeout", timeout, "time limit per "+per+" for an --impl command")
-	f.DurationVar(&p.helloTimeout, "hello-timeout", conformance.DefaultHelloTimeout, "time limit for an --impl command's hello after it starts")
+	f.DurationVar(&p.helloTimeout, "hello-timeout", protocol.DefaultHelloTimeout, "time limit for an --impl command's hello after it starts")
 	f.BoolVar(&p.oneAtATime, "one-at-a-time", false, "plain exchange with the --impl command: no deliveries ahead, no standing answers")
 }
 

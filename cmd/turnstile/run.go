@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	"github.com/turnstile-dev/turnstile/invariant"
 	"github.com/turnstile-dev/turnstile/levels"
 	"github.com/turnstile-dev/turnstile/loop"
@@ -60,7 +61,7 @@ func (o *runFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&o.format, "format", "timeline", "output format: timeline or jsonl")
 	f.StringVar(&o.impl, "impl", "", `command of an implementation to run instead of the built-in reference`)
 	f.StringVar(&o.htmlOut, "html", "", "also write the runs as a self-contained HTML page to this file")
-	o.proc.register(f, conformance.DefaultTimeout, "scenario")
+	o.proc.register(f, protocol.DefaultTimeout, "scenario")
 	o.sel.register(f)
 	o.budget.register(f)
 	f.StringVar(&o.tracks, "tracks", "", "pi version the reference behaves as (default: the newest)")
@@ -126,7 +127,7 @@ func (o *runFlags) start(cmd *cobra.Command, args []string) (*runSession, error)
 func (r *runSession) judgedAt() error {
 	r.held, r.follows = r.tracks, map[string]bool{}
 	if h, ok := r.target.(interface {
-		Hello() (conformance.Hello, error)
+		Hello() (protocol.Hello, error)
 	}); ok {
 		hello, err := h.Hello()
 		if err != nil {

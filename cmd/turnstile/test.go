@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	"github.com/turnstile-dev/turnstile/golden"
 	"github.com/turnstile-dev/turnstile/levels"
 	"github.com/turnstile-dev/turnstile/loop"
@@ -66,7 +67,7 @@ func (o *testFlags) register(f *pflag.FlagSet) {
 	f.BoolVar(&o.update, "update", false, "rewrite the golden files")
 	f.StringVar(&o.dir, "golden", "", "directory of goldens of your own (default: beside each scenario, NAME.golden)")
 	f.StringVar(&o.impl, "impl", "", "implementation whose own goldens to record and check (needs --golden)")
-	o.proc.register(f, conformance.DefaultTimeout, "scenario")
+	o.proc.register(f, protocol.DefaultTimeout, "scenario")
 	o.sel.register(f)
 	o.budget.register(f)
 	f.StringVar(&o.tracks, "tracks", "", "pi version the reference behaves as (default: the newest)")
@@ -138,7 +139,7 @@ func (o *testFlags) start(cmd *cobra.Command, args []string) (*testRun, error) {
 		t.out = io.Discard
 	}
 	t.st = newStyler(t.out)
-	t.report = conformance.Report{Implementation: cmp.Or(o.impl, conformance.ReferenceName), Profile: trace.Strict}
+	t.report = conformance.Report{Implementation: cmp.Or(o.impl, protocol.ReferenceName), Profile: trace.Strict}
 	t.began = time.Now()
 	return t, nil
 }
@@ -169,7 +170,7 @@ func (t *testRun) hello() error {
 		return nil
 	}
 	if h, ok := t.target.(interface {
-		Hello() (conformance.Hello, error)
+		Hello() (protocol.Hello, error)
 	}); ok {
 		if _, err := h.Hello(); err != nil {
 			return usage(fmt.Errorf("the implementation did not start: %w", err))

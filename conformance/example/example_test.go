@@ -8,6 +8,7 @@ import (
 	"github.com/turnstile-dev/turnstile/conformance"
 	"github.com/turnstile-dev/turnstile/conformance/example"
 	"github.com/turnstile-dev/turnstile/conformance/porttest"
+	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
 )
@@ -44,7 +45,7 @@ run: []
 	if err != nil {
 		t.Fatal(err)
 	}
-	served := &conformance.Process{Command: []string{exe}, Env: []string{serveEnv + "=1"}}
+	served := &protocol.Process{Command: []string{exe}, Env: []string{serveEnv + "=1"}}
 	defer served.Close()
 	report := conformance.Verify(context.Background(), []*sim.Scenario{f.Scenario}, served, conformance.Options{})
 	if report.Failed != 0 || report.Passed != 1 {

@@ -3,8 +3,8 @@ package example_test
 import (
 	"testing"
 
-	"github.com/turnstile-dev/turnstile/conformance"
 	"github.com/turnstile-dev/turnstile/conformance/example"
+	"github.com/turnstile-dev/turnstile/conformance/porttest"
 	"github.com/turnstile-dev/turnstile/explore"
 )
 
@@ -19,7 +19,7 @@ func TestExplore(t *testing.T) {
 // TestExploreFindsAFaultyPortsDefect: explored in-process, the port that drops an empty
 // toolResults fails, with one cause.
 func TestExploreFindsAFaultyPortsDefect(t *testing.T) {
-	res := explore.Run(t.Context(), explore.Options{Impl: conformance.InProcess(t, omitEmptyPort{}), Runs: 40, Seed: 1, ShrinkTime: -1})
+	res := explore.Run(t.Context(), explore.Options{Impl: porttest.InProcess(t, omitEmptyPort{}), Runs: 40, Seed: 1, ShrinkTime: -1})
 	if len(res.Failures) != 1 {
 		t.Fatalf("%d distinct failures, want 1:\n%s", len(res.Failures), explore.Summary(res))
 	}

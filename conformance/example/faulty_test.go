@@ -12,6 +12,7 @@ import (
 	"github.com/turnstile-dev/turnstile/conformance"
 	"github.com/turnstile-dev/turnstile/conformance/example"
 	"github.com/turnstile-dev/turnstile/conformance/porttest"
+	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/scenarios"
@@ -77,7 +78,7 @@ func TestAFaultyPortGetsTheSameFindingsServedAndInProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &conformance.Process{Command: []string{exe}, Env: []string{serveEnv + "=omit-empty"}, Timeout: time.Minute}
+	p := &protocol.Process{Command: []string{exe}, Env: []string{serveEnv + "=omit-empty"}, Timeout: time.Minute}
 	defer p.Close()
 	served := conformance.Verify(context.Background(), scenarios.Scenarios(picked), p,
 		conformance.Options{Scenarios: diagnose.FromFiles(picked), ExpectFail: map[string]bool{names[0]: true, names[1]: true, names[2]: true, names[3]: true}})

@@ -11,6 +11,7 @@ import (
 	"github.com/turnstile-dev/turnstile/conformance"
 	"github.com/turnstile-dev/turnstile/conformance/example"
 	"github.com/turnstile-dev/turnstile/conformance/porttest"
+	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/scenarios"
@@ -129,9 +130,9 @@ func TestAPortWithItsOwnGoroutinesGetsTheSameVerdictsServed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	procs := make([]*conformance.Process, 2)
+	procs := make([]*protocol.Process, 2)
 	for i := range procs {
-		procs[i] = &conformance.Process{Command: []string{exe}, Env: []string{serveEnv + "=goroutines"}, Timeout: 2 * time.Minute}
+		procs[i] = &protocol.Process{Command: []string{exe}, Env: []string{serveEnv + "=goroutines"}, Timeout: 2 * time.Minute}
 		defer procs[i].Close()
 	}
 	served := conformance.Verify(context.Background(), scenarios.Scenarios(files), &rotation{procs: procs},
@@ -159,12 +160,12 @@ func TestAPortWithItsOwnGoroutinesGetsTheSameVerdictsServed(t *testing.T) {
 // rotation serves each session on the next of its processes, as a pool of adapter processes
 // may: a scenario's runs land on different processes.
 type rotation struct {
-	procs []*conformance.Process
+	procs []*protocol.Process
 	next  int
-	cur   *conformance.Process
+	cur   *protocol.Process
 }
 
-func (r *rotation) Hello() (conformance.Hello, error) { return r.procs[0].Hello() }
+func (r *rotation) Hello() (protocol.Hello, error) { return r.procs[0].Hello() }
 
 func (r *rotation) Start(setup sim.Setup, world sim.Port) error {
 	r.cur = r.procs[r.next%len(r.procs)]

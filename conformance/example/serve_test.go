@@ -11,6 +11,7 @@ import (
 	"github.com/turnstile-dev/turnstile/conformance"
 	"github.com/turnstile-dev/turnstile/conformance/example"
 	"github.com/turnstile-dev/turnstile/conformance/porttest"
+	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
@@ -55,7 +56,7 @@ func TestServePortGivesTheSameVerdicts(t *testing.T) {
 	}
 	for _, c := range []struct{ mode, name string }{{"loop", "example"}, {"agent", "example-agent"}} {
 		t.Run(c.mode, func(t *testing.T) {
-			p := &conformance.Process{Command: []string{exe}, Env: []string{serveEnv + "=" + c.mode}, Timeout: 2 * time.Minute} // no-turn-limit is long under -race
+			p := &protocol.Process{Command: []string{exe}, Env: []string{serveEnv + "=" + c.mode}, Timeout: 2 * time.Minute} // no-turn-limit is long under -race
 			defer p.Close()
 			r := conformance.Verify(context.Background(), suite, p, conformance.Options{Scenarios: diagnose.FromFiles(files)})
 			agents, waiting, runToolCalls := 0, 0, 0

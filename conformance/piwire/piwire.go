@@ -1,5 +1,5 @@
 // Package piwire holds Go types for pi's JSON, the shapes a Go port reports and receives
-// through conformance.Env: messages, content blocks, events, stream events, tool results,
+// through porttest.Env: messages, content blocks, events, stream events, tool results,
 // and every hook's payload and answer (conformance/PROTOCOL.md §5). A port maps its own types
 // to these instead of writing JSON by hand; they write exactly what pi writes (empty lists
 // as [], never omitted; a tool result's absent details stay absent).
@@ -269,12 +269,12 @@ func nonNilArgs(a map[string]any) map[string]any {
 	return a
 }
 
-// Hooker calls a hook through the world: conformance.Env is one.
+// Hooker calls a hook through the world: porttest.Env is one.
 type Hooker interface {
 	Hook(name string, data any, out any) error
 }
 
-// ContextHooker is a Hooker that gives a hook an abort signal (conformance.Env is one): an
+// ContextHooker is a Hooker that gives a hook an abort signal (porttest.Env is one): an
 // answer waiting until the abort returns once ctx is done (feature waitingHooks).
 type ContextHooker interface {
 	Hooker
@@ -446,20 +446,20 @@ func wireModel(m *Model) *Model {
 	return &w
 }
 
-// DecodeStreamEvent reads a pi-ai stream event, as conformance.Stream's Next gives it.
+// DecodeStreamEvent reads a pi-ai stream event, as porttest.Stream's Next gives it.
 func DecodeStreamEvent(raw json.RawMessage) (StreamEvent, error) {
 	var ev StreamEvent
 	err := json.Unmarshal(raw, &ev)
 	return ev, err
 }
 
-// DecodeAssistant reads an assistant message, as conformance.Stream's Result gives it.
+// DecodeAssistant reads an assistant message, as porttest.Stream's Result gives it.
 func DecodeAssistant(raw json.RawMessage) (*AssistantMessage, error) {
 	m := &AssistantMessage{}
 	return m, json.Unmarshal(raw, m)
 }
 
-// DecodeToolResult reads what conformance.Env's Tool returns: a result, or, for an execute
+// DecodeToolResult reads what porttest.Env's Tool returns: a result, or, for an execute
 // resolving nothing (protocol 2), loop.Nothing as the error (nil: undefined; null).
 func DecodeToolResult(raw json.RawMessage) (ToolResult, error) {
 	switch string(raw) {
@@ -473,7 +473,7 @@ func DecodeToolResult(raw json.RawMessage) (ToolResult, error) {
 	return r, err
 }
 
-// RawStream is an open provider request as conformance.Stream gives it.
+// RawStream is an open provider request as porttest.Stream gives it.
 type RawStream interface {
 	Next() (event json.RawMessage, ok bool, err error)
 	Result() (json.RawMessage, error)
@@ -500,7 +500,7 @@ func (s stream) Result(context.Context) (*AssistantMessage, error) {
 	return DecodeAssistant(raw)
 }
 
-// ToolRunner runs a tool's execute in the world, as conformance.Env's Tool does.
+// ToolRunner runs a tool's execute in the world, as porttest.Env's Tool does.
 type ToolRunner interface {
 	Tool(toolCallID, toolName string, args any, onUpdate func(partial json.RawMessage)) (json.RawMessage, error)
 }

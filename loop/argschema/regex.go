@@ -15,7 +15,7 @@ import (
 const matchTimeout = 2 * time.Second
 
 // init starts regexp2's timeout clock for the life of the process. The clock is a goroutine that
-// the first timed match starts; started by a match inside a testing/synctest bubble (conformance.Test
+// the first timed match starts; started by a match inside a testing/synctest bubble (porttest.Test
 // runs the reference there, and a curated scenario's schema has a pattern), it would belong to
 // that bubble and outlive it, which synctest reports as a deadlock.
 func init() {

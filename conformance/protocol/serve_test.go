@@ -1,13 +1,14 @@
-package conformance_test
+package protocol_test
 
 import (
 	"bufio"
 	"io"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/conformance/protocol"
 )
 
 // harnessSide drives Serve in-process over pipes, line by line.
@@ -24,7 +25,7 @@ func startServe(t *testing.T) *harnessSide {
 	outR, outW := io.Pipe()
 	h := &harnessSide{t: t, in: inW, out: bufio.NewReader(outR), done: make(chan error, 1)}
 	go func() {
-		err := conformance.Serve(inR, outW)
+		err := protocol.Serve(inR, outW)
 		_ = outW.Close()
 		_ = inR.Close()
 		h.done <- err
@@ -40,7 +41,7 @@ func (h *harnessSide) send(line string) {
 	}
 }
 
-func (h *harnessSide) recv() conformance.Message {
+func (h *harnessSide) recv() protocol.Message {
 	h.t.Helper()
 	type result struct {
 		line string
@@ -56,7 +57,7 @@ func (h *harnessSide) recv() conformance.Message {
 		if r.err != nil {
 			h.t.Fatalf("recv: %v", r.err)
 		}
-		m, err := conformance.ParseMessage([]byte(strings.TrimSuffix(r.line, "\n")))
+		m, err := protocol.ParseMessage([]byte(strings.TrimSuffix(r.line, "\n")))
 		if err != nil {
 			h.t.Fatalf("Serve wrote a bad message: %v", err)
 		}
@@ -64,7 +65,7 @@ func (h *harnessSide) recv() conformance.Message {
 	case <-time.After(5 * time.Second):
 		h.t.Fatal("no message from Serve")
 	}
-	return conformance.Message{}
+	return protocol.Message{}
 }
 
 func (h *harnessSide) end() error {
@@ -82,9 +83,9 @@ const tinyStart = `{"type":"start","session":1,"setup":{"scenario":"s","messages
 
 // runUntil reads messages until one of type typ, answering calls with answer(call) (a
 // JSON answer line without the id) and collecting the rest.
-func (h *harnessSide) runUntil(typ string, answer func(conformance.Message) string) []conformance.Message {
+func (h *harnessSide) runUntil(typ string, answer func(protocol.Message) string) []protocol.Message {
 	h.t.Helper()
-	var seen []conformance.Message
+	var seen []protocol.Message
 	for {
 		m := h.recv()
 		seen = append(seen, m)
@@ -92,7 +93,7 @@ func (h *harnessSide) runUntil(typ string, answer func(conformance.Message) stri
 		case m.Type == typ:
 			return seen
 		case m.Type == "call" && answer != nil:
-			h.send(strings.Replace(answer(m), "{", `{"type":"answer","id":`+itoa(int(m.ID))+`,`, 1))
+			h.send(strings.Replace(answer(m), "{", `{"type":"answer","id":`+strconv.FormatInt(m.ID, 10)+`,`, 1))
 		case m.Type != "notify":
 			h.t.Fatalf("waiting for %s, got %+v", typ, m)
 		}
@@ -111,12 +112,12 @@ func TestServeSession(t *testing.T) {
 	h := startServe(t)
 	h.send(`{"type":"hello","protocol":1}`)
 	m := h.recv()
-	if m.Type != "hello" || m.Protocol != 1 || m.Name != conformance.ReferenceName || m.Tracks != "1.6.0" || len(m.Capabilities.Hooks) != 10 {
+	if m.Type != "hello" || m.Protocol != 1 || m.Name != protocol.ReferenceName || m.Tracks != "1.6.0" || len(m.Capabilities.Hooks) != 10 {
 		t.Fatalf("hello %+v", m)
 	}
 	h.send(tinyStart)
 	var calls []string
-	seen := h.runUntil("idle", func(m conformance.Message) string {
+	seen := h.runUntil("idle", func(m protocol.Message) string {
 		calls = append(calls, m.Call.Kind+" "+m.Call.Name)
 		if m.Call.Kind == "stream" {
 			return `{"error":"no provider"}`
@@ -169,7 +170,7 @@ func TestServeProtocolErrors(t *testing.T) {
 		{"wrong session", func(h *harnessSide) {
 			greet(h)
 			h.send(tinyStart)
-			h.runUntil("idle", func(m conformance.Message) string {
+			h.runUntil("idle", func(m protocol.Message) string {
 				if m.Call.Kind == "stream" {
 					return `{"data":{"stream":"1"}}`
 				}
@@ -208,7 +209,7 @@ func TestServeDeliveryForUnknownTarget(t *testing.T) {
 	h := startServe(t)
 	greet(h)
 	h.send(tinyStart)
-	h.runUntil("idle", func(m conformance.Message) string {
+	h.runUntil("idle", func(m protocol.Message) string {
 		if m.Call.Kind == "stream" {
 			return `{"data":{"stream":"1"}}`
 		}

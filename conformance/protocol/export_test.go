@@ -1,10 +1,6 @@
-package conformance
+package protocol
 
-import (
-	"time"
-
-	"github.com/turnstile-dev/turnstile/sim"
-)
+import "github.com/turnstile-dev/turnstile/sim"
 
 // Conforms and SchemaAccepts expose the plain protocol check and the schema itself to the
 // tests that hold one to the other.
@@ -32,6 +28,3 @@ func WithoutStreamModel(m Message) Message {
 	m.streamModel = nil
 	return m
 }
-
-// SetServedStallLimit shortens how long ServePort waits for a step of a stuck port.
-func SetServedStallLimit(d time.Duration) { servedStallLimit = d }

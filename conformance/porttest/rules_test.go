@@ -1,4 +1,4 @@
-package conformance_test
+package porttest_test
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/conformance/porttest"
+	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	suite "github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
 )
@@ -15,11 +17,11 @@ import (
 // synctest bubble can see through.
 type stuckGoPort struct{}
 
-func (stuckGoPort) Hello() conformance.Hello {
-	return conformance.Hello{Name: "stuck", Tracks: "1.6.0"}
+func (stuckGoPort) Hello() protocol.Hello {
+	return protocol.Hello{Name: "stuck", Tracks: "1.6.0"}
 }
 
-func (stuckGoPort) Run(context.Context, conformance.Env) (any, error) {
+func (stuckGoPort) Run(context.Context, porttest.Env) (any, error) {
 	var mu sync.Mutex
 	mu.Lock()
 	mu.Lock()

@@ -1,4 +1,4 @@
-package conformance
+package porttest
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/levels"
 	"github.com/turnstile-dev/turnstile/scenarios"
@@ -21,7 +23,7 @@ import (
 // badEventPort emits an event that cannot be encoded, then returns.
 type badEventPort struct{}
 
-func (badEventPort) Hello() Hello { return Hello{Name: "bad", Tracks: "1.6.0"} }
+func (badEventPort) Hello() protocol.Hello { return protocol.Hello{Name: "bad", Tracks: "1.6.0"} }
 
 func (badEventPort) Run(_ context.Context, env Env) (any, error) {
 	env.Emit(map[string]any{"type": "agent_start", "oops": make(chan int)})
@@ -37,8 +39,8 @@ func TestUnencodableEventIsAFinding(t *testing.T) {
 	}
 	f := files[0]
 	synctest.Test(t, func(t *testing.T) {
-		res := verifyOne(f.Scenario, sim.NewReference(), runOf(f.Scenario, &inProcess{port: badEventPort{}}), Hello{}, trace.Strict, levels.Pi, diagnose.FromFile(f), nil)
-		if res.Status != Fail {
+		res := conformance.VerifyOne(f.Scenario, sim.NewReference(), runOf(f.Scenario, &inProcess{port: badEventPort{}}), protocol.Hello{}, trace.Strict, levels.Pi, diagnose.FromFile(f), nil)
+		if res.Status != conformance.Fail {
 			t.Fatalf("status %s", res.Status)
 		}
 		var errs []diagnose.Finding
@@ -85,7 +87,7 @@ func TestAStreamEndsAfterDone(t *testing.T) {
 // panicPort panics in Run, or in a task it gives Env.Parallel.
 type panicPort struct{ inTask bool }
 
-func (panicPort) Hello() Hello { return Hello{Name: "panics", Tracks: "1.6.0"} }
+func (panicPort) Hello() protocol.Hello { return protocol.Hello{Name: "panics", Tracks: "1.6.0"} }
 
 func (p panicPort) Run(_ context.Context, env Env) (any, error) {
 	var m map[string]int
@@ -107,8 +109,8 @@ func TestAPanickingPortFailsItsScenario(t *testing.T) {
 	f := files[0]
 	for _, port := range []panicPort{{}, {inTask: true}} {
 		synctest.Test(t, func(t *testing.T) {
-			res := verifyOne(f.Scenario, sim.NewReference(), runOf(f.Scenario, &inProcess{port: port}), Hello{}, trace.Strict, levels.Pi, diagnose.FromFile(f), nil)
-			if res.Status != Fail {
+			res := conformance.VerifyOne(f.Scenario, sim.NewReference(), runOf(f.Scenario, &inProcess{port: port}), protocol.Hello{}, trace.Strict, levels.Pi, diagnose.FromFile(f), nil)
+			if res.Status != conformance.Fail {
 				t.Fatalf("in task %v: status %s", port.inTask, res.Status)
 			}
 			var found bool
@@ -117,7 +119,7 @@ func TestAPanickingPortFailsItsScenario(t *testing.T) {
 					strings.Contains(fd.Actual, "assignment to entry in nil map") && strings.Contains(fd.Actual, "gotest_internal_test.go")
 			}
 			if !found {
-				t.Errorf("in task %v: no finding with the panic and its stack: %s", port.inTask, FindingsText(res.Findings, "", 0))
+				t.Errorf("in task %v: no finding with the panic and its stack: %s", port.inTask, conformance.FindingsText(res.Findings, "", 0))
 			}
 		})
 	}
@@ -127,13 +129,13 @@ func TestAPanickingPortFailsItsScenario(t *testing.T) {
 // feature, or no pi version, is refused (the served hello's schema refuses it too), naming the
 // near name.
 func TestHelloIsCheckedAsTheProtocolChecksIt(t *testing.T) {
-	err := checkHello(Hello{Name: "x", Hooks: []string{"getSteeringMessages", "bogusHook"}, Lacks: []string{"continu"}})
+	err := checkHello(protocol.Hello{Name: "x", Hooks: []string{"getSteeringMessages", "bogusHook"}, Lacks: []string{"continu"}})
 	for _, want := range []string{"Tracks is empty", `Hooks: "bogusHook" is not one of`, `Lacks: "continu" is not one of them (did you mean "continue"?)`} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%v: lacks %q", err, want)
 		}
 	}
-	if err := checkHello(Hello{Tracks: "1.6.0", Hooks: AllHooks, Lacks: sim.Features}); err != nil {
+	if err := checkHello(protocol.Hello{Tracks: "1.6.0", Hooks: protocol.AllHooks, Lacks: sim.Features}); err != nil {
 		t.Errorf("a right hello: %v", err)
 	}
 }
@@ -142,7 +144,7 @@ func TestHelloIsCheckedAsTheProtocolChecksIt(t *testing.T) {
 // the port is never idle.
 type stuckPort struct{}
 
-func (stuckPort) Hello() Hello { return Hello{Name: "stuck", Tracks: "1.6.0"} }
+func (stuckPort) Hello() protocol.Hello { return protocol.Hello{Name: "stuck", Tracks: "1.6.0"} }
 
 func (stuckPort) Run(context.Context, Env) (any, error) {
 	var mu sync.Mutex
@@ -186,14 +188,14 @@ func TestAStuckPortEndsTheBinaryNamingItsScenario(t *testing.T) {
 
 // firstRunnable is the curated suite's first scenario a port saying hello h runs: no hook
 // it does not support, no feature it lacks.
-func firstRunnable(t *testing.T, h Hello) *scenarios.File {
+func firstRunnable(t *testing.T, h protocol.Hello) *scenarios.File {
 	t.Helper()
 	files, err := scenarios.Suite()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range files {
-		if len(f.Scenario.Hooks.Installed()) == 0 && lacksReason(h, f.Scenario) == "" {
+		if len(f.Scenario.Hooks.Installed()) == 0 && conformance.LacksReason(h, f.Scenario) == "" {
 			return f
 		}
 	}
@@ -201,7 +203,7 @@ func firstRunnable(t *testing.T, h Hello) *scenarios.File {
 	return nil
 }
 
-// runOf runs sc against impl, for verifyOne.
+// runOf runs sc against impl, for VerifyOne.
 func runOf(sc *sim.Scenario, impl sim.Implementation) func() (*trace.Trace, error) {
 	return func() (*trace.Trace, error) { return sim.Run(sc, impl) }
 }

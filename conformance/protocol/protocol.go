@@ -1,10 +1,9 @@
-// Package conformance connects loops in any language to the simulator: the wire protocol (JSON
-// lines over an implementation's stdin and stdout, documented in PROTOCOL.md), Process (an
-// implementation reached through it), Serve (the reference loop served over it), and Verify
-// (a suite run against the reference and an implementation, compared trace by trace). It
-// also runs Go ports in-process and serves them; a Go port imports conformance/porttest,
-// which re-exports only the names a port needs.
-package conformance
+// Package protocol is the wire between the harness and a loop in any language: JSON lines
+// over the implementation's stdin and stdout (Message, the schema, conformance/PROTOCOL.md),
+// Process (an implementation reached through them, restarted when it dies), Pool (processes
+// lent to parallel runs), Shortcuts (what the exchange may skip), and Serve (the reference
+// loop served over them). Package conformance verifies what runs over it.
+package protocol
 
 import (
 	"bufio"
@@ -413,13 +412,14 @@ func shapeProblem(line []byte) string {
 	return what + " does not match pi's shape (the protocol schema): " + text
 }
 
-// shapeProblems are the distinct shape problems of a session, in the order first seen.
-type shapeProblems struct {
+// ShapeProblems are the distinct shape problems of a session, in the order first seen.
+type ShapeProblems struct {
 	order []string
 	seen  map[string]bool
 }
 
-func (s *shapeProblems) add(problem string) {
+// Add notes problem, once.
+func (s *ShapeProblems) Add(problem string) {
 	if s.seen == nil {
 		s.seen = map[string]bool{}
 	}
@@ -431,7 +431,17 @@ func (s *shapeProblems) add(problem string) {
 
 // String lists the distinct problems (each once: a count would tell one defect apart by how
 // long the run was).
-func (s *shapeProblems) String() string { return strings.Join(s.order, "; ") }
+func (s *ShapeProblems) String() string { return strings.Join(s.order, "; ") }
+
+// ShapeProblem says what of m's data breaks pi's shape, as the harness reading m's line
+// would; "" when nothing does.
+func (m Message) ShapeProblem() string {
+	line, err := encode(m)
+	if err != nil {
+		return ""
+	}
+	return shapeProblem(bytes.TrimSpace(line))
+}
 
 // ShapeError is a session's end that reports lines whose data broke pi's shape, read and
 // recorded all the same: where the trace differs from the reference's, the findings there

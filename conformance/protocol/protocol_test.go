@@ -1,10 +1,10 @@
-package conformance_test
+package protocol_test
 
 import (
 	"strings"
 	"testing"
 
-	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/conformance/protocol"
 )
 
 func TestParseMessage(t *testing.T) {
@@ -23,7 +23,7 @@ func TestParseMessage(t *testing.T) {
 		`{"type":"error","message":"broken"}`,
 	}
 	for _, line := range valid {
-		if _, err := conformance.ParseMessage([]byte(line)); err != nil {
+		if _, err := protocol.ParseMessage([]byte(line)); err != nil {
 			t.Errorf("%s: %v", line, err)
 		}
 	}
@@ -45,7 +45,7 @@ func TestParseMessage(t *testing.T) {
 		{`{"type":"idle"}`, `at /: missing property 'session'`},
 	}
 	for _, tc := range invalid {
-		_, err := conformance.ParseMessage([]byte(tc.line))
+		_, err := protocol.ParseMessage([]byte(tc.line))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s:\n got %v\nwant %q", tc.line, err, tc.want)
 		}
@@ -53,7 +53,7 @@ func TestParseMessage(t *testing.T) {
 }
 
 func TestSchemaIsEmbedded(t *testing.T) {
-	if s := string(conformance.SchemaJSON()); !strings.Contains(s, `"$schema": "https://json-schema.org/draft/2020-12/schema"`) {
+	if s := string(protocol.SchemaJSON()); !strings.Contains(s, `"$schema": "https://json-schema.org/draft/2020-12/schema"`) {
 		t.Errorf("schema: %.80s", s)
 	}
 }

@@ -1,4 +1,4 @@
-package conformance
+package protocol
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package conformance
+package porttest
 
 import (
 	"context"
@@ -11,11 +11,11 @@ import (
 	"github.com/turnstile-dev/turnstile/trace"
 )
 
-// GoAgentPort is a Go port shaped like pi's Agent. Its Run serves the loop scenarios; in
-// the Agent scenarios (PROTOCOL.md §13.2) Test and ServePort build its Agent with NewAgent
+// AgentPort is a Go port shaped like pi's Agent. Its Run serves the loop scenarios; in
+// the Agent scenarios (PROTOCOL.md §13.2) Test and Serve build its Agent with NewAgent
 // and drive it through the simulated user's operations, reporting each one's outcome.
-type GoAgentPort interface {
-	GoPort
+type AgentPort interface {
+	Port
 	// NewAgent builds the Agent of one Agent scenario from env.Setup(): Setup.Agent holds the
 	// queue modes and the system prompt; the model, tools, installed hooks and clock reach
 	// the world through env as Run's do. pi's Agent has no static API key: a request's key is
@@ -147,7 +147,7 @@ type outcome struct {
 
 // startAgent builds the session's Agent and subscribes the kit's listener.
 func (p *inProcess) startAgent(setup sim.Setup) error {
-	ap, ok := p.port.(GoAgentPort)
+	ap, ok := p.port.(AgentPort)
 	if !ok {
 		return fmt.Errorf("an Agent scenario, but the port has no NewAgent (it is not a porttest.AgentPort)")
 	}

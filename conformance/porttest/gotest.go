@@ -1,4 +1,4 @@
-package conformance
+package porttest
 
 import (
 	"bytes"
@@ -17,6 +17,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/levels"
 	"github.com/turnstile-dev/turnstile/loop"
@@ -25,12 +27,12 @@ import (
 	"github.com/turnstile-dev/turnstile/trace"
 )
 
-// GoPort is an agent loop written in Go, verified in-process by Test the way
+// Port is an agent loop written in Go, verified in-process by Test the way
 // testing/fstest.TestFS checks a file system: no protocol, no adapter process.
-type GoPort interface {
+type Port interface {
 	// Hello names the port and lists the hooks it supports (Hello.Hooks); scenarios that
 	// install others, or need an optional feature it lacks (Hello.Lacks), are skipped.
-	Hello() Hello
+	Hello() protocol.Hello
 	// Run runs the port's loop for one scenario. It builds its configuration from
 	// env.Setup(), reaches the simulated world only through env (model, tools, hooks, clock),
 	// reports every event with env.Emit, and returns the run's new messages, or the error that
@@ -86,8 +88,8 @@ type Stream interface {
 	Result() (json.RawMessage, error)
 }
 
-// TestOption tunes Test and TestSuite.
-type TestOption func(*testConfig)
+// Option tunes Test and TestFiles.
+type Option func(*testConfig)
 
 type testConfig struct {
 	profile    trace.Profile
@@ -97,36 +99,36 @@ type testConfig struct {
 	collect    *Report
 }
 
-// DefaultStallLimit is how long in real time Test lets one scenario go without progress (a
+// defaultStallLimit is how long in real time Test lets one scenario go without progress (a
 // delivery of the world or an event of the port) before it ends the test binary as stuck
 // (StallLimit); a step of the curated suite takes microseconds.
-const DefaultStallLimit = 60 * time.Second
+const defaultStallLimit = 60 * time.Second
 
 // StallLimit sets how long in real time one scenario may go without progress
-// (DefaultStallLimit; 0: no limit); a slow port's long scenario is not stuck. A port that
+// (defaultStallLimit; 0: no limit); a slow port's long scenario is not stuck. A port that
 // waits on something other than Env (a mutex, a channel or goroutine of its own, real I/O) or
 // spins is never idle, and nothing inside the synctest bubble can stop it: at the limit Test
 // ends the test binary with the scenario's name, what such a port does, and every goroutine's
 // stack, instead of leaving it to go test's -timeout.
-func StallLimit(d time.Duration) TestOption { return func(c *testConfig) { c.stall = d } }
+func StallLimit(d time.Duration) Option { return func(c *testConfig) { c.stall = d } }
 
 // Collect stores the report of the run in r once every scenario has run: verdicts,
 // findings and causes, as turnstile conform's JSON report has them.
-func Collect(r *Report) TestOption { return func(c *testConfig) { c.collect = r } }
+func Collect(r *Report) Option { return func(c *testConfig) { c.collect = r } }
 
 // WithProfile compares under profile (Strict by default).
-func WithProfile(p trace.Profile) TestOption { return func(c *testConfig) { c.profile = p } }
+func WithProfile(p trace.Profile) Option { return func(c *testConfig) { c.profile = p } }
 
 // ExpectFailures names scenarios known to fail: their failure is reported (and the subtest
 // skipped) as expected; such a scenario passing fails its subtest ("unexpected pass"), so
 // the list shrinks as the port improves. A name not in the suite fails the test at once.
-func ExpectFailures(names ...string) TestOption {
+func ExpectFailures(names ...string) Option {
 	return func(c *testConfig) { c.expectFail = append(c.expectFail, names...) }
 }
 
 // Tracking says which pi version the port tracks, overriding Hello().Tracks: scenarios
 // pinning behaviour of a later pi are skipped.
-func Tracking(version string) TestOption { return func(c *testConfig) { c.tracks = version } }
+func Tracking(version string) Option { return func(c *testConfig) { c.tracks = version } }
 
 // Test runs the embedded curated suite against port, one subtest per scenario, each in a
 // synctest bubble. A failing subtest lists every finding (package diagnose): each region
@@ -134,7 +136,7 @@ func Tracking(version string) TestOption { return func(c *testConfig) { c.tracks
 // each unmet expectation of the scenario. Once all have run, Test logs the causes ranked
 // by the number of scenarios they explain, the profile by family and invariant, and the
 // line "N passed, M failed, K skipped", as turnstile conform does.
-func Test(t *testing.T, port GoPort, opts ...TestOption) {
+func Test(t *testing.T, port Port, opts ...Option) {
 	t.Helper()
 	files, err := scenarios.Suite()
 	if err != nil {
@@ -143,39 +145,28 @@ func Test(t *testing.T, port GoPort, opts ...TestOption) {
 	testFiles(t, port, files, opts)
 }
 
-// TestSuite is Test with a suite of one's own (diagnosed without its files' rules and
-// expectations; TestFiles has them).
-func TestSuite(t *testing.T, port GoPort, suite []*sim.Scenario, opts ...TestOption) {
-	t.Helper()
-	files := make([]*scenarios.File, 0, len(suite))
-	for _, sc := range suite {
-		files = append(files, &scenarios.File{Rel: sc.Name, Scenario: sc})
-	}
-	testFiles(t, port, files, opts)
-}
-
 // TestFiles is Test with loaded scenario files (scenarios.Load).
-func TestFiles(t *testing.T, port GoPort, files []*scenarios.File, opts ...TestOption) {
+func TestFiles(t *testing.T, port Port, files []*scenarios.File, opts ...Option) {
 	t.Helper()
 	testFiles(t, port, files, opts)
 }
 
-func testFiles(t *testing.T, port GoPort, files []*scenarios.File, options []TestOption) {
+func testFiles(t *testing.T, port Port, files []*scenarios.File, options []Option) {
 	t.Helper()
 	s := newPortSuite(t, port, files, options)
-	report := Report{Implementation: describeHello(Hello{Name: s.hello.Name, Version: s.hello.Version, Tracks: s.tracks}, ""), Profile: s.cfg.profile}
+	report := Report{Implementation: conformance.DescribeHello(protocol.Hello{Name: s.hello.Name, Version: s.hello.Version, Tracks: s.tracks}, ""), Profile: s.cfg.profile}
 	began := time.Now()
 	for _, f := range files {
 		sc := f.Scenario
 		desc := s.opts.Scenarios[sc.Name]
 		// A subtest go test -run leaves out never runs its function: it stays skipped so.
-		res := Result{Scenario: sc.Name, Family: desc.Family, Status: Skip, Reason: "left out by go test -run"}
+		res := conformance.Result{Scenario: sc.Name, Family: desc.Family, Status: conformance.Skip, Reason: "left out by go test -run"}
 		t.Run(sc.Name, func(t *testing.T) { s.test(t, sc, desc, &res) })
-		report.count(res)
+		report.Count(res)
 		report.Results = append(report.Results, res)
 	}
 	report.Duration = time.Since(began)
-	report.finish(s.opts)
+	report.Finish(s.opts)
 	var b strings.Builder
 	_ = report.WriteSummary(&b)
 	t.Log("\n" + b.String())
@@ -186,21 +177,21 @@ func testFiles(t *testing.T, port GoPort, files []*scenarios.File, options []Tes
 
 // portSuite is a Go port tested against a suite, as its options and hello set it up.
 type portSuite struct {
-	port      GoPort
+	port      Port
 	cfg       testConfig
 	expect    map[string]bool // the scenarios expected to fail
-	hello     Hello
+	hello     protocol.Hello
 	tracks    string          // the pi the port is held to
 	behaviour loop.Behaviour  // the reference's, as that pi
 	supported map[string]bool // the hooks the port supports
-	opts      Options
+	opts      conformance.Options
 }
 
 // newPortSuite applies the options and reads the port's hello; it fails t on a bad
 // ExpectFailures list or hello.
-func newPortSuite(t *testing.T, port GoPort, files []*scenarios.File, options []TestOption) *portSuite {
+func newPortSuite(t *testing.T, port Port, files []*scenarios.File, options []Option) *portSuite {
 	t.Helper()
-	s := &portSuite{port: port, cfg: testConfig{profile: trace.Strict, stall: DefaultStallLimit}, supported: map[string]bool{}}
+	s := &portSuite{port: port, cfg: testConfig{profile: trace.Strict, stall: defaultStallLimit}, supported: map[string]bool{}}
 	for _, o := range options {
 		o(&s.cfg)
 	}
@@ -209,7 +200,7 @@ func newPortSuite(t *testing.T, port GoPort, files []*scenarios.File, options []
 		names = append(names, f.Scenario.Name)
 	}
 	var err error
-	if s.expect, err = CheckNames(s.cfg.expectFail, names); err != nil {
+	if s.expect, err = conformance.CheckNames(s.cfg.expectFail, names); err != nil {
 		t.Fatalf("ExpectFailures: %v", err)
 	}
 	s.hello = portHello(port, true)
@@ -223,15 +214,15 @@ func newPortSuite(t *testing.T, port GoPort, files []*scenarios.File, options []
 	for _, h := range s.hello.Hooks {
 		s.supported[h] = true
 	}
-	s.opts = Options{Profile: s.cfg.profile, ExpectFail: s.expect, Scenarios: diagnose.FromFiles(files)}
+	s.opts = conformance.Options{Profile: s.cfg.profile, ExpectFail: s.expect, Scenarios: diagnose.FromFiles(files)}
 	return s
 }
 
 // test is the subtest of scenario sc: it skips what the port cannot run, else verifies the
 // port in a bubble and reports the verdict in res and t.
-func (s *portSuite) test(t *testing.T, sc *sim.Scenario, desc diagnose.Scenario, res *Result) {
+func (s *portSuite) test(t *testing.T, sc *sim.Scenario, desc diagnose.Scenario, res *conformance.Result) {
 	res.Reason = ""
-	if sc.Since != "" && s.tracks != "" && VersionLess(s.tracks, sc.Since) {
+	if sc.Since != "" && s.tracks != "" && conformance.VersionLess(s.tracks, sc.Since) {
 		res.Reason = fmt.Sprintf("pins behaviour of pi %s; the port tracks pi %s", sc.Since, s.tracks)
 		t.Skip(res.Reason)
 	}
@@ -241,7 +232,7 @@ func (s *portSuite) test(t *testing.T, sc *sim.Scenario, desc diagnose.Scenario,
 			t.Skip(res.Reason)
 		}
 	}
-	if reason := lacksReason(s.hello, sc); reason != "" {
+	if reason := conformance.LacksReason(s.hello, sc); reason != "" {
 		res.Reason = reason
 		t.Skip(reason)
 	}
@@ -254,19 +245,19 @@ func (s *portSuite) test(t *testing.T, sc *sim.Scenario, desc diagnose.Scenario,
 		attempts++
 		return inBubble(t, sc, impl, attempts)
 	}
-	*res = verifyOne(sc, sim.NewReferenceWith(s.behaviour), run, s.hello, s.cfg.profile, levels.Pi, desc, nil)
+	*res = conformance.VerifyOne(sc, sim.NewReferenceWith(s.behaviour), run, s.hello, s.cfg.profile, levels.Pi, desc, nil)
 	res.Family = desc.Family
 	if note := impl.leakNote(); note != "" {
 		t.Log(note)
 	}
 	switch {
-	case res.Status == Fail && s.expect[sc.Name]:
-		res.Status, res.Reason = ExpectedFail, "expected failure: "+res.Reason
-		t.Skip(res.Reason + "\n" + FindingsText(res.Findings, "  ", 0))
-	case res.Status == Fail:
-		t.Error(res.Reason + "\n" + FindingsText(res.Findings, "  ", 0))
-	case res.Status == Pass && s.expect[sc.Name]:
-		res.Status, res.Reason = Fail, unexpectedPass
+	case res.Status == conformance.Fail && s.expect[sc.Name]:
+		res.Status, res.Reason = conformance.ExpectedFail, "expected failure: "+res.Reason
+		t.Skip(res.Reason + "\n" + conformance.FindingsText(res.Findings, "  ", 0))
+	case res.Status == conformance.Fail:
+		t.Error(res.Reason + "\n" + conformance.FindingsText(res.Findings, "  ", 0))
+	case res.Status == conformance.Pass && s.expect[sc.Name]:
+		res.Status, res.Reason = conformance.Fail, conformance.UnexpectedPassReason
 		t.Error(res.Reason)
 	}
 }
@@ -283,7 +274,7 @@ func inBubble(t *testing.T, sc *sim.Scenario, impl *inProcess, attempt int) (*tr
 	go func() {
 		defer close(ended)
 		synctest.Test(t, func(*testing.T) {
-			tr, err = sim.Run(sc, Attempt(impl, attempt))
+			tr, err = sim.Run(sc, conformance.Attempt(impl, attempt))
 			close(ran)
 			if len(impl.leaked) > 0 {
 				<-forever
@@ -306,12 +297,12 @@ func inBubble(t *testing.T, sc *sim.Scenario, impl *inProcess, attempt int) (*tr
 }
 
 // portHello is port's Hello as the kit serves it: a port of protocol 2 that is not a
-// GoAgentPort, or served without bubbles, lacks the Agent; served without bubbles it lacks
+// AgentPort, or served without bubbles, lacks the Agent; served without bubbles it lacks
 // waitingHooks too (a hook that waits would be a goroutine the kit cannot count); every port
 // lacks runToolCall (§13.7), which the Go kit does not drive.
-func portHello(port GoPort, bubbles bool) Hello {
+func portHello(port Port, bubbles bool) protocol.Hello {
 	h := port.Hello()
-	_, agent := port.(GoAgentPort)
+	_, agent := port.(AgentPort)
 	if h.Protocol >= 2 && (!agent || !bubbles) && !slices.Contains(h.Lacks, sim.FeatureAgent) {
 		h.Lacks = append(slices.Clone(h.Lacks), sim.FeatureAgent)
 	}
@@ -325,24 +316,24 @@ func portHello(port GoPort, bubbles bool) Hello {
 }
 
 // checkHello holds a Go port's Hello to what the protocol's schema asks of a hello (which
-// ServePort's clients check): a pi version it tracks, hooks and lacked features by their
+// Serve's clients check): a pi version it tracks, hooks and lacked features by their
 // names. A name mistyped would otherwise skip scenarios silently, or run ones the port
 // cannot serve.
-func checkHello(h Hello) error {
+func checkHello(h protocol.Hello) error {
 	var bad []string
 	if strings.TrimSpace(h.Tracks) == "" {
 		bad = append(bad, `Tracks is empty: say which pi release the port follows ("1.6.0")`)
 	}
 	unknown := func(field, name string, known []string) {
 		msg := fmt.Sprintf("%s: %q is not one of %s", field, name, strings.Join(known, ", "))
-		if near := nearest(name, known); near != "" {
+		if near := conformance.Nearest(name, known); near != "" {
 			msg = fmt.Sprintf("%s: %q is not one of them (did you mean %q?): %s", field, name, near, strings.Join(known, ", "))
 		}
 		bad = append(bad, msg)
 	}
 	for _, name := range h.Hooks {
-		if !slices.Contains(AllHooks, name) {
-			unknown("Hooks", name, AllHooks)
+		if !slices.Contains(protocol.AllHooks, name) {
+			unknown("Hooks", name, protocol.AllHooks)
 		}
 	}
 	for _, name := range h.Lacks {
@@ -400,10 +391,10 @@ func stalled(scenario string, limit time.Duration) {
 		"and turnstile conform --timeout end only the scenario and go on)", scenario, limit))
 }
 
-// inProcess drives a GoPort as a sim.Implementation inside a synctest bubble (or, served
+// inProcess drives a Port as a sim.Implementation inside a synctest bubble (or, served
 // where there are no bubbles, counting the port's goroutines waiting in Env).
 type inProcess struct {
-	port  GoPort
+	port  Port
 	world sim.Port
 	// progress counts the world's deliveries and the port's events, for the stall watch.
 	progress atomic.Int64
@@ -432,7 +423,7 @@ type inProcess struct {
 	// checkShapes holds what the port sends to the protocol schema, as the harness does with
 	// a served port's lines (Test); shapes are what broke pi's shape.
 	checkShapes bool
-	shapes      shapeProblems
+	shapes      protocol.ShapeProblems
 	// leaked are the port's goroutines still there after Stop.
 	leaked []goroutineStack
 	// starting is closed once the task Parallel just started waits on the world.
@@ -602,7 +593,7 @@ func (p *inProcess) Start(setup sim.Setup, world sim.Port) error {
 	p.streams, p.tools, p.closed = map[string]*mailbox{}, map[string]*mailbox{}, make(chan struct{})
 	p.settled, p.returns = map[string]bool{}, map[string]*hookWait{}
 	// A session of its own: Verify runs a failing scenario again on the same implementation.
-	p.problems, p.shapes, p.agent, p.leaked, p.starting = nil, shapeProblems{}, nil, nil, nil
+	p.problems, p.shapes, p.agent, p.leaked, p.starting = nil, protocol.ShapeProblems{}, nil, nil, nil
 	p.now = 0 // the world's clock starts again
 	if p.idle == nil {
 		// A scenario's first run takes the oldest goroutine first, and its runs again
@@ -637,7 +628,7 @@ func (p *inProcess) Start(setup sim.Setup, world sim.Port) error {
 		}
 		p.gate.enter()
 		n := sim.Notification{Kind: sim.NotifyEnd, Data: p.fromBubble(data)}
-		p.checkShape(Message{Type: TypeNotify, Notification: &n})
+		p.checkShape(protocol.Message{Type: protocol.TypeNotify, Notification: &n})
 		p.world.Notify(n)
 	}()
 	p.settle()
@@ -728,9 +719,9 @@ func (p *inProcess) Stop() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	problems := p.problems
-	if len(p.shapes.order) > 0 {
+	if p.shapes.String() != "" {
 		if len(problems) == 0 {
-			return &ShapeError{p.shapes.String()}
+			return &protocol.ShapeError{Problems: p.shapes.String()}
 		}
 		problems = append(problems, p.shapes.String())
 	}
@@ -741,18 +732,14 @@ func (p *inProcess) Stop() error {
 }
 
 // checkShape notes what of m's data breaks pi's shape, as the harness would reading m.
-func (p *inProcess) checkShape(m Message) {
+func (p *inProcess) checkShape(m protocol.Message) {
 	if !p.checkShapes {
 		return
 	}
 	m.Session = 1
-	line, err := encode(m)
-	if err != nil {
-		return
-	}
-	if problem := shapeProblem(bytes.TrimSpace(line)); problem != "" {
+	if problem := m.ShapeProblem(); problem != "" {
 		p.mu.Lock()
-		p.shapes.add(problem)
+		p.shapes.Add(problem)
 		p.mu.Unlock()
 	}
 }
@@ -796,7 +783,7 @@ func (p *inProcess) ask(kind, name string, data any) (sim.Answer, error) {
 	}
 	p.gate.enter()
 	c := sim.Call{Kind: kind, Name: name, Data: p.fromBubble(raw)}
-	p.checkShape(Message{Type: TypeCall, ID: 1, Call: &c})
+	p.checkShape(protocol.Message{Type: protocol.TypeCall, ID: 1, Call: &c})
 	a := p.world.Call(c)
 	if a.Abort {
 		// An abort while the hook runs, before it returns (PROTOCOL.md §13.5).
@@ -914,7 +901,7 @@ func (p *inProcess) emit(event any) string {
 	_ = json.Unmarshal(data, &head)
 	p.gate.enter()
 	n := sim.Notification{Kind: sim.NotifyEvent, Data: p.fromBubble(data)}
-	p.checkShape(Message{Type: TypeNotify, Notification: &n})
+	p.checkShape(protocol.Message{Type: protocol.TypeNotify, Notification: &n})
 	p.world.Notify(n)
 	return head.Type
 }
@@ -927,7 +914,7 @@ func (p *inProcess) notify(kind string, v any) {
 		return
 	}
 	n := sim.Notification{Kind: kind, Data: p.fromBubble(data)}
-	p.checkShape(Message{Type: TypeNotify, Notification: &n})
+	p.checkShape(protocol.Message{Type: protocol.TypeNotify, Notification: &n})
 	p.world.Notify(n)
 }
 

@@ -1,4 +1,4 @@
-package conformance
+package protocol
 
 import (
 	"bytes"
@@ -26,54 +26,12 @@ const ReferenceName = "turnstile-reference"
 // Port.Call and the next line read must be that call's answer.
 func Serve(r io.Reader, w io.Writer) error {
 	hello := Hello{Name: ReferenceName, Version: moduleVersion(), Tracks: Tracks, Hooks: AllHooks, Protocol: ProtocolVersion}
-	return serve(r, w, hello, func() sim.Implementation { return sim.NewReference() })
+	return ServeImpl(r, w, hello, func() sim.Implementation { return sim.NewReference() })
 }
 
-// ServePort serves a Go port over the wire protocol, as Serve serves the reference: with it,
-// a port verified in-process by Test is also an implementation for turnstile conform and
-// explore, through a main of a few lines:
-//
-//	func main() {
-//		if err := conformance.ServePort(os.Stdin, os.Stdout, myport.Port{}); err != nil {
-//			fmt.Fprintln(os.Stderr, "my adapter:", err)
-//			os.Exit(1)
-//		}
-//	}
-//
-// and then `turnstile conform --impl "go run ./cmd/myport-adapter"`. Each session runs in
-// a testing/synctest bubble of its own, as Test runs a scenario (testing.MainStart gives the
-// bubbles outside go test; meanwhile os.Stdout is os.Stderr): the port's own goroutines,
-// channels and timers are seen, its clock is the world's, and a port waiting on what the
-// bubble cannot see (a mutex, real I/O) fails that scenario after 20 s with an error naming
-// the kit's rule. Built with a Go other than 1.26, ServePort counts the port's goroutines
-// waiting in Env's Stream and Tool instead (a port must then start none of its own) and
-// serves no Agent.
-//
-// A Hello that names an unknown hook or feature, or no pi version, is an error before
-// anything is served (as Test fails on it), and a panic in Run or in a task of Env.Parallel
-// fails that scenario with the panic's stack.
-func ServePort(r io.Reader, w io.Writer, port GoPort) error {
-	return withBubbles(func(bubble func(func())) error {
-		h := portHello(port, bubble != nil)
-		if err := checkHello(h); err != nil {
-			return fmt.Errorf("the port's Hello(): %w", err)
-		}
-		if h.Name == "" {
-			h.Name = "go-port"
-		}
-		if h.Version == "" {
-			h.Version = "devel" // the protocol requires one
-		}
-		if bubble == nil {
-			return serve(r, w, h, func() sim.Implementation { return &inProcess{port: port, idle: newIdleTracker()} })
-		}
-		return serve(r, w, h, func() sim.Implementation {
-			return &bubbled{bubble: bubble, impl: &inProcess{port: port}}
-		})
-	})
-}
-
-func serve(r io.Reader, w io.Writer, hello Hello, newImpl func() sim.Implementation) error {
+// ServeImpl serves the implementations newImpl makes, one per session, introduced by hello,
+// as Serve serves the reference (the Go kit serves a port with it).
+func ServeImpl(r io.Reader, w io.Writer, hello Hello, newImpl func() sim.Implementation) error {
 	s := &server{out: w, in: make(chan received), done: make(chan struct{}), hello: hello, newImpl: newImpl}
 	defer close(s.done)
 	go s.read(r)

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package conformance
+package protocol
 
 import "os/exec"
 

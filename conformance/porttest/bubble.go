@@ -1,9 +1,10 @@
-package conformance
+package porttest
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"slices"
@@ -14,10 +15,11 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	"github.com/turnstile-dev/turnstile/sim"
 )
 
-// A Go port runs inside a testing/synctest bubble, in-process (Test) and served (ServePort,
+// A Go port runs inside a testing/synctest bubble, in-process (Test) and served (Serve,
 // where bubble_go126.go makes the bubbles): the bubble sees every goroutine, channel and
 // timer of the port, so the kit knows the port is idle exactly when nothing it started can
 // move until the next delivery, whatever goroutines it runs.
@@ -183,7 +185,7 @@ func notIdleError(bubble int, limit time.Duration) error {
 var forever = make(chan struct{})
 
 // servedStallLimit is how long one step of a served scenario (its start, a delivery, its
-// stop) may take in real time before ServePort reports the port as breaking the kit's rule;
+// stop) may take in real time before Serve reports the port as breaking the kit's rule;
 // it is below the harness's default timeout, so the report names the cause.
 var servedStallLimit = 20 * time.Second
 
@@ -198,13 +200,13 @@ type bubbled struct {
 	id      int
 	// stuck is set once a step did not end: the bubble is left waiting, abandoned.
 	stuck bool
-	hello *Hello
+	hello *protocol.Hello
 }
 
 // InProcess makes implementations of port for explore (explore.Options.Impl): each runs its
 // session inside a synctest bubble under t, as Test runs a scenario, and introduces itself
 // with the port's Hello. Its runs may be simulated from any goroutine.
-func InProcess(t *testing.T, port GoPort) func() sim.Implementation {
+func InProcess(t *testing.T, port Port) func() sim.Implementation {
 	bubble := func(f func()) { synctest.Test(t, func(*testing.T) { f() }) }
 	hello := portHello(port, true)
 	return func() sim.Implementation {
@@ -213,12 +215,12 @@ func InProcess(t *testing.T, port GoPort) func() sim.Implementation {
 }
 
 // Hello is the port's, for explore (only InProcess's implementations have one).
-func (b *bubbled) Hello() (Hello, error) {
+func (b *bubbled) Hello() (protocol.Hello, error) {
 	if b.hello == nil {
-		return Hello{}, errors.New("no hello")
+		return protocol.Hello{}, errors.New("no hello")
 	}
 	if err := checkHello(*b.hello); err != nil {
-		return Hello{}, fmt.Errorf("the port's Hello(): %w", err)
+		return protocol.Hello{}, fmt.Errorf("the port's Hello(): %w", err)
 	}
 	return *b.hello, nil
 }
@@ -272,4 +274,48 @@ func (b *bubbled) do(op func() error) error {
 		b.stuck = true
 		return notIdleError(b.id, servedStallLimit)
 	}
+}
+
+// Serve serves a Go port over the wire protocol, as protocol.Serve serves the reference: with it,
+// a port verified in-process by Test is also an implementation for turnstile conform and
+// explore, through a main of a few lines:
+//
+//	func main() {
+//		if err := porttest.Serve(os.Stdin, os.Stdout, myport.Port{}); err != nil {
+//			fmt.Fprintln(os.Stderr, "my adapter:", err)
+//			os.Exit(1)
+//		}
+//	}
+//
+// and then `turnstile conform --impl "go run ./cmd/myport-adapter"`. Each session runs in
+// a testing/synctest bubble of its own, as Test runs a scenario (testing.MainStart gives the
+// bubbles outside go test; meanwhile os.Stdout is os.Stderr): the port's own goroutines,
+// channels and timers are seen, its clock is the world's, and a port waiting on what the
+// bubble cannot see (a mutex, real I/O) fails that scenario after 20 s with an error naming
+// the kit's rule. Built with a Go other than 1.26, Serve counts the port's goroutines
+// waiting in Env's Stream and Tool instead (a port must then start none of its own) and
+// serves no Agent.
+//
+// A Hello that names an unknown hook or feature, or no pi version, is an error before
+// anything is served (as Test fails on it), and a panic in Run or in a task of Env.Parallel
+// fails that scenario with the panic's stack.
+func Serve(r io.Reader, w io.Writer, port Port) error {
+	return withBubbles(func(bubble func(func())) error {
+		h := portHello(port, bubble != nil)
+		if err := checkHello(h); err != nil {
+			return fmt.Errorf("the port's Hello(): %w", err)
+		}
+		if h.Name == "" {
+			h.Name = "go-port"
+		}
+		if h.Version == "" {
+			h.Version = "devel" // the protocol requires one
+		}
+		if bubble == nil {
+			return protocol.ServeImpl(r, w, h, func() sim.Implementation { return &inProcess{port: port, idle: newIdleTracker()} })
+		}
+		return protocol.ServeImpl(r, w, h, func() sim.Implementation {
+			return &bubbled{bubble: bubble, impl: &inProcess{port: port}}
+		})
+	})
 }

@@ -1,4 +1,4 @@
-package conformance_test
+package protocol_test
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	"github.com/turnstile-dev/turnstile/jsonvalue"
 	"github.com/turnstile-dev/turnstile/sim"
 	"github.com/turnstile-dev/turnstile/trace"
@@ -21,7 +22,7 @@ import (
 // wireLines runs part of the curated suite against an implementation and returns every line it
 // wrote, keyed by its message type, call kind and name (at most perKey lines each, the
 // longest kept last).
-func wireLines(t *testing.T, p *conformance.Process, perKey int) [][]byte {
+func wireLines(t *testing.T, p *protocol.Process, perKey int) [][]byte {
 	t.Helper()
 	var log bytes.Buffer
 	p.Log = &log
@@ -84,7 +85,7 @@ var replacements = func() []any {
 		"assistant", "toolResult", "toolCall", "user", "stream", "tool", "hook", "event", "end",
 		"agent_end", "turn_end", "message_update", "tool_execution_start", "tool_execution_update", "tool_execution_end",
 		map[string]any{"role": "user"}, map[string]any{"type": "x"}, map[string]any{"content": nil}}
-	for _, h := range conformance.AllHooks {
+	for _, h := range protocol.AllHooks {
 		out = append(out, h)
 	}
 	for _, f := range sim.Features {
@@ -155,17 +156,17 @@ var removeMember any = struct{ remove bool }{true}
 // (so the schema is not run on them), and none of thousands of mutants of those lines that
 // the schema rejects. ParseMessage's verdicts therefore stay the schema's.
 func TestConformsNeverAcceptsWhatTheSchemaRejects(t *testing.T) {
-	impls := map[string]*conformance.Process{"reference adapter": selfAdapter(t, "serve")}
-	adapter := filepath.Join("adapters", "pi", "adapter.mjs")
-	if _, err := os.Stat(filepath.Join("adapters", "pi", "node_modules")); err == nil {
-		impls["pi adapter"] = &conformance.Process{Command: []string{"node", adapter}}
+	impls := map[string]*protocol.Process{"reference adapter": selfAdapter(t, "serve")}
+	adapter := filepath.Join("..", "adapters", "pi", "adapter.mjs")
+	if _, err := os.Stat(filepath.Join("..", "adapters", "pi", "node_modules")); err == nil {
+		impls["pi adapter"] = &protocol.Process{Command: []string{"node", adapter}}
 	} else {
 		t.Log("pi's adapter is not installed (npm ci --prefix conformance/adapters/pi); its lines are not checked")
 	}
 	// Lines no adapter here writes: a hello that lacks features.
 	extra := [][]byte{[]byte(`{"type":"hello","protocol":1,"name":"x","version":"1","tracks":"1.6.0","capabilities":{"hooks":["finishTurn"],"lacks":["continue","argumentsError"]}}`)}
 	seen := map[string]bool{}
-	var memo conformance.WireMemo
+	var memo protocol.WireMemo
 	for name, p := range impls {
 		lines := append(wireLines(t, p, 1), extra...)
 		if len(lines) < 20 {
@@ -178,7 +179,7 @@ func TestConformsNeverAcceptsWhatTheSchemaRejects(t *testing.T) {
 			}
 			seen[string(line)] = true
 			checkWireDecoding(t, line, true, &memo)
-			if !conformance.Conforms(decodeWire(t, line)) {
+			if !protocol.Conforms(decodeWire(t, line)) {
 				t.Errorf("%s: the plain check rejects a line the suite accepts (it would cost the schema): %s", name, line)
 				continue
 			}
@@ -190,11 +191,11 @@ func TestConformsNeverAcceptsWhatTheSchemaRejects(t *testing.T) {
 				if mb, err := json.Marshal(m); err == nil && checked%32 == 0 {
 					checkWireDecoding(t, mb, false, &memo)
 				}
-				fast := conformance.Conforms(m)
+				fast := protocol.Conforms(m)
 				if !fast {
 					rejected++
 				}
-				if fast && !conformance.SchemaAccepts(m) {
+				if fast && !protocol.SchemaAccepts(m) {
 					mb, _ := json.Marshal(m)
 					t.Errorf("%s: the plain check accepts what the schema rejects:\n%s", name, mb)
 				}
@@ -231,10 +232,10 @@ func deepCopy(v any) any {
 // checkWireDecoding holds the one-pass decoding of a line to encoding/json's two (the generic
 // value the protocol check reads, the Message the harness acts on): where it decodes a line,
 // both decode it to the same; mustDecode: it decodes this line (one an adapter writes).
-func checkWireDecoding(t *testing.T, line []byte, mustDecode bool, memo *conformance.WireMemo) {
+func checkWireDecoding(t *testing.T, line []byte, mustDecode bool, memo *protocol.WireMemo) {
 	t.Helper()
-	v, m, ok := conformance.DecodeWire(line, nil)
-	if mv, mm, mok := conformance.DecodeWire(line, memo); mok != ok || !reflect.DeepEqual(mv, v) || !reflect.DeepEqual(mm, m) {
+	v, m, ok := protocol.DecodeWire(line, nil)
+	if mv, mm, mok := protocol.DecodeWire(line, memo); mok != ok || !reflect.DeepEqual(mv, v) || !reflect.DeepEqual(mm, m) {
 		t.Errorf("the decoding through the session's memo differs (%v, %v):\n%#v\n%#v\nline %s", mok, ok, mv, v, line)
 	}
 	if !ok {
@@ -250,7 +251,7 @@ func checkWireDecoding(t *testing.T, line []byte, mustDecode bool, memo *conform
 		t.Errorf("decoded in one pass, but encoding/json rejects it (%v): %s", err, line)
 		return
 	}
-	var wantMsg conformance.Message
+	var wantMsg protocol.Message
 	if err := json.Unmarshal(line, &wantMsg); err != nil {
 		t.Errorf("decoded in one pass, but not into a Message by encoding/json (%v): %s", err, line)
 		return
@@ -258,7 +259,7 @@ func checkWireDecoding(t *testing.T, line []byte, mustDecode bool, memo *conform
 	if !reflect.DeepEqual(v, want) {
 		t.Errorf("the one-pass value differs from encoding/json's:\n%#v\n%#v\nline %s", v, want, line)
 	}
-	if !reflect.DeepEqual(conformance.WithoutStreamModel(m), wantMsg) {
+	if !reflect.DeepEqual(protocol.WithoutStreamModel(m), wantMsg) {
 		t.Errorf("the one-pass Message differs from encoding/json's:\n%+v\n%+v\nline %s", m, wantMsg, line)
 	}
 	checkStreamModel(t, line, m, mustDecode)
@@ -267,9 +268,9 @@ func checkWireDecoding(t *testing.T, line []byte, mustDecode bool, memo *conform
 // checkStreamModel holds the model a stream call's decoding tells (the world then answers
 // before reading the context) to what the world reads of the call's data: its canonical
 // form's "model" member, by encoding/json. A stream call an adapter writes tells it.
-func checkStreamModel(t *testing.T, line []byte, m conformance.Message, mustTell bool) {
+func checkStreamModel(t *testing.T, line []byte, m protocol.Message, mustTell bool) {
 	t.Helper()
-	got := conformance.StreamModel(m)
+	got := protocol.StreamModel(m)
 	if m.Call == nil || m.Call.Kind != trace.CallStream {
 		if got != nil {
 			t.Errorf("a model told for a line that is no stream call: %s", line)
@@ -310,11 +311,11 @@ func TestStreamModelIsWhatTheWorldReads(t *testing.T) {
 	}
 	for _, c := range cases {
 		line := call(c.data)
-		_, m, ok := conformance.DecodeWire(line, nil)
+		_, m, ok := protocol.DecodeWire(line, nil)
 		if !ok {
 			t.Fatalf("not decoded in one pass: %s", line)
 		}
-		if told := conformance.StreamModel(m) != nil; told != c.told {
+		if told := protocol.StreamModel(m) != nil; told != c.told {
 			t.Errorf("told %v, want %v: %s", told, c.told, line)
 		}
 		checkStreamModel(t, line, m, false)
@@ -353,9 +354,9 @@ func TestWireDecodingAgreesWithEncodingJSON(t *testing.T) {
 		``,
 	}
 	decoded := 0
-	var memo conformance.WireMemo
+	var memo protocol.WireMemo
 	for _, l := range lines {
-		if _, _, ok := conformance.DecodeWire([]byte(l), nil); ok {
+		if _, _, ok := protocol.DecodeWire([]byte(l), nil); ok {
 			decoded++
 		}
 		checkWireDecoding(t, []byte(l), false, &memo)

@@ -1,6 +1,6 @@
 //go:build go1.26 && !go1.27
 
-package conformance
+package porttest
 
 import (
 	"errors"
@@ -16,7 +16,7 @@ import (
 
 // withBubbles runs body with a function that runs f inside a new testing/synctest bubble,
 // outside go test: testing.MainStart gives the one *testing.T that synctest.Test needs. A
-// bubble sees a port's own goroutines, channels and timers, so ServePort knows a port is
+// bubble sees a port's own goroutines, channels and timers, so Serve knows a port is
 // idle as Test does. MainStart is not covered by the Go 1 promise: this file builds with Go
 // 1.26 only, and bubble_other.go serves without bubbles elsewhere.
 //
@@ -30,7 +30,7 @@ func withBubbles(body func(bubble func(f func())) error) error {
 	defer func() { os.Stdout, flag.CommandLine = stdout, flags }()
 	var err error
 	ran := false
-	m := testing.MainStart(testDeps{}, []testing.InternalTest{{Name: "ServePort", F: func(t *testing.T) {
+	m := testing.MainStart(testDeps{}, []testing.InternalTest{{Name: "Serve", F: func(t *testing.T) {
 		ran = true
 		err = body(func(f func()) { synctest.Test(t, func(*testing.T) { f() }) })
 	}}}, nil, nil, nil)

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package conformance
+package protocol
 
 import "os/exec"
 

@@ -1,4 +1,4 @@
-package conformance
+package protocol
 
 import (
 	"bytes"
@@ -67,7 +67,7 @@ type Process struct {
 	session int
 	memo    wireMemo // the session's messages, decoded
 	// shapes are the session's lines whose data break pi's shape, read all the same.
-	shapes   shapeProblems
+	shapes   ShapeProblems
 	port     sim.Port
 	deadline time.Time
 	phase    string
@@ -136,7 +136,7 @@ func (p *Process) Start(setup sim.Setup, port sim.Port) error {
 	}
 	p.session++
 	p.memo = wireMemo{}
-	p.shapes = shapeProblems{}
+	p.shapes = ShapeProblems{}
 	p.port = port
 	p.ids = map[int64]bool{}
 	p.ahead, p.aheadBytes = p.ahead[:0], 0
@@ -317,7 +317,7 @@ func (p *Process) ensure() error {
 		}
 	}
 	if len(p.Command) == 0 {
-		return errors.New("conformance.Process: no command")
+		return errors.New("protocol.Process: no command")
 	}
 	c, err := startChild(p)
 	if err != nil {
@@ -549,7 +549,7 @@ func (p *Process) decode(in inbound) (Message, error) {
 		// pi's shape broken inside the data (an event lacking a field): the line is read and
 		// recorded as it is, so the run is compared as in-process, and the session's stop
 		// reports the problem.
-		p.shapes.add(shapeProblem(in.raw))
+		p.shapes.Add(shapeProblem(in.raw))
 		return m, nil
 	}
 	if err != nil {

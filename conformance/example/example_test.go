@@ -56,3 +56,28 @@ run: []
 // TestAgentConformance: the example Agent passes the whole curated suite, Agent scenarios
 // included.
 func TestAgentConformance(t *testing.T) { porttest.Test(t, example.AgentPort{}) }
+
+// TestRunToolCallScenariosRunInProcess: the example loop and Agent have RunToolCall, so the
+// runToolCall scenarios run and pass in-process rather than being skipped for want of it.
+func TestRunToolCallScenariosRunInProcess(t *testing.T) {
+	files, err := scenarios.Suite()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rtc []*scenarios.File
+	for _, f := range files {
+		if f.Scenario.RunToolCall {
+			rtc = append(rtc, f)
+		}
+	}
+	if len(rtc) == 0 {
+		t.Fatal("no runToolCall scenario in the suite")
+	}
+	for _, port := range []porttest.Port{example.Port{}, example.AgentPort{}} {
+		var r porttest.Report
+		porttest.TestFiles(t, port, rtc, porttest.Collect(&r))
+		if r.Passed != len(rtc) || r.Failed != 0 || r.Skipped != 0 {
+			t.Errorf("%T: %s, want all %d passed", port, r.Summary(), len(rtc))
+		}
+	}
+}

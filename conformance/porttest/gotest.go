@@ -29,6 +29,18 @@ import (
 
 // Port is an agent loop written in Go, verified in-process by Test the way
 // testing/fstest.TestFS checks a file system: no protocol, no adapter process.
+//
+// A Port may also have pi's runToolCall (PROTOCOL.md §13.7, feature runToolCall), as a method
+//
+//	RunToolCall(ctx context.Context, env Env, toolCall json.RawMessage, onUpdate func(partial any)) (outcome any, err error)
+//
+// which runs one tool call (pi's JSON) through the port's lookup, validation, beforeToolCall,
+// execute and afterToolCall, built from env.Setup() as Run builds them (the setup's tools, the
+// transcript's last message as the hooks' assistant message, the transcript and the active
+// tools as their context), reports each partial result to onUpdate, and returns pi's
+// AgentToolCallOutcome in its JSON shape ({toolCall, result, isError, durationMs}); an error
+// is runToolCall rejecting. ctx is cancelled at the scenario's abort. Test and Serve call it
+// for each call of a runToolCall scenario; without it, the hello lacks runToolCall.
 type Port interface {
 	// Hello names the port and lists the hooks it supports (Hello.Hooks); scenarios that
 	// install others, or need an optional feature it lacks (Hello.Lacks), are skipped.
@@ -298,19 +310,20 @@ func inBubble(t *testing.T, sc *sim.Scenario, impl *inProcess, attempt int) (*tr
 
 // portHello is port's Hello as the kit serves it: a port of protocol 2 that is not a
 // AgentPort, or served without bubbles, lacks the Agent; served without bubbles it lacks
-// waitingHooks too (a hook that waits would be a goroutine the kit cannot count); every port
-// lacks runToolCall (§13.7), which the Go kit does not drive.
+// waitingHooks too (a hook that waits would be a goroutine the kit cannot count); one without
+// a RunToolCall method lacks runToolCall (§13.7).
 func portHello(port Port, bubbles bool) protocol.Hello {
 	h := port.Hello()
 	_, agent := port.(AgentPort)
+	_, runner := port.(toolCallRunner)
 	if h.Protocol >= 2 && (!agent || !bubbles) && !slices.Contains(h.Lacks, sim.FeatureAgent) {
 		h.Lacks = append(slices.Clone(h.Lacks), sim.FeatureAgent)
 	}
 	if h.Protocol >= 2 && !bubbles && !slices.Contains(h.Lacks, sim.FeatureWaitingHooks) {
 		h.Lacks = append(slices.Clone(h.Lacks), sim.FeatureWaitingHooks)
 	}
-	if h.Protocol >= 2 && !slices.Contains(h.Lacks, sim.FeatureRunToolCall) {
-		h.Lacks = append(slices.Clone(h.Lacks), sim.FeatureRunToolCall) // the Go kit has no entry for it
+	if h.Protocol >= 2 && !runner && !slices.Contains(h.Lacks, sim.FeatureRunToolCall) {
+		h.Lacks = append(slices.Clone(h.Lacks), sim.FeatureRunToolCall)
 	}
 	return h
 }
@@ -603,6 +616,11 @@ func (p *inProcess) Start(setup sim.Setup, world sim.Port) error {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	p.cancel = cancel
+	if setup.Entry == sim.EntryRunToolCall {
+		err := p.startRunToolCall(ctx)
+		p.settle()
+		return err
+	}
 	if setup.Entry == sim.EntryAgent {
 		err := p.startAgent(setup)
 		p.settle()

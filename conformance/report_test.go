@@ -47,6 +47,7 @@ func curatedWithRules(t *testing.T) ([]*sim.Scenario, map[string]diagnose.Scenar
 // TestOneDefectIsOneCauseAndTheReportIsBoundedByCauses: a defect failing almost every
 // scenario is one cause, and the text report is one block for it plus a line per scenario.
 func TestOneDefectIsOneCauseAndTheReportIsBoundedByCauses(t *testing.T) {
+	t.Parallel() // whole-suite runs, each on one core: two at a time
 	suite, desc := curatedWithRules(t)
 	impl := rewriting{Reference: sim.NewReference(), rewrite: noThinkingLevel}
 	r := conformance.Verify(context.Background(), suite, impl, conformance.Options{Scenarios: desc})

@@ -20,6 +20,7 @@ import (
 // catch it: at least one scenario runnable at the newest pi must differ. The detecting
 // scenarios are logged (docs/VERSIONS.md lists them).
 func TestEveryChangeIsDetected(t *testing.T) {
+	t.Parallel() // whole-suite runs, each on one core: two at a time
 	suite := curatedSuite(t)
 	newest, err := loop.BehaviourOf(loop.NewestVersion)
 	if err != nil {
@@ -112,6 +113,7 @@ func findScenario(suite []*sim.Scenario, name string) *sim.Scenario {
 // held to fails with one cause per behaviour change of pi (docs/VERSIONS.md), whichever way
 // it goes, and the scenarios' expect: blocks (pi 1.6.0's) are not held against an older pi.
 func TestAFailureIsNamedByThePiChangeItShows(t *testing.T) {
+	t.Parallel() // whole-suite runs, each on one core: two at a time
 	suite, desc := curatedWithRules(t)
 	at := func(v string) loop.Behaviour {
 		b, err := loop.BehaviourOf(v)
@@ -169,6 +171,7 @@ func TestAFailureIsNamedByThePiChangeItShows(t *testing.T) {
 // where a change and the defect meet may show as a small cause of its own (one scenario
 // each), as may pi 1.5.0's validator texts, which the reference does not model.
 func TestOlderPortWithItsOwnDefect(t *testing.T) {
+	t.Parallel() // whole-suite runs, each on one core: two at a time
 	suite := curatedSuite(t)
 	old, err := sim.NewReferenceAt("0.87.1")
 	if err != nil {

@@ -18,13 +18,14 @@ var agentFaults = []struct {
 	fault
 	rule string
 }{
+	// Both patch the same return; each keeps it for when it is switched off.
 	{one("drains every message in one-at-a-time mode", "agent/run.go",
 		"\t\treturn a.steering.Drain(), nil\n",
-		"\t\tvar all []loop.Message\n\t\tfor m := a.steering.Drain(); len(m) > 0; m = a.steering.Drain() {\n\t\t\tall = append(all, m...)\n\t\t}\n\t\treturn all, nil\n"),
+		"\t\tif @ON {\n\t\t\tvar all []loop.Message\n\t\t\tfor m := a.steering.Drain(); len(m) > 0; m = a.steering.Drain() {\n\t\t\t\tall = append(all, m...)\n\t\t\t}\n\t\t\treturn all, nil\n\t\t}\n\t\treturn a.steering.Drain(), nil\n"),
 		"R-AGENT-QUEUES"},
 	{one("delivers a follow-up while running", "agent/run.go",
 		"\t\treturn a.steering.Drain(), nil\n",
-		"\t\tif m := a.steering.Drain(); len(m) > 0 {\n\t\t\treturn m, nil\n\t\t}\n\t\treturn a.followUp.Drain(), nil\n"),
+		"\t\tif @ON {\n\t\t\tif m := a.steering.Drain(); len(m) > 0 {\n\t\t\t\treturn m, nil\n\t\t\t}\n\t\t\treturn a.followUp.Drain(), nil\n\t\t}\n\t\treturn a.steering.Drain(), nil\n"),
 		"R-AGENT-QUEUES"},
 }
 
@@ -34,17 +35,18 @@ var wrongAgents = append(agentFaultsOnly(), []fault{
 	// continue() refused while a run is active takes the oldest steering message with it.
 	one("a refused continue() drains a queue", "agent/run.go",
 		"\tif a.active != nil {\n\t\treturn nil, nil, ErrBusyContinue\n\t}\n",
-		"\tif a.active != nil {\n\t\ta.steering.Drain()\n\t\treturn nil, nil, ErrBusyContinue\n\t}\n"),
+		"\tif a.active != nil {\n\t\tif @ON {\n\t\t\ta.steering.Drain()\n\t\t}\n\t\treturn nil, nil, ErrBusyContinue\n\t}\n"),
 	// peekQueuedMessages shows every queued message, whatever the queue's mode.
 	one("peek ignores the mode", "agent/agent.go",
 		"\tif s := a.steering.Peek(); len(s) > 0 {\n\t\treturn s\n\t}\n\treturn a.followUp.Peek()\n",
-		"\tpeekAll := func(q *loop.Queue) []loop.Message {\n\t\tmode := q.Mode()\n\t\tq.SetMode(loop.All)\n\t\tdefer q.SetMode(mode)\n\t\treturn q.Peek()\n\t}\n"+
-			"\tif s := peekAll(a.steering); len(s) > 0 {\n\t\treturn s\n\t}\n\treturn peekAll(a.followUp)\n"),
+		"\tif @ON {\n\t\tpeekAll := func(q *loop.Queue) []loop.Message {\n\t\t\tmode := q.Mode()\n\t\t\tq.SetMode(loop.All)\n\t\t\tdefer q.SetMode(mode)\n\t\t\treturn q.Peek()\n\t\t}\n"+
+			"\t\tif s := peekAll(a.steering); len(s) > 0 {\n\t\t\treturn s\n\t\t}\n\t\treturn peekAll(a.followUp)\n\t}\n"+
+			"\tif s := a.steering.Peek(); len(s) > 0 {\n\t\treturn s\n\t}\n\treturn a.followUp.Peek()\n"),
 	// The run goes on while a listener has not returned: the listener's barrier holds nothing
 	// (where the reference's listener would wait for its release).
 	one("a listener not awaited", "sim/refagent.go",
 		"\t\tb.held = true\n\t\tfor b.held && !r.closed && !(b.UntilAbort && ctx.Err() != nil) {\n\t\t\tr.park(&b.waiter)\n\t\t}\n",
-		"\t\tb.held = true\n"),
+		"\t\tb.held = true\n\t\tfor !@ON && b.held && !r.closed && !(b.UntilAbort && ctx.Err() != nil) {\n\t\t\tr.park(&b.waiter)\n\t\t}\n"),
 }...)
 
 func agentFaultsOnly() []fault {
@@ -60,14 +62,14 @@ func agentFaultsOnly() []fault {
 // at most three operations.
 func TestExploreFindsEveryWrongAgent(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds one binary per fault")
+		t.Skip("builds the faulty binary")
 	}
 	for _, f := range wrongAgents {
 		t.Run(f.name, func(t *testing.T) {
 			t.Parallel()
-			bin := binaryOf(t, f)
+			bin := faultyBinary(t)
 			procs := &protocol.Pool{New: func() *protocol.Process {
-				return &protocol.Process{Command: []string{bin, "adapter"}, Timeout: 10 * time.Second}
+				return faultyProcess(bin, roleReference, 10*time.Second, f)
 			}}
 			defer procs.Close()
 			res := explore.Run(context.Background(), explore.Options{
@@ -97,7 +99,7 @@ func TestExploreFindsEveryWrongAgent(t *testing.T) {
 // breaks.
 func TestWrongAgentsFailNamingTheRule(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds one binary per fault")
+		t.Skip("builds the faulty binary")
 	}
 	files, err := scenarios.SuiteNamed("agent")
 	if err != nil {
@@ -107,8 +109,7 @@ func TestWrongAgentsFailNamingTheRule(t *testing.T) {
 	for _, f := range agentFaults {
 		t.Run(f.name, func(t *testing.T) {
 			t.Parallel()
-			bin := binaryOf(t, f.fault)
-			p := &protocol.Process{Command: []string{bin, "adapter"}, Timeout: 10 * time.Second}
+			p := faultyProcess(faultyBinary(t), roleReference, 10*time.Second, f.fault)
 			defer p.Close()
 			r := conformance.Verify(context.Background(), suite, p, conformance.Options{Scenarios: diagnose.FromFiles(files)})
 			logCauses(t, r)

@@ -2,72 +2,17 @@ package faults_test
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/turnstile-dev/turnstile/conformance"
-	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/scenarios"
 )
-
-// buildAll compiles a turnstile binary whose loop carries every one of fs (their patches
-// may touch the same file), returning its path.
-func buildAll(t *testing.T, fs []fault, dir string) string {
-	t.Helper()
-	ov := writeOverlay(t, fs, dir)
-	bin := filepath.Join(dir, "turnstile")
-	if out, err := exec.Command("go", "build", "-overlay", ov, "-o", bin, "../cmd/turnstile").CombinedOutput(); err != nil {
-		t.Fatalf("building the faulty loop: %v\n%s", err, out)
-	}
-	return bin
-}
-
-// writeOverlay writes the patched files of fs and the overlay that puts them in place of
-// loop/'s, returning the overlay's path.
-func writeOverlay(t *testing.T, fs []fault, dir string) string {
-	t.Helper()
-	texts := map[string]string{}
-	for _, f := range fs {
-		if _, ok := texts[f.file]; !ok {
-			data, err := os.ReadFile(f.path())
-			if err != nil {
-				t.Fatal(err)
-			}
-			texts[f.file] = string(data)
-		}
-		for _, p := range f.patches {
-			if n := strings.Count(texts[f.file], p.old); n != 1 {
-				t.Fatalf("the patch for %q no longer applies: %s holds its text %d times; update it", f.name, f.path(), n)
-			}
-			texts[f.file] = strings.Replace(texts[f.file], p.old, p.new, 1)
-		}
-	}
-	replace := map[string]string{}
-	for file, text := range texts {
-		src, err := filepath.Abs(fault{file: file}.path())
-		if err != nil {
-			t.Fatal(err)
-		}
-		patched := filepath.Join(dir, filepath.Base(file))
-		if err := os.WriteFile(patched, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		replace[src] = patched
-	}
-	overlay, _ := json.Marshal(map[string]map[string]string{"Replace": replace})
-	ov := filepath.Join(dir, "overlay.json")
-	if err := os.WriteFile(ov, overlay, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return ov
-}
 
 func faultNamed(t *testing.T, name string) fault {
 	t.Helper()
@@ -92,15 +37,9 @@ func conformFaulty(t *testing.T, fs []fault) conformance.Report {
 	}
 	files := slices.DeleteFunc(all, func(f *scenarios.File) bool { return strings.HasPrefix(f.Scenario.Name, "agent/") })
 	suite := scenarios.Scenarios(files)
-	var bin string
-	if i := slices.IndexFunc(faults, func(f fault) bool { return len(fs) == 1 && f.name == fs[0].name }); i >= 0 {
-		bin = binary(t, i) // built once per test binary, shared with the other tests of that fault
-	} else {
-		bin = buildAll(t, fs, t.TempDir())
-	}
 	// Budgets stop a faulty loop that never ends; the timeout only guards against a hang, and
 	// is generous because -race on a loaded machine slows the reference's longest scenarios.
-	p := &protocol.Process{Command: []string{bin, "adapter"}, Timeout: 60 * time.Second}
+	p := faultyProcess(faultyBinary(t), roleReference, 60*time.Second, fs...)
 	defer p.Close()
 	return conformance.Verify(context.Background(), suite, p, conformance.Options{Scenarios: diagnose.FromFiles(files)})
 }
@@ -140,7 +79,7 @@ var fiveFaults = []string{"runs a truncated batch", "trusts stopReason", "turn c
 // rule the fault breaks, whatever number of scenarios it fails.
 func TestOneFaultIsOneCause(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds one binary per fault")
+		t.Skip("builds the faulty binary")
 	}
 	for _, x := range faultRules {
 		t.Run(x.fault, func(t *testing.T) {
@@ -165,7 +104,7 @@ func TestOneFaultIsOneCause(t *testing.T) {
 // three causes, each naming its rule, with its scenario count.
 func TestThreeFaultsAreThreeCauses(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds a faulty binary")
+		t.Skip("builds the faulty binary")
 	}
 	t.Parallel()
 	var fs []fault
@@ -189,7 +128,7 @@ func TestThreeFaultsAreThreeCauses(t *testing.T) {
 // per fault, each named by the rule its fault breaks.
 func TestFiveFaultsAreFiveCauses(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds a faulty binary")
+		t.Skip("builds the faulty binary")
 	}
 	t.Parallel()
 	var fs []fault
@@ -233,21 +172,15 @@ func threeFaultsAtOnce(t *testing.T) []fault {
 // conformance/example/adapter, gets three causes, each naming its rule.
 func TestThreeFaultsThroughTheGoPortServer(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds a faulty binary")
+		t.Skip("builds the faulty binary")
 	}
 	t.Parallel()
-	dir := t.TempDir()
-	ov := writeOverlay(t, threeFaultsAtOnce(t), dir)
-	bin := filepath.Join(dir, "example-adapter")
-	if out, err := exec.Command("go", "build", "-overlay", ov, "-o", bin, "../conformance/example/adapter").CombinedOutput(); err != nil {
-		t.Fatalf("building the faulty port's adapter: %v\n%s", err, out)
-	}
 	files, err := scenarios.Suite()
 	if err != nil {
 		t.Fatal(err)
 	}
 	suite := scenarios.Scenarios(files)
-	p := &protocol.Process{Command: []string{bin}, Timeout: 60 * time.Second}
+	p := faultyProcess(faultyBinary(t), roleExample, 60*time.Second, threeFaultsAtOnce(t)...)
 	defer p.Close()
 	r := conformance.Verify(context.Background(), suite, p, conformance.Options{Scenarios: diagnose.FromFiles(files)})
 	logCauses(t, r)
@@ -256,120 +189,16 @@ func TestThreeFaultsThroughTheGoPortServer(t *testing.T) {
 
 // TestThreeFaultsThroughConformanceTest: a Go port carrying the three faults, checked by
 // its own go test with porttest.Test, logs three causes, each naming its rule. In-process
-// the reference is package loop too, so the port here is a copy of the example port over a
-// patched copy of loop/ in a package of its own (faults/faultyport, added by the overlay
-// only: it exists for this test's build and nowhere else).
+// the reference is package loop too, so the port is faultyport: a copy of the example port
+// over a copy of loop/ with its own switches (see buildFaulty).
 func TestThreeFaultsThroughConformanceTest(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds a faulty test binary")
+		t.Skip("builds the faulty binary")
 	}
 	t.Parallel()
-	dir := t.TempDir()
-	here, err := filepath.Abs(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	const module = "github.com/turnstile-dev/turnstile/"
-	replace := map[string]string{}
-	add := func(target, text string) {
-		file := filepath.Join(dir, strings.ReplaceAll(strings.TrimPrefix(target, here+"/"), "/", "_"))
-		if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		replace[target] = file
-	}
-	// The faulty loop: every source file of loop/, patched, as package faultyport/loop.
-	sources, err := filepath.Glob(filepath.Join("..", "loop", "*.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	patched := map[string]string{}
-	for _, f := range threeFaultsAtOnce(t) {
-		for _, p := range f.patches {
-			text, ok := patched[f.file]
-			if !ok {
-				data, err := os.ReadFile(f.path())
-				if err != nil {
-					t.Fatal(err)
-				}
-				text = string(data)
-			}
-			patched[f.file] = strings.Replace(text, p.old, p.new, 1)
-		}
-	}
-	for _, src := range sources {
-		name := filepath.Base(src)
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		text, ok := patched[name]
-		if !ok {
-			data, err := os.ReadFile(src)
-			if err != nil {
-				t.Fatal(err)
-			}
-			text = string(data)
-		}
-		add(filepath.Join(here, "faultyport", "loop", name), text)
-	}
-	// The port: the example's, over the faulty loop, and its go test.
-	example, err := os.ReadFile(filepath.Join("..", "conformance", "example", "example.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := strings.Replace(string(example), `"`+module+`loop"`, `"`+module+`faults/faultyport/loop"`, 1)
-	port = strings.Replace(port, "package example", "package faultyport", 1)
-	// piwire's types are loop's: the faulty port gets a copy over the faulty loop, and the
-	// setup's identity (the real loop's type) is converted through its JSON.
-	wire, err := os.ReadFile(filepath.Join("..", "conformance", "piwire", "piwire.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	add(filepath.Join(here, "faultyport", "piwire", "piwire.go"), strings.Replace(string(wire), `"`+module+`loop"`, `"`+module+`faults/faultyport/loop"`, 1))
-	port = strings.Replace(port, `"`+module+`conformance/piwire"`, `"`+module+`faults/faultyport/piwire"`, 1)
-	port = strings.Replace(port, "Identity: s.Identity", "Identity: faultyIdentity(s.Identity)", 1)
-	add(filepath.Join(here, "faultyport", "identity.go"), `package faultyport
-
-import (
-	"encoding/json"
-
-	"github.com/turnstile-dev/turnstile/faults/faultyport/loop"
-	real "github.com/turnstile-dev/turnstile/loop"
-)
-
-func faultyIdentity(id *real.Identity) *loop.Identity {
-	if id == nil {
-		return nil
-	}
-	data, _ := json.Marshal(id)
-	out := &loop.Identity{}
-	_ = json.Unmarshal(data, out)
-	return out
-}
-`)
-	add(filepath.Join(here, "faultyport", "port.go"), port)
-	add(filepath.Join(here, "faultyport", "port_test.go"), `package faultyport_test
-
-import (
-	"testing"
-
-	"github.com/turnstile-dev/turnstile/conformance/porttest"
-	"github.com/turnstile-dev/turnstile/faults/faultyport"
-)
-
-func TestConformance(t *testing.T) { porttest.Test(t, faultyport.Port{}) }
-`)
-	overlay, _ := json.Marshal(map[string]map[string]string{"Replace": replace})
-	ov := filepath.Join(dir, "overlay.json")
-	if err := os.WriteFile(ov, overlay, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	// Built with -c and run here: the package's folder exists only in the overlay.
-	bin := filepath.Join(dir, "faultyport.test")
-	if out, err := exec.Command("go", "test", "-c", "-vet=off", "-overlay", ov, "-o", bin, "./faultyport/").CombinedOutput(); err != nil {
-		t.Fatalf("building the faulty port's test: %v\n%s", err, out)
-	}
-	out, err := exec.Command(bin, "-test.run", "^TestConformance$", "-test.v").CombinedOutput()
+	cmd := exec.Command(faultyBinary(t), "-test.run", "^TestConformance$", "-test.v")
+	cmd.Env = append(os.Environ(), portFaultsEnv+"="+names(threeFaultsAtOnce(t)))
+	out, err := cmd.CombinedOutput()
 	text := string(out)
 	if err == nil || !strings.Contains(text, "--- FAIL: TestConformance") {
 		t.Fatalf("the faulty port passed its conformance test (%v):\n%s", err, text)

@@ -2,12 +2,10 @@ package faults_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -20,8 +18,10 @@ import (
 	"github.com/turnstile-dev/turnstile/trace"
 )
 
-// fault is one deliberate bug: in file (under loop/, or a path from the repository's root
-// such as agent/run.go), each old text is replaced by its new one.
+// fault is one deliberate bug, as a seam in the sources: in file (under loop/, or a path
+// from the repository's root such as agent/run.go), each old text is replaced by its new
+// one, in which @ON stands for the fault's switch. A switched-off fault runs the original
+// code; a switched-on one runs the bug.
 type fault struct {
 	name, file string
 	patches    []patch
@@ -42,34 +42,45 @@ func one(name, file, old, new string) fault { return fault{name, file, []patch{{
 var faults = []fault{
 	one("follow-up polled too early", "run.go",
 		"if pending, err = r.steering(ctx); err != nil { // poll C\n\t\t\t\treturn r.fail(\"\", err)\n\t\t\t}",
-		"if pending, err = r.steering(ctx); err != nil { // poll C\n\t\t\t\treturn r.fail(\"\", err)\n\t\t\t}\n\t\t\tif len(pending) == 0 && r.cfg.GetFollowUpMessages != nil {\n\t\t\t\tpending, _ = r.cfg.GetFollowUpMessages(ctx)\n\t\t\t}"),
+		"if pending, err = r.steering(ctx); err != nil { // poll C\n\t\t\t\treturn r.fail(\"\", err)\n\t\t\t}\n\t\t\tif @ON && len(pending) == 0 && r.cfg.GetFollowUpMessages != nil {\n\t\t\t\tpending, _ = r.cfg.GetFollowUpMessages(ctx)\n\t\t\t}"),
 	one("terminate when any result asks", "execute.go",
 		"batch.terminate = len(outcomes) > 0\n\tfor _, o := range outcomes {\n\t\tif !o.result.Terminate {\n\t\t\tbatch.terminate = false\n\t\t}\n\t}",
-		"for _, o := range outcomes {\n\t\tif o.result.Terminate {\n\t\t\tbatch.terminate = true\n\t\t}\n\t}"),
+		"if @ON {\n\t\tfor _, o := range outcomes {\n\t\t\tif o.result.Terminate {\n\t\t\t\tbatch.terminate = true\n\t\t\t}\n\t\t}\n\t} else {\n\t\tbatch.terminate = len(outcomes) > 0\n\t\tfor _, o := range outcomes {\n\t\t\tif !o.result.Terminate {\n\t\t\t\tbatch.terminate = false\n\t\t\t}\n\t\t}\n\t}"),
 	one("runs a truncated batch", "run.go",
 		"if msg.StopReason == StopLength {",
-		"if false && msg.StopReason == StopLength {"),
+		"if !@ON && msg.StopReason == StopLength {"),
 	one("trusts stopReason", "run.go",
 		"if calls := ToolCalls(msg.Content); len(calls) > 0 {",
-		"if calls := ToolCalls(msg.Content); len(calls) > 0 && msg.StopReason != StopStop {"),
+		"if calls := ToolCalls(msg.Content); len(calls) > 0 && (!@ON || msg.StopReason != StopStop) {"),
 	// A continue answer remembered across turns: the request it asked for happens (tool
 	// results), and yet one more context-only request is made at the end.
 	{"extra continuation request", "run.go", []patch{
-		{"explicitContinuation = decision == DecisionContinue", "explicitContinuation = explicitContinuation || decision == DecisionContinue"},
-		{"if hasMoreToolCalls || len(pending) > 0 {\n\t\t\t\texplicitContinuation = false\n\t\t\t}", ""},
+		{"explicitContinuation = decision == DecisionContinue", "explicitContinuation = (@ON && explicitContinuation) || decision == DecisionContinue"},
+		{"if hasMoreToolCalls || len(pending) > 0 {\n\t\t\t\texplicitContinuation = false\n\t\t\t}", "if !@ON && (hasMoreToolCalls || len(pending) > 0) {\n\t\t\t\texplicitContinuation = false\n\t\t\t}"},
 	}},
 	one("turn cap of 2", "run.go",
 		"for hasMoreToolCalls || len(pending) > 0 {",
-		"for (hasMoreToolCalls || len(pending) > 0) && r.turns < 2 {"),
+		"for (hasMoreToolCalls || len(pending) > 0) && (!@ON || r.turns < 2) {"),
 	one("steering re-polled although messages are pending", "run.go",
 		"if len(pending) == 0 { // poll B",
-		"if true { // poll B"),
+		"if @ON || len(pending) == 0 { // poll B"),
 	one("finishTurn end ignored", "run.go",
 		"if decision == DecisionEnd {",
-		"if false && decision == DecisionEnd {"),
+		"if !@ON && decision == DecisionEnd {"),
 }
 
-// binDir holds the faulty binaries, shared by every test of the binary (TestMain removes it).
+// The environment variables that switch faults on, each a list of fault names separated by
+// "|": in the packages of the repository (loop/, agent/, sim/), and in faultyport's copy of
+// loop/ (TestThreeFaultsThroughConformanceTest).
+const (
+	faultsEnv     = "TURNSTILE_FAULTS"
+	portFaultsEnv = "TURNSTILE_PORT_FAULTS"
+)
+
+// allFaults is every fault, of the loop and of the Agent.
+func allFaults() []fault { return append(slices.Clone(faults), wrongAgents...) }
+
+// binDir holds the faulty binary (TestMain removes it).
 var binDir string
 
 func TestMain(m *testing.M) {
@@ -84,114 +95,60 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// built is one fault's binary, built at most once per test binary whichever test asks
-// first.
-type built struct {
-	once sync.Once
-	bin  string
-	err  error
-}
-
-var builds = make([]built, len(faults))
-
-// binary returns the path of a turnstile binary whose loop carries faults[i], building it
-// on first use.
-func binary(t *testing.T, i int) string {
-	t.Helper()
-	b := &builds[i]
-	b.once.Do(func() { b.bin, b.err = build(faults[i], filepath.Join(binDir, strconv.Itoa(i))) })
-	if b.err != nil {
-		t.Fatal(b.err)
-	}
-	return b.bin
-}
-
-// agentBuilds are the binaries of faults outside faults (the Agent's), by name, each built
-// at most once per test binary: two tests judge each of agentFaults.
 var (
-	agentBuildsMu sync.Mutex
-	agentBuilds   = map[string]*built{}
+	faultyOnce sync.Once
+	faultyBin  string
+	faultyErr  error
 )
 
-// binaryOf returns the path of a turnstile binary carrying f, building it on first use.
-func binaryOf(t *testing.T, f fault) string {
+// faultyBinary returns the path of the one binary carrying every fault, switched off until
+// its environment switches them on (see faultyport): built once per test binary, whichever
+// test asks first.
+func faultyBinary(t *testing.T) string {
 	t.Helper()
-	agentBuildsMu.Lock()
-	b, ok := agentBuilds[f.name]
-	if !ok {
-		b = &built{}
-		agentBuilds[f.name] = b
+	faultyOnce.Do(func() { faultyBin, faultyErr = buildFaulty(binDir) })
+	if faultyErr != nil {
+		t.Fatal(faultyErr)
 	}
-	agentBuildsMu.Unlock()
-	b.once.Do(func() {
-		dir, err := os.MkdirTemp(binDir, "agent-")
-		if err != nil {
-			b.err = err
-			return
-		}
-		b.bin, b.err = build(f, dir)
-	})
-	if b.err != nil {
-		t.Fatal(b.err)
-	}
-	return b.bin
+	return faultyBin
 }
 
-// build compiles a turnstile binary whose loop carries the fault into dir, returning its
-// path.
-func build(f fault, dir string) (string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
+// Roles of the faulty binary, chosen by its first argument (see faultyport's TestMain).
+const (
+	roleReference = "reference" // the reference, as `turnstile adapter` serves it
+	roleExample   = "example"   // the example Go port, as conformance/example/adapter serves it
+)
+
+// faultyProcess is the faulty binary bin serving role over the protocol with fs switched on.
+func faultyProcess(bin, role string, timeout time.Duration, fs ...fault) *protocol.Process {
+	return &protocol.Process{Command: []string{bin, role}, Env: []string{faultsEnv + "=" + names(fs)}, Timeout: timeout}
+}
+
+// names is the value of faultsEnv that switches fs on.
+func names(fs []fault) string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, f.name)
 	}
-	src, err := filepath.Abs(f.path())
-	if err != nil {
-		return "", err
-	}
-	data, err := os.ReadFile(src)
-	if err != nil {
-		return "", err
-	}
-	text := string(data)
-	for _, p := range f.patches {
-		if n := strings.Count(text, p.old); n != 1 {
-			return "", fmt.Errorf("the patch for %q no longer applies: %s holds its text %d times; update it", f.name, f.path(), n)
-		}
-		text = strings.Replace(text, p.old, p.new, 1)
-	}
-	patched := filepath.Join(dir, filepath.Base(f.file))
-	if err := os.WriteFile(patched, []byte(text), 0o644); err != nil {
-		return "", err
-	}
-	overlay, _ := json.Marshal(map[string]map[string]string{"Replace": {src: patched}})
-	ov := filepath.Join(dir, "overlay.json")
-	if err := os.WriteFile(ov, overlay, 0o644); err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "turnstile")
-	cmd := exec.Command("go", "build", "-overlay", ov, "-o", bin, "../cmd/turnstile")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building the faulty loop for %q: %v\n%s", f.name, err, out)
-	}
-	return bin, nil
+	return strings.Join(out, "|")
 }
 
 // TestCuratedSuiteCatchesEveryFault runs the curated suite against each faulty loop through
 // the protocol and requires at least one failing scenario.
 func TestCuratedSuiteCatchesEveryFault(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds one binary per fault")
+		t.Skip("builds the faulty binary")
 	}
 	files, err := scenarios.Suite()
 	if err != nil {
 		t.Fatal(err)
 	}
 	suite := scenarios.Scenarios(files)
-	for i, f := range faults {
+	for _, f := range faults {
 		t.Run(f.name, func(t *testing.T) {
 			t.Parallel()
-			bin := binary(t, i)
 			// A faulty loop may never stop; 10 s is ample for any curated scenario.
-			p := &protocol.Process{Command: []string{bin, "adapter"}, Timeout: 10 * time.Second}
+			p := faultyProcess(faultyBinary(t), roleReference, 10*time.Second, f)
 			defer p.Close()
 			// One failing scenario is the proof: the rest of the suite is skipped once one
 			// fails.
@@ -216,15 +173,15 @@ func TestCuratedSuiteCatchesEveryFault(t *testing.T) {
 // protocol and requires a counterexample within a minute, shrunk to at most 3 requests.
 func TestExploreCatchesEveryFault(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds one binary per fault")
+		t.Skip("builds the faulty binary")
 	}
-	for i, f := range faults {
+	for _, f := range faults {
 		t.Run(f.name, func(t *testing.T) {
 			t.Parallel()
-			bin := binary(t, i)
+			bin := faultyBinary(t)
 			// A faulty loop may never stop; 10 s is ample for any generated scenario.
 			procs := &protocol.Pool{New: func() *protocol.Process {
-				return &protocol.Process{Command: []string{bin, "adapter"}, Timeout: 10 * time.Second}
+				return faultyProcess(bin, roleReference, 10*time.Second, f)
 			}}
 			defer procs.Close()
 			res := explore.Run(context.Background(), explore.Options{

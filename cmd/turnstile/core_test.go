@@ -33,6 +33,7 @@ func TestCoreLevelNamesEachPlantedDefect(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the suite through a node adapter four times")
 	}
+	t.Parallel()
 	example := filepath.Join(repoRoot, "examples", "six-duties")
 	if _, err := os.Stat(filepath.Join(example, "node_modules", "tsx")); err != nil {
 		t.Skip("examples/six-duties/node_modules is not installed (make test installs it)")
@@ -45,9 +46,11 @@ func TestCoreLevelNamesEachPlantedDefect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// conform runs the loop at core level with conform, and with run --impl for its exit code.
-	conform := func(t *testing.T, loop []byte) (causes []string, summary string, runCode int) {
-		dir := t.TempDir()
+	// conform runs the loop at core level with conform, and with run --impl for its exit code,
+	// in a directory of its own (returned), each a process: the subtests run in parallel. tsx
+	// can take more than the default 10 s to start on two loaded cores: --hello-timeout 60s.
+	conform := func(t *testing.T, loop []byte) (causes []string, summary string, runCode int, dir string) {
+		dir = t.TempDir()
 		for _, name := range []string{"adapter.ts", "package.json"} {
 			data, err := os.ReadFile(filepath.Join(example, name))
 			if err != nil {
@@ -63,33 +66,30 @@ func TestCoreLevelNamesEachPlantedDefect(t *testing.T) {
 		if err := os.Symlink(filepath.Join(example, "node_modules"), filepath.Join(dir, "node_modules")); err != nil {
 			t.Fatal(err)
 		}
-		t.Chdir(dir)
-		var out, errOut strings.Builder
-		execute([]string{"conform", "--level", "core", "--format", "json", "--impl", node + " --import tsx adapter.ts"}, &out, &errOut)
+		out, errOut, _ := asProcess(t, dir, "conform", "--level", "core", "--format", "json", "--impl", node+" --import tsx adapter.ts", "--hello-timeout", "60s")
 		var report struct {
 			Summary string
 			Causes  []struct{ Rule, Title string }
 		}
-		if err := json.Unmarshal([]byte(out.String()), &report); err != nil {
-			t.Fatalf("%v\n%s%s", err, out.String(), errOut.String())
+		if err := json.Unmarshal([]byte(out), &report); err != nil {
+			t.Fatalf("%v\n%s%s", err, out, errOut)
 		}
 		for _, c := range report.Causes {
 			causes = append(causes, c.Rule+" — "+c.Title)
 		}
-		out.Reset()
-		runCode = execute([]string{"run", "--level", "core", "--impl", node + " --import tsx adapter.ts"}, &out, &errOut)
-		return causes, report.Summary, runCode
+		_, _, runCode = asProcess(t, dir, "run", "--level", "core", "--impl", node+" --import tsx adapter.ts", "--hello-timeout", "60s")
+		return causes, report.Summary, runCode, dir
 	}
-	// explored is the causes explore --level core finds in 500 runs of seed 1 (causes.txt).
-	explored := func(t *testing.T) []string {
-		var out, errOut strings.Builder
-		execute([]string{"explore", "--level", "core", "--runs", "500", "--seed", "1", "--out", "x", "--impl", node + " --import tsx adapter.ts"}, &out, &errOut)
-		data, err := os.ReadFile(filepath.Join("x", "causes.txt"))
-		if errors.Is(err, fs.ErrNotExist) && strings.Contains(out.String(), "no failure found") {
+	// explored is the causes explore --level core finds in 500 runs of seed 1 (causes.txt),
+	// run in dir.
+	explored := func(t *testing.T, dir string) []string {
+		out, errOut, _ := asProcess(t, dir, "explore", "--level", "core", "--runs", "500", "--seed", "1", "--out", "x", "--impl", node+" --import tsx adapter.ts", "--hello-timeout", "60s")
+		data, err := os.ReadFile(filepath.Join(dir, "x", "causes.txt"))
+		if errors.Is(err, fs.ErrNotExist) && strings.Contains(out, "no failure found") {
 			return nil
 		}
 		if err != nil {
-			t.Fatalf("%v\n%s%s", err, out.String(), errOut.String())
+			t.Fatalf("%v\n%s%s", err, out, errOut)
 		}
 		var sigs []string
 		for line := range strings.Lines(string(data)) {
@@ -100,19 +100,22 @@ func TestCoreLevelNamesEachPlantedDefect(t *testing.T) {
 		return sigs
 	}
 	t.Run("as it is", func(t *testing.T) {
-		if causes, summary, code := conform(t, source); len(causes) != 0 || !strings.Contains(summary, " 0 failed") || code != 0 {
+		t.Parallel()
+		causes, summary, code, dir := conform(t, source)
+		if len(causes) != 0 || !strings.Contains(summary, " 0 failed") || code != 0 {
 			t.Errorf("%s; causes %q; run --level core exits %d", summary, causes, code)
 		}
-		if sigs := explored(t); len(sigs) != 0 {
+		if sigs := explored(t, dir); len(sigs) != 0 {
 			t.Errorf("explore --level core finds %q", sigs)
 		}
 	})
 	for _, d := range plantedCoreDefects {
 		t.Run(d.name, func(t *testing.T) {
+			t.Parallel()
 			if strings.Count(string(source), d.old) != 1 {
 				t.Fatalf("the planted line no longer applies: %s", d.old)
 			}
-			causes, summary, code := conform(t, []byte(strings.Replace(string(source), d.old, d.new, 1)))
+			causes, summary, code, dir := conform(t, []byte(strings.Replace(string(source), d.old, d.new, 1)))
 			if len(causes) != 1 || !strings.HasPrefix(causes[0], d.rule) {
 				t.Errorf("%s; causes %q, want one of %s", summary, causes, d.rule)
 			}
@@ -120,7 +123,7 @@ func TestCoreLevelNamesEachPlantedDefect(t *testing.T) {
 				t.Errorf("run --level core exits %d, want %d", code, want)
 			}
 			if d.exploreOne {
-				if sigs := explored(t); len(sigs) != 1 || !strings.HasPrefix(sigs[0], d.rule) {
+				if sigs := explored(t, dir); len(sigs) != 1 || !strings.HasPrefix(sigs[0], d.rule) {
 					t.Errorf("explore --level core finds %q, want one cause %s", sigs, d.rule)
 				}
 			}

@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
@@ -293,8 +295,15 @@ func selfAdapter(t *testing.T) string {
 	return self
 }
 
-// TestMain lets this test binary stand in for `turnstile adapter`.
+// cliEnv, set in its environment, makes this test binary the turnstile binary (see TestMain).
+const cliEnv = "TURNSTILE_TEST_CLI"
+
+// TestMain lets this test binary stand in for `turnstile adapter`, or for the turnstile
+// binary itself, built from the same sources, when cliEnv is set.
 func TestMain(m *testing.M) {
+	if os.Getenv(cliEnv) != "" {
+		main()
+	}
 	if os.Getenv("TURNSTILE_TEST_ADAPTER") != "" {
 		os.Exit(execute([]string{"adapter"}, os.Stdout, os.Stderr))
 	}
@@ -449,6 +458,29 @@ func inDir(t *testing.T, dir string, args ...string) (stdout, stderr string, cod
 	t.Chdir(dir)
 	var out, errOut bytes.Buffer
 	code = execute(args, &out, &errOut)
+	return out.String(), errOut.String(), code
+}
+
+// asProcess runs the CLI as a process of this test binary (see TestMain) from dir. Unlike
+// turnstile and inDir it leaves the test's working directory alone: tests using it can run
+// in parallel.
+func asProcess(t *testing.T, dir string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(self, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), cliEnv+"=1")
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	var ee *exec.ExitError
+	if err := cmd.Run(); errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("%v: %v", args, err)
+	}
 	return out.String(), errOut.String(), code
 }
 

@@ -156,6 +156,7 @@ var removeMember any = struct{ remove bool }{true}
 // (so the schema is not run on them), and none of thousands of mutants of those lines that
 // the schema rejects. ParseMessage's verdicts therefore stay the schema's.
 func TestConformsNeverAcceptsWhatTheSchemaRejects(t *testing.T) {
+	t.Parallel() // whole-suite runs, each on one core: two at a time
 	impls := map[string]*protocol.Process{"reference adapter": selfAdapter(t, "serve")}
 	adapter := filepath.Join("..", "adapters", "pi", "adapter.mjs")
 	if _, err := os.Stat(filepath.Join("..", "adapters", "pi", "node_modules")); err == nil {

@@ -143,10 +143,56 @@ func ParseLine(line []byte, n int) (Entry, error) {
 	var w wireEntry
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
-	if dec.Decode(&w) == nil && !dec.More() && w.Seq != nil && w.Kind != nil && w.Seq.String() == strconv.Itoa(n) {
+	if dec.Decode(&w) == nil && onlySpaceAfter(dec, line) && exactMembers(line) && w.Seq != nil && w.Kind != nil && w.Seq.String() == strconv.Itoa(n) {
 		return Entry{Seq: n, T: w.T, Kind: *w.Kind, Name: w.Name, Target: w.Target, Data: w.Data, Link: w.Link, Answer: w.Answer, Error: w.Error}, nil
 	}
 	return parseSlowly(line, n)
+}
+
+// onlySpaceAfter reports whether nothing but JSON's white space follows the value dec decoded
+// from line (dec.More would take a closing bracket for the end).
+func onlySpaceAfter(dec *json.Decoder, line []byte) bool {
+	return len(bytes.TrimLeft(line[dec.InputOffset():], " \t\r\n")) == 0
+}
+
+// isEntryMember reports whether name is one an entry's line writes; Go's decoder would take
+// any case of them.
+func isEntryMember(name []byte) bool {
+	switch string(name) {
+	case "seq", "t", "kind", "name", "target", "data", "link", "answer", "error":
+		return true
+	}
+	return false
+}
+
+// exactMembers reports whether every member name of the object on line (valid JSON) is
+// spelt as an entry writes it.
+func exactMembers(line []byte) bool {
+	depth, key := 0, -1 // key: where the string being read at depth 1 began
+	for i := 0; i < len(line); i++ {
+		switch c := line[i]; {
+		case c == '"':
+			start := i
+			for i++; i < len(line) && line[i] != '"'; i++ {
+				if line[i] == '\\' {
+					i++
+				}
+			}
+			if depth == 1 && key < 0 {
+				key = start
+				if j := bytes.IndexFunc(line[i+1:], func(r rune) bool { return r != ' ' && r != '\t' && r != '\r' && r != '\n' }); j >= 0 && line[i+1+j] == ':' && !isEntryMember(line[start+1:i]) {
+					return false
+				}
+			}
+		case c == '{' || c == '[':
+			depth++
+		case c == '}' || c == ']':
+			depth--
+		case c == ',' && depth == 1:
+			key = -1
+		}
+	}
+	return true
 }
 
 // parseSlowly says why line n is not an entry in its place.
@@ -175,8 +221,11 @@ func parseSlowly(line []byte, n int) (Entry, error) {
 	if err := dec.Decode(&e); err != nil {
 		return Entry{}, &ReadError{Line: n, Msg: fmt.Sprintf("not a trace entry: %v", err)}
 	}
-	if dec.More() {
+	if !onlySpaceAfter(dec, line) {
 		return Entry{}, &ReadError{Line: n, Msg: "not a trace entry: text after its JSON object"}
+	}
+	if !exactMembers(line) {
+		return Entry{}, &ReadError{Line: n, Msg: "not a trace entry: a member's name is spelt in another case than seq, t, kind, name, target, data, link, answer, error"}
 	}
 	if e.Seq != n {
 		return Entry{}, &ReadError{Line: n, Msg: fmt.Sprintf("not a trace entry in its place: seq %d on line %d (entries are numbered from 1, a line each)", e.Seq, n)}

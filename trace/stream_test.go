@@ -276,3 +276,21 @@ func mustRead(t *testing.T, jsonl []byte) *trace.Trace {
 	}
 	return tr
 }
+
+// A line is an entry only as written: a closing bracket after the object, or a member name
+// in another case (which Go's decoder would take), is an error at that line.
+func TestReaderRefusesWhatTheDecoderWouldForgive(t *testing.T) {
+	for _, line := range []string{
+		`{"seq":1,"t":0,"kind":"event","name":"agent_start"}]`,
+		`{"seq":1,"t":0,"kind":"event","name":"agent_start"}` + "\v",
+		`{"seq":1,"t":0,"kiNd":"event","name":"agent_start"}`,
+		`{"seq":1,"T":0,"kind":"event","name":"agent_start"}`,
+	} {
+		if _, err := trace.ReadJSONL([]byte(line + "\n")); err == nil || !strings.HasPrefix(err.Error(), "line 1") {
+			t.Errorf("%q: %v, want an error at line 1", line, err)
+		}
+	}
+	if _, err := trace.ReadJSONL([]byte(`{"seq":1,"t":0,"kind":"event","name":"agent_start","data":{"Kind":1}}` + "\n")); err != nil {
+		t.Errorf("a member of the data named in another case: %v", err)
+	}
+}

@@ -29,6 +29,7 @@ func peakRSS(t *testing.T, args ...string) (int64, string, int) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, builtCLI(t), args...)
 	cmd.Dir = repoRoot
+	cmd.Env = append(os.Environ(), cliEnv+"=1")
 	out, err := cmd.CombinedOutput()
 	code := 0
 	var ee *exec.ExitError

@@ -3,6 +3,7 @@ package trace
 import (
 	"errors"
 	"io"
+	"slices"
 )
 
 // Source yields a trace's entries in full (links restored, see Expander), in order; io.EOF
@@ -61,45 +62,17 @@ func CompareStream(want, got Source, profile Profile, context int) (*StreamCompa
 
 // compareStream is CompareStream with a window of maxEntries and maxBytes each side.
 func compareStream(want, got Source, profile Profile, context, maxEntries, maxBytes int) (*StreamComparison, error) {
-	var (
-		ring         [2][]Entry // the last pairs written alike, up to context of them
-		ringBytes    int
-		wantN, gotN  int // entries read from each
-		wEnd, gEnd   bool
-		pendW, pendG *Entry // read, not yet placed
-	)
-	next := func(src Source, end *bool, n *int, pend **Entry) (*Entry, error) {
-		if *pend != nil {
-			e := *pend
-			*pend = nil
-			return e, nil
-		}
-		if *end {
-			return nil, nil
-		}
-		e, err := src.Next()
-		if errors.Is(err, io.EOF) {
-			*end = true
-			return nil, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		*n++
-		return &e, nil
-	}
+	ws, gs := &streamSide{src: want}, &streamSide{src: got}
+	var ring [2][]Entry // the last pairs written alike, up to context of them
+	ringBytes := 0
 	ctxMax := min(context, maxEntries/2)
 	for {
-		w, err := next(want, &wEnd, &wantN, &pendW)
-		if err != nil {
-			return nil, err
-		}
-		g, err := next(got, &gEnd, &gotN, &pendG)
+		w, g, err := nextPair(ws, gs)
 		if err != nil {
 			return nil, err
 		}
 		if w == nil && g == nil {
-			return &StreamComparison{Comparison: &Comparison{Profile: profile}, WantFrom: wantN, GotFrom: gotN}, nil
+			return &StreamComparison{Comparison: &Comparison{Profile: profile}, WantFrom: ws.n, GotFrom: gs.n}, nil
 		}
 		if w != nil && g != nil && writtenAlike(w, g) {
 			if ctxMax > 0 {
@@ -112,71 +85,47 @@ func compareStream(want, got Source, profile Profile, context, maxEntries, maxBy
 			}
 			continue
 		}
-		// The first difference: a window of each side from the context on.
-		win := [2][]Entry{append([]Entry(nil), ring[0]...), append([]Entry(nil), ring[1]...)}
-		size := ringBytes
-		// wantN and gotN count w and g, which the window holds after the context.
-		from := [2]int{wantN - len(ring[0]), gotN - len(ring[1])}
+		// The first difference: a window of each side from the context on. ws.n and gs.n
+		// count w and g, which the window holds after the context.
+		win := [2][]Entry{slices.Clone(ring[0]), slices.Clone(ring[1])}
+		from := [2]int{ws.n - len(ring[0]), gs.n - len(ring[1])}
 		if w != nil {
 			from[0]--
 		}
 		if g != nil {
 			from[1]--
 		}
-		if w != nil {
-			win[0] = append(win[0], *w)
-			size += entrySize(w)
-		}
-		if g != nil {
-			win[1] = append(win[1], *g)
-			size += entrySize(g)
-		}
-		for len(win[0]) < maxEntries && len(win[1]) < maxEntries && size < maxBytes {
-			w, err := next(want, &wEnd, &wantN, &pendW)
-			if err != nil {
-				return nil, err
+		size := ringBytes
+		for w != nil || g != nil {
+			for i, e := range []*Entry{w, g} {
+				if e != nil {
+					win[i] = append(win[i], *e)
+					size += entrySize(e)
+				}
 			}
-			g, err := next(got, &gEnd, &gotN, &pendG)
-			if err != nil {
-				return nil, err
-			}
-			if w == nil && g == nil {
+			if len(win[0]) >= maxEntries || len(win[1]) >= maxEntries || size >= maxBytes {
 				break
 			}
-			if w != nil {
-				win[0] = append(win[0], *w)
-				size += entrySize(w)
-			}
-			if g != nil {
-				win[1] = append(win[1], *g)
-				size += entrySize(g)
+			if w, g, err = nextPair(ws, gs); err != nil {
+				return nil, err
 			}
 		}
 		// Whether either trace goes on past the window.
-		if pendW, err = next(want, &wEnd, &wantN, &pendW); err != nil {
-			return nil, err
-		}
-		if pendG, err = next(got, &gEnd, &gotN, &pendG); err != nil {
-			return nil, err
+		cut := false
+		for _, side := range []*streamSide{ws, gs} {
+			more, err := side.more()
+			if err != nil {
+				return nil, err
+			}
+			cut = cut || more
 		}
 		c := Compare(&Trace{Entries: win[0]}, &Trace{Entries: win[1]}, profile)
-		s := &StreamComparison{Comparison: c, WantFrom: from[0], GotFrom: from[1], Cut: pendW != nil || pendG != nil}
-		if c.First() >= 0 || !s.Cut {
+		s := &StreamComparison{Comparison: c, WantFrom: from[0], GotFrom: from[1], Cut: cut}
+		if c.First() >= 0 || !cut {
 			// Read both to their end for the errors they may hold.
-			for _, side := range []struct {
-				src  Source
-				end  *bool
-				n    *int
-				pend **Entry
-			}{{want, &wEnd, &wantN, &pendW}, {got, &gEnd, &gotN, &pendG}} {
-				for {
-					e, err := next(side.src, side.end, side.n, side.pend)
-					if err != nil {
-						return nil, err
-					}
-					if e == nil {
-						break
-					}
+			for _, side := range []*streamSide{ws, gs} {
+				if err := side.drain(); err != nil {
+					return nil, err
 				}
 			}
 			return s, nil
@@ -184,10 +133,67 @@ func compareStream(want, got Source, profile Profile, context, maxEntries, maxBy
 		// The window was cut with every pair in it agreeing: walk on from its end, its last
 		// pairs the context.
 		n := min(ctxMax, len(win[0]))
-		ring = [2][]Entry{append([]Entry(nil), win[0][len(win[0])-n:]...), append([]Entry(nil), win[1][len(win[1])-n:]...)}
+		ring = [2][]Entry{slices.Clone(win[0][len(win[0])-n:]), slices.Clone(win[1][len(win[1])-n:])}
 		ringBytes = 0
 		for i := range ring[0] {
 			ringBytes += entrySize(&ring[0][i]) + entrySize(&ring[1][i])
 		}
 	}
+}
+
+// streamSide is one trace read entry by entry: how many entries were read, whether it ended,
+// an entry read ahead and not yet placed.
+type streamSide struct {
+	src  Source
+	n    int
+	end  bool
+	pend *Entry
+}
+
+// next is the side's next entry; nil at its end.
+func (s *streamSide) next() (*Entry, error) {
+	if e := s.pend; e != nil {
+		s.pend = nil
+		return e, nil
+	}
+	if s.end {
+		return nil, nil
+	}
+	e, err := s.src.Next()
+	if errors.Is(err, io.EOF) {
+		s.end = true
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.n++
+	return &e, nil
+}
+
+// more reports whether the side has another entry, reading it ahead.
+func (s *streamSide) more() (bool, error) {
+	e, err := s.next()
+	s.pend = e
+	return e != nil, err
+}
+
+// drain reads the side to its end.
+func (s *streamSide) drain() error {
+	for {
+		e, err := s.next()
+		if e == nil || err != nil {
+			return err
+		}
+	}
+}
+
+// nextPair is the next entry of each side.
+func nextPair(w, g *streamSide) (*Entry, *Entry, error) {
+	we, err := w.next()
+	if err != nil {
+		return nil, nil, err
+	}
+	ge, err := g.next()
+	return we, ge, err
 }

@@ -8,14 +8,15 @@ build:
 	$(GO) build -o bin/turnstile ./cmd/turnstile
 
 # The race detector runs on the packages whose own code runs goroutines (the protocol's process
-# I/O and parallel verification, the loop's parallel tools and argument validation, the Agent,
-# the cooperative scheduler, explore's workers, audit's reader) and on sim, which runs the loop's
+# I/O and parallel verification, the Go kit's bubbles and gates, the loop's parallel tools and
+# argument validation, the Agent, the cooperative scheduler, explore's workers, audit's reader)
+# and on sim, which runs the loop's
 # goroutines over every kind of scenario. The other packages' code (diagnosis, invariants,
 # scenario files, goldens, the report, the CLI's wiring) starts no goroutine (some of their tests
 # run in parallel or drive a browser; the concurrent code they reach is the packages above's):
 # they run without it, 2-5 times faster. `make test-race-all` runs everything under it.
 MODULE := github.com/turnstile-dev/turnstile
-RACE_PKGS := $(MODULE)/agent $(MODULE)/audit $(MODULE)/conformance $(MODULE)/conformance/protocol $(MODULE)/explore \
+RACE_PKGS := $(MODULE)/agent $(MODULE)/audit $(MODULE)/conformance $(MODULE)/conformance/porttest $(MODULE)/conformance/protocol $(MODULE)/explore \
 	$(MODULE)/loop $(MODULE)/loop/argschema $(MODULE)/sim $(MODULE)/sim/coop
 # Whole-suite diagnoses (every scenario failing, each diagnosed against several references)
 # take minutes under the race detector and reach no goroutine the other tests do not: they run

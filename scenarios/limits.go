@@ -99,10 +99,10 @@ func countPunctuation(filename string, data []byte) *Error {
 func punctuation(data []byte, limit int) (n, line, col int) {
 	line = 1
 	directive := false
-	for _, c := range data {
+	for i, c := range data {
 		col++
 		switch {
-		case c == '%' && col == 1:
+		case c == '%' && (col == 1 || afterDocumentMarker(data[i+1-col:i])):
 			directive = true
 		case directive && (c == ' ' || c == '\t'):
 		case strings.IndexByte(yamlPunctuation, c) < 0:
@@ -117,6 +117,13 @@ func punctuation(data []byte, limit int) (n, line, col int) {
 		}
 	}
 	return n, line, col
+}
+
+// afterDocumentMarker reports whether a line's text before a '%' is a document marker ("..."
+// or "---") and blanks: the lexer reads a directive there too.
+func afterDocumentMarker(before []byte) bool {
+	t := strings.TrimRight(string(before), " \t")
+	return t == "..." || t == "---"
 }
 
 // blockLevel is an open block mapping or list, at its column.

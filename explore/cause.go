@@ -24,14 +24,15 @@ type Diagnosis func(want, got *trace.Trace) []diagnose.Finding
 // divergence of the two traces under profile, region by region and field by field, and every
 // broken invariant of invs (nil: invariant.All()). Without want, the invariants alone. At
 // levels.Core both traces are judged in their core view, apart from the conventions the
-// implementation does not follow (follows lists those it does).
-func newDiagnosis(profile trace.Profile, invs []invariant.Invariant, level levels.Level, follows []string) Diagnosis {
+// implementation does not follow (follows lists those it does). Rules newer than tracks, the
+// pi the implementation is held to, name no finding.
+func newDiagnosis(profile trace.Profile, invs []invariant.Invariant, level levels.Level, follows []string, tracks string) Diagnosis {
 	if invs == nil {
 		invs = invariant.All()
 	}
 	if level == levels.Core {
 		invs = levels.Invariants(invs)
-		pi := newDiagnosis(profile, invs, levels.Pi, nil)
+		pi := newDiagnosis(profile, invs, levels.Pi, nil, tracks)
 		followed := map[string]bool{}
 		for _, id := range follows {
 			followed[id] = true
@@ -43,7 +44,7 @@ func newDiagnosis(profile trace.Profile, invs []invariant.Invariant, level level
 			return levels.Findings(pi(want, levels.View(got, followed)), followed)
 		}
 	}
-	opts := diagnose.Options{Invariants: invs}
+	opts := diagnose.Options{Invariants: invs, Tracks: tracks}
 	return func(want, got *trace.Trace) []diagnose.Finding {
 		// Most runs pass: those are told cheaply, without aligning the traces.
 		broken := len(invariant.CheckAll(got, invs...)) > 0

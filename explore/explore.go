@@ -73,7 +73,7 @@ type Options struct {
 	// trace.Semantic.
 	Profile trace.Profile
 	// Diagnose finds what is wrong with a run and gives each finding its cause signature;
-	// nil means newDiagnosis(Profile, Invariants, Level, Target.Follows), conform's diagnosis.
+	// nil means newDiagnosis(Profile, Invariants, Level, Target.Follows, Target.Tracks), conform's diagnosis.
 	Diagnose Diagnosis
 	// Level is levels.Pi (default: pi's conventions judged too) or levels.Core.
 	Level levels.Level
@@ -401,7 +401,7 @@ func (o Options) withDefaults() Options {
 func newExplorer(opts Options) *explorer {
 	x := &explorer{opts: opts, diagnose: opts.Diagnose}
 	if x.diagnose == nil {
-		x.diagnose = newDiagnosis(opts.Profile, opts.Invariants, opts.Level, opts.Target.Follows)
+		x.diagnose = newDiagnosis(opts.Profile, opts.Invariants, opts.Level, opts.Target.Follows, opts.Target.Tracks)
 	}
 	return x
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/turnstile-dev/turnstile/conformance/protocol"
+	"github.com/turnstile-dev/turnstile/levels"
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
@@ -283,6 +284,36 @@ func TestShortcutsAreNamedWithTheirCure(t *testing.T) {
 		}
 		if !strings.Contains(string(readme), readmeNote) {
 			t.Errorf("the README does not name the shortcuts:\n%s", readme)
+		}
+	}
+}
+
+// TestDiagnosisNamesOnlyRulesOfTheTrackedPi: explore's diagnosis holds an implementation to the
+// pi it tracks, as conform's does: durationMs missing is R-TIME-DURATION's (since pi 1.3.0) for
+// a port of 1.6.0, never for one of 1.0.3.
+func TestDiagnosisNamesOnlyRulesOfTheTrackedPi(t *testing.T) {
+	files, err := scenarios.Load([]string{"events/tool-turn"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := sim.Run(files[0].Scenario, sim.NewReference())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := tr.Expanded()
+	got := &trace.Trace{Entries: slices.Clone(want.Entries)}
+	for i, e := range got.Entries {
+		if trace.Key(e) == "event tool_execution_end" {
+			got.Entries[i].Data = []byte(strings.Replace(string(e.Data), `"durationMs":`, `"durationMsX":`, 1))
+		}
+	}
+	for _, tracks := range []string{"", "1.0.3"} {
+		named := false
+		for _, f := range newDiagnosis(trace.Strict, nil, levels.Pi, nil, tracks)(want, got) {
+			named = named || f.RuleID == "R-TIME-DURATION"
+		}
+		if named != (tracks == "") {
+			t.Errorf("tracking %q: R-TIME-DURATION named %v", tracks, named)
 		}
 	}
 }

@@ -272,18 +272,28 @@ func ExpandValues(e *Entry, data, answer any, earlier func(seq int) (data, answe
 	if l == nil {
 		return data, answer, nil
 	}
+	// object is an earlier entry's data (or answer) when it is an object; nil otherwise.
+	object := func(seq int, ofAnswer bool) map[string]any {
+		if seq >= e.Seq {
+			return nil
+		}
+		d, a, ok := earlier(seq)
+		if !ok {
+			return nil
+		}
+		if ofAnswer {
+			d = a
+		}
+		m, _ := d.(map[string]any)
+		return m
+	}
 	if l.AnswerExtends != 0 || l.AnswerKeep != 0 {
 		path := listPath(e, ListAnswer)
 		if path == nil {
 			return data, answer, fmt.Errorf("link %s on a %s entry, whose answer holds no messages", appendLink(nil, l), e.Name)
 		}
-		var a any
-		ok := l.AnswerExtends < e.Seq
-		if ok {
-			_, a, ok = earlier(l.AnswerExtends)
-		}
-		base, _ := a.(map[string]any)
-		if !ok || base == nil {
+		base := object(l.AnswerExtends, true)
+		if base == nil {
 			return data, answer, fmt.Errorf("the link refers to entry %d, whose answer is not an object", l.AnswerExtends)
 		}
 		own, _ := answer.(map[string]any)
@@ -302,13 +312,8 @@ func ExpandValues(e *Entry, data, answer any, earlier func(seq int) (data, answe
 		return data, answer, fmt.Errorf("a linked entry's data is not an object")
 	}
 	partialOf := func(seq int) (map[string]any, error) {
-		var pd any
-		ok := seq < e.Seq
-		if ok {
-			pd, _, ok = earlier(seq)
-		}
-		m, _ := pd.(map[string]any)
-		if !ok || m == nil {
+		m := object(seq, false)
+		if m == nil {
 			return nil, fmt.Errorf("the link refers to entry %d, whose data is not an object", seq)
 		}
 		if ame, ok := m["assistantMessageEvent"].(map[string]any); ok {
@@ -333,13 +338,8 @@ func ExpandValues(e *Entry, data, answer any, earlier func(seq int) (data, answe
 			if path == nil {
 				return data, answer, fmt.Errorf("link %s on a %s entry, which sends no such list", appendLink(nil, l), e.Name)
 			}
-			var bd any
-			ok := part.extends < e.Seq
-			if ok {
-				bd, _, ok = earlier(part.extends)
-			}
-			base, _ := bd.(map[string]any)
-			if !ok || base == nil {
+			base := object(part.extends, false)
+			if base == nil {
 				return data, answer, fmt.Errorf("the link refers to entry %d, whose data is not an object", part.extends)
 			}
 			prev, ok1 := listIn(base, path)

@@ -28,45 +28,23 @@ func (d *decoder) hooks(n ast.Node, h *sim.Hooks, r *refs) {
 			h.NoFollowUp = !d.boolean(f.value, what)
 			r.queueSwitches = append(r.queueSwitches, f.keyN)
 		case "convertToLlm":
-			h.ConvertToLLM = &sim.ConvertScript{}
-			for _, cf := range d.throwAlone(d.mapping(f.value, what, "keepCustomAsUser", "throw", "abort", "delay", "untilAbort"), what) {
-				switch cf.key {
-				case "abort":
-					h.ConvertToLLM.Abort = d.boolean(cf.value, what+".abort")
-				case "delay", "untilAbort":
-					d.wait(cf, what, &h.ConvertToLLM.Wait)
-				case "keepCustomAsUser":
-					h.ConvertToLLM.KeepCustomAsUser = d.boolean(cf.value, what+".keepCustomAsUser")
-				case "throw":
-					h.ConvertToLLM.Throw = d.str(cf.value, what+".throw")
-				}
-			}
+			c := &sim.ConvertScript{}
+			h.ConvertToLLM = c
+			d.hookAnswer(f.value, what, &c.Throw, &c.Abort, &c.Wait, func(cf field) {
+				c.KeepCustomAsUser = d.boolean(cf.value, what+".keepCustomAsUser")
+			}, "keepCustomAsUser")
 		case "transformContext":
-			h.TransformContext = &sim.TransformScript{}
-			for _, cf := range d.throwAlone(d.mapping(f.value, what, "keepLast", "throw", "abort", "delay", "untilAbort"), what) {
-				switch cf.key {
-				case "abort":
-					h.TransformContext.Abort = d.boolean(cf.value, what+".abort")
-				case "delay", "untilAbort":
-					d.wait(cf, what, &h.TransformContext.Wait)
-				case "keepLast":
-					h.TransformContext.KeepLast = int(d.duration(cf.value, what+".keepLast"))
-				case "throw":
-					h.TransformContext.Throw = d.str(cf.value, what+".throw")
-				}
-			}
+			t := &sim.TransformScript{}
+			h.TransformContext = t
+			d.hookAnswer(f.value, what, &t.Throw, &t.Abort, &t.Wait, func(cf field) {
+				t.KeepLast = int(d.duration(cf.value, what+".keepLast"))
+			}, "keepLast")
 		case "getApiKey":
-			h.GetAPIKey = &sim.KeyScript{}
-			for _, cf := range d.mapping(f.value, what, "key", "abort", "delay", "untilAbort") {
-				switch cf.key {
-				case "abort":
-					h.GetAPIKey.Abort = d.boolean(cf.value, what+".abort")
-				case "delay", "untilAbort":
-					d.wait(cf, what, &h.GetAPIKey.Wait)
-				default:
-					h.GetAPIKey.Key = d.str(cf.value, what+".key")
-				}
-			}
+			k := &sim.KeyScript{}
+			h.GetAPIKey = k
+			d.hookAnswer(f.value, what, nil, &k.Abort, &k.Wait, func(cf field) {
+				k.Key = d.str(cf.value, what+".key")
+			}, "key")
 		case "prepareRequest":
 			h.PrepareRequest = &sim.Script[sim.PrepareAnswer]{}
 			byCall(d, f.value, what, "prepareRequest", r, &h.PrepareRequest.Default, &h.PrepareRequest.ByCall,
@@ -88,14 +66,26 @@ func (d *decoder) hooks(n ast.Node, h *sim.Hooks, r *refs) {
 	}
 }
 
-// wait reads a hook answer's delay: or untilAbort: into w (both: at the abort of the hook's
-// signal, or after the delay, whichever comes first).
-func (d *decoder) wait(f field, what string, w *sim.Wait) {
-	switch f.key {
-	case "delay":
-		w.Delay = d.duration(f.value, what+".delay")
-	case "untilAbort":
-		w.UntilAbort = d.boolean(f.value, what+".untilAbort")
+// hookAnswer reads a hook's answer: the keys every hook takes — throw: (where throw is not
+// nil), abort: (the run), delay: and untilAbort: (a wait) — and, through own, its own keys.
+func (d *decoder) hookAnswer(n ast.Node, what string, throw *string, abort *bool, wait *sim.Wait, own func(field), keys ...string) {
+	if throw != nil {
+		keys = append(keys, "throw")
+	}
+	keys = append(keys, "abort", "delay", "untilAbort")
+	for _, f := range d.throwAlone(d.mapping(n, what, keys...), what) {
+		switch f.key {
+		case "throw":
+			*throw = d.str(f.value, what+".throw")
+		case "abort":
+			*abort = d.boolean(f.value, what+".abort")
+		case "delay":
+			wait.Delay = d.duration(f.value, what+".delay")
+		case "untilAbort":
+			wait.UntilAbort = d.boolean(f.value, what+".untilAbort")
+		default:
+			own(f)
+		}
 	}
 }
 
@@ -154,12 +144,8 @@ func (d *decoder) contextChange(n ast.Node, what string, r *refs) *sim.ContextCh
 // prepareAnswer reads a prepareRequest or prepareNextTurn answer.
 func (d *decoder) prepareAnswer(n ast.Node, what string, r *refs) sim.PrepareAnswer {
 	var a sim.PrepareAnswer
-	for _, f := range d.throwAlone(d.mapping(n, what, "context", "messages", "model", "thinkingLevel", "throw", "abort", "delay", "untilAbort"), what) {
+	d.hookAnswer(n, what, &a.Throw, &a.Abort, &a.Wait, func(f field) {
 		switch f.key {
-		case "abort":
-			a.Abort = d.boolean(f.value, what+".abort")
-		case "delay", "untilAbort":
-			d.wait(f, what, &a.Wait)
 		case "context":
 			a.Context = d.contextChange(f.value, what+".context", r)
 		case "messages":
@@ -168,10 +154,8 @@ func (d *decoder) prepareAnswer(n ast.Node, what string, r *refs) sim.PrepareAns
 			a.Model = d.model(f.value, what+".model")
 		case "thinkingLevel":
 			a.ThinkingLevel = d.thinkingLevel(f.value, what+".thinkingLevel")
-		case "throw":
-			a.Throw = d.str(f.value, what+".throw")
 		}
-	}
+	}, "context", "messages", "model", "thinkingLevel")
 	return a
 }
 
@@ -181,18 +165,9 @@ func (d *decoder) finishAnswer(n ast.Node, what string) sim.FinishAnswer {
 		return sim.FinishAnswer{Action: d.decision(n, what)}
 	}
 	var a sim.FinishAnswer
-	for _, f := range d.throwAlone(d.mapping(n, what, "action", "throw", "abort", "delay", "untilAbort"), what) {
-		switch f.key {
-		case "abort":
-			a.Abort = d.boolean(f.value, what+".abort")
-		case "delay", "untilAbort":
-			d.wait(f, what, &a.Wait)
-		case "action":
-			a.Action = d.decision(f.value, what+".action")
-		case "throw":
-			a.Throw = d.str(f.value, what+".throw")
-		}
-	}
+	d.hookAnswer(n, what, &a.Throw, &a.Abort, &a.Wait, func(f field) {
+		a.Action = d.decision(f.value, what+".action")
+	}, "action")
 	return a
 }
 
@@ -208,12 +183,8 @@ func (d *decoder) decision(n ast.Node, what string) loop.TurnDecision {
 
 func (d *decoder) beforeAnswer(n ast.Node, what string) sim.BeforeAnswer {
 	var a sim.BeforeAnswer
-	for _, f := range d.throwAlone(d.mapping(n, what, "block", "reason", "terminate", "setArgs", "throw", "abort", "delay", "untilAbort"), what) {
+	d.hookAnswer(n, what, &a.Throw, &a.Abort, &a.Wait, func(f field) {
 		switch f.key {
-		case "abort":
-			a.Abort = d.boolean(f.value, what+".abort")
-		case "delay", "untilAbort":
-			d.wait(f, what, &a.Wait)
 		case "block":
 			a.Block = d.boolean(f.value, what+".block")
 		case "reason":
@@ -222,21 +193,15 @@ func (d *decoder) beforeAnswer(n ast.Node, what string) sim.BeforeAnswer {
 			a.Terminate = d.boolean(f.value, what+".terminate")
 		case "setArgs":
 			a.SetArgs = d.object(f.value, what+".setArgs")
-		case "throw":
-			a.Throw = d.str(f.value, what+".throw")
 		}
-	}
+	}, "block", "reason", "terminate", "setArgs")
 	return a
 }
 
 func (d *decoder) afterAnswer(n ast.Node, what string) sim.AfterAnswer {
 	var a sim.AfterAnswer
-	for _, f := range d.throwAlone(d.mapping(n, what, "content", "details", "structuredContent", "isError", "terminate", "usage", "throw", "abort", "delay", "untilAbort"), what) {
+	d.hookAnswer(n, what, &a.Throw, &a.Abort, &a.Wait, func(f field) {
 		switch f.key {
-		case "abort":
-			a.Abort = d.boolean(f.value, what+".abort")
-		case "delay", "untilAbort":
-			d.wait(f, what, &a.Wait)
 		case "content":
 			a.Content = d.blocks(f.value, what+".content")
 		case "details":
@@ -252,10 +217,8 @@ func (d *decoder) afterAnswer(n ast.Node, what string) sim.AfterAnswer {
 		case "usage":
 			u := d.usage(f.value, what+".usage")
 			a.Usage = &u
-		case "throw":
-			a.Throw = d.str(f.value, what+".throw")
 		}
-	}
+	}, "content", "details", "structuredContent", "isError", "terminate", "usage")
 	return a
 }
 

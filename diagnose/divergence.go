@@ -1,7 +1,6 @@
 package diagnose
 
 import (
-	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -378,38 +377,11 @@ type move struct {
 	reported  bool
 }
 
-// pairMoves pairs each unmatched entry of the reference with an unmatched entry of the
-// implementation that reads the same but for its time (the same kind, name, target and
-// timeline line): one entry moved, not one lost and one added.
+// pairMoves indexes the comparison's moves by both their entries.
 func pairMoves(c *trace.Comparison) map[moveKey]*move {
-	// An entry but for its time: its kind, name, target and payload (hashed, so that a long
-	// run's thousand contexts are not decoded to be compared).
-	key := func(e *trace.Entry) string {
-		h := sha256.New()
-		for _, part := range [][]byte{e.Data, e.Answer, []byte(e.Error)} {
-			h.Write(part)
-			h.Write([]byte{0})
-		}
-		return e.Kind + "\x00" + e.Name + "\x00" + e.Target + "\x00" + string(h.Sum(nil))
-	}
-	extra := map[string][]int{}
-	for _, s := range c.Steps {
-		if s.Op == trace.Extra {
-			k := key(&c.Got[s.Got])
-			extra[k] = append(extra[k], s.Got)
-		}
-	}
 	out := map[moveKey]*move{}
-	for _, s := range c.Steps {
-		if s.Op != trace.Missing {
-			continue
-		}
-		k := key(&c.Want[s.Want])
-		if len(extra[k]) == 0 {
-			continue
-		}
-		m := &move{want: s.Want, got: extra[k][0]}
-		extra[k] = extra[k][1:]
+	for _, mv := range c.Moves() {
+		m := &move{want: mv.Want, got: mv.Got}
 		out[moveKey{trace.Missing, m.want}] = m
 		out[moveKey{trace.Extra, m.got}] = m
 	}

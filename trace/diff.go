@@ -109,11 +109,15 @@ func (c *Comparison) text(context, wantFrom, gotFrom int, cut bool) string {
 			fmt.Fprintf(&b, "  %s\n", f.Describe())
 		}
 	} else {
+		movedTo, movedFrom := map[int]int{}, map[int]int{}
+		for _, m := range c.Moves() {
+			movedTo[m.Want], movedFrom[m.Got] = m.Got, m.Want
+		}
 		for ; k < len(c.Steps) && c.Steps[k].Op != Same; k++ {
 			if t := c.Steps[k]; t.Op == Missing {
-				fmt.Fprintf(&b, "  - %s\n", TimelineLine(c.Want[t.Want]))
+				fmt.Fprintf(&b, "  - %s%s\n", TimelineLine(c.Want[t.Want]), movedNote(movedTo, t.Want, "the actual trace", gotFrom, t.Want+wantFrom))
 			} else {
-				fmt.Fprintf(&b, "  + %s\n", TimelineLine(c.Got[t.Got]))
+				fmt.Fprintf(&b, "  + %s%s\n", TimelineLine(c.Got[t.Got]), movedNote(movedFrom, t.Got, "the reference", wantFrom, t.Got+gotFrom))
 			}
 		}
 		if k == len(c.Steps) && !cut {
@@ -125,6 +129,20 @@ func (c *Comparison) text(context, wantFrom, gotFrom int, cut bool) string {
 		fmt.Fprintf(&b, "  (aligned over %d and %d entries from the difference's context on, the most diff holds at once; the traces go on past them)\n", len(c.Want), len(c.Got))
 	}
 	return b.String()
+}
+
+// movedNote is the note after a differing entry (index i of its side, numbered here)
+// that the other side (who) has elsewhere, at moved[i] (numbered from other+1); "" for none.
+func movedNote(moved map[int]int, i int, who string, other, here int) string {
+	j, ok := moved[i]
+	if !ok {
+		return ""
+	}
+	when := "later"
+	if other+j < here {
+		when = "earlier"
+	}
+	return fmt.Sprintf("   (moved: %s has it %s, at entry %d)", who, when, other+j+1)
 }
 
 // Describe says a field difference in one line: its path and both values (long ones around

@@ -95,3 +95,37 @@ func TestComparisonTextNamesTheField(t *testing.T) {
 		t.Errorf("a shorter trace:\n%s", text)
 	}
 }
+
+// TestComparisonTextSaysAnEntryMoved swaps two entries and moves one back: the difference
+// names where the other trace has the entry, not a loss.
+func TestComparisonTextSaysAnEntryMoved(t *testing.T) {
+	line := func(seq int, name string) string {
+		return fmt.Sprintf(`{"seq":%d,"t":0,"kind":"call","name":%q,"data":{}}`+"\n", seq, name)
+	}
+	read := func(names ...string) *trace.Trace {
+		var b strings.Builder
+		for i, n := range names {
+			b.WriteString(line(i+1, n))
+		}
+		tr, err := trace.ReadJSONL([]byte(b.String()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tr
+	}
+	ref := read("a", "b", "c", "d", "e")
+	for _, c := range []struct {
+		got  []string
+		want string
+	}{
+		{[]string{"a", "c", "b", "d", "e"}, "(moved: the actual trace has it later, at entry 3)"},
+		{[]string{"a", "d", "b", "c", "e"}, "(moved: the reference has it later, at entry 4)"},
+	} {
+		if text := trace.Compare(ref, read(c.got...), trace.Strict).Text(1); !strings.Contains(text, c.want) {
+			t.Errorf("%v: want %q in\n%s", c.got, c.want, text)
+		}
+	}
+	if text := trace.Compare(ref, read("a", "b", "d", "e", "x"), trace.Strict).Text(1); strings.Contains(text, "moved") {
+		t.Errorf("an entry lost and another added is not a move:\n%s", text)
+	}
+}

@@ -11,8 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/turnstile-dev/turnstile/diagnose"
 )
 
 // ReadJSON reads a report WriteJSON wrote. What the JSON does not hold is left zero: whether
@@ -30,7 +28,7 @@ func ReadJSON(r io.Reader) (Report, error) {
 	rep := Report{Implementation: in.Implementation, Profile: in.Profile, Passed: in.Passed, Failed: in.Failed, Skipped: in.Skipped,
 		ExpectedFailures: in.ExpectedFailures, Duration: time.Duration(in.DurationMs) * time.Millisecond, StartError: in.StartError,
 		DeliveriesAhead: in.DeliveriesAhead, StandingAnswers: in.StandingAnswers, Recheck: in.Recheck, Symptoms: in.Symptoms,
-		Families: in.Families, Invariants: in.Invariants}
+		KnownCauses: in.KnownCauses, Families: in.Families, Invariants: in.Invariants}
 	for _, c := range in.Causes {
 		rep.Causes = append(rep.Causes, c.Cause)
 	}
@@ -112,14 +110,7 @@ func Merge(reports []Report, names []string) (Report, error) {
 		out.Families = append(out.Families, *fams[n])
 	}
 	out.Invariants = invs
-	var ds []diagnose.Diagnosis
-	for _, res := range out.Results {
-		if (res.Status == Fail || res.Status == ExpectedFail) && len(res.Findings) > 0 && !res.Flaky {
-			ds = append(ds, diagnose.Diagnosis{Scenario: diagnose.Scenario{Name: res.Scenario, Family: res.Family}, Findings: res.Findings})
-		}
-	}
-	out.Causes = diagnose.Group(ds)
-	out.Symptoms = diagnose.Symptoms(ds, out.Causes)
+	out.diagnose(nil)
 	return out, nil
 }
 

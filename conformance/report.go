@@ -213,6 +213,12 @@ func (r *Report) WriteSummary(w io.Writer) error {
 			}
 		}
 	}
+	if len(r.KnownCauses) > 0 {
+		b.WriteString("\ncauses of the expected failures (--expect-fail), known and not counted:\n")
+		for _, c := range r.KnownCauses {
+			fmt.Fprintf(&b, "  %s — %d scenario%s, first %s\n", c.Title, len(c.Scenarios), plural(len(c.Scenarios)), c.Scenarios[0])
+		}
+	}
 	var flaky []string
 	conventions := map[string]int{}
 	for _, res := range r.Results {
@@ -341,6 +347,7 @@ type jsonReport struct {
 	Summary          string             `json:"summary"`
 	Causes           []jsonCause        `json:"causes"`
 	Symptoms         []diagnose.Symptom `json:"symptoms"`
+	KnownCauses      []diagnose.Cause   `json:"knownCauses,omitempty"`
 	Families         []Tally            `json:"families"`
 	Invariants       []Tally            `json:"invariants"`
 	Results          []jsonResult       `json:"results"`
@@ -368,7 +375,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	out := jsonReport{Implementation: r.Implementation, Profile: r.Profile, Passed: r.Passed, Failed: r.Failed,
 		Skipped: r.Skipped, ExpectedFailures: r.ExpectedFailures, DurationMs: r.Duration.Milliseconds(),
 		StartError: r.StartError, DeliveriesAhead: r.DeliveriesAhead, StandingAnswers: r.StandingAnswers, Recheck: r.Recheck, Summary: r.Summary(), Families: r.Families, Invariants: r.Invariants,
-		Causes: []jsonCause{}, Symptoms: r.Symptoms, Results: []jsonResult{}}
+		Causes: []jsonCause{}, Symptoms: r.Symptoms, KnownCauses: r.KnownCauses, Results: []jsonResult{}}
 	if out.Symptoms == nil {
 		out.Symptoms = []diagnose.Symptom{}
 	}

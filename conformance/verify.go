@@ -136,6 +136,9 @@ type Report struct {
 	// Symptoms are the kinds of findings seen only after the first divergence that no cause
 	// names (diagnose.Symptoms): consequences, or defects hidden behind a cause.
 	Symptoms []diagnose.Symptom
+	// KnownCauses are the causes of the expected failures (Options.ExpectFail), grouped
+	// apart: they are known, and counted in neither Causes nor Symptoms.
+	KnownCauses []diagnose.Cause
 	// Families is the outcome per rule family (suite folder), Invariants per invariant.
 	Families   []Tally
 	Invariants []Tally
@@ -388,9 +391,32 @@ func describe(sc *sim.Scenario, opts Options) diagnose.Scenario {
 	return d
 }
 
+// diagnose groups the failures' findings into causes: the counted failures' causes and
+// symptoms, and apart the expected failures' (KnownCauses). A flaky result is not grouped;
+// desc describes the scenarios by name (else a result's own name and family).
+func (r *Report) diagnose(desc map[string]diagnose.Scenario) {
+	var counted, known []diagnose.Diagnosis
+	for _, res := range r.Results {
+		if len(res.Findings) == 0 || res.Flaky || res.Status != Fail && res.Status != ExpectedFail {
+			continue
+		}
+		d, ok := desc[res.Scenario]
+		if !ok {
+			d = diagnose.Scenario{Name: res.Scenario, Family: res.Family}
+		}
+		if res.Status == ExpectedFail {
+			known = append(known, diagnose.Diagnosis{Scenario: d, Findings: res.Findings})
+		} else {
+			counted = append(counted, diagnose.Diagnosis{Scenario: d, Findings: res.Findings})
+		}
+	}
+	r.Causes = diagnose.Group(counted)
+	r.Symptoms = diagnose.Symptoms(counted, r.Causes)
+	r.KnownCauses = diagnose.Group(known)
+}
+
 // Finish groups the failures into causes and tallies the profile by family and invariant.
 func (r *Report) Finish(opts Options) {
-	var ds []diagnose.Diagnosis
 	fams := map[string]*Tally{}
 	var famOrder []string
 	invs := opts.Invariants
@@ -403,13 +429,6 @@ func (r *Report) Finish(opts Options) {
 	}
 	for _, res := range r.Results {
 		failed := res.Status == Fail || res.Status == ExpectedFail
-		if failed && len(res.Findings) > 0 && !res.Flaky {
-			desc, ok := opts.Scenarios[res.Scenario]
-			if !ok {
-				desc = diagnose.Scenario{Name: res.Scenario, Family: res.Family}
-			}
-			ds = append(ds, diagnose.Diagnosis{Scenario: desc, Findings: res.Findings})
-		}
 		name := res.Family
 		if name == "" {
 			name = "(no family)"
@@ -441,8 +460,7 @@ func (r *Report) Finish(opts Options) {
 			}
 		}
 	}
-	r.Causes = diagnose.Group(ds)
-	r.Symptoms = diagnose.Symptoms(ds, r.Causes)
+	r.diagnose(opts.Scenarios)
 	slices.Sort(famOrder)
 	r.Families = nil
 	for _, name := range famOrder {

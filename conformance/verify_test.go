@@ -332,6 +332,15 @@ func TestVerifyExpectFail(t *testing.T) {
 	if report.ExpectedFailures != 1 || report.Skipped != 0 || report.Failed != 0 || report.Summary() != "0 passed, 0 failed" || !report.OK() {
 		t.Errorf("counts: %d expected, %d skipped, %d failed, summary %q", report.ExpectedFailures, report.Skipped, report.Failed, report.Summary())
 	}
+	// Its cause is known: grouped apart, not among the causes of failure.
+	var sum strings.Builder
+	if err := report.WriteSummary(&sum); err != nil {
+		t.Fatal(err)
+	}
+	if len(report.Causes) != 0 || len(report.Symptoms) != 0 || len(report.KnownCauses) != 1 ||
+		!strings.Contains(sum.String(), "causes of the expected failures") || strings.Contains(sum.String(), "cause of failure") {
+		t.Errorf("causes %+v, symptoms %+v, known %+v:\n%s", report.Causes, report.Symptoms, report.KnownCauses, sum.String())
+	}
 	report = conformance.Verify(context.Background(), []*sim.Scenario{broken}, sim.NewReference(), conformance.Options{
 		ExpectFail: map[string]bool{"text-only": true},
 	})

@@ -29,6 +29,7 @@ type situation struct {
 	parallel, sequential                bool // the entry's tool batch, as the trace runs it
 	terminating                         bool // after a batch one of whose results terminates
 	finishContinue, finishEnd           bool
+	turnContinue                        bool   // the last turn's finishTurn answered continue
 	beforeFinish                        bool   // a turn_end its turn's finishTurn call follows
 	disagrees                           bool   // the turn's stopReason disagrees with its content
 	origin                              string // a message event's, or a turn's pending messages': prompt, steering, follow-up, prepared, declaration
@@ -71,6 +72,8 @@ func (s situation) holds(when string) bool {
 		return s.terminating
 	case "after finishTurn continue":
 		return s.finishContinue
+	case "lacking after its turn's finishTurn continue":
+		return s.lacking && s.turnContinue
 	case "after finishTurn end":
 		return s.finishEnd
 	case "before finishTurn":
@@ -100,7 +103,7 @@ func (s situation) holds(when string) bool {
 // knownWhen is every "when" the table may use (a test holds the table to it).
 var knownWhen = []string{"startup", "after a turn", "before a later turn", "within a turn", "lacking", "an error result the loop makes", "invalid arguments", "in a truncated turn", "a truncated turn's calls lacking", "after a truncated batch", "after a hard exit",
 	"after an abort", "in a parallel batch", "in a sequential batch", "after a terminating batch",
-	"after finishTurn continue", "after finishTurn end", "before finishTurn", "stopReason disagrees", "a prompt", "steering", "steering (poll A)", "steering (poll B)", "follow-up",
+	"after finishTurn continue", "lacking after its turn's finishTurn continue", "after finishTurn end", "before finishTurn", "stopReason disagrees", "a prompt", "steering", "steering (poll A)", "steering (poll B)", "follow-up",
 	"prepared", "queued", "a declaration"}
 
 // situations walks a trace once and says where each entry stands.
@@ -149,7 +152,7 @@ type walker struct {
 // step says where entry e stands, and takes in what it says of the entries after it.
 func (w *walker) step(e *trace.Entry) situation {
 	s := situation{startup: !w.requested, truncated: w.truncated, hardExit: w.hardExit, aborted: w.aborted, terminating: w.terminating,
-		afterTruncated: w.afterTruncated, finishContinue: w.continued, finishEnd: w.finish == "end", disagrees: w.disagrees}
+		afterTruncated: w.afterTruncated, finishContinue: w.continued, turnContinue: w.finish == "continue", finishEnd: w.finish == "end", disagrees: w.disagrees}
 	if e.Kind == trace.KindCall && (e.Name == trace.CallStream || e.Name == trace.HookPrepareNextTurn) ||
 		e.Kind == trace.KindEvent && e.Name == string(loop.TurnStart) {
 		s.origin = w.origin // the messages pending for the turn it starts

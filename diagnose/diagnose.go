@@ -241,6 +241,12 @@ func gathers(path string) bool {
 	return false
 }
 
+// queuesAnswered reports whether divergence d says only that the Agent's queues answered
+// otherwise (R-AGENT-QUEUES), where agent-queues' violation f says which rule made them.
+func queuesAnswered(d, f Finding) bool {
+	return d.RuleID == "R-AGENT-QUEUES" && f.Invariant == "agent-queues"
+}
+
 // foldInvariants leaves out the invariant findings that say what a divergence finding says
 // already (one defect, seen twice): broken at an entry the divergence shows on, or breaking
 // the divergence's rule. The divergence gets the invariant's words; the others are returned.
@@ -266,7 +272,8 @@ func foldInvariants(divs []Finding, invs []Finding) []Finding {
 				}
 			}
 			i = slices.IndexFunc(divs, func(d Finding) bool {
-				return d.Kind == Divergence && d.RuleID != "" && slices.ContainsFunc(ids, func(id string) bool { return causeRule(id) == causeRule(d.RuleID) })
+				return d.Kind == Divergence && d.RuleID != "" && (slices.ContainsFunc(ids, func(id string) bool { return causeRule(id) == causeRule(d.RuleID) }) ||
+					queuesAnswered(d, f))
 			})
 			if i < 0 {
 				// Broken at the entry after a region one side lacks, by the rule of an entry
@@ -286,10 +293,13 @@ func foldInvariants(divs []Finding, invs []Finding) []Finding {
 			divs[i].Says += "; it breaks invariant " + f.Invariant + ": " + f.Actual
 			divs[i].Invariant = f.Invariant
 		}
-		if d := &divs[i]; d.RuleID == "R-NO-TURN-LIMIT" && !d.stops && flowInvariants[f.Invariant] && f.RuleID != "" && f.RuleID != d.RuleID {
-			// A request lacking where the loop went on says only that its course changed; the
-			// course, judged at the same place, says why (a follow-up taken early, a poll too
-			// many). Where the loop stopped instead, it stopped: R-NO-TURN-LIMIT.
+		d := &divs[i]
+		if (d.RuleID == "R-NO-TURN-LIMIT" && !d.stops && flowInvariants[f.Invariant] || queuesAnswered(*d, f)) && f.RuleID != "" && f.RuleID != d.RuleID {
+			// A request lacking where the loop went on says only that its course changed, and
+			// queued messages taken otherwise only that the queues answered otherwise; the
+			// invariant, judged at the same place, says why (a follow-up taken early, a poll
+			// too many, continue()'s first poll). Where the loop stopped instead, it stopped:
+			// R-NO-TURN-LIMIT.
 			d.Signature = f.RuleID + strings.TrimPrefix(d.Signature, d.RuleID)
 			d.Headline = f.RuleID + strings.TrimPrefix(d.Headline, d.RuleID)
 			d.RuleID, d.Rule = f.RuleID, RuleTitles([]string{f.RuleID})

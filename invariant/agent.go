@@ -199,7 +199,7 @@ func (q *queueWatch) endInjection() {
 	if q.tookSteering > 1 && !q.steerAll {
 		if q.lastTurnEnd < 0 && q.startedByContinue {
 			// Two drains may have taken them: continue()'s and the run's first poll.
-			q.vs.add(v, i, "the first turn of a run continue() started took %d steering messages in one-at-a-time mode: a poll takes one, and when continue() from an assistant tail takes one as the prompt, the run's first steering poll answers nothing (R-AGENT-CONTINUE)", q.tookSteering)
+			q.vs.addRule(v, i, "R-AGENT-CONTINUE", "the first turn of a run continue() started took %d steering messages in one-at-a-time mode: a poll takes one, and when continue() from an assistant tail takes one as the prompt, the run's first steering poll answers nothing (R-AGENT-CONTINUE)", q.tookSteering)
 		} else {
 			q.vs.add(v, i, "one poll took %d steering messages in one-at-a-time mode", q.tookSteering)
 		}

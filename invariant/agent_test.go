@@ -53,14 +53,15 @@ func TestAgentQueues(t *testing.T) {
 	})
 	t.Run("continue's first poll takes a steering message in one-at-a-time mode", func(t *testing.T) {
 		// continue() took "s1" as the prompt; its run's first poll took "s2" too, which should
-		// have waited for the next turn. The violation says both drains, not one poll.
+		// have waited for the next turn. The violation says both drains, not one poll, and
+		// names R-AGENT-CONTINUE (continue()'s first poll answers nothing), not the queues'.
 		tr := agentTrace(t, "continue-steering-one-at-a-time")
 		end1 := find(t, tr, `ev    message_end user "s1"`, 0)
 		bad := move(tr, find(t, tr, `ev    message_start user "s2"`, 0), end1+1)
 		bad = move(bad, find(t, bad, `ev    message_end user "s2"`, 0), end1+2)
 		mustFail(t, "agent-queues", bad)
 		inv, _ := invariant.ByName("agent-queues")
-		if vs := inv.Check(bad); len(vs) == 0 || !strings.Contains(vs[0].Msg, "the first turn of a run continue() started took 2 steering messages") {
+		if vs := inv.Check(bad); len(vs) == 0 || !strings.Contains(vs[0].Msg, "the first turn of a run continue() started took 2 steering messages") || vs[0].Rule != "R-AGENT-CONTINUE" {
 			t.Errorf("violations %v", vs)
 		}
 	})

@@ -200,7 +200,7 @@ var rulesOf = map[string][]string{
 	"results":      {"R-CONTENT-DECIDES", "R-TOOL-RESULT-MESSAGE", "R-EXEC-SEQUENTIAL", "R-EXEC-PARALLEL", "R-TOOL-UPDATES", "R-TIME-DURATION"},
 	"snapshots":    {"R-STREAM-START", "R-STREAM-UPDATE", "R-STREAM-END", "R-STREAM-THINKING-LEVEL", "R-EV-SNAPSHOT"},
 	"reports":      {"R-NEW-MESSAGES", "R-FINISH-WHEN", "R-PREPARE-NEXT-TURN"},
-	"agent-queues": {"R-AGENT-QUEUES"},
+	"agent-queues": {"R-AGENT-QUEUES", "R-AGENT-CONTINUE"},
 	"agent-runs":   {"R-AGENT-BUSY", "R-AGENT-LISTENERS"},
 }
 

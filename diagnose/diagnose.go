@@ -145,6 +145,7 @@ func markConsequences(c *trace.Comparison, divs []Finding) {
 	rules := map[string]bool{}         // the rules of the roots so far
 	values := map[string]bool{}        // the fields and values of the field findings so far
 	course := false                    // a root changed the run's course (entries lacking, added, moved)
+	queues := false                    // a root found an Agent's queues holding other messages
 	for i := range divs {
 		d := &divs[i]
 		value := fieldName(d.Path) + "\x00" + d.Expected + "\x00" + d.Actual
@@ -159,6 +160,10 @@ func markConsequences(c *trace.Comparison, divs []Finding) {
 			case d.Path != "" && values[value]:
 				// The same field with the same values, carried on (a tool's result into its
 				// message, the turn's list, the next context).
+				d.Consequence = true
+			case d.RuleID == "R-AGENT-QUEUES" && queues:
+				// The queues held other messages (a reset that left one): what they answer
+				// later differs for that.
 				d.Consequence = true
 			case d.RuleID != "" && rules[d.RuleID]:
 				// One rule broken twice in a scenario is most likely one defect showing twice
@@ -188,6 +193,9 @@ func markConsequences(c *trace.Comparison, divs []Finding) {
 		if !d.Consequence {
 			rules[d.RuleID] = true
 			course = course || d.Path == "" && d.Kind == Divergence
+			queues = queues || slices.ContainsFunc(strings.Split(folded(d.Path), "."), func(m string) bool {
+				return m == "queued" || m == "queued[]" || m == "hasQueuedMessages"
+			})
 		}
 		if d.Path != "" {
 			values[value] = true

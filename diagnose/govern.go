@@ -30,6 +30,7 @@ type situation struct {
 	terminating                         bool // after a batch one of whose results terminates
 	finishContinue, finishEnd           bool
 	turnContinue                        bool   // the last turn's finishTurn answered continue
+	afterReset                          bool   // an Agent's reset(), with only state queries since
 	beforeFinish                        bool   // a turn_end its turn's finishTurn call follows
 	disagrees                           bool   // the turn's stopReason disagrees with its content
 	origin                              string // a message event's, or a turn's pending messages': prompt, steering, follow-up, prepared, declaration
@@ -72,6 +73,8 @@ func (s situation) holds(when string) bool {
 		return s.terminating
 	case "after finishTurn continue":
 		return s.finishContinue
+	case "after a reset":
+		return s.afterReset
 	case "lacking after its turn's finishTurn continue":
 		return s.lacking && s.turnContinue
 	case "after finishTurn end":
@@ -103,7 +106,7 @@ func (s situation) holds(when string) bool {
 // knownWhen is every "when" the table may use (a test holds the table to it).
 var knownWhen = []string{"startup", "after a turn", "before a later turn", "within a turn", "lacking", "an error result the loop makes", "invalid arguments", "in a truncated turn", "a truncated turn's calls lacking", "after a truncated batch", "after a hard exit",
 	"after an abort", "in a parallel batch", "in a sequential batch", "after a terminating batch",
-	"after finishTurn continue", "lacking after its turn's finishTurn continue", "after finishTurn end", "before finishTurn", "stopReason disagrees", "a prompt", "steering", "steering (poll A)", "steering (poll B)", "follow-up",
+	"after finishTurn continue", "lacking after its turn's finishTurn continue", "after a reset", "after finishTurn end", "before finishTurn", "stopReason disagrees", "a prompt", "steering", "steering (poll A)", "steering (poll B)", "follow-up",
 	"prepared", "queued", "a declaration"}
 
 // situations walks a trace once and says where each entry stands.
@@ -141,6 +144,7 @@ type walker struct {
 	requested, inTurnEnd, truncated, hardExit, aborted, terminating bool
 	ran, afterTruncated                                             bool // the turn's batch ran; it was a truncated one
 	continued                                                       bool // a finishTurn of the run answered continue
+	reset                                                           bool // an Agent's reset(), with only state queries since
 	finish                                                          string
 	steeringSinceTurnEnd                                            int
 	disagrees                                                       bool
@@ -152,7 +156,7 @@ type walker struct {
 // step says where entry e stands, and takes in what it says of the entries after it.
 func (w *walker) step(e *trace.Entry) situation {
 	s := situation{startup: !w.requested, truncated: w.truncated, hardExit: w.hardExit, aborted: w.aborted, terminating: w.terminating,
-		afterTruncated: w.afterTruncated, finishContinue: w.continued, turnContinue: w.finish == "continue", finishEnd: w.finish == "end", disagrees: w.disagrees}
+		afterTruncated: w.afterTruncated, finishContinue: w.continued, turnContinue: w.finish == "continue", afterReset: w.reset, finishEnd: w.finish == "end", disagrees: w.disagrees}
 	if e.Kind == trace.KindCall && (e.Name == trace.CallStream || e.Name == trace.HookPrepareNextTurn) ||
 		e.Kind == trace.KindEvent && e.Name == string(loop.TurnStart) {
 		s.origin = w.origin // the messages pending for the turn it starts
@@ -180,7 +184,13 @@ func (w *walker) delivery(e *trace.Entry) {
 		Op       string
 		Messages []json.RawMessage
 	}
-	if json.Unmarshal(e.Data, &d) == nil && (d.Op == trace.OpPrompt || d.Op == trace.OpContinue) {
+	if json.Unmarshal(e.Data, &d) != nil {
+		return
+	}
+	if d.Op != trace.OpState {
+		w.reset = d.Op == trace.OpReset
+	}
+	if d.Op == trace.OpPrompt || d.Op == trace.OpContinue {
 		w.prompts = 0
 		if d.Op == trace.OpPrompt {
 			w.prompts = max(1, len(d.Messages)) // a text is one message

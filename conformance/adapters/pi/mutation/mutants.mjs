@@ -173,6 +173,12 @@ export const MUTANTS = [
 		replace: 'thinkingLevel: initialState?.thinkingLevel ?? "medium",',
 	},
 	{
+		case: "should create an agent instance with default state",
+		file: "agent.js",
+		find: "model: initialState?.model ?? DEFAULT_MODEL,",
+		replace: "model: initialState?.model,",
+	},
+	{
 		case: "forwards sessionId to streamFunction options",
 		file: "agent.js",
 		find: "sessionId: this.sessionId,",

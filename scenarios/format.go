@@ -120,6 +120,9 @@ func (d *decoder) decodeScenario(root ast.Node, sc *sim.Scenario, file *File, r 
 			d.expect(f.value, ex)
 		}
 	}
+	if sc.Agent != nil && sc.Agent.DefaultModel && sc.Model != sim.DefaultModel {
+		d.errorf(agentKey, "agent.defaultModel: true gives the Agent no model; leave config.model out")
+	}
 	if runToolCallKey != nil {
 		d.checkRunToolCall(sc, r, runToolCallKey, agentKey != nil || continueKey != nil || sawRun)
 	} else {

@@ -339,10 +339,14 @@ func (d *decoder) agentScript(n ast.Node) *sim.AgentScript {
 	if _, ok := d.unwrap(n).(*ast.NullNode); ok {
 		return a
 	}
-	for _, f := range d.mapping(n, "agent", "systemPrompt", "barriers") {
+	for _, f := range d.mapping(n, "agent", "systemPrompt", "defaultModel", "barriers") {
 		switch f.key {
 		case "systemPrompt":
 			a.SystemPrompt = d.str(f.value, "agent.systemPrompt")
+		case "defaultModel":
+			if a.DefaultModel = d.boolean(f.value, "agent.defaultModel"); !a.DefaultModel {
+				d.errorf(f.value, "agent.defaultModel: false is the default; leave the key out")
+			}
 		case "barriers":
 			seen := map[string]bool{}
 			for i, bn := range d.sequence(f.value, "agent.barriers", false) {

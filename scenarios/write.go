@@ -238,11 +238,15 @@ func wEach[T any, W any](items []T, write func(T) W) []any {
 	return out
 }
 
-// wAgent is an Agent scenario's agent: its system prompt and barriers.
+// wAgent is an Agent scenario's agent: its system prompt, whether it has no model, its
+// barriers.
 func wAgent(a *sim.AgentScript) object {
 	var o object
 	if a.SystemPrompt != "" {
 		o.set("systemPrompt", a.SystemPrompt)
+	}
+	if a.DefaultModel {
+		o.set("defaultModel", true)
 	}
 	if len(a.Barriers) > 0 {
 		var bs []any

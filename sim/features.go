@@ -45,18 +45,21 @@ const (
 	// FeatureRunToolCall: the scenario runs tool calls through runToolCall, pi's single-call
 	// entry point (protocol version 2, §13.7).
 	FeatureRunToolCall = "runToolCall"
+	// FeatureDefaultModel: an Agent scenario's setup carries no model, so the Agent takes its
+	// own default (pi's DEFAULT_MODEL; protocol version 2, §13.8).
+	FeatureDefaultModel = "defaultModel"
 )
 
 // ProtocolTwoFeatures are the features that need protocol version 2: an implementation that
 // speaks only version 1 lacks them.
-var ProtocolTwoFeatures = []string{FeatureToolResolvesNothing, FeatureStreamOptions, FeatureAbortInHook, FeatureWaitingHooks, FeatureAgent, FeatureRunToolCall}
+var ProtocolTwoFeatures = []string{FeatureToolResolvesNothing, FeatureStreamOptions, FeatureAbortInHook, FeatureWaitingHooks, FeatureAgent, FeatureRunToolCall, FeatureDefaultModel}
 
 // Features lists every optional feature, in the order docs/SEMANTICS.md documents them.
 var Features = []string{
 	FeatureContinue, FeatureSeveralPrompts, FeatureCustomMessages, FeaturePrepareArguments,
 	FeatureArgumentMutation, FeatureThrowingHooks, FeatureThrowingStreams, FeatureArgumentsError,
 	FeatureStructuredContent, FeatureToolResolvesNothing, FeatureStreamOptions, FeatureAbortInHook,
-	FeatureWaitingHooks, FeatureAgent, FeatureRunToolCall,
+	FeatureWaitingHooks, FeatureAgent, FeatureRunToolCall, FeatureDefaultModel,
 }
 
 // NeededFeatures returns the optional features sc needs, in the order of Features. They are
@@ -68,6 +71,7 @@ func NeededFeatures(sc *Scenario) []string {
 	need.add(FeatureStreamOptions, sc.StreamOptions)
 	need.add(FeatureAgent, sc.Agent != nil)
 	need.add(FeatureRunToolCall, sc.RunToolCall)
+	need.add(FeatureDefaultModel, sc.Agent != nil && sc.Agent.DefaultModel)
 	hookMessages := need.hooks(sc)
 	need.customMessages(sc, hookMessages)
 	need.tools(sc)

@@ -46,7 +46,9 @@ type Setup struct {
 	// Hooks may later replace the context's tools by other names from this list.
 	Tools       []ToolSetup `json:"tools"`
 	ActiveTools []string    `json:"activeTools"`
-	Model       ModelSetup  `json:"model"`
+	// Model is the model of the run's requests; zero (left out) in an Agent scenario whose
+	// Agent takes its own default (feature defaultModel).
+	Model ModelSetup `json:"model,omitzero"`
 	// ThinkingLevel is the requested level, "off" for none.
 	ThinkingLevel string `json:"thinkingLevel"`
 	APIKey        string `json:"apiKey,omitempty"`

@@ -2,6 +2,8 @@ package sim_test
 
 import (
 	"bytes"
+	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/turnstile-dev/turnstile/explore"
@@ -94,5 +96,56 @@ func TestAWrappedReferenceIsGivenEveryDelivery(t *testing.T) {
 	}
 	if a, b := direct.JSONL(), wrapped.JSONL(); !bytes.Equal(a, b) {
 		t.Errorf("direct and wrapped differ:\n%s", trace.Compare(wrapped, direct, trace.Strict).Text(2))
+	}
+}
+
+// setupKeeper is the reference keeping the setup it was started with.
+type setupKeeper struct {
+	*sim.Reference
+	setup *sim.Setup
+}
+
+func (k setupKeeper) Start(setup sim.Setup, port sim.Port) error {
+	*k.setup = setup
+	return k.Reference.Start(setup, port)
+}
+
+// TestDefaultModelLeavesTheModelOut checks that an Agent given no model (feature
+// defaultModel) is set up without one, on the wire too, and that the reference's Agent then
+// asks for pi's DEFAULT_MODEL; a scenario naming no model gets sim.DefaultModel.
+func TestDefaultModelLeavesTheModelOut(t *testing.T) {
+	for _, c := range []struct {
+		defaultModel bool
+		wire         string // the setup's "model" member, "" for none
+		requested    string // the stream call's model id
+	}{
+		{false, `{"id":"faux-1","api":"faux","provider":"faux"}`, "faux-1"},
+		{true, "", "unknown"},
+	} {
+		sc := &sim.Scenario{
+			Name:      "default-model",
+			Agent:     &sim.AgentScript{DefaultModel: c.defaultModel},
+			Responses: []sim.Response{{Content: []loop.Block{loop.TextContent{Text: "ok"}}}},
+			User:      []sim.UserAction{{At: new(int64), Op: &sim.AgentOp{Op: trace.OpPrompt, Text: "hi"}}},
+		}
+		var setup sim.Setup
+		tr, err := sim.Run(sc, setupKeeper{sim.NewReference(), &setup})
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := json.Marshal(setup)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var members map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &members); err != nil {
+			t.Fatal(err)
+		}
+		if got := string(members["model"]); got != c.wire {
+			t.Errorf("defaultModel %v: the setup's model is %q, want %q", c.defaultModel, got, c.wire)
+		}
+		if want := "model=" + c.requested; !strings.Contains(string(tr.Timeline()), want) {
+			t.Errorf("defaultModel %v: no request with %s:\n%s", c.defaultModel, want, tr.Timeline())
+		}
 	}
 }

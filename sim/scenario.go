@@ -367,6 +367,9 @@ type UserAction struct {
 type AgentScript struct {
 	// SystemPrompt is the Agent's initial system prompt (pi: initialState.systemPrompt).
 	SystemPrompt string
+	// DefaultModel gives the Agent no model: the setup leaves it out and the Agent takes its
+	// own default, pi's DEFAULT_MODEL (feature defaultModel). The scenario's Model is unused.
+	DefaultModel bool
 	// Barriers hold the implementation's event listener until released.
 	Barriers []Barrier
 }

@@ -669,7 +669,10 @@ func (s *scheduled) valueFor() Delivery {
 func (w *world) setup() (Setup, error) {
 	sc := w.sc
 	model := sc.Model
-	if model == (loop.Model{}) {
+	switch {
+	case sc.Agent != nil && sc.Agent.DefaultModel:
+		model = loop.Model{} // left out: the Agent's own default
+	case model == (loop.Model{}):
 		model = DefaultModel
 	}
 	s := Setup{

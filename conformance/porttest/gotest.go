@@ -311,7 +311,8 @@ func inBubble(t *testing.T, sc *sim.Scenario, impl *inProcess, attempt int) (*tr
 // portHello is port's Hello as the kit serves it: a port of protocol 2 that is not a
 // AgentPort, or served without bubbles, lacks the Agent; served without bubbles it lacks
 // waitingHooks too (a hook that waits would be a goroutine the kit cannot count); one without
-// a RunToolCall method lacks runToolCall (§13.7).
+// a RunToolCall method lacks runToolCall (§13.7). Every port lacks defaultModel (§13.8): the
+// kit has no way to learn whether a port's Agent has a default model.
 func portHello(port Port, bubbles bool) protocol.Hello {
 	h := port.Hello()
 	_, agent := port.(AgentPort)
@@ -324,6 +325,9 @@ func portHello(port Port, bubbles bool) protocol.Hello {
 	}
 	if h.Protocol >= 2 && !runner && !slices.Contains(h.Lacks, sim.FeatureRunToolCall) {
 		h.Lacks = append(slices.Clone(h.Lacks), sim.FeatureRunToolCall)
+	}
+	if h.Protocol >= 2 && !slices.Contains(h.Lacks, sim.FeatureDefaultModel) {
+		h.Lacks = append(slices.Clone(h.Lacks), sim.FeatureDefaultModel)
 	}
 	return h
 }

@@ -30,6 +30,7 @@ export type Feature =
 	| "structuredContent"
 	| "agent"
 	| "runToolCall"
+	| "defaultModel"
 	| "toolResolvesNothing"
 	| "streamOptions"
 	| "abortInHook"
@@ -58,7 +59,8 @@ export interface Setup {
 	messages?: any[];
 	tools?: ToolSpec[];
 	activeTools?: string[];
-	model: Model;
+	/** Absent only in an Agent setup whose Agent takes its own default model (feature defaultModel, PROTOCOL.md §13.8). */
+	model?: Model;
 	thinkingLevel?: string;
 	apiKey?: string;
 	toolExecution?: "parallel" | "sequential";
@@ -230,7 +232,7 @@ export interface Options {
 	load?: () => Promise<void> | void;
 	/** The newest protocol version you speak (default 1). With 2, list in `lacks` the v2 features you do not have. */
 	protocol?: 1 | 2;
-	/** Version 2: builds an Agent scenario's Agent, subscribes its listener, returns its handler. Without it, the hello lacks `agent`. */
+	/** Version 2: builds an Agent scenario's Agent, subscribes its listener, returns its handler. Without it, the hello lacks `agent`. An Agent setup may carry no model (feature defaultModel, §13.8): give the Agent none, or list `defaultModel` in `lacks`. */
 	agent?: (session: Session) => AgentHandler;
 	/**
 	 * Version 2: runs one tool call through the loop's runToolCall (PROTOCOL.md §13.7), built from

@@ -36,7 +36,9 @@ export function startAgent(s, pi) {
 	const options = {
 		initialState: {
 			systemPrompt: a.systemPrompt,
-			model: wireModel(setup.model),
+			// none (feature defaultModel, §13.8): pi's Agent then takes its DEFAULT_MODEL, the same
+			// in every release 0.87.1–1.6.0 (initialState.model ?? DEFAULT_MODEL)
+			model: setup.model ? wireModel(setup.model) : undefined,
 			// "off" (none) is left out: pi's Agent then takes its default, which the scenarios
 			// with "off" pin (pi: initialState.thinkingLevel ?? "off")
 			thinkingLevel: setup.thinkingLevel && setup.thinkingLevel !== "off" ? setup.thinkingLevel : undefined,

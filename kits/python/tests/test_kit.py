@@ -427,7 +427,7 @@ class VersionTwoTest(unittest.TestCase):
         status, out = serve(lambda s: [], self.HELLO2)
         self.assertEqual(status, 0)
         self.assertEqual(out[0]["protocol"], 2)
-        self.assertEqual(out[0]["capabilities"]["lacks"], ["agent", "toolResolvesNothing", "runToolCall", "waitingHooks"])
+        self.assertEqual(out[0]["capabilities"]["lacks"], ["agent", "toolResolvesNothing", "runToolCall", "defaultModel", "waitingHooks"])
 
     def test_an_answer_that_aborts_fires_the_signal_before_the_hook_returns(self):
         status, out = serve(self.aborts_in_hook, self.HELLO2, start(hooks=["beforeToolCall"]),

@@ -173,7 +173,7 @@ class AgentScenarioTest(unittest.TestCase):
                 status, out = serve(run, *BARRIER_SCRIPT, agent=toy)
                 self.assertEqual(status, 0)
                 self.assertEqual([brief(m) for m in out], BARRIER_EXPECTED)
-                self.assertEqual(out[0]["capabilities"]["lacks"], ["toolResolvesNothing", "runToolCall", "waitingHooks"])
+                self.assertEqual(out[0]["capabilities"]["lacks"], ["toolResolvesNothing", "runToolCall", "defaultModel", "waitingHooks"])
                 self.assertEqual(out[13]["notification"]["data"],
                                  {"id": "u5", "op": "state", "outcome": "accepted", "state": {"isStreaming": True, "aborted": 0}})
                 self.assertEqual(out[21]["notification"]["data"],
@@ -264,7 +264,7 @@ class AgentErrorsTest(unittest.TestCase):
     def test_an_agent_scenario_without_an_agent_function(self):
         status, out = serve(loop_never_runs, HELLO2, agent_start())
         self.assertEqual(status, 1)
-        self.assertEqual(out[0]["capabilities"]["lacks"], ["agent", "toolResolvesNothing", "runToolCall", "waitingHooks"])
+        self.assertEqual(out[0]["capabilities"]["lacks"], ["agent", "toolResolvesNothing", "runToolCall", "defaultModel", "waitingHooks"])
         self.assertEqual(out[-1], {"type": "error", "session": 1, "message":
                                    'session 1 is an Agent scenario (entry "agent"), but the adapter gave serve() no agent function'})
 
@@ -336,7 +336,7 @@ class StreamOptionsTest(unittest.TestCase):
         kit = Kit(self.loop, name="t", version="0", tracks="1.6.0", hooks=[], capabilities={"lacks": ["streamOptions"]},
                   reader=io.BytesIO(lines(HELLO2)), writer=out)
         self.assertEqual(kit.serve(), 0)
-        self.assertIn(b'"lacks":["streamOptions","agent","toolResolvesNothing","runToolCall","waitingHooks"]', out.getvalue())
+        self.assertIn(b'"lacks":["streamOptions","agent","toolResolvesNothing","runToolCall","defaultModel","waitingHooks"]', out.getvalue())
 
 
 if __name__ == "__main__":

@@ -34,9 +34,9 @@ def stepped(*steps):
 class WaitingHooksTest(unittest.TestCase):
     def test_the_hello_claims_waiting_hooks_only_when_the_adapter_serves_them(self):
         status, out = serve(lambda s: [], HELLO2)
-        self.assertEqual(out[0]["capabilities"]["lacks"], ["agent", "toolResolvesNothing", "runToolCall", "waitingHooks"])
+        self.assertEqual(out[0]["capabilities"]["lacks"], ["agent", "toolResolvesNothing", "runToolCall", "defaultModel", "waitingHooks"])
         status, out = serve(lambda s: [], HELLO2, waiting_hooks=True)
-        self.assertEqual(out[0]["capabilities"]["lacks"], ["agent", "toolResolvesNothing", "runToolCall"])
+        self.assertEqual(out[0]["capabilities"]["lacks"], ["agent", "toolResolvesNothing", "runToolCall", "defaultModel"])
 
     def test_a_delayed_answer_returns_at_its_hook_return(self):
         runs = stepped(("finishTurn", {}, True))

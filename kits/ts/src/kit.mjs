@@ -41,10 +41,11 @@ export const FEATURES = Object.freeze([
 	"abortInHook",
 	"waitingHooks",
 	"runToolCall",
+	"defaultModel",
 ]);
 
 /** The optional features version 2 adds (PROTOCOL.md §13): a version-1 hello never names them. */
-export const V2_FEATURES = Object.freeze(["agent", "toolResolvesNothing", "streamOptions", "abortInHook", "waitingHooks", "runToolCall"]);
+export const V2_FEATURES = Object.freeze(["agent", "toolResolvesNothing", "streamOptions", "abortInHook", "waitingHooks", "runToolCall", "defaultModel"]);
 
 // Real resources that cannot make the loop progress: stdio pipes and terminals, signal handlers.
 const QUIET = new Set(["PipeWrap", "TTYWrap", "SignalWrap"]);
@@ -181,6 +182,8 @@ export class Kit {
 	 * The adapter's hello for a version. Version 1: the version-2 features are left out of
 	 * `lacks` (a version-1 harness knows none of them). Version 2: `agent` is lacked when the
 	 * adapter gave no `agent` function, `runToolCall` when it gave no `runToolCall` function.
+	 * `defaultModel` (§13.8) comes with `agent`: an adapter whose Agent needs a model lists it
+	 * in `lacks`.
 	 */
 	helloFor(protocol) {
 		const options = this.options;

@@ -19,8 +19,16 @@ test("negotiation: a v2 adapter answers 2 to a v2 harness, 1 to a v1 hello; v1 h
 	const v1 = await converse(() => [], [HELLO], options);
 	assert.equal(v1.written[0].protocol, 1);
 	assert.deepEqual(v1.written[0].capabilities.lacks, ["continue"]);
-	const only = await converse(() => [], [HELLO], { protocol: 2, lacks: ["agent"] });
+	const only = await converse(() => [], [HELLO], { protocol: 2, lacks: ["agent", "defaultModel"] });
 	assert.equal(only.written[0].capabilities.lacks, undefined);
+});
+
+test("negotiation: defaultModel comes with agent; an adapter whose Agent needs a model lacks it (§13.8)", async () => {
+	const agent = () => ({ operate() {} });
+	const served = await converse(() => [], [HELLO2], { protocol: 2, agent, runToolCall: async () => ({}) });
+	assert.equal(served.written[0].capabilities.lacks, undefined);
+	const lacked = await converse(() => [], [HELLO2], { protocol: 2, agent, runToolCall: async () => ({}), lacks: ["defaultModel"] });
+	assert.deepEqual(lacked.written[0].capabilities.lacks, ["defaultModel"]);
 });
 
 test("negotiation: a v2 adapter without an agent function lacks agent; a v1 adapter answers 1 to a v2 harness", async () => {

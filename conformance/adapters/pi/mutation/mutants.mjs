@@ -161,6 +161,12 @@ export const MUTANTS = [
 		replace: "runAgentLoopContinue(this.createContextSnapshot(), this.createLoopConfig({ skipInitialSteeringPoll: true }),",
 	},
 	{
+		case: "keeps queues on a aborted response even when finishTurn requests continuation",
+		file: "agent-loop.js",
+		find: `if (message.stopReason === "error" || message.stopReason === "aborted") {`,
+		replace: `if (message.stopReason === "error" || message.stopReason === "aborted-never") {`,
+	},
+	{
 		case: "previews the next selected queued messages without consuming them",
 		file: "agent.js",
 		find: "return steering.length > 0 ? steering : this.followUpQueue.peek();",
@@ -171,6 +177,12 @@ export const MUTANTS = [
 		file: "agent.js",
 		find: 'thinkingLevel: initialState?.thinkingLevel ?? "off",',
 		replace: 'thinkingLevel: initialState?.thinkingLevel ?? "medium",',
+	},
+	{
+		case: "should create an agent instance with default state",
+		file: "agent.js",
+		find: "model: initialState?.model ?? DEFAULT_MODEL,",
+		replace: "model: initialState?.model,",
 	},
 	{
 		case: "forwards sessionId to streamFunction options",

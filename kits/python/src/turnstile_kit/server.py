@@ -17,17 +17,18 @@ from .wire import AdapterError, ProtocolError, Shutdown, Wire
 PROTOCOL = 2  # the newest version this kit speaks (PROTOCOL.md §13)
 
 # The optional features of version 2 (PROTOCOL.md §13): a version-1 hello never names them.
-V2_FEATURES = ("agent", "toolResolvesNothing", "streamOptions", "abortInHook", "waitingHooks", "runToolCall")
+V2_FEATURES = ("agent", "toolResolvesNothing", "streamOptions", "abortInHook", "waitingHooks", "runToolCall", "defaultModel")
 # Those this kit has no means for: it has no way to make a Python tool resolve JavaScript's
 # undefined (toolResolvesNothing), and no entry for a loop's single-call function (runToolCall,
-# §13.7: pi's runToolCall, which Python loops rarely export). The others it serves: Agent scenarios when the adapter gives
+# §13.7: pi's runToolCall, which Python loops rarely export), and it always hands the adapter
+# a model (defaultModel, §13.8: an Agent given none). The others it serves: Agent scenarios when the adapter gives
 # serve() an agent function (else the hello lacks "agent"), stream options (§13.4) through
 # Session.open_stream's options, and an answer's abort (abortInHook, §13.5): it fires the run's
 # abort before the hook returns, and the loop is tested on what it does then. Hook answers that
 # wait (waitingHooks, §13.6: a delay, or a hold until the signal the loop gave the hook fires)
 # only when the adapter says it passes each hook's signal on (serve(waiting_hooks=True)):
 # an adapter that does not would hold a hook for ever.
-KIT_LACKS = ("toolResolvesNothing", "runToolCall")
+KIT_LACKS = ("toolResolvesNothing", "runToolCall", "defaultModel")
 
 # Every hook of the protocol, by pi's names.
 ALL_HOOKS = (

@@ -85,8 +85,9 @@ func main() {
 	fs := flag.NewFlagSet("vspi", flag.ExitOnError)
 	tests := fs.Bool("tests", false, "also time go test -count=1 ./... for P6 (takes minutes)")
 	rounds := fs.Int("rounds", 3, "alternating rounds of pi's and turnstile's in-process measurements; each keeps its best")
+	s1 := fs.Bool("s1", false, "measure only S1, by CPU time: the loop alone and the simulated run alternating, -rounds times; print the median ratio")
 	fs.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: go run ./bench/vspi [-rounds N] [-tests]   (from the repository root; make bench-vs-pi)")
+		fmt.Fprintln(os.Stderr, "usage: go run ./bench/vspi [-rounds N] [-tests | -s1]   (from the repository root; make bench-vs-pi)")
 		fs.PrintDefaults()
 	}
 	_ = fs.Parse(os.Args[1:])
@@ -94,6 +95,13 @@ func main() {
 		fmt.Fprintf(os.Stderr, "vspi: unexpected argument %q\n", fs.Arg(0))
 		fs.Usage()
 		os.Exit(2)
+	}
+	if *s1 {
+		if err := onlyS1(*rounds); err != nil {
+			fmt.Fprintln(os.Stderr, "vspi:", err)
+			os.Exit(1)
+		}
+		return
 	}
 	if err := run(*tests, *rounds); err != nil {
 		fmt.Fprintln(os.Stderr, "vspi:", err)

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"sort"
 	"strconv"
-	"sync"
 
 	"github.com/turnstile-dev/turnstile/jsonvalue"
 	"github.com/turnstile-dev/turnstile/loop"
@@ -25,21 +24,32 @@ func appendCanonical(b []byte, v any) []byte { return (*encoder)(nil).value(b, v
 // generated runs with their encoding from JSON. A nil *encoder remembers nothing.
 type encoder struct {
 	memo map[loop.Message][]byte
-	// scratch is where sized writes, before copying out at the size written; writing is busy
-	// while it does (a write it makes meanwhile gets a buffer of its own).
-	scratch []byte
+	// writing is set while sized writes (a write it makes meanwhile, nested, gets a buffer
+	// of its own); pending are the messages the write has put in the memo's place so far, by
+	// their offsets in it, remembered once the write is over and its bytes are where they stay.
 	writing bool
-	// arena is the chunk that sized copies small encodings into, one after the other: a run
-	// records thousands of entries, and a chunk is one allocation for hundreds of them.
+	nested  int
+	pending []pendingMemo
+	// arena is the chunk that sized writes into, one entry after the other: a run records
+	// thousands of entries, and a chunk is one allocation for hundreds of them, written in
+	// place and never copied.
 	arena []byte
 }
 
-// arenaChunk is the largest size of an encoder's arena chunks; an encoding above a quarter of
-// it gets its own allocation. The first chunk is firstChunk and each next one twice the last: a
-// generated run records a few kilobytes, a long one megabytes.
+// pendingMemo is a message written at offsets start to end of the write in progress.
+type pendingMemo struct {
+	m          loop.Message
+	start, end int
+}
+
+// arenaChunk is the largest size of an encoder's arena chunks. The first chunk is firstChunk
+// and each next one twice the last: a generated run records a few kilobytes, a long one
+// megabytes. A write starts in a new chunk when fewer than arenaReserve bytes are left of the
+// last; a write that outgrows its chunk moves, by append, to a buffer of its own.
 const (
-	arenaChunk = 32 << 10
-	firstChunk = 2 << 10
+	arenaChunk   = 32 << 10
+	firstChunk   = 2 << 10
+	arenaReserve = 512
 )
 
 // eventBytes is e's canonical JSON, in a slice of its own.
@@ -52,29 +62,45 @@ func (e *encoder) valueBytes(v any) []byte {
 	return e.sized(func(b []byte) []byte { return e.value(b, v) })
 }
 
-// sized is what write appends to an empty buffer, in a slice of just that size: written into
-// the scratch buffer and copied, one allocation, instead of a buffer grown by doubling (a
-// trace entry is written once and kept).
+// sized is what write appends to an empty buffer, in a slice of just that length (and
+// capacity: an append to it copies), written in place at the end of the arena (a trace entry
+// is written once and kept).
 func (e *encoder) sized(write func([]byte) []byte) []byte {
 	if e.writing {
-		return write(nil)
+		e.nested++
+		b := write(nil)
+		e.nested--
+		return b
 	}
+	if cap(e.arena)-len(e.arena) < arenaReserve {
+		size := min(arenaChunk, max(firstChunk, 2*cap(e.arena)))
+		e.arena = make([]byte, 0, size)
+	}
+	start := len(e.arena)
+	tail := e.arena[start:start]
 	e.writing = true
-	e.scratch = write(e.scratch[:0])
+	b := write(tail)
 	e.writing = false
-	if e.scratch == nil {
-		return nil
+	if len(b) > 0 && cap(b) == cap(tail) && &b[0] == &tail[:1][0] {
+		e.arena = e.arena[:start+len(b)] // written in place
 	}
-	return e.kept(e.scratch)
+	out := b[:len(b):len(b)]
+	for _, p := range e.pending {
+		e.memo[p.m] = out[p.start:p.end:p.end]
+	}
+	clear(e.pending)
+	e.pending = e.pending[:0]
+	return out
 }
 
-// kept is a copy of p in a slice of its own: in the arena when p is small.
+// kept is a copy of p in a slice of its own: in the arena when p is small and no write is in
+// progress (which writes at the arena's end).
 func (e *encoder) kept(p []byte) []byte {
 	n := len(p)
-	switch {
-	case n == 0 || n > arenaChunk/4:
+	if n == 0 || n > arenaChunk/4 || e.writing {
 		return append(make([]byte, 0, n), p...)
-	case len(e.arena)+n > cap(e.arena):
+	}
+	if len(e.arena)+n > cap(e.arena) {
 		size := min(arenaChunk, max(firstChunk, 2*cap(e.arena)))
 		for size < n {
 			size *= 2
@@ -86,30 +112,10 @@ func (e *encoder) kept(p []byte) []byte {
 	return e.arena[start:len(e.arena):len(e.arena)] // full: an append to it copies
 }
 
-func newEncoder() *encoder {
-	e := &encoder{memo: map[loop.Message][]byte{}}
-	if b, ok := scratches.Get().(*[]byte); ok {
-		e.scratch = (*b)[:0]
-	}
-	return e
-}
+func newEncoder() *encoder { return &encoder{memo: map[loop.Message][]byte{}} }
 
-// scratches keeps encoders' scratch buffers from one run to the next: a run's grows to its
-// largest entry (a run's end lists every message), which the next run would grow to again.
-var scratches sync.Pool
-
-// maxPooledScratch bounds the scratch buffers kept for the next run.
-const maxPooledScratch = 1 << 20
-
-// release gives the encoder's scratch buffer to the next run's; the encoder writes nothing
-// after (the run is over, and every entry's data was copied out of it).
-func (e *encoder) release() {
-	if c := cap(e.scratch); c > 0 && c <= maxPooledScratch {
-		b := e.scratch[:0]
-		scratches.Put(&b)
-	}
-	e.scratch = nil
-}
+// release lets the encoder's buffers go; the encoder writes nothing after (the run is over).
+func (e *encoder) release() { e.pending = nil }
 
 // messages writes a list of messages, each from the memo when it has been written before.
 func (e *encoder) messages(b []byte, list []loop.Message) []byte {
@@ -135,7 +141,13 @@ func (e *encoder) message(b []byte, m loop.Message) []byte {
 	}
 	start := len(b)
 	b = appendMessage(b, m)
-	e.memo[m] = e.kept(b[start:])
+	if e.writing && e.nested == 0 {
+		// b is the write's own buffer, from its start: the message's bytes there are
+		// remembered once they stay where they are (sized).
+		e.pending = append(e.pending, pendingMemo{m: m, start: start, end: len(b)})
+	} else {
+		e.memo[m] = e.kept(b[start:])
+	}
 	return b
 }
 
@@ -710,7 +722,18 @@ func appendToolResult(b []byte, r *loop.ToolResult) []byte {
 	return o.close()
 }
 
+// zeroUsage is the canonical JSON of an empty usage, which most scripted messages carry.
+var zeroUsage = writeUsage(nil, &loop.Usage{})
+
 func appendUsage(b []byte, u *loop.Usage) []byte {
+	if *u == (loop.Usage{}) {
+		return append(b, zeroUsage...)
+	}
+	return writeUsage(b, u)
+}
+
+// writeUsage writes u's canonical JSON.
+func writeUsage(b []byte, u *loop.Usage) []byte {
 	o := open(b)
 	o.num("cacheRead", u.CacheRead)
 	o.num("cacheWrite", u.CacheWrite)

@@ -473,7 +473,7 @@ func appendStreamEventWith(b []byte, e *loop.StreamEvent, withPartial bool) []by
 				o.b = append(o.b, "null"...)
 			} else {
 				o.key("toolCall")
-				o.b = appendBlock(o.b, *e.ToolCall)
+				o.b = appendToolCall(o.b, e.ToolCall)
 			}
 		}
 	}
@@ -519,24 +519,30 @@ func appendBlock(b []byte, blk loop.Block) []byte {
 		o.str("type", "image")
 		return o.close()
 	case loop.ToolCall:
-		o := open(b)
-		o.any("arguments", argsOrEmpty(x.Arguments))
-		if x.ArgumentsError != "" {
-			o.str("argumentsError", x.ArgumentsError)
-		}
-		o.str("id", x.ID)
-		o.str("name", x.Name)
-		if x.Namespace != "" {
-			o.str("namespace", x.Namespace)
-		}
-		if x.ThoughtSignature != "" {
-			o.str("thoughtSignature", x.ThoughtSignature)
-		}
-		o.str("type", "toolCall")
-		return o.close()
+		return appendToolCall(b, &x)
 	}
 	data, _ := json.Marshal(blk)
 	return append(b, jsonvalue.Canonical(data)...)
+}
+
+// appendToolCall writes a tool call block (given by pointer: boxed as a Block, a copy is
+// allocated).
+func appendToolCall(b []byte, x *loop.ToolCall) []byte {
+	o := open(b)
+	o.any("arguments", argsOrEmpty(x.Arguments))
+	if x.ArgumentsError != "" {
+		o.str("argumentsError", x.ArgumentsError)
+	}
+	o.str("id", x.ID)
+	o.str("name", x.Name)
+	if x.Namespace != "" {
+		o.str("namespace", x.Namespace)
+	}
+	if x.ThoughtSignature != "" {
+		o.str("thoughtSignature", x.ThoughtSignature)
+	}
+	o.str("type", "toolCall")
+	return o.close()
 }
 
 func appendContent(o *obj, text string, blocks []loop.Block) {

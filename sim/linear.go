@@ -179,6 +179,12 @@ func memberSize(key string, n int64) int64 {
 // size is the size of its canonical JSON.
 func (w *world) delivered(s *scheduled, seq int, size int64) {
 	d, ev := &s.delivery, s.event
+	if s.stream != nil && s.stream.finished {
+		// No event of the stream comes after: its partial is let go, which keeps the map
+		// as small as the streams open at once.
+		delete(w.lin.partials, d.Target)
+		return
+	}
 	if d.Kind != trace.DeliverStreamEvent || ev == nil || ev.Partial == nil || !w.lastRecorded(seq, trace.KindDeliver) {
 		return
 	}

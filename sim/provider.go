@@ -55,21 +55,23 @@ func (w *world) openStreamFor(model ModelSetup) Answer {
 	if resp.OpenError != "" {
 		return Answer{Error: resp.OpenError}
 	}
-	s := &streamRun{id: strconv.Itoa(n), resp: resp}
+	s := w.streamRuns.next(&streamRunChunks, 16)
+	s.id, s.resp = strconv.Itoa(n), resp
 	// The streams that finished are let go: only those open are looked at (by an abort).
 	w.streams = slices.DeleteFunc(w.streams, func(s *streamRun) bool { return s.finished })
 	w.streams = append(w.streams, s)
 	final := finalMessage(resp, model, w.now)
 	s.final = final
-	partial := loop.ShallowCopy(final).(*loop.AssistantMessage)
-	partial.Content = []loop.Block{}
-	partial.StopReason = loop.StopPending
-	s.partial = partial
+	answer := Answer{Data: w.enc.sized(func(b []byte) []byte { // {"stream": id}; the id is digits
+		b = append(b, `{"stream":"`...)
+		b = append(b, s.id...)
+		return append(b, `"}`...)
+	})}
 	t := w.now + resp.Delay
 	if w.aborted && !resp.IgnoresAbort {
-		ev := abortedEvent(partial)
+		ev := abortedEvent(s.partialSoFar())
 		w.pushStreamEvent(s, t, &ev)
-		return Answer{Data: json.RawMessage(`{"stream":"` + s.id + `"}`)}
+		return answer
 	}
 	// The events are scheduled one at a time, the next when one is released, all in the
 	// scheduling order of the first (streamRun.seq): a million deltas are never held at once.
@@ -83,7 +85,25 @@ func (w *world) openStreamFor(model ModelSetup) Answer {
 	w.seq++
 	s.seq, s.at = w.seq, t
 	w.scheduleNext(s)
-	return Answer{Data: json.RawMessage(`{"stream":"` + s.id + `"}`)}
+	return answer
+}
+
+// partialSoFar is the partial message of the last event released, or the empty one before
+// the first (emptyPartial).
+func (s *streamRun) partialSoFar() *loop.AssistantMessage {
+	if s.partial == nil {
+		return emptyPartial(s.final)
+	}
+	return s.partial
+}
+
+// emptyPartial is the partial message a stream starts with: its final message with no
+// content yet, pending.
+func emptyPartial(final *loop.AssistantMessage) *loop.AssistantMessage {
+	partial := loop.ShallowCopy(final).(*loop.AssistantMessage)
+	partial.Content = []loop.Block{}
+	partial.StopReason = loop.StopPending
+	return partial
 }
 
 // pushStreamEvent schedules a stream event out of the stream's order (an abort's); releasing
@@ -305,10 +325,7 @@ const (
 )
 
 func newStreamSource(resp *Response, final *loop.AssistantMessage) *streamSource {
-	partial := loop.ShallowCopy(final).(*loop.AssistantMessage)
-	partial.Content = []loop.Block{}
-	partial.StopReason = loop.StopPending
-	return &streamSource{resp: resp, final: final, partial: partial}
+	return &streamSource{resp: resp, final: final, partial: emptyPartial(final)}
 }
 
 // snap is a copy of the partial so far, for an event.

@@ -51,7 +51,8 @@ func (w *world) startTool(data json.RawMessage, value any) Answer {
 			return Answer{Error: text}
 		}
 	}
-	t := &toolRun{id: st.ToolCallID, b: b}
+	t := w.toolRuns.next(&toolRunChunks, 16)
+	t.id, t.b = st.ToolCallID, b
 	t.pending = t.first[:0]
 	w.tools = append(w.tools, t)
 	start := w.now

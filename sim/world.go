@@ -56,13 +56,14 @@ type world struct {
 	triggerSeen []int
 	fired       []bool
 
-	// links and happenings are the chunks new links and scheduled happenings are taken from:
-	// a run links most of its entries and schedules a delivery for most, and a chunk is one
-	// allocation for many (chunk, newHappening). spent lists the chunks of happenings, given
-	// to the next run once this one is over (recycle).
+	// links, happenings, streamRuns and toolRuns are the chunks new links, scheduled
+	// happenings, streams and tool executions are taken from: a run links most of its entries
+	// and schedules a delivery for most, and a chunk is one allocation for many (chunk,
+	// recycled). All but the links' are given to the next run once this one is over (recycle).
 	links      []trace.Link
-	happenings []scheduled
-	spent      [][]scheduled
+	happenings recycled[scheduled]
+	streamRuns recycled[streamRun]
+	toolRuns   recycled[toolRun]
 
 	// agent is set in Agent scenarios.
 	agent *agentWorld
@@ -78,7 +79,7 @@ type world struct {
 type streamRun struct {
 	id       string
 	resp     *Response
-	partial  *loop.AssistantMessage
+	partial  *loop.AssistantMessage // the last event's released; nil before (partialSoFar)
 	final    *loop.AssistantMessage
 	finished bool
 	pending  []*scheduled
@@ -221,39 +222,60 @@ func (w *world) scheduleInternal(t int64, f func()) {
 	w.schedule.push(w.newHappening(scheduled{at: t, seq: w.seq, internal: f}))
 }
 
-// happeningChunks keeps chunks of happenings from one run to the next: a run schedules a
-// delivery for most of its entries, and none is looked at once the run is over.
-var happeningChunks sync.Pool
-
-// happeningChunk is the size of a chunk of happenings.
-const happeningChunk = 128
+// happeningChunks, streamRunChunks and toolRunChunks keep chunks of happenings, streams and
+// tool executions from one run to the next: a run schedules a delivery for most of its
+// entries and opens a stream for each request, and none is looked at once the run is over.
+var happeningChunks, streamRunChunks, toolRunChunks sync.Pool
 
 // newHappening is a new scheduled happening, holding s.
 func (w *world) newHappening(s scheduled) *scheduled {
-	if len(w.happenings) == cap(w.happenings) {
-		if c, ok := happeningChunks.Get().(*[]scheduled); ok {
-			w.happenings = (*c)[:0]
-		} else {
-			w.happenings = make([]scheduled, 0, happeningChunk)
-		}
-		w.spent = append(w.spent, w.happenings)
-	}
-	w.happenings = append(w.happenings, s)
-	return &w.happenings[len(w.happenings)-1]
+	p := w.happenings.next(&happeningChunks, 128)
+	*p = s
+	return p
 }
 
-// recycle gives the run's scratch buffer and chunks of happenings to the next run, once this
-// one is over: nothing reads them after (the world answers nothing once closed, and the
-// trace holds none of them).
-func (w *world) recycle() {
-	w.enc.release()
-	for _, c := range w.spent {
+// recycled hands out values of T from chunks that are given to the next run once this one is
+// over.
+type recycled[T any] struct {
+	chunk []T
+	spent [][]T
+}
+
+// next is a zero T from the chunk, a new chunk (of size values, or one a run gave back from
+// pool) when it is full.
+func (r *recycled[T]) next(pool *sync.Pool, size int) *T {
+	if len(r.chunk) == cap(r.chunk) {
+		if c, ok := pool.Get().(*[]T); ok {
+			r.chunk = (*c)[:0]
+		} else {
+			r.chunk = make([]T, 0, size)
+		}
+		r.spent = append(r.spent, r.chunk)
+	}
+	var zero T
+	r.chunk = append(r.chunk, zero)
+	return &r.chunk[len(r.chunk)-1]
+}
+
+// recycle clears the chunks handed out and gives them to pool.
+func (r *recycled[T]) recycle(pool *sync.Pool) {
+	for _, c := range r.spent {
 		c = c[:cap(c)]
 		clear(c)
 		c = c[:0]
-		happeningChunks.Put(&c)
+		pool.Put(&c)
 	}
-	w.spent, w.happenings = nil, nil
+	r.chunk, r.spent = nil, nil
+}
+
+// recycle gives the run's encoder buffers and its chunks of happenings, streams and tool
+// executions to the next run, once this one is over: nothing reads them after (the world
+// answers nothing once closed, and the trace holds none of them).
+func (w *world) recycle() {
+	w.enc.release()
+	w.happenings.recycle(&happeningChunks)
+	w.streamRuns.recycle(&streamRunChunks)
+	w.toolRuns.recycle(&toolRunChunks)
 }
 
 // newLink is a new link of the trace, holding l.
@@ -588,7 +610,7 @@ func (w *world) reactToAbort() {
 		}
 		s.pending = nil
 		s.stop()
-		ev := abortedEvent(s.partial)
+		ev := abortedEvent(s.partialSoFar())
 		w.pushStreamEvent(s, w.now, &ev)
 	}
 	for _, t := range w.tools {

@@ -260,9 +260,8 @@ func (w *world) streamCallData(sc *streamCall, name string) (full, data json.Raw
 		return data, data, nil, 0, lists
 	}
 	w.setListLink(&link, trace.ListMessages, prev.seq, keep)
-	short := *sc
-	short.Messages = msgs[keep:]
-	return nil, w.enc.valueBytes(&short), link, keptSize(prev, keep, len(msgs)), lists
+	short := w.enc.sized(func(b []byte) []byte { return w.enc.streamCall(b, sc, msgs[keep:]) })
+	return nil, short, link, keptSize(prev, keep, len(msgs)), lists
 }
 
 // answerData is a context hook's answer (canonical JSON) in the linear form, its link

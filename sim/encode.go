@@ -249,19 +249,8 @@ func (e *encoder) value(b []byte, v any) []byte {
 		return appendMessage(b, x)
 	case ModelSetup: // every stream call's
 		return appendModel(b, x)
-	case *streamCall: // written as asMap's map would be
-		o := open(b)
-		o.str("apiKey", x.APIKey)
-		o.key("messages")
-		o.b = e.messages(o.b, x.Messages)
-		o.key("model")
-		o.b = appendModel(o.b, x.Model)
-		if x.Options != nil {
-			o.key("options")
-			o.b = e.value(o.b, x.Options)
-		}
-		o.str("thinkingLevel", string(x.ThinkingLevel))
-		return o.close()
+	case *streamCall:
+		return e.streamCall(b, x, x.Messages)
 	case *toolCall: // written as the map of the same members would be
 		o := open(b)
 		o.key("args")
@@ -285,6 +274,22 @@ func (e *encoder) value(b []byte, v any) []byte {
 		return append(b, quoted...)
 	}
 	return append(b, jsonvalue.Canonical(data)...)
+}
+
+// streamCall writes a stream call's data as asMap's map would be, with msgs for its messages.
+func (e *encoder) streamCall(b []byte, x *streamCall, msgs []loop.Message) []byte {
+	o := open(b)
+	o.str("apiKey", x.APIKey)
+	o.key("messages")
+	o.b = e.messages(o.b, msgs)
+	o.key("model")
+	o.b = appendModel(o.b, x.Model)
+	if x.Options != nil {
+		o.key("options")
+		o.b = e.value(o.b, x.Options)
+	}
+	o.str("thinkingLevel", string(x.ThinkingLevel))
+	return o.close()
 }
 
 func appendModel(b []byte, m ModelSetup) []byte {
@@ -439,6 +444,12 @@ func appendStreamEvent(b []byte, e *loop.StreamEvent) []byte {
 // appendStreamEventWith writes a stream event, leaving its partial out unless withPartial
 // (the linear form of a trace).
 func appendStreamEventWith(b []byte, e *loop.StreamEvent, withPartial bool) []byte {
+	return writeStreamEvent(b, e, withPartial, nil)
+}
+
+// writeStreamEvent is appendStreamEventWith; when partialLen is not nil and the partial is
+// written, it is set to the length of the partial's JSON.
+func writeStreamEvent(b []byte, e *loop.StreamEvent, withPartial bool, partialLen *int) []byte {
 	o := open(b)
 	switch e.Type {
 	case loop.StreamDone:
@@ -464,7 +475,11 @@ func appendStreamEventWith(b []byte, e *loop.StreamEvent, withPartial bool) []by
 			if e.Partial == nil {
 				o.b = append(o.b, "null"...)
 			} else {
+				start := len(o.b)
 				o.b = appendMessage(o.b, e.Partial)
+				if partialLen != nil {
+					*partialLen = len(o.b) - start
+				}
 			}
 		}
 		if e.Type == loop.StreamToolCallEnd {

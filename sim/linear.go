@@ -97,7 +97,9 @@ func (w *world) deliveryData(s *scheduled) (data json.RawMessage, link *trace.Li
 	}
 	data = d.Data
 	if len(data) == 0 {
-		data = w.enc.valueBytes(ev)
+		n := 0 // the partial's size, as the event is written
+		data = w.enc.sized(func(b []byte) []byte { return writeStreamEvent(b, ev, true, &n) })
+		return data, nil, 0, int64(n)
 	}
 	if ev.Partial != nil {
 		partial = partialSize(data, ev.Partial)
@@ -153,6 +155,14 @@ func advancedSize(prev partialAt, ev *loop.StreamEvent, data []byte) int64 {
 // deltaSize is the size s adds to a JSON string (appendsAlone): its JSON string's, quotes
 // left out.
 func deltaSize(s string) int64 {
+	plain := true // written as it is: printable ASCII that canonical JSON does not escape
+	for i := 0; i < len(s) && plain; i++ {
+		c := s[i]
+		plain = c >= 0x20 && c < 0x7f && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	if plain {
+		return int64(len(s))
+	}
 	bufs := comparisons.Get().(*[2][]byte)
 	bufs[0] = jsonvalue.AppendString(bufs[0][:0], s)
 	n := len(bufs[0]) - 2

@@ -24,17 +24,21 @@ type streamRequest struct {
 // openStream answers a provider request with the next scripted response, scheduling its
 // events. value is the in-process form of data, when there is one.
 func (w *world) openStream(data json.RawMessage, value any) Answer {
-	var req streamRequest
+	var model ModelSetup
 	if sc, ok := value.(*streamCall); ok {
-		req.Model = sc.Model
+		model = sc.Model
 	} else if m, ok := value.(map[string]any); ok {
-		req.Model, _ = m["model"].(ModelSetup)
-	} else if err := json.Unmarshal(data, &req); err != nil {
-		w.requests++
-		w.fail("protocol", fmt.Sprintf("request %d: bad stream call: %v", w.requests, err))
-		return Answer{Error: "bad stream call: " + err.Error()}
+		model, _ = m["model"].(ModelSetup)
+	} else {
+		var req streamRequest // only here: decoding into it allocates it
+		if err := json.Unmarshal(data, &req); err != nil {
+			w.requests++
+			w.fail("protocol", fmt.Sprintf("request %d: bad stream call: %v", w.requests, err))
+			return Answer{Error: "bad stream call: " + err.Error()}
+		}
+		model = req.Model
 	}
-	return w.openStreamFor(req.Model)
+	return w.openStreamFor(model)
 }
 
 // openStreamFor is openStream for a request naming model.

@@ -16,6 +16,15 @@ type toolStart struct {
 	Args       map[string]any `json:"args"`
 }
 
+// decodeToolStart reads a tool call's data given as JSON into st (decoded into a value of its
+// own: st, passed to the decoder, would otherwise be allocated on every call).
+func decodeToolStart(data json.RawMessage, st *toolStart) error {
+	var out toolStart
+	err := json.Unmarshal(data, &out)
+	*st = out
+	return err
+}
+
 // startTool schedules a tool execution's updates and result. value is the in-process form of
 // data, when there is one.
 func (w *world) startTool(data json.RawMessage, value any) Answer {
@@ -27,7 +36,7 @@ func (w *world) startTool(data json.RawMessage, value any) Answer {
 		st.ToolCallID, st.ToolName = tc.ID, tc.Name
 	} else if ok1 && ok2 {
 		st.ToolCallID, st.ToolName = id, name
-	} else if err := json.Unmarshal(data, &st); err != nil {
+	} else if err := decodeToolStart(data, &st); err != nil {
 		w.fail("protocol", "bad tool call: "+err.Error())
 		return Answer{Error: "bad tool call: " + err.Error()}
 	}

@@ -370,20 +370,20 @@ type moveKey struct {
 	i  int
 }
 
-// move is an entry the implementation has elsewhere than the reference: want is its
-// reference index, got its implementation index.
+// move is an entry the implementation has elsewhere than the reference (trace.Move), and
+// whether its finding was made.
 type move struct {
-	want, got int
-	reported  bool
+	trace.Move
+	reported bool
 }
 
 // pairMoves indexes the comparison's moves by both their entries.
 func pairMoves(c *trace.Comparison) map[moveKey]*move {
 	out := map[moveKey]*move{}
 	for _, mv := range c.Moves() {
-		m := &move{want: mv.Want, got: mv.Got}
-		out[moveKey{trace.Missing, m.want}] = m
-		out[moveKey{trace.Extra, m.got}] = m
+		m := &move{Move: mv}
+		out[moveKey{trace.Missing, m.Want}] = m
+		out[moveKey{trace.Extra, m.Got}] = m
 	}
 	return out
 }
@@ -392,41 +392,33 @@ func pairMoves(c *trace.Comparison) map[moveKey]*move {
 // implementation's position, named by the rule governing it where the reference has it.
 func movedFinding(c *trace.Comparison, g *governor, m *move) Finding {
 	m.reported = true
-	w, e := c.Want[m.want], c.Got[m.got]
+	w, e := c.Want[m.Want], c.Got[m.Got]
 	// Named where the implementation put it: that is where the rule breaks (a follow-up poll
 	// made while tool calls ask for more, a steering poll inside a turn).
-	rule, _ := g.rule(e, g.got[m.got], orderPath)
+	rule, _ := g.rule(e, g.got[m.Got], orderPath)
 	if rule == "" {
-		rule, _ = g.rule(w, g.want[m.want], orderPath)
+		rule, _ = g.rule(w, g.want[m.Want], orderPath)
 	}
 	k := trace.Key(e)
-	// Where the reference has it, in the implementation's trace: after the entry matched to
-	// the reference's entry before it.
-	there := 0
-	for _, s := range c.Steps {
-		if s.Op == trace.Same && s.Want < m.want {
-			there = s.Got + 1
-		}
-	}
-	when := "later"
+	when, there := "later", m.There
 	passed := ""
-	if m.got < there {
+	if !m.Later {
 		when = "earlier"
-		passed = passing(c.Got, m.got+1, there, "before")
+		passed = passing(c.Got, m.Got+1, there, "before")
 	} else {
-		passed = passing(c.Got, there, m.got, "after")
+		passed = passing(c.Got, there, m.Got, "after")
 	}
 	from := 0
-	if when == "later" {
+	if m.Later {
 		from = there + 1
 	}
 	return Finding{
 		Kind: Divergence, RuleID: rule, Rule: ruleText(rule, w),
 		messages: strings.HasPrefix(k, "event message_"), request: k == "call stream", from: from,
-		At:           Position{Expected: m.want + 1, Actual: m.got + 1},
+		At:           Position{Expected: m.Want + 1, Actual: m.Got + 1},
 		ExpectedLine: trace.TimelineLine(w), ActualLine: trace.TimelineLine(e),
 		Says: fmt.Sprintf("the implementation has %q at entry %d, %s than the reference (its entry %d)%s: moved, not lost or added",
-			k, m.got+1, when, m.want+1, passed),
+			k, m.Got+1, when, m.Want+1, passed),
 		Signature: sigRule(rule) + ": moved " + k + " " + when,
 		Headline:  headline(rule, article(k)+" "+k+" comes "+when+" than the reference's"+passed),
 	}

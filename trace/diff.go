@@ -109,15 +109,20 @@ func (c *Comparison) text(context, wantFrom, gotFrom int, cut bool) string {
 			fmt.Fprintf(&b, "  %s\n", f.Describe())
 		}
 	} else {
-		movedTo, movedFrom := map[int]int{}, map[int]int{}
+		movedTo, movedFrom := map[int]string{}, map[int]string{}
 		for _, m := range c.Moves() {
-			movedTo[m.Want], movedFrom[m.Got] = m.Got, m.Want
+			later, earlier := "later", "earlier"
+			if !m.Later {
+				later, earlier = earlier, later
+			}
+			movedTo[m.Want] = fmt.Sprintf("   (moved: the actual trace has it %s, at entry %d)", later, gotFrom+m.Got+1)
+			movedFrom[m.Got] = fmt.Sprintf("   (moved: the reference has it %s, at entry %d)", earlier, wantFrom+m.Want+1)
 		}
 		for ; k < len(c.Steps) && c.Steps[k].Op != Same; k++ {
 			if t := c.Steps[k]; t.Op == Missing {
-				fmt.Fprintf(&b, "  - %s%s\n", TimelineLine(c.Want[t.Want]), movedNote(movedTo, t.Want, "the actual trace", gotFrom, t.Want+wantFrom))
+				fmt.Fprintf(&b, "  - %s%s\n", TimelineLine(c.Want[t.Want]), movedTo[t.Want])
 			} else {
-				fmt.Fprintf(&b, "  + %s%s\n", TimelineLine(c.Got[t.Got]), movedNote(movedFrom, t.Got, "the reference", wantFrom, t.Got+gotFrom))
+				fmt.Fprintf(&b, "  + %s%s\n", TimelineLine(c.Got[t.Got]), movedFrom[t.Got])
 			}
 		}
 		if k == len(c.Steps) && !cut {
@@ -129,20 +134,6 @@ func (c *Comparison) text(context, wantFrom, gotFrom int, cut bool) string {
 		fmt.Fprintf(&b, "  (aligned over %d and %d entries from the difference's context on, the most diff holds at once; the traces go on past them)\n", len(c.Want), len(c.Got))
 	}
 	return b.String()
-}
-
-// movedNote is the note after a differing entry (index i of its side, numbered here)
-// that the other side (who) has elsewhere, at moved[i] (numbered from other+1); "" for none.
-func movedNote(moved map[int]int, i int, who string, other, here int) string {
-	j, ok := moved[i]
-	if !ok {
-		return ""
-	}
-	when := "later"
-	if other+j < here {
-		when = "earlier"
-	}
-	return fmt.Sprintf("   (moved: %s has it %s, at entry %d)", who, when, other+j+1)
 }
 
 // Describe says a field difference in one line: its path and both values (long ones around

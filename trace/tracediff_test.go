@@ -120,6 +120,9 @@ func TestComparisonTextSaysAnEntryMoved(t *testing.T) {
 	}{
 		{[]string{"a", "c", "b", "d", "e"}, "(moved: the actual trace has it later, at entry 3)"},
 		{[]string{"a", "d", "b", "c", "e"}, "(moved: the reference has it later, at entry 4)"},
+		// Moved later past entries the actual trace lacks: later by the alignment, though at a
+		// smaller index than the reference's.
+		{[]string{"a", "e", "d"}, "(moved: the actual trace has it later, at entry 3)"},
 	} {
 		if text := trace.Compare(ref, read(c.got...), trace.Strict).Text(1); !strings.Contains(text, c.want) {
 			t.Errorf("%v: want %q in\n%s", c.got, c.want, text)

@@ -31,6 +31,7 @@ type situation struct {
 	finishContinue, finishEnd           bool
 	turnContinue                        bool   // the last turn's finishTurn answered continue
 	afterReset                          bool   // an Agent's reset(), with only state queries since
+	pollsFollowUp                       bool   // the implementation polls follow-up somewhere in the run
 	beforeFinish                        bool   // a turn_end its turn's finishTurn call follows
 	disagrees                           bool   // the turn's stopReason disagrees with its content
 	origin                              string // a message event's, or a turn's pending messages': prompt, steering, follow-up, prepared, declaration
@@ -76,7 +77,7 @@ func (s situation) holds(when string) bool {
 	case "after a reset":
 		return s.afterReset
 	case "lacking after its turn's finishTurn continue":
-		return s.lacking && s.turnContinue
+		return s.lacking && s.turnContinue && s.pollsFollowUp
 	case "after finishTurn end":
 		return s.finishEnd
 	case "before finishTurn":
@@ -168,6 +169,10 @@ func (w *walker) step(e *trace.Entry) situation {
 		w.call(e, &s)
 	case trace.KindEvent:
 		w.event(e, &s)
+	case trace.KindOutcome:
+		if e.Name == trace.OpReset && e.Error != "" {
+			w.reset = false // refused: nothing was reset
+		}
 	}
 	return s
 }
@@ -510,6 +515,12 @@ func newGovernor(c *trace.Comparison, tracks string) *governor {
 	invalid := invalidCalls(c.Want)
 	markInvalid(c.Want, g.want, invalid)
 	markInvalid(c.Got, g.got, invalid)
+	// A loop that never polls follow-up lacks every poll for that, continue or not.
+	if slices.ContainsFunc(c.Got, func(e trace.Entry) bool { return e.Kind == trace.KindCall && e.Name == trace.HookFollowUp }) {
+		for i := range g.want {
+			g.want[i].pollsFollowUp = true
+		}
+	}
 	return g
 }
 

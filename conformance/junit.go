@@ -71,6 +71,7 @@ func WriteJUnit(w io.Writer, r Report) error {
 			{Name: "skipped", Value: fmt.Sprint(r.Skipped)},
 			{Name: "expected-failures", Value: fmt.Sprint(r.ExpectedFailures)},
 			{Name: "causes", Value: fmt.Sprint(len(r.Causes))},
+			{Name: "causes-of-expected-failures", Value: fmt.Sprint(len(r.KnownCauses))},
 		},
 	}
 	for i, c := range r.Causes {

@@ -214,7 +214,7 @@ func (r *Report) WriteSummary(w io.Writer) error {
 		}
 	}
 	if len(r.KnownCauses) > 0 {
-		b.WriteString("\ncauses of the expected failures (--expect-fail), known and not counted:\n")
+		b.WriteString("\ncauses seen in the expected failures (--expect-fail), not counted:\n")
 		for _, c := range r.KnownCauses {
 			fmt.Fprintf(&b, "  %s — %d scenario%s, first %s\n", c.Title, len(c.Scenarios), plural(len(c.Scenarios)), c.Scenarios[0])
 		}

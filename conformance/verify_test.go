@@ -338,8 +338,20 @@ func TestVerifyExpectFail(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(report.Causes) != 0 || len(report.Symptoms) != 0 || len(report.KnownCauses) != 1 ||
-		!strings.Contains(sum.String(), "causes of the expected failures") || strings.Contains(sum.String(), "cause of failure") {
+		!strings.Contains(sum.String(), "causes seen in the expected failures") || strings.Contains(sum.String(), "cause of failure") {
 		t.Errorf("causes %+v, symptoms %+v, known %+v:\n%s", report.Causes, report.Symptoms, report.KnownCauses, sum.String())
+	}
+	// Kept through JSON and a merge, which groups the results again.
+	var js bytes.Buffer
+	if err := report.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	read, err := conformance.ReadJSON(&js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if merged, err := conformance.Merge([]conformance.Report{read}, []string{"one"}); err != nil || len(merged.KnownCauses) != 1 || len(merged.Causes) != 0 {
+		t.Errorf("merged: %v, causes %+v, known %+v", err, merged.Causes, merged.KnownCauses)
 	}
 	report = conformance.Verify(context.Background(), []*sim.Scenario{broken}, sim.NewReference(), conformance.Options{
 		ExpectFail: map[string]bool{"text-only": true},

@@ -201,11 +201,11 @@ func (q *queueWatch) endInjection() {
 			// Two drains may have taken them: continue()'s and the run's first poll.
 			q.vs.addRule(v, i, "R-AGENT-CONTINUE", "the first turn of a run continue() started took %d steering messages in one-at-a-time mode: a poll takes one, and when continue() from an assistant tail takes one as the prompt, the run's first steering poll answers nothing (R-AGENT-CONTINUE)", q.tookSteering)
 		} else {
-			q.vs.add(v, i, "one poll took %d steering messages in one-at-a-time mode", q.tookSteering)
+			q.vs.add(v, i, "the polls before one turn took %d steering messages in one-at-a-time mode (a poll takes one)", q.tookSteering)
 		}
 	}
 	if q.tookFollowUps > 1 && !q.followAll {
-		q.vs.add(v, i, "one poll took %d follow-up messages in one-at-a-time mode", q.tookFollowUps)
+		q.vs.add(v, i, "the polls before one turn took %d follow-up messages in one-at-a-time mode (a poll takes one)", q.tookFollowUps)
 	}
 	if q.tookFollowUps > 0 {
 		asPrompt := q.lastTurnEnd < 0 && q.startedByContinue

@@ -120,6 +120,7 @@ type indexView struct {
 	Scenarios                                     int
 	Failed                                        bool
 	Causes                                        []diagnose.Cause
+	KnownCauses                                   []diagnose.Cause // of the expected failures
 	Failing                                       []failingView
 	Others                                        []otherView
 	Families, Invariants                          []conformance.Tally
@@ -141,7 +142,7 @@ func newIndexView(r *conformance.Report) indexView {
 	return indexView{
 		Title: "conformance of " + or(r.Implementation, "the implementation"), Profile: string(r.Profile),
 		Duration: r.Duration.Round(time.Millisecond).String(), Summary: summaryOf(r), StartError: r.StartError,
-		CSS: css, Scenarios: len(r.Results), Failed: !r.OK(), Causes: r.Causes,
+		CSS: css, Scenarios: len(r.Results), Failed: !r.OK(), Causes: r.Causes, KnownCauses: r.KnownCauses,
 		Families: r.Families, Invariants: r.Invariants,
 	}
 }

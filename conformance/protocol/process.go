@@ -582,6 +582,9 @@ func (p *Process) write(line []byte) error {
 	_ = c.stdin.SetWriteDeadline(p.deadline)
 	if _, err := c.stdin.Write(line); err != nil {
 		if errors.Is(err, os.ErrDeadlineExceeded) {
+			if p.overBudget != nil { // the budget's grace ended while it wrote, as in receive
+				return errOverBudget
+			}
 			return p.timeoutError()
 		}
 		return p.exitError(c, err)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/conformance/internal/selfadapter"
 	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/loop"
@@ -89,7 +90,7 @@ func withEntryBudgets(sc sim.Scenario, first, last int) []*sim.Scenario {
 type bothWays [2]*protocol.Process
 
 func servedBothWays(t *testing.T) bothWays {
-	shortcuts, plain := selfAdapter(t, "serve"), selfAdapter(t, "serve")
+	shortcuts, plain := selfadapter.Process(t, "serve"), selfadapter.Process(t, "serve")
 	plain.OneAtATime = true
 	return bothWays{shortcuts, plain}
 }
@@ -125,7 +126,7 @@ func TestFailuresWithDeliveriesAheadPointToOneAtATime(t *testing.T) {
 	for _, c := range []struct {
 		oneAtATime, fail, note bool
 	}{{false, true, true}, {false, false, false}, {true, true, false}} {
-		p := selfAdapter(t, "serve")
+		p := selfadapter.Process(t, "serve")
 		p.OneAtATime = c.oneAtATime
 		r := conformance.Verify(context.Background(), sc, p, conformance.Options{})
 		if r.DeliveriesAhead == c.oneAtATime || r.StandingAnswers == c.oneAtATime {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/turnstile-dev/turnstile/conformance/internal/selfadapter"
 	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/sim"
@@ -66,7 +67,7 @@ func TestEarlyAnswers(t *testing.T) {
 	failing.Name, failing.Responses = "early-open-error", append([]sim.Response{base.Responses[0], {OpenError: "overloaded"}}, base.Responses[2:]...)
 	requests := base
 	requests.Name, requests.Budget = "early-requests", sim.Budget{Requests: 2}
-	served := selfAdapter(t, "serve")
+	served := selfadapter.Process(t, "serve")
 	for _, sc := range append([]*sim.Scenario{&unscripted, &failing, &requests}, withEntryBudgets(base, 3, 50)...) {
 		t.Run(sc.Name, func(t *testing.T) {
 			want, wantErr := sim.Run(sc, sim.NewReference())

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/turnstile-dev/turnstile/conformance/internal/selfadapter"
 	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	"github.com/turnstile-dev/turnstile/sim"
 )
@@ -26,7 +27,7 @@ func TestPoolLendsAProcessToEachRunAtOnce(t *testing.T) {
 	var made atomic.Int32
 	pool := &protocol.Pool{New: func() *protocol.Process {
 		made.Add(1)
-		return &protocol.Process{Command: []string{exe}, Env: []string{adapterEnv + "=serve"}}
+		return &protocol.Process{Command: []string{exe}, Env: []string{selfadapter.Env + "=serve"}}
 	}}
 	hello, err := pool.Hello()
 	if err != nil || hello.Name == "" {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/turnstile-dev/turnstile/conformance/internal/selfadapter"
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/sim"
 )
@@ -37,7 +38,7 @@ func exampleScenario() *sim.Scenario {
 // the reference adapter says today; -update rewrites it.
 func TestProtocolExampleIsCurrent(t *testing.T) {
 	var log bytes.Buffer
-	p := selfAdapter(t, "serve")
+	p := selfadapter.Process(t, "serve")
 	p.Log = &log
 	p.OneAtATime = true // §11 shows the plain exchange; §14 the deliveries sent ahead
 	if _, err := sim.Run(exampleScenario(), p); err != nil {
@@ -117,7 +118,7 @@ func TestProtocolAheadExampleIsCurrent(t *testing.T) {
 	}
 
 	var log bytes.Buffer
-	p := selfAdapter(t, "serve")
+	p := selfadapter.Process(t, "serve")
 	p.Log = &log
 	if _, err := sim.Run(exampleScenario(), p); err != nil {
 		t.Fatal(err)

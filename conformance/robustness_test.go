@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/turnstile-dev/turnstile/conformance/internal/selfadapter"
 	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/sim"
@@ -131,7 +132,7 @@ func marked(mark string) []string {
 func TestAdaptersLeaveNothingBehind(t *testing.T) {
 	adapters := map[string]func(t *testing.T, mark string) *protocol.Process{
 		"serve": func(t *testing.T, mark string) *protocol.Process {
-			return selfAdapter(t, "serve", markEnv+"="+mark)
+			return selfadapter.Process(t, "serve", markEnv+"="+mark)
 		},
 		"pi": func(t *testing.T, mark string) *protocol.Process {
 			p := piAdapter(t)

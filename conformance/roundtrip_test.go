@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/turnstile-dev/turnstile/conformance/internal/selfadapter"
 	"github.com/turnstile-dev/turnstile/sim"
 )
 
 func TestServeRoundTrip(t *testing.T) {
-	p := selfAdapter(t, "serve")
+	p := selfadapter.Process(t, "serve")
 	for _, sc := range allScenarios() {
 		t.Run(sc.Name, func(t *testing.T) {
 			want, err := sim.Run(sc, sim.NewReference())

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/turnstile-dev/turnstile/conformance/internal/selfadapter"
 	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/sim"
@@ -110,7 +111,7 @@ func TestABrokenPromiseIsAnInternalError(t *testing.T) {
 		Tools:     []sim.ToolSpec{tool("a", ok("1", 0))},
 		Responses: []sim.Response{{Content: []loop.Block{call("a1", "a", map[string]any{})}}, {Content: loop.Text("done")}},
 	}
-	_, err := sim.Run(sc, liar{selfAdapter(t, "serve")})
+	_, err := sim.Run(sc, liar{selfadapter.Process(t, "serve")})
 	want := `internal error: the world promised getSteeringMessages the standing answer {"messages":[]}, but answered call id 4 with {"messages":[{"role":"user","content":"surprise"`
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("got %v\nwant an error containing %s", err, want)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/conformance/internal/selfadapter"
 	curated "github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
 )
@@ -35,7 +36,7 @@ func curatedSuite(t *testing.T) []*sim.Scenario {
 // curated scenario byte for byte.
 func TestCuratedSuiteThroughServe(t *testing.T) {
 	suite := curatedSuite(t)
-	report := conformance.Verify(context.Background(), suite, selfAdapter(t, "serve"), conformance.Options{})
+	report := conformance.Verify(context.Background(), suite, selfadapter.Process(t, "serve"), conformance.Options{})
 	for _, res := range report.Results {
 		if res.Status != conformance.Pass {
 			t.Errorf("%s: %s\n%s", res.Scenario, res.Reason, divergenceText(res))

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/conformance/internal/selfadapter"
 	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	"github.com/turnstile-dev/turnstile/diagnose"
 	"github.com/turnstile-dev/turnstile/sim"
@@ -64,7 +65,7 @@ func byName(name string) *sim.Scenario {
 func TestVerifyServeAdapter(t *testing.T) {
 	suite := allScenarios()
 	var seen []string
-	report := conformance.Verify(context.Background(), suite, selfAdapter(t, "serve"), conformance.Options{
+	report := conformance.Verify(context.Background(), suite, selfadapter.Process(t, "serve"), conformance.Options{
 		OnResult: func(r conformance.Result) { seen = append(seen, r.Scenario) },
 	})
 	if !report.OK() || report.Passed != len(suite) {
@@ -182,7 +183,7 @@ func TestSemanticProfile(t *testing.T) {
 
 func TestVerifyRestartsAfterCrash(t *testing.T) {
 	flag := filepath.Join(t.TempDir(), "crashed")
-	p := selfAdapter(t, "crash-once", flagEnv+"="+flag)
+	p := selfadapter.Process(t, "crash-once", flagEnv+"="+flag)
 	suite := []*sim.Scenario{byName("text-only"), byName("sequential-tools")}
 	report := conformance.Verify(context.Background(), suite, p, conformance.Options{})
 	if report.Failed != 1 || report.Passed != 1 {
@@ -204,7 +205,7 @@ func TestVerifyCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	suite := allScenarios()[:4]
-	report := conformance.Verify(ctx, suite, selfAdapter(t, "serve"), conformance.Options{
+	report := conformance.Verify(ctx, suite, selfadapter.Process(t, "serve"), conformance.Options{
 		OnResult: func(conformance.Result) { cancel() },
 	})
 	if report.Passed != 1 || report.Skipped != 3 {

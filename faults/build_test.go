@@ -206,16 +206,16 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 {
 		role = os.Args[1]
 	}
+	// The CLI's GC target, as turnstile sets it, for the roles and for the port's own test.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
 	serve := map[string]func() error{
 		"` + roleReference + `": func() error { return protocol.Serve(os.Stdin, os.Stdout) },
 		"` + roleExample + `":   func() error { return porttest.Serve(os.Stdin, os.Stdout, example.Port{}) },
 	}[role]
 	if serve == nil {
 		os.Exit(m.Run())
-	}
-	// The CLI's GC target, as turnstile sets it.
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(400)
 	}
 	if err := serve(); err != nil {
 		fmt.Fprintln(os.Stderr, err)

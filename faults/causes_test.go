@@ -75,11 +75,17 @@ var faultRules = []struct{ fault, rule string }{
 // in every scenario it fails).
 var fiveFaults = []string{"runs a truncated batch", "trusts stopReason", "turn cap of 2", "follow-up polled too early", "finishTurn end ignored"}
 
-// TestOneFaultIsOneCause: a loop with one fault gets one cause in the summary, naming the
-// rule the fault breaks, whatever number of scenarios it fails.
+// TestOneFaultIsOneCause: a loop with one fault fails the curated suite (its loop scenarios),
+// and gets one cause in the summary, naming the rule the fault breaks, whatever number of
+// scenarios it fails. Every fault of faults_test.go is judged here.
 func TestOneFaultIsOneCause(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the faulty binary")
+	}
+	for _, f := range faults {
+		if !slices.ContainsFunc(faultRules, func(x struct{ fault, rule string }) bool { return x.fault == f.name }) {
+			t.Errorf("fault %q has no rule in faultRules: the curated suite is not held to catch it", f.name)
+		}
 	}
 	for _, x := range faultRules {
 		t.Run(x.fault, func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/conformance/internal/selfadapter"
 	"github.com/turnstile-dev/turnstile/conformance/porttest"
 	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	suite "github.com/turnstile-dev/turnstile/scenarios"
@@ -47,7 +48,7 @@ func TestAServedPortBreakingTheKitsRuleIsReportedAsSuch(t *testing.T) {
 	again := *one.Scenario
 	again.Name += "-again"
 	two := []*sim.Scenario{one.Scenario, &again}
-	p := selfAdapter(t, "stuck-port")
+	p := selfadapter.Process(t, "stuck-port")
 	r := conformance.Verify(context.Background(), two, p, conformance.Options{})
 	if r.Failed != 2 {
 		t.Fatalf("%s, want both scenarios failed", r.Summary())

@@ -13,6 +13,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/turnstile-dev/turnstile/conformance"
+	"github.com/turnstile-dev/turnstile/conformance/internal/selfadapter"
 	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	"github.com/turnstile-dev/turnstile/jsonvalue"
 	"github.com/turnstile-dev/turnstile/sim"
@@ -157,7 +158,7 @@ var removeMember any = struct{ remove bool }{true}
 // the schema rejects. ParseMessage's verdicts therefore stay the schema's.
 func TestConformsNeverAcceptsWhatTheSchemaRejects(t *testing.T) {
 	t.Parallel() // whole-suite runs, each on one core: two at a time
-	impls := map[string]*protocol.Process{"reference adapter": selfAdapter(t, "serve")}
+	impls := map[string]*protocol.Process{"reference adapter": selfadapter.Process(t, "serve")}
 	adapter := filepath.Join("..", "adapters", "pi", "adapter.mjs")
 	if _, err := os.Stat(filepath.Join("..", "adapters", "pi", "node_modules")); err == nil {
 		impls["pi adapter"] = &protocol.Process{Command: []string{"node", adapter}}

@@ -32,6 +32,7 @@ type situation struct {
 	turnContinue                        bool   // the last turn's finishTurn answered continue
 	afterReset                          bool   // an Agent's reset(), with only state queries since
 	pollsFollowUp                       bool   // the implementation polls follow-up somewhere in the run
+	afterOverrides                      bool   // a tool call's end or result whose afterToolCall answer overrides its result
 	beforeFinish                        bool   // a turn_end its turn's finishTurn call follows
 	disagrees                           bool   // the turn's stopReason disagrees with its content
 	origin                              string // a message event's, or a turn's pending messages': prompt, steering, follow-up, prepared, declaration
@@ -76,6 +77,8 @@ func (s situation) holds(when string) bool {
 		return s.finishContinue
 	case "after a reset":
 		return s.afterReset
+	case "overridden by afterToolCall":
+		return s.afterOverrides
 	case "lacking after its turn's finishTurn continue":
 		return s.lacking && s.turnContinue && s.pollsFollowUp
 	case "after finishTurn end":
@@ -107,7 +110,7 @@ func (s situation) holds(when string) bool {
 // knownWhen is every "when" the table may use (a test holds the table to it).
 var knownWhen = []string{"startup", "after a turn", "before a later turn", "within a turn", "lacking", "an error result the loop makes", "invalid arguments", "in a truncated turn", "a truncated turn's calls lacking", "after a truncated batch", "after a hard exit",
 	"after an abort", "in a parallel batch", "in a sequential batch", "after a terminating batch",
-	"after finishTurn continue", "lacking after its turn's finishTurn continue", "after a reset", "after finishTurn end", "before finishTurn", "stopReason disagrees", "a prompt", "steering", "steering (poll A)", "steering (poll B)", "follow-up",
+	"after finishTurn continue", "lacking after its turn's finishTurn continue", "after a reset", "overridden by afterToolCall", "after finishTurn end", "before finishTurn", "stopReason disagrees", "a prompt", "steering", "steering (poll A)", "steering (poll B)", "follow-up",
 	"prepared", "queued", "a declaration"}
 
 // situations walks a trace once and says where each entry stands.
@@ -143,9 +146,10 @@ func markBeforeFinish(es []trace.Entry, out []situation) {
 // walker is what the entries of a trace walked so far say of the entries after them.
 type walker struct {
 	requested, inTurnEnd, truncated, hardExit, aborted, terminating bool
-	ran, afterTruncated                                             bool // the turn's batch ran; it was a truncated one
-	continued                                                       bool // a finishTurn of the run answered continue
-	reset                                                           bool // an Agent's reset(), with only state queries since
+	ran, afterTruncated                                             bool            // the turn's batch ran; it was a truncated one
+	continued                                                       bool            // a finishTurn of the run answered continue
+	reset                                                           bool            // an Agent's reset(), with only state queries since
+	overridden                                                      map[string]bool // tool calls whose afterToolCall answer overrides the result
 	finish                                                          string
 	steeringSinceTurnEnd                                            int
 	disagrees                                                       bool
@@ -226,6 +230,15 @@ func (w *walker) call(e *trace.Entry, s *situation) {
 		w.origin = cmp.Or(answered(e, "follow-up"), w.origin)
 	case trace.HookPrepareNextTurn:
 		w.origin = cmp.Or(answered(e, "prepared"), w.origin)
+	case trace.HookAfterToolCall:
+		var d struct{ ToolCall struct{ ID string } }
+		var a map[string]json.RawMessage
+		if json.Unmarshal(e.Data, &d) == nil && json.Unmarshal(e.Answer, &a) == nil && len(a) > 0 {
+			if w.overridden == nil {
+				w.overridden = map[string]bool{}
+			}
+			w.overridden[d.ToolCall.ID] = true
+		}
 	case trace.HookFinishTurn:
 		var a struct{ Action string }
 		_ = json.Unmarshal(e.Answer, &a)
@@ -256,12 +269,14 @@ func (w *walker) event(e *trace.Entry, s *situation) {
 		w.ran = true
 		s.loopError = loopError(e.Data, "result")
 		var d struct {
-			Result struct {
+			ToolCallID string `json:"toolCallId"`
+			Result     struct {
 				Terminate bool `json:"terminate"`
 			} `json:"result"`
 		}
-		if json.Unmarshal(e.Data, &d) == nil && d.Result.Terminate {
-			w.terminating = true
+		if json.Unmarshal(e.Data, &d) == nil {
+			w.terminating = w.terminating || d.Result.Terminate
+			s.afterOverrides = w.overridden[d.ToolCallID]
 		}
 	}
 }
@@ -279,6 +294,10 @@ func (w *walker) messageEvent(e *trace.Entry, s *situation) {
 		s.origin = "declaration"
 	case role == "toolResult":
 		s.loopError = loopError(e.Data, "message")
+		var d struct{ Message struct{ ToolCallID string } }
+		if w.overridden != nil && json.Unmarshal(e.Data, &d) == nil {
+			s.afterOverrides = w.overridden[d.Message.ToolCallID]
+		}
 	case role == "assistant":
 	case e.Name != string(loop.MessageStart):
 		s.origin = w.message // the events of one message share its origin

@@ -107,7 +107,7 @@ func (d *decoding) value() (any, bool) {
 	case c == '[':
 		return d.array()
 	case c == '"':
-		return d.str()
+		return d.strValue()
 	case c == '-' || c >= '0' && c <= '9':
 		return d.number()
 	}
@@ -166,11 +166,10 @@ func (d *decoding) object() (any, bool) {
 		if d.pos >= len(d.in) || d.in[d.pos] != '"' {
 			return nil, false
 		}
-		k, ok := d.str()
+		key, _, ok := d.str()
 		if !ok {
 			return nil, false
 		}
-		key := k.(string)
 		if _, dup := m[key]; dup {
 			return nil, false
 		}
@@ -290,9 +289,22 @@ func (d *decoding) numbers() int8 {
 	return 1
 }
 
-// str reads a string; escaped surrogates and bytes that are not UTF-8 are left to
-// encoding/json.
-func (d *decoding) str() (any, bool) {
+// strValue reads a string as a value: the strings traces repeat most come boxed already, so
+// that decoding them allocates nothing.
+func (d *decoding) strValue() (any, bool) {
+	s, boxed, ok := d.str()
+	if !ok {
+		return nil, false
+	}
+	if boxed != nil {
+		return boxed, true
+	}
+	return s, true
+}
+
+// str reads a string, and gives it boxed too when it is one of the interned; escaped
+// surrogates and bytes that are not UTF-8 are left to encoding/json.
+func (d *decoding) str() (s string, boxed any, ok bool) {
 	d.pos++ // "
 	start := d.pos
 	for d.pos < len(d.in) {
@@ -301,29 +313,30 @@ func (d *decoding) str() (any, bool) {
 		case c == '"':
 			raw := d.in[start:d.pos]
 			d.pos++
-			if s, ok := interned[string(raw)]; ok {
-				return s, true
+			if v, ok := interned[string(raw)]; ok {
+				return v.(string), v, true
 			}
-			return string(raw), true
+			return string(raw), nil, true
 		case c == '\\':
-			return d.escaped(start)
+			s, ok := d.escaped(start)
+			return s, nil, ok
 		case c < 0x20:
-			return nil, false
+			return "", nil, false
 		case c < utf8.RuneSelf:
 			d.pos++
 		default:
 			r, size := utf8.DecodeRune(d.in[d.pos:])
 			if r == utf8.RuneError && size == 1 {
-				return nil, false
+				return "", nil, false
 			}
 			d.pos += size
 		}
 	}
-	return nil, false
+	return "", nil, false
 }
 
 // escaped reads the rest of a string holding escapes, from its start.
-func (d *decoding) escaped(start int) (any, bool) {
+func (d *decoding) escaped(start int) (string, bool) {
 	b := append([]byte(nil), d.in[start:d.pos]...)
 	for d.pos < len(d.in) {
 		c := d.in[d.pos]
@@ -333,7 +346,7 @@ func (d *decoding) escaped(start int) (any, bool) {
 			return string(b), true
 		case c == '\\':
 			if d.pos+1 >= len(d.in) {
-				return nil, false
+				return "", false
 			}
 			e := d.in[d.pos+1]
 			d.pos += 2
@@ -352,32 +365,32 @@ func (d *decoding) escaped(start int) (any, bool) {
 				b = append(b, '\t')
 			case 'u':
 				if d.pos+4 > len(d.in) {
-					return nil, false
+					return "", false
 				}
 				r, err := strconv.ParseUint(string(d.in[d.pos:d.pos+4]), 16, 32)
 				if err != nil || r >= 0xD800 && r <= 0xDFFF {
-					return nil, false
+					return "", false
 				}
 				d.pos += 4
 				b = utf8.AppendRune(b, rune(r))
 			default:
-				return nil, false
+				return "", false
 			}
 		case c < 0x20:
-			return nil, false
+			return "", false
 		case c < utf8.RuneSelf:
 			b = append(b, c)
 			d.pos++
 		default:
 			r, size := utf8.DecodeRune(d.in[d.pos:])
 			if r == utf8.RuneError && size == 1 {
-				return nil, false
+				return "", false
 			}
 			b = append(b, d.in[d.pos:d.pos+size]...)
 			d.pos += size
 		}
 	}
-	return nil, false
+	return "", false
 }
 
 // number reads a number as JSON's grammar writes it: its text with UseNumber, else a
@@ -428,6 +441,9 @@ func (d *decoding) number() (any, bool) {
 		}
 		return json.Number(text), true
 	}
+	if n, ok := smallInt(text); ok {
+		return smallFloats[n], true
+	}
 	f, err := strconv.ParseFloat(string(text), 64)
 	if err != nil {
 		return nil, false
@@ -435,10 +451,35 @@ func (d *decoding) number() (any, bool) {
 	return f, true
 }
 
-// interned holds the keys and values agent traces and protocol lines repeat most, so that
+// smallFloats are the float64s 0 to 1023, boxed, which traces repeat (counts, times, indexes):
 // decoding them allocates nothing.
-var interned = func() map[string]string {
-	m := map[string]string{}
+var smallFloats = func() (out [1024]any) {
+	for i := range out {
+		out[i] = float64(i)
+	}
+	return out
+}()
+
+// smallInt reads text, a number's, as an index of smallFloats when it is one: digits alone,
+// without a sign, a fraction or an exponent.
+func smallInt(text []byte) (int, bool) {
+	if len(text) > 4 {
+		return 0, false
+	}
+	n := 0
+	for _, c := range text {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, n < len(smallFloats)
+}
+
+// interned holds the keys and values agent traces and protocol lines repeat most, boxed, so
+// that decoding them allocates nothing.
+var interned = func() map[string]any {
+	m := map[string]any{}
 	for _, s := range []string{"type", "role", "content", "text", "thinking", "toolCall", "id", "name", "arguments",
 		"message", "messages", "partial", "contentIndex", "delta", "timestamp", "usage", "input", "output", "cacheRead",
 		"cacheWrite", "totalTokens", "cost", "total", "api", "provider", "model", "stopReason", "thinkingLevel",

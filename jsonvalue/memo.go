@@ -3,6 +3,7 @@ package jsonvalue
 import (
 	"bytes"
 	"hash/maphash"
+	"unsafe"
 )
 
 // Memo remembers what was made of the bytes of objects met more than once: their decoded
@@ -22,6 +23,10 @@ type Memo[T any] struct {
 	// Eager remembers an object the first time its bytes are met (a trace read once, whose
 	// objects mostly come back: a streamed partial is delivered, then in its event twice).
 	Eager bool
+	// Borrow keeps the bytes it is given instead of copying them: whoever sets it leaves the
+	// bytes it decodes through the memo unchanged while the memo is in use (a trace's
+	// entries, checked once).
+	Borrow bool
 	// arrays are the last long arrays made, newest last: a context repeats the one before
 	// it and adds to its end, and what was made of the elements they share is taken whole.
 	arrays []memoArray[T]
@@ -71,13 +76,21 @@ func (m *Memo[T]) PutArray(raw []byte, depth int, made func(prev T) T) {
 	}
 	for i, old := range m.arrays {
 		if old.depth == depth && bytes.HasPrefix(raw, old.raw) {
-			a := memoArray[T]{raw: append(old.raw, raw[len(old.raw):]...), depth: depth, made: made(old.made)}
+			grown := raw
+			if !m.Borrow {
+				grown = append(old.raw, raw[len(old.raw):]...)
+			}
+			a := memoArray[T]{raw: grown, depth: depth, made: made(old.made)}
 			m.arrays = append(append(m.arrays[:i:i], m.arrays[i+1:]...), a)
 			return
 		}
 	}
 	var none T
-	a := memoArray[T]{raw: bytes.Clone(raw), depth: depth, made: made(none)}
+	kept := raw
+	if !m.Borrow {
+		kept = bytes.Clone(raw)
+	}
+	a := memoArray[T]{raw: kept, depth: depth, made: made(none)}
 	if len(m.arrays) == memoArrays {
 		m.arrays = append(m.arrays[:0:0], m.arrays[1:]...)
 	}
@@ -121,7 +134,11 @@ func (m *Memo[T]) Put(raw []byte, v T, size int) {
 	if m.values == nil {
 		m.values = map[string]T{}
 	}
-	m.values[string(raw)] = v
+	if m.Borrow {
+		m.values[unsafe.String(unsafe.SliceData(raw), len(raw))] = v
+	} else {
+		m.values[string(raw)] = v
+	}
 	m.bytes += len(raw) + size
 }
 

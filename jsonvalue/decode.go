@@ -78,6 +78,8 @@ type decoding struct {
 	in    []byte
 	pos   int
 	depth int
+	// deepest is the greatest depth reached, kept for the memo (an object's nesting).
+	deepest int
 	// path is the keys from the top value to the value being read, kept for Capture.
 	path []string
 }
@@ -131,19 +133,20 @@ func (d *decoding) memoized() (any, bool) {
 	if d.Memo.numbers == 0 {
 		d.Memo.numbers = numbers
 	}
-	end, nesting, ok := End(d.in, d.pos)
-	if !ok || end-d.pos < MinMemoBytes || d.depth+nesting > MaxDepth || d.Capture != nil && d.depth < 2 || d.Memo.numbers != numbers {
+	if d.Capture != nil && d.depth < 2 || d.Memo.numbers != numbers {
 		return d.object()
 	}
-	raw := d.in[d.pos:end]
-	v, ok, remember := d.Memo.Get(raw)
-	if ok {
-		d.pos = end
+	if n, nesting, v, ok := d.Memo.object(d.in, d.pos); ok && d.depth+nesting <= MaxDepth {
+		d.pos += n
 		return v, true
 	}
-	v, ok = d.object()
-	if ok && remember && d.pos == end {
-		d.Memo.Put(raw, v, 3*len(raw)) // a decoded value weighs some three times its text
+	start, deepest := d.pos, d.deepest
+	d.deepest = d.depth
+	v, ok := d.object()
+	nesting := d.deepest - d.depth
+	d.deepest = max(deepest, d.deepest)
+	if raw := d.in[start:d.pos]; ok && len(raw) >= MinMemoBytes && d.Memo.sighted(raw) {
+		d.Memo.rememberObject(raw, nesting, v, 3*len(raw)) // a decoded value weighs some three times its text
 	}
 	return v, ok
 }
@@ -152,6 +155,7 @@ func (d *decoding) object() (any, bool) {
 	if d.depth++; d.depth > MaxDepth {
 		return nil, false
 	}
+	d.deepest = max(d.deepest, d.depth)
 	defer func() { d.depth-- }()
 	d.pos++ // {
 	m := map[string]any{}
@@ -161,6 +165,7 @@ func (d *decoding) object() (any, bool) {
 		return m, true
 	}
 	capture := d.Capture != nil && d.depth <= 2
+	highest, first := "", true
 	for {
 		d.space()
 		if d.pos >= len(d.in) || d.in[d.pos] != '"' {
@@ -170,9 +175,15 @@ func (d *decoding) object() (any, bool) {
 		if !ok {
 			return nil, false
 		}
-		if _, dup := m[key]; dup {
-			return nil, false
+		// A key above every one before it (canonical JSON sorts them) repeats none.
+		if !first && key <= highest {
+			if _, dup := m[key]; dup {
+				return nil, false
+			}
+		} else {
+			highest = key
 		}
+		first = false
 		d.space()
 		if d.pos >= len(d.in) || d.in[d.pos] != ':' {
 			return nil, false
@@ -222,6 +233,7 @@ func (d *decoding) array() (any, bool) {
 	if d.depth++; d.depth > MaxDepth {
 		return nil, false
 	}
+	d.deepest = max(d.deepest, d.depth)
 	defer func() { d.depth-- }()
 	// An array whose elements open at the memo's depths (a context's messages) is looked up
 	// whole: a context repeats the one before it and adds to its end, and the elements they

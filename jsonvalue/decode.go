@@ -319,13 +319,17 @@ func (d *decoding) strValue() (any, bool) {
 func (d *decoding) str() (s string, boxed any, ok bool) {
 	d.pos++ // "
 	start := d.pos
+	// Most strings are printable ASCII without escapes, skipped a table lookup a byte.
+	for d.pos < len(d.in) && plainASCII[d.in[d.pos]] {
+		d.pos++
+	}
 	for d.pos < len(d.in) {
 		c := d.in[d.pos]
 		switch {
 		case c == '"':
 			raw := d.in[start:d.pos]
 			d.pos++
-			if v, ok := interned[string(raw)]; ok {
+			if v, ok := internedOf(raw); ok {
 				return v.(string), v, true
 			}
 			return string(raw), nil, true
@@ -489,9 +493,9 @@ func smallInt(text []byte) (int, bool) {
 }
 
 // interned holds the keys and values agent traces and protocol lines repeat most, boxed, so
-// that decoding them allocates nothing.
-var interned = func() map[string]any {
-	m := map[string]any{}
+// that decoding them allocates nothing: an open-addressing table, found by a few of their
+// bytes, cheaper to look up than a map, which hashes them all.
+var interned = func() (t [internSlots]internedString) {
 	for _, s := range []string{"type", "role", "content", "text", "thinking", "toolCall", "id", "name", "arguments",
 		"message", "messages", "partial", "contentIndex", "delta", "timestamp", "usage", "input", "output", "cacheRead",
 		"cacheWrite", "totalTokens", "cost", "total", "api", "provider", "model", "stopReason", "thinkingLevel",
@@ -500,7 +504,48 @@ var interned = func() map[string]any {
 		"faux", "faux-1", "pending", "stop", "toolUse", "length", "error", "aborted", "off", "object", "properties",
 		"required", "context", "tools", "turn", "toolResults", "newMessages", "terminate", "stream", "reason",
 		"call", "notify", "idle", "kind", "data", "session", "notification", "event", "hook", "tool"} {
-		m[s] = s
+		h := internHash([]byte(s))
+		for t[h].v != nil {
+			h = (h + 1) % internSlots
+		}
+		t[h] = internedString{s, s}
 	}
-	return m
+	return t
+}()
+
+// internSlots is the size of the interned table, some four times the strings it holds.
+const internSlots = 256
+
+// internedString is an interned string and the same boxed.
+type internedString struct {
+	s string
+	v any
+}
+
+// internHash is where the interned table holds raw, or starts looking for it.
+func internHash(raw []byte) int {
+	n := len(raw)
+	return (n*7 + int(raw[0])*31 + int(raw[n/2])*11 + int(raw[n-1])*17) % internSlots
+}
+
+// internedOf is raw interned and boxed, when it is one of the interned strings.
+func internedOf(raw []byte) (any, bool) {
+	if len(raw) == 0 {
+		return nil, false
+	}
+	for h := internHash(raw); interned[h].v != nil; h = (h + 1) % internSlots {
+		if interned[h].s == string(raw) {
+			return interned[h].v, true
+		}
+	}
+	return nil, false
+}
+
+// plainASCII marks the bytes a string holds as they are: printable ASCII but the quote and
+// the backslash.
+var plainASCII = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
 }()

@@ -246,3 +246,26 @@ func TestNumbersOutOfRangeAreLeft(t *testing.T) {
 		}
 	}
 }
+
+// TestInternedStringsAreFound: each interned string is found, boxed once, and no other is.
+func TestInternedStringsAreFound(t *testing.T) {
+	n := 0
+	for _, slot := range interned {
+		if slot.v == nil {
+			continue
+		}
+		n++
+		v, ok := internedOf([]byte(slot.s))
+		if !ok || v != slot.v || v.(string) != slot.s {
+			t.Errorf("%q not found", slot.s)
+		}
+	}
+	if n < 50 {
+		t.Fatalf("%d strings interned", n)
+	}
+	for _, s := range []string{"", "typ", "types", "Type", "tool_call", "assistant ", "faux-2"} {
+		if _, ok := internedOf([]byte(s)); ok {
+			t.Errorf("%q found", s)
+		}
+	}
+}

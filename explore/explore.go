@@ -373,6 +373,7 @@ type explorer struct {
 	opts      Options
 	diagnose  Diagnosis
 	shortcuts protocol.Shortcuts // taken with the implementation, from its hello
+	runners   *runners
 }
 
 // withDefaults fills in what o leaves open, except what the implementation's hello gives.
@@ -400,6 +401,7 @@ func (o Options) withDefaults() Options {
 
 func newExplorer(opts Options) *explorer {
 	x := &explorer{opts: opts, diagnose: opts.Diagnose}
+	x.runners = newRunners(x)
 	if x.diagnose == nil {
 		x.diagnose = newDiagnosis(opts.Profile, opts.Invariants, opts.Level, opts.Target.Follows, opts.Target.Tracks)
 	}
@@ -474,6 +476,7 @@ func Run(ctx context.Context, opts Options) Result {
 		res.Err = err
 		return res
 	}
+	defer x.runners.close()
 	x.announce(p)
 	x.explore(ctx, &res, p)
 	x.writeOut(&res, p)
@@ -736,7 +739,7 @@ type outcome struct {
 // simulate runs sc against impl with a timeout, turning a panic into an outcome.
 func (x *explorer) simulate(sc *sim.Scenario, impl sim.Implementation) outcome {
 	done := make(chan outcome, 1)
-	go func() {
+	x.runners.run(func() (bool, func()) {
 		returned := false
 		defer func() {
 			if p := recover(); p != nil {
@@ -750,8 +753,8 @@ func (x *explorer) simulate(sc *sim.Scenario, impl sim.Implementation) outcome {
 		c := *sc
 		tr, err := sim.Run(&c, impl)
 		returned = true
-		done <- outcome{trace: tr, err: err}
-	}()
+		return true, func() { done <- outcome{trace: tr, err: err} }
+	})
 	timer := time.NewTimer(x.opts.RunTimeout)
 	defer timer.Stop()
 	select {

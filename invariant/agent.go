@@ -1,7 +1,7 @@
 package invariant
 
 import (
-	"encoding/json"
+	"math"
 	"slices"
 
 	"github.com/turnstile-dev/turnstile/loop"
@@ -30,7 +30,7 @@ delivery.`
 // agentOp is an operation delivery of an Agent trace, as the invariants read it.
 type agentOp struct {
 	id, op  string
-	message string // canonical JSON of steer's and followUp's message
+	message any // steer's and followUp's message; noMessage when the delivery has none
 	mode    string
 	queue   string
 }
@@ -42,9 +42,9 @@ func (v *view) agentOp(i int) (agentOp, bool) {
 		return agentOp{}, false
 	}
 	d := v.d(i)
-	op := agentOp{id: e.Target, op: str(d["op"]), mode: str(d["mode"]), queue: str(d["queue"])}
+	op := agentOp{id: e.Target, op: str(d["op"]), mode: str(d["mode"]), queue: str(d["queue"]), message: noMessage{}}
 	if m, ok := d["message"]; ok {
-		op.message = canonicalText(m)
+		op.message = m
 	}
 	return op, true
 }
@@ -91,8 +91,8 @@ type queueWatch struct {
 	v                     *view
 	vs                    *violations
 	steerMode, followMode string
-	steering, followUps   []string // queued, oldest first
-	lastTurnEnd           int      // the run's last turn_end, -1 at a run's start
+	steering, followUps   []any // queued messages, oldest first
+	lastTurnEnd           int   // the run's last turn_end, -1 at a run's start
 	// The current turn's tool results: how many, and whether all asked to terminate; and
 	// whether the last turn's batch terminated the run (R-TERM-UNANIMOUS).
 	results                     int
@@ -179,15 +179,19 @@ func (q *queueWatch) event(i int, name string) {
 
 // take matches the message injected at entry i with the head of a queue.
 func (q *queueWatch) take(i int) {
-	m := canonicalText(q.v.message(i))
+	var m any // null, as a message that is not an object is read
+	if msg := q.v.message(i); msg != nil {
+		m = msg
+	}
+	is := func(x any) bool { return identical(x, m) }
 	switch {
-	case len(q.steering) > 0 && q.steering[0] == m:
+	case len(q.steering) > 0 && is(q.steering[0]):
 		q.steering = q.steering[1:]
 		q.tookSteering++
-	case len(q.followUps) > 0 && q.followUps[0] == m:
+	case len(q.followUps) > 0 && is(q.followUps[0]):
 		q.followUps = q.followUps[1:]
 		q.tookFollowUps++
-	case slices.Contains(q.steering, m) || slices.Contains(q.followUps, m):
+	case slices.ContainsFunc(q.steering, is) || slices.ContainsFunc(q.followUps, is):
 		q.vs.add(q.v, i, "a queued message reached the transcript before a message queued earlier on its queue")
 	}
 }
@@ -370,9 +374,40 @@ func (v *view) settlesBeforeNextDelivery(i int, id string) bool {
 	return false
 }
 
-// canonicalText is a decoded JSON value's canonical text (encoding/json sorts object keys),
-// to compare messages by value.
-func canonicalText(x any) string {
-	data, _ := json.Marshal(x)
-	return string(data)
+// noMessage is the message of an operation delivered without one: no message injected is
+// identical to it.
+type noMessage struct{}
+
+// identical reports whether two decoded JSON values have the same canonical text, as
+// encoding/json writes it: same but for a zero, whose sign the text keeps.
+func identical(a, b any) bool {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) || (x == nil) != (y == nil) {
+			return false
+		}
+		for k, xv := range x {
+			yv, ok := y[k]
+			if !ok || !identical(xv, yv) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) || (x == nil) != (y == nil) {
+			return false
+		}
+		for i := range x {
+			if !identical(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case float64:
+		y, ok := b.(float64)
+		return ok && math.Float64bits(x) == math.Float64bits(y)
+	}
+	return same(a, b)
 }

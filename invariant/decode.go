@@ -11,7 +11,7 @@ func decodeJSON(data []byte) any { return decodeJSONWith(data, nil) }
 // traceMemo is the memo a view decodes its trace's entries through. It is eager: a trace's
 // objects mostly come back (a streamed partial is delivered, then is its event's message and
 // that event's partial), and the trace is read once.
-func traceMemo() jsonvalue.Memo[any] { return jsonvalue.Memo[any]{Eager: true} }
+func traceMemo() jsonvalue.Memo[any] { return jsonvalue.Memo[any]{Eager: true, Borrow: true} }
 
 // decodeJSONWith is decodeJSON sharing, through memo, the values of the objects at the
 // depths of messages (an event's message at 2, a context's at 3 to 5: data.messages[i],

@@ -78,7 +78,7 @@ func define(at loop.Behaviour, name, doc string, check func(*view) []Violation) 
 
 // judge checks a trace's view, or, for a loop invariant on an Agent trace, each of its runs.
 func (inv Invariant) judge(v *view, runs []*view) []Violation {
-	if trace.IsRunToolCallTrace(v.es) {
+	if v.runToolCall {
 		return nil // no loop ran: a runToolCall session (protocol §13.7)
 	}
 	if runs == nil || inv.whole {
@@ -107,10 +107,7 @@ func runsOf(whole *view) []*view {
 	if !trace.IsAgentTrace(es) {
 		return nil
 	}
-	var setup struct {
-		Barriers []json.RawMessage `json:"barriers"`
-	}
-	_ = json.Unmarshal(es[0].Data, &setup)
+	holds := len(arr(whole.d(0)["barriers"])) > 0
 	runs := []*view{}
 	var cur []trace.Entry
 	var from []int
@@ -121,13 +118,15 @@ func runsOf(whole *view) []*view {
 		case cur == nil, e.Kind == trace.KindOutcome, e.Kind == trace.KindDeliver && e.Name == trace.DeliverAgent:
 		case e.Kind == trace.KindEvent && e.Name == string(loop.AgentEnd):
 			n := len(cur)
-			run := endRun(cur, e)
+			run, end := endRun(cur, e, whole.d(i))
 			if len(run) == n+2 { // agent_end, then the end entry made for the run
 				from = append(from, i, -1)
 			} else { // the end of a failed run, made for it, in place of the error turn
 				from = append(from[:n-3], -1)
 			}
-			runs = append(runs, whole.sub(run, from))
+			r := whole.sub(run, from)
+			r.data[len(run)-1], r.decoded[len(run)-1] = end, true
+			runs = append(runs, r)
 			cur, from = nil, nil
 		default:
 			cur, from = append(cur, e), append(from, i)
@@ -137,33 +136,36 @@ func runsOf(whole *view) []*view {
 		runs = append(runs, whole.sub(cur, from))
 	}
 	for _, r := range runs {
-		r.holds = len(setup.Barriers) > 0
+		r.holds = holds
 	}
 	return runs
 }
 
-// endRun ends a run's entries at its agent_end with the end entry of the loop's run.
-func endRun(run []trace.Entry, agentEnd trace.Entry) []trace.Entry {
-	var end struct {
-		Messages []json.RawMessage `json:"messages"`
-	}
-	_ = json.Unmarshal(agentEnd.Data, &end)
-	if n := len(run); len(end.Messages) == 1 && n >= 4 &&
+// endRun ends a run's entries at its agent_end, whose data is agentEnd, with the end entry of
+// the loop's run, and gives that entry's data.
+func endRun(run []trace.Entry, e trace.Entry, agentEnd map[string]any) ([]trace.Entry, map[string]any) {
+	messages, _ := agentEnd["messages"].([]any)
+	if n := len(run); len(messages) == 1 && n >= 4 &&
 		run[n-3].Name == string(loop.MessageStart) && run[n-2].Name == string(loop.MessageEnd) && run[n-1].Name == string(loop.TurnEnd) {
-		var m struct {
-			Role         string `json:"role"`
-			StopReason   string `json:"stopReason"`
-			ErrorMessage string `json:"errorMessage"`
-		}
-		_ = json.Unmarshal(end.Messages[0], &m)
-		if m.Role == "assistant" && (m.StopReason == string(loop.StopError) || m.StopReason == string(loop.StopAborted)) && failedJustBefore(run[:n-3]) {
-			data, _ := json.Marshal(map[string]string{"error": m.ErrorMessage})
+		m := obj(messages[0])
+		role, stop, errorMessage := str(m["role"]), str(m["stopReason"]), str(m["errorMessage"])
+		if role == "assistant" && (stop == string(loop.StopError) || stop == string(loop.StopAborted)) && failedJustBefore(run[:n-3]) {
 			last := run[n-1]
-			return append(run[:n-3:n-3], trace.Entry{Seq: last.Seq, T: last.T, Kind: trace.KindEnd, Name: "run", Data: data, Error: m.ErrorMessage})
+			data := jsonvalue.AppendString([]byte(`{"error":`), errorMessage)
+			return append(run[:n-3:n-3], trace.Entry{Seq: last.Seq, T: last.T, Kind: trace.KindEnd, Name: "run", Data: append(data, '}'), Error: errorMessage}),
+				map[string]any{"error": errorMessage}
 		}
 	}
-	data, _ := json.Marshal(map[string]any{"messages": end.Messages})
-	return append(run, agentEnd, trace.Entry{Seq: agentEnd.Seq, T: agentEnd.T, Kind: trace.KindEnd, Name: "run", Data: data})
+	// Its data as the world would write it: agent_end's messages as they are.
+	list := []byte("null")
+	if start, end, ok := jsonvalue.MemberValue(e.Data, "messages"); ok && e.Canonical && e.Link == nil && messages != nil {
+		list = e.Data[start:end]
+	} else if messages != nil {
+		list = []byte(show(messages))
+	}
+	data := append(append([]byte(`{"messages":`), list...), '}')
+	return append(run, e, trace.Entry{Seq: e.Seq, T: e.T, Kind: trace.KindEnd, Name: "run", Data: data}),
+		map[string]any{"messages": messages}
 }
 
 // failedJustBefore reports whether the run's entries end with what fails a run: a call that
@@ -289,6 +291,8 @@ type view struct {
 
 	// Hooks seen called somewhere in the trace.
 	seen map[string]bool
+	// runToolCall: the trace is a runToolCall session's (trace.IsRunToolCallTrace).
+	runToolCall bool
 	// holds: the run is an Agent's whose listener may hold it at a barrier, while the
 	// provider's deliveries go on (pi reads the stream only as the listeners return).
 	holds bool
@@ -344,6 +348,7 @@ func (v *view) index() {
 			v.seen[e.Name] = true
 		}
 	}
+	v.runToolCall = trace.IsRunToolCallTrace(v.es)
 	v.parseTurns()
 }
 

@@ -78,6 +78,8 @@ type decoding struct {
 	in    []byte
 	pos   int
 	depth int
+	// deepest is the greatest depth reached, kept for the memo (an object's nesting).
+	deepest int
 	// path is the keys from the top value to the value being read, kept for Capture.
 	path []string
 }
@@ -107,7 +109,7 @@ func (d *decoding) value() (any, bool) {
 	case c == '[':
 		return d.array()
 	case c == '"':
-		return d.str()
+		return d.strValue()
 	case c == '-' || c >= '0' && c <= '9':
 		return d.number()
 	}
@@ -131,19 +133,20 @@ func (d *decoding) memoized() (any, bool) {
 	if d.Memo.numbers == 0 {
 		d.Memo.numbers = numbers
 	}
-	end, nesting, ok := End(d.in, d.pos)
-	if !ok || end-d.pos < MinMemoBytes || d.depth+nesting > MaxDepth || d.Capture != nil && d.depth < 2 || d.Memo.numbers != numbers {
+	if d.Capture != nil && d.depth < 2 || d.Memo.numbers != numbers {
 		return d.object()
 	}
-	raw := d.in[d.pos:end]
-	v, ok, remember := d.Memo.Get(raw)
-	if ok {
-		d.pos = end
+	if n, nesting, v, ok := d.Memo.object(d.in, d.pos); ok && d.depth+nesting <= MaxDepth {
+		d.pos += n
 		return v, true
 	}
-	v, ok = d.object()
-	if ok && remember && d.pos == end {
-		d.Memo.Put(raw, v, 3*len(raw)) // a decoded value weighs some three times its text
+	start, deepest := d.pos, d.deepest
+	d.deepest = d.depth
+	v, ok := d.object()
+	nesting := d.deepest - d.depth
+	d.deepest = max(deepest, d.deepest)
+	if raw := d.in[start:d.pos]; ok && len(raw) >= MinMemoBytes && d.Memo.sighted(raw) {
+		d.Memo.rememberObject(raw, nesting, v, 3*len(raw)) // a decoded value weighs some three times its text
 	}
 	return v, ok
 }
@@ -152,6 +155,7 @@ func (d *decoding) object() (any, bool) {
 	if d.depth++; d.depth > MaxDepth {
 		return nil, false
 	}
+	d.deepest = max(d.deepest, d.depth)
 	defer func() { d.depth-- }()
 	d.pos++ // {
 	m := map[string]any{}
@@ -161,19 +165,25 @@ func (d *decoding) object() (any, bool) {
 		return m, true
 	}
 	capture := d.Capture != nil && d.depth <= 2
+	highest, first := "", true
 	for {
 		d.space()
 		if d.pos >= len(d.in) || d.in[d.pos] != '"' {
 			return nil, false
 		}
-		k, ok := d.str()
+		key, _, ok := d.str()
 		if !ok {
 			return nil, false
 		}
-		key := k.(string)
-		if _, dup := m[key]; dup {
-			return nil, false
+		// A key above every one before it (canonical JSON sorts them) repeats none.
+		if !first && key <= highest {
+			if _, dup := m[key]; dup {
+				return nil, false
+			}
+		} else {
+			highest = key
 		}
+		first = false
 		d.space()
 		if d.pos >= len(d.in) || d.in[d.pos] != ':' {
 			return nil, false
@@ -223,6 +233,7 @@ func (d *decoding) array() (any, bool) {
 	if d.depth++; d.depth > MaxDepth {
 		return nil, false
 	}
+	d.deepest = max(d.deepest, d.depth)
 	defer func() { d.depth-- }()
 	// An array whose elements open at the memo's depths (a context's messages) is looked up
 	// whole: a context repeats the one before it and adds to its end, and the elements they
@@ -290,40 +301,58 @@ func (d *decoding) numbers() int8 {
 	return 1
 }
 
-// str reads a string; escaped surrogates and bytes that are not UTF-8 are left to
-// encoding/json.
-func (d *decoding) str() (any, bool) {
+// strValue reads a string as a value: the strings traces repeat most come boxed already, so
+// that decoding them allocates nothing.
+func (d *decoding) strValue() (any, bool) {
+	s, boxed, ok := d.str()
+	if !ok {
+		return nil, false
+	}
+	if boxed != nil {
+		return boxed, true
+	}
+	return s, true
+}
+
+// str reads a string, and gives it boxed too when it is one of the interned; escaped
+// surrogates and bytes that are not UTF-8 are left to encoding/json.
+func (d *decoding) str() (s string, boxed any, ok bool) {
 	d.pos++ // "
 	start := d.pos
+	// Most strings are printable ASCII without escapes, skipped a table lookup a byte.
+	for d.pos < len(d.in) && plainASCII[d.in[d.pos]] {
+		d.pos++
+	}
 	for d.pos < len(d.in) {
 		c := d.in[d.pos]
 		switch {
 		case c == '"':
 			raw := d.in[start:d.pos]
 			d.pos++
-			if s, ok := interned[string(raw)]; ok {
-				return s, true
+			if v, ok := internedOf(raw); ok {
+				return v.(string), v, true
 			}
-			return string(raw), true
+			return string(raw), nil, true
 		case c == '\\':
-			return d.escaped(start)
+			s, ok := d.escaped(start)
+			return s, nil, ok
 		case c < 0x20:
-			return nil, false
+			return "", nil, false
 		case c < utf8.RuneSelf:
 			d.pos++
 		default:
 			r, size := utf8.DecodeRune(d.in[d.pos:])
 			if r == utf8.RuneError && size == 1 {
-				return nil, false
+				return "", nil, false
 			}
 			d.pos += size
 		}
 	}
-	return nil, false
+	return "", nil, false
 }
 
 // escaped reads the rest of a string holding escapes, from its start.
-func (d *decoding) escaped(start int) (any, bool) {
+func (d *decoding) escaped(start int) (string, bool) {
 	b := append([]byte(nil), d.in[start:d.pos]...)
 	for d.pos < len(d.in) {
 		c := d.in[d.pos]
@@ -333,7 +362,7 @@ func (d *decoding) escaped(start int) (any, bool) {
 			return string(b), true
 		case c == '\\':
 			if d.pos+1 >= len(d.in) {
-				return nil, false
+				return "", false
 			}
 			e := d.in[d.pos+1]
 			d.pos += 2
@@ -352,32 +381,32 @@ func (d *decoding) escaped(start int) (any, bool) {
 				b = append(b, '\t')
 			case 'u':
 				if d.pos+4 > len(d.in) {
-					return nil, false
+					return "", false
 				}
 				r, err := strconv.ParseUint(string(d.in[d.pos:d.pos+4]), 16, 32)
 				if err != nil || r >= 0xD800 && r <= 0xDFFF {
-					return nil, false
+					return "", false
 				}
 				d.pos += 4
 				b = utf8.AppendRune(b, rune(r))
 			default:
-				return nil, false
+				return "", false
 			}
 		case c < 0x20:
-			return nil, false
+			return "", false
 		case c < utf8.RuneSelf:
 			b = append(b, c)
 			d.pos++
 		default:
 			r, size := utf8.DecodeRune(d.in[d.pos:])
 			if r == utf8.RuneError && size == 1 {
-				return nil, false
+				return "", false
 			}
 			b = append(b, d.in[d.pos:d.pos+size]...)
 			d.pos += size
 		}
 	}
-	return nil, false
+	return "", false
 }
 
 // number reads a number as JSON's grammar writes it: its text with UseNumber, else a
@@ -428,6 +457,9 @@ func (d *decoding) number() (any, bool) {
 		}
 		return json.Number(text), true
 	}
+	if n, ok := smallInt(text); ok {
+		return smallFloats[n], true
+	}
 	f, err := strconv.ParseFloat(string(text), 64)
 	if err != nil {
 		return nil, false
@@ -435,10 +467,35 @@ func (d *decoding) number() (any, bool) {
 	return f, true
 }
 
-// interned holds the keys and values agent traces and protocol lines repeat most, so that
+// smallFloats are the float64s 0 to 1023, boxed, which traces repeat (counts, times, indexes):
 // decoding them allocates nothing.
-var interned = func() map[string]string {
-	m := map[string]string{}
+var smallFloats = func() (out [1024]any) {
+	for i := range out {
+		out[i] = float64(i)
+	}
+	return out
+}()
+
+// smallInt reads text, a number's, as an index of smallFloats when it is one: digits alone,
+// without a sign, a fraction or an exponent.
+func smallInt(text []byte) (int, bool) {
+	if len(text) > 4 {
+		return 0, false
+	}
+	n := 0
+	for _, c := range text {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, n < len(smallFloats)
+}
+
+// interned holds the keys and values agent traces and protocol lines repeat most, boxed, so
+// that decoding them allocates nothing: an open-addressing table, found by a few of their
+// bytes, cheaper to look up than a map, which hashes them all.
+var interned = func() (t [internSlots]internedString) {
 	for _, s := range []string{"type", "role", "content", "text", "thinking", "toolCall", "id", "name", "arguments",
 		"message", "messages", "partial", "contentIndex", "delta", "timestamp", "usage", "input", "output", "cacheRead",
 		"cacheWrite", "totalTokens", "cost", "total", "api", "provider", "model", "stopReason", "thinkingLevel",
@@ -447,7 +504,48 @@ var interned = func() map[string]string {
 		"faux", "faux-1", "pending", "stop", "toolUse", "length", "error", "aborted", "off", "object", "properties",
 		"required", "context", "tools", "turn", "toolResults", "newMessages", "terminate", "stream", "reason",
 		"call", "notify", "idle", "kind", "data", "session", "notification", "event", "hook", "tool"} {
-		m[s] = s
+		h := internHash([]byte(s))
+		for t[h].v != nil {
+			h = (h + 1) % internSlots
+		}
+		t[h] = internedString{s, s}
 	}
-	return m
+	return t
+}()
+
+// internSlots is the size of the interned table, some four times the strings it holds.
+const internSlots = 256
+
+// internedString is an interned string and the same boxed.
+type internedString struct {
+	s string
+	v any
+}
+
+// internHash is where the interned table holds raw, or starts looking for it.
+func internHash(raw []byte) int {
+	n := len(raw)
+	return (n*7 + int(raw[0])*31 + int(raw[n/2])*11 + int(raw[n-1])*17) % internSlots
+}
+
+// internedOf is raw interned and boxed, when it is one of the interned strings.
+func internedOf(raw []byte) (any, bool) {
+	if len(raw) == 0 {
+		return nil, false
+	}
+	for h := internHash(raw); interned[h].v != nil; h = (h + 1) % internSlots {
+		if interned[h].s == string(raw) {
+			return interned[h].v, true
+		}
+	}
+	return nil, false
+}
+
+// plainASCII marks the bytes a string holds as they are: printable ASCII but the quote and
+// the backslash.
+var plainASCII = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
 }()

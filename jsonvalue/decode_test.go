@@ -135,6 +135,26 @@ func TestMemoChangesNothing(t *testing.T) {
 	}
 }
 
+// TestMemoKeepsTheDepthLimit: a remembered object met again so deep that decoding it would
+// pass MaxDepth is not served: the document is left to encoding/json as without the memo.
+func TestMemoKeepsTheDepthLimit(t *testing.T) {
+	obj := `{"a":{"b":{"c":"` + strings.Repeat("x", MinMemoBytes) + `"}}}`
+	d := Decoder{Memo: &Memo[any]{Eager: true}, MemoFrom: 1, MemoTo: MaxDepth}
+	if _, ok := d.Decode([]byte(obj)); !ok || d.Memo.Len() == 0 {
+		t.Fatalf("the object was not decoded and remembered (%d remembered)", d.Memo.Len())
+	}
+	for _, k := range []int{MaxDepth - 3, MaxDepth - 2} {
+		doc := strings.Repeat("[", k) + obj + strings.Repeat("]", k)
+		_, want := (&Decoder{}).Decode([]byte(doc))
+		if _, got := d.Decode([]byte(doc)); got != want {
+			t.Errorf("inside %d arrays: decoded %v through the memo, %v alone", k, got, want)
+		}
+		if want != (k+3 <= MaxDepth) {
+			t.Fatalf("inside %d arrays: decoded %v alone", k, want)
+		}
+	}
+}
+
 // TestMemoArraysChangeNothing: a context that begins with the one before it takes the
 // elements they share whole (the very values decoded before), and decodes as it would alone:
 // growing, the same again, shorter, with its last element changed, broken after the shared
@@ -200,6 +220,11 @@ func TestDecodeAnyLeavesTheRestToEncodingJSON(t *testing.T) {
 	if got := d.DecodeAny([]byte(`{"dup":1,"dup":2}`)); !reflect.DeepEqual(got, map[string]any{"dup": 2.0}) {
 		t.Errorf("a key twice: %#v", got)
 	}
+	for _, in := range []string{`{"c":1,"a":2,"c":3}`, `{"a":1,"b":2,"a":3}`, `{"b":1,"a":2,"b":3,"c":4}`} {
+		if _, ok := d.Decode([]byte(in)); ok {
+			t.Errorf("%s: a key repeated after a lower one was decoded", in)
+		}
+	}
 	if got := d.DecodeAny([]byte(`{"a":[1]}`)); !reflect.DeepEqual(got, map[string]any{"a": []any{1.0}}) {
 		t.Errorf("plain: %#v", got)
 	}
@@ -218,6 +243,29 @@ func TestNumbersOutOfRangeAreLeft(t *testing.T) {
 			if _, ok := d.Decode([]byte(text)); ok != want {
 				t.Errorf("use number %v: %s decoded %v, want %v", useNumber, text, ok, want)
 			}
+		}
+	}
+}
+
+// TestInternedStringsAreFound: each interned string is found, boxed once, and no other is.
+func TestInternedStringsAreFound(t *testing.T) {
+	n := 0
+	for _, slot := range interned {
+		if slot.v == nil {
+			continue
+		}
+		n++
+		v, ok := internedOf([]byte(slot.s))
+		if !ok || v != slot.v || v.(string) != slot.s {
+			t.Errorf("%q not found", slot.s)
+		}
+	}
+	if n < 50 {
+		t.Fatalf("%d strings interned", n)
+	}
+	for _, s := range []string{"", "typ", "types", "Type", "tool_call", "assistant ", "faux-2"} {
+		if _, ok := internedOf([]byte(s)); ok {
+			t.Errorf("%q found", s)
 		}
 	}
 }

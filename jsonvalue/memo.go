@@ -3,6 +3,7 @@ package jsonvalue
 import (
 	"bytes"
 	"hash/maphash"
+	"unsafe"
 )
 
 // Memo remembers what was made of the bytes of objects met more than once: their decoded
@@ -22,9 +23,86 @@ type Memo[T any] struct {
 	// Eager remembers an object the first time its bytes are met (a trace read once, whose
 	// objects mostly come back: a streamed partial is delivered, then in its event twice).
 	Eager bool
+	// Borrow keeps the bytes it is given instead of copying them: whoever sets it leaves the
+	// bytes it decodes through the memo unchanged while the memo is in use (a trace's
+	// entries, checked once).
+	Borrow bool
 	// arrays are the last long arrays made, newest last: a context repeats the one before
 	// it and adds to its end, and what was made of the elements they share is taken whole.
 	arrays []memoArray[T]
+	// objects are the objects a Decoder remembers, by the hash of their first MinMemoBytes
+	// bytes: an object met again is found without first scanning for its end.
+	objects map[uint64][]memoObject[T]
+}
+
+// memoObject is an object a Decoder remembers: its bytes, how deeply it nests and its value.
+type memoObject[T any] struct {
+	raw     []byte
+	nesting int
+	made    T
+}
+
+// object finds a remembered object that in[pos:] begins with: its length, nesting and value.
+// Only one can match: an object's bytes end where it closes.
+func (m *Memo[T]) object(in []byte, pos int) (n, nesting int, made T, ok bool) {
+	if len(m.objects) == 0 || len(in)-pos < MinMemoBytes {
+		return 0, 0, made, false
+	}
+	for _, o := range m.objects[m.prefixHash(in[pos:])] {
+		if len(o.raw) <= len(in)-pos && bytes.Equal(in[pos:pos+len(o.raw)], o.raw) {
+			return len(o.raw), o.nesting, o.made, true
+		}
+	}
+	return 0, 0, made, false
+}
+
+// sighted reports whether raw, an object not remembered, was met before, and notes that it
+// was met: whether it is worth remembering now.
+func (m *Memo[T]) sighted(raw []byte) bool {
+	if m.Eager {
+		return true
+	}
+	if m.seen == nil {
+		m.seen = map[uint64]struct{}{}
+	}
+	h := maphash.Bytes(m.seeded(), raw)
+	if _, ok := m.seen[h]; ok {
+		return true
+	}
+	if len(m.seen) < maxSightings {
+		m.seen[h] = struct{}{}
+	}
+	return false
+}
+
+// rememberObject remembers what a Decoder made of raw, an object at least MinMemoBytes long
+// that nests that deeply, while the memo has room.
+func (m *Memo[T]) rememberObject(raw []byte, nesting int, made T, size int) {
+	if m.bytes >= maxMemoBytes {
+		return
+	}
+	if m.objects == nil {
+		m.objects = map[uint64][]memoObject[T]{}
+	}
+	if !m.Borrow {
+		raw = bytes.Clone(raw)
+	}
+	h := m.prefixHash(raw)
+	m.objects[h] = append(m.objects[h], memoObject[T]{raw: raw, nesting: nesting, made: made})
+	m.bytes += len(raw) + size
+}
+
+// prefixHash is the hash of b's first MinMemoBytes bytes.
+func (m *Memo[T]) prefixHash(b []byte) uint64 {
+	return maphash.Bytes(m.seeded(), b[:MinMemoBytes])
+}
+
+// seeded is the memo's hash seed, made at its first use.
+func (m *Memo[T]) seeded() maphash.Seed {
+	if m.seed == (maphash.Seed{}) {
+		m.seed = maphash.MakeSeed()
+	}
+	return m.seed
 }
 
 // memoArray is a long array made before: its bytes from the '[' through its last element,
@@ -71,13 +149,21 @@ func (m *Memo[T]) PutArray(raw []byte, depth int, made func(prev T) T) {
 	}
 	for i, old := range m.arrays {
 		if old.depth == depth && bytes.HasPrefix(raw, old.raw) {
-			a := memoArray[T]{raw: append(old.raw, raw[len(old.raw):]...), depth: depth, made: made(old.made)}
+			grown := raw
+			if !m.Borrow {
+				grown = append(old.raw, raw[len(old.raw):]...)
+			}
+			a := memoArray[T]{raw: grown, depth: depth, made: made(old.made)}
 			m.arrays = append(append(m.arrays[:i:i], m.arrays[i+1:]...), a)
 			return
 		}
 	}
 	var none T
-	a := memoArray[T]{raw: bytes.Clone(raw), depth: depth, made: made(none)}
+	kept := raw
+	if !m.Borrow {
+		kept = bytes.Clone(raw)
+	}
+	a := memoArray[T]{raw: kept, depth: depth, made: made(none)}
 	if len(m.arrays) == memoArrays {
 		m.arrays = append(m.arrays[:0:0], m.arrays[1:]...)
 	}
@@ -101,9 +187,9 @@ func (m *Memo[T]) Get(raw []byte) (v T, ok, remember bool) {
 		return v, false, true
 	}
 	if m.seen == nil {
-		m.seen, m.seed = map[uint64]struct{}{}, maphash.MakeSeed()
+		m.seen = map[uint64]struct{}{}
 	}
-	h := maphash.Bytes(m.seed, raw)
+	h := maphash.Bytes(m.seeded(), raw)
 	if _, ok := m.seen[h]; ok {
 		return v, false, true
 	}
@@ -121,9 +207,19 @@ func (m *Memo[T]) Put(raw []byte, v T, size int) {
 	if m.values == nil {
 		m.values = map[string]T{}
 	}
-	m.values[string(raw)] = v
+	if m.Borrow {
+		m.values[unsafe.String(unsafe.SliceData(raw), len(raw))] = v
+	} else {
+		m.values[string(raw)] = v
+	}
 	m.bytes += len(raw) + size
 }
 
 // Len is the number of objects remembered.
-func (m *Memo[T]) Len() int { return len(m.values) }
+func (m *Memo[T]) Len() int {
+	n := len(m.values)
+	for _, list := range m.objects {
+		n += len(list)
+	}
+	return n
+}

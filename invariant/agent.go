@@ -1,7 +1,6 @@
 package invariant
 
 import (
-	"math"
 	"slices"
 
 	"github.com/turnstile-dev/turnstile/loop"
@@ -380,34 +379,4 @@ type noMessage struct{}
 
 // identical reports whether two decoded JSON values have the same canonical text, as
 // encoding/json writes it: same but for a zero, whose sign the text keeps.
-func identical(a, b any) bool {
-	switch x := a.(type) {
-	case map[string]any:
-		y, ok := b.(map[string]any)
-		if !ok || len(x) != len(y) || (x == nil) != (y == nil) {
-			return false
-		}
-		for k, xv := range x {
-			yv, ok := y[k]
-			if !ok || !identical(xv, yv) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		y, ok := b.([]any)
-		if !ok || len(x) != len(y) || (x == nil) != (y == nil) {
-			return false
-		}
-		for i := range x {
-			if !identical(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
-	case float64:
-		y, ok := b.(float64)
-		return ok && math.Float64bits(x) == math.Float64bits(y)
-	}
-	return same(a, b)
-}
+func identical(a, b any) bool { return equalValues(a, b, true) }

@@ -14,6 +14,7 @@ package invariant
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"strings"
@@ -467,7 +468,10 @@ func arr(x any) []any          { a, _ := x.([]any); return a }
 func str(x any) string         { s, _ := x.(string); return s }
 
 // same reports whether two decoded JSON values are equal.
-func same(a, b any) bool {
+func same(a, b any) bool { return equalValues(a, b, false) }
+
+// equalValues is same, and with zeroSign also tells -0 from 0 (as their JSON texts do).
+func equalValues(a, b any, zeroSign bool) bool {
 	switch x := a.(type) {
 	case map[string]any:
 		y, ok := b.(map[string]any)
@@ -479,7 +483,7 @@ func same(a, b any) bool {
 		}
 		for k, xv := range x {
 			yv, ok := y[k]
-			if !ok || !same(xv, yv) {
+			if !ok || !equalValues(xv, yv, zeroSign) {
 				return false
 			}
 		}
@@ -493,7 +497,7 @@ func same(a, b any) bool {
 			return true
 		}
 		for i := range x {
-			if !same(x[i], y[i]) {
+			if !equalValues(x[i], y[i], zeroSign) {
 				return false
 			}
 		}
@@ -503,7 +507,7 @@ func same(a, b any) bool {
 		return ok && x == y
 	case float64:
 		y, ok := b.(float64)
-		return ok && x == y
+		return ok && (x == y && !zeroSign || math.Float64bits(x) == math.Float64bits(y))
 	case bool:
 		y, ok := b.(bool)
 		return ok && x == y

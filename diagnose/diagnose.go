@@ -146,11 +146,14 @@ func markConsequences(c *trace.Comparison, divs []Finding) {
 	values := map[string]bool{}        // the fields and values of the field findings so far
 	course := false                    // a root changed the run's course (entries lacking, added, moved)
 	queues := false                    // a root found an Agent's queues holding other messages
+	// The harness's entries (deliveries, user actions) follow what the loop did: never a root
+	// where the loop's own entries differ too, even when found first.
+	loopDiffers := slices.ContainsFunc(divs, func(d Finding) bool { return !(d.harness && d.Path == "") })
 	for i := range divs {
 		d := &divs[i]
 		value := fieldName(d.Path) + "\x00" + d.Expected + "\x00" + d.Actual
-		if d.follows {
-			d.Consequence = true // the end of a run that went another way there (markStops)
+		if d.follows || d.harness && d.Path == "" && loopDiffers {
+			d.Consequence = true // the end of a run that went another way there (markStops), or the harness's
 		}
 		if i > 0 {
 			switch {

@@ -415,6 +415,7 @@ func movedFinding(c *trace.Comparison, g *governor, m *move) Finding {
 	return Finding{
 		Kind: Divergence, RuleID: rule, Rule: ruleText(rule, w),
 		messages: strings.HasPrefix(k, "event message_"), request: k == "call stream", from: from,
+		harness:      e.Kind == trace.KindDeliver || e.Kind == trace.KindUser,
 		At:           Position{Expected: m.Want + 1, Actual: m.Got + 1},
 		ExpectedLine: trace.TimelineLine(w), ActualLine: trace.TimelineLine(e),
 		Says: fmt.Sprintf("the implementation has %q at entry %d, %s than the reference (its entry %d)%s: moved, not lost or added",

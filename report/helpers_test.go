@@ -41,17 +41,11 @@ func (p dropPort) Notify(n sim.Notification) {
 // suiteScenario loads one scenario of the curated suite.
 func suiteScenario(t *testing.T, name string) *scenarios.File {
 	t.Helper()
-	files, err := scenarios.Suite()
+	f, err := scenarios.SuiteFile(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range files {
-		if f.Scenario.Name == name {
-			return f
-		}
-	}
-	t.Fatalf("no scenario %q in the suite", name)
-	return nil
+	return f
 }
 
 // faultyRun runs a scenario against the reference and the faulty implementation, with the

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"embed"
+	"fmt"
 	"io/fs"
 
 	"github.com/turnstile-dev/turnstile/sim"
@@ -24,6 +25,21 @@ func Suite() ([]*File, error) {
 		f.Embedded = true
 	}
 	return files, err
+}
+
+// SuiteFile loads the embedded curated suite and returns its scenario of that name
+// ("family/name").
+func SuiteFile(name string) (*File, error) {
+	files, err := Suite()
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range files {
+		if f.Scenario.Name == name {
+			return f, nil
+		}
+	}
+	return nil, fmt.Errorf("no scenario %q in the curated suite", name)
 }
 
 // Scenarios returns the simulator scenarios of files, in order.

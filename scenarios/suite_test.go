@@ -113,3 +113,12 @@ func TestTimelineTextsMatchWhateverTheRunsOfSpaces(t *testing.T) {
 		}
 	}
 }
+
+func TestSuiteFile(t *testing.T) {
+	if f, err := scenarios.SuiteFile("truncation/basic"); err != nil || f.Scenario.Name != "truncation/basic" || !f.Embedded {
+		t.Errorf("truncation/basic: %v, %+v", err, f)
+	}
+	if _, err := scenarios.SuiteFile("truncation/nope"); err == nil || !strings.Contains(err.Error(), `"truncation/nope"`) {
+		t.Errorf("a missing name: %v", err)
+	}
+}

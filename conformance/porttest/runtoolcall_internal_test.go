@@ -79,15 +79,9 @@ func TestRunToolCallOutcomesAreCompared(t *testing.T) {
 // suiteScenario is the curated suite's scenario name.
 func suiteScenario(t *testing.T, name string) *scenarios.File {
 	t.Helper()
-	files, err := scenarios.Suite()
+	f, err := scenarios.SuiteFile(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range files {
-		if f.Scenario.Name == name {
-			return f
-		}
-	}
-	t.Fatalf("no scenario %s in the suite", name)
-	return nil
+	return f
 }

@@ -124,7 +124,7 @@ func (o *conformFlags) options() ([]*scenarios.File, conformance.Options, error)
 	if o.maxFindings < 0 {
 		return nil, opts, usage(fmt.Errorf("--max-findings must be 0 (no cap) or more, not %d", o.maxFindings))
 	}
-	files, err := load(o.suite, o.sel, o.budget)
+	files, suite, err := load(o.suite, o.sel, o.budget)
 	if err != nil {
 		return nil, opts, err
 	}
@@ -154,11 +154,7 @@ func (o *conformFlags) options() ([]*scenarios.File, conformance.Options, error)
 		if err != nil {
 			return nil, opts, usage(err)
 		}
-		names := make([]string, 0, len(files))
-		for _, f := range files {
-			names = append(names, f.Scenario.Name)
-		}
-		if opts.ExpectFail, opts.ExpectFindings, err = conformance.ParseExpectFail(listed, names); err != nil {
+		if opts.ExpectFail, opts.ExpectFindings, err = conformance.ParseExpectFail(listed, suite); err != nil {
 			return nil, opts, usage(fmt.Errorf("--expect-fail %s: %w", o.expectFail, err))
 		}
 	}

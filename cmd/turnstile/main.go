@@ -234,24 +234,24 @@ func (s *selection) register(f *pflag.FlagSet) {
 }
 
 // load loads the scenarios at paths (or the embedded suite), keeps those --run selects and
-// applies the budget flags. An input error is a usage error; selecting nothing is too.
-func load(paths []string, sel selection, budget budgetFlags) ([]*scenarios.File, error) {
+// applies the budget flags; suite is every scenario's name, selected or not (what an --expect-fail
+// list is checked against). An input error is a usage error; selecting nothing is too.
+func load(paths []string, sel selection, budget budgetFlags) (kept []*scenarios.File, suite []string, err error) {
 	if err := budget.check(); err != nil {
-		return nil, usage(err)
+		return nil, nil, usage(err)
 	}
 	var re *regexp.Regexp
 	if sel.pattern != "" {
-		var err error
 		if re, err = regexp.Compile(sel.pattern); err != nil {
-			return nil, usage(fmt.Errorf("--run: %w", err))
+			return nil, nil, usage(fmt.Errorf("--run: %w", err))
 		}
 	}
 	files, err := scenarios.Load(paths)
 	if err != nil {
-		return nil, usage(err)
+		return nil, nil, usage(err)
 	}
-	kept := files[:0]
 	for _, f := range files {
+		suite = append(suite, f.Scenario.Name)
 		if re == nil || re.MatchString(f.Scenario.Name) {
 			budget.apply(f.Scenario)
 			kept = append(kept, f)
@@ -259,9 +259,9 @@ func load(paths []string, sel selection, budget budgetFlags) ([]*scenarios.File,
 	}
 	if len(kept) == 0 {
 		if re != nil {
-			return nil, usage(fmt.Errorf("--run %q matches no scenario", sel.pattern))
+			return nil, nil, usage(fmt.Errorf("--run %q matches no scenario", sel.pattern))
 		}
-		return nil, usage(errors.New("no scenario files found"))
+		return nil, nil, usage(errors.New("no scenario files found"))
 	}
-	return kept, nil
+	return kept, suite, nil
 }

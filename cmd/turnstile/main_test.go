@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -649,6 +650,36 @@ func TestExploreTakesTheBudgetFlags(t *testing.T) {
 	})
 	if !strings.Contains(string(readme), "the run made 1 request; budget 1") || !strings.Contains(string(readme), "turnstile explore --max-requests 1 ") {
 		t.Fatalf("the report lacks the budget verdict or flag:\n%s", readme)
+	}
+}
+
+// TestExpectFailListsTheWholeSuite: an --expect-fail list names scenarios of the whole suite,
+// so a run of a part of it (--run, --shard) takes the same list; a listed scenario left out is
+// neither an error nor an unexpected pass.
+func TestExpectFailListsTheWholeSuite(t *testing.T) {
+	list := filepath.Join(t.TempDir(), "known.txt")
+	if err := os.WriteFile(list, []byte("queues/steering-all\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"conform", "--suite", "scenarios/queues", "--run", "queues/steering-one", "--expect-fail", list},
+		{"test", "scenarios/queues", "--run", "queues/steering-one", "--expect-fail", list},
+	} {
+		if _, errOut, code := turnstile(t, args...); code != 0 {
+			t.Errorf("%v: exit %d, %q", args, code, errOut)
+		}
+	}
+	// Run, the listed scenario passes: that still fails the run, in the one shard that has it.
+	if _, _, code := turnstile(t, "conform", "--suite", "scenarios/queues", "--run", "queues/steering-all", "--expect-fail", list); code != 1 {
+		t.Errorf("the listed scenario run and passing: exit %d, want 1", code)
+	}
+	var codes []int
+	for _, shard := range []string{"1/2", "2/2"} {
+		_, _, code := turnstile(t, "conform", "--suite", "scenarios/queues", "--shard", shard, "--expect-fail", list)
+		codes = append(codes, code)
+	}
+	if slices.Sort(codes); !slices.Equal(codes, []int{0, 1}) {
+		t.Errorf("the two shards exit %v, want 0 and 1", codes)
 	}
 }
 

@@ -100,7 +100,7 @@ func (o *runFlags) start(cmd *cobra.Command, args []string) (*runSession, error)
 	if err != nil {
 		return nil, usage(err)
 	}
-	files, err := load(args, o.sel, o.budget)
+	files, _, err := load(args, o.sel, o.budget)
 	if err != nil {
 		return nil, err
 	}

@@ -99,7 +99,7 @@ func (o *testFlags) start(cmd *cobra.Command, args []string) (*testRun, error) {
 	if o.impl != "" && !goldenGiven {
 		return nil, usage(errors.New("--impl needs --golden DIR: an implementation's goldens live in a directory of your own, not beside the reference's"))
 	}
-	files, err := load(args, o.sel, o.budget)
+	files, suite, err := load(args, o.sel, o.budget)
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +126,7 @@ func (o *testFlags) start(cmd *cobra.Command, args []string) (*testRun, error) {
 	if t.lvl, err = levels.Parse(o.level); err != nil {
 		return nil, usage(err)
 	}
-	if t.expect, err = o.knownFailures(files); err != nil {
+	if t.expect, err = o.knownFailures(suite); err != nil {
 		return nil, err
 	}
 	t.target = newImpl()
@@ -144,8 +144,8 @@ func (o *testFlags) start(cmd *cobra.Command, args []string) (*testRun, error) {
 	return t, nil
 }
 
-// knownFailures reads --expect-fail: the scenarios listed, each one of files.
-func (o *testFlags) knownFailures(files []*scenarios.File) (map[string]bool, error) {
+// knownFailures reads --expect-fail: the scenarios listed, each one of the suite.
+func (o *testFlags) knownFailures(suite []string) (map[string]bool, error) {
 	if o.expectFail == "" {
 		return nil, nil
 	}
@@ -153,11 +153,7 @@ func (o *testFlags) knownFailures(files []*scenarios.File) (map[string]bool, err
 	if err != nil {
 		return nil, usage(err)
 	}
-	var names []string
-	for _, f := range files {
-		names = append(names, f.Scenario.Name)
-	}
-	expect, err := conformance.CheckNames(listed, names)
+	expect, err := conformance.CheckNames(listed, suite)
 	if err != nil {
 		return nil, usage(fmt.Errorf("--expect-fail %s: %w", o.expectFail, err))
 	}

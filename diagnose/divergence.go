@@ -395,19 +395,21 @@ func movedFinding(c *trace.Comparison, g *governor, m *move) Finding {
 	w, e := c.Want[m.Want], c.Got[m.Got]
 	// Named where the implementation put it: that is where the rule breaks (a follow-up poll
 	// made while tool calls ask for more, a steering poll inside a turn).
-	rule, _ := g.rule(e, g.got[m.Got], orderPath)
+	when, there := "later", m.There
+	lo, hi, where := there, m.Got, "after"
+	if !m.Later {
+		when, lo, hi, where = "earlier", m.Got+1, there, "before"
+	}
+	s := g.got[m.Got]
+	s.pastPoll = 0 <= lo && lo <= hi && hi <= len(c.Got) && slices.ContainsFunc(c.Got[lo:hi], func(p trace.Entry) bool {
+		return p.Kind == trace.KindCall && p.Name == trace.HookSteering
+	})
+	rule, _ := g.rule(e, s, orderPath)
 	if rule == "" {
 		rule, _ = g.rule(w, g.want[m.Want], orderPath)
 	}
 	k := trace.Key(e)
-	when, there := "later", m.There
-	passed := ""
-	if !m.Later {
-		when = "earlier"
-		passed = passing(c.Got, m.Got+1, there, "before")
-	} else {
-		passed = passing(c.Got, there, m.Got, "after")
-	}
+	passed := passing(c.Got, lo, hi, where)
 	from := 0
 	if m.Later {
 		from = there + 1

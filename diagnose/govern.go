@@ -33,6 +33,7 @@ type situation struct {
 	afterReset                          bool   // an Agent's reset(), with only state queries since
 	pollsFollowUp                       bool   // the implementation polls follow-up somewhere in the run
 	afterOverrides                      bool   // a tool call's end or result whose afterToolCall answer overrides its result
+	pastPoll                            bool   // an entry moved past a steering poll (set on a move only)
 	beforeFinish                        bool   // a turn_end its turn's finishTurn call follows
 	disagrees                           bool   // the turn's stopReason disagrees with its content
 	origin                              string // a message event's, or a turn's pending messages': prompt, steering, follow-up, prepared, declaration
@@ -79,6 +80,8 @@ func (s situation) holds(when string) bool {
 		return s.afterReset
 	case "overridden by afterToolCall":
 		return s.afterOverrides
+	case "moved past a steering poll":
+		return s.pastPoll
 	case "lacking after its turn's finishTurn continue":
 		return s.lacking && s.turnContinue && s.pollsFollowUp
 	case "after finishTurn end":
@@ -110,7 +113,7 @@ func (s situation) holds(when string) bool {
 // knownWhen is every "when" the table may use (a test holds the table to it).
 var knownWhen = []string{"startup", "after a turn", "before a later turn", "within a turn", "lacking", "an error result the loop makes", "invalid arguments", "in a truncated turn", "a truncated turn's calls lacking", "after a truncated batch", "after a hard exit",
 	"after an abort", "in a parallel batch", "in a sequential batch", "after a terminating batch",
-	"after finishTurn continue", "lacking after its turn's finishTurn continue", "after a reset", "overridden by afterToolCall", "after finishTurn end", "before finishTurn", "stopReason disagrees", "a prompt", "steering", "steering (poll A)", "steering (poll B)", "follow-up",
+	"after finishTurn continue", "lacking after its turn's finishTurn continue", "after a reset", "overridden by afterToolCall", "moved past a steering poll", "after finishTurn end", "before finishTurn", "stopReason disagrees", "a prompt", "steering", "steering (poll A)", "steering (poll B)", "follow-up",
 	"prepared", "queued", "a declaration"}
 
 // situations walks a trace once and says where each entry stands.

@@ -253,7 +253,7 @@ const (
 
 // protocolTwo draws the features of protocol version 2 a scenario may need, where the target
 // has them: stream options (a session id, an identity), an abort fired inside a hook, a tool
-// resolving nothing. They are drawn last, so that the rest of a scenario is what it was
+// resolving nothing, a hook taking time to return. They are drawn last, so that the rest of a scenario is what it was
 // without them.
 func (g *gen) protocolTwo() {
 	sc := g.sc
@@ -288,47 +288,62 @@ func (g *gen) protocolTwo() {
 			}
 		}
 	}
+	if g.has(sim.FeatureWaitingHooks) && g.chance(15, "waiting hook") {
+		g.waitingHook()
+	}
 }
 
 // abortInHook makes one answer of an installed hook fire the run's abort before it returns.
 func (g *gen) abortInHook() {
+	g.oneHookAnswer("abort", func(abort *bool, _ *sim.Wait) { *abort = true })
+}
+
+// waitingHook makes one answer of an installed hook take virtual time to return, or wait for
+// the run's abort up to that time.
+func (g *gen) waitingHook() {
+	w := sim.Wait{Delay: []int64{1, 2, 5, 10, 20, 30}[g.uniform(6, "hook wait")], UntilAbort: g.chance(30, "until abort")}
+	g.oneHookAnswer("wait", func(_ *bool, wait *sim.Wait) { *wait = w })
+}
+
+// oneHookAnswer applies set to one answer, drawn, of an installed hook; what names the draws.
+func (g *gen) oneHookAnswer(what string, set func(abort *bool, wait *sim.Wait)) {
 	h := &g.sc.Hooks
 	var choices []func()
 	if s := h.FinishTurn; s != nil {
-		choices = append(choices, scriptAbort(g, s, func(a *sim.FinishAnswer) { a.Abort = true }))
+		choices = append(choices, scriptAnswer(g, what, s, func(a *sim.FinishAnswer) { set(&a.Abort, &a.Wait) }))
 	}
 	if s := h.PrepareRequest; s != nil {
-		choices = append(choices, scriptAbort(g, s, func(a *sim.PrepareAnswer) { a.Abort = true }))
+		choices = append(choices, scriptAnswer(g, what, s, func(a *sim.PrepareAnswer) { set(&a.Abort, &a.Wait) }))
 	}
 	if s := h.PrepareNextTurn; s != nil {
-		choices = append(choices, scriptAbort(g, s, func(a *sim.PrepareAnswer) { a.Abort = true }))
+		choices = append(choices, scriptAnswer(g, what, s, func(a *sim.PrepareAnswer) { set(&a.Abort, &a.Wait) }))
 	}
 	if s := h.BeforeToolCall; s != nil {
-		choices = append(choices, toolScriptAbort(g, s, func(a *sim.BeforeAnswer) { a.Abort = true }))
+		choices = append(choices, toolScriptAnswer(g, what, s, func(a *sim.BeforeAnswer) { set(&a.Abort, &a.Wait) }))
 	}
 	if s := h.AfterToolCall; s != nil {
-		choices = append(choices, toolScriptAbort(g, s, func(a *sim.AfterAnswer) { a.Abort = true }))
+		choices = append(choices, toolScriptAnswer(g, what, s, func(a *sim.AfterAnswer) { set(&a.Abort, &a.Wait) }))
 	}
-	if h.TransformContext != nil {
-		choices = append(choices, func() { h.TransformContext.Abort = true })
+	if t := h.TransformContext; t != nil {
+		choices = append(choices, func() { set(&t.Abort, &t.Wait) })
 	}
-	if h.ConvertToLLM != nil {
-		choices = append(choices, func() { h.ConvertToLLM.Abort = true })
+	if c := h.ConvertToLLM; c != nil {
+		choices = append(choices, func() { set(&c.Abort, &c.Wait) })
 	}
-	if h.GetAPIKey != nil {
-		choices = append(choices, func() { h.GetAPIKey.Abort = true })
+	if k := h.GetAPIKey; k != nil {
+		choices = append(choices, func() { set(&k.Abort, &k.Wait) })
 	}
 	if len(choices) > 0 {
-		choices[g.uniform(len(choices), "aborting hook")]()
+		choices[g.uniform(len(choices), what+"ing hook")]()
 	}
 }
 
-// scriptAbort sets abort on one of a script's answers: one by call, else the default.
-func scriptAbort[T any](g *gen, s *sim.Script[T], set func(*T)) func() {
+// scriptAnswer applies set to one of a script's answers: one by call, else the default.
+func scriptAnswer[T any](g *gen, what string, s *sim.Script[T], set func(*T)) func() {
 	return func() {
 		keys := slices.Sorted(maps.Keys(s.ByCall))
-		if len(keys) > 0 && g.chance(70, "abort by call") {
-			k := keys[g.uniform(len(keys), "aborting call")]
+		if len(keys) > 0 && g.chance(70, what+" by call") {
+			k := keys[g.uniform(len(keys), what+"ing call")]
 			a := s.ByCall[k]
 			set(&a)
 			s.ByCall[k] = a
@@ -338,13 +353,13 @@ func scriptAbort[T any](g *gen, s *sim.Script[T], set func(*T)) func() {
 	}
 }
 
-// toolScriptAbort sets abort on one of a tool hook's answers: one by tool call, else the
+// toolScriptAnswer applies set to one of a tool hook's answers: one by tool call, else the
 // default.
-func toolScriptAbort[T any](g *gen, s *sim.ToolScript[T], set func(*T)) func() {
+func toolScriptAnswer[T any](g *gen, what string, s *sim.ToolScript[T], set func(*T)) func() {
 	return func() {
 		keys := sortedKeys(s.ByToolCall)
-		if len(keys) > 0 && g.chance(70, "abort by call") {
-			k := keys[g.uniform(len(keys), "aborting call")]
+		if len(keys) > 0 && g.chance(70, what+" by call") {
+			k := keys[g.uniform(len(keys), what+"ing call")]
 			a := s.ByToolCall[k]
 			set(&a)
 			s.ByToolCall[k] = a

@@ -213,11 +213,9 @@ func TestGeneratorRespectsLackedFeatures(t *testing.T) {
 		}
 	}
 	for _, f := range sim.Features {
-		// Not generated yet: with afterToolCall taking time, the invariant results (tools end
-		// in the order their results were delivered) needs the hooks' returns too. runToolCall
-		// runs one call outside any loop: explore searches loops. defaultModel changes only the
-		// model every request names.
-		if !needed[f] && f != sim.FeatureWaitingHooks && f != sim.FeatureRunToolCall && f != sim.FeatureDefaultModel {
+		// Not generated: runToolCall runs one call outside any loop (explore searches loops);
+		// defaultModel changes only the model every request names.
+		if !needed[f] && f != sim.FeatureRunToolCall && f != sim.FeatureDefaultModel {
 			t.Errorf("the unrestricted generator never needs %s in %d scenarios", f, n)
 		}
 	}

@@ -171,14 +171,15 @@ func endRun(run []trace.Entry, e trace.Entry, agentEnd map[string]any) ([]trace.
 
 // failedJustBefore reports whether the run's entries end with what fails a run: a call that
 // threw (a hook, the stream function) or a stream that threw. Left aside: the world's notes of
-// it, an abort fired in the hook, the Agent's operations and outcomes, and the updates of the
-// failed stream's message that a listener held at its message_start delayed.
+// it, an abort fired in the hook, the Agent's operations and outcomes, the return of a hook that
+// waited before it threw, and the updates of the failed stream's message that a listener held
+// at its message_start delayed.
 func failedJustBefore(run []trace.Entry) bool {
 	for i := len(run) - 1; i >= 0; i-- {
 		e := run[i]
 		switch {
 		case e.Kind == trace.KindFail, e.Kind == trace.KindUser, e.Kind == trace.KindOutcome,
-			e.Kind == trace.KindDeliver && e.Name == trace.DeliverAgent,
+			e.Kind == trace.KindDeliver && (e.Name == trace.DeliverAgent || e.Name == trace.DeliverHookReturn),
 			e.Kind == trace.KindEvent && e.Name == string(loop.MessageUpdate):
 			continue
 		case e.Kind == trace.KindCall && e.Error != "":

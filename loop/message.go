@@ -282,6 +282,14 @@ func (m *CustomMessage) MarshalJSON() ([]byte, error) { return json.Marshal(m.Fi
 
 // DecodeMessage decodes one message from JSON, choosing its type by "role".
 func DecodeMessage(data []byte) (Message, error) {
+	if m, ok := decodeMessageFast(data); ok {
+		return m, nil
+	}
+	return decodeMessageJSON(data)
+}
+
+// decodeMessageJSON is DecodeMessage through encoding/json.
+func decodeMessageJSON(data []byte) (Message, error) {
 	var head struct {
 		Role string `json:"role"`
 	}

@@ -267,6 +267,16 @@ func (e *encoder) value(b []byte, v any) []byte {
 			return append(b, "null"...)
 		}
 		return appendToolResult(b, x)
+	case Outcome: // encodevalues.go: the Agent's and the hooks' own types
+		return e.outcome(b, &x)
+	case wireOp:
+		return appendWireOp(b, &x)
+	case []*loop.ToolResultMessage:
+		return appendToolResults(b, x)
+	case loop.ToolCall:
+		return appendToolCall(b, &x)
+	case map[string]string:
+		return appendStrings(b, x)
 	}
 	data, err := json.Marshal(v)
 	if err != nil {

@@ -1,0 +1,111 @@
+package sim
+
+import (
+	"slices"
+
+	"github.com/turnstile-dev/turnstile/jsonvalue"
+	"github.com/turnstile-dev/turnstile/loop"
+)
+
+// Canonical JSON of the notifications' and deliveries' own types, written as
+// jsonvalue.Canonical(json.Marshal(v)) would be (members in sorted order, omitempty's
+// members left out), without reflection: an Agent session reports an outcome with its whole
+// state after each operation. TestValuesAndJSONGiveTheSameTrace compares them with their
+// encoding through JSON.
+
+// outcome writes an Agent operation's outcome; its state's transcript through the memo.
+func (e *encoder) outcome(b []byte, x *Outcome) []byte {
+	o := open(b)
+	if x.Error != "" {
+		o.str("error", x.Error)
+	}
+	o.str("id", x.ID)
+	o.str("op", x.Op)
+	o.str("outcome", x.Outcome)
+	if x.State != nil {
+		o.key("state")
+		o.b = e.agentState(o.b, x.State)
+	}
+	return o.close()
+}
+
+// agentState writes an Agent's state: its transcript through the memo (transcript messages
+// are never changed), the queued and the streaming message as they are now.
+func (e *encoder) agentState(b []byte, s *AgentState) []byte {
+	o := open(b)
+	if s.ErrorMessage != "" {
+		o.str("errorMessage", s.ErrorMessage)
+	}
+	o.boolean("hasQueuedMessages", s.HasQueuedMessages)
+	o.boolean("isStreaming", s.IsStreaming)
+	o.key("messages")
+	o.b = e.messages(o.b, s.Messages)
+	o.key("pendingToolCalls")
+	o.b = appendList(o.b, s.PendingToolCalls, jsonvalue.AppendString)
+	o.key("queued")
+	o.b = appendList(o.b, s.Queued, appendMessage)
+	if s.StreamingMessage != nil {
+		o.key("streamingMessage")
+		o.b = appendMessage(o.b, s.StreamingMessage)
+	}
+	return o.close()
+}
+
+// wireOp writes an Agent operation's delivery data.
+func appendWireOp(b []byte, x *wireOp) []byte {
+	o := open(b)
+	if x.Barrier != "" {
+		o.str("barrier", x.Barrier)
+	}
+	if x.Message != nil {
+		o.key("message")
+		o.b = appendMessage(o.b, x.Message)
+	}
+	if len(x.Messages) > 0 {
+		o.key("messages")
+		o.b = appendList(o.b, x.Messages, appendMessage)
+	}
+	if x.Mode != "" {
+		o.str("mode", x.Mode)
+	}
+	o.str("op", x.Op)
+	if x.Queue != "" {
+		o.str("queue", x.Queue)
+	}
+	if x.Text != "" {
+		o.str("text", x.Text)
+	}
+	if len(x.Tools) > 0 {
+		o.key("tools")
+		o.b = appendList(o.b, x.Tools, jsonvalue.AppendString)
+	}
+	return o.close()
+}
+
+// appendToolResults writes a turn's tool results.
+func appendToolResults(b []byte, list []*loop.ToolResultMessage) []byte {
+	return appendList(b, list, func(b []byte, m *loop.ToolResultMessage) []byte { return appendMessage(b, m) })
+}
+
+// appendStrings writes a map of strings, its keys in order.
+func appendStrings(b []byte, m map[string]string) []byte {
+	if m == nil {
+		return append(b, "null"...)
+	}
+	var small [8]string
+	keys := small[:0]
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonvalue.AppendString(b, k)
+		b = append(b, ':')
+		b = jsonvalue.AppendString(b, m[k])
+	}
+	return append(b, '}')
+}

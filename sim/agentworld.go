@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/trace"
@@ -72,6 +73,30 @@ type wireOp struct {
 	Message  loop.Message   `json:"message,omitempty"`
 }
 
+// outcomeHead is what the world reads of an outcome.
+type outcomeHead struct {
+	ID      string `json:"id"`
+	Op      string `json:"op"`
+	Outcome string `json:"outcome"`
+	Error   string `json:"error"`
+}
+
+// outcomeOf reads an outcome given in-process as a value, as decoding its JSON would: not
+// when a string of it is not UTF-8 (its JSON holds U+FFFD instead).
+func outcomeOf(value any) (outcomeHead, bool) {
+	var o outcomeHead
+	switch x := value.(type) {
+	case Outcome:
+		o = outcomeHead{x.ID, x.Op, x.Outcome, x.Error}
+	case ToolCallOutcome:
+		o = outcomeHead{x.ID, x.Op, x.Outcome, x.Error}
+	default:
+		return o, false
+	}
+	ok := utf8.ValidString(o.ID) && utf8.ValidString(o.Op) && utf8.ValidString(o.Outcome) && utf8.ValidString(o.Error)
+	return o, ok
+}
+
 // scheduleOps schedules user action i's operations now, to be delivered once the
 // implementation is idle.
 func (w *world) scheduleOps(i int) {
@@ -101,14 +126,11 @@ func (w *world) scheduleOp(id string, op AgentOp) {
 }
 
 // outcome records an operation's outcome.
-func (w *world) outcome(data json.RawMessage) {
-	var o struct {
-		ID      string `json:"id"`
-		Op      string `json:"op"`
-		Outcome string `json:"outcome"`
-		Error   string `json:"error"`
+func (w *world) outcome(data json.RawMessage, value any) {
+	o, ok := outcomeOf(value)
+	if !ok {
+		_ = json.Unmarshal(data, &o)
 	}
-	_ = json.Unmarshal(data, &o)
 	w.record(trace.Entry{Kind: trace.KindOutcome, Name: o.Op, Target: o.ID, Data: data, Error: o.Error})
 	if o.Op == OpRunToolCall {
 		w.toolCallOutcome(o.ID)

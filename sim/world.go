@@ -490,7 +490,11 @@ func (w *world) Notify(n Notification) {
 			w.fail("protocol", "an end notification in an Agent scenario: an Agent session has no end (its runs settle their prompts; PROTOCOL.md §13.2)")
 		}
 	case NotifyOutcome:
-		w.outcome(w.canonicalData(n.Data, n.Value))
+		var value any
+		if len(n.Data) == 0 {
+			value = n.Value // in-process: its fields are read without decoding the state
+		}
+		w.outcome(w.canonicalData(n.Data, n.Value), value)
 	default:
 		w.fail("protocol", fmt.Sprintf("unknown notification kind %q", n.Kind))
 	}

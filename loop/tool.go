@@ -37,7 +37,17 @@ type Tool struct {
 // Declaration is what the model is told about the tool (pi-ai's toToolDeclaration): name,
 // description and a deep copy of the parameters.
 func (t *Tool) Declaration() ToolDeclaration {
-	return ToolDeclaration{Name: t.Name, Description: t.Description, Parameters: cloneJSON(t.Parameters)}
+	return ToolDeclaration{Name: t.Name, Description: t.Description, Parameters: cloneParameters(t.Parameters)}
+}
+
+// cloneParameters is cloneJSON(p), copied by hand when a JSON round trip gives p back equal.
+func cloneParameters(p map[string]any) map[string]any {
+	c, ok := copyJSON(p)
+	if !ok {
+		return cloneJSON(p)
+	}
+	out, _ := c.(map[string]any)
+	return out
 }
 
 // ToolResult is what a tool produced, or a partial result of it.

@@ -68,8 +68,15 @@ type messageFields struct {
 func decodeMessageFast(data []byte) (Message, bool) {
 	var r jsonvalue.Reader
 	r.Reset(data)
+	m, ok := ReadMessage(&r)
+	return m, ok && r.Done()
+}
+
+// ReadMessage reads the message at r's position as DecodeMessage decodes its text, by hand;
+// ok is false when the text is to be left to encoding/json (r is then not to be read on).
+func ReadMessage(r *jsonvalue.Reader) (m Message, ok bool) {
 	var f messageFields
-	if !r.Object(func(key []byte) bool { return f.member(&r, key) }) || !r.Done() {
+	if !r.Object(func(key []byte) bool { return f.member(r, key) }) {
 		return nil, false
 	}
 	switch f.role {

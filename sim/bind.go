@@ -360,6 +360,9 @@ func (r *Reference) messagesHook(ctx context.Context, name string, data any) ([]
 	if bytes.Equal(raw, noMessages) {
 		return []loop.Message{}, nil // what decoding it gives
 	}
+	if msgs, ok := readMessagesAnswer(raw); ok {
+		return msgs, nil
+	}
 	var out struct {
 		Messages []json.RawMessage `json:"messages"`
 	}
@@ -367,6 +370,27 @@ func (r *Reference) messagesHook(ctx context.Context, name string, data any) ([]
 		return nil, err
 	}
 	return decodeMessages(out.Messages)
+}
+
+// readMessagesAnswer reads an answer {messages} by hand, as messagesHook decodes it; ok is
+// false when the answer is left to encoding/json (anything but that one member, a message
+// loop.ReadMessage leaves).
+func readMessagesAnswer(raw []byte) (msgs []loop.Message, ok bool) {
+	var r jsonvalue.Reader
+	r.Reset(raw)
+	seen := false
+	ok = r.Object(func(key []byte) bool {
+		if string(key) != "messages" || seen {
+			return false
+		}
+		seen, msgs = true, []loop.Message{}
+		return r.Array(func() bool {
+			m, ok := loop.ReadMessage(&r)
+			msgs = append(msgs, m)
+			return ok
+		})
+	})
+	return msgs, ok && r.Done()
 }
 
 // wireContext is a context on the port: messages, and tools by name.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"time"
 
 	"github.com/turnstile-dev/turnstile/loop"
@@ -342,6 +343,9 @@ func (r *Reference) hook(ctx context.Context, name string, data any, out any) er
 func decodeAnswer(name string, raw json.RawMessage, out any) error {
 	if out == nil || len(raw) == 0 {
 		return nil
+	}
+	if v := reflect.ValueOf(out); string(raw) == "{}" && v.Kind() == reflect.Pointer && !v.IsNil() && v.Elem().Kind() == reflect.Struct {
+		return nil // no change, the commonest answer: what decoding it into a struct does
 	}
 	if err := json.Unmarshal(raw, out); err != nil {
 		return fmt.Errorf("%s answer: %w", name, err)

@@ -157,6 +157,14 @@ func parseTextOrBlocks(raw json.RawMessage) (string, []Block, error) {
 
 // MarshalJSON writes pi's shape of a system message.
 func (m *SystemMessage) MarshalJSON() ([]byte, error) {
+	if b, ok := messageJSON(m); ok {
+		return b, nil
+	}
+	return m.marshalJSON()
+}
+
+// marshalJSON is MarshalJSON through encoding/json.
+func (m *SystemMessage) marshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
 		Role         string             `json:"role"`
 		Content      any                `json:"content"`
@@ -189,6 +197,14 @@ func (m *SystemMessage) UnmarshalJSON(data []byte) error {
 
 // MarshalJSON writes pi's shape of a user message.
 func (m *UserMessage) MarshalJSON() ([]byte, error) {
+	if b, ok := messageJSON(m); ok {
+		return b, nil
+	}
+	return m.marshalJSON()
+}
+
+// marshalJSON is MarshalJSON through encoding/json.
+func (m *UserMessage) marshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
 		Role      string `json:"role"`
 		Content   any    `json:"content"`
@@ -215,6 +231,14 @@ func (m *UserMessage) UnmarshalJSON(data []byte) error {
 
 // MarshalJSON writes pi's shape of an assistant message; nil content is written as [].
 func (m *AssistantMessage) MarshalJSON() ([]byte, error) {
+	if b, ok := messageJSON(m); ok {
+		return b, nil
+	}
+	return m.marshalJSON()
+}
+
+// marshalJSON is MarshalJSON through encoding/json.
+func (m *AssistantMessage) marshalJSON() ([]byte, error) {
 	type plain AssistantMessage
 	p := plain(*m)
 	if p.Content == nil {
@@ -247,6 +271,14 @@ func (m *AssistantMessage) UnmarshalJSON(data []byte) error {
 
 // MarshalJSON writes pi's shape of a tool-result message.
 func (m *ToolResultMessage) MarshalJSON() ([]byte, error) {
+	if b, ok := messageJSON(m); ok {
+		return b, nil
+	}
+	return m.marshalJSON()
+}
+
+// marshalJSON is MarshalJSON through encoding/json.
+func (m *ToolResultMessage) marshalJSON() ([]byte, error) {
 	type plain ToolResultMessage
 	p := plain(*m)
 	if p.Content == nil {

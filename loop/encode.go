@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"encoding/json"
 	"math"
 	"slices"
 	"strconv"
@@ -381,18 +382,39 @@ func (w *jsonWriter) user(m *UserMessage) {
 	w.raw("}")
 }
 
+// MarshalMessage is json.Marshal(m), written by hand where it can be (without encoding/json
+// going over the MarshalJSON's output again).
+func MarshalMessage(m Message) ([]byte, error) {
+	if b, ok := messageJSON(m); ok {
+		return b, nil
+	}
+	return json.Marshal(m)
+}
+
 // messageJSON is m as its MarshalJSON writes it, by hand; ok is false when it is left to
-// encoding/json.
+// encoding/json (a nil pointer among them, which json.Marshal writes as null).
 func messageJSON(m Message) (b []byte, ok bool) {
 	w := jsonWriter{ok: true}
 	switch x := m.(type) {
 	case *SystemMessage:
+		if x == nil {
+			return nil, false
+		}
 		w.system(x)
 	case *UserMessage:
+		if x == nil {
+			return nil, false
+		}
 		w.user(x)
 	case *AssistantMessage:
+		if x == nil {
+			return nil, false
+		}
 		w.assistant(x)
 	case *ToolResultMessage:
+		if x == nil {
+			return nil, false
+		}
 		w.toolResult(x)
 	default:
 		return nil, false

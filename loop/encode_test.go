@@ -2,6 +2,7 @@ package loop
 
 import (
 	"bytes"
+	"encoding/json"
 	"math"
 	"testing"
 )
@@ -73,5 +74,18 @@ func TestMessageJSONOfGoValues(t *testing.T) {
 	}
 	if _, ok := messageJSON(&UserMessage{Text: "hi"}); !ok {
 		t.Error("a plain user message left to encoding/json")
+	}
+}
+
+// TestMarshalMessageIsJSONMarshal: MarshalMessage gives json.Marshal's bytes, a nil message and
+// a nil pointer included.
+func TestMarshalMessageIsJSONMarshal(t *testing.T) {
+	for _, m := range []Message{nil, (*UserMessage)(nil), (*AssistantMessage)(nil), &UserMessage{Text: "<a>"},
+		&ToolResultMessage{Details: map[string]any{"i": 3}}, &CustomMessage{Fields: map[string]any{"role": "x"}}} {
+		got, err1 := MarshalMessage(m)
+		want, err2 := json.Marshal(m)
+		if !bytes.Equal(got, want) || (err1 == nil) != (err2 == nil) {
+			t.Errorf("%#v: %s (%v), json.Marshal %s (%v)", m, got, err1, want, err2)
+		}
 	}
 }

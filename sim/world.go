@@ -727,7 +727,7 @@ func (w *world) setup() (Setup, error) {
 		s.Hooks = slices.DeleteFunc(s.Hooks, func(h string) bool { return h == trace.HookSteering || h == trace.HookFollowUp })
 	}
 	for _, m := range sc.Messages {
-		raw, err := json.Marshal(m)
+		raw, err := loop.MarshalMessage(m)
 		if err != nil {
 			return s, fmt.Errorf("scenario %s: initial message: %w", sc.Name, err)
 		}
@@ -736,7 +736,7 @@ func (w *world) setup() (Setup, error) {
 	if !sc.Continue && !sc.RunToolCall && sc.Agent == nil {
 		s.Prompts = []json.RawMessage{}
 		for _, m := range sc.Prompts {
-			raw, err := json.Marshal(m)
+			raw, err := loop.MarshalMessage(m)
 			if err != nil {
 				return s, fmt.Errorf("scenario %s: prompt: %w", sc.Name, err)
 			}

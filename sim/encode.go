@@ -277,6 +277,16 @@ func (e *encoder) value(b []byte, v any) []byte {
 		return appendToolCall(b, &x)
 	case map[string]string:
 		return appendStrings(b, x)
+	case *AgentSetup:
+		if x == nil {
+			return append(b, "null"...)
+		}
+		return appendAgentSetup(b, x)
+	case *loop.Identity:
+		if x == nil {
+			return append(b, "null"...)
+		}
+		return e.identity(b, x)
 	}
 	data, err := json.Marshal(v)
 	if err != nil {

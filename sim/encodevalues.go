@@ -109,3 +109,59 @@ func appendStrings(b []byte, m map[string]string) []byte {
 	}
 	return append(b, '}')
 }
+
+// appendAgentSetup writes an Agent session's configuration, which opens its trace.
+func appendAgentSetup(b []byte, x *AgentSetup) []byte {
+	o := open(b)
+	if len(x.Barriers) > 0 {
+		o.key("barriers")
+		o.b = appendList(o.b, x.Barriers, func(b []byte, bar BarrierSetup) []byte {
+			o := open(b)
+			o.str("event", bar.Event)
+			o.str("id", bar.ID)
+			if bar.Nth != 0 {
+				o.num("nth", int64(bar.Nth))
+			}
+			if bar.UntilAbort {
+				o.boolean("untilAbort", true)
+			}
+			return o.close()
+		})
+	}
+	o.str("followUpMode", x.FollowUpMode)
+	o.str("steeringMode", x.SteeringMode)
+	if x.SystemPrompt != "" {
+		o.str("systemPrompt", x.SystemPrompt)
+	}
+	return o.close()
+}
+
+// identity writes a request's identity as its MarshalJSON does: absent fields left out,
+// attribution null when NoAttribution.
+func (e *encoder) identity(b []byte, x *loop.Identity) []byte {
+	o := open(b)
+	switch {
+	case x.Attribution != nil:
+		a := x.Attribution
+		o.key("attribution")
+		a2 := open(o.b)
+		if len(a.Categories) > 0 {
+			a2.key("categories")
+			a2.b = appendList(a2.b, a.Categories, jsonvalue.AppendString)
+		}
+		a2.str("name", a.Name)
+		a2.str("url", a.URL)
+		o.b = a2.close()
+	case x.NoAttribution:
+		o.key("attribution")
+		o.b = append(o.b, "null"...)
+	}
+	if x.UserAgent != nil {
+		o.key("userAgent")
+		o.b = e.value(o.b, x.UserAgent)
+	}
+	if x.Version != nil {
+		o.str("version", *x.Version)
+	}
+	return o.close()
+}

@@ -27,7 +27,9 @@ import (
 //     A link whose keep equals the length of that earlier context shows the transcript's
 //     append-only rule at work. The calls of the hooks given the context whole, their answers
 //     that return it and the run's new messages they are given are linked alike, each to the
-//     previous call of the same hook (contexts.go).
+//     previous call of the same hook (contexts.go). agent_end's messages and the run end's,
+//     the run's messages whole, are linked alike (Extends, Keep) to the last stream call's
+//     context, which they begin with.
 //   - A streamEvent delivery whose partial message is the partial of an earlier streamEvent
 //     delivery of the same stream (Advances, its seq) advanced by this event leaves out
 //     data.partial: {"advances":40}. Advancing follows pi-ai's streaming: text_start and

@@ -470,12 +470,15 @@ func (w *world) Notify(n Notification) {
 		typ, id := loop.EventType(top["type"]), top["toolCallId"]
 		var link *trace.Link
 		var leftOut int64
-		if typ == loop.MessageUpdate {
+		switch typ {
+		case loop.MessageUpdate:
 			data, link, leftOut = w.linkUpdateJSON(data)
+		case loop.AgentEnd:
+			data, link, leftOut = w.linkRunMessagesJSON(data)
 		}
 		w.recordEvent(typ, id, data, link, leftOut)
 	case NotifyEnd:
-		data := w.canonicalData(n.Data, n.Value)
+		data, link, leftOut := w.endData(n.Data, n.Value)
 		var end struct {
 			Error string `json:"error"`
 		}
@@ -484,7 +487,7 @@ func (w *world) Notify(n Notification) {
 		} else {
 			_ = json.Unmarshal(data, &end)
 		}
-		w.record(trace.Entry{Kind: trace.KindEnd, Name: "run", Data: data, Error: end.Error})
+		w.recordLinked(trace.Entry{Kind: trace.KindEnd, Name: "run", Data: data, Link: link, Error: end.Error}, leftOut)
 		w.ended = true
 		if w.agent != nil {
 			w.fail("protocol", "an end notification in an Agent scenario: an Agent session has no end (its runs settle their prompts; PROTOCOL.md §13.2)")
@@ -505,9 +508,18 @@ func (w *world) event(ev *loop.Event) {
 	var data json.RawMessage
 	var link *trace.Link
 	var leftOut int64
-	if ev.Type == loop.MessageUpdate {
+	switch ev.Type {
+	case loop.MessageUpdate:
 		data, link, leftOut = w.updateData(ev)
-	} else {
+	case loop.AgentEnd:
+		data, link, leftOut = w.runMessagesData(nonNil(ev.Messages), func(b []byte, msgs []loop.Message) []byte {
+			o := open(b)
+			o.key("messages")
+			o.b = w.enc.messages(o.b, msgs)
+			o.str("type", string(loop.AgentEnd))
+			return o.close()
+		})
+	default:
 		data = w.enc.eventBytes(ev)
 	}
 	w.recordEvent(ev.Type, ev.ToolCallID, data, link, leftOut)

@@ -101,7 +101,7 @@ func TestLinearTraceExpandsToTheFullOne(t *testing.T) {
 		"transformContext extends", "convertToLlm extends", "transformContext answer extends", "convertToLlm answer extends",
 		"prepareRequest extends", "prepareRequest answer extends", "prepareNextTurn extends", "prepareNextTurn new extends",
 		"prepareNextTurn answer extends",
-		"finishTurn extends", "finishTurn new extends"} {
+		"finishTurn extends", "finishTurn new extends", "agent_end extends", "run extends"} {
 		if seen[kind] == 0 {
 			t.Errorf("no entry of the corpus shows %q (seen: %v)", kind, seen)
 		}
@@ -142,6 +142,15 @@ func countLinks(t *testing.T, full, linear *trace.Trace, seen map[string]int) {
 			}
 		case e.Kind == trace.KindEvent && l != nil && l.Repeats > 0:
 			seen["repeats"]++
+		case (e.Kind == trace.KindEvent && e.Name == "agent_end" || e.Kind == trace.KindEnd) && l != nil:
+			seen[e.Name+" extends"]++
+			base := full.Entries[l.Extends-1]
+			if base.Kind != trace.KindCall || base.Name != trace.CallStream {
+				t.Fatalf("entry %d (%s) extends entry %d (%s), not a stream call", e.Seq, e.Name, l.Extends, base.Name)
+			}
+			if n := len(messagesOf(t, base)); l.Keep < 1 || l.Keep > n || l.Keep > len(messagesOf(t, full.Entries[i])) {
+				t.Fatalf("entry %d keeps %d messages of %d", e.Seq, l.Keep, n)
+			}
 		case e.Kind == trace.KindCall && e.Name != trace.CallStream && l != nil:
 			for _, part := range []struct {
 				what          string

@@ -14,7 +14,9 @@ type Link struct {
 	AnswerExtends int `json:"answerExtends,omitempty"`
 	AnswerKeep    int `json:"answerKeep,omitempty"`
 	// Extends and Keep: a stream call's (or a context hook's) context messages are the first
-	// Keep messages of this earlier call's, followed by those written.
+	// Keep messages of this earlier call's, followed by those written; agent_end's and the
+	// run end's messages are the first Keep of this earlier stream call's context, followed
+	// by those written.
 	Extends int `json:"extends,omitempty"`
 	Keep    int `json:"keep,omitempty"`
 	// NewExtends and NewKeep: a prepareNextTurn or finishTurn call's turn.newMessages are the

@@ -40,6 +40,12 @@ import (
 //   - A message_update event whose assistantMessageEvent.partial and message are both the
 //     partial message of an earlier entry (Repeats, its seq: the delivery it reports) leaves
 //     both out: {"repeats":41}.
+//   - An event that holds one message leaves it out when an earlier entry holds the same
+//     (Repeats, its seq): a message_start whose message is the partial of the last
+//     streamEvent delivery that carried one (an assistant message starts as the stream's
+//     partial); a message_end whose message is that of the last message_start, when that one
+//     is written in full; a turn_end whose message is that of the last message_end of an
+//     assistant message. {"repeats":40}.
 //
 // Whether an entry is linked, and how, is decided from the bytes of the full entries alone
 // (messages are compared by their canonical JSON), so the linear form is a function of the
@@ -62,6 +68,19 @@ type linearizer struct {
 	partials map[string]partialAt
 	// last is the last streamEvent delivery that carried a partial, of any stream.
 	last partialAt
+
+	// start is the last message_start event, when its message is written in full (seq 0
+	// otherwise); end the last message_end event of an assistant message (Link.Repeats).
+	start, end messageAt
+}
+
+// messageAt is the message of an event recorded at seq, which Link.Repeats may name: as a
+// value (nil when given as JSON), as canonical JSON when known, and the size of that JSON.
+type messageAt struct {
+	seq  int
+	msg  loop.Message
+	enc  []byte
+	size int64
 }
 
 // partialAt is a partial message recorded at entry seq: as a value, as canonical JSON
@@ -412,4 +431,143 @@ func sameEncoding(a, b func([]byte) []byte) bool {
 	same := bytes.Equal(bufs[0], bufs[1])
 	comparisons.Put(bufs)
 	return same
+}
+
+// messageTarget is the earlier entry whose message a message_start, message_end or turn_end
+// event may name (Link.Repeats); seq 0 when there is none.
+func (w *world) messageTarget(typ loop.EventType) messageAt {
+	var t messageAt
+	switch typ {
+	case loop.MessageStart:
+		if l := w.lin.last; l.seq != 0 {
+			t = messageAt{seq: l.seq, enc: l.enc, size: l.size}
+			if l.msg != nil {
+				t.msg = l.msg
+			}
+		}
+	case loop.MessageEnd:
+		t = w.lin.start
+	case loop.TurnEnd:
+		t = w.lin.end
+	}
+	if w.lin.inFull {
+		return messageAt{}
+	}
+	return t
+}
+
+// sameAsTarget reports whether message m (a value) has the canonical JSON of t's message.
+// A message in the transcript is not changed once an event reported it (the encoder's memo
+// relies on it too), so the same one is the same JSON; an assistant message that starts is
+// its stream's partial, compared as message_update's is (Repeats), and one that ends is
+// compared with its start's JSON (the loop may have built it in the same value).
+func sameAsTarget(typ loop.EventType, m loop.Message, t messageAt) bool {
+	if t.msg == nil && t.enc == nil {
+		return false
+	}
+	a, assistant := m.(*loop.AssistantMessage)
+	switch m.(type) {
+	case *loop.UserMessage, *loop.SystemMessage, *loop.ToolResultMessage:
+		if typ == loop.MessageStart {
+			return false // the target is a stream's partial, an assistant message
+		}
+		if m == t.msg {
+			return true
+		}
+	case *loop.AssistantMessage:
+		b, _ := t.msg.(*loop.AssistantMessage)
+		if a != nil && b != nil && typ != loop.MessageEnd {
+			return a.StopReason == b.StopReason && sameMessage(a, b) // stopReason is always written
+		}
+	}
+	write := func(buf []byte) []byte { return appendMessage(buf, m) }
+	if t.enc != nil {
+		return encodesAs(write, t.enc)
+	}
+	if assistant && typ == loop.MessageEnd {
+		return false // t.enc is known for every message_start a message_end may name
+	}
+	return sameEncoding(write, func(buf []byte) []byte { return appendMessage(buf, t.msg) })
+}
+
+// messageData is the data of a message_start, message_end or turn_end event given as a
+// value, in the linear form (its message left out when an earlier entry holds it), with the
+// link, the bytes it leaves out, and the event's message for later links.
+func (w *world) messageData(ev *loop.Event) (json.RawMessage, *trace.Link, int64, messageAt) {
+	if t := w.messageTarget(ev.Type); t.seq != 0 && sameAsTarget(ev.Type, ev.Message, t) {
+		data := w.enc.sized(func(b []byte) []byte {
+			o := open(b)
+			if ev.Type == loop.TurnEnd {
+				o.key("toolResults")
+				o.b = appendList(o.b, nonNil(ev.ToolResults), func(b []byte, r *loop.ToolResultMessage) []byte { return w.enc.transcript(b, r) })
+			}
+			o.str("type", string(ev.Type))
+			return o.close()
+		})
+		m := messageAt{msg: ev.Message, enc: t.enc, size: t.size}
+		if m.msg == nil {
+			m.msg = t.msg
+		}
+		return data, w.newLink(trace.Link{Repeats: t.seq}), memberSize("message", t.size), m
+	}
+	data := w.enc.eventBytes(ev)
+	m := messageAt{msg: ev.Message}
+	if start, end, ok := jsonvalue.MemberValue(data, "message"); ok {
+		m.enc, m.size = data[start:end], int64(end-start)
+	}
+	return data, nil, 0, m
+}
+
+// linkMessageJSON is messageData for an event given as canonical JSON.
+func (w *world) linkMessageJSON(typ loop.EventType, data json.RawMessage) (json.RawMessage, *trace.Link, int64, messageAt) {
+	var m messageAt
+	start, end, ok := jsonvalue.MemberValue(data, "message")
+	if !ok {
+		return data, nil, 0, m
+	}
+	m.enc, m.size = data[start:end], int64(end-start)
+	t := w.messageTarget(typ)
+	if t.seq == 0 {
+		return data, nil, 0, m
+	}
+	same := false
+	if t.enc != nil {
+		same = bytes.Equal(t.enc, m.enc)
+	} else if t.msg != nil {
+		same = encodesAs(func(b []byte) []byte { return appendMessage(b, t.msg) }, m.enc)
+	}
+	if !same {
+		return data, nil, 0, m
+	}
+	return jsonvalue.WithoutMember(data, "message"), w.newLink(trace.Link{Repeats: t.seq}), memberSize("message", t.size), m
+}
+
+// messageRecorded remembers the message of a message_start or message_end event once it is
+// recorded, for the links of later events; linked says the event left its message out.
+func (w *world) messageRecorded(typ loop.EventType, m messageAt, linked bool) {
+	seq := len(w.trace.Entries)
+	if w.lin.inFull || !w.lastRecorded(seq, trace.KindEvent) {
+		return
+	}
+	m.seq = seq
+	switch typ {
+	case loop.MessageStart:
+		if linked {
+			m = messageAt{} // a message_end names no message_start that names another entry
+		}
+		w.lin.start = m
+	case loop.MessageEnd:
+		if roleOf(m) == "assistant" {
+			w.lin.end = m
+		}
+	}
+}
+
+// roleOf is the role of a remembered message: the value's, or the JSON's plain string.
+func roleOf(m messageAt) string {
+	if m.msg != nil {
+		return m.msg.Role()
+	}
+	role, _ := jsonvalue.PlainString(m.enc, "role")
+	return role
 }

@@ -470,13 +470,16 @@ func (w *world) Notify(n Notification) {
 		typ, id := loop.EventType(top["type"]), top["toolCallId"]
 		var link *trace.Link
 		var leftOut int64
+		var msg messageAt
 		switch typ {
 		case loop.MessageUpdate:
 			data, link, leftOut = w.linkUpdateJSON(data)
 		case loop.AgentEnd:
 			data, link, leftOut = w.linkRunMessagesJSON(data)
+		case loop.MessageStart, loop.MessageEnd, loop.TurnEnd:
+			data, link, leftOut, msg = w.linkMessageJSON(typ, data)
 		}
-		w.recordEvent(typ, id, data, link, leftOut)
+		w.recordEvent(typ, id, data, link, leftOut, msg)
 	case NotifyEnd:
 		data, link, leftOut := w.endData(n.Data, n.Value)
 		var end struct {
@@ -508,9 +511,12 @@ func (w *world) event(ev *loop.Event) {
 	var data json.RawMessage
 	var link *trace.Link
 	var leftOut int64
+	var msg messageAt
 	switch ev.Type {
 	case loop.MessageUpdate:
 		data, link, leftOut = w.updateData(ev)
+	case loop.MessageStart, loop.MessageEnd, loop.TurnEnd:
+		data, link, leftOut, msg = w.messageData(ev)
 	case loop.AgentEnd:
 		data, link, leftOut = w.runMessagesData(nonNil(ev.Messages), func(b []byte, msgs []loop.Message) []byte {
 			o := open(b)
@@ -522,13 +528,16 @@ func (w *world) event(ev *loop.Event) {
 	default:
 		data = w.enc.eventBytes(ev)
 	}
-	w.recordEvent(ev.Type, ev.ToolCallID, data, link, leftOut)
+	w.recordEvent(ev.Type, ev.ToolCallID, data, link, leftOut, msg)
 }
 
 // recordEvent records an event entry, whose link leaves out leftOut bytes, and what follows
-// from it.
-func (w *world) recordEvent(typ loop.EventType, id string, data json.RawMessage, link *trace.Link, leftOut int64) {
+// from it; msg is the message of a message_start or message_end event.
+func (w *world) recordEvent(typ loop.EventType, id string, data json.RawMessage, link *trace.Link, leftOut int64, msg messageAt) {
 	w.recordLinked(trace.Entry{Kind: trace.KindEvent, Name: string(typ), Target: id, Data: data, Link: link}, leftOut)
+	if typ == loop.MessageStart || typ == loop.MessageEnd {
+		w.messageRecorded(typ, msg, link != nil)
+	}
 	if w.agent != nil {
 		w.agentEvent(typ)
 	}

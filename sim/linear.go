@@ -510,11 +510,9 @@ func (w *world) messageData(ev *loop.Event) (json.RawMessage, *trace.Link, int64
 		}
 		return data, w.newLink(trace.Link{Repeats: t.seq}), memberSize("message", t.size), m
 	}
-	data := w.enc.eventBytes(ev)
-	m := messageAt{msg: ev.Message}
-	if start, end, ok := jsonvalue.MemberValue(data, "message"); ok {
-		m.enc, m.size = data[start:end], int64(end-start)
-	}
+	var at [2]int // where the message lies in data, measured as it is written
+	data := w.enc.sized(func(b []byte) []byte { return w.enc.eventWith(b, ev, &at) })
+	m := messageAt{msg: ev.Message, enc: data[at[0]:at[1]:at[1]], size: int64(at[1] - at[0])}
 	return data, nil, 0, m
 }
 

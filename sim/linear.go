@@ -39,7 +39,8 @@ import (
 //     Any other change is written in full.
 //   - A message_update event whose assistantMessageEvent.partial and message are both the
 //     partial message of an earlier entry (Repeats, its seq: the delivery it reports) leaves
-//     both out: {"repeats":41}.
+//     both out: {"repeats":41}; when its assistantMessageEvent is that delivery's data (the
+//     event delivered, partial and all), it leaves that out too.
 //   - An event that holds one message leaves it out when an earlier entry holds the same
 //     (Repeats, its seq): a message_start whose message is the partial of the last
 //     streamEvent delivery that carried one (an assistant message starts as the stream's
@@ -90,6 +91,11 @@ type partialAt struct {
 	msg  *loop.AssistantMessage
 	enc  []byte
 	size int64
+	// ev is the event delivered, data the delivery's data in full when the world wrote it,
+	// full its size (a message_update that repeats the whole event leaves it out).
+	ev   *loop.StreamEvent
+	data []byte
+	full int64
 }
 
 // lastRecorded reports whether the trace's last entry is the one of that seq and kind (and
@@ -207,8 +213,8 @@ func memberSize(key string, n int64) int64 {
 }
 
 // delivered remembers the partial of a stream event delivery once it is recorded at seq;
-// size is the size of its canonical JSON.
-func (w *world) delivered(s *scheduled, seq int, size int64) {
+// size is the size of its canonical JSON, full that of the delivery's data in full.
+func (w *world) delivered(s *scheduled, seq int, size, full int64) {
 	d, ev := &s.delivery, s.event
 	if s.stream != nil && s.stream.finished {
 		// No event of the stream comes after: its partial is let go, which keeps the map
@@ -219,10 +225,11 @@ func (w *world) delivered(s *scheduled, seq int, size int64) {
 	if d.Kind != trace.DeliverStreamEvent || ev == nil || ev.Partial == nil || !w.lastRecorded(seq, trace.KindDeliver) {
 		return
 	}
-	p := partialAt{seq: seq, msg: ev.Partial, size: size}
+	p := partialAt{seq: seq, msg: ev.Partial, size: size, ev: ev, full: full}
 	if len(d.Data) > 0 {
 		if start, end, ok := jsonvalue.MemberValue(d.Data, "partial"); ok {
 			p.enc = d.Data[start:end]
+			p.data = d.Data
 		}
 	}
 	if w.lin.partials == nil {
@@ -240,6 +247,10 @@ func (w *world) updateData(ev *loop.Event) (json.RawMessage, *trace.Link, int64)
 		!sameMessage(ev.AssistantEvent.Partial, last.msg) || !sameMessage(ev.Message, last.msg) {
 		return w.enc.eventBytes(ev), nil, 0
 	}
+	if sameEvent(ev.AssistantEvent, last.ev) {
+		return w.enc.sized(func(b []byte) []byte { return append(b, updateAlone...) }),
+			w.newLink(trace.Link{Repeats: last.seq}), repeatedEventSize(last)
+	}
 	return w.enc.sized(func(b []byte) []byte {
 		o := open(b)
 		o.key("assistantMessageEvent")
@@ -252,6 +263,30 @@ func (w *world) updateData(ev *loop.Event) (json.RawMessage, *trace.Link, int64)
 // repeatedSize is what a message_update event linked to the delivery it repeats leaves out,
 // its partial of size n twice: assistantMessageEvent.partial and message.
 func repeatedSize(n int64) int64 { return memberSize("partial", n) + memberSize("message", n) }
+
+// updateAlone is the data of a message_update event that repeats the whole event delivered
+// (its assistantMessageEvent the delivery's data, its message the partial).
+var updateAlone = []byte(`{"type":"message_update"}`)
+
+// repeatedEventSize is what a message_update event that repeats the whole event delivered
+// leaves out: the delivery's data in full, and its partial.
+func repeatedEventSize(p partialAt) int64 {
+	return memberSize("assistantMessageEvent", p.full) + memberSize("message", p.size)
+}
+
+// sameEvent reports whether a, a stream event whose partial is the delivered one's, has the
+// canonical JSON of d, the event delivered: the same event, or the same but for the partial
+// (an event written with its partial: a done or error event holds none).
+func sameEvent(a, d *loop.StreamEvent) bool {
+	if a == nil || d == nil || a.Type == loop.StreamDone || a.Type == loop.StreamError {
+		return false
+	}
+	if a == d {
+		return true
+	}
+	return sameEncoding(func(b []byte) []byte { return appendStreamEventWith(b, a, false) },
+		func(b []byte) []byte { return appendStreamEventWith(b, d, false) })
+}
 
 // linkUpdateJSON links a message_update event given as canonical JSON to the delivery it
 // repeats, when it does, with the bytes the link leaves out.
@@ -272,6 +307,11 @@ func (w *world) linkUpdateJSON(data json.RawMessage) (json.RawMessage, *trace.Li
 	mStart, mEnd, ok := jsonvalue.MemberValue(data, "message")
 	if !ok || !bytes.Equal(data[mStart:mEnd], last.enc) {
 		return data, nil, 0
+	}
+	if last.data != nil && bytes.Equal(ame, last.data) {
+		// The whole event is the delivery's.
+		return jsonvalue.WithoutMember(jsonvalue.WithoutMember(data, "message"), "assistantMessageEvent"),
+			w.newLink(trace.Link{Repeats: last.seq}), repeatedEventSize(last)
 	}
 	short := jsonvalue.WithoutMember(data, "message")
 	evStart, evEnd, _ = jsonvalue.MemberValue(short, "assistantMessageEvent")

@@ -661,7 +661,7 @@ func (w *world) release(s *scheduled) {
 	// The world wrote the delivery's data canonically itself.
 	data, link, leftOut, partial := w.deliveryData(s)
 	w.recordLinked(trace.Entry{Kind: trace.KindDeliver, Name: s.delivery.Kind, Target: s.delivery.Target, Data: data, Link: link}, leftOut)
-	w.delivered(s, len(w.trace.Entries), partial)
+	w.delivered(s, len(w.trace.Entries), partial, int64(len(data))+leftOut)
 }
 
 // releaseEventFor releases the earliest happening when it is an event of stream id that the

@@ -160,7 +160,21 @@ func (x *expander) expand(e *Entry) error {
 		if err != nil {
 			return err
 		}
-		ame, ok := d["assistantMessageEvent"].(map[string]any)
+		v, has := d["assistantMessageEvent"]
+		if !has {
+			// The whole event is the delivery's: its data.
+			base, err := x.data(l.Repeats)
+			if err != nil {
+				return err
+			}
+			if err := wholeEvent(l.Repeats, base, d); err != nil {
+				return err
+			}
+			d["assistantMessageEvent"] = base
+			d["message"] = p
+			break
+		}
+		ame, ok := v.(map[string]any)
 		if !ok {
 			return fmt.Errorf("a repeating entry has no assistantMessageEvent object")
 		}
@@ -378,7 +392,19 @@ func ExpandValues(e *Entry, data, answer any, earlier func(seq int) (data, answe
 		if err != nil {
 			return data, answer, err
 		}
-		ame, ok := d["assistantMessageEvent"].(map[string]any)
+		v, has := d["assistantMessageEvent"]
+		if !has {
+			// The whole event is the delivery's: its data.
+			base := object(l.Repeats, false)
+			if err := wholeEvent(l.Repeats, base, d); err != nil {
+				return data, answer, err
+			}
+			d = maps.Clone(d)
+			d["assistantMessageEvent"] = base
+			d["message"] = p
+			break
+		}
+		ame, ok := v.(map[string]any)
 		if !ok {
 			return data, answer, fmt.Errorf("a repeating entry has no assistantMessageEvent object")
 		}
@@ -433,4 +459,17 @@ func messageIn(d map[string]any) (any, bool) {
 	}
 	m, ok := d["partial"]
 	return m, ok
+}
+
+// wholeEvent checks that a message_update d, linked by repeats without an
+// assistantMessageEvent, may take the whole event from base, the data of the earlier entry
+// seq: a delivered stream event (no assistantMessageEvent of its own), and d holds no message.
+func wholeEvent(seq int, base, d map[string]any) error {
+	if _, nested := base["assistantMessageEvent"]; nested || base == nil {
+		return fmt.Errorf("the link refers to entry %d, which is no delivered stream event", seq)
+	}
+	if _, ok := d["message"]; ok {
+		return fmt.Errorf("a repeating entry without assistantMessageEvent holds a message")
+	}
+	return nil
 }

@@ -80,7 +80,22 @@ func (x *expander) fastExpand(e *Entry) bool {
 			return false
 		}
 		start, end, ok := jsonvalue.MemberValue(e.Data, "assistantMessageEvent")
-		if !ok || e.Data[start] != '{' {
+		if !ok {
+			// The whole event is the delivery's: its data.
+			base, _ := x.canonicalData(l.Repeats)
+			if _, _, nested := jsonvalue.MemberValue(base, "assistantMessageEvent"); nested {
+				return false
+			}
+			withEvent, ok := jsonvalue.WithMember(e.Data, "assistantMessageEvent", base)
+			if !ok {
+				return false
+			}
+			if out, ok = jsonvalue.WithMember(withEvent, "message", p); !ok {
+				return false
+			}
+			break
+		}
+		if e.Data[start] != '{' {
 			return false
 		}
 		ame, ok := jsonvalue.WithMember(e.Data[start:end], "partial", p)

@@ -101,7 +101,7 @@ func TestLinearTraceExpandsToTheFullOne(t *testing.T) {
 		"transformContext extends", "convertToLlm extends", "transformContext answer extends", "convertToLlm answer extends",
 		"prepareRequest extends", "prepareRequest answer extends", "prepareNextTurn extends", "prepareNextTurn new extends",
 		"prepareNextTurn answer extends",
-		"finishTurn extends", "finishTurn new extends", "agent_end extends", "run extends",
+		"finishTurn extends", "finishTurn new extends", "agent_end extends", "run extends", "repeats event",
 		"message_start message", "message_end message", "turn_end message"} {
 		if seen[kind] == 0 {
 			t.Errorf("no entry of the corpus shows %q (seen: %v)", kind, seen)
@@ -143,6 +143,9 @@ func countLinks(t *testing.T, full, linear *trace.Trace, seen map[string]int) {
 			}
 		case e.Kind == trace.KindEvent && e.Name == "message_update" && l != nil && l.Repeats > 0:
 			seen["repeats"]++
+			if !bytes.Contains(e.Data, []byte(`"assistantMessageEvent"`)) {
+				seen["repeats event"]++
+			}
 		case e.Kind == trace.KindEvent && l != nil && l.Repeats > 0:
 			seen[e.Name+" message"]++
 			base := full.Entries[l.Repeats-1]
@@ -282,7 +285,8 @@ func TestExpandRejectsLinksThatDoNotResolve(t *testing.T) {
 		{`{"seq":3,"t":0,"kind":"deliver","name":"streamEvent","data":{"contentIndex":0,"delta":"x","type":"text_delta"},"link":{"advances":1}}`, "entry 3: the link refers to entry 1, which holds no partial"},
 		{`{"seq":3,"t":0,"kind":"deliver","name":"streamEvent","data":{"contentIndex":0,"delta":"x","type":"text_delta"},"link":{"advances":2}}`, "entry 3: text_delta at content index 0 of a partial with 0 blocks"},
 		{`{"seq":3,"t":0,"kind":"deliver","name":"streamEvent","data":{"type":"start"},"link":{"advances":2}}`, `entry 3: a "start" event does not advance a partial`},
-		{`{"seq":3,"t":0,"kind":"event","name":"message_update","data":{"type":"message_update"},"link":{"repeats":2}}`, "entry 3: a repeating entry has no assistantMessageEvent"},
+		{`{"seq":3,"t":0,"kind":"event","name":"message_update","data":{"assistantMessageEvent":7,"type":"message_update"},"link":{"repeats":2}}`, "entry 3: a repeating entry has no assistantMessageEvent"},
+		{`{"seq":3,"t":0,"kind":"event","name":"message_update","data":{"message":{},"type":"message_update"},"link":{"repeats":2}}`, "entry 3: a repeating entry without assistantMessageEvent holds a message"},
 		{`{"seq":3,"t":0,"kind":"event","name":"message_end","data":{"type":"message_end"},"link":{"repeats":1}}`, "entry 3: the link refers to entry 1, which holds no message"},
 		{`{"seq":3,"t":0,"kind":"event","name":"turn_end","data":{"message":null,"type":"turn_end"},"link":{"repeats":2}}`, "entry 3: link {\"repeats\":2} on a turn_end entry, which cannot leave its message out"},
 		{`{"seq":3,"t":0,"kind":"call","name":"stream","data":{"messages":[]},"link":{"extends":1,"keep":1,"repeats":2}}`, `entry 3: link {"extends":1,"keep":1,"repeats":2} is not one the linear form knows`},

@@ -22,7 +22,8 @@ type Link struct {
 	NewExtends int `json:"newExtends,omitempty"`
 	NewKeep    int `json:"newKeep,omitempty"`
 	// Repeats: a message_update event's assistantMessageEvent.partial and message are the
-	// partial of this entry; a message_start, message_end or turn_end event's data.message
+	// partial of this entry (and, when it leaves out assistantMessageEvent too, that is this
+	// entry's data, the stream event delivered); a message_start, message_end or turn_end event's data.message
 	// is the message of this entry: its data.message, or a streamEvent delivery's
 	// data.partial (the last delivery that carried a partial, for a message_start; the last
 	// message_start, for a message_end; the last message_end of an assistant message, for

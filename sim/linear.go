@@ -284,6 +284,11 @@ func sameEvent(a, d *loop.StreamEvent) bool {
 	if a == d {
 		return true
 	}
+	x, y := *a, *d
+	x.Partial, y.Partial = nil, nil
+	if x == y {
+		return true // a copy of the event delivered: the same fields encode alike
+	}
 	return sameEncoding(func(b []byte) []byte { return appendStreamEventWith(b, a, false) },
 		func(b []byte) []byte { return appendStreamEventWith(b, d, false) })
 }

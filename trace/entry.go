@@ -68,9 +68,9 @@ type Trace struct {
 // JSONL renders the trace as canonical JSON lines: one entry a line, object keys sorted, no
 // insignificant space. The same run always gives the same bytes.
 func (t *Trace) JSONL() []byte {
-	size := 0
+	size := int64(0)
 	for i := range t.Entries {
-		size += 80 + len(t.Entries[i].Data) + len(t.Entries[i].Answer)
+		size += LineSize(&t.Entries[i]) // exact for the entries the world records
 	}
 	buf := make([]byte, 0, size)
 	for i := range t.Entries {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/turnstile-dev/turnstile/loop"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // event is the part of an AgentEvent the rules read; messages stay raw until needed.
@@ -481,16 +482,24 @@ func (c *eventChecker) end() (int, []string) {
 	return c.runs, sortedNotes(c.notes)
 }
 
-// traceChecker audits the loop events of a turnstile trace.
-type traceChecker struct{ events *eventChecker }
+// traceChecker audits the loop events of a turnstile trace, its linear form's links restored
+// entry by entry (an event may leave out a message an earlier entry holds).
+type traceChecker struct {
+	events *eventChecker
+	x      *trace.Expander
+}
 
 func (c *traceChecker) line(n int, data []byte) error {
-	var e struct {
-		Kind string          `json:"kind"`
-		Data json.RawMessage `json:"data"`
-	}
+	var e trace.Entry
 	if err := decodeLine(n, data, &e); err != nil {
 		return err
+	}
+	if c.x == nil {
+		c.x = trace.NewExpander()
+	}
+	e, err := c.x.Next(e)
+	if err != nil {
+		return &InputError{Line: n, Col: 1, Msg: err.Error()}
 	}
 	if e.Kind != "event" {
 		return nil

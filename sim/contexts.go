@@ -336,3 +336,57 @@ func withListFrom(obj []byte, start, end int, encs [][]byte, keep int) []byte {
 	short = append(short, ']')
 	return append(short, obj[end:]...)
 }
+
+// runListKey is the list agent_end's messages and the run end's are linked to (Extends,
+// Keep): the last stream call's context, which a run's messages begin with.
+var runListKey = listKey{trace.CallStream, trace.ListMessages}
+
+// runMessagesData is the data of agent_end or of the run's end, whose messages msgs are given
+// as values, in the linear form: write writes the data with the messages it is given, the
+// messages after those the last stream call's context begins with when it does (linked,
+// with the bytes the link leaves out), else all of them.
+func (w *world) runMessagesData(msgs []loop.Message, write func(b []byte, msgs []loop.Message) []byte) (json.RawMessage, *trace.Link, int64) {
+	prev := w.lin.lists[runListKey]
+	keep := 0
+	if !w.lin.inFull {
+		keep = w.keepOfMessages(msgs, prev)
+	}
+	if keep == 0 {
+		return w.enc.sized(func(b []byte) []byte { return write(b, msgs) }), nil, 0
+	}
+	var link *trace.Link
+	w.setListLink(&link, trace.ListMessages, prev.seq, keep)
+	return w.enc.sized(func(b []byte) []byte { return write(b, msgs[keep:]) }), link, keptSize(prev, keep, len(msgs))
+}
+
+// linkRunMessagesJSON is runMessagesData for data given as canonical JSON.
+func (w *world) linkRunMessagesJSON(data json.RawMessage) (json.RawMessage, *trace.Link, int64) {
+	prev := w.lin.lists[runListKey]
+	if w.lin.inFull || prev.seq == 0 {
+		return data, nil, 0
+	}
+	start, end, encs, ok := jsonvalue.ArrayAtLike(data, prev.encs, "messages")
+	if !ok {
+		return data, nil, 0
+	}
+	keep := keepOf(encs, prev)
+	if keep == 0 {
+		return data, nil, 0
+	}
+	var link *trace.Link
+	w.setListLink(&link, trace.ListMessages, prev.seq, keep)
+	return withListFrom(data, start, end, encs, keep), link, keptSize(prev, keep, len(encs))
+}
+
+// endData is the data of the run's end (given as canonical JSON or, in-process, as a value)
+// in the linear form, with its link and the bytes the link leaves out.
+func (w *world) endData(data json.RawMessage, value any) (json.RawMessage, *trace.Link, int64) {
+	if root, ok := value.(map[string]any); ok && len(data) == 0 {
+		if msgs, ok := messagesAt(root, []string{"messages"}); ok {
+			return w.runMessagesData(msgs, func(b []byte, tail []loop.Message) []byte {
+				return w.enc.value(b, withMessagesAt(root, []string{"messages"}, tail))
+			})
+		}
+	}
+	return w.linkRunMessagesJSON(w.canonicalData(data, value))
+}

@@ -386,29 +386,45 @@ func (o *obj) boolean(k string, v bool) {
 func (o *obj) close() []byte { return append(o.b, '}') }
 
 // event writes a loop event, agent_end's messages through the memo.
-func (enc *encoder) event(b []byte, e *loop.Event) []byte {
+func (enc *encoder) event(b []byte, e *loop.Event) []byte { return enc.eventWith(b, e, nil) }
+
+// eventWith is event; when msg is not nil, it is set to where the event's message member's
+// value lies in what it writes, from the start of b (message_start, message_end, turn_end).
+func (enc *encoder) eventWith(b []byte, e *loop.Event, msg *[2]int) []byte {
 	o := open(b)
+	// at marks where the message member's value lies once it is written.
+	at := func(start int) {
+		if msg != nil {
+			msg[0], msg[1] = start, len(o.b)
+		}
+	}
 	switch e.Type {
 	case loop.AgentEnd:
 		o.key("messages")
 		o.b = enc.messages(o.b, nonNil(e.Messages))
 	case loop.TurnEnd:
 		o.key("message")
+		start := len(o.b)
 		o.b = enc.transcript(o.b, e.Message)
+		at(start)
 		o.key("toolResults")
 		o.b = appendList(o.b, nonNil(e.ToolResults), func(b []byte, r *loop.ToolResultMessage) []byte { return enc.transcript(b, r) })
 	case loop.MessageEnd:
 		o.key("message")
+		start := len(o.b)
 		o.b = enc.transcript(o.b, e.Message)
+		at(start)
 	case loop.MessageStart:
 		// An assistant message starts as a snapshot of its partial, never seen again; the
 		// others start as the message that ends, the same.
 		o.key("message")
+		start := len(o.b)
 		if _, partial := e.Message.(*loop.AssistantMessage); partial {
 			o.b = appendMessage(o.b, e.Message)
 		} else {
 			o.b = enc.transcript(o.b, e.Message)
 		}
+		at(start)
 	case loop.MessageUpdate:
 		o.key("assistantMessageEvent")
 		if e.AssistantEvent == nil {

@@ -27,7 +27,9 @@ import (
 //     A link whose keep equals the length of that earlier context shows the transcript's
 //     append-only rule at work. The calls of the hooks given the context whole, their answers
 //     that return it and the run's new messages they are given are linked alike, each to the
-//     previous call of the same hook (contexts.go).
+//     previous call of the same hook (contexts.go). agent_end's messages and the run end's,
+//     the run's messages whole, are linked alike (Extends, Keep) to the last stream call's
+//     context, which they begin with.
 //   - A streamEvent delivery whose partial message is the partial of an earlier streamEvent
 //     delivery of the same stream (Advances, its seq) advanced by this event leaves out
 //     data.partial: {"advances":40}. Advancing follows pi-ai's streaming: text_start and
@@ -37,7 +39,14 @@ import (
 //     Any other change is written in full.
 //   - A message_update event whose assistantMessageEvent.partial and message are both the
 //     partial message of an earlier entry (Repeats, its seq: the delivery it reports) leaves
-//     both out: {"repeats":41}.
+//     both out: {"repeats":41}; when its assistantMessageEvent is that delivery's data (the
+//     event delivered, partial and all), it leaves that out too.
+//   - An event that holds one message leaves it out when an earlier entry holds the same
+//     (Repeats, its seq): a message_start whose message is the partial of the last
+//     streamEvent delivery that carried one (an assistant message starts as the stream's
+//     partial); a message_end whose message is that of the last message_start, when that one
+//     is written in full; a turn_end whose message is that of the last message_end of an
+//     assistant message. {"repeats":40}.
 //
 // Whether an entry is linked, and how, is decided from the bytes of the full entries alone
 // (messages are compared by their canonical JSON), so the linear form is a function of the
@@ -60,6 +69,19 @@ type linearizer struct {
 	partials map[string]partialAt
 	// last is the last streamEvent delivery that carried a partial, of any stream.
 	last partialAt
+
+	// start is the last message_start event, when its message is written in full (seq 0
+	// otherwise); end the last message_end event of an assistant message (Link.Repeats).
+	start, end messageAt
+}
+
+// messageAt is the message of an event recorded at seq, which Link.Repeats may name: as a
+// value (nil when given as JSON), as canonical JSON when known, and the size of that JSON.
+type messageAt struct {
+	seq  int
+	msg  loop.Message
+	enc  []byte
+	size int64
 }
 
 // partialAt is a partial message recorded at entry seq: as a value, as canonical JSON
@@ -69,6 +91,11 @@ type partialAt struct {
 	msg  *loop.AssistantMessage
 	enc  []byte
 	size int64
+	// ev is the event delivered, data the delivery's data in full when the world wrote it,
+	// full its size (a message_update that repeats the whole event leaves it out).
+	ev   *loop.StreamEvent
+	data []byte
+	full int64
 }
 
 // lastRecorded reports whether the trace's last entry is the one of that seq and kind (and
@@ -186,8 +213,8 @@ func memberSize(key string, n int64) int64 {
 }
 
 // delivered remembers the partial of a stream event delivery once it is recorded at seq;
-// size is the size of its canonical JSON.
-func (w *world) delivered(s *scheduled, seq int, size int64) {
+// size is the size of its canonical JSON, full that of the delivery's data in full.
+func (w *world) delivered(s *scheduled, seq int, size, full int64) {
 	d, ev := &s.delivery, s.event
 	if s.stream != nil && s.stream.finished {
 		// No event of the stream comes after: its partial is let go, which keeps the map
@@ -198,10 +225,11 @@ func (w *world) delivered(s *scheduled, seq int, size int64) {
 	if d.Kind != trace.DeliverStreamEvent || ev == nil || ev.Partial == nil || !w.lastRecorded(seq, trace.KindDeliver) {
 		return
 	}
-	p := partialAt{seq: seq, msg: ev.Partial, size: size}
+	p := partialAt{seq: seq, msg: ev.Partial, size: size, ev: ev, full: full}
 	if len(d.Data) > 0 {
 		if start, end, ok := jsonvalue.MemberValue(d.Data, "partial"); ok {
 			p.enc = d.Data[start:end]
+			p.data = d.Data
 		}
 	}
 	if w.lin.partials == nil {
@@ -219,6 +247,10 @@ func (w *world) updateData(ev *loop.Event) (json.RawMessage, *trace.Link, int64)
 		!sameMessage(ev.AssistantEvent.Partial, last.msg) || !sameMessage(ev.Message, last.msg) {
 		return w.enc.eventBytes(ev), nil, 0
 	}
+	if sameEvent(ev.AssistantEvent, last.ev) {
+		return w.enc.sized(func(b []byte) []byte { return append(b, updateAlone...) }),
+			w.newLink(trace.Link{Repeats: last.seq}), repeatedEventSize(last)
+	}
 	return w.enc.sized(func(b []byte) []byte {
 		o := open(b)
 		o.key("assistantMessageEvent")
@@ -231,6 +263,35 @@ func (w *world) updateData(ev *loop.Event) (json.RawMessage, *trace.Link, int64)
 // repeatedSize is what a message_update event linked to the delivery it repeats leaves out,
 // its partial of size n twice: assistantMessageEvent.partial and message.
 func repeatedSize(n int64) int64 { return memberSize("partial", n) + memberSize("message", n) }
+
+// updateAlone is the data of a message_update event that repeats the whole event delivered
+// (its assistantMessageEvent the delivery's data, its message the partial).
+var updateAlone = []byte(`{"type":"message_update"}`)
+
+// repeatedEventSize is what a message_update event that repeats the whole event delivered
+// leaves out: the delivery's data in full, and its partial.
+func repeatedEventSize(p partialAt) int64 {
+	return memberSize("assistantMessageEvent", p.full) + memberSize("message", p.size)
+}
+
+// sameEvent reports whether a, a stream event whose partial is the delivered one's, has the
+// canonical JSON of d, the event delivered: the same event, or the same but for the partial
+// (an event written with its partial: a done or error event holds none).
+func sameEvent(a, d *loop.StreamEvent) bool {
+	if a == nil || d == nil || a.Type == loop.StreamDone || a.Type == loop.StreamError {
+		return false
+	}
+	if a == d {
+		return true
+	}
+	x, y := *a, *d
+	x.Partial, y.Partial = nil, nil
+	if x == y {
+		return true // a copy of the event delivered: the same fields encode alike
+	}
+	return sameEncoding(func(b []byte) []byte { return appendStreamEventWith(b, a, false) },
+		func(b []byte) []byte { return appendStreamEventWith(b, d, false) })
+}
 
 // linkUpdateJSON links a message_update event given as canonical JSON to the delivery it
 // repeats, when it does, with the bytes the link leaves out.
@@ -251,6 +312,11 @@ func (w *world) linkUpdateJSON(data json.RawMessage) (json.RawMessage, *trace.Li
 	mStart, mEnd, ok := jsonvalue.MemberValue(data, "message")
 	if !ok || !bytes.Equal(data[mStart:mEnd], last.enc) {
 		return data, nil, 0
+	}
+	if last.data != nil && bytes.Equal(ame, last.data) {
+		// The whole event is the delivery's.
+		return jsonvalue.WithoutMember(jsonvalue.WithoutMember(data, "message"), "assistantMessageEvent"),
+			w.newLink(trace.Link{Repeats: last.seq}), repeatedEventSize(last)
 	}
 	short := jsonvalue.WithoutMember(data, "message")
 	evStart, evEnd, _ = jsonvalue.MemberValue(short, "assistantMessageEvent")
@@ -410,4 +476,141 @@ func sameEncoding(a, b func([]byte) []byte) bool {
 	same := bytes.Equal(bufs[0], bufs[1])
 	comparisons.Put(bufs)
 	return same
+}
+
+// messageTarget is the earlier entry whose message a message_start, message_end or turn_end
+// event may name (Link.Repeats); seq 0 when there is none.
+func (w *world) messageTarget(typ loop.EventType) messageAt {
+	var t messageAt
+	switch typ {
+	case loop.MessageStart:
+		if l := w.lin.last; l.seq != 0 {
+			t = messageAt{seq: l.seq, enc: l.enc, size: l.size}
+			if l.msg != nil {
+				t.msg = l.msg
+			}
+		}
+	case loop.MessageEnd:
+		t = w.lin.start
+	case loop.TurnEnd:
+		t = w.lin.end
+	}
+	if w.lin.inFull {
+		return messageAt{}
+	}
+	return t
+}
+
+// sameAsTarget reports whether message m (a value) has the canonical JSON of t's message.
+// A message in the transcript is not changed once an event reported it (the encoder's memo
+// relies on it too), so the same one is the same JSON; an assistant message that starts is
+// its stream's partial, compared as message_update's is (Repeats), and one that ends is
+// compared with its start's JSON (the loop may have built it in the same value).
+func sameAsTarget(typ loop.EventType, m loop.Message, t messageAt) bool {
+	if t.msg == nil && t.enc == nil {
+		return false
+	}
+	a, assistant := m.(*loop.AssistantMessage)
+	switch m.(type) {
+	case *loop.UserMessage, *loop.SystemMessage, *loop.ToolResultMessage:
+		if typ == loop.MessageStart {
+			return false // the target is a stream's partial, an assistant message
+		}
+		if m == t.msg {
+			return true
+		}
+	case *loop.AssistantMessage:
+		b, _ := t.msg.(*loop.AssistantMessage)
+		if a != nil && b != nil && typ != loop.MessageEnd {
+			return a.StopReason == b.StopReason && sameMessage(a, b) // stopReason is always written
+		}
+	}
+	write := func(buf []byte) []byte { return appendMessage(buf, m) }
+	if t.enc != nil {
+		return encodesAs(write, t.enc)
+	}
+	if assistant && typ == loop.MessageEnd {
+		return false // t.enc is known for every message_start a message_end may name
+	}
+	return sameEncoding(write, func(buf []byte) []byte { return appendMessage(buf, t.msg) })
+}
+
+// messageData is the data of a message_start, message_end or turn_end event given as a
+// value, in the linear form (its message left out when an earlier entry holds it), with the
+// link, the bytes it leaves out, and the event's message for later links.
+func (w *world) messageData(ev *loop.Event) (json.RawMessage, *trace.Link, int64, messageAt) {
+	if t := w.messageTarget(ev.Type); t.seq != 0 && sameAsTarget(ev.Type, ev.Message, t) {
+		data := w.enc.sized(func(b []byte) []byte {
+			o := open(b)
+			if ev.Type == loop.TurnEnd {
+				o.key("toolResults")
+				o.b = appendList(o.b, nonNil(ev.ToolResults), func(b []byte, r *loop.ToolResultMessage) []byte { return w.enc.transcript(b, r) })
+			}
+			o.str("type", string(ev.Type))
+			return o.close()
+		})
+		m := messageAt{msg: ev.Message, enc: t.enc, size: t.size}
+		if m.msg == nil {
+			m.msg = t.msg
+		}
+		return data, w.newLink(trace.Link{Repeats: t.seq}), memberSize("message", t.size), m
+	}
+	var at [2]int // where the message lies in data, measured as it is written
+	data := w.enc.sized(func(b []byte) []byte { return w.enc.eventWith(b, ev, &at) })
+	m := messageAt{msg: ev.Message, enc: data[at[0]:at[1]:at[1]], size: int64(at[1] - at[0])}
+	return data, nil, 0, m
+}
+
+// linkMessageJSON is messageData for an event given as canonical JSON.
+func (w *world) linkMessageJSON(typ loop.EventType, data json.RawMessage) (json.RawMessage, *trace.Link, int64, messageAt) {
+	var m messageAt
+	start, end, ok := jsonvalue.MemberValue(data, "message")
+	if !ok {
+		return data, nil, 0, m
+	}
+	m.enc, m.size = data[start:end], int64(end-start)
+	t := w.messageTarget(typ)
+	if t.seq == 0 {
+		return data, nil, 0, m
+	}
+	same := false
+	if t.enc != nil {
+		same = bytes.Equal(t.enc, m.enc)
+	} else if t.msg != nil {
+		same = encodesAs(func(b []byte) []byte { return appendMessage(b, t.msg) }, m.enc)
+	}
+	if !same {
+		return data, nil, 0, m
+	}
+	return jsonvalue.WithoutMember(data, "message"), w.newLink(trace.Link{Repeats: t.seq}), memberSize("message", t.size), m
+}
+
+// messageRecorded remembers the message of a message_start or message_end event once it is
+// recorded, for the links of later events; linked says the event left its message out.
+func (w *world) messageRecorded(typ loop.EventType, m messageAt, linked bool) {
+	seq := len(w.trace.Entries)
+	if w.lin.inFull || !w.lastRecorded(seq, trace.KindEvent) {
+		return
+	}
+	m.seq = seq
+	switch typ {
+	case loop.MessageStart:
+		if linked {
+			m = messageAt{} // a message_end names no message_start that names another entry
+		}
+		w.lin.start = m
+	case loop.MessageEnd:
+		if roleOf(m) == "assistant" {
+			w.lin.end = m
+		}
+	}
+}
+
+// roleOf is the role of a remembered message: the value's, or the JSON's plain string.
+func roleOf(m messageAt) string {
+	if m.msg != nil {
+		return m.msg.Role()
+	}
+	role, _ := jsonvalue.PlainString(m.enc, "role")
+	return role
 }

@@ -470,12 +470,18 @@ func (w *world) Notify(n Notification) {
 		typ, id := loop.EventType(top["type"]), top["toolCallId"]
 		var link *trace.Link
 		var leftOut int64
-		if typ == loop.MessageUpdate {
+		var msg messageAt
+		switch typ {
+		case loop.MessageUpdate:
 			data, link, leftOut = w.linkUpdateJSON(data)
+		case loop.AgentEnd:
+			data, link, leftOut = w.linkRunMessagesJSON(data)
+		case loop.MessageStart, loop.MessageEnd, loop.TurnEnd:
+			data, link, leftOut, msg = w.linkMessageJSON(typ, data)
 		}
-		w.recordEvent(typ, id, data, link, leftOut)
+		w.recordEvent(typ, id, data, link, leftOut, msg)
 	case NotifyEnd:
-		data := w.canonicalData(n.Data, n.Value)
+		data, link, leftOut := w.endData(n.Data, n.Value)
 		var end struct {
 			Error string `json:"error"`
 		}
@@ -484,7 +490,7 @@ func (w *world) Notify(n Notification) {
 		} else {
 			_ = json.Unmarshal(data, &end)
 		}
-		w.record(trace.Entry{Kind: trace.KindEnd, Name: "run", Data: data, Error: end.Error})
+		w.recordLinked(trace.Entry{Kind: trace.KindEnd, Name: "run", Data: data, Link: link, Error: end.Error}, leftOut)
 		w.ended = true
 		if w.agent != nil {
 			w.fail("protocol", "an end notification in an Agent scenario: an Agent session has no end (its runs settle their prompts; PROTOCOL.md §13.2)")
@@ -509,18 +515,33 @@ func (w *world) event(ev *loop.Event) {
 	var data json.RawMessage
 	var link *trace.Link
 	var leftOut int64
-	if ev.Type == loop.MessageUpdate {
+	var msg messageAt
+	switch ev.Type {
+	case loop.MessageUpdate:
 		data, link, leftOut = w.updateData(ev)
-	} else {
+	case loop.MessageStart, loop.MessageEnd, loop.TurnEnd:
+		data, link, leftOut, msg = w.messageData(ev)
+	case loop.AgentEnd:
+		data, link, leftOut = w.runMessagesData(nonNil(ev.Messages), func(b []byte, msgs []loop.Message) []byte {
+			o := open(b)
+			o.key("messages")
+			o.b = w.enc.messages(o.b, msgs)
+			o.str("type", string(loop.AgentEnd))
+			return o.close()
+		})
+	default:
 		data = w.enc.eventBytes(ev)
 	}
-	w.recordEvent(ev.Type, ev.ToolCallID, data, link, leftOut)
+	w.recordEvent(ev.Type, ev.ToolCallID, data, link, leftOut, msg)
 }
 
 // recordEvent records an event entry, whose link leaves out leftOut bytes, and what follows
-// from it.
-func (w *world) recordEvent(typ loop.EventType, id string, data json.RawMessage, link *trace.Link, leftOut int64) {
+// from it; msg is the message of a message_start or message_end event.
+func (w *world) recordEvent(typ loop.EventType, id string, data json.RawMessage, link *trace.Link, leftOut int64, msg messageAt) {
 	w.recordLinked(trace.Entry{Kind: trace.KindEvent, Name: string(typ), Target: id, Data: data, Link: link}, leftOut)
+	if typ == loop.MessageStart || typ == loop.MessageEnd {
+		w.messageRecorded(typ, msg, link != nil)
+	}
 	if w.agent != nil {
 		w.agentEvent(typ)
 	}
@@ -644,7 +665,7 @@ func (w *world) release(s *scheduled) {
 	// The world wrote the delivery's data canonically itself.
 	data, link, leftOut, partial := w.deliveryData(s)
 	w.recordLinked(trace.Entry{Kind: trace.KindDeliver, Name: s.delivery.Kind, Target: s.delivery.Target, Data: data, Link: link}, leftOut)
-	w.delivered(s, len(w.trace.Entries), partial)
+	w.delivered(s, len(w.trace.Entries), partial, int64(len(data))+leftOut)
 }
 
 // releaseEventFor releases the earliest happening when it is an event of stream id that the

@@ -68,9 +68,9 @@ type Trace struct {
 // JSONL renders the trace as canonical JSON lines: one entry a line, object keys sorted, no
 // insignificant space. The same run always gives the same bytes.
 func (t *Trace) JSONL() []byte {
-	size := 0
+	size := int64(0)
 	for i := range t.Entries {
-		size += 80 + len(t.Entries[i].Data) + len(t.Entries[i].Answer)
+		size += LineSize(&t.Entries[i]) // exact for the entries the world records
 	}
 	buf := make([]byte, 0, size)
 	for i := range t.Entries {
@@ -175,11 +175,23 @@ func decimalLen(v int64) int {
 // stringSize is the length of s as a JSON string, quotes included.
 func stringSize(s string) int {
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+		if !plainByte[s[i]] {
 			b, _ := json.Marshal(s)
 			return len(b)
 		}
 	}
 	return len(s) + 2
 }
+
+// plainByte says which bytes a JSON string holds as they are, unescaped (as json.Marshal
+// writes it): printable ASCII but ", \, <, > and &. A table: every entry's kind and name
+// are measured as the entry is recorded.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < 0x7f; c++ {
+		t[c] = true
+	}
+	for _, c := range `"\<>&` {
+		t[c] = false
+	}
+	return t
+}()

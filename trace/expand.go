@@ -155,17 +155,44 @@ func (x *expander) expand(e *Entry) error {
 			return err
 		}
 		d["partial"] = next
-	case l.Repeats != 0 && l.Extends == 0 && l.Keep == 0 && l.NewExtends == 0 && l.NewKeep == 0 && l.Advances == 0:
+	case l.Repeats != 0 && l.Extends == 0 && l.Keep == 0 && l.NewExtends == 0 && l.NewKeep == 0 && l.Advances == 0 && !holdsMessage(e):
 		p, err := x.partial(l.Repeats)
 		if err != nil {
 			return err
 		}
-		ame, ok := d["assistantMessageEvent"].(map[string]any)
+		v, has := d["assistantMessageEvent"]
+		if !has {
+			// The whole event is the delivery's: its data.
+			base, err := x.data(l.Repeats)
+			if err != nil {
+				return err
+			}
+			if err := wholeEvent(l.Repeats, base, d); err != nil {
+				return err
+			}
+			d["assistantMessageEvent"] = base
+			d["message"] = p
+			break
+		}
+		ame, ok := v.(map[string]any)
 		if !ok {
 			return fmt.Errorf("a repeating entry has no assistantMessageEvent object")
 		}
 		ame["partial"] = p
 		d["message"] = p
+	case l.Repeats != 0 && l.Extends == 0 && l.Keep == 0 && l.NewExtends == 0 && l.NewKeep == 0 && l.Advances == 0 && holdsMessage(e):
+		if _, ok := d["message"]; ok || l.Repeats >= e.Seq {
+			return fmt.Errorf("link %s on a %s entry, which cannot leave its message out", appendLink(nil, l), e.Name)
+		}
+		base, err := x.data(l.Repeats)
+		if err != nil {
+			return err
+		}
+		m, ok := messageIn(base)
+		if !ok {
+			return fmt.Errorf("the link refers to entry %d, which holds no message", l.Repeats)
+		}
+		d["message"] = m
 	default:
 		return fmt.Errorf("link %s is not one the linear form knows", appendLink(nil, l))
 	}
@@ -360,12 +387,24 @@ func ExpandValues(e *Entry, data, answer any, earlier func(seq int) (data, answe
 		}
 		d = maps.Clone(d)
 		d["partial"] = next
-	case l.Repeats != 0 && l.Extends == 0 && l.Keep == 0 && l.NewExtends == 0 && l.NewKeep == 0 && l.Advances == 0:
+	case l.Repeats != 0 && l.Extends == 0 && l.Keep == 0 && l.NewExtends == 0 && l.NewKeep == 0 && l.Advances == 0 && !holdsMessage(e):
 		p, err := partialOf(l.Repeats)
 		if err != nil {
 			return data, answer, err
 		}
-		ame, ok := d["assistantMessageEvent"].(map[string]any)
+		v, has := d["assistantMessageEvent"]
+		if !has {
+			// The whole event is the delivery's: its data.
+			base := object(l.Repeats, false)
+			if err := wholeEvent(l.Repeats, base, d); err != nil {
+				return data, answer, err
+			}
+			d = maps.Clone(d)
+			d["assistantMessageEvent"] = base
+			d["message"] = p
+			break
+		}
+		ame, ok := v.(map[string]any)
 		if !ok {
 			return data, answer, fmt.Errorf("a repeating entry has no assistantMessageEvent object")
 		}
@@ -374,6 +413,20 @@ func ExpandValues(e *Entry, data, answer any, earlier func(seq int) (data, answe
 		d = maps.Clone(d)
 		d["assistantMessageEvent"] = ame
 		d["message"] = p
+	case l.Repeats != 0 && l.Extends == 0 && l.Keep == 0 && l.NewExtends == 0 && l.NewKeep == 0 && l.Advances == 0 && holdsMessage(e):
+		if _, ok := d["message"]; ok {
+			return data, answer, fmt.Errorf("link %s on a %s entry, which cannot leave its message out", appendLink(nil, l), e.Name)
+		}
+		base := object(l.Repeats, false)
+		if base == nil {
+			return data, answer, fmt.Errorf("the link refers to entry %d, whose data is not an object", l.Repeats)
+		}
+		m, ok := messageIn(base)
+		if !ok {
+			return data, answer, fmt.Errorf("the link refers to entry %d, which holds no message", l.Repeats)
+		}
+		d = maps.Clone(d)
+		d["message"] = m
 	default:
 		return data, answer, fmt.Errorf("link %s is not one the linear form knows", appendLink(nil, l))
 	}
@@ -390,4 +443,33 @@ func withListIn(d map[string]any, path []string, list []any) map[string]any {
 	}
 	out[path[0]] = withListIn(d[path[0]].(map[string]any), path[1:], list)
 	return out
+}
+
+// holdsMessage reports whether e is an event whose data.message a link may leave out
+// (Link.Message): message_start, message_end and turn_end.
+func holdsMessage(e *Entry) bool {
+	return e.Kind == KindEvent && (e.Name == "message_start" || e.Name == "message_end" || e.Name == "turn_end")
+}
+
+// messageIn is the message an entry's decoded data holds, as Link.Message names it: its
+// message member, or else its partial.
+func messageIn(d map[string]any) (any, bool) {
+	if m, ok := d["message"]; ok {
+		return m, true
+	}
+	m, ok := d["partial"]
+	return m, ok
+}
+
+// wholeEvent checks that a message_update d, linked by repeats without an
+// assistantMessageEvent, may take the whole event from base, the data of the earlier entry
+// seq: a delivered stream event (no assistantMessageEvent of its own), and d holds no message.
+func wholeEvent(seq int, base, d map[string]any) error {
+	if _, nested := base["assistantMessageEvent"]; nested || base == nil {
+		return fmt.Errorf("the link refers to entry %d, which is no delivered stream event", seq)
+	}
+	if _, ok := d["message"]; ok {
+		return fmt.Errorf("a repeating entry without assistantMessageEvent holds a message")
+	}
+	return nil
 }

@@ -74,13 +74,28 @@ func (x *expander) fastExpand(e *Entry) bool {
 		if !ok {
 			return false
 		}
-	case l.Repeats != 0 && l.Extends == 0 && l.Keep == 0 && l.NewExtends == 0 && l.NewKeep == 0 && l.Advances == 0:
+	case l.Repeats != 0 && l.Extends == 0 && l.Keep == 0 && l.NewExtends == 0 && l.NewKeep == 0 && l.Advances == 0 && !holdsMessage(e):
 		p, ok := x.canonicalPartial(l.Repeats)
 		if !ok {
 			return false
 		}
 		start, end, ok := jsonvalue.MemberValue(e.Data, "assistantMessageEvent")
-		if !ok || e.Data[start] != '{' {
+		if !ok {
+			// The whole event is the delivery's: its data.
+			base, _ := x.canonicalData(l.Repeats)
+			if _, _, nested := jsonvalue.MemberValue(base, "assistantMessageEvent"); nested {
+				return false
+			}
+			withEvent, ok := jsonvalue.WithMember(e.Data, "assistantMessageEvent", base)
+			if !ok {
+				return false
+			}
+			if out, ok = jsonvalue.WithMember(withEvent, "message", p); !ok {
+				return false
+			}
+			break
+		}
+		if e.Data[start] != '{' {
 			return false
 		}
 		ame, ok := jsonvalue.WithMember(e.Data[start:end], "partial", p)
@@ -93,6 +108,20 @@ func (x *expander) fastExpand(e *Entry) bool {
 		spliced = append(spliced, e.Data[end:]...)
 		out, ok = jsonvalue.WithMember(spliced, "message", p)
 		if !ok {
+			return false
+		}
+	case l.Repeats != 0 && l.Extends == 0 && l.Keep == 0 && l.NewExtends == 0 && l.NewKeep == 0 && l.Advances == 0 && holdsMessage(e):
+		base, ok := x.canonicalData(l.Repeats)
+		if !ok || l.Repeats >= e.Seq {
+			return false
+		}
+		start, end, ok := jsonvalue.MemberValue(base, "message")
+		if !ok {
+			if start, end, ok = jsonvalue.MemberValue(base, "partial"); !ok {
+				return false
+			}
+		}
+		if out, ok = jsonvalue.WithMember(e.Data, "message", base[start:end]); !ok {
 			return false
 		}
 	default:

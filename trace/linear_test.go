@@ -101,7 +101,8 @@ func TestLinearTraceExpandsToTheFullOne(t *testing.T) {
 		"transformContext extends", "convertToLlm extends", "transformContext answer extends", "convertToLlm answer extends",
 		"prepareRequest extends", "prepareRequest answer extends", "prepareNextTurn extends", "prepareNextTurn new extends",
 		"prepareNextTurn answer extends",
-		"finishTurn extends", "finishTurn new extends"} {
+		"finishTurn extends", "finishTurn new extends", "agent_end extends", "run extends", "repeats event",
+		"message_start message", "message_end message", "turn_end message"} {
 		if seen[kind] == 0 {
 			t.Errorf("no entry of the corpus shows %q (seen: %v)", kind, seen)
 		}
@@ -140,8 +141,27 @@ func countLinks(t *testing.T, full, linear *trace.Trace, seen map[string]int) {
 			case bytes.Contains(e.Data, []byte(`"partial":`)) && !strings.Contains(string(e.Data), `"type":"start"`):
 				seen["partial in full"]++
 			}
-		case e.Kind == trace.KindEvent && l != nil && l.Repeats > 0:
+		case e.Kind == trace.KindEvent && e.Name == "message_update" && l != nil && l.Repeats > 0:
 			seen["repeats"]++
+			if !bytes.Contains(e.Data, []byte(`"assistantMessageEvent"`)) {
+				seen["repeats event"]++
+			}
+		case e.Kind == trace.KindEvent && l != nil && l.Repeats > 0:
+			seen[e.Name+" message"]++
+			base := full.Entries[l.Repeats-1]
+			want := map[string]string{"message_start": "streamEvent", "message_end": "message_start", "turn_end": "message_end"}[e.Name]
+			if base.Name != want || l.Repeats >= e.Seq {
+				t.Fatalf("entry %d (%s) names the message of entry %d (%s), not of a %s", e.Seq, e.Name, l.Repeats, base.Name, want)
+			}
+		case (e.Kind == trace.KindEvent && e.Name == "agent_end" || e.Kind == trace.KindEnd) && l != nil:
+			seen[e.Name+" extends"]++
+			base := full.Entries[l.Extends-1]
+			if base.Kind != trace.KindCall || base.Name != trace.CallStream {
+				t.Fatalf("entry %d (%s) extends entry %d (%s), not a stream call", e.Seq, e.Name, l.Extends, base.Name)
+			}
+			if n := len(messagesOf(t, base)); l.Keep < 1 || l.Keep > n || l.Keep > len(messagesOf(t, full.Entries[i])) {
+				t.Fatalf("entry %d keeps %d messages of %d", e.Seq, l.Keep, n)
+			}
 		case e.Kind == trace.KindCall && e.Name != trace.CallStream && l != nil:
 			for _, part := range []struct {
 				what          string
@@ -265,7 +285,10 @@ func TestExpandRejectsLinksThatDoNotResolve(t *testing.T) {
 		{`{"seq":3,"t":0,"kind":"deliver","name":"streamEvent","data":{"contentIndex":0,"delta":"x","type":"text_delta"},"link":{"advances":1}}`, "entry 3: the link refers to entry 1, which holds no partial"},
 		{`{"seq":3,"t":0,"kind":"deliver","name":"streamEvent","data":{"contentIndex":0,"delta":"x","type":"text_delta"},"link":{"advances":2}}`, "entry 3: text_delta at content index 0 of a partial with 0 blocks"},
 		{`{"seq":3,"t":0,"kind":"deliver","name":"streamEvent","data":{"type":"start"},"link":{"advances":2}}`, `entry 3: a "start" event does not advance a partial`},
-		{`{"seq":3,"t":0,"kind":"event","name":"message_update","data":{"type":"message_update"},"link":{"repeats":2}}`, "entry 3: a repeating entry has no assistantMessageEvent"},
+		{`{"seq":3,"t":0,"kind":"event","name":"message_update","data":{"assistantMessageEvent":7,"type":"message_update"},"link":{"repeats":2}}`, "entry 3: a repeating entry has no assistantMessageEvent"},
+		{`{"seq":3,"t":0,"kind":"event","name":"message_update","data":{"message":{},"type":"message_update"},"link":{"repeats":2}}`, "entry 3: a repeating entry without assistantMessageEvent holds a message"},
+		{`{"seq":3,"t":0,"kind":"event","name":"message_end","data":{"type":"message_end"},"link":{"repeats":1}}`, "entry 3: the link refers to entry 1, which holds no message"},
+		{`{"seq":3,"t":0,"kind":"event","name":"turn_end","data":{"message":null,"type":"turn_end"},"link":{"repeats":2}}`, "entry 3: link {\"repeats\":2} on a turn_end entry, which cannot leave its message out"},
 		{`{"seq":3,"t":0,"kind":"call","name":"stream","data":{"messages":[]},"link":{"extends":1,"keep":1,"repeats":2}}`, `entry 3: link {"extends":1,"keep":1,"repeats":2} is not one the linear form knows`},
 		{`{"seq":3,"t":0,"kind":"call","name":"stream","data":{"messages":[]},"link":{"extends":3,"keep":1}}`, "entry 3: the link refers to entry 3, which is not an earlier entry"},
 		{`{"seq":3,"t":0,"kind":"call","name":"stream","data":{"messages":[]},"link":{"newExtends":1,"newKeep":1}}`, `entry 3: link {"newExtends":1,"newKeep":1} on a stream entry, which sends no such list`},

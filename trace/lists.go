@@ -8,9 +8,11 @@ package trace
 // messages whole too. Each of those message lists is written in the linear form as the list
 // it extends, of the last call of the same name that had that list (its first Keep messages),
 // followed by the messages after them: Link.Extends and Keep for the context, NewExtends and
-// NewKeep for the new messages, AnswerExtends and AnswerKeep for the answer's. Whether a list
-// is linked is decided from the lists' canonical bytes alone, as every link of the linear
-// form is.
+// NewKeep for the new messages, AnswerExtends and AnswerKeep for the answer's. agent_end's
+// messages and the run end's (the run's messages, the last request's context and what
+// followed it) are linked alike with Extends and Keep, to the last stream call. Whether a
+// list is linked is decided from the lists' canonical bytes alone, as every link of the
+// linear form is.
 
 // List names one of a context call's message lists.
 type List int
@@ -57,12 +59,24 @@ func CallListPath(name string, list List) []string {
 	return [][]string{paths.messages, paths.newMessages, paths.answer}[list]
 }
 
-// listPath is where entry e, a call, holds the given list (nil: it holds none).
+// Entries that hold a run's messages whole: agent_end's data.messages and the run end's.
+// Their list is linked (Extends, Keep) to the context of the last stream call, whose list lies
+// at the same path; the run's messages begin as the last request's context did.
+var runMessages = []string{"messages"}
+
+// eventAgentEnd names the event that reports a run's messages whole.
+const eventAgentEnd = "agent_end"
+
+// listPath is where entry e holds the given list (nil: it holds none): a call's lists, and
+// the messages of agent_end and of the run's end.
 func listPath(e *Entry, list List) []string {
-	if e.Kind != KindCall {
-		return nil
+	switch {
+	case e.Kind == KindCall:
+		return CallListPath(e.Name, list)
+	case list == ListMessages && (e.Kind == KindEvent && e.Name == eventAgentEnd || e.Kind == KindEnd && e.Name == "run"):
+		return runMessages
 	}
-	return CallListPath(e.Name, list)
+	return nil
 }
 
 // listIn is the list at path in decoded JSON.

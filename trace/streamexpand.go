@@ -141,7 +141,7 @@ func (x *Expander) touchStream(slot string) {
 
 // slotsOf names what a link of the linear form may name e as: "c" and a call's name and
 // list for each message list a context call holds, "s" and the stream for a delivery
-// carrying a partial.
+// carrying a partial, "m" for a message_start and for a message_end of an assistant message.
 func slotsOf(e *Entry) []string {
 	var out []string
 	switch {
@@ -162,6 +162,14 @@ func slotsOf(e *Entry) []string {
 	case e.Kind == KindDeliver:
 		if _, _, ok := jsonvalue.MemberValue(e.Data, "partial"); ok {
 			out = append(out, "s"+e.Name+" "+e.Target)
+		}
+	case e.Kind == KindEvent && e.Name == "message_start":
+		out = append(out, "mstart")
+	case e.Kind == KindEvent && e.Name == "message_end":
+		if start, end, ok := jsonvalue.MemberValue(e.Data, "message"); ok {
+			if role, _ := jsonvalue.PlainString(e.Data[start:end], "role"); role == "assistant" {
+				out = append(out, "massistant end")
+			}
 		}
 	}
 	return out

@@ -17,17 +17,19 @@ type Link struct {
 	// Keep messages of this earlier call's, followed by those written; agent_end's and the
 	// run end's messages are the first Keep of this earlier stream call's context, followed
 	// by those written.
-	Extends    int `json:"extends,omitempty"`
-	Keep       int `json:"keep,omitempty"`
+	Extends int `json:"extends,omitempty"`
+	Keep    int `json:"keep,omitempty"`
+	// NewExtends and NewKeep: a prepareNextTurn or finishTurn call's turn.newMessages are the
+	// first NewKeep of this earlier call's, followed by those written.
 	NewExtends int `json:"newExtends,omitempty"`
 	NewKeep    int `json:"newKeep,omitempty"`
 	// Repeats: a message_update event's assistantMessageEvent.partial and message are the
 	// partial of this entry (and, when it leaves out assistantMessageEvent too, that is this
-	// entry's data, the stream event delivered); a message_start, message_end or turn_end event's data.message
-	// is the message of this entry: its data.message, or a streamEvent delivery's
-	// data.partial (the last delivery that carried a partial, for a message_start; the last
-	// message_start, for a message_end; the last message_end of an assistant message, for
-	// a turn_end).
+	// entry's data, the stream event delivered); a message_start, message_end or turn_end
+	// event's data.message is the message of this entry: its data.message, or a streamEvent
+	// delivery's data.partial (the last delivery that carried a partial, for a message_start;
+	// the last message_start, for a message_end; the last message_end of an assistant
+	// message, for a turn_end).
 	Repeats int `json:"repeats,omitempty"`
 }
 

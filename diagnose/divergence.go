@@ -95,7 +95,10 @@ func fieldFindings(c *trace.Comparison, g *governor, s trace.Step, out []Finding
 			out[i].span = append(out[i].span, s.Got+1)
 			continue
 		}
-		// Lines only for a finding shown: a stream call's line reads its whole context.
+		// Texts only for a finding shown: a context's list change and a stream call's line
+		// read the whole context.
+		fd.Says = fieldSays(c.Want[s.Want], f)
+		fd.Expected, fd.Actual = trace.ShowJSON(f.Want, f.Shape == trace.Unexpected), trace.ShowJSON(f.Got, f.Shape == trace.Absent)
 		fd.ExpectedLine, fd.ActualLine = trace.TimelineLine(c.Want[s.Want]), trace.TimelineLine(c.Got[s.Got])
 		if fd.ExpectedLine == fd.ActualLine {
 			fd.Says += " (the two timeline lines read alike)"
@@ -442,12 +445,12 @@ func passing(es []trace.Entry, lo, hi int, where string) string {
 	return ", " + where + " " + strings.Join(names, " and ")
 }
 
-// fieldFinding is the finding of one field that differs in a matched pair of entries.
+// fieldFinding is the finding of one field that differs in a matched pair of entries, but for
+// what it says and the two values shown (fieldFindings adds them to the findings it keeps).
 func fieldFinding(c *trace.Comparison, g *governor, s trace.Step, f trace.Field) Finding {
 	w := c.Want[s.Want]
 	rule, member := g.rule(w, g.want[s.Want], f.Path)
 	key := trace.Key(w)
-	says := fmt.Sprintf("in %q, %s", key, sentence(f))
 	shape := string(f.Shape)
 	what := fieldName(f.Path) + " " + shape + " on " + key
 	if fieldName(f.Path) == "toolCallId" && f.Shape == trace.Value {
@@ -458,7 +461,6 @@ func fieldFinding(c *trace.Comparison, g *governor, s trace.Step, f trace.Field)
 	if clock != "" {
 		// A clock other than the world's is R-TIME-STAMP's, wherever it shows.
 		rule, member = "R-TIME-STAMP", "timestamp"
-		says += "; " + clock
 		shape += " (wall clock)"
 		what = fieldName(f.Path) + " from the wall clock on " + key
 	}
@@ -470,7 +472,7 @@ func fieldFinding(c *trace.Comparison, g *governor, s trace.Step, f trace.Field)
 		sig = rule + ": " + member + " " + shape
 	}
 	return Finding{
-		Kind: Divergence, RuleID: rule, Rule: ruleText(rule, w), Says: says,
+		Kind: Divergence, RuleID: rule, Rule: ruleText(rule, w),
 		// A tool's end carries the result its message is made of.
 		messages:  strings.HasPrefix(key, "event message_") || key == "event tool_execution_end" || gathers(f.Path),
 		harness:   w.Kind == trace.KindDeliver || w.Kind == trace.KindUser,
@@ -478,11 +480,20 @@ func fieldFinding(c *trace.Comparison, g *governor, s trace.Step, f trace.Field)
 		At:        Position{Expected: s.Want + 1, Actual: s.Got + 1},
 		span:      []int{s.Got + 1},
 		Path:      f.Path, Member: member,
-		Expected: trace.ShowJSON(f.Want, f.Shape == trace.Unexpected), Actual: trace.ShowJSON(f.Got, f.Shape == trace.Absent),
 		Count:     1,
 		Signature: sig,
 		Headline:  headline(rule, what),
 	}
+}
+
+// fieldSays is what a field finding on reference entry w says: which field differs and how
+// (Says), apart from fieldFinding, for the findings kept only.
+func fieldSays(w trace.Entry, f trace.Field) string {
+	says := fmt.Sprintf("in %q, %s", trace.Key(w), sentence(f))
+	if clock := wallClock(f); clock != "" {
+		says += "; " + clock
+	}
+	return says
 }
 
 // The epochs of clocks a port may read instead of the world's: testing/synctest's fake clock

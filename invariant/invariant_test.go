@@ -220,6 +220,29 @@ run: ["go"]
 	})
 }
 
+// TestReplayReportsInTraceOrder: two undeclared tools executed in one stretch are reported in
+// the order the trace executed them, every time (they were kept in a map).
+func TestReplayReportsInTraceOrder(t *testing.T) {
+	tr := refTrace(t, `
+tools:
+  - {name: first, description: one, behaviour: {result: "one"}}
+  - {name: second, description: two, behaviour: {result: "two"}}
+provider:
+  - content: [{toolCall: {id: c1, name: first, arguments: {}}}, {toolCall: {id: c2, name: second, arguments: {}}}]
+  - "done"
+run: ["go"]
+`)
+	bad := edit(t, tr, find(t, tr, "call  tool c1", 0), false, func(m map[string]any) { m["toolName"] = "zeta" })
+	bad = edit(t, bad, find(t, bad, "call  tool c2", 0), false, func(m map[string]any) { m["toolName"] = "alpha" })
+	inv, _ := invariant.ByName("replay")
+	for range 20 {
+		vs := inv.Check(bad)
+		if len(vs) != 2 || !strings.Contains(vs[0].Msg, "tool zeta") || !strings.Contains(vs[1].Msg, "tool alpha") {
+			t.Fatalf("want zeta then alpha, in trace order: %v", vs)
+		}
+	}
+}
+
 func TestTruncation(t *testing.T) {
 	tr := refTrace(t, `
 tools:

@@ -1,6 +1,10 @@
 package invariant
 
 import (
+	"cmp"
+	"iter"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/turnstile-dev/turnstile/trace"
@@ -33,6 +37,19 @@ type declared struct {
 	set names
 }
 
+// byEntry yields a map of tool names to entry indexes in trace order, so that violations come
+// in the same order every run.
+func byEntry(m map[string]int) iter.Seq2[string, int] {
+	return func(yield func(string, int) bool) {
+		keys := slices.SortedFunc(maps.Keys(m), func(a, b string) int { return cmp.Or(m[a]-m[b], strings.Compare(a, b)) })
+		for _, k := range keys {
+			if !yield(k, m[k]) {
+				return
+			}
+		}
+	}
+}
+
 func newEpoch() *epoch { return &epoch{have: map[string]int{}, missing: map[string]int{}} }
 
 // observe learns the exact executable set at entry i.
@@ -49,12 +66,12 @@ func (ep *epoch) observe(v *view, vs *violations, i int, set names, what string)
 			vs.add(v, d.i, "the request declares the tools %v, but the executable tools are %v (shown at entry %d)", d.set, set, v.seq(i))
 		}
 	}
-	for n, at := range ep.have {
+	for n, at := range byEntry(ep.have) {
 		if !set[n] {
 			vs.add(v, at, "tool %s was executed but is not executable (%s at entry %d shows %v)", n, what, v.seq(i), set)
 		}
 	}
-	for n, at := range ep.missing {
+	for n, at := range byEntry(ep.missing) {
 		if set[n] {
 			vs.add(v, at, "tool %s was not found but is executable (%s at entry %d shows %v)", n, what, v.seq(i), set)
 		}
@@ -102,12 +119,12 @@ func (ep *epoch) close(v *view, vs *violations) {
 			vs.add(v, d.i, "the request declares the tools %v, but an earlier request (entry %d) declared %v and no hook changed them", d.set, v.seq(ep.declared[0].i), set)
 		}
 	}
-	for n, at := range ep.have {
+	for n, at := range byEntry(ep.have) {
 		if !set[n] {
 			vs.addRule(v, at, "R-DECL-REPLAY", "tool %s was executed but the requests declare %v", n, set)
 		}
 	}
-	for n, at := range ep.missing {
+	for n, at := range byEntry(ep.missing) {
 		if set[n] {
 			vs.add(v, at, "tool %s was not found but the requests declare it (%v)", n, set)
 		}

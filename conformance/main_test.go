@@ -4,19 +4,16 @@ import (
 	"bufio"
 	"fmt"
 	"os"
-	"runtime/debug"
 	"testing"
 
 	"github.com/turnstile-dev/turnstile/conformance/internal/selfadapter"
+	"github.com/turnstile-dev/turnstile/internal/gctarget"
 )
 
 func TestMain(m *testing.M) {
-	// The CLI's GC target, as turnstile sets it: the whole-suite verifications of these tests
-	// collect as often as conform's do (a tenth less CPU than at Go's default). GOGC, when
-	// set, still decides.
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(400)
-	}
+	// The CLI's GC target: the whole-suite verifications of these tests collect as often as
+	// conform's do (a tenth less CPU than at Go's default).
+	gctarget.Set()
 	selfadapter.Main(m, map[string]func() int{"serve": selfadapter.Serve, "crash-once": crashOnce})
 }
 

@@ -2,15 +2,14 @@ package explore
 
 import (
 	"os"
-	"runtime/debug"
 	"testing"
+
+	"github.com/turnstile-dev/turnstile/internal/gctarget"
 )
 
 func TestMain(m *testing.M) {
-	// The CLI's GC target, as turnstile sets it: these tests run whole simulations and
-	// traces, which allocate as turnstile's commands do. GOGC, when set, still decides.
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(400)
-	}
+	// The CLI's GC target: these tests run whole simulations and traces, which allocate as
+	// turnstile's commands do.
+	gctarget.Set()
 	os.Exit(m.Run())
 }

@@ -192,13 +192,13 @@ const portTestSource = `package faultyport_test
 import (
 	"fmt"
 	"os"
-	"runtime/debug"
 	"testing"
 
 	"github.com/turnstile-dev/turnstile/conformance/example"
 	"github.com/turnstile-dev/turnstile/conformance/porttest"
 	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	"github.com/turnstile-dev/turnstile/faults/faultyport"
+	"github.com/turnstile-dev/turnstile/internal/gctarget"
 )
 
 func TestMain(m *testing.M) {
@@ -206,10 +206,8 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 {
 		role = os.Args[1]
 	}
-	// The CLI's GC target, as turnstile sets it, for the roles and for the port's own test.
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(400)
-	}
+	// The CLI's GC target, for the roles and for the port's own test.
+	gctarget.Set()
 	serve := map[string]func() error{
 		"` + roleReference + `": func() error { return protocol.Serve(os.Stdin, os.Stdout) },
 		"` + roleExample + `":   func() error { return porttest.Serve(os.Stdin, os.Stdout, example.Port{}) },

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	"github.com/turnstile-dev/turnstile/explore"
+	"github.com/turnstile-dev/turnstile/internal/gctarget"
 	"github.com/turnstile-dev/turnstile/trace"
 )
 
@@ -83,12 +83,9 @@ func allFaults() []fault { return append(slices.Clone(faults), wrongAgents...) }
 var binDir string
 
 func TestMain(m *testing.M) {
-	// The CLI's GC target, as turnstile sets it: the whole-suite verifications of these tests
-	// collect as often as conform's do (a tenth less CPU than at Go's default). GOGC, when
-	// set, still decides.
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(400)
-	}
+	// The CLI's GC target: the whole-suite verifications of these tests collect as often as
+	// conform's do (a tenth less CPU than at Go's default).
+	gctarget.Set()
 	dir, err := os.MkdirTemp("", "turnstile-faults-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -45,6 +45,7 @@ import (
 	"github.com/turnstile-dev/turnstile/bench/exchange"
 	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	"github.com/turnstile-dev/turnstile/explore"
+	"github.com/turnstile-dev/turnstile/internal/gctarget"
 	"github.com/turnstile-dev/turnstile/sim"
 )
 
@@ -537,7 +538,7 @@ func collectAsTheCLI() (restore func()) {
 	if os.Getenv("GOGC") != "" {
 		return func() {}
 	}
-	old := debug.SetGCPercent(400)
+	old := debug.SetGCPercent(gctarget.Percent)
 	return func() { debug.SetGCPercent(old) }
 }
 
@@ -739,9 +740,7 @@ const residentEnv = "TURNSTILE_VSPI_RESIDENT_RUN"
 const residentRequests = 1000
 
 func residentRun() error {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(400) // as the CLI collects
-	}
+	gctarget.Set() // as the CLI collects
 	sc := bench.Requests(residentRequests)
 	tr, err := sim.Run(sc, sim.NewReference())
 	if err == nil && tr.Failed() {

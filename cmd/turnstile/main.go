@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/turnstile-dev/turnstile/conformance/protocol"
+	"github.com/turnstile-dev/turnstile/internal/gctarget"
 	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
 )
@@ -43,12 +44,7 @@ func failed(err error) error { return &exitError{exitFailed, err} }
 func usage(err error) error  { return &exitError{exitUsage, err} }
 
 func main() {
-	// turnstile's live heap is small (a run's traces at a time) and it allocates a lot: a GC
-	// target of 400 % costs some ten MB of memory and saves about a quarter of its CPU
-	// (turnstile conform). GOGC, when set, still decides.
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(400)
-	}
+	gctarget.Set()
 	os.Exit(execute(os.Args[1:], os.Stdout, os.Stderr))
 }
 

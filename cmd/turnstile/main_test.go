@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/turnstile-dev/turnstile/internal/gctarget"
 )
 
 // repoRoot is the repository's root, where the CLI's paths in these tests start.
@@ -302,12 +304,9 @@ const cliEnv = "TURNSTILE_TEST_CLI"
 // TestMain lets this test binary stand in for `turnstile adapter`, or for the turnstile
 // binary itself, built from the same sources, when cliEnv is set.
 func TestMain(m *testing.M) {
-	// The CLI's GC target, as turnstile sets it: the whole-suite verifications of these tests
-	// collect as often as conform's do (a tenth less CPU than at Go's default). GOGC, when
-	// set, still decides.
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(400)
-	}
+	// The CLI's GC target: the whole-suite verifications of these tests collect as often as
+	// conform's do (a tenth less CPU than at Go's default).
+	gctarget.Set()
 	if os.Getenv(cliEnv) != "" {
 		main()
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"runtime/debug"
 	"slices"
 	"testing"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/turnstile-dev/turnstile/conformance/porttest"
 	"github.com/turnstile-dev/turnstile/conformance/protocol"
 	"github.com/turnstile-dev/turnstile/diagnose"
+	"github.com/turnstile-dev/turnstile/internal/gctarget"
 	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
 )
@@ -23,12 +23,9 @@ import (
 const serveEnv = "TURNSTILE_EXAMPLE_SERVE"
 
 func TestMain(m *testing.M) {
-	// The CLI's GC target, as turnstile sets it: the whole-suite verifications of these tests
-	// collect as often as conform's do (a tenth less CPU than at Go's default). GOGC, when
-	// set, still decides.
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(400)
-	}
+	// The CLI's GC target: the whole-suite verifications of these tests collect as often as
+	// conform's do (a tenth less CPU than at Go's default).
+	gctarget.Set()
 	if mode := os.Getenv(serveEnv); mode != "" {
 		var port porttest.Port = example.Port{}
 		switch mode {

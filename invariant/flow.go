@@ -260,7 +260,11 @@ func (v *view) checkPollsAfterTurn(vs *violations, t *turn) {
 		at = calls[min(p.k, len(calls)-1)]
 	}
 	rule, why := v.pollBreach(t, got, want, ok)
-	vs.addRule(v, at, rule, "after turn %d the loop called [%s], expected [%s]%s", t.n, shortList(got), shortList(want), why)
+	expected := shortList(want)
+	if !ok {
+		expected += " …" // the walk stops at the first call expected and not made
+	}
+	vs.addRule(v, at, rule, "after turn %d the loop called [%s], expected [%s]%s", t.n, shortList(got), expected, why)
 }
 
 // pollBreach is the rule the calls after turn t break and why, when the batch explains it.

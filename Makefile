@@ -35,8 +35,8 @@ test: lint conformance/adapters/pi/node_modules examples/ts-agent/node_modules e
 	$(MAKE) fuzz-brief
 	$(MAKE) -j2 --output-sync=target test-python test-ts test-pi-adapter conform-pi conform-python conform-ts-agent conform-six-duties test-kits
 
-# Every reader of hostile input fuzzed briefly (FUZZTIME each); their seeds also run as
-# plain tests. A count, not a duration: Go 1.26's fuzzer can fail a duration run with "context
+# Every reader of hostile input fuzzed briefly (FUZZTIME each), and the hand-written message
+# codecs against encoding/json; their seeds also run as plain tests. A count, not a duration: Go 1.26's fuzzer can fail a duration run with "context
 # deadline exceeded" as its time ends (go.dev/issue/75804). `make fuzz-brief FUZZTIME=10m` for
 # a longer look.
 FUZZTIME ?= 40000x
@@ -46,6 +46,8 @@ fuzz-brief:
 	$(GO) test ./conformance/protocol -run '^$$' -fuzz '^FuzzLineReader$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./trace -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./audit -run '^$$' -fuzz '^FuzzCheck$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./loop -run '^$$' -fuzz '^FuzzDecodeMessage$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./loop -run '^$$' -fuzz '^FuzzMessageJSON$$' -fuzztime $(FUZZTIME)
 
 test-race-all:
 	$(GO) test -race -count=1 -timeout 30m $(PKGS)

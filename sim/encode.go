@@ -211,25 +211,7 @@ func (e *encoder) value(b []byte, v any) []byte {
 		}
 		return append(b, jsonvalue.Canonical(x)...)
 	case map[string]any:
-		if x == nil {
-			return append(b, "null"...)
-		}
-		var small [8]string // most maps here are small: their keys sorted without allocating
-		keys := small[:0]
-		for k := range x {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		b = append(b, '{')
-		for i, k := range keys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = jsonvalue.AppendString(b, k)
-			b = append(b, ':')
-			b = e.value(b, x[k])
-		}
-		return append(b, '}')
+		return appendMap(b, x, e.value)
 	case []any:
 		return appendList(b, x, e.value)
 	case []string:
@@ -318,6 +300,29 @@ func appendModel(b []byte, m ModelSetup) []byte {
 	o.str("id", m.ID)
 	o.str("provider", m.Provider)
 	return o.close()
+}
+
+// appendMap writes a map (nil as null), its keys in order, each value by item.
+func appendMap[V any](b []byte, m map[string]V, item func([]byte, V) []byte) []byte {
+	if m == nil {
+		return append(b, "null"...)
+	}
+	var small [8]string // most maps here are small: their keys sorted without allocating
+	keys := small[:0]
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonvalue.AppendString(b, k)
+		b = append(b, ':')
+		b = item(b, m[k])
+	}
+	return append(b, '}')
 }
 
 // appendList writes a JSON array of list's items (null for a nil list), each by item.

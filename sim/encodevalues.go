@@ -1,8 +1,6 @@
 package sim
 
 import (
-	"slices"
-
 	"github.com/turnstile-dev/turnstile/jsonvalue"
 	"github.com/turnstile-dev/turnstile/loop"
 )
@@ -89,25 +87,7 @@ func appendToolResults(b []byte, list []*loop.ToolResultMessage) []byte {
 
 // appendStrings writes a map of strings, its keys in order.
 func appendStrings(b []byte, m map[string]string) []byte {
-	if m == nil {
-		return append(b, "null"...)
-	}
-	var small [8]string
-	keys := small[:0]
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	b = append(b, '{')
-	for i, k := range keys {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = jsonvalue.AppendString(b, k)
-		b = append(b, ':')
-		b = jsonvalue.AppendString(b, m[k])
-	}
-	return append(b, '}')
+	return appendMap(b, m, jsonvalue.AppendString)
 }
 
 // appendAgentSetup writes an Agent session's configuration, which opens its trace.

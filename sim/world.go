@@ -353,11 +353,9 @@ func (w *world) recordLinked(e trace.Entry, leftOut int64) {
 // with the leftOut bytes the link leaves out.
 func fullLineSize(e *trace.Entry, leftOut int64) int64 {
 	if e.Link == nil {
-		return trace.LineSize(e)
+		return trace.LineSizeUnlinked(e)
 	}
-	bare := *e
-	bare.Link = nil
-	return trace.LineSize(&bare) + leftOut
+	return trace.LineSizeUnlinked(e) + leftOut
 }
 
 // exceed stops the run on a budget: the trace ends with a fail entry naming it, and the

@@ -180,7 +180,8 @@ func decimalLen(v int64) int {
 }
 
 // stringSize is the length of s as a JSON string, quotes included. It runs for every entry
-// recorded (the bytes budget), so it ORs a table's flags over four bytes at a time.
+// of a trace written (Trace.JSONL sizes its buffer), so it ORs a table's flags over four bytes
+// at a time.
 func stringSize(s string) int {
 	var esc uint8
 	rest := s

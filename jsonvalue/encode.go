@@ -15,9 +15,20 @@ var plainByte = func() (t [256]bool) {
 // escapes, the other control characters and < > & as \u00xx, invalid UTF-8 as \ufffd, and
 // U+2028 and U+2029 as \u2028 and \u2029.
 func AppendString(out []byte, s string) []byte {
+	// Most strings written are short and plain (ids, names, roles): scan them in a tight
+	// loop and copy them whole; the loop below escapes from the first byte that is not.
+	i := 0
+	for i < len(s) && plainByte[s[i]] {
+		i++
+	}
+	if i == len(s) {
+		out = append(out, '"')
+		out = append(out, s...)
+		return append(out, '"')
+	}
 	out = append(out, '"')
 	start := 0
-	for i := 0; i < len(s); {
+	for i < len(s) {
 		c := s[i]
 		if plainByte[c] {
 			i++

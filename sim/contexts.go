@@ -95,13 +95,37 @@ func (w *world) keepOfMessages(msgs []loop.Message, prev listAt) int {
 	keep := 0
 	for keep < len(msgs) && keep < len(prev.encs) {
 		m := msgs[keep]
-		same := keep < len(prev.msgs) && memoable(m) && m == prev.msgs[keep]
+		same := keep < len(prev.msgs) && sameMemoable(m, prev.msgs[keep])
 		if !same && !bytes.Equal(w.enc.encoded(m), prev.encs[keep]) {
 			break
 		}
 		keep++
 	}
 	return keep
+}
+
+// sameMemoable reports whether a and b are the same message of a type the encoder's memo
+// holds (memoable): the same pointer, compared without the runtime's interface equality (a
+// call for every message of every context).
+func sameMemoable(a, b loop.Message) bool {
+	switch x := a.(type) {
+	case *loop.AssistantMessage:
+		y, ok := b.(*loop.AssistantMessage)
+		return ok && x == y
+	case *loop.ToolResultMessage:
+		y, ok := b.(*loop.ToolResultMessage)
+		return ok && x == y
+	case *loop.UserMessage:
+		y, ok := b.(*loop.UserMessage)
+		return ok && x == y
+	case *loop.SystemMessage:
+		y, ok := b.(*loop.SystemMessage)
+		return ok && x == y
+	case *loop.CustomMessage:
+		y, ok := b.(*loop.CustomMessage)
+		return ok && x == y
+	}
+	return false
 }
 
 // keptSize is what a link to the first keep messages of the list prev leaves out of a list

@@ -27,7 +27,7 @@ func (w *world) OpenStream(c Call, model ModelSetup) (Answer, func(), bool) {
 	const entryBytes = 4096
 	if c.Kind != trace.CallStream || c.Value != nil || len(c.Data) == 0 || w.closed || w.over != nil ||
 		w.requests >= w.budget.Requests || w.valuesOnly || w.agent != nil || len(w.sc.User) > 0 ||
-		len(w.trace.Entries)+2 > w.budget.Entries || w.bytes+6*int64(len(c.Data))+entryBytes > w.budget.Bytes {
+		len(w.trace.Entries)+2 > w.budget.Entries || w.exactBytes()+6*int64(len(c.Data))+entryBytes > w.budget.Bytes {
 		return Answer{}, nil, false
 	}
 	a := w.openStreamFor(model)

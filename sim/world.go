@@ -46,11 +46,15 @@ type world struct {
 	ended     bool
 	closed    bool
 
-	// budget is the scenario's, with defaults; bytes is the size of the trace's JSON lines
-	// in full (every entry expanded, as consumers hold it) so far; over is set once a budget
-	// stopped the run.
+	// budget is the scenario's, with defaults; over is set once a budget stopped the run.
+	// The bytes budget counts the trace's JSON lines in full (every entry expanded, as
+	// consumers hold it): bytes is that size of the entries before sized, plus what the links
+	// of all entries leave out (exactBytes counts the rest when it is needed), and bound a
+	// bound on it, counted cheaply for every entry (lineBound).
 	budget Budget
 	bytes  int64
+	sized  int
+	bound  int64
 	over   *BudgetError
 
 	triggerSeen []int
@@ -340,24 +344,50 @@ func (w *world) recordLinked(e trace.Entry, leftOut int64) {
 	e.Seq = len(w.trace.Entries) + 1
 	e.T = w.now
 	e.Canonical = true // every payload the world records is canonical JSON
-	n := fullLineSize(&e, leftOut)
-	if w.bytes+n > w.budget.Bytes {
-		w.exceed("bytes", fmt.Sprintf("the trace in full reached %s bytes of JSON lines; budget %s", thousands(w.bytes), thousands(w.budget.Bytes)))
-		return
+	bound := lineBound(&e, leftOut)
+	if w.bound+bound > w.budget.Bytes { // near the budget: the exact size decides
+		if w.exactBytes()+fullLineSize(&e, leftOut) > w.budget.Bytes {
+			w.exceed("bytes", fmt.Sprintf("the trace in full reached %s bytes of JSON lines; budget %s", thousands(w.bytes), thousands(w.budget.Bytes)))
+			return
+		}
 	}
-	w.bytes += n
+	w.bound += bound
+	if e.Link != nil {
+		w.bytes += leftOut // the rest of its line is counted by exactBytes
+	}
 	w.trace.Entries = append(w.trace.Entries, e)
+}
+
+// exactBytes is the size of the trace's JSON lines in full so far, the entries recorded since
+// it was last asked counted now (each once; measuring every entry's strings as it is
+// recorded was a few percent of a run).
+func (w *world) exactBytes() int64 {
+	for i := w.sized; i < len(w.trace.Entries); i++ {
+		w.bytes += trace.LineSizeUnlinked(&w.trace.Entries[i])
+	}
+	w.sized = len(w.trace.Entries)
+	return w.bytes
+}
+
+// lineBound is at least fullLineSize(e, leftOut), counted without reading e's strings: a
+// JSON string writes a byte as six at most (\u003c; an invalid byte as \ufffd, U+2028's three
+// as \u2028), and seq and t take 20 bytes each at most.
+func lineBound(e *trace.Entry, leftOut int64) int64 {
+	const frame = len(`{"seq":,"t":,"kind":"","name":"","target":"","data":,"answer":,"error":""}`) + 1 + 2*20
+	n := int64(frame) + 6*int64(len(e.Kind)+len(e.Name)+len(e.Target)+len(e.Error)) + int64(len(e.Data)+len(e.Answer))
+	if e.Link != nil {
+		n += leftOut
+	}
+	return n
 }
 
 // fullLineSize is the size of e's line in the trace in full: its line without the link,
 // with the leftOut bytes the link leaves out.
 func fullLineSize(e *trace.Entry, leftOut int64) int64 {
 	if e.Link == nil {
-		return trace.LineSize(e)
+		return trace.LineSizeUnlinked(e)
 	}
-	bare := *e
-	bare.Link = nil
-	return trace.LineSize(&bare) + leftOut
+	return trace.LineSizeUnlinked(e) + leftOut
 }
 
 // exceed stops the run on a budget: the trace ends with a fail entry naming it, and the

@@ -38,7 +38,14 @@ type Reference struct {
 	// the hooks (and Agent listeners) waiting for the signal they were given.
 	returns map[string]*refReturn
 	held    []*refHeld
+	// workers keeps the scheduler's idle coroutines from one run to the next (UseWorkers).
+	workers *coop.Workers
 }
+
+// UseWorkers has the reference's runs take their tasks' coroutines from ws and leave them
+// there when each run ends, instead of starting new ones (nil: new ones, let go at the end).
+// ws's owner drives every run from one goroutine and closes ws.
+func (r *Reference) UseWorkers(ws *coop.Workers) { r.workers = ws }
 
 // NewReference returns the reference implementation, ready to Start, behaving as the newest
 // pi (loop.NewestVersion).
@@ -86,8 +93,8 @@ type refToolCall struct {
 // Start implements Implementation.
 func (r *Reference) Start(setup Setup, port Port) error {
 	w, _ := port.(*world)
-	*r = Reference{sched: coop.New(), port: port, streams: map[string]*refStream{}, calls: map[string]*refToolCall{}, world: w, behaviour: r.behaviour,
-		returns: map[string]*refReturn{}}
+	*r = Reference{sched: coop.NewWith(r.workers), port: port, streams: map[string]*refStream{}, calls: map[string]*refToolCall{}, world: w, behaviour: r.behaviour,
+		returns: map[string]*refReturn{}, workers: r.workers}
 	if setup.Entry == EntryAgent {
 		if err := r.startAgent(setup); err != nil {
 			return err

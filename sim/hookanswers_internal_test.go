@@ -1,0 +1,54 @@
+package sim
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/turnstile-dev/turnstile/jsonvalue"
+	"github.com/turnstile-dev/turnstile/loop"
+)
+
+// FuzzHookAnswers holds the hooks' answers written on their data's canonical JSON
+// (transformAnswer, contextAnswerJSON, convertCanonical) to what json.Marshal writes of the
+// data decoded, byte for byte.
+func FuzzHookAnswers(f *testing.F) {
+	msgs := `[{"content":"hi","role":"user","timestamp":1},{"content":"note","role":"custom","timestamp":2},` +
+		`{"content":[{"text":"a<b & \u2028","type":"text"}],"role":"assistant","stopReason":"stop","usage":{"cost":{"total":1.5e-7}}},` +
+		`{"content":"x","role":"notify"},{"content":1,"role":"custom"},{"role":"u\u0073er"},{"role":7},{}]`
+	f.Add([]byte(msgs), []byte(`["read","write"]`), 2, true, false)
+	f.Add([]byte(`[{"role":"user"},3,null,"s",[]]`), []byte(`["read"]`), 0, true, false)
+	f.Add([]byte(msgs), []byte(`null`), 0, false, true)
+	f.Add([]byte(`[]`), []byte(`[]`), 1, true, false)
+	f.Add([]byte(`null`), []byte(`["a",1]`), -1, false, false)
+	f.Add([]byte(`{"a":1}`), []byte(`"x"`), 5, true, true)
+	f.Add([]byte(`[{"role":"system","content":"","toolsAdded":[{"name":"read"}]},{"role":"toolResult","content":[],"isError":false}]`), []byte(`["r\u00e9"]`), 1, true, false)
+	seeded := []byte(msgs) // read on the canonical JSON, not left to convertDecoded
+	f.Fuzz(func(t *testing.T, messages, tools []byte, n int, keepCustom, changeTools bool) {
+		list := jsonvalue.Canonical(messages)
+		if a, ok := convertCanonical(list, keepCustom); ok || bytes.Equal(messages, seeded) {
+			if want := convertDecoded(list, keepCustom); !bytes.Equal(a.Data, want.Data) || a.Error != want.Error {
+				t.Fatalf("convert %s: %s, want %s", list, a.Data, want.Data)
+			}
+		}
+		if got, want := transformAnswer(list, n), answerJSON(map[string]any{"messages": keepLast(list, n)}); !bytes.Equal(got.Data, want.Data) {
+			t.Fatalf("transformContext %s: %s, want %s", list, got.Data, want.Data)
+		}
+		given := jsonvalue.Canonical([]byte(`{"messages":` + string(list) + `,"tools":` + string(jsonvalue.Canonical(tools)) + `}`))
+		change := &ContextChange{KeepLast: n}
+		if changeTools {
+			change.Tools = []string{"b", "a<"}
+		}
+		for _, c := range []struct {
+			given  json.RawMessage
+			change *ContextChange
+			level  loop.ThinkingLevel
+		}{{given, change, ""}, {given, change, "high"}, {given, nil, "low"}, {given, nil, ""}, {list, change, ""}, {nil, change, ""}} {
+			got := contextAnswerJSON(c.given, c.change, nil, c.level, nil)
+			want := answerJSON(contextAnswer(c.given, c.change, nil, c.level, nil))
+			if !bytes.Equal(got.Data, want.Data) || got.Error != want.Error {
+				t.Fatalf("context %s, change %+v, level %q: %s, want %s", c.given, c.change, c.level, got.Data, want.Data)
+			}
+		}
+	})
+}

@@ -20,6 +20,7 @@ func FuzzHookAnswers(f *testing.F) {
 	f.Add([]byte(`[{"role":"user"},3,null,"s",[]]`), []byte(`["read"]`), 0, true, false)
 	f.Add([]byte(msgs), []byte(`null`), 0, false, true)
 	f.Add([]byte(`[]`), []byte(`[]`), 1, true, false)
+	f.Add([]byte(`[{"content":"hi & <bye>","role":"user","timestamp":1},{"content":[{"text":"a","type":"text"}],"role":"toolResult","toolCallId":"c1","toolName":"read","isError":false,"timestamp":2}]`), []byte(`["read"]`), 1, false, true)
 	f.Add([]byte(`null`), []byte(`["a",1]`), -1, false, false)
 	f.Add([]byte(`{"a":1}`), []byte(`"x"`), 5, true, true)
 	f.Add([]byte(`[{"role":"system","content":"","toolsAdded":[{"name":"read"}]},{"role":"toolResult","content":[],"isError":false}]`), []byte(`["r\u00e9"]`), 1, true, false)
@@ -39,15 +40,20 @@ func FuzzHookAnswers(f *testing.F) {
 		if changeTools {
 			change.Tools = []string{"b", "a<"}
 		}
+		decoded, _ := loop.DecodeMessages(list)
+		model := &loop.Model{ID: "m<1>", Name: "n", API: "faux", Provider: string(tools)}
 		for _, c := range []struct {
-			given  json.RawMessage
-			change *ContextChange
-			level  loop.ThinkingLevel
-		}{{given, change, ""}, {given, change, "high"}, {given, nil, "low"}, {given, nil, ""}, {list, change, ""}, {nil, change, ""}} {
-			got := contextAnswerJSON(c.given, c.change, nil, c.level, nil)
-			want := answerJSON(contextAnswer(c.given, c.change, nil, c.level, nil))
+			given    json.RawMessage
+			change   *ContextChange
+			model    *loop.Model
+			level    loop.ThinkingLevel
+			messages []loop.Message
+		}{{given, change, nil, "", nil}, {given, change, model, "high", decoded}, {given, nil, nil, "low", []loop.Message{}},
+			{given, nil, model, "", nil}, {list, change, nil, "", decoded}, {nil, change, nil, "", []loop.Message{nil}}} {
+			got := contextAnswerJSON(c.given, c.change, c.model, c.level, c.messages)
+			want := answerJSON(contextAnswer(c.given, c.change, c.model, c.level, c.messages))
 			if !bytes.Equal(got.Data, want.Data) || got.Error != want.Error {
-				t.Fatalf("context %s, change %+v, level %q: %s, want %s", c.given, c.change, c.level, got.Data, want.Data)
+				t.Fatalf("context %s, change %+v, level %q, %d messages: %s, want %s", c.given, c.change, c.level, len(c.messages), got.Data, want.Data)
 			}
 		}
 	})

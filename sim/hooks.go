@@ -275,9 +275,6 @@ func transformAnswer(raw json.RawMessage, n int) Answer {
 
 // contextAnswerJSON is answerJSON of contextAnswer.
 func contextAnswerJSON(given json.RawMessage, change *ContextChange, model *loop.Model, level loop.ThinkingLevel, messages []loop.Message) Answer {
-	if model != nil || messages != nil {
-		return answerJSON(contextAnswer(given, change, model, level, messages))
-	}
 	b := []byte{'{'}
 	if change != nil {
 		list, tools, ok := givenContext(given, change.KeepLast)
@@ -302,6 +299,31 @@ func contextAnswerJSON(given json.RawMessage, change *ContextChange, model *loop
 			b = append(b, "null"...)
 		}
 		b = append(b, '}')
+	}
+	if messages != nil {
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		b = append(b, `"messages":[`...)
+		for i, m := range messages {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			data, err := loop.MarshalMessage(m)
+			if err != nil {
+				return answerJSON(contextAnswer(given, change, model, level, messages))
+			}
+			b = append(b, data...)
+		}
+		b = append(b, ']')
+	}
+	if model != nil { // json.Marshal writes ModelSetup's fields in their order
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		b = jsonvalue.AppendString(append(b, `"model":{"id":`...), model.ID)
+		b = jsonvalue.AppendString(append(b, `,"api":`...), model.API)
+		b = append(jsonvalue.AppendString(append(b, `,"provider":`...), model.Provider), '}')
 	}
 	if level != "" {
 		if len(b) > 1 {

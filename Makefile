@@ -49,6 +49,7 @@ fuzz-brief:
 	$(GO) test ./loop -run '^$$' -fuzz '^FuzzDecodeMessage$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./loop -run '^$$' -fuzz '^FuzzMessageJSON$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./sim -run '^$$' -fuzz '^FuzzHookAnswers$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./sim -run '^$$' -fuzz '^FuzzReadOp$$' -fuzztime $(FUZZTIME)
 
 test-race-all:
 	$(GO) test -race -count=1 -timeout 30m $(PKGS)

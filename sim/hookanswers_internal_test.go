@@ -11,7 +11,7 @@ import (
 
 // FuzzHookAnswers holds the hooks' answers written on their data's canonical JSON
 // (transformAnswer, contextAnswerJSON, convertCanonical) to what json.Marshal writes of the
-// data decoded, byte for byte.
+// data decoded, byte for byte, and the tool call's id read there to encoding/json's.
 func FuzzHookAnswers(f *testing.F) {
 	msgs := `[{"content":"hi","role":"user","timestamp":1},{"content":"note","role":"custom","timestamp":2},` +
 		`{"content":[{"text":"a<b & \u2028","type":"text"}],"role":"assistant","stopReason":"stop","usage":{"cost":{"total":1.5e-7}}},` +
@@ -34,6 +34,12 @@ func FuzzHookAnswers(f *testing.F) {
 		}
 		if got, want := transformAnswer(list, n), answerJSON(map[string]any{"messages": keepLast(list, n)}); !bytes.Equal(got.Data, want.Data) {
 			t.Fatalf("transformContext %s: %s, want %s", list, got.Data, want.Data)
+		}
+		in := hookData(jsonvalue.Canonical([]byte(`{"toolCall":{"id":` + string(jsonvalue.Canonical(tools)) + `}}`)))
+		var id string
+		_ = json.Unmarshal(hookData(in.member("toolCall")).member("id"), &id)
+		if got := toolCallID(in); got != id {
+			t.Fatalf("toolCallID of %s: %q, want %q", in, got, id)
 		}
 		given := jsonvalue.Canonical([]byte(`{"messages":` + string(list) + `,"tools":` + string(jsonvalue.Canonical(tools)) + `}`))
 		change := &ContextChange{KeepLast: n}

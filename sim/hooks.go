@@ -168,8 +168,13 @@ func convertDecoded(raw json.RawMessage, keepCustom bool) Answer {
 }
 
 func toolCallID(in hookData) string {
+	raw := hookData(in.member("toolCall")).member("id")
+	// A string without escapes in canonical JSON (valid UTF-8) is its text between the quotes.
+	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' && bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw[1 : n-1])
+	}
 	var id string
-	_ = json.Unmarshal(hookData(in.member("toolCall")).member("id"), &id)
+	_ = json.Unmarshal(raw, &id)
 	return id
 }
 

@@ -50,6 +50,7 @@ fuzz-brief:
 	$(GO) test ./loop -run '^$$' -fuzz '^FuzzMessageJSON$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./sim -run '^$$' -fuzz '^FuzzHookAnswers$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./sim -run '^$$' -fuzz '^FuzzReadOp$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./sim -run '^$$' -fuzz '^FuzzReadStreamEnd$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./jsonvalue -run '^$$' -fuzz '^FuzzAppendValueOfDecoded$$' -fuzztime $(FUZZTIME)
 
 test-race-all:

@@ -52,3 +52,32 @@ func FuzzReadOp(f *testing.F) {
 		}
 	})
 }
+
+// FuzzReadStreamEnd holds readStreamEnd, a streamEnd delivery read by hand, to what
+// encoding/json reads of it (streamEndJSON).
+func FuzzReadStreamEnd(f *testing.F) {
+	for _, s := range []string{
+		`{"message":{"api":"faux","content":[{"text":"answer <1>","type":"text"},{"arguments":{"path":"a"},"id":"c1","name":"read","type":"toolCall"}],"model":"faux-1","provider":"faux","role":"assistant","stopReason":"toolUse","timestamp":0,"usage":{"cacheRead":0,"cacheWrite":0,"cost":{"cacheRead":0,"cacheWrite":0,"input":0,"output":0,"total":0},"input":1,"output":2,"totalTokens":3}}}`,
+		`{"message":{"content":[],"role":"assistant","stopReason":"aborted","errorMessage":"stopped"}}`,
+		`{"message":{"content":"hi","role":"user"}}`,
+		`{"message":null}`,
+		`{}`,
+		`{"message":{"role":"assistant"},"message":{"role":"assistant"}}`,
+		`{"Message":{"role":"assistant"}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, ok := readStreamEnd(data)
+		if !ok {
+			return
+		}
+		var want streamEndJSON
+		if err := json.Unmarshal(data, &want); err != nil {
+			t.Fatalf("%s: read by hand, encoding/json fails: %v", data, err)
+		}
+		if !reflect.DeepEqual(got, want.Message) {
+			t.Fatalf("%s:\nby hand       %#v\nencoding/json %#v", data, got, want.Message)
+		}
+	})
+}

@@ -55,3 +55,51 @@ func TestSnapshotsRestoreAnUpdateThatRepeatsAnotherDelivery(t *testing.T) {
 		t.Fatalf("%d message_updates taken as their delivery's, %d tampered with: the suite should have both", shortcuts, tampered)
 	}
 }
+
+// TestSnapshotsCompareAFinalMessageThatDiffers: a recorded message_end carrying the done
+// event's message plus the thinkingLevel is found so on the bytes (carriesFinal, met in the
+// suite's traces); one whose message differs by a letter is decoded, compared and reported.
+func TestSnapshotsCompareAFinalMessageThatDiffers(t *testing.T) {
+	files, err := scenarios.Suite()
+	if err != nil {
+		t.Fatal(err)
+	}
+	snapshots, _ := ByName("snapshots")
+	onBytes, tampered := 0, 0
+	for _, f := range files {
+		tr, err := sim.Run(f.Scenario, sim.NewReference())
+		if err != nil {
+			continue
+		}
+		v := newView(tr)
+		v.at = snapshots.at
+		for _, turn := range v.turns {
+			if turn.stream < 0 || tr.Entries[turn.stream].Error != "" || turn.asstEnd < 0 {
+				continue
+			}
+			want, _ := v.expectedEvents(turn.stream, max(turn.end, turn.windowEnd))
+			for _, w := range want {
+				if w.final == "" || w.name != "message_end" || !v.carriesFinal(turn.asstEnd, w) {
+					continue
+				}
+				onBytes++
+				e := tr.Entries[turn.asstEnd]
+				at := strings.Index(string(e.Data), `"stopReason":"`)
+				if tampered > 0 || at < 0 {
+					continue
+				}
+				es := slices.Clone(tr.Entries)
+				data := []byte(strings.Replace(string(e.Data), `"stopReason":"`, `"stopReason":"x`, 1))
+				es[turn.asstEnd].Data = data
+				vs := snapshots.Check(&trace.Trace{Scenario: tr.Scenario, Entries: es})
+				if !slices.ContainsFunc(vs, func(x Violation) bool { return x.Entry == e.Seq && strings.Contains(x.Msg, "another message") }) {
+					t.Errorf("%s: message_end %d with another stopReason: snapshots reports %v", f.Rel, e.Seq, vs)
+				}
+				tampered++
+			}
+		}
+	}
+	if onBytes == 0 || tampered == 0 {
+		t.Fatalf("%d final messages found on the bytes, %d tampered with: the suite should have both", onBytes, tampered)
+	}
+}

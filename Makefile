@@ -48,6 +48,10 @@ fuzz-brief:
 	$(GO) test ./audit -run '^$$' -fuzz '^FuzzCheck$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./loop -run '^$$' -fuzz '^FuzzDecodeMessage$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./loop -run '^$$' -fuzz '^FuzzMessageJSON$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./sim -run '^$$' -fuzz '^FuzzHookAnswers$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./sim -run '^$$' -fuzz '^FuzzReadOp$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./sim -run '^$$' -fuzz '^FuzzReadStreamEnd$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./jsonvalue -run '^$$' -fuzz '^FuzzAppendValueOfDecoded$$' -fuzztime $(FUZZTIME)
 
 test-race-all:
 	$(GO) test -race -count=1 -timeout 30m $(PKGS)

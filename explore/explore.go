@@ -31,6 +31,7 @@ import (
 	"github.com/turnstile-dev/turnstile/invariant"
 	"github.com/turnstile-dev/turnstile/levels"
 	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/sim/coop"
 	"github.com/turnstile-dev/turnstile/trace"
 )
 
@@ -739,7 +740,7 @@ type outcome struct {
 // simulate runs sc against impl with a timeout, turning a panic into an outcome.
 func (x *explorer) simulate(sc *sim.Scenario, impl sim.Implementation) outcome {
 	done := make(chan outcome, 1)
-	x.runners.run(func() (bool, func()) {
+	x.runners.run(func(ws *coop.Workers) (bool, func()) {
 		returned := false
 		defer func() {
 			if p := recover(); p != nil {
@@ -751,6 +752,9 @@ func (x *explorer) simulate(sc *sim.Scenario, impl sim.Implementation) outcome {
 		// A copy: sim.Run fills in the scenario's default model in place, and a run that
 		// hung may still be going.
 		c := *sc
+		if r, ok := impl.(*sim.Reference); ok {
+			r.UseWorkers(ws)
+		}
 		tr, err := sim.Run(&c, impl)
 		returned = true
 		return true, func() { done <- outcome{trace: tr, err: err} }

@@ -3,14 +3,17 @@ package explore
 import (
 	"runtime"
 	"sync"
+
+	"github.com/turnstile-dev/turnstile/sim/coop"
 )
 
 // runners keeps the goroutines that ran simulations, idle between runs, for the next runs: a
 // simulation goes deep, and a new goroutine's stack would grow to it again, by copying, run
-// after run. A goroutine whose run hung is not taken back.
+// after run. Each keeps the coroutines its runs' schedulers ran their tasks on too, for the
+// same reason (coop.Workers). A goroutine whose run hung is not taken back.
 type runners struct {
 	mu     sync.Mutex
-	idle   []chan func()
+	idle   []chan func(*coop.Workers)
 	closed bool
 }
 
@@ -25,26 +28,29 @@ func newRunners(x *explorer) *runners {
 	return rs
 }
 
-// run runs f on an idle goroutine, or a new one. f reports whether it returned normally
+// run runs f on an idle goroutine, or a new one, given that goroutine's coroutines (for
+// sim.Reference.UseWorkers). f reports whether it returned normally
 // (neither a panic nor runtime.Goexit ended its goroutine): the goroutine is then idle again
 // before then, what f left to do (tell its result), is called.
-func (rs *runners) run(f func() (reuse bool, then func())) {
+func (rs *runners) run(f func(ws *coop.Workers) (reuse bool, then func())) {
 	rs.mu.Lock()
-	var work chan func()
+	var work chan func(*coop.Workers)
 	if n := len(rs.idle); n > 0 {
 		work, rs.idle = rs.idle[n-1], rs.idle[:n-1]
 	}
 	rs.mu.Unlock()
 	if work == nil {
-		work = make(chan func())
+		work = make(chan func(*coop.Workers))
 		go func() {
+			ws := &coop.Workers{}
+			defer ws.Close()
 			for f := range work {
-				f()
+				f(ws)
 			}
 		}()
 	}
-	work <- func() {
-		reuse, then := f()
+	work <- func(ws *coop.Workers) {
+		reuse, then := f(ws)
 		if reuse {
 			rs.put(work)
 		}
@@ -55,7 +61,7 @@ func (rs *runners) run(f func() (reuse bool, then func())) {
 }
 
 // put takes back an idle goroutine, or ends it.
-func (rs *runners) put(work chan func()) {
+func (rs *runners) put(work chan func(*coop.Workers)) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	if rs.closed || len(rs.idle) >= maxIdleRunners {

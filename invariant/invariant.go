@@ -162,7 +162,9 @@ func endRun(run []trace.Entry, e trace.Entry, agentEnd map[string]any) ([]trace.
 	if start, end, ok := jsonvalue.MemberValue(e.Data, "messages"); ok && e.Canonical && e.Link == nil && messages != nil {
 		list = e.Data[start:end]
 	} else if messages != nil {
-		list = []byte(show(messages))
+		// show's json.Marshal, written by hand: the values are decoded canonical JSON, which
+		// jsonvalue.AppendValue writes as json.Marshal does (FuzzAppendValueOfDecoded).
+		list = jsonvalue.AppendValue(nil, messages)
 	}
 	data := append(append([]byte(`{"messages":`), list...), '}')
 	return append(run, e, trace.Entry{Seq: e.Seq, T: e.T, Kind: trace.KindEnd, Name: "run", Data: data}),

@@ -1,8 +1,10 @@
 package invariant
 
 import (
+	"bytes"
 	"maps"
 
+	"github.com/turnstile-dev/turnstile/jsonvalue"
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/trace"
 )
@@ -27,6 +29,12 @@ type expectedEvent struct {
 	message  map[string]any
 	ame      any // message_update's assistantMessageEvent
 	delivery int
+	// update: a message_update, whose message and event are the delivery's, read when
+	// compared (update).
+	update bool
+	// final: the delivery's member holding the stream's final message, which this event
+	// carries plus level as its thinkingLevel (finalMessage), read when compared.
+	final, level string
 }
 
 func checkSnapshots(v *view) []Violation {
@@ -58,45 +66,118 @@ func (v *view) expectedEvents(stream, to int) (want []expectedEvent, deliveries 
 			continue
 		}
 		deliveries = append(deliveries, i)
-		d := v.d(i)
-		final := func(m map[string]any) {
-			m = maps.Clone(m)
-			if m == nil {
-				m = map[string]any{}
-			}
-			if v.at.Has(loop.ThinkingLevelStamp) {
-				m["thinkingLevel"] = level
-			}
+		// final calls for the events of the stream's final message, held in member.
+		final := func(member string) {
 			if !started {
-				want = append(want, expectedEvent{name: "message_start", message: m, delivery: i})
+				want = append(want, expectedEvent{name: "message_start", final: member, level: level, delivery: i})
 			}
-			want = append(want, expectedEvent{name: "message_end", message: m, delivery: i})
+			want = append(want, expectedEvent{name: "message_end", final: member, level: level, delivery: i})
 			finished = true
 		}
 		switch e.Name {
 		case trace.DeliverStreamEvent:
-			switch str(d["type"]) {
+			switch v.eventType(i) {
 			case "start":
 				if !started {
-					want = append(want, expectedEvent{name: "message_start", message: obj(d["partial"]), delivery: i})
+					want = append(want, expectedEvent{name: "message_start", message: obj(v.d(i)["partial"]), delivery: i})
 					started = true
 				}
 			case "done":
-				final(obj(d["message"]))
+				final("message")
 			case "error":
-				final(obj(d["error"]))
+				final("error")
 			default:
 				if started {
-					want = append(want, expectedEvent{name: "message_update", message: obj(d["partial"]), ame: d, delivery: i})
+					want = append(want, expectedEvent{name: "message_update", update: true, delivery: i})
 				}
 			}
 		case trace.DeliverStreamEnd:
-			final(obj(d["message"]))
+			final("message")
 		case trace.DeliverStreamFail:
 			finished = true
 		}
 	}
 	return want, deliveries
+}
+
+// finalMessage is the message the final event w calls for: its delivery's final message, with
+// the request's thinkingLevel where the loop stamps it.
+func (v *view) finalMessage(w expectedEvent) map[string]any {
+	m := maps.Clone(obj(v.d(w.delivery)[w.final]))
+	if m == nil {
+		m = map[string]any{}
+	}
+	if v.at.Has(loop.ThinkingLevelStamp) {
+		m["thinkingLevel"] = w.level
+	}
+	return m
+}
+
+// carriesFinal reports whether the event at entry i carries finalMessage(w), found on the
+// canonical bytes of two recorded entries written in full: canonical JSON is one text per
+// value, so equal texts are equal values. False says nothing: the values are compared.
+func (v *view) carriesFinal(i int, w expectedEvent) bool {
+	e, dl := &v.es[i], &v.es[w.delivery]
+	if !e.Canonical || !dl.Canonical || e.Link != nil || dl.Link != nil {
+		return false
+	}
+	gs, ge, ok := jsonvalue.MemberValue(e.Data, "message")
+	if !ok || e.Data[gs] != '{' {
+		return false
+	}
+	ws, we, ok := jsonvalue.MemberValue(dl.Data, w.final)
+	if !ok || dl.Data[ws] != '{' {
+		return false
+	}
+	want := dl.Data[ws:we]
+	if v.at.Has(loop.ThinkingLevelStamp) {
+		if want, ok = jsonvalue.WithMember(want, "thinkingLevel", jsonvalue.AppendString(nil, w.level)); !ok {
+			return false
+		}
+	}
+	return bytes.Equal(e.Data[gs:ge], want)
+}
+
+// eventType is the type of the stream event delivered at entry i. A linked delivery's own
+// data holds it as its data in full does (restoring a link adds its partial alone), so it is
+// read there, on the canonical JSON's bytes, without making the partial.
+func (v *view) eventType(i int) string {
+	if e := &v.es[i]; e.Canonical {
+		if typ, ok := jsonvalue.PlainString(e.Data, "type"); ok {
+			return typ
+		}
+	}
+	return str(v.d(i)["type"])
+}
+
+// repeatsDelivery reports whether the message_update at entry i is, once its link is
+// restored, the stream event delivered at entry delivery with its partial, by construction:
+// a recorded entry {"type":"message_update"} whose link repeats that delivery, a recorded
+// stream event (its links resolve) that holds a partial or advances an earlier one. Its
+// message and event are then the delivery's own values (trace.ExpandValues).
+func (v *view) repeatsDelivery(i, delivery int) bool {
+	e, dl := &v.es[i], &v.es[delivery]
+	if !v.restoresLinks() || !e.Canonical || !dl.Canonical || e.Link == nil || *e.Link != (trace.Link{Repeats: dl.Seq}) ||
+		string(e.Data) != `{"type":"message_update"}` || dl.Kind != trace.KindDeliver || dl.Name != trace.DeliverStreamEvent || dl.Seq >= e.Seq {
+		return false
+	}
+	if _, _, nested := jsonvalue.MemberValue(dl.Data, "assistantMessageEvent"); nested {
+		return false
+	}
+	if dl.Link != nil {
+		return *dl.Link == trace.Link{Advances: dl.Link.Advances}
+	}
+	start, _, ok := jsonvalue.MemberValue(dl.Data, "partial")
+	return ok && dl.Data[start] == '{'
+}
+
+// restoresLinks reports whether the view's entries are decoded with their links restored on
+// the values (its own, or its whole trace's for a run of an Agent trace).
+func (v *view) restoresLinks() bool {
+	if v.parent != nil {
+		return v.parent.linked
+	}
+	return v.linked
 }
 
 // assistantEvents returns the message events of the assistant message after the request at
@@ -135,6 +216,19 @@ func (v *view) compareSnapshots(vs *violations, id string, want []expectedEvent,
 			vs.add(v, i, "request %s: %s where the delivery at entry %d calls for %s", id, e.Name, v.seq(w.delivery), w.name)
 			break
 		}
+		if w.update {
+			if v.repeatsDelivery(i, w.delivery) {
+				goto order // its message and event are the delivery's, restored from it
+			}
+			d := v.d(w.delivery)
+			w.message, w.ame = obj(d["partial"]), d
+		}
+		if w.final != "" {
+			if v.carriesFinal(i, w) {
+				goto order
+			}
+			w.message = v.finalMessage(w)
+		}
 		if d := valueDiff(v.message(i), w.message); d != "" {
 			rule := "" // a message lacking only the requested thinkingLevel breaks pi's stamp alone
 			if fs := trace.Fields(w.message, v.message(i), same); len(fs) == 1 && fs[0].Path == "thinkingLevel" {
@@ -145,6 +239,7 @@ func (v *view) compareSnapshots(vs *violations, id string, want []expectedEvent,
 		if w.name == "message_update" && !same(v.d(i)["assistantMessageEvent"], w.ame) {
 			vs.add(v, i, "request %s: message_update carries the event %s, delivered %s", id, show(v.d(i)["assistantMessageEvent"]), show(w.ame))
 		}
+	order:
 		if i < w.delivery {
 			vs.add(v, i, "request %s: %s comes before its delivery (entry %d)", id, e.Name, v.seq(w.delivery))
 		}

@@ -179,3 +179,26 @@ func TestCanonicalArraysTakenWholeChangeNothing(t *testing.T) {
 	}
 	t.Logf("%d contexts began with one remembered whole", taken)
 }
+
+// FuzzAppendValueOfDecoded: a value decoded from canonical JSON (as a trace's entries are)
+// is written by AppendValue as json.Marshal writes it, byte for byte.
+func FuzzAppendValueOfDecoded(f *testing.F) {
+	for _, s := range []string{`{"b":[1,-2.5,1e21,1e-7,0.000001,123456789012345678901,-0,null,true],"a":"x<y>&\u2028\u00e9\ud83d\ude00"}`,
+		`[{"content":[{"text":"hi","type":"text"}],"role":"user","timestamp":1733400000000}]`, `"\u0000\u001f\"\\/"`, `1.5e300`, `{}`, `[]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var d Decoder
+		v, ok := d.Decode(Canonical(data))
+		if !ok {
+			return
+		}
+		want, err := json.Marshal(v)
+		if err != nil {
+			t.Fatalf("%s: %v", data, err)
+		}
+		if got := AppendValue(nil, v); !bytes.Equal(got, want) {
+			t.Fatalf("%s decoded: AppendValue %s, json.Marshal %s", Canonical(data), got, want)
+		}
+	})
+}

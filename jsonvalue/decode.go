@@ -319,10 +319,13 @@ func (d *decoding) strValue() (any, bool) {
 func (d *decoding) str() (s string, boxed any, ok bool) {
 	d.pos++ // "
 	start := d.pos
-	// Most strings are printable ASCII without escapes, skipped a table lookup a byte.
-	for d.pos < len(d.in) && plainASCII[d.in[d.pos]] {
-		d.pos++
+	// Most strings are printable ASCII without escapes, skipped a table lookup a byte (on
+	// locals: the loop is a tenth of decoding).
+	in, pos := d.in, d.pos
+	for pos < len(in) && plainASCII[in[pos]] {
+		pos++
 	}
+	d.pos = pos
 	for d.pos < len(d.in) {
 		c := d.in[d.pos]
 		switch {

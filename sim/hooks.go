@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -62,7 +63,7 @@ func (w *world) hook(name string, data json.RawMessage, inProcess bool) Answer {
 		if h.TransformContext.Throw != "" {
 			return w.answering(Answer{Error: h.TransformContext.Throw}, h.TransformContext.Abort, h.TransformContext.Wait)
 		}
-		return w.answering(answerJSON(map[string]any{"messages": keepLast(in.member("messages"), h.TransformContext.KeepLast)}), h.TransformContext.Abort, h.TransformContext.Wait)
+		return w.answering(transformAnswer(in.member("messages"), h.TransformContext.KeepLast), h.TransformContext.Abort, h.TransformContext.Wait)
 	case name == trace.HookGetAPIKey && h.GetAPIKey != nil:
 		return w.answering(answerJSON(map[string]any{"apiKey": h.GetAPIKey.Key}), h.GetAPIKey.Abort, h.GetAPIKey.Wait)
 	case name == trace.HookPrepareRequest && h.PrepareRequest != nil:
@@ -70,13 +71,13 @@ func (w *world) hook(name string, data json.RawMessage, inProcess bool) Answer {
 		if a.Throw != "" {
 			return w.answering(Answer{Error: a.Throw}, a.Abort, a.Wait)
 		}
-		return w.answering(answerJSON(contextAnswer(in.member("context"), a.Context, a.Model, a.ThinkingLevel, a.Messages)), a.Abort, a.Wait)
+		return w.answering(contextAnswerJSON(in.member("context"), a.Context, a.Model, a.ThinkingLevel, a.Messages), a.Abort, a.Wait)
 	case name == trace.HookPrepareNextTurn && h.PrepareNextTurn != nil:
 		a := h.PrepareNextTurn.answer(n)
 		if a.Throw != "" {
 			return w.answering(Answer{Error: a.Throw}, a.Abort, a.Wait)
 		}
-		return w.answering(answerJSON(contextAnswer(hookData(in.member("turn")).member("context"), a.Context, a.Model, a.ThinkingLevel, a.Messages)), a.Abort, a.Wait)
+		return w.answering(contextAnswerJSON(hookData(in.member("turn")).member("context"), a.Context, a.Model, a.ThinkingLevel, a.Messages), a.Abort, a.Wait)
 	case name == trace.HookFinishTurn && h.FinishTurn != nil:
 		a := h.FinishTurn.answer(n)
 		if a.Throw != "" {
@@ -140,6 +141,14 @@ func (w *world) hook(name string, data json.RawMessage, inProcess bool) Answer {
 // convert is the default convertToLlm filter, optionally turning custom text messages into
 // user messages.
 func (w *world) convert(raw json.RawMessage, s *ConvertScript) Answer {
+	if a, ok := convertCanonical(raw, s.KeepCustomAsUser); ok {
+		return a
+	}
+	return convertDecoded(raw, s.KeepCustomAsUser)
+}
+
+// convertDecoded is convert on the messages decoded.
+func convertDecoded(raw json.RawMessage, keepCustom bool) Answer {
 	var messages []map[string]any
 	_ = json.Unmarshal(raw, &messages)
 	out := []map[string]any{}
@@ -148,7 +157,7 @@ func (w *world) convert(raw json.RawMessage, s *ConvertScript) Answer {
 		case "system", "user", "assistant", "toolResult":
 			out = append(out, m)
 		default:
-			if s.KeepCustomAsUser {
+			if keepCustom {
 				if text, ok := m["content"].(string); ok {
 					out = append(out, map[string]any{"role": "user", "content": text, "timestamp": m["timestamp"]})
 				}
@@ -159,8 +168,13 @@ func (w *world) convert(raw json.RawMessage, s *ConvertScript) Answer {
 }
 
 func toolCallID(in hookData) string {
+	raw := hookData(in.member("toolCall")).member("id")
+	// A string without escapes in canonical JSON (valid UTF-8) is its text between the quotes.
+	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' && bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw[1 : n-1])
+	}
 	var id string
-	_ = json.Unmarshal(hookData(in.member("toolCall")).member("id"), &id)
+	_ = json.Unmarshal(raw, &id)
 	return id
 }
 
@@ -224,6 +238,181 @@ func keepLast(raw json.RawMessage, n int) []json.RawMessage {
 		list = list[len(list)-n:]
 	}
 	return list
+}
+
+// The hooks' answers built on the canonical JSON of the data they were given (hookData), as
+// answerJSON writes them from decoded values: json.Marshal writes the canonical JSON of an
+// element given as json.RawMessage as it is, and a decoded canonical object again as it was
+// (its keys sorted, its strings escaped and its numbers written the same way). Each reports
+// false for data it does not read so, which the code above them answers.
+
+// keptLast is keepLast of a canonical array, its elements as they are written there.
+func keptLast(raw json.RawMessage, n int) ([][]byte, bool) {
+	list, ok := jsonvalue.Elements(raw)
+	if !ok {
+		return nil, false
+	}
+	if n > 0 && len(list) > n {
+		list = list[len(list)-n:]
+	}
+	return list, true
+}
+
+// appendElements appends a JSON array of the elements.
+func appendElements(b []byte, list [][]byte) []byte {
+	b = append(b, '[')
+	for i, e := range list {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, e...)
+	}
+	return append(b, ']')
+}
+
+// transformAnswer is transformContext's answer: the last n of the messages it was given.
+func transformAnswer(raw json.RawMessage, n int) Answer {
+	if list, ok := keptLast(raw, n); ok {
+		return Answer{Data: append(appendElements(append(make([]byte, 0, len(raw)+16), `{"messages":`...), list), '}')}
+	}
+	return answerJSON(map[string]any{"messages": keepLast(raw, n)})
+}
+
+// contextAnswerJSON is answerJSON of contextAnswer.
+func contextAnswerJSON(given json.RawMessage, change *ContextChange, model *loop.Model, level loop.ThinkingLevel, messages []loop.Message) Answer {
+	b := []byte{'{'}
+	if change != nil {
+		list, tools, ok := givenContext(given, change.KeepLast)
+		if !ok {
+			return answerJSON(contextAnswer(given, change, model, level, messages))
+		}
+		b = appendElements(append(b, `"context":{"messages":`...), list)
+		b = append(b, `,"tools":`...)
+		switch {
+		case change.Tools != nil:
+			b = append(b, '[')
+			for i, t := range change.Tools {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = jsonvalue.AppendString(b, t)
+			}
+			b = append(b, ']')
+		case tools != nil:
+			b = appendElements(b, tools)
+		default: // contextAnswer's tools: the given context's, nil when it has none
+			b = append(b, "null"...)
+		}
+		b = append(b, '}')
+	}
+	if messages != nil {
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		b = append(b, `"messages":[`...)
+		for i, m := range messages {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			data, err := loop.MarshalMessage(m)
+			if err != nil {
+				return answerJSON(contextAnswer(given, change, model, level, messages))
+			}
+			b = append(b, data...)
+		}
+		b = append(b, ']')
+	}
+	if model != nil { // json.Marshal writes ModelSetup's fields in their order
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		b = jsonvalue.AppendString(append(b, `"model":{"id":`...), model.ID)
+		b = jsonvalue.AppendString(append(b, `,"api":`...), model.API)
+		b = append(jsonvalue.AppendString(append(b, `,"provider":`...), model.Provider), '}')
+	}
+	if level != "" {
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		b = jsonvalue.AppendString(append(b, `"thinkingLevel":`...), string(level))
+	}
+	return Answer{Data: append(b, '}')}
+}
+
+// givenContext reads a hook's given context, canonical JSON, as contextAnswer does: its last
+// n messages, and its tools, each a string without escapes, as written (nil when it has none).
+func givenContext(given json.RawMessage, n int) (list, tools [][]byte, ok bool) {
+	if len(given) == 0 || given[0] != '{' {
+		return nil, nil, false
+	}
+	if start, end, found := jsonvalue.MemberValue(given, "messages"); found {
+		if list, ok = keptLast(given[start:end], n); !ok {
+			return nil, nil, false
+		}
+	} else {
+		list = [][]byte{}
+	}
+	if start, end, found := jsonvalue.MemberValue(given, "tools"); found && string(given[start:end]) != "null" {
+		if tools, ok = jsonvalue.Elements(given[start:end]); !ok {
+			return nil, nil, false
+		}
+		for _, t := range tools {
+			if t[0] != '"' || bytes.IndexByte(t, '\\') >= 0 {
+				return nil, nil, false
+			}
+		}
+	}
+	return list, tools, true
+}
+
+// convertCanonical is convert of canonical messages: those of the four roles kept as they
+// are written, custom ones turned into user messages or dropped.
+func convertCanonical(raw json.RawMessage, keepCustom bool) (Answer, bool) {
+	list, ok := jsonvalue.Elements(raw)
+	if !ok {
+		return Answer{}, false
+	}
+	b := append(make([]byte, 0, len(raw)+16), `{"messages":[`...)
+	n := 0
+	for _, m := range list {
+		if m[0] != '{' {
+			return Answer{}, false
+		}
+		keep := false
+		if start, end, found := jsonvalue.MemberValue(m, "role"); found && m[start] == '"' {
+			role := m[start:end]
+			if bytes.IndexByte(role, '\\') >= 0 {
+				return Answer{}, false
+			}
+			switch string(role[1 : len(role)-1]) {
+			case "system", "user", "assistant", "toolResult":
+				keep = true
+			}
+		}
+		switch {
+		case keep:
+			if n++; n > 1 {
+				b = append(b, ',')
+			}
+			b = append(b, m...)
+		case keepCustom:
+			start, end, found := jsonvalue.MemberValue(m, "content")
+			if !found || m[start] != '"' {
+				continue
+			}
+			if n++; n > 1 {
+				b = append(b, ',')
+			}
+			b = append(append(append(b, `{"content":`...), m[start:end]...), `,"role":"user","timestamp":`...)
+			if start, end, found := jsonvalue.MemberValue(m, "timestamp"); found {
+				b = append(b, m[start:end]...)
+			} else {
+				b = append(b, "null"...)
+			}
+			b = append(b, '}')
+		}
+	}
+	return Answer{Data: append(b, "]}"...)}, true
 }
 
 func nonNilMessages(m []loop.Message) []loop.Message {

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/turnstile-dev/turnstile/agent"
+	"github.com/turnstile-dev/turnstile/jsonvalue"
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/sim/coop"
 	"github.com/turnstile-dev/turnstile/trace"
@@ -144,33 +145,35 @@ func (r *Reference) operate(d Delivery) error {
 	if ra == nil {
 		return fmt.Errorf("an agent delivery in a session that is not an Agent session")
 	}
-	var op struct {
-		opFields
-		Messages []json.RawMessage `json:"messages"`
-		Message  json.RawMessage   `json:"message"`
-	}
-	if err := json.Unmarshal(d.Data, &op); err != nil {
-		return fmt.Errorf("agent operation %s: %w", d.Target, err)
+	op, read := readOp(d.Data)
+	if !read {
+		var wire opJSON
+		if err := json.Unmarshal(d.Data, &wire); err != nil {
+			return fmt.Errorf("agent operation %s: %w", d.Target, err)
+		}
+		op = wire.decoded()
 	}
 	out := Outcome{ID: d.Target, Op: op.Op, Outcome: trace.OutcomeAccepted}
 	refuse := func(err error) {
 		out.Outcome, out.Error = trace.OutcomeRefused, err.Error()
 	}
 	message := func() (loop.Message, error) {
-		msgs, err := decodeMessages([]json.RawMessage{op.Message})
-		if err != nil {
-			return nil, fmt.Errorf("agent operation %s: message: %w", d.Target, err)
+		if op.noMessage {
+			_, op.messageErr = decodeMessages([]json.RawMessage{nil})
 		}
-		return msgs[0], nil
+		if op.messageErr != nil {
+			return nil, fmt.Errorf("agent operation %s: message: %w", d.Target, op.messageErr)
+		}
+		return op.message, nil
 	}
 	switch op.Op {
 	case trace.OpPrompt, trace.OpContinue:
 		var err error
 		if op.Op == trace.OpPrompt {
 			var msgs []loop.Message
-			if op.Messages == nil {
+			if !op.hasMessages {
 				msgs = []loop.Message{agent.UserText(op.Text, r.now)}
-			} else if msgs, err = decodeMessages(op.Messages); err != nil {
+			} else if msgs, err = op.messages, op.messagesErr; err != nil {
 				return fmt.Errorf("agent operation %s: messages: %w", d.Target, err)
 			}
 			_, err = ra.a.StartPrompt(msgs...)
@@ -244,6 +247,98 @@ func (r *Reference) operate(d Delivery) error {
 		r.report(out)
 	}
 	return nil
+}
+
+// opJSON is an operation's delivery data as encoding/json reads it.
+type opJSON struct {
+	opFields
+	Messages []json.RawMessage `json:"messages"`
+	Message  json.RawMessage   `json:"message"`
+}
+
+// operation is an operation's delivery data read: its fields, its messages and message
+// decoded (or why not).
+type operation struct {
+	opFields
+	// hasMessages: the data has a list of messages (not null).
+	hasMessages bool
+	messages    []loop.Message
+	messagesErr error
+	message     loop.Message
+	messageErr  error
+	// noMessage: read by hand, the data has no message (decoding none fails).
+	noMessage bool
+}
+
+// decoded is the operation of data read by encoding/json, its messages decoded.
+func (o opJSON) decoded() operation {
+	op := operation{opFields: o.opFields, hasMessages: o.Messages != nil}
+	op.messages, op.messagesErr = decodeMessages(o.Messages)
+	if msgs, err := decodeMessages([]json.RawMessage{o.Message}); err != nil {
+		op.messageErr = err
+	} else {
+		op.message = msgs[0]
+	}
+	return op
+}
+
+// readOp reads an operation's delivery data by hand, as opJSON's decoded gives it; ok is false
+// when the data is left to encoding/json: an unknown or repeated key (encoding/json matches
+// keys in any case and keeps the last), null, a message loop.ReadMessage leaves.
+func readOp(data []byte) (op operation, ok bool) {
+	var r jsonvalue.Reader
+	r.Reset(data)
+	var seen uint8
+	ok = r.Object(func(key []byte) bool {
+		var bit uint8
+		ok := false
+		switch string(key) {
+		case "op":
+			bit = 1
+			op.Op, ok = r.String()
+		case "text":
+			bit = 2
+			op.Text, ok = r.String()
+		case "mode":
+			bit = 4
+			op.Mode, ok = r.String()
+		case "queue":
+			bit = 8
+			op.Queue, ok = r.String()
+		case "barrier":
+			bit = 16
+			op.Barrier, ok = r.String()
+		case "tools":
+			bit = 32
+			op.Tools = []string{}
+			ok = r.Array(func() bool {
+				t, ok := r.String()
+				op.Tools = append(op.Tools, t)
+				return ok
+			})
+		case "messages":
+			bit = 64
+			op.hasMessages, op.messages = true, []loop.Message{}
+			ok = r.Array(func() bool {
+				m, ok := loop.ReadMessage(&r)
+				op.messages = append(op.messages, m)
+				return ok
+			})
+		case "message":
+			bit = 128
+			op.message, ok = loop.ReadMessage(&r)
+		}
+		if seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+		return ok
+	})
+	if !ok || !r.Done() {
+		return operation{}, false
+	}
+	op.noMessage = seen&128 == 0
+	return op, true
 }
 
 // agentState is the Agent's observable state now.

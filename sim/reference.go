@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"time"
 
+	"github.com/turnstile-dev/turnstile/jsonvalue"
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/sim/coop"
 	"github.com/turnstile-dev/turnstile/trace"
@@ -38,7 +39,14 @@ type Reference struct {
 	// the hooks (and Agent listeners) waiting for the signal they were given.
 	returns map[string]*refReturn
 	held    []*refHeld
+	// workers keeps the scheduler's idle coroutines from one run to the next (UseWorkers).
+	workers *coop.Workers
 }
+
+// UseWorkers has the reference's runs take their tasks' coroutines from ws and leave them
+// there when each run ends, instead of starting new ones (nil: new ones, let go at the end).
+// ws's owner drives every run from one goroutine and closes ws.
+func (r *Reference) UseWorkers(ws *coop.Workers) { r.workers = ws }
 
 // NewReference returns the reference implementation, ready to Start, behaving as the newest
 // pi (loop.NewestVersion).
@@ -86,8 +94,8 @@ type refToolCall struct {
 // Start implements Implementation.
 func (r *Reference) Start(setup Setup, port Port) error {
 	w, _ := port.(*world)
-	*r = Reference{sched: coop.New(), port: port, streams: map[string]*refStream{}, calls: map[string]*refToolCall{}, world: w, behaviour: r.behaviour,
-		returns: map[string]*refReturn{}}
+	*r = Reference{sched: coop.NewWith(r.workers), port: port, streams: map[string]*refStream{}, calls: map[string]*refToolCall{}, world: w, behaviour: r.behaviour,
+		returns: map[string]*refReturn{}, workers: r.workers}
 	if setup.Entry == EntryAgent {
 		if err := r.startAgent(setup); err != nil {
 			return err
@@ -160,13 +168,15 @@ func (r *Reference) Deliver(d Delivery) error {
 			}
 			return r.deliverEvent(d.Target, d.Now, &ev)
 		case trace.DeliverStreamEnd:
-			var end struct {
-				Message *loop.AssistantMessage `json:"message"`
+			m, ok := readStreamEnd(d.Data)
+			if !ok {
+				var end streamEndJSON
+				if err := json.Unmarshal(d.Data, &end); err != nil {
+					return err
+				}
+				m = end.Message
 			}
-			if err := json.Unmarshal(d.Data, &end); err != nil {
-				return err
-			}
-			s.ended, s.final = true, end.Message
+			s.ended, s.final = true, m
 		case trace.DeliverStreamFail:
 			var f struct {
 				Error string `json:"error"`
@@ -394,6 +404,34 @@ func (s *refStream) Result(context.Context) (*loop.AssistantMessage, error) {
 		return nil, errors.New("the stream ended without a final message")
 	}
 	return s.final, nil
+}
+
+// streamEndJSON is a streamEnd delivery's data as encoding/json reads it.
+type streamEndJSON struct {
+	Message *loop.AssistantMessage `json:"message"`
+}
+
+// readStreamEnd reads a streamEnd delivery's data by hand, as encoding/json reads it into
+// streamEndJSON; ok is false when it is left to encoding/json (another key, a message that
+// loop.ReadMessage leaves or that is not an assistant's).
+func readStreamEnd(data []byte) (m *loop.AssistantMessage, ok bool) {
+	var r jsonvalue.Reader
+	r.Reset(data)
+	seen := false
+	ok = r.Object(func(key []byte) bool {
+		if string(key) != "message" || seen {
+			return false
+		}
+		seen = true
+		msg, ok := loop.ReadMessage(&r)
+		a, assistant := msg.(*loop.AssistantMessage)
+		m = a
+		return ok && assistant
+	})
+	if !ok || !r.Done() {
+		return nil, false
+	}
+	return m, true
 }
 
 func decodeStreamEvent(data []byte) (loop.StreamEvent, error) {

@@ -57,10 +57,48 @@ type Scheduler struct {
 	free []*worker
 	// broken is set once a task has panicked or exited its goroutine.
 	broken bool
+	// workers, when set, keeps the idle coroutines once no task is live (NewWith).
+	workers *Workers
+}
+
+// Workers keeps idle coroutines from one scheduler to the next: a scheduler made with
+// NewWith leaves its idle coroutines there once no task is live, instead of letting them
+// go, and runs its tasks on them, whose stacks have grown already (a run goes deep, and a
+// new goroutine's stack grows to it again by copying). It serves one scheduler at a time,
+// driven from one goroutine; Close lets its coroutines go.
+type Workers struct {
+	free   []*worker
+	closed bool
+}
+
+// maxIdleWorkers bounds the coroutines a Workers keeps.
+const maxIdleWorkers = 16
+
+// Close lets the idle coroutines go; those given back later go at once.
+func (ws *Workers) Close() {
+	ws.closed = true
+	for _, w := range ws.free {
+		w.stop()
+	}
+	ws.free = nil
+}
+
+// keep takes back the idle coroutines of a scheduler with no task live, or lets them go.
+func (ws *Workers) keep(idle []*worker) {
+	for _, w := range idle {
+		if ws.closed || len(ws.free) >= maxIdleWorkers {
+			w.stop()
+			continue
+		}
+		w.s = nil
+		ws.free = append(ws.free, w)
+	}
 }
 
 // worker is a coroutine that runs tasks, one after another.
 type worker struct {
+	// s is the scheduler whose task the worker runs.
+	s      *Scheduler
 	resume func() (struct{}, bool)
 	stop   func()
 	// yield hands the turn back to the driver; resume returns from it.
@@ -80,6 +118,10 @@ type Task struct {
 // New returns a scheduler with no tasks.
 func New() *Scheduler { return &Scheduler{} }
 
+// NewWith returns a scheduler with no tasks whose tasks run on the coroutines ws keeps, and
+// which leaves its idle ones there; New when ws is nil.
+func NewWith(ws *Workers) *Scheduler { return &Scheduler{workers: ws} }
+
 // Go adds a task that will run f when its turn comes. It may be called by the driver or by a
 // running task.
 func (s *Scheduler) Go(f func()) {
@@ -92,13 +134,20 @@ func (s *Scheduler) Go(f func()) {
 // newWorker returns a coroutine that has run nothing yet. Each time it is resumed it runs its
 // next function, then hands the turn back as a free worker; it ends when stopped.
 func (s *Scheduler) newWorker() *worker {
-	w := &worker{}
+	if ws := s.workers; ws != nil && len(ws.free) > 0 {
+		w := ws.free[len(ws.free)-1]
+		ws.free = ws.free[:len(ws.free)-1]
+		w.s = s
+		return w
+	}
+	w := &worker{s: s}
 	w.resume, w.stop = iter.Pull(func(yield func(struct{}) bool) {
 		w.yield = yield
 		for {
 			f := w.next
 			w.next = nil
 			runTask(f)
+			s := w.s
 			s.mu.Lock()
 			s.live--
 			s.current.w = nil
@@ -179,8 +228,12 @@ func (s *Scheduler) RunUntilIdle() {
 				idle, s.free = s.free, nil
 			}
 			s.mu.Unlock()
-			for _, w := range idle {
-				w.stop()
+			if s.workers != nil {
+				s.workers.keep(idle)
+			} else {
+				for _, w := range idle {
+					w.stop()
+				}
 			}
 			ended = true
 			return

@@ -171,3 +171,37 @@ func TestATaskGoexitEndsTheDriver(t *testing.T) {
 		t.Fatal("RunUntilIdle returned after a task called runtime.Goexit")
 	}
 }
+
+// TestWorkersCarryCoroutinesToTheNextScheduler: a scheduler made with NewWith runs its tasks on
+// the coroutines an earlier one left in its Workers (no new goroutine), keeps them once no task
+// is live, and Close lets them go.
+func TestWorkersCarryCoroutinesToTheNextScheduler(t *testing.T) {
+	before := runtime.NumGoroutine()
+	ws := &Workers{}
+	seen := map[string]bool{}
+	for range 3 {
+		s := NewWith(ws)
+		s.Go(func() {
+			seen[goroutineID()] = true
+			s.Wait([]func(){func() { seen[goroutineID()] = true }})
+		})
+		s.RunUntilIdle()
+		if s.Live() != 0 {
+			t.Fatalf("%d tasks live", s.Live())
+		}
+	}
+	if len(seen) != 2 {
+		t.Errorf("three schedulers' tasks ran on %d goroutines, want the first's two", len(seen))
+	}
+	if n := runtime.NumGoroutine(); n != before+2 {
+		t.Errorf("%d goroutines before, %d between runs: want the two kept", before, n)
+	}
+	ws.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		t.Fatalf("%d goroutines before, %d after Close", before, n)
+	}
+}

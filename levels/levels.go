@@ -115,7 +115,7 @@ const errorText = "(an error)"
 // of canonical payloads (viewbytes.go).
 type viewer struct {
 	follows map[string]bool
-	memo    map[string]memoView
+	memo    viewMemo
 }
 
 // drops reports whether the core view leaves entry e out.

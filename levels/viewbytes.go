@@ -1,7 +1,8 @@
 package levels
 
 import (
-	"slices"
+	"bytes"
+	"hash/maphash"
 
 	"github.com/turnstile-dev/turnstile/jsonvalue"
 )
@@ -15,10 +16,32 @@ import (
 // their messages, which are made once.
 const viewMemoBytes = 64
 
-// memoView is what the view made of an object, and whether it is a declaration.
+// memoView is what the view made of an object (raw), and whether it is a declaration.
 type memoView struct {
-	out         []byte
+	raw, out    []byte
 	declaration bool
+}
+
+// viewMemo holds what the view made of the objects of a trace's canonical payloads, by the
+// hash of their bytes. It keeps the payloads' bytes and the views' (both left as they are
+// while it is in use) instead of copies.
+type viewMemo struct {
+	seed    maphash.Seed
+	objects map[uint64][]memoView
+}
+
+// get is what the view made of raw, when it was made before.
+func (m *viewMemo) get(raw []byte) (memoView, uint64, bool) {
+	if m.objects == nil {
+		m.seed, m.objects = maphash.MakeSeed(), map[uint64][]memoView{}
+	}
+	h := maphash.Bytes(m.seed, raw)
+	for _, v := range m.objects[h] {
+		if bytes.Equal(v.raw, raw) {
+			return v, h, true
+		}
+	}
+	return memoView{}, h, false
 }
 
 // span is one member of an object: its key (quoted, as written) and its value.
@@ -27,31 +50,32 @@ type span struct{ key, value []byte }
 // canonicalView appends the core view of the canonical JSON value b to out; ok is false when
 // b is not compact JSON (the caller decodes it then).
 func (v *viewer) canonicalView(out, b []byte) ([]byte, bool) {
-	out, _, ok := v.appendView(out, b, false)
+	out, _, ok := v.appendView(out, b, false, false)
 	return out, ok
 }
 
 // appendView appends the view of value b, nested as for viewer.value; declaration says b is a
-// system message that only declares tools (which a list of messages leaves out).
-func (v *viewer) appendView(out, b []byte, nested bool) (_ []byte, declaration, ok bool) {
+// system message that only declares tools, which it leaves out (appends nothing) when drop.
+func (v *viewer) appendView(out, b []byte, nested, drop bool) (_ []byte, declaration, ok bool) {
 	if len(b) == 0 {
 		return out, false, false
 	}
 	switch b[0] {
 	case '{':
 		if nested || len(b) < viewMemoBytes {
-			return v.object(out, b, nested)
+			return v.object(out, b, nested, drop)
 		}
-		if m, ok := v.memo[string(b)]; ok {
+		m, h, ok := v.memo.get(b)
+		switch {
+		case ok && m.declaration && drop:
+			return out, true, true
+		case ok:
 			return append(out, m.out...), m.declaration, true
 		}
 		start := len(out)
-		out, declaration, ok = v.object(out, b, false)
-		if ok {
-			if v.memo == nil {
-				v.memo = map[string]memoView{}
-			}
-			v.memo[string(b)] = memoView{slices.Clone(out[start:]), declaration}
+		if out, declaration, ok = v.object(out, b, false, drop); ok && !(declaration && drop) {
+			// the view's bytes, which nothing writes over: out only grows
+			v.memo.objects[h] = append(v.memo.objects[h], memoView{b, out[start:len(out):len(out)], declaration})
 		}
 		return out, declaration, ok
 	case '[':
@@ -79,11 +103,11 @@ func (v *viewer) array(out, b []byte) ([]byte, bool) {
 			out = append(out, ',')
 		}
 		var declaration bool
-		if out, declaration, ok = v.appendView(out, b[i:end], false); !ok {
+		if out, declaration, ok = v.appendView(out, b[i:end], false, declarations); !ok {
 			return out, false
 		}
 		if declaration && declarations {
-			out = out[:mark]
+			out = out[:mark] // its comma: nothing else was written
 		} else {
 			first = false
 		}
@@ -128,8 +152,9 @@ func members(b []byte, into []span) ([]span, bool) {
 	return into, false
 }
 
-// object appends the view of object b, and says whether it is a declaration.
-func (v *viewer) object(out, b []byte, nested bool) (_ []byte, declaration, ok bool) {
+// object appends the view of object b, and says whether it is a declaration (appending
+// nothing then when drop).
+func (v *viewer) object(out, b []byte, nested, drop bool) (_ []byte, declaration, ok bool) {
 	var buf [24]span
 	ms, ok := members(b, buf[:0])
 	if !ok {
@@ -143,6 +168,10 @@ func (v *viewer) object(out, b []byte, nested bool) (_ []byte, declaration, ok b
 		case `"isError"`:
 			isError = m.value
 		}
+	}
+	declaration = declarationOnlyBytes(ms, role)
+	if declaration && drop {
+		return out, true, true
 	}
 	message := role != nil && string(role) != "null"
 	assistant := string(role) == `"assistant"`
@@ -166,12 +195,12 @@ func (v *viewer) object(out, b []byte, nested bool) (_ []byte, declaration, ok b
 			result && string(k) == "error" && m.value[0] == '"' && len(m.value) > 2:
 			out = append(out, `"`+errorText+`"`...)
 		default:
-			if out, _, ok = v.appendView(out, m.value, failed && string(k) == "result"); !ok {
+			if out, _, ok = v.appendView(out, m.value, failed && string(k) == "result", false); !ok {
 				return out, false, false
 			}
 		}
 	}
-	return append(out, '}'), declarationOnlyBytes(ms, role), true
+	return append(out, '}'), declaration, true
 }
 
 // declarationOnlyBytes is declarationOnly of an object's members.

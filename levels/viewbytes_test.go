@@ -3,6 +3,7 @@ package levels
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -78,7 +79,7 @@ func TestViewOnBytesIsViewOfValues(t *testing.T) {
 				}
 			}
 		}
-		remembered += len(viewers[0].memo)
+		remembered += len(viewers[0].memo.objects)
 	}
 	if entries < 10_000 || remembered < 1_000 {
 		t.Fatalf("%d entries, %d objects remembered, want the whole suite's", entries, remembered)
@@ -90,16 +91,16 @@ func TestViewOnBytesIsViewOfValues(t *testing.T) {
 func TestViewOnBytesIsViewOfValuesRandom(t *testing.T) {
 	keys := []string{"role", "isError", "result", "content", "details", "error", "toolsAdded", "toolsRemoved",
 		"sections", "thinkingLevel", "timestamp", "durationMs", "api", "provider", "usage", "message", "messages", "x"}
-	scalars := []any{nil, true, false, "", "system", "assistant", "user", "an error", 0.0, 1.5, 1e21, "<&>\u2028é"}
+	scalars := []any{nil, true, false, "", "system", "assistant", "user", "an error", 0.0, 1.5, 1e21, "<&>\u2028é", strings.Repeat("long enough for the memo ", 3)}
 	var value func(t *rapid.T, depth int) any
 	value = func(t *rapid.T, depth int) any {
 		switch k := rapid.IntRange(0, 3).Draw(t, "kind"); {
-		case k == 3:
+		case k == 3 && depth <= 4:
 			// a message: declarations, results, errors, each member there or not
 			out := map[string]any{"role": rapid.SampledFrom([]any{"system", "assistant", "toolResult", nil}).Draw(t, "role")}
 			for _, key := range []string{"toolsAdded", "toolsRemoved", "content", "sections", "isError", "details", "timestamp"} {
 				if rapid.Bool().Draw(t, key) {
-					out[key] = rapid.SampledFrom([]any{nil, "", "text", true, []any{}, []any{"a"}}).Draw(t, key+" value")
+					out[key] = rapid.SampledFrom([]any{nil, "", "text", true, []any{}, []any{"a"}, []any{value(t, depth+1), value(t, depth+1)}}).Draw(t, key+" value")
 				}
 			}
 			return out
@@ -138,4 +139,18 @@ func TestViewOnBytesIsViewOfValuesRandom(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestViewMemoServesADeclarationInAndOutOfLists: a declaration a list leaves out, met again
+// where it stays (an event's message), and the other way round, through one viewer.
+func TestViewMemoServesADeclarationInAndOutOfLists(t *testing.T) {
+	decl := `{"content":"","role":"system","toolsAdded":[{"description":"reads a file from the disk","name":"read"}]}`
+	inList := []byte(`{"messages":[` + decl + `,{"content":"hi","role":"user"}]}`)
+	alone := []byte(`{"message":` + decl + `}`)
+	for _, order := range [][][]byte{{inList, alone, inList}, {alone, inList, alone}} {
+		v := &viewer{}
+		for _, data := range order {
+			sameView(t, v, data, decode(t, data))
+		}
+	}
 }

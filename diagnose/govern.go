@@ -7,8 +7,10 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/turnstile-dev/turnstile/docs"
+	"github.com/turnstile-dev/turnstile/jsonvalue"
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/trace"
 )
@@ -287,7 +289,7 @@ func (w *walker) event(e *trace.Entry, s *situation) {
 // messageEvent places a message's event: how an assistant message stopped, a tool result's
 // error, where an input message came from (its origin, which its three events share).
 func (w *walker) messageEvent(e *trace.Entry, s *situation) {
-	role, stop, declares, calls := messageFacts(e.Data)
+	role, stop, declares, calls := messageFacts(e.Data, e.Canonical)
 	switch {
 	case role == "assistant" && e.Name == string(loop.MessageEnd):
 		w.truncated = stop == "length"
@@ -355,7 +357,19 @@ func answered(e *trace.Entry, origin string) string {
 // messageFacts reads a message event's message: its role, stopReason, whether it is a
 // declaration of the loop's own (tool changes on a message with no content: a pending system
 // message that took the changes keeps its pending origin), and its tool calls.
-func messageFacts(data []byte) (role, stop string, declares bool, calls int) {
+//
+// canonical says data is canonical JSON (trace.Entry.Canonical), read on its bytes.
+func messageFacts(data []byte, canonical bool) (role, stop string, declares bool, calls int) {
+	if canonical {
+		if role, stop, declares, calls, ok := messageFactsCompact(data); ok {
+			return role, stop, declares, calls
+		}
+	}
+	return messageFactsDecoded(data)
+}
+
+// messageFactsDecoded is messageFacts by encoding/json.
+func messageFactsDecoded(data []byte) (role, stop string, declares bool, calls int) {
 	var d struct {
 		Message struct {
 			Role         string          `json:"role"`
@@ -645,4 +659,116 @@ func fieldMatches(fields []string, path string) bool {
 		}
 	}
 	return false
+}
+
+// messageFactsCompact is messageFacts read on the bytes of canonical JSON; ok is false where encoding/json might read it otherwise (escaped or
+// differently cased keys, escaped texts, JSON that is not compact), which it leaves to
+// messageFactsDecoded. A value of the wrong type fails encoding/json's decoding, which
+// reads nothing then.
+func messageFactsCompact(data []byte) (role, stop string, declares bool, calls int, ok bool) {
+	var message []byte
+	if !compactMembers(data, func(key string, value []byte) bool {
+		switch {
+		case key == "message":
+			message = value
+		case strings.EqualFold(key, "message"):
+			return false
+		}
+		return true
+	}) {
+		return "", "", false, 0, false
+	}
+	if message == nil || message[0] != '{' {
+		return "", "", false, 0, true // absent or null: nothing read; another value fails the decoding
+	}
+	var roleRaw, stopRaw, added, removed, content []byte
+	fields := []struct {
+		name string
+		raw  *[]byte
+	}{{"role", &roleRaw}, {"stopReason", &stopRaw}, {"toolsAdded", &added}, {"toolsRemoved", &removed}, {"content", &content}}
+	if !compactMembers(message, func(key string, value []byte) bool {
+		for _, f := range fields {
+			switch {
+			case key == f.name:
+				*f.raw = value
+			case strings.EqualFold(key, f.name):
+				return false
+			}
+		}
+		return true
+	}) {
+		return "", "", false, 0, false
+	}
+	var typed bool
+	if role, typed, ok = plainText(roleRaw); !ok || !typed {
+		return "", "", false, 0, ok
+	}
+	if stop, typed, ok = plainText(stopRaw); !ok || !typed {
+		return "", "", false, 0, ok
+	}
+	if len(content) > 0 && content[0] == '[' {
+		blocks, isArray := jsonvalue.Elements(content)
+		if !isArray {
+			return "", "", false, 0, false
+		}
+		for _, b := range blocks {
+			if b[0] != '{' {
+				continue // not an object: decoding it fails
+			}
+			var kind []byte
+			if !compactMembers(b, func(key string, value []byte) bool {
+				switch {
+				case key == "type":
+					kind = value
+				case strings.EqualFold(key, "type"):
+					return false
+				}
+				return true
+			}) {
+				return "", "", false, 0, false
+			}
+			text, typed, ok := plainText(kind)
+			if !ok {
+				return "", "", false, 0, false
+			}
+			if typed && text == "toolCall" {
+				calls++
+			}
+		}
+	}
+	declares = (len(added) > 0 || len(removed) > 0) && slices.Contains([]string{"", `""`, "[]", "null"}, string(content))
+	return role, stop, declares, calls, true
+}
+
+// compactMembers calls member with each member of the compact JSON object obj, its key
+// unquoted, until it returns false; false when obj is not a compact object, a key is
+// escaped, or member returned false.
+func compactMembers(obj []byte, member func(key string, value []byte) bool) bool {
+	all := true
+	return jsonvalue.EachMember(obj, func(key, value []byte) {
+		if !all {
+			return
+		}
+		if bytes.IndexByte(key, '\\') >= 0 || !member(string(key[1:len(key)-1]), value) {
+			all = false
+		}
+	}) && all
+}
+
+// plainText reads a member decoded into a string: absent or null leave it "" (typed), an
+// ASCII string without escapes is its text, any other value fails the decoding (typed
+// false); ok is false for another string, left to encoding/json.
+func plainText(raw []byte) (text string, typed, ok bool) {
+	switch {
+	case raw == nil || string(raw) == "null":
+		return "", true, true
+	case raw[0] != '"':
+		return "", false, true
+	}
+	for _, c := range raw {
+		if c == '\\' || c >= utf8.RuneSelf {
+			return "", false, false // decoding unescapes, and replaces bytes that are not UTF-8
+		}
+	}
+	return string(raw[1 : len(raw)-1]), true, true
 }

@@ -57,14 +57,14 @@ func TestKeysMatchThePatternsOfTheTable(t *testing.T) {
 // TestMessageFactsReadTextAndBlocks: a message whose content is a text is read as well as one
 // whose content is blocks.
 func TestMessageFactsReadTextAndBlocks(t *testing.T) {
-	role, _, declares, _ := messageFacts([]byte(`{"message":{"content":"","role":"system","toolsAdded":[{"name":"a"}]}}`))
+	role, _, declares, _ := messageFacts([]byte(`{"message":{"content":"","role":"system","toolsAdded":[{"name":"a"}]}}`), false)
 	if role != "system" || !declares {
 		t.Errorf("a declaration with a text content: role %q, declares %v", role, declares)
 	}
-	if _, _, declares, _ := messageFacts([]byte(`{"message":{"content":"updated guidance","role":"system","toolsAdded":[{"name":"a"}]}}`)); declares {
+	if _, _, declares, _ := messageFacts([]byte(`{"message":{"content":"updated guidance","role":"system","toolsAdded":[{"name":"a"}]}}`), false); declares {
 		t.Error("a pending system message that took the tool changes is read as the loop's own declaration")
 	}
-	role, stop, _, calls := messageFacts([]byte(`{"message":{"content":[{"type":"toolCall","id":"t1"},{"type":"text","text":"x"}],"role":"assistant","stopReason":"stop"}}`))
+	role, stop, _, calls := messageFacts([]byte(`{"message":{"content":[{"type":"toolCall","id":"t1"},{"type":"text","text":"x"}],"role":"assistant","stopReason":"stop"}}`), false)
 	if role != "assistant" || stop != "stop" || calls != 1 {
 		t.Errorf("blocks: %q %q %d", role, stop, calls)
 	}

@@ -88,6 +88,9 @@ func (m *Memo[T]) rememberObject(raw []byte, nesting int, made T, size int) {
 		raw = bytes.Clone(raw)
 	}
 	h := m.prefixHash(raw)
+	if len(m.objects[h]) >= maxPrefixObjects {
+		return // objects alike in their first bytes (a text growing delta by delta): a lookup compares them all
+	}
 	m.objects[h] = append(m.objects[h], memoObject[T]{raw: raw, nesting: nesting, made: made})
 	m.bytes += len(raw) + size
 }
@@ -175,6 +178,9 @@ const (
 	MinMemoBytes = 64
 	maxMemoBytes = 64 << 20
 	maxSightings = 1 << 20
+	// maxPrefixObjects bounds the objects remembered that begin with the same MinMemoBytes
+	// bytes, so that finding one compares a few.
+	maxPrefixObjects = 16
 )
 
 // Get returns what is remembered for raw. When nothing is, remember reports whether raw was

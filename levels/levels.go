@@ -88,7 +88,7 @@ func ConventionsOnly(rules []string) bool {
 // their order; sequence numbers are renumbered.
 func View(tr *trace.Trace, follows map[string]bool) *trace.Trace {
 	full := tr.Expanded()
-	v := viewer{follows: follows}
+	v := &viewer{follows: follows}
 	out := &trace.Trace{Scenario: full.Scenario, Unfired: full.Unfired}
 	for _, e := range full.Entries {
 		if v.drops(e) {
@@ -97,7 +97,7 @@ func View(tr *trace.Trace, follows map[string]bool) *trace.Trace {
 		if e.Kind == trace.KindCall && e.Name == trace.CallStream && !follows["R-PROVIDER-OPTIONS"] {
 			e.Data = jsonvalue.WithoutMember(e.Data, "options")
 		}
-		e.Data, e.Answer = v.json(e.Data), v.json(e.Answer)
+		e.Data, e.Answer = v.json(e.Data, e.Canonical), v.json(e.Answer, e.Canonical)
 		if e.Error != "" && !follows["R-TOOL-ERROR-RESULT"] {
 			e.Error = errorText
 		}
@@ -111,15 +111,35 @@ func View(tr *trace.Trace, follows map[string]bool) *trace.Trace {
 // errorText stands for any error text in the core view.
 const errorText = "(an error)"
 
-type viewer struct{ follows map[string]bool }
+// viewer makes the core view of a trace's payloads; memo holds what it made of the objects
+// of canonical payloads (viewbytes.go).
+type viewer struct {
+	follows map[string]bool
+	memo    viewMemo
+}
 
 // drops reports whether the core view leaves entry e out.
-func (v viewer) drops(e trace.Entry) bool {
+func (v *viewer) drops(e trace.Entry) bool {
 	switch {
 	case e.Kind == trace.KindCall && (e.Name == trace.HookSteering || e.Name == trace.HookFollowUp) && !v.follows["R-POLL-B"]:
 		var a struct{ Messages []json.RawMessage }
 		return json.Unmarshal(e.Answer, &a) == nil && len(a.Messages) == 0 && e.Error == ""
 	case e.Kind == trace.KindEvent && strings.HasPrefix(e.Name, "message_") && !v.follows["R-DECL-WHEN"]:
+		if e.Canonical {
+			start, end, ok := jsonvalue.MemberValue(e.Data, "message")
+			var buf [24]span
+			ms, isObject := members(e.Data[start:end], buf[:0])
+			if !ok || !isObject {
+				return false
+			}
+			var role []byte
+			for _, m := range ms {
+				if string(m.key) == `"role"` {
+					role = m.value
+				}
+			}
+			return declarationOnlyBytes(ms, role)
+		}
 		var d map[string]any
 		if json.Unmarshal(e.Data, &d) != nil {
 			return false
@@ -131,7 +151,7 @@ func (v viewer) drops(e trace.Entry) bool {
 }
 
 // declarationOnly reports whether a message is a system message that only declares tools.
-func (v viewer) declarationOnly(m map[string]any) bool {
+func (v *viewer) declarationOnly(m map[string]any) bool {
 	if m["role"] != "system" || m["toolsAdded"] == nil && m["toolsRemoved"] == nil {
 		return false
 	}
@@ -139,10 +159,16 @@ func (v viewer) declarationOnly(m map[string]any) bool {
 	return c == "" && m["sections"] == nil
 }
 
-// json is a payload in the core view.
-func (v viewer) json(data json.RawMessage) json.RawMessage {
+// json is a payload in the core view; canonical says it is canonical JSON, whose view is
+// made on its bytes.
+func (v *viewer) json(data json.RawMessage, canonical bool) json.RawMessage {
 	if len(data) == 0 {
 		return data
+	}
+	if canonical {
+		if out, ok := v.canonicalView(make([]byte, 0, len(data)), data); ok {
+			return out
+		}
 	}
 	var d any
 	if json.Unmarshal(data, &d) != nil {
@@ -153,7 +179,7 @@ func (v viewer) json(data json.RawMessage) json.RawMessage {
 
 // value is a decoded value in the core view; nested says it is the result of a failed call
 // (an object with isError true holds its result's content and details one level down).
-func (v viewer) value(x any, nested bool) any {
+func (v *viewer) value(x any, nested bool) any {
 	switch x := x.(type) {
 	case []any:
 		out := make([]any, 0, len(x))
@@ -192,7 +218,7 @@ func (v viewer) value(x any, nested bool) any {
 
 // leavesOut reports whether the core view leaves out member k of an object (a message, an
 // assistant message, an error result).
-func (v viewer) leavesOut(k string, message, assistant, failed bool) bool {
+func (v *viewer) leavesOut(k string, message, assistant, failed bool) bool {
 	switch k {
 	case "toolsAdded", "toolsRemoved":
 		return !v.follows["R-DECL-WHEN"]

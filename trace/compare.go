@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -115,8 +117,13 @@ const maxFields = 80
 // each aligned pair compared member by member. Links are expanded first; an entry whose link
 // does not resolve is compared as written.
 func Compare(want, got *Trace, profile Profile) *Comparison {
-	w, g := want.Expanded(), got.Expanded()
-	c := &Comparison{Profile: profile, Want: w.Entries, Got: g.Entries}
+	g := got.Expanded().Entries
+	return compare(want.Expanded().Entries, g, profile, newMemo(g, profile))
+}
+
+// compare is Compare of expanded entries, got's memo remembering what it decodes.
+func compare(want, got []Entry, profile Profile, memo *Memo) *Comparison {
+	c := &Comparison{Profile: profile, Want: want, Got: got}
 	// The entries both traces write alike, at their start and at their end, align as they are.
 	pre := 0
 	for pre < len(c.Want) && pre < len(c.Got) && writtenAlike(&c.Want[pre], &c.Got[pre]) {
@@ -138,7 +145,7 @@ func Compare(want, got *Trace, profile Profile) *Comparison {
 			s.Got += pre
 		}
 		if s.Op == Same {
-			s.Fields = entryFields(&c.Want[s.Want], &c.Got[s.Got], profile)
+			s.Fields = memo.entryFields(&c.Want[s.Want], s.Got)
 		}
 		c.Steps = append(c.Steps, s)
 	}
@@ -255,15 +262,6 @@ func messageRole(data []byte) string {
 	return d.Message.Role
 }
 
-// entryFields compares two entries of one key member by member under profile.
-func entryFields(w, g *Entry, profile Profile) []Field {
-	if writtenAlike(w, g) {
-		return nil
-	}
-	wv, gv := EntryValue(*w, profile), EntryValue(*g, profile)
-	return Fields(wv, gv, nil)
-}
-
 // writtenAlike reports whether two entries are the same but for their sequence numbers.
 func writtenAlike(w, g *Entry) bool {
 	return w.T == g.T && w.Kind == g.Kind && w.Name == g.Name && w.Target == g.Target && w.Error == g.Error &&
@@ -276,7 +274,11 @@ func writtenAlike(w, g *Entry) bool {
 // without its sequence number (positions are aligned instead).
 func EntryValue(e Entry, profile Profile) any {
 	e.Seq = 0
-	line := e.appendJSON(nil)
+	return lineValue(e.appendJSON(nil), profile)
+}
+
+// lineValue is EntryValue of an entry's JSON line.
+func lineValue(line []byte, profile Profile) any {
 	dec := json.NewDecoder(bytes.NewReader(line))
 	if profile != Semantic {
 		dec.UseNumber()
@@ -433,14 +435,92 @@ func Reordered(want, got []any) bool {
 	return slices.Equal(w, g)
 }
 
-// ItemKeys is each item's JSON.
+// ItemKeys is each item's JSON, as json.Marshal writes it ("" for an item it cannot write).
 func ItemKeys(items []any) []string {
 	out := make([]string, len(items))
+	var b []byte
 	for i, v := range items {
-		b, _ := json.Marshal(v)
-		out[i] = string(b)
+		var ok bool
+		if b, ok = appendMarshal(b[:0], v); ok {
+			out[i] = string(b)
+		}
 	}
 	return out
+}
+
+// appendMarshal appends v as json.Marshal writes it, without reflection for the values
+// decoded JSON holds; ok is false where json.Marshal fails.
+func appendMarshal(b []byte, v any) (_ []byte, ok bool) {
+	switch x := v.(type) {
+	case nil:
+		return append(b, "null"...), true
+	case bool:
+		return strconv.AppendBool(b, x), true
+	case string:
+		return jsonvalue.AppendString(b, x), true
+	case json.Number:
+		if x != "" && (x[0] == '-' || x[0] >= '0' && x[0] <= '9') && json.Valid([]byte(x)) {
+			return append(b, x...), true
+		}
+	case float64:
+		if !math.IsInf(x, 0) && !math.IsNaN(x) {
+			return appendFloat(b, x), true
+		}
+	case map[string]any:
+		if x == nil {
+			return append(b, "null"...), true
+		}
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(jsonvalue.AppendString(b, k), ':')
+			if b, ok = appendMarshal(b, x[k]); !ok {
+				return b, false
+			}
+		}
+		return append(b, '}'), true
+	case []any:
+		if x == nil {
+			return append(b, "null"...), true
+		}
+		b = append(b, '[')
+		for i, e := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if b, ok = appendMarshal(b, e); !ok {
+				return b, false
+			}
+		}
+		return append(b, ']'), true
+	}
+	data, err := json.Marshal(v)
+	return append(b, data...), err == nil
+}
+
+// appendFloat appends a finite float64 as encoding/json writes it: as ECMAScript does, but
+// for the exponent's form.
+func appendFloat(b []byte, f float64) []byte {
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		// e-09 to e-9
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
 }
 
 // JSONType names the JSON type of a decoded value ("a string", "null", …).

@@ -181,6 +181,9 @@ func (h Hello) Lacking() []string {
 
 // encode renders m as one protocol line, newline included.
 func encode(m Message) ([]byte, error) {
+	if line, ok := callOrNotifyLine(&m); ok {
+		return line, nil
+	}
 	line, err := json.Marshal(m)
 	if err != nil {
 		return nil, fmt.Errorf("encode %s message: %w", m.Type, err)

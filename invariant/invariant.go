@@ -118,14 +118,8 @@ func runsOf(whole *view) []*view {
 			cur, from = []trace.Entry{e}, []int{i}
 		case cur == nil, e.Kind == trace.KindOutcome, e.Kind == trace.KindDeliver && e.Name == trace.DeliverAgent:
 		case e.Kind == trace.KindEvent && e.Name == string(loop.AgentEnd):
-			n := len(cur)
-			run, end := endRun(cur, e, whole.d(i))
-			if len(run) == n+2 { // agent_end, then the end entry made for the run
-				from = append(from, i, -1)
-			} else { // the end of a failed run, made for it, in place of the error turn
-				from = append(from[:n-3], -1)
-			}
-			r := whole.sub(run, from)
+			run, at, end := endRun(cur, from, e, i, whole.d(i))
+			r := whole.sub(run, at)
 			r.data[len(run)-1], r.decoded[len(run)-1] = end, true
 			runs = append(runs, r)
 			cur, from = nil, nil
@@ -142,19 +136,27 @@ func runsOf(whole *view) []*view {
 	return runs
 }
 
-// endRun ends a run's entries at its agent_end, whose data is agentEnd, with the end entry of
-// the loop's run, and gives that entry's data.
-func endRun(run []trace.Entry, e trace.Entry, agentEnd map[string]any) ([]trace.Entry, map[string]any) {
+// endRun ends a run's entries (from gives each one's index in the whole trace) at its
+// agent_end, entry i whose data is agentEnd, with the end entry of the loop's run, and gives
+// the entries, their indices (-1 for the end entry) and that entry's data. The error turn's
+// three events are left out of a failed run; what came between them (a hook's return the
+// turn's listener held) stays.
+func endRun(run []trace.Entry, from []int, e trace.Entry, i int, agentEnd map[string]any) ([]trace.Entry, []int, map[string]any) {
 	messages, _ := agentEnd["messages"].([]any)
-	if n := len(run); len(messages) == 1 && n >= 4 &&
-		run[n-3].Name == string(loop.MessageStart) && run[n-2].Name == string(loop.MessageEnd) && run[n-1].Name == string(loop.TurnEnd) {
+	if turn := errorTurn(run); len(messages) == 1 && turn != nil {
 		m := obj(messages[0])
 		role, stop, errorMessage := str(m["role"]), str(m["stopReason"]), str(m["errorMessage"])
-		if role == "assistant" && (stop == string(loop.StopError) || stop == string(loop.StopAborted)) && failedJustBefore(run[:n-3]) {
-			last := run[n-1]
+		if role == "assistant" && (stop == string(loop.StopError) || stop == string(loop.StopAborted)) && failedJustBefore(run[:turn[0]]) {
+			last := run[len(run)-1]
 			data := jsonvalue.AppendString([]byte(`{"error":`), errorMessage)
-			return append(run[:n-3:n-3], trace.Entry{Seq: last.Seq, T: last.T, Kind: trace.KindEnd, Name: "run", Data: append(data, '}'), Error: errorMessage}),
-				map[string]any{"error": errorMessage}
+			kept, at := make([]trace.Entry, 0, len(run)-2), make([]int, 0, len(run)-2)
+			for j := range run {
+				if !slices.Contains(turn, j) {
+					kept, at = append(kept, run[j]), append(at, from[j])
+				}
+			}
+			return append(kept, trace.Entry{Seq: last.Seq, T: last.T, Kind: trace.KindEnd, Name: "run", Data: append(data, '}'), Error: errorMessage}),
+				append(at, -1), map[string]any{"error": errorMessage}
 		}
 	}
 	// Its data as the world would write it: agent_end's messages as they are.
@@ -168,7 +170,22 @@ func endRun(run []trace.Entry, e trace.Entry, agentEnd map[string]any) ([]trace.
 	}
 	data := append(append([]byte(`{"messages":`), list...), '}')
 	return append(run, e, trace.Entry{Seq: e.Seq, T: e.T, Kind: trace.KindEnd, Name: "run", Data: data}),
-		map[string]any{"messages": messages}
+		append(from, i, -1), map[string]any{"messages": messages}
+}
+
+// errorTurn gives the positions of a run's last three events when they are an error turn's
+// message_start, message_end and turn_end, nil otherwise.
+func errorTurn(run []trace.Entry) []int {
+	var ev []int
+	for j := len(run) - 1; j >= 0 && len(ev) < 3; j-- {
+		if run[j].Kind == trace.KindEvent {
+			ev = append(ev, j)
+		}
+	}
+	if len(ev) < 3 || run[ev[2]].Name != string(loop.MessageStart) || run[ev[1]].Name != string(loop.MessageEnd) || run[ev[0]].Name != string(loop.TurnEnd) {
+		return nil
+	}
+	return []int{ev[2], ev[1], ev[0]}
 }
 
 // failedJustBefore reports whether the run's entries end with what fails a run: a call that

@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/turnstile-dev/turnstile/sim"
 	"github.com/turnstile-dev/turnstile/trace"
@@ -55,6 +56,11 @@ type server struct {
 
 	outMu sync.Mutex
 	out   io.Writer
+	// held are the lines of notifications sent while a step runs, written with the step's
+	// next line that is not one (a call that waits for its answer, the reply) or at the step's
+	// end: a write a step, not a write a line. stepping says a step runs.
+	held     []byte
+	stepping atomic.Bool
 
 	sess   *serveSession
 	nextID int64
@@ -108,7 +114,11 @@ func (s *server) run() error {
 			}
 			return s.reject(rec.err)
 		}
-		if done, err := s.handle(rec); done {
+		s.stepping.Store(true)
+		done, err := s.handle(rec)
+		s.stepping.Store(false)
+		s.flush()
+		if done {
 			return err
 		}
 	}
@@ -255,9 +265,32 @@ func (s *server) send(m Message) {
 	}
 	s.outMu.Lock()
 	defer s.outMu.Unlock()
-	if _, err := s.out.Write(line); err != nil {
+	s.held = append(s.held, line...)
+	if s.stepping.Load() && len(s.held) < maxHeld && (m.Type == TypeNotify || m.Type == TypeCall && m.Standing) {
+		return
+	}
+	s.writeHeld()
+}
+
+// maxHeld bounds the bytes of notifications held for one write.
+const maxHeld = 64 << 10
+
+// flush writes the lines held, if any.
+func (s *server) flush() {
+	s.outMu.Lock()
+	defer s.outMu.Unlock()
+	s.writeHeld()
+}
+
+// writeHeld writes the lines held; s.outMu is held.
+func (s *server) writeHeld() {
+	if len(s.held) == 0 {
+		return
+	}
+	if _, err := s.out.Write(s.held); err != nil {
 		s.gone = true
 	}
+	s.held = s.held[:0]
 }
 
 // servePort is the world as the reference sees it when served: calls and notifications

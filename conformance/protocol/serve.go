@@ -27,13 +27,20 @@ const ReferenceName = "turnstile-reference"
 // Port.Call and the next line read must be that call's answer.
 func Serve(r io.Reader, w io.Writer) error {
 	hello := Hello{Name: ReferenceName, Version: moduleVersion(), Tracks: Tracks, Hooks: AllHooks, Protocol: ProtocolVersion}
-	return ServeImpl(r, w, hello, func() sim.Implementation { return sim.NewReference() })
+	return serve(r, w, hello, func() sim.Implementation { return sim.NewReference() }, true)
 }
 
 // ServeImpl serves the implementations newImpl makes, one per session, introduced by hello,
-// as Serve serves the reference (the Go kit serves a port with it).
+// as Serve serves the reference (the Go kit serves a port with it). Each line is written as
+// it is sent: a port that hangs mid-step has shown the harness all it did.
 func ServeImpl(r io.Reader, w io.Writer, hello Hello, newImpl func() sim.Implementation) error {
-	s := &server{out: w, in: make(chan received), done: make(chan struct{}), hello: hello, newImpl: newImpl}
+	return serve(r, w, hello, newImpl, false)
+}
+
+// serve is ServeImpl; hold says a step always ends (the reference, on its cooperative
+// scheduler), so the notifications a step sends may be held to be written together.
+func serve(r io.Reader, w io.Writer, hello Hello, newImpl func() sim.Implementation, hold bool) error {
+	s := &server{out: w, in: make(chan received), done: make(chan struct{}), hello: hello, newImpl: newImpl, hold: hold}
 	defer close(s.done)
 	go s.read(r)
 	return s.run()
@@ -56,11 +63,12 @@ type server struct {
 
 	outMu sync.Mutex
 	out   io.Writer
-	// held are the lines of notifications sent while a step runs, written with the step's
-	// next line that is not one (a call that waits for its answer, the reply) or at the step's
-	// end: a write a step, not a write a line. stepping says a step runs.
+	// held are the lines of notifications sent while a step runs, when hold, written with the
+	// step's next line that is not one (a call that waits for its answer, the reply) or at the
+	// step's end: a write a step, not a write a line. stepping says a step runs.
 	held     []byte
 	stepping atomic.Bool
+	hold     bool
 
 	sess   *serveSession
 	nextID int64
@@ -266,7 +274,7 @@ func (s *server) send(m Message) {
 	s.outMu.Lock()
 	defer s.outMu.Unlock()
 	s.held = append(s.held, line...)
-	if s.stepping.Load() && len(s.held) < maxHeld && (m.Type == TypeNotify || m.Type == TypeCall && m.Standing) {
+	if s.hold && s.stepping.Load() && len(s.held) < maxHeld && (m.Type == TypeNotify || m.Type == TypeCall && m.Standing) {
 		return
 	}
 	s.writeHeld()

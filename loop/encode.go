@@ -36,69 +36,19 @@ func (w *jsonWriter) boolean(v bool) {
 	}
 }
 
-// float writes f as encoding/json does: the shortest decimal that reads back as f, with an
-// exponent below 1e-6 and from 1e21 (written e-7, not e-07).
+// float writes f as encoding/json does.
 func (w *jsonWriter) float(f float64) {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		w.ok = false
 		return
 	}
-	format := byte('f')
-	if a := math.Abs(f); a != 0 && (a < 1e-6 || a >= 1e21) {
-		format = 'e'
-	}
-	w.b = strconv.AppendFloat(w.b, f, format, -1, 64)
-	if n := len(w.b); format == 'e' && n >= 4 && w.b[n-4] == 'e' && w.b[n-3] == '-' && w.b[n-2] == '0' {
-		w.b[n-2] = w.b[n-1]
-		w.b = w.b[:n-1]
-	}
+	w.b = jsonvalue.AppendMarshalFloat(w.b, f)
 }
 
-// value writes a value of decoded JSON (nil, bool, string, float64, map[string]any, []any).
+// value writes a value of decoded JSON as encoding/json does.
 func (w *jsonWriter) value(v any) {
-	switch x := v.(type) {
-	case nil:
-		w.raw("null")
-	case bool:
-		w.boolean(x)
-	case string:
-		w.str(x)
-	case float64:
-		w.float(x)
-	case map[string]any:
-		if x == nil {
-			w.raw("null")
-			return
-		}
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		w.raw("{")
-		for i, k := range keys {
-			if i > 0 {
-				w.raw(",")
-			}
-			w.str(k)
-			w.raw(":")
-			w.value(x[k])
-		}
-		w.raw("}")
-	case []any:
-		if x == nil {
-			w.raw("null")
-			return
-		}
-		w.raw("[")
-		for i, e := range x {
-			if i > 0 {
-				w.raw(",")
-			}
-			w.value(e)
-		}
-		w.raw("]")
-	default:
+	var ok bool
+	if w.b, ok = jsonvalue.AppendMarshal(w.b, v); !ok {
 		w.ok = false
 	}
 }

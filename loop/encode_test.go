@@ -69,8 +69,8 @@ func TestMessageJSONOfGoValues(t *testing.T) {
 	} {
 		sameJSON(t, m)
 	}
-	if _, ok := messageJSON(&ToolResultMessage{Details: map[string]any{"i": 3}}); ok {
-		t.Error("an int in details written by hand")
+	if _, ok := messageJSON(&ToolResultMessage{Details: map[string]any{"x": math.NaN()}}); ok {
+		t.Error("a NaN in details written by hand, not left to encoding/json's error")
 	}
 	if _, ok := messageJSON(&UserMessage{Text: "hi"}); !ok {
 		t.Error("a plain user message left to encoding/json")

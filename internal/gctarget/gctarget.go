@@ -4,7 +4,10 @@ package gctarget
 
 import (
 	"os"
+	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
+	"sync/atomic"
 )
 
 // Percent is turnstile's GC target: its live heap is small (a run's traces at a time) and it
@@ -12,9 +15,69 @@ import (
 // (turnstile conform).
 const Percent = 400
 
-// Set sets the GC target to Percent, unless GOGC is set: GOGC still decides.
+// Headroom caps what the heap may grow beyond its live bytes before a collection: a moment of
+// large live heap (a long scenario's traces written out whole) would otherwise let the heap
+// grow to five times it, and every new page is a page fault, which costs more than the
+// collections saved.
+const Headroom = 32 << 20
+
+// Set sets the GC target to Percent, lowered after each collection to keep the heap's growth
+// within Headroom (never below 100 %), unless GOGC is set: GOGC still decides.
 func Set() {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(Percent)
+	if os.Getenv("GOGC") != "" {
+		return
 	}
+	current.Store(Percent)
+	debug.SetGCPercent(Percent)
+	if armed.CompareAndSwap(false, true) {
+		afterCollection(tune)
+	}
+}
+
+// percentFor is the GC target for a live heap of live bytes.
+func percentFor(live uint64) int {
+	if live == 0 || live*Percent/100 <= Headroom {
+		return Percent
+	}
+	return max(100, int(Headroom*100/live))
+}
+
+var liveSample = []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+
+// tune sets the GC target for the live heap the last collection found, and reports whether
+// to go on: it stops once something else has set the target. It runs on the finalizer
+// goroutine, one call at a time.
+func tune() bool {
+	metrics.Read(liveSample)
+	if liveSample[0].Value.Kind() != metrics.KindUint64 {
+		armed.Store(false)
+		return false
+	}
+	want := percentFor(liveSample[0].Value.Uint64())
+	if want == int(current.Load()) {
+		return true
+	}
+	if old := debug.SetGCPercent(want); old != int(current.Load()) {
+		debug.SetGCPercent(old)
+		armed.Store(false)
+		return false
+	}
+	current.Store(int32(want))
+	return true
+}
+
+var (
+	current atomic.Int32 // the target Set or tune last set
+	armed   atomic.Bool  // whether tune runs after each collection
+)
+
+// afterCollection calls f after every collection while it returns true, from the finalizer
+// of an object that each call makes anew.
+func afterCollection(f func() bool) {
+	sentinel := new([32]byte)
+	runtime.SetFinalizer(sentinel, func(*[32]byte) {
+		if f() {
+			afterCollection(f)
+		}
+	})
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/turnstile-dev/turnstile/docs"
@@ -541,7 +542,8 @@ func toolEntry(e trace.Entry) bool {
 // governor names the rule of each finding of one comparison.
 type governor struct {
 	want, got []situation
-	tracks    string // the pi the implementation is held to; "" the newest
+	tracks    string           // the pi the implementation is held to; "" the newest
+	rowsOf    map[string][]int // the governance rows whose entries match a key, by key
 }
 
 func newGovernor(c *trace.Comparison, tracks string) *governor {
@@ -564,9 +566,10 @@ func newGovernor(c *trace.Comparison, tracks string) *governor {
 // field at path ("" for the entry itself); "" when no rule does. field is the member the rule
 // governs on any entry ("timestamp"), "" when the rule is the entry's.
 func (g *governor) rule(e trace.Entry, s situation, path string) (id, field string) {
-	key := trace.Key(e)
-	for _, row := range governance() {
-		if !matchesAny(row.Entries, key) || !fieldMatches(row.Fields, path) || !s.holds(row.When) {
+	rows := governance()
+	for _, i := range g.rowsMatching(trace.Key(e)) {
+		row := rows[i]
+		if !fieldMatches(row.Fields, path) || !s.holds(row.When) {
 			continue
 		}
 		if r, ok := docs.Lookup(row.Rule); ok && r.Since != "" && g.tracks != "" && loop.VersionLess(g.tracks, r.Since) {
@@ -578,6 +581,24 @@ func (g *governor) rule(e trace.Entry, s situation, path string) (id, field stri
 		return row.Rule, field
 	}
 	return "", ""
+}
+
+// rowsMatching is the indices of the governance rows whose entries match key, in order.
+func (g *governor) rowsMatching(key string) []int {
+	if rows, ok := g.rowsOf[key]; ok {
+		return rows
+	}
+	var rows []int
+	for i, row := range governance() {
+		if matchesAny(row.Entries, key) {
+			rows = append(rows, i)
+		}
+	}
+	if g.rowsOf == nil {
+		g.rowsOf = map[string][]int{}
+	}
+	g.rowsOf[key] = rows
+	return rows
 }
 
 // governedMember is the member of path that one of fields names (the last of a run).
@@ -621,23 +642,36 @@ func matchesAny(patterns []string, key string) bool {
 	return false
 }
 
+// keyMatches reports whether key matches pattern, word by word as strings.Fields splits
+// them, without allocating (it runs for every divergence and row).
 func keyMatches(pattern, key string) bool {
 	if pattern == "*" {
 		return true
 	}
-	pw, kw := strings.Fields(pattern), strings.Fields(key)
-	if len(pw) > len(kw) {
-		return false
-	}
-	for i, w := range pw {
+	for {
+		var w, k string
+		if w, pattern = nextField(pattern); w == "" {
+			// A pattern without a role matches a key with one ("event message_*" matches
+			// "event message_end user"); one ending with "*" as its own word matches any rest.
+			return true
+		}
+		if k, key = nextField(key); k == "" {
+			return false
+		}
 		prefix, star := strings.CutSuffix(w, "*")
-		if star && !strings.HasPrefix(kw[i], prefix) || !star && kw[i] != w {
+		if star && !strings.HasPrefix(k, prefix) || !star && k != w {
 			return false
 		}
 	}
-	// A pattern without a role matches a key with one ("event message_*" matches "event
-	// message_end user"); one ending with "*" as its own word matches any rest.
-	return true
+}
+
+// nextField is the first of strings.Fields(s), "" if none, and what follows it.
+func nextField(s string) (field, rest string) {
+	s = strings.TrimLeftFunc(s, unicode.IsSpace)
+	if i := strings.IndexFunc(s, unicode.IsSpace); i >= 0 {
+		return s[:i], s[i:]
+	}
+	return s, ""
 }
 
 // fieldMatches reports whether the field at path is one the row names (none: any field, and

@@ -2,9 +2,11 @@ package diagnose
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/turnstile-dev/turnstile/docs"
+	"pgregory.net/rapid"
 )
 
 // TestTheGovernanceTableIsWellFormed: every row of SEMANTICS.md's "Which rule governs an
@@ -52,6 +54,36 @@ func TestKeysMatchThePatternsOfTheTable(t *testing.T) {
 			t.Errorf("keyMatches(%q, %q) = %v", c.pattern, c.key, got)
 		}
 	}
+}
+
+// TestKeyMatchesSplitsAsFields: keyMatches reads words as strings.Fields splits them.
+func TestKeyMatchesSplitsAsFields(t *testing.T) {
+	byFields := func(pattern, key string) bool {
+		if pattern == "*" {
+			return true
+		}
+		pw, kw := strings.Fields(pattern), strings.Fields(key)
+		if len(pw) > len(kw) {
+			return false
+		}
+		for i, w := range pw {
+			prefix, star := strings.CutSuffix(w, "*")
+			if star && !strings.HasPrefix(kw[i], prefix) || !star && kw[i] != w {
+				return false
+			}
+		}
+		return true
+	}
+	text := rapid.StringOfN(rapid.SampledFrom([]rune("ab* \t\n\u00a0\u2028é")), 0, 12, -1)
+	rapid.Check(t, func(t *rapid.T) {
+		pattern, key := text.Draw(t, "pattern"), text.Draw(t, "key")
+		if rapid.Bool().Draw(t, "key from pattern") {
+			key = strings.ReplaceAll(pattern, "*", "") + key
+		}
+		if got, want := keyMatches(pattern, key), byFields(pattern, key); got != want {
+			t.Fatalf("keyMatches(%q, %q) = %v, strings.Fields says %v", pattern, key, got, want)
+		}
+	})
 }
 
 // TestMessageFactsReadTextAndBlocks: a message whose content is a text is read as well as one

@@ -253,9 +253,9 @@ func (w *world) updateData(ev *loop.Event) (json.RawMessage, *trace.Link, int64)
 	}
 	return w.enc.sized(func(b []byte) []byte {
 		o := open(b)
-		o.key("assistantMessageEvent")
+		o = o.key("assistantMessageEvent")
 		o.b = appendStreamEventWith(o.b, ev.AssistantEvent, false)
-		o.str("type", string(ev.Type))
+		o = o.str("type", string(ev.Type))
 		return o.close()
 	}), w.newLink(trace.Link{Repeats: last.seq}), repeatedSize(last.size)
 }
@@ -563,10 +563,10 @@ func (w *world) messageData(ev *loop.Event) (json.RawMessage, *trace.Link, int64
 		data := w.enc.sized(func(b []byte) []byte {
 			o := open(b)
 			if ev.Type == loop.TurnEnd {
-				o.key("toolResults")
+				o = o.key("toolResults")
 				o.b = appendList(o.b, nonNil(ev.ToolResults), func(b []byte, r *loop.ToolResultMessage) []byte { return w.enc.transcript(b, r) })
 			}
-			o.str("type", string(ev.Type))
+			o = o.str("type", string(ev.Type))
 			return o.close()
 		})
 		m := messageAt{msg: ev.Message, enc: t.enc, size: t.size}

@@ -554,9 +554,9 @@ func (w *world) event(ev *loop.Event) {
 	case loop.AgentEnd:
 		data, link, leftOut = w.runMessagesData(nonNil(ev.Messages), func(b []byte, msgs []loop.Message) []byte {
 			o := open(b)
-			o.key("messages")
+			o = o.key("messages")
 			o.b = w.enc.messages(o.b, msgs)
-			o.str("type", string(loop.AgentEnd))
+			o = o.str("type", string(loop.AgentEnd))
 			return o.close()
 		})
 	default:

@@ -307,6 +307,9 @@ func appendMap[V any](b []byte, m map[string]V, item func([]byte, V) []byte) []b
 	if m == nil {
 		return append(b, "null"...)
 	}
+	if len(m) == 0 { // a tool call's arguments, a result's details: not iterated
+		return append(b, "{}"...)
+	}
 	var small [8]string // most maps here are small: their keys sorted without allocating
 	keys := small[:0]
 	for k := range m {

@@ -256,8 +256,9 @@ func (r *recycled[T]) next(pool *sync.Pool, size int) *T {
 		}
 		r.spent = append(r.spent, r.chunk)
 	}
-	var zero T
-	r.chunk = append(r.chunk, zero)
+	// The room past the chunk's length is zero (made so, or cleared by recycle): taking it
+	// writes nothing, where appending a zero T would copy it with the write barrier.
+	r.chunk = r.chunk[:len(r.chunk)+1]
 	return &r.chunk[len(r.chunk)-1]
 }
 
@@ -355,7 +356,34 @@ func (w *world) recordLinked(e trace.Entry, leftOut int64) {
 	if e.Link != nil {
 		w.bytes += leftOut // the rest of its line is counted by exactBytes
 	}
-	w.trace.Entries = append(w.trace.Entries, e)
+	w.appendEntry(&e)
+}
+
+// appendEntry appends e to the trace. Its members are stored one by one, the empty ones
+// not at all, in the zeroed room the trace was made with: appending the entry whole copies
+// it with the bulk write barrier over all seven pointers whenever the collector marks.
+func (w *world) appendEntry(e *trace.Entry) {
+	n := len(w.trace.Entries)
+	if n == cap(w.trace.Entries) {
+		w.trace.Entries = append(w.trace.Entries, *e)
+		return
+	}
+	w.trace.Entries = w.trace.Entries[:n+1]
+	p := &w.trace.Entries[n]
+	p.Seq, p.T, p.Canonical = e.Seq, e.T, e.Canonical
+	p.Kind, p.Name, p.Data = e.Kind, e.Name, e.Data
+	if e.Target != "" {
+		p.Target = e.Target
+	}
+	if e.Link != nil {
+		p.Link = e.Link
+	}
+	if e.Answer != nil {
+		p.Answer = e.Answer
+	}
+	if e.Error != "" {
+		p.Error = e.Error
+	}
 }
 
 // exactBytes is the size of the trace's JSON lines in full so far, the entries recorded since

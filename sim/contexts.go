@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
+	"unsafe"
 
 	"github.com/turnstile-dev/turnstile/jsonvalue"
 	"github.com/turnstile-dev/turnstile/loop"
@@ -92,11 +93,15 @@ func (w *world) keepOfMessages(msgs []loop.Message, prev listAt) int {
 	if prev.seq == 0 {
 		return 0
 	}
+	n := min(len(msgs), len(prev.encs))
+	same := min(n, len(prev.msgs))
 	keep := 0
-	for keep < len(msgs) && keep < len(prev.encs) {
+	for keep < same && sameMemoable(msgs[keep], prev.msgs[keep]) {
+		keep++
+	}
+	for keep < n {
 		m := msgs[keep]
-		same := keep < len(prev.msgs) && sameMemoable(m, prev.msgs[keep])
-		if !same && !bytes.Equal(w.enc.encoded(m), prev.encs[keep]) {
+		if !(keep < len(prev.msgs) && sameMemoable(m, prev.msgs[keep])) && !bytes.Equal(w.enc.encoded(m), prev.encs[keep]) {
 			break
 		}
 		keep++
@@ -105,27 +110,29 @@ func (w *world) keepOfMessages(msgs []loop.Message, prev listAt) int {
 }
 
 // sameMemoable reports whether a and b are the same message of a type the encoder's memo
-// holds (memoable): the same pointer, compared without the runtime's interface equality (a
-// call for every message of every context).
+// holds (memoable): the same type and pointer, their two words compared as they are (the
+// runtime's interface equality is a call, and a type switch several comparisons, for every
+// message of every context: the square of a run's length).
 func sameMemoable(a, b loop.Message) bool {
-	switch x := a.(type) {
-	case *loop.AssistantMessage:
-		y, ok := b.(*loop.AssistantMessage)
-		return ok && x == y
-	case *loop.ToolResultMessage:
-		y, ok := b.(*loop.ToolResultMessage)
-		return ok && x == y
-	case *loop.UserMessage:
-		y, ok := b.(*loop.UserMessage)
-		return ok && x == y
-	case *loop.SystemMessage:
-		y, ok := b.(*loop.SystemMessage)
-		return ok && x == y
-	case *loop.CustomMessage:
-		y, ok := b.(*loop.CustomMessage)
-		return ok && x == y
-	}
-	return false
+	x, y := messageWords(a), messageWords(b)
+	return x == y && (x.typ == memoableTypes[0] || x.typ == memoableTypes[1] || x.typ == memoableTypes[2] ||
+		x.typ == memoableTypes[3] || x.typ == memoableTypes[4])
+}
+
+// ifaceWords is the layout of an interface value: its type's word and its data's.
+type ifaceWords struct{ typ, data unsafe.Pointer }
+
+// messageWords is m's two words.
+func messageWords(m loop.Message) ifaceWords { return *(*ifaceWords)(unsafe.Pointer(&m)) }
+
+// memoableTypes are the type words of loop.Message values of the memoable types, the
+// assistant's and the tool results' first (the most of a context).
+var memoableTypes = [5]unsafe.Pointer{
+	messageWords((*loop.AssistantMessage)(nil)).typ,
+	messageWords((*loop.ToolResultMessage)(nil)).typ,
+	messageWords((*loop.UserMessage)(nil)).typ,
+	messageWords((*loop.SystemMessage)(nil)).typ,
+	messageWords((*loop.CustomMessage)(nil)).typ,
 }
 
 // keptSize is what a link to the first keep messages of the list prev leaves out of a list

@@ -59,6 +59,9 @@ func (enc *encoder) eventBytes(e *loop.Event) []byte {
 
 // valueBytes is v's canonical JSON, in a slice of its own.
 func (e *encoder) valueBytes(v any) []byte {
+	if m, ok := v.(map[string]any); ok && m != nil && len(m) == 0 {
+		return emptyObject[:2:2] // a queue's poll: shared, full (an append copies)
+	}
 	return e.sized(func(b []byte) []byte { return e.value(b, v) })
 }
 
@@ -111,6 +114,9 @@ func (e *encoder) kept(p []byte) []byte {
 	e.arena = append(e.arena, p...)
 	return e.arena[start:len(e.arena):len(e.arena)] // full: an append to it copies
 }
+
+// emptyObject is the canonical JSON of an empty object.
+var emptyObject = []byte(`{}`)
 
 func newEncoder() *encoder { return &encoder{memo: map[loop.Message][]byte{}} }
 

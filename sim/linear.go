@@ -248,8 +248,7 @@ func (w *world) updateData(ev *loop.Event) (json.RawMessage, *trace.Link, int64)
 		return w.enc.eventBytes(ev), nil, 0
 	}
 	if sameEvent(ev.AssistantEvent, last.ev) {
-		return w.enc.sized(func(b []byte) []byte { return append(b, updateAlone...) }),
-			w.newLink(trace.Link{Repeats: last.seq}), repeatedEventSize(last)
+		return updateAlone[:len(updateAlone):len(updateAlone)], w.newLink(trace.Link{Repeats: last.seq}), repeatedEventSize(last)
 	}
 	return w.enc.sized(func(b []byte) []byte {
 		o := open(b)
@@ -265,8 +264,14 @@ func (w *world) updateData(ev *loop.Event) (json.RawMessage, *trace.Link, int64)
 func repeatedSize(n int64) int64 { return memberSize("partial", n) + memberSize("message", n) }
 
 // updateAlone is the data of a message_update event that repeats the whole event delivered
-// (its assistantMessageEvent the delivery's data, its message the partial).
-var updateAlone = []byte(`{"type":"message_update"}`)
+// (its assistantMessageEvent the delivery's data, its message the partial); startAlone and
+// endAlone those of a message_start and a message_end that repeat their message. Entries
+// share them, full (an append copies): an entry's data is read, never written.
+var (
+	updateAlone = []byte(`{"type":"message_update"}`)
+	startAlone  = []byte(`{"type":"message_start"}`)
+	endAlone    = []byte(`{"type":"message_end"}`)
+)
 
 // repeatedEventSize is what a message_update event that repeats the whole event delivered
 // leaves out: the delivery's data in full, and its partial.
@@ -560,15 +565,23 @@ func sameAsTarget(typ loop.EventType, m loop.Message, t messageAt) bool {
 // link, the bytes it leaves out, and the event's message for later links.
 func (w *world) messageData(ev *loop.Event) (json.RawMessage, *trace.Link, int64, messageAt) {
 	if t := w.messageTarget(ev.Type); t.seq != 0 && sameAsTarget(ev.Type, ev.Message, t) {
-		data := w.enc.sized(func(b []byte) []byte {
-			o := open(b)
-			if ev.Type == loop.TurnEnd {
-				o = o.key("toolResults")
-				o.b = appendList(o.b, nonNil(ev.ToolResults), func(b []byte, r *loop.ToolResultMessage) []byte { return w.enc.transcript(b, r) })
-			}
-			o = o.str("type", string(ev.Type))
-			return o.close()
-		})
+		var data []byte
+		switch ev.Type {
+		case loop.MessageStart:
+			data = startAlone[:len(startAlone):len(startAlone)]
+		case loop.MessageEnd:
+			data = endAlone[:len(endAlone):len(endAlone)]
+		default:
+			data = w.enc.sized(func(b []byte) []byte {
+				o := open(b)
+				if ev.Type == loop.TurnEnd {
+					o = o.key("toolResults")
+					o.b = appendList(o.b, nonNil(ev.ToolResults), func(b []byte, r *loop.ToolResultMessage) []byte { return w.enc.transcript(b, r) })
+				}
+				o = o.str("type", string(ev.Type))
+				return o.close()
+			})
+		}
 		m := messageAt{msg: ev.Message, enc: t.enc, size: t.size}
 		if m.msg == nil {
 			m.msg = t.msg

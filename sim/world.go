@@ -587,11 +587,22 @@ func (w *world) event(ev *loop.Event) {
 			o = o.str("type", string(loop.AgentEnd))
 			return o.close()
 		})
+	case loop.AgentStart:
+		data = agentStartData[:len(agentStartData):len(agentStartData)]
+	case loop.TurnStart:
+		data = turnStartData[:len(turnStartData):len(turnStartData)]
 	default:
 		data = w.enc.eventBytes(ev)
 	}
 	w.recordEvent(ev.Type, ev.ToolCallID, data, link, leftOut, msg)
 }
+
+// agentStartData and turnStartData are the data of the events that hold nothing but their
+// type, shared by the entries (full: an append copies; an entry's data is never written).
+var (
+	agentStartData = []byte(`{"type":"agent_start"}`)
+	turnStartData  = []byte(`{"type":"turn_start"}`)
+)
 
 // recordEvent records an event entry, whose link leaves out leftOut bytes, and what follows
 // from it; msg is the message of a message_start or message_end event.

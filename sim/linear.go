@@ -65,7 +65,8 @@ type linearizer struct {
 	// context (contexts.go).
 	lists map[listKey]listAt
 
-	// partials holds, by stream id, the last streamEvent delivery that carried a partial.
+	// partials holds, by stream id, the last streamEvent delivery that carried a partial,
+	// of a delivery that names no stream (one that does keeps it in streamRun.last).
 	partials map[string]partialAt
 	// last is the last streamEvent delivery that carried a partial, of any stream.
 	last partialAt
@@ -117,7 +118,7 @@ func (w *world) deliveryData(s *scheduled) (data json.RawMessage, link *trace.Li
 	if len(d.Data) == 0 && !w.valuesOnly {
 		d.Data = w.enc.valueBytes(ev)
 	}
-	if prev, ok := w.lin.partials[d.Target]; ok && !w.lin.inFull && ev.Partial != nil && advances(prev.msg, ev) {
+	if prev, ok := w.partialOf(s); ok && !w.lin.inFull && ev.Partial != nil && advances(prev.msg, ev) {
 		partial = advancedSize(prev, ev, d.Data)
 		short := w.enc.sized(func(b []byte) []byte { return appendStreamEventWith(b, ev, false) })
 		return short, w.newLink(trace.Link{Advances: prev.seq}), memberSize("partial", partial), partial
@@ -219,6 +220,7 @@ func (w *world) delivered(s *scheduled, seq int, size, full int64) {
 	if s.stream != nil && s.stream.finished {
 		// No event of the stream comes after: its partial is let go, which keeps the map
 		// as small as the streams open at once.
+		s.stream.last = partialAt{}
 		delete(w.lin.partials, d.Target)
 		return
 	}
@@ -232,11 +234,26 @@ func (w *world) delivered(s *scheduled, seq int, size, full int64) {
 			p.data = d.Data
 		}
 	}
+	w.lin.last = p
+	if s.stream != nil {
+		s.stream.last = p
+		return
+	}
 	if w.lin.partials == nil {
 		w.lin.partials = map[string]partialAt{}
 	}
 	w.lin.partials[d.Target] = p
-	w.lin.last = p
+}
+
+// partialOf is the last partial of s's stream that a delivery recorded: the stream's own
+// (a map lookup and store for every event was a tenth of a streamed delta's cost), or by the
+// stream's id for a delivery that names no stream.
+func (w *world) partialOf(s *scheduled) (partialAt, bool) {
+	if s.stream != nil {
+		return s.stream.last, s.stream.last.seq != 0
+	}
+	p, ok := w.lin.partials[s.delivery.Target]
+	return p, ok
 }
 
 // updateData is the trace's data of a message_update event given as a value, linked to the

@@ -81,9 +81,12 @@ type world struct {
 
 // streamRun is an open provider stream on the world's side.
 type streamRun struct {
-	id       string
-	resp     *Response
-	partial  *loop.AssistantMessage // the last event's released; nil before (partialSoFar)
+	id      string
+	resp    *Response
+	partial *loop.AssistantMessage // the last event's released; nil before (partialSoFar)
+	// last is the last of its deliveries that carried a partial, as the trace recorded it
+	// (linearizer.partials); seq 0 before the first and once the stream is finished.
+	last     partialAt
 	final    *loop.AssistantMessage
 	finished bool
 	pending  []*scheduled

@@ -94,11 +94,7 @@ func (w *world) keepOfMessages(msgs []loop.Message, prev listAt) int {
 		return 0
 	}
 	n := min(len(msgs), len(prev.encs))
-	same := min(n, len(prev.msgs))
-	keep := 0
-	for keep < same && sameMemoable(msgs[keep], prev.msgs[keep]) {
-		keep++
-	}
+	keep := sameMemoables(msgs[:min(n, len(prev.msgs))], prev.msgs)
 	for keep < n {
 		m := msgs[keep]
 		if !(keep < len(prev.msgs) && sameMemoable(m, prev.msgs[keep])) && !bytes.Equal(w.enc.encoded(m), prev.encs[keep]) {
@@ -115,8 +111,45 @@ func (w *world) keepOfMessages(msgs []loop.Message, prev listAt) int {
 // message of every context: the square of a run's length).
 func sameMemoable(a, b loop.Message) bool {
 	x, y := messageWords(a), messageWords(b)
-	return x == y && (x.typ == memoableTypes[0] || x.typ == memoableTypes[1] || x.typ == memoableTypes[2] ||
-		x.typ == memoableTypes[3] || x.typ == memoableTypes[4])
+	return x == y && memoableType(x.typ)
+}
+
+// sameMemoables is how many of a's messages begin b as sameMemoable says, found at the cost
+// of a context's length, not a comparison a message: their words compared as memory, then
+// their types looked at once a run of the same type (a context compares alike every message
+// of the last, at every request).
+func sameMemoables(a, b []loop.Message) int {
+	n := min(len(a), len(b))
+	if n == 0 {
+		return 0
+	}
+	x := unsafe.Slice((*ifaceWords)(unsafe.Pointer(&a[0])), n)
+	y := unsafe.Slice((*ifaceWords)(unsafe.Pointer(&b[0])), n)
+	same := n
+	bx := unsafe.Slice((*byte)(unsafe.Pointer(&x[0])), n*int(unsafe.Sizeof(ifaceWords{})))
+	by := unsafe.Slice((*byte)(unsafe.Pointer(&y[0])), n*int(unsafe.Sizeof(ifaceWords{})))
+	if !bytes.Equal(bx, by) {
+		same = 0
+		for same < n && x[same] == y[same] {
+			same++
+		}
+	}
+	var typ unsafe.Pointer // the last type found memoable
+	for i := range same {
+		if t := x[i].typ; t != typ {
+			if !memoableType(t) {
+				return i
+			}
+			typ = t
+		}
+	}
+	return same
+}
+
+// memoableType reports whether typ is the type word of a message of a memoable type.
+func memoableType(typ unsafe.Pointer) bool {
+	return typ == memoableTypes[0] || typ == memoableTypes[1] || typ == memoableTypes[2] ||
+		typ == memoableTypes[3] || typ == memoableTypes[4]
 }
 
 // ifaceWords is the layout of an interface value: its type's word and its data's.

@@ -36,3 +36,32 @@ func TestSameMemoable(t *testing.T) {
 		t.Error("a message of no memoable type, or nil, is the same as itself")
 	}
 }
+
+// TestSameMemoables: the length of the common beginning of two lists as sameMemoable says,
+// whatever the place of the first difference (a message, a copy, another type, nil).
+func TestSameMemoables(t *testing.T) {
+	a, b, c := &loop.AssistantMessage{}, &loop.ToolResultMessage{}, &loop.UserMessage{}
+	other := loop.Message(&otherMessage{})
+	list := []loop.Message{c, a, b, a, b, a, b}
+	for n := 0; n <= len(list); n++ {
+		for _, odd := range []loop.Message{&loop.AssistantMessage{}, other, nil} {
+			changed := append([]loop.Message(nil), list...)
+			want := n
+			if n < len(list) {
+				changed[n] = odd
+			} else {
+				want = len(list)
+			}
+			if got := sameMemoables(list, changed); got != want {
+				t.Errorf("first difference at %d (%T): got %d", n, odd, got)
+			}
+			if got := sameMemoables(changed[:n], list); got != n {
+				t.Errorf("a shorter list of %d: got %d", n, got)
+			}
+		}
+	}
+	withOther := []loop.Message{a, b, other, a}
+	if got := sameMemoables(withOther, withOther); got != 2 {
+		t.Errorf("a message of no memoable type at 2: got %d", got)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"sync"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/turnstile-dev/turnstile/jsonvalue"
 	"github.com/turnstile-dev/turnstile/loop"
@@ -414,7 +415,7 @@ func extendedBy(prev, next, delta string) bool {
 // sameMessage reports whether two messages have the same canonical JSON.
 func sameMessage(a loop.Message, b *loop.AssistantMessage) bool {
 	if x, ok := a.(*loop.AssistantMessage); ok && x != nil && b != nil {
-		if x == b {
+		if x == b || identicalAssistant(x, b) {
 			return true
 		}
 		if !sameHead(x, b) || len(x.Content) != len(b.Content) {
@@ -434,6 +435,9 @@ func sameMessage(a loop.Message, b *loop.AssistantMessage) bool {
 // but their content: field by field, and by their JSON where the fields differ (pointers to
 // equal values, numbers written alike).
 func sameHead(a, b *loop.AssistantMessage) bool {
+	if identicalHeads(a, b) {
+		return true
+	}
 	if eqStr(a.API, b.API) && eqStr(a.Provider, b.Provider) && eqStr(a.Model, b.Model) && eqStr(a.ResponseModel, b.ResponseModel) &&
 		eqStr(a.ResponseID, b.ResponseID) && eqStr(a.ProviderThinkingLevel, b.ProviderThinkingLevel) &&
 		eqStr(a.ThinkingLevel, b.ThinkingLevel) && eqStr(string(a.StopReason), string(b.StopReason)) &&
@@ -442,6 +446,33 @@ func sameHead(a, b *loop.AssistantMessage) bool {
 		return true
 	}
 	return sameHeadEncoding(a, b)
+}
+
+// identicalHeads reports whether a and b hold the same bits in every field but their content:
+// then they write the same JSON but for it. A partial is a copy of the last one with its
+// content changed (the loop's message_update reports a copy of the one delivered), so this one
+// comparison of memory is the answer for nearly every event of a stream.
+func identicalHeads(a, b *loop.AssistantMessage) bool {
+	x, y := assistantBytes(a), assistantBytes(b)
+	return bytes.Equal(x[:contentOffset], y[:contentOffset]) && bytes.Equal(x[contentEnd:], y[contentEnd:])
+}
+
+// identicalAssistant reports whether a and b hold the same bits, their content's slice
+// header included: the same JSON.
+func identicalAssistant(a, b *loop.AssistantMessage) bool {
+	return bytes.Equal(assistantBytes(a), assistantBytes(b))
+}
+
+// contentOffset and contentEnd are where an AssistantMessage's Content lies in its memory,
+// its first member (identicalHeads compares what follows it).
+const (
+	contentOffset = unsafe.Offsetof(loop.AssistantMessage{}.Content)
+	contentEnd    = contentOffset + unsafe.Sizeof(loop.AssistantMessage{}.Content)
+)
+
+// assistantBytes is m's memory.
+func assistantBytes(m *loop.AssistantMessage) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(m)), unsafe.Sizeof(*m))
 }
 
 // sameHeadEncoding is sameHead by the messages' JSON, in a function of its own: the copies it

@@ -34,6 +34,53 @@ type encoder struct {
 	// thousands of entries, and a chunk is one allocation for hundreds of them, written in
 	// place and never copied.
 	arena []byte
+	// heads writes the assistant messages of stream events and of the transcript.
+	heads *headCache
+}
+
+// headsOrNil is e's head cache, nil for a nil encoder.
+func (e *encoder) headsOrNil() *headCache {
+	if e == nil {
+		return nil
+	}
+	return e.heads
+}
+
+// headCache remembers how the last few assistant messages written read around their content:
+// a stream's partials, its final message and the message the loop ends it with share all
+// their other fields, and a run's streams mostly do too, so each is written once and its
+// bytes copied after, only the content written each time.
+type headCache struct {
+	heads [4]loop.AssistantMessage // content left out
+	// before and after are a head's JSON up to its content's value, and from after it.
+	before, after [4][]byte
+	n, next       int
+}
+
+// assistant writes m's canonical JSON (appendMessage), its head from the cache when a head
+// remembered has the same bits (identicalHeads: then the same JSON); nil h remembers nothing.
+func (h *headCache) assistant(b []byte, m *loop.AssistantMessage) []byte {
+	if h == nil {
+		return appendMessage(b, m)
+	}
+	for i := range h.n {
+		if identicalHeads(m, &h.heads[i]) {
+			b = append(b, h.before[i]...)
+			b = appendAssistantContent(b, m.Content)
+			return append(b, h.after[i]...)
+		}
+	}
+	start := len(b)
+	var at [2]int
+	b = appendAssistant(b, m, &at)
+	i := h.next
+	h.next = (h.next + 1) % len(h.heads)
+	h.n = max(h.n, i+1)
+	h.heads[i] = *m
+	h.heads[i].Content = nil
+	h.before[i] = append(h.before[i][:0], b[start:start+at[0]]...)
+	h.after[i] = append(h.after[i][:0], b[start+at[1]:]...)
+	return b
 }
 
 // pendingMemo is a message written at offsets start to end of the write in progress.
@@ -118,7 +165,9 @@ func (e *encoder) kept(p []byte) []byte {
 // emptyObject is the canonical JSON of an empty object.
 var emptyObject = []byte(`{}`)
 
-func newEncoder() *encoder { return &encoder{memo: map[loop.Message][]byte{}} }
+func newEncoder() *encoder {
+	return &encoder{memo: map[loop.Message][]byte{}, heads: &headCache{}}
+}
 
 // release lets the encoder's buffers go; the encoder writes nothing after (the run is over).
 func (e *encoder) release() { e.pending = nil }
@@ -146,7 +195,11 @@ func (e *encoder) message(b []byte, m loop.Message) []byte {
 		return append(b, enc...)
 	}
 	start := len(b)
-	b = appendMessage(b, m)
+	if a, ok := m.(*loop.AssistantMessage); ok && a != nil {
+		b = e.heads.assistant(b, a)
+	} else {
+		b = appendMessage(b, m)
+	}
 	if e.writing && e.nested == 0 {
 		// b is the write's own buffer, from its start: the message's bytes there are
 		// remembered once they stay where they are (sized).
@@ -450,8 +503,12 @@ func (enc *encoder) eventWith(b []byte, e *loop.Event, msg *[2]int) []byte {
 		// others start as the message that ends, the same.
 		o = o.key("message")
 		start := len(o.b)
-		if _, partial := e.Message.(*loop.AssistantMessage); partial {
-			o.b = appendMessage(o.b, e.Message)
+		if a, partial := e.Message.(*loop.AssistantMessage); partial {
+			if a == nil {
+				o.b = appendMessage(o.b, e.Message)
+			} else {
+				o.b = enc.headsOrNil().assistant(o.b, a)
+			}
 		} else {
 			o.b = enc.transcript(o.b, e.Message)
 		}
@@ -511,16 +568,22 @@ func appendStreamEvent(b []byte, e *loop.StreamEvent) []byte {
 // appendStreamEventWith writes a stream event, leaving its partial out unless withPartial
 // (the linear form of a trace).
 func appendStreamEventWith(b []byte, e *loop.StreamEvent, withPartial bool) []byte {
-	return writeStreamEvent(b, e, withPartial, nil)
+	return writeStreamEvent(b, e, withPartial, nil, nil)
 }
 
 // writeStreamEvent is appendStreamEventWith; when partialLen is not nil and the partial is
-// written, it is set to the length of the partial's JSON.
-func writeStreamEvent(b []byte, e *loop.StreamEvent, withPartial bool, partialLen *int) []byte {
+// written, it is set to the length of the partial's JSON. Its assistant messages are written
+// through heads (none when nil).
+func writeStreamEvent(b []byte, e *loop.StreamEvent, withPartial bool, partialLen *int, heads *headCache) []byte {
 	o := open(b)
 	switch e.Type {
 	case loop.StreamDone:
-		o = o.any("message", assistantOrNil(e.Message))
+		o = o.key("message")
+		if e.Message == nil {
+			o.b = append(o.b, "null"...)
+		} else {
+			o.b = heads.assistant(o.b, e.Message)
+		}
 		o = o.str("reason", string(e.Reason))
 	case loop.StreamError:
 		o = o.any("error", assistantOrNil(e.Message))
@@ -543,7 +606,7 @@ func writeStreamEvent(b []byte, e *loop.StreamEvent, withPartial bool, partialLe
 				o.b = append(o.b, "null"...)
 			} else {
 				start := len(o.b)
-				o.b = appendMessage(o.b, e.Partial)
+				o.b = heads.assistant(o.b, e.Partial)
 				if partialLen != nil {
 					*partialLen = len(o.b) - start
 				}
@@ -707,46 +770,7 @@ func appendMessage(b []byte, m loop.Message) []byte {
 		if x == nil {
 			return append(b, "null"...)
 		}
-		o := open(b)
-		o = o.str("api", x.API)
-		o = o.key("content")
-		if x.Content == nil {
-			o.b = append(o.b, "[]"...)
-		} else {
-			o.b = appendBlocks(o.b, x.Content)
-		}
-		if x.DurationMs != nil {
-			o = o.num("durationMs", *x.DurationMs)
-		}
-		if x.EndTurn != nil {
-			o = o.boolean("endTurn", *x.EndTurn)
-		}
-		if x.ErrorMessage != "" {
-			o = o.str("errorMessage", x.ErrorMessage)
-		}
-		o = o.str("model", x.Model)
-		o = o.str("provider", x.Provider)
-		if x.ProviderThinkingLevel != "" {
-			o = o.str("providerThinkingLevel", x.ProviderThinkingLevel)
-		}
-		if x.RawStopReason != "" {
-			o = o.str("rawStopReason", x.RawStopReason)
-		}
-		if x.ResponseID != "" {
-			o = o.str("responseId", x.ResponseID)
-		}
-		if x.ResponseModel != "" {
-			o = o.str("responseModel", x.ResponseModel)
-		}
-		o = o.str("role", "assistant")
-		o = o.str("stopReason", string(x.StopReason))
-		if x.ThinkingLevel != "" {
-			o = o.str("thinkingLevel", x.ThinkingLevel)
-		}
-		o = o.num("timestamp", x.Timestamp)
-		o = o.key("usage")
-		o.b = appendUsage(o.b, &x.Usage)
-		return o.close()
+		return appendAssistant(b, x, nil)
 	case *loop.ToolResultMessage:
 		if x == nil {
 			return append(b, "null"...)
@@ -852,4 +876,58 @@ func writeUsage(b []byte, u *loop.Usage) []byte {
 	}
 	o = o.num("totalTokens", u.TotalTokens)
 	return o.close()
+}
+
+// appendAssistant writes an assistant message's canonical JSON; when at is not nil, it is set
+// to where the content's value lies in what it writes, from the start of b.
+func appendAssistant(b []byte, x *loop.AssistantMessage, at *[2]int) []byte {
+	start := len(b)
+	o := open(b)
+	o = o.str("api", x.API)
+	o = o.key("content")
+	cs := len(o.b)
+	o.b = appendAssistantContent(o.b, x.Content)
+	if at != nil {
+		at[0], at[1] = cs-start, len(o.b)-start
+	}
+	if x.DurationMs != nil {
+		o = o.num("durationMs", *x.DurationMs)
+	}
+	if x.EndTurn != nil {
+		o = o.boolean("endTurn", *x.EndTurn)
+	}
+	if x.ErrorMessage != "" {
+		o = o.str("errorMessage", x.ErrorMessage)
+	}
+	o = o.str("model", x.Model)
+	o = o.str("provider", x.Provider)
+	if x.ProviderThinkingLevel != "" {
+		o = o.str("providerThinkingLevel", x.ProviderThinkingLevel)
+	}
+	if x.RawStopReason != "" {
+		o = o.str("rawStopReason", x.RawStopReason)
+	}
+	if x.ResponseID != "" {
+		o = o.str("responseId", x.ResponseID)
+	}
+	if x.ResponseModel != "" {
+		o = o.str("responseModel", x.ResponseModel)
+	}
+	o = o.str("role", "assistant")
+	o = o.str("stopReason", string(x.StopReason))
+	if x.ThinkingLevel != "" {
+		o = o.str("thinkingLevel", x.ThinkingLevel)
+	}
+	o = o.num("timestamp", x.Timestamp)
+	o = o.key("usage")
+	o.b = appendUsage(o.b, &x.Usage)
+	return o.close()
+}
+
+// appendAssistantContent writes an assistant message's content ([] for none).
+func appendAssistantContent(b []byte, content []loop.Block) []byte {
+	if content == nil {
+		return append(b, "[]"...)
+	}
+	return appendBlocks(b, content)
 }

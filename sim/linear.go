@@ -127,7 +127,7 @@ func (w *world) deliveryData(s *scheduled) (data json.RawMessage, link *trace.Li
 	data = d.Data
 	if len(data) == 0 {
 		n := 0 // the partial's size, as the event is written
-		data = w.enc.sized(func(b []byte) []byte { return writeStreamEvent(b, ev, true, &n) })
+		data = w.enc.sized(func(b []byte) []byte { return writeStreamEvent(b, ev, true, &n, w.enc.heads) })
 		return data, nil, 0, int64(n)
 	}
 	if ev.Partial != nil {

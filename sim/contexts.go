@@ -45,6 +45,9 @@ type listAt struct {
 	encs [][]byte
 	msgs []loop.Message
 	ends []int64
+	// memoable is how many of msgs, from the first, are of memoable types (counted once, as
+	// they join the list).
+	memoable int
 }
 
 // pendingList is a list of a call about to be recorded, to remember once it is: the first
@@ -81,6 +84,12 @@ func (w *world) remember(seq int, lists []pendingList) {
 		}
 		if l.values && len(prev.msgs) >= l.keep {
 			at.msgs = append(prev.msgs[:l.keep], l.tailMsgs...)
+			at.memoable = min(prev.memoable, l.keep)
+			if at.memoable == l.keep {
+				for at.memoable < len(at.msgs) && memoableType(messageWords(at.msgs[at.memoable]).typ) {
+					at.memoable++
+				}
+			}
 		}
 		w.lin.lists[l.key] = at
 	}
@@ -94,7 +103,7 @@ func (w *world) keepOfMessages(msgs []loop.Message, prev listAt) int {
 		return 0
 	}
 	n := min(len(msgs), len(prev.encs))
-	keep := sameMemoables(msgs[:min(n, len(prev.msgs))], prev.msgs)
+	keep := sameMemoables(msgs[:min(n, len(prev.msgs))], prev.msgs, prev.memoable)
 	for keep < n {
 		m := msgs[keep]
 		if !(keep < len(prev.msgs) && sameMemoable(m, prev.msgs[keep])) && !bytes.Equal(w.enc.encoded(m), prev.encs[keep]) {
@@ -114,11 +123,11 @@ func sameMemoable(a, b loop.Message) bool {
 	return x == y && memoableType(x.typ)
 }
 
-// sameMemoables is how many of a's messages begin b as sameMemoable says, found at the cost
-// of a context's length, not a comparison a message: their words compared as memory, then
-// their types looked at once a run of the same type (a context compares alike every message
-// of the last, at every request).
-func sameMemoables(a, b []loop.Message) int {
+// sameMemoables is how many of a's messages begin b as sameMemoable says, the first known of
+// b being known memoable: their words compared as memory (a context begins with every message
+// of the last, at every request), then the types of those not known looked at, once a run of
+// the same type.
+func sameMemoables(a, b []loop.Message, known int) int {
 	n := min(len(a), len(b))
 	if n == 0 {
 		return 0
@@ -135,7 +144,7 @@ func sameMemoables(a, b []loop.Message) int {
 		}
 	}
 	var typ unsafe.Pointer // the last type found memoable
-	for i := range same {
+	for i := min(known, same); i < same; i++ {
 		if t := x[i].typ; t != typ {
 			if !memoableType(t) {
 				return i

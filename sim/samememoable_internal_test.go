@@ -52,16 +52,21 @@ func TestSameMemoables(t *testing.T) {
 			} else {
 				want = len(list)
 			}
-			if got := sameMemoables(list, changed); got != want {
+			if got := sameMemoables(list, changed, 0); got != want {
 				t.Errorf("first difference at %d (%T): got %d", n, odd, got)
 			}
-			if got := sameMemoables(changed[:n], list); got != n {
+			if got := sameMemoables(changed[:n], list, 0); got != n {
 				t.Errorf("a shorter list of %d: got %d", n, got)
 			}
 		}
 	}
+	for known := 0; known <= len(list); known++ {
+		if got := sameMemoables(list, list, known); got != len(list) {
+			t.Errorf("%d known memoable: got %d", known, got)
+		}
+	}
 	withOther := []loop.Message{a, b, other, a}
-	if got := sameMemoables(withOther, withOther); got != 2 {
+	if got := sameMemoables(withOther, withOther, 0); got != 2 {
 		t.Errorf("a message of no memoable type at 2: got %d", got)
 	}
 }

@@ -165,8 +165,11 @@ func (e *encoder) kept(p []byte) []byte {
 // emptyObject is the canonical JSON of an empty object.
 var emptyObject = []byte(`{}`)
 
-func newEncoder() *encoder {
-	return &encoder{memo: map[loop.Message][]byte{}, heads: &headCache{}}
+func newEncoder() *encoder { return newEncoderFor(0) }
+
+// newEncoderFor is an encoder whose memo has room for messages.
+func newEncoderFor(messages int) *encoder {
+	return &encoder{memo: make(map[loop.Message][]byte, messages), heads: &headCache{}}
 }
 
 // release lets the encoder's buffers go; the encoder writes nothing after (the run is over).

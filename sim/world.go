@@ -201,7 +201,9 @@ func newWorld(sc *Scenario) *world {
 		fired:       make([]bool, len(sc.User)),
 		trace:       trace.Trace{Scenario: sc.Name},
 		budget:      sc.Budget.Or(DefaultBudget),
-		enc:         newEncoder(),
+		// The memo holds each message of the transcript: about two a response (the
+		// assistant's and a tool result's), made room for at once, not grown step by step.
+		enc: newEncoderFor(min(2*len(sc.Responses)+len(sc.Prompts)+len(sc.Messages)+4, 1<<12)),
 	}
 	if sc.Agent != nil {
 		w.agent = &agentWorld{sent: map[string]*sentOp{},

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
+	"unsafe"
 
 	"github.com/turnstile-dev/turnstile/jsonvalue"
 	"github.com/turnstile-dev/turnstile/loop"
@@ -44,6 +45,9 @@ type listAt struct {
 	encs [][]byte
 	msgs []loop.Message
 	ends []int64
+	// memoable is how many of msgs, from the first, are of memoable types (counted once, as
+	// they join the list).
+	memoable int
 }
 
 // pendingList is a list of a call about to be recorded, to remember once it is: the first
@@ -80,6 +84,12 @@ func (w *world) remember(seq int, lists []pendingList) {
 		}
 		if l.values && len(prev.msgs) >= l.keep {
 			at.msgs = append(prev.msgs[:l.keep], l.tailMsgs...)
+			at.memoable = min(prev.memoable, l.keep)
+			if at.memoable == l.keep {
+				for at.memoable < len(at.msgs) && memoableType(messageWords(at.msgs[at.memoable]).typ) {
+					at.memoable++
+				}
+			}
 		}
 		w.lin.lists[l.key] = at
 	}
@@ -92,11 +102,11 @@ func (w *world) keepOfMessages(msgs []loop.Message, prev listAt) int {
 	if prev.seq == 0 {
 		return 0
 	}
-	keep := 0
-	for keep < len(msgs) && keep < len(prev.encs) {
+	n := min(len(msgs), len(prev.encs))
+	keep := sameMemoables(msgs[:min(n, len(prev.msgs))], prev.msgs, prev.memoable)
+	for keep < n {
 		m := msgs[keep]
-		same := keep < len(prev.msgs) && sameMemoable(m, prev.msgs[keep])
-		if !same && !bytes.Equal(w.enc.encoded(m), prev.encs[keep]) {
+		if !(keep < len(prev.msgs) && sameMemoable(m, prev.msgs[keep])) && !bytes.Equal(w.enc.encoded(m), prev.encs[keep]) {
 			break
 		}
 		keep++
@@ -105,27 +115,66 @@ func (w *world) keepOfMessages(msgs []loop.Message, prev listAt) int {
 }
 
 // sameMemoable reports whether a and b are the same message of a type the encoder's memo
-// holds (memoable): the same pointer, compared without the runtime's interface equality (a
-// call for every message of every context).
+// holds (memoable): the same type and pointer, their two words compared as they are (the
+// runtime's interface equality is a call, and a type switch several comparisons, for every
+// message of every context: the square of a run's length).
 func sameMemoable(a, b loop.Message) bool {
-	switch x := a.(type) {
-	case *loop.AssistantMessage:
-		y, ok := b.(*loop.AssistantMessage)
-		return ok && x == y
-	case *loop.ToolResultMessage:
-		y, ok := b.(*loop.ToolResultMessage)
-		return ok && x == y
-	case *loop.UserMessage:
-		y, ok := b.(*loop.UserMessage)
-		return ok && x == y
-	case *loop.SystemMessage:
-		y, ok := b.(*loop.SystemMessage)
-		return ok && x == y
-	case *loop.CustomMessage:
-		y, ok := b.(*loop.CustomMessage)
-		return ok && x == y
+	x, y := messageWords(a), messageWords(b)
+	return x == y && memoableType(x.typ)
+}
+
+// sameMemoables is how many of a's messages begin b as sameMemoable says, the first known of
+// b being known memoable: their words compared as memory (a context begins with every message
+// of the last, at every request), then the types of those not known looked at, once a run of
+// the same type.
+func sameMemoables(a, b []loop.Message, known int) int {
+	n := min(len(a), len(b))
+	if n == 0 {
+		return 0
 	}
-	return false
+	x := unsafe.Slice((*ifaceWords)(unsafe.Pointer(&a[0])), n)
+	y := unsafe.Slice((*ifaceWords)(unsafe.Pointer(&b[0])), n)
+	same := n
+	bx := unsafe.Slice((*byte)(unsafe.Pointer(&x[0])), n*int(unsafe.Sizeof(ifaceWords{})))
+	by := unsafe.Slice((*byte)(unsafe.Pointer(&y[0])), n*int(unsafe.Sizeof(ifaceWords{})))
+	if !bytes.Equal(bx, by) {
+		same = 0
+		for same < n && x[same] == y[same] {
+			same++
+		}
+	}
+	var typ unsafe.Pointer // the last type found memoable
+	for i := min(known, same); i < same; i++ {
+		if t := x[i].typ; t != typ {
+			if !memoableType(t) {
+				return i
+			}
+			typ = t
+		}
+	}
+	return same
+}
+
+// memoableType reports whether typ is the type word of a message of a memoable type.
+func memoableType(typ unsafe.Pointer) bool {
+	return typ == memoableTypes[0] || typ == memoableTypes[1] || typ == memoableTypes[2] ||
+		typ == memoableTypes[3] || typ == memoableTypes[4]
+}
+
+// ifaceWords is the layout of an interface value: its type's word and its data's.
+type ifaceWords struct{ typ, data unsafe.Pointer }
+
+// messageWords is m's two words.
+func messageWords(m loop.Message) ifaceWords { return *(*ifaceWords)(unsafe.Pointer(&m)) }
+
+// memoableTypes are the type words of loop.Message values of the memoable types, the
+// assistant's and the tool results' first (the most of a context).
+var memoableTypes = [5]unsafe.Pointer{
+	messageWords((*loop.AssistantMessage)(nil)).typ,
+	messageWords((*loop.ToolResultMessage)(nil)).typ,
+	messageWords((*loop.UserMessage)(nil)).typ,
+	messageWords((*loop.SystemMessage)(nil)).typ,
+	messageWords((*loop.CustomMessage)(nil)).typ,
 }
 
 // keptSize is what a link to the first keep messages of the list prev leaves out of a list

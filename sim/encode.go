@@ -34,6 +34,53 @@ type encoder struct {
 	// thousands of entries, and a chunk is one allocation for hundreds of them, written in
 	// place and never copied.
 	arena []byte
+	// heads writes the assistant messages of stream events and of the transcript.
+	heads *headCache
+}
+
+// headsOrNil is e's head cache, nil for a nil encoder.
+func (e *encoder) headsOrNil() *headCache {
+	if e == nil {
+		return nil
+	}
+	return e.heads
+}
+
+// headCache remembers how the last few assistant messages written read around their content:
+// a stream's partials, its final message and the message the loop ends it with share all
+// their other fields, and a run's streams mostly do too, so each is written once and its
+// bytes copied after, only the content written each time.
+type headCache struct {
+	heads [4]loop.AssistantMessage // content left out
+	// before and after are a head's JSON up to its content's value, and from after it.
+	before, after [4][]byte
+	n, next       int
+}
+
+// assistant writes m's canonical JSON (appendMessage), its head from the cache when a head
+// remembered has the same bits (identicalHeads: then the same JSON); nil h remembers nothing.
+func (h *headCache) assistant(b []byte, m *loop.AssistantMessage) []byte {
+	if h == nil {
+		return appendMessage(b, m)
+	}
+	for i := range h.n {
+		if identicalHeads(m, &h.heads[i]) {
+			b = append(b, h.before[i]...)
+			b = appendAssistantContent(b, m.Content)
+			return append(b, h.after[i]...)
+		}
+	}
+	start := len(b)
+	var at [2]int
+	b = appendAssistant(b, m, &at)
+	i := h.next
+	h.next = (h.next + 1) % len(h.heads)
+	h.n = max(h.n, i+1)
+	h.heads[i] = *m
+	h.heads[i].Content = nil
+	h.before[i] = append(h.before[i][:0], b[start:start+at[0]]...)
+	h.after[i] = append(h.after[i][:0], b[start+at[1]:]...)
+	return b
 }
 
 // pendingMemo is a message written at offsets start to end of the write in progress.
@@ -59,6 +106,9 @@ func (enc *encoder) eventBytes(e *loop.Event) []byte {
 
 // valueBytes is v's canonical JSON, in a slice of its own.
 func (e *encoder) valueBytes(v any) []byte {
+	if m, ok := v.(map[string]any); ok && m != nil && len(m) == 0 {
+		return emptyObject[:2:2] // a queue's poll: shared, full (an append copies)
+	}
 	return e.sized(func(b []byte) []byte { return e.value(b, v) })
 }
 
@@ -112,7 +162,15 @@ func (e *encoder) kept(p []byte) []byte {
 	return e.arena[start:len(e.arena):len(e.arena)] // full: an append to it copies
 }
 
-func newEncoder() *encoder { return &encoder{memo: map[loop.Message][]byte{}} }
+// emptyObject is the canonical JSON of an empty object.
+var emptyObject = []byte(`{}`)
+
+func newEncoder() *encoder { return newEncoderFor(0) }
+
+// newEncoderFor is an encoder whose memo has room for messages.
+func newEncoderFor(messages int) *encoder {
+	return &encoder{memo: make(map[loop.Message][]byte, messages), heads: &headCache{}}
+}
 
 // release lets the encoder's buffers go; the encoder writes nothing after (the run is over).
 func (e *encoder) release() { e.pending = nil }
@@ -140,7 +198,11 @@ func (e *encoder) message(b []byte, m loop.Message) []byte {
 		return append(b, enc...)
 	}
 	start := len(b)
-	b = appendMessage(b, m)
+	if a, ok := m.(*loop.AssistantMessage); ok && a != nil {
+		b = e.heads.assistant(b, a)
+	} else {
+		b = appendMessage(b, m)
+	}
 	if e.writing && e.nested == 0 {
 		// b is the write's own buffer, from its start: the message's bytes there are
 		// remembered once they stay where they are (sized).
@@ -235,10 +297,10 @@ func (e *encoder) value(b []byte, v any) []byte {
 		return e.streamCall(b, x, x.Messages)
 	case *toolCall: // written as the map of the same members would be
 		o := open(b)
-		o.key("args")
+		o = o.key("args")
 		o.b = e.value(o.b, x.Args)
-		o.str("toolCallId", x.ID)
-		o.str("toolName", x.Name)
+		o = o.str("toolCallId", x.ID)
+		o = o.str("toolName", x.Name)
 		return o.close()
 	case loop.ThinkingLevel:
 		return jsonvalue.AppendString(b, string(x))
@@ -281,24 +343,24 @@ func (e *encoder) value(b []byte, v any) []byte {
 // streamCall writes a stream call's data as asMap's map would be, with msgs for its messages.
 func (e *encoder) streamCall(b []byte, x *streamCall, msgs []loop.Message) []byte {
 	o := open(b)
-	o.str("apiKey", x.APIKey)
-	o.key("messages")
+	o = o.str("apiKey", x.APIKey)
+	o = o.key("messages")
 	o.b = e.messages(o.b, msgs)
-	o.key("model")
+	o = o.key("model")
 	o.b = appendModel(o.b, x.Model)
 	if x.Options != nil {
-		o.key("options")
+		o = o.key("options")
 		o.b = e.value(o.b, x.Options)
 	}
-	o.str("thinkingLevel", string(x.ThinkingLevel))
+	o = o.str("thinkingLevel", string(x.ThinkingLevel))
 	return o.close()
 }
 
 func appendModel(b []byte, m ModelSetup) []byte {
 	o := open(b)
-	o.str("api", m.API)
-	o.str("id", m.ID)
-	o.str("provider", m.Provider)
+	o = o.str("api", m.API)
+	o = o.str("id", m.ID)
+	o = o.str("provider", m.Provider)
 	return o.close()
 }
 
@@ -306,6 +368,9 @@ func appendModel(b []byte, m ModelSetup) []byte {
 func appendMap[V any](b []byte, m map[string]V, item func([]byte, V) []byte) []byte {
 	if m == nil {
 		return append(b, "null"...)
+	}
+	if len(m) == 0 { // a tool call's arguments, a result's details: not iterated
+		return append(b, "{}"...)
 	}
 	var small [8]string // most maps here are small: their keys sorted without allocating
 	keys := small[:0]
@@ -349,7 +414,9 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// obj writes members in the order given, which must be sorted.
+// obj writes members in the order given, which must be sorted. Its methods take and return
+// it by value: an obj lives on its writer's stack, and a method storing the buffer through a
+// pointer would run the write barrier for each member while the collector marks.
 type obj struct {
 	b     []byte
 	first bool
@@ -359,7 +426,7 @@ func open(b []byte) obj { return obj{b: append(b, '{'), first: true} }
 
 // key starts a member. Keys here are the loop's own field names, plain ASCII identifiers,
 // so they are written without escaping.
-func (o *obj) key(k string) {
+func (o obj) key(k string) obj {
 	if o.first {
 		o.first = false
 		o.b = append(o.b, '"')
@@ -368,27 +435,42 @@ func (o *obj) key(k string) {
 	}
 	o.b = append(o.b, k...)
 	o.b = append(o.b, '"', ':')
+	return o
 }
 
-func (o *obj) str(k, v string) { o.key(k); o.b = jsonvalue.AppendString(o.b, v) }
-func (o *obj) num(k string, v int64) {
-	o.key(k)
+func (o obj) str(k, v string) obj {
+	o = o.key(k)
+	o.b = jsonvalue.AppendString(o.b, v)
+	return o
+}
+
+func (o obj) num(k string, v int64) obj {
+	o = o.key(k)
 	if -1<<53 <= v && v <= 1<<53 { // as AppendNumber writes it, without formatting a float
 		o.b = strconv.AppendInt(o.b, v, 10)
 	} else {
 		o.b = jsonvalue.AppendNumber(o.b, float64(v))
 	}
+	return o
 }
-func (o *obj) any(k string, v any) { o.key(k); o.b = appendCanonical(o.b, v) }
-func (o *obj) boolean(k string, v bool) {
-	o.key(k)
+
+func (o obj) any(k string, v any) obj {
+	o = o.key(k)
+	o.b = appendCanonical(o.b, v)
+	return o
+}
+
+func (o obj) boolean(k string, v bool) obj {
+	o = o.key(k)
 	if v {
 		o.b = append(o.b, "true"...)
 	} else {
 		o.b = append(o.b, "false"...)
 	}
+	return o
 }
-func (o *obj) close() []byte { return append(o.b, '}') }
+
+func (o obj) close() []byte { return append(o.b, '}') }
 
 // event writes a loop event, agent_end's messages through the memo.
 func (enc *encoder) event(b []byte, e *loop.Event) []byte { return enc.eventWith(b, e, nil) }
@@ -405,61 +487,65 @@ func (enc *encoder) eventWith(b []byte, e *loop.Event, msg *[2]int) []byte {
 	}
 	switch e.Type {
 	case loop.AgentEnd:
-		o.key("messages")
+		o = o.key("messages")
 		o.b = enc.messages(o.b, nonNil(e.Messages))
 	case loop.TurnEnd:
-		o.key("message")
+		o = o.key("message")
 		start := len(o.b)
 		o.b = enc.transcript(o.b, e.Message)
 		at(start)
-		o.key("toolResults")
+		o = o.key("toolResults")
 		o.b = appendList(o.b, nonNil(e.ToolResults), func(b []byte, r *loop.ToolResultMessage) []byte { return enc.transcript(b, r) })
 	case loop.MessageEnd:
-		o.key("message")
+		o = o.key("message")
 		start := len(o.b)
 		o.b = enc.transcript(o.b, e.Message)
 		at(start)
 	case loop.MessageStart:
 		// An assistant message starts as a snapshot of its partial, never seen again; the
 		// others start as the message that ends, the same.
-		o.key("message")
+		o = o.key("message")
 		start := len(o.b)
-		if _, partial := e.Message.(*loop.AssistantMessage); partial {
-			o.b = appendMessage(o.b, e.Message)
+		if a, partial := e.Message.(*loop.AssistantMessage); partial {
+			if a == nil {
+				o.b = appendMessage(o.b, e.Message)
+			} else {
+				o.b = enc.headsOrNil().assistant(o.b, a)
+			}
 		} else {
 			o.b = enc.transcript(o.b, e.Message)
 		}
 		at(start)
 	case loop.MessageUpdate:
-		o.key("assistantMessageEvent")
+		o = o.key("assistantMessageEvent")
 		if e.AssistantEvent == nil {
 			o.b = append(o.b, "null"...)
 		} else {
 			o.b = appendStreamEvent(o.b, e.AssistantEvent)
 		}
-		o.key("message")
+		o = o.key("message")
 		o.b = appendMessage(o.b, e.Message)
 	case loop.ToolExecutionStart:
-		o.any("args", argsOrEmpty(e.Args))
-		o.str("toolCallId", e.ToolCallID)
-		o.str("toolName", e.ToolName)
+		o = o.any("args", argsOrEmpty(e.Args))
+		o = o.str("toolCallId", e.ToolCallID)
+		o = o.str("toolName", e.ToolName)
 	case loop.ToolExecutionUpdate:
-		o.any("args", argsOrEmpty(e.Args))
-		o.any("partialResult", e.PartialResult)
-		o.str("toolCallId", e.ToolCallID)
-		o.str("toolName", e.ToolName)
+		o = o.any("args", argsOrEmpty(e.Args))
+		o = o.any("partialResult", e.PartialResult)
+		o = o.str("toolCallId", e.ToolCallID)
+		o = o.str("toolName", e.ToolName)
 	case loop.ToolExecutionEnd:
 		if e.DurationMs != nil {
-			o.num("durationMs", *e.DurationMs)
+			o = o.num("durationMs", *e.DurationMs)
 		}
-		o.boolean("isError", e.IsError)
+		o = o.boolean("isError", e.IsError)
 		if !e.ResultUndefined {
-			o.any("result", e.Result)
+			o = o.any("result", e.Result)
 		}
-		o.str("toolCallId", e.ToolCallID)
-		o.str("toolName", e.ToolName)
+		o = o.str("toolCallId", e.ToolCallID)
+		o = o.str("toolName", e.ToolName)
 	}
-	o.str("type", string(e.Type))
+	o = o.str("type", string(e.Type))
 	return o.close()
 }
 
@@ -485,39 +571,45 @@ func appendStreamEvent(b []byte, e *loop.StreamEvent) []byte {
 // appendStreamEventWith writes a stream event, leaving its partial out unless withPartial
 // (the linear form of a trace).
 func appendStreamEventWith(b []byte, e *loop.StreamEvent, withPartial bool) []byte {
-	return writeStreamEvent(b, e, withPartial, nil)
+	return writeStreamEvent(b, e, withPartial, nil, nil)
 }
 
 // writeStreamEvent is appendStreamEventWith; when partialLen is not nil and the partial is
-// written, it is set to the length of the partial's JSON.
-func writeStreamEvent(b []byte, e *loop.StreamEvent, withPartial bool, partialLen *int) []byte {
+// written, it is set to the length of the partial's JSON. Its assistant messages are written
+// through heads (none when nil).
+func writeStreamEvent(b []byte, e *loop.StreamEvent, withPartial bool, partialLen *int, heads *headCache) []byte {
 	o := open(b)
 	switch e.Type {
 	case loop.StreamDone:
-		o.any("message", assistantOrNil(e.Message))
-		o.str("reason", string(e.Reason))
+		o = o.key("message")
+		if e.Message == nil {
+			o.b = append(o.b, "null"...)
+		} else {
+			o.b = heads.assistant(o.b, e.Message)
+		}
+		o = o.str("reason", string(e.Reason))
 	case loop.StreamError:
-		o.any("error", assistantOrNil(e.Message))
-		o.str("reason", string(e.Reason))
+		o = o.any("error", assistantOrNil(e.Message))
+		o = o.str("reason", string(e.Reason))
 	default:
 		switch e.Type {
 		case loop.StreamTextEnd, loop.StreamThinkingEnd:
-			o.str("content", e.Content)
+			o = o.str("content", e.Content)
 		}
 		if e.Type != loop.StreamStart {
-			o.num("contentIndex", int64(e.ContentIndex))
+			o = o.num("contentIndex", int64(e.ContentIndex))
 		}
 		switch e.Type {
 		case loop.StreamTextDelta, loop.StreamThinkingDelta, loop.StreamToolCallDelta:
-			o.str("delta", e.Delta)
+			o = o.str("delta", e.Delta)
 		}
 		if withPartial {
-			o.key("partial")
+			o = o.key("partial")
 			if e.Partial == nil {
 				o.b = append(o.b, "null"...)
 			} else {
 				start := len(o.b)
-				o.b = appendMessage(o.b, e.Partial)
+				o.b = heads.assistant(o.b, e.Partial)
 				if partialLen != nil {
 					*partialLen = len(o.b) - start
 				}
@@ -525,15 +617,15 @@ func writeStreamEvent(b []byte, e *loop.StreamEvent, withPartial bool, partialLe
 		}
 		if e.Type == loop.StreamToolCallEnd {
 			if e.ToolCall == nil {
-				o.key("toolCall")
+				o = o.key("toolCall")
 				o.b = append(o.b, "null"...)
 			} else {
-				o.key("toolCall")
+				o = o.key("toolCall")
 				o.b = appendToolCall(o.b, e.ToolCall)
 			}
 		}
 	}
-	o.str("type", string(e.Type))
+	o = o.str("type", string(e.Type))
 	return o.close()
 }
 
@@ -551,28 +643,28 @@ func appendBlock(b []byte, blk loop.Block) []byte {
 	switch x := blk.(type) {
 	case loop.TextContent:
 		o := open(b)
-		o.str("text", x.Text)
+		o = o.str("text", x.Text)
 		if x.TextSignature != "" {
-			o.str("textSignature", x.TextSignature)
+			o = o.str("textSignature", x.TextSignature)
 		}
-		o.str("type", "text")
+		o = o.str("type", "text")
 		return o.close()
 	case loop.ThinkingContent:
 		o := open(b)
 		if x.Redacted {
-			o.boolean("redacted", true)
+			o = o.boolean("redacted", true)
 		}
-		o.str("thinking", x.Thinking)
+		o = o.str("thinking", x.Thinking)
 		if x.ThinkingSignature != "" {
-			o.str("thinkingSignature", x.ThinkingSignature)
+			o = o.str("thinkingSignature", x.ThinkingSignature)
 		}
-		o.str("type", "thinking")
+		o = o.str("type", "thinking")
 		return o.close()
 	case loop.ImageContent:
 		o := open(b)
-		o.str("data", x.Data)
-		o.str("mimeType", x.MimeType)
-		o.str("type", "image")
+		o = o.str("data", x.Data)
+		o = o.str("mimeType", x.MimeType)
+		o = o.str("type", "image")
 		return o.close()
 	case loop.ToolCall:
 		return appendToolCall(b, &x)
@@ -585,29 +677,30 @@ func appendBlock(b []byte, blk loop.Block) []byte {
 // allocated).
 func appendToolCall(b []byte, x *loop.ToolCall) []byte {
 	o := open(b)
-	o.any("arguments", argsOrEmpty(x.Arguments))
+	o = o.any("arguments", argsOrEmpty(x.Arguments))
 	if x.ArgumentsError != "" {
-		o.str("argumentsError", x.ArgumentsError)
+		o = o.str("argumentsError", x.ArgumentsError)
 	}
-	o.str("id", x.ID)
-	o.str("name", x.Name)
+	o = o.str("id", x.ID)
+	o = o.str("name", x.Name)
 	if x.Namespace != "" {
-		o.str("namespace", x.Namespace)
+		o = o.str("namespace", x.Namespace)
 	}
 	if x.ThoughtSignature != "" {
-		o.str("thoughtSignature", x.ThoughtSignature)
+		o = o.str("thoughtSignature", x.ThoughtSignature)
 	}
-	o.str("type", "toolCall")
+	o = o.str("type", "toolCall")
 	return o.close()
 }
 
-func appendContent(o *obj, text string, blocks []loop.Block) {
-	o.key("content")
+func appendContent(o obj, text string, blocks []loop.Block) obj {
+	o = o.key("content")
 	if blocks != nil {
 		o.b = appendBlocks(o.b, blocks)
 	} else {
 		o.b = jsonvalue.AppendString(o.b, text)
 	}
+	return o
 }
 
 // appendMessage writes m's canonical JSON. Kept whole: one case per message kind, a table.
@@ -620,19 +713,19 @@ func appendMessage(b []byte, m loop.Message) []byte {
 			return append(b, "null"...)
 		}
 		o := open(b)
-		appendContent(&o, x.Text, x.Blocks)
-		o.str("role", "user")
-		o.num("timestamp", x.Timestamp)
+		o = appendContent(o, x.Text, x.Blocks)
+		o = o.str("role", "user")
+		o = o.num("timestamp", x.Timestamp)
 		return o.close()
 	case *loop.SystemMessage:
 		if x == nil {
 			return append(b, "null"...)
 		}
 		o := open(b)
-		appendContent(&o, x.Text, x.Blocks)
-		o.str("role", "system")
+		o = appendContent(o, x.Text, x.Blocks)
+		o = o.str("role", "system")
 		if len(x.Sections) > 0 {
-			o.key("sections")
+			o = o.key("sections")
 			o.b = append(o.b, '{')
 			for i, k := range sortedKeys(x.Sections) {
 				if i > 0 {
@@ -648,30 +741,30 @@ func appendMessage(b []byte, m loop.Message) []byte {
 			}
 			o.b = append(o.b, '}')
 		}
-		o.num("timestamp", x.Timestamp)
+		o = o.num("timestamp", x.Timestamp)
 		if len(x.ToolsAdded) > 0 {
-			o.key("toolsAdded")
+			o = o.key("toolsAdded")
 			o.b = appendList(o.b, x.ToolsAdded, func(b []byte, d loop.ToolDeclaration) []byte {
 				t := open(b)
 				if d.ConstrainedSampling != nil {
-					t.any("constrainedSampling", d.ConstrainedSampling)
+					t = t.any("constrainedSampling", d.ConstrainedSampling)
 				}
-				t.str("description", d.Description)
-				t.str("name", d.Name)
+				t = t.str("description", d.Description)
+				t = t.str("name", d.Name)
 				if d.Parameters == nil {
-					t.key("parameters")
+					t = t.key("parameters")
 					t.b = append(t.b, "null"...)
 				} else {
-					t.any("parameters", d.Parameters)
+					t = t.any("parameters", d.Parameters)
 				}
 				return t.close()
 			})
 		}
 		if len(x.ToolsRemoved) > 0 {
-			o.key("toolsRemoved")
+			o = o.key("toolsRemoved")
 			o.b = appendList(o.b, x.ToolsRemoved, func(b []byte, r loop.ToolReference) []byte {
 				t := open(b)
-				t.str("name", r.Name)
+				t = t.str("name", r.Name)
 				return t.close()
 			})
 		}
@@ -680,70 +773,31 @@ func appendMessage(b []byte, m loop.Message) []byte {
 		if x == nil {
 			return append(b, "null"...)
 		}
-		o := open(b)
-		o.str("api", x.API)
-		o.key("content")
-		if x.Content == nil {
-			o.b = append(o.b, "[]"...)
-		} else {
-			o.b = appendBlocks(o.b, x.Content)
-		}
-		if x.DurationMs != nil {
-			o.num("durationMs", *x.DurationMs)
-		}
-		if x.EndTurn != nil {
-			o.boolean("endTurn", *x.EndTurn)
-		}
-		if x.ErrorMessage != "" {
-			o.str("errorMessage", x.ErrorMessage)
-		}
-		o.str("model", x.Model)
-		o.str("provider", x.Provider)
-		if x.ProviderThinkingLevel != "" {
-			o.str("providerThinkingLevel", x.ProviderThinkingLevel)
-		}
-		if x.RawStopReason != "" {
-			o.str("rawStopReason", x.RawStopReason)
-		}
-		if x.ResponseID != "" {
-			o.str("responseId", x.ResponseID)
-		}
-		if x.ResponseModel != "" {
-			o.str("responseModel", x.ResponseModel)
-		}
-		o.str("role", "assistant")
-		o.str("stopReason", string(x.StopReason))
-		if x.ThinkingLevel != "" {
-			o.str("thinkingLevel", x.ThinkingLevel)
-		}
-		o.num("timestamp", x.Timestamp)
-		o.key("usage")
-		o.b = appendUsage(o.b, &x.Usage)
-		return o.close()
+		return appendAssistant(b, x, nil)
 	case *loop.ToolResultMessage:
 		if x == nil {
 			return append(b, "null"...)
 		}
 		o := open(b)
-		o.key("content")
+		o = o.key("content")
 		if x.Content == nil {
 			o.b = append(o.b, "[]"...)
 		} else {
 			o.b = appendBlocks(o.b, x.Content)
 		}
 		if x.Details != nil {
-			o.any("details", x.Details)
+			o = o.any("details", x.Details)
 		}
 		if x.DurationMs != nil {
-			o.num("durationMs", *x.DurationMs)
+			o = o.num("durationMs", *x.DurationMs)
 		}
-		o.boolean("isError", x.IsError)
-		o.str("role", "toolResult")
-		o.num("timestamp", x.Timestamp)
-		o.str("toolCallId", x.ToolCallID)
-		o.str("toolName", x.ToolName)
+		o = o.boolean("isError", x.IsError)
+		o = o.str("role", "toolResult")
+		o = o.num("timestamp", x.Timestamp)
+		o = o.str("toolCallId", x.ToolCallID)
+		o = o.str("toolName", x.ToolName)
 		if x.Usage != nil {
-			o.key("usage")
+			o = o.key("usage")
 			o.b = appendUsage(o.b, x.Usage)
 		}
 		return o.close()
@@ -759,26 +813,26 @@ func appendMessage(b []byte, m loop.Message) []byte {
 
 func appendToolResult(b []byte, r *loop.ToolResult) []byte {
 	o := open(b)
-	o.key("content")
+	o = o.key("content")
 	if r.Content == nil {
 		o.b = append(o.b, "null"...)
 	} else {
 		o.b = appendBlocks(o.b, r.Content)
 	}
 	if r.Details != nil {
-		o.any("details", r.Details)
+		o = o.any("details", r.Details)
 	}
 	if r.IsError {
-		o.boolean("isError", true)
+		o = o.boolean("isError", true)
 	}
 	if r.StructuredContent != nil {
-		o.any("structuredContent", r.StructuredContent)
+		o = o.any("structuredContent", r.StructuredContent)
 	}
 	if r.Terminate || r.TerminateSet {
-		o.boolean("terminate", r.Terminate)
+		o = o.boolean("terminate", r.Terminate)
 	}
 	if r.Usage != nil {
-		o.key("usage")
+		o = o.key("usage")
 		o.b = appendUsage(o.b, r.Usage)
 	}
 	return o.close()
@@ -797,32 +851,86 @@ func appendUsage(b []byte, u *loop.Usage) []byte {
 // writeUsage writes u's canonical JSON.
 func writeUsage(b []byte, u *loop.Usage) []byte {
 	o := open(b)
-	o.num("cacheRead", u.CacheRead)
-	o.num("cacheWrite", u.CacheWrite)
+	o = o.num("cacheRead", u.CacheRead)
+	o = o.num("cacheWrite", u.CacheWrite)
 	if u.CacheWrite1h != nil {
-		o.num("cacheWrite1h", *u.CacheWrite1h)
+		o = o.num("cacheWrite1h", *u.CacheWrite1h)
 	}
-	o.key("cost")
+	o = o.key("cost")
 	c := open(o.b)
-	c.key("cacheRead")
+	c = c.key("cacheRead")
 	c.b = jsonvalue.AppendNumber(c.b, u.Cost.CacheRead)
-	c.key("cacheWrite")
+	c = c.key("cacheWrite")
 	c.b = jsonvalue.AppendNumber(c.b, u.Cost.CacheWrite)
-	c.key("input")
+	c = c.key("input")
 	c.b = jsonvalue.AppendNumber(c.b, u.Cost.Input)
-	c.key("output")
+	c = c.key("output")
 	c.b = jsonvalue.AppendNumber(c.b, u.Cost.Output)
-	c.key("total")
+	c = c.key("total")
 	c.b = jsonvalue.AppendNumber(c.b, u.Cost.Total)
 	if u.Cost.TotalFromProvider {
-		c.boolean("totalFromProvider", true)
+		c = c.boolean("totalFromProvider", true)
 	}
 	o.b = c.close()
-	o.num("input", u.Input)
-	o.num("output", u.Output)
+	o = o.num("input", u.Input)
+	o = o.num("output", u.Output)
 	if u.Reasoning != nil {
-		o.num("reasoning", *u.Reasoning)
+		o = o.num("reasoning", *u.Reasoning)
 	}
-	o.num("totalTokens", u.TotalTokens)
+	o = o.num("totalTokens", u.TotalTokens)
 	return o.close()
+}
+
+// appendAssistant writes an assistant message's canonical JSON; when at is not nil, it is set
+// to where the content's value lies in what it writes, from the start of b.
+func appendAssistant(b []byte, x *loop.AssistantMessage, at *[2]int) []byte {
+	start := len(b)
+	o := open(b)
+	o = o.str("api", x.API)
+	o = o.key("content")
+	cs := len(o.b)
+	o.b = appendAssistantContent(o.b, x.Content)
+	if at != nil {
+		at[0], at[1] = cs-start, len(o.b)-start
+	}
+	if x.DurationMs != nil {
+		o = o.num("durationMs", *x.DurationMs)
+	}
+	if x.EndTurn != nil {
+		o = o.boolean("endTurn", *x.EndTurn)
+	}
+	if x.ErrorMessage != "" {
+		o = o.str("errorMessage", x.ErrorMessage)
+	}
+	o = o.str("model", x.Model)
+	o = o.str("provider", x.Provider)
+	if x.ProviderThinkingLevel != "" {
+		o = o.str("providerThinkingLevel", x.ProviderThinkingLevel)
+	}
+	if x.RawStopReason != "" {
+		o = o.str("rawStopReason", x.RawStopReason)
+	}
+	if x.ResponseID != "" {
+		o = o.str("responseId", x.ResponseID)
+	}
+	if x.ResponseModel != "" {
+		o = o.str("responseModel", x.ResponseModel)
+	}
+	o = o.str("role", "assistant")
+	o = o.str("stopReason", string(x.StopReason))
+	if x.ThinkingLevel != "" {
+		o = o.str("thinkingLevel", x.ThinkingLevel)
+	}
+	o = o.num("timestamp", x.Timestamp)
+	o = o.key("usage")
+	o.b = appendUsage(o.b, &x.Usage)
+	return o.close()
+}
+
+// appendAssistantContent writes an assistant message's content ([] for none).
+func appendAssistantContent(b []byte, content []loop.Block) []byte {
+	if content == nil {
+		return append(b, "[]"...)
+	}
+	return appendBlocks(b, content)
 }

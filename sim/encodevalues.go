@@ -15,13 +15,13 @@ import (
 func (e *encoder) outcome(b []byte, x *Outcome) []byte {
 	o := open(b)
 	if x.Error != "" {
-		o.str("error", x.Error)
+		o = o.str("error", x.Error)
 	}
-	o.str("id", x.ID)
-	o.str("op", x.Op)
-	o.str("outcome", x.Outcome)
+	o = o.str("id", x.ID)
+	o = o.str("op", x.Op)
+	o = o.str("outcome", x.Outcome)
 	if x.State != nil {
-		o.key("state")
+		o = o.key("state")
 		o.b = e.agentState(o.b, x.State)
 	}
 	return o.close()
@@ -32,18 +32,18 @@ func (e *encoder) outcome(b []byte, x *Outcome) []byte {
 func (e *encoder) agentState(b []byte, s *AgentState) []byte {
 	o := open(b)
 	if s.ErrorMessage != "" {
-		o.str("errorMessage", s.ErrorMessage)
+		o = o.str("errorMessage", s.ErrorMessage)
 	}
-	o.boolean("hasQueuedMessages", s.HasQueuedMessages)
-	o.boolean("isStreaming", s.IsStreaming)
-	o.key("messages")
+	o = o.boolean("hasQueuedMessages", s.HasQueuedMessages)
+	o = o.boolean("isStreaming", s.IsStreaming)
+	o = o.key("messages")
 	o.b = e.messages(o.b, s.Messages)
-	o.key("pendingToolCalls")
+	o = o.key("pendingToolCalls")
 	o.b = appendList(o.b, s.PendingToolCalls, jsonvalue.AppendString)
-	o.key("queued")
+	o = o.key("queued")
 	o.b = appendList(o.b, s.Queued, appendMessage)
 	if s.StreamingMessage != nil {
-		o.key("streamingMessage")
+		o = o.key("streamingMessage")
 		o.b = appendMessage(o.b, s.StreamingMessage)
 	}
 	return o.close()
@@ -53,28 +53,28 @@ func (e *encoder) agentState(b []byte, s *AgentState) []byte {
 func appendWireOp(b []byte, x *wireOp) []byte {
 	o := open(b)
 	if x.Barrier != "" {
-		o.str("barrier", x.Barrier)
+		o = o.str("barrier", x.Barrier)
 	}
 	if x.Message != nil {
-		o.key("message")
+		o = o.key("message")
 		o.b = appendMessage(o.b, x.Message)
 	}
 	if len(x.Messages) > 0 {
-		o.key("messages")
+		o = o.key("messages")
 		o.b = appendList(o.b, x.Messages, appendMessage)
 	}
 	if x.Mode != "" {
-		o.str("mode", x.Mode)
+		o = o.str("mode", x.Mode)
 	}
-	o.str("op", x.Op)
+	o = o.str("op", x.Op)
 	if x.Queue != "" {
-		o.str("queue", x.Queue)
+		o = o.str("queue", x.Queue)
 	}
 	if x.Text != "" {
-		o.str("text", x.Text)
+		o = o.str("text", x.Text)
 	}
 	if len(x.Tools) > 0 {
-		o.key("tools")
+		o = o.key("tools")
 		o.b = appendList(o.b, x.Tools, jsonvalue.AppendString)
 	}
 	return o.close()
@@ -94,24 +94,24 @@ func appendStrings(b []byte, m map[string]string) []byte {
 func appendAgentSetup(b []byte, x *AgentSetup) []byte {
 	o := open(b)
 	if len(x.Barriers) > 0 {
-		o.key("barriers")
+		o = o.key("barriers")
 		o.b = appendList(o.b, x.Barriers, func(b []byte, bar BarrierSetup) []byte {
 			o := open(b)
-			o.str("event", bar.Event)
-			o.str("id", bar.ID)
+			o = o.str("event", bar.Event)
+			o = o.str("id", bar.ID)
 			if bar.Nth != 0 {
-				o.num("nth", int64(bar.Nth))
+				o = o.num("nth", int64(bar.Nth))
 			}
 			if bar.UntilAbort {
-				o.boolean("untilAbort", true)
+				o = o.boolean("untilAbort", true)
 			}
 			return o.close()
 		})
 	}
-	o.str("followUpMode", x.FollowUpMode)
-	o.str("steeringMode", x.SteeringMode)
+	o = o.str("followUpMode", x.FollowUpMode)
+	o = o.str("steeringMode", x.SteeringMode)
 	if x.SystemPrompt != "" {
-		o.str("systemPrompt", x.SystemPrompt)
+		o = o.str("systemPrompt", x.SystemPrompt)
 	}
 	return o.close()
 }
@@ -123,25 +123,25 @@ func (e *encoder) identity(b []byte, x *loop.Identity) []byte {
 	switch {
 	case x.Attribution != nil:
 		a := x.Attribution
-		o.key("attribution")
+		o = o.key("attribution")
 		a2 := open(o.b)
 		if len(a.Categories) > 0 {
-			a2.key("categories")
+			a2 = a2.key("categories")
 			a2.b = appendList(a2.b, a.Categories, jsonvalue.AppendString)
 		}
-		a2.str("name", a.Name)
-		a2.str("url", a.URL)
+		a2 = a2.str("name", a.Name)
+		a2 = a2.str("url", a.URL)
 		o.b = a2.close()
 	case x.NoAttribution:
-		o.key("attribution")
+		o = o.key("attribution")
 		o.b = append(o.b, "null"...)
 	}
 	if x.UserAgent != nil {
-		o.key("userAgent")
+		o = o.key("userAgent")
 		o.b = e.value(o.b, x.UserAgent)
 	}
 	if x.Version != nil {
-		o.str("version", *x.Version)
+		o = o.str("version", *x.Version)
 	}
 	return o.close()
 }

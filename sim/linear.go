@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"sync"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/turnstile-dev/turnstile/jsonvalue"
 	"github.com/turnstile-dev/turnstile/loop"
@@ -65,7 +66,8 @@ type linearizer struct {
 	// context (contexts.go).
 	lists map[listKey]listAt
 
-	// partials holds, by stream id, the last streamEvent delivery that carried a partial.
+	// partials holds, by stream id, the last streamEvent delivery that carried a partial,
+	// of a delivery that names no stream (one that does keeps it in streamRun.last).
 	partials map[string]partialAt
 	// last is the last streamEvent delivery that carried a partial, of any stream.
 	last partialAt
@@ -117,7 +119,7 @@ func (w *world) deliveryData(s *scheduled) (data json.RawMessage, link *trace.Li
 	if len(d.Data) == 0 && !w.valuesOnly {
 		d.Data = w.enc.valueBytes(ev)
 	}
-	if prev, ok := w.lin.partials[d.Target]; ok && !w.lin.inFull && ev.Partial != nil && advances(prev.msg, ev) {
+	if prev, ok := w.partialOf(s); ok && !w.lin.inFull && ev.Partial != nil && advances(prev.msg, ev) {
 		partial = advancedSize(prev, ev, d.Data)
 		short := w.enc.sized(func(b []byte) []byte { return appendStreamEventWith(b, ev, false) })
 		return short, w.newLink(trace.Link{Advances: prev.seq}), memberSize("partial", partial), partial
@@ -125,7 +127,7 @@ func (w *world) deliveryData(s *scheduled) (data json.RawMessage, link *trace.Li
 	data = d.Data
 	if len(data) == 0 {
 		n := 0 // the partial's size, as the event is written
-		data = w.enc.sized(func(b []byte) []byte { return writeStreamEvent(b, ev, true, &n) })
+		data = w.enc.sized(func(b []byte) []byte { return writeStreamEvent(b, ev, true, &n, w.enc.heads) })
 		return data, nil, 0, int64(n)
 	}
 	if ev.Partial != nil {
@@ -219,6 +221,7 @@ func (w *world) delivered(s *scheduled, seq int, size, full int64) {
 	if s.stream != nil && s.stream.finished {
 		// No event of the stream comes after: its partial is let go, which keeps the map
 		// as small as the streams open at once.
+		s.stream.last = partialAt{}
 		delete(w.lin.partials, d.Target)
 		return
 	}
@@ -232,11 +235,26 @@ func (w *world) delivered(s *scheduled, seq int, size, full int64) {
 			p.data = d.Data
 		}
 	}
+	w.lin.last = p
+	if s.stream != nil {
+		s.stream.last = p
+		return
+	}
 	if w.lin.partials == nil {
 		w.lin.partials = map[string]partialAt{}
 	}
 	w.lin.partials[d.Target] = p
-	w.lin.last = p
+}
+
+// partialOf is the last partial of s's stream that a delivery recorded: the stream's own
+// (a map lookup and store for every event was a tenth of a streamed delta's cost), or by the
+// stream's id for a delivery that names no stream.
+func (w *world) partialOf(s *scheduled) (partialAt, bool) {
+	if s.stream != nil {
+		return s.stream.last, s.stream.last.seq != 0
+	}
+	p, ok := w.lin.partials[s.delivery.Target]
+	return p, ok
 }
 
 // updateData is the trace's data of a message_update event given as a value, linked to the
@@ -248,14 +266,13 @@ func (w *world) updateData(ev *loop.Event) (json.RawMessage, *trace.Link, int64)
 		return w.enc.eventBytes(ev), nil, 0
 	}
 	if sameEvent(ev.AssistantEvent, last.ev) {
-		return w.enc.sized(func(b []byte) []byte { return append(b, updateAlone...) }),
-			w.newLink(trace.Link{Repeats: last.seq}), repeatedEventSize(last)
+		return updateAlone[:len(updateAlone):len(updateAlone)], w.newLink(trace.Link{Repeats: last.seq}), repeatedEventSize(last)
 	}
 	return w.enc.sized(func(b []byte) []byte {
 		o := open(b)
-		o.key("assistantMessageEvent")
+		o = o.key("assistantMessageEvent")
 		o.b = appendStreamEventWith(o.b, ev.AssistantEvent, false)
-		o.str("type", string(ev.Type))
+		o = o.str("type", string(ev.Type))
 		return o.close()
 	}), w.newLink(trace.Link{Repeats: last.seq}), repeatedSize(last.size)
 }
@@ -265,8 +282,14 @@ func (w *world) updateData(ev *loop.Event) (json.RawMessage, *trace.Link, int64)
 func repeatedSize(n int64) int64 { return memberSize("partial", n) + memberSize("message", n) }
 
 // updateAlone is the data of a message_update event that repeats the whole event delivered
-// (its assistantMessageEvent the delivery's data, its message the partial).
-var updateAlone = []byte(`{"type":"message_update"}`)
+// (its assistantMessageEvent the delivery's data, its message the partial); startAlone and
+// endAlone those of a message_start and a message_end that repeat their message. Entries
+// share them, full (an append copies): an entry's data is read, never written.
+var (
+	updateAlone = []byte(`{"type":"message_update"}`)
+	startAlone  = []byte(`{"type":"message_start"}`)
+	endAlone    = []byte(`{"type":"message_end"}`)
+)
 
 // repeatedEventSize is what a message_update event that repeats the whole event delivered
 // leaves out: the delivery's data in full, and its partial.
@@ -392,7 +415,7 @@ func extendedBy(prev, next, delta string) bool {
 // sameMessage reports whether two messages have the same canonical JSON.
 func sameMessage(a loop.Message, b *loop.AssistantMessage) bool {
 	if x, ok := a.(*loop.AssistantMessage); ok && x != nil && b != nil {
-		if x == b {
+		if x == b || identicalAssistant(x, b) {
 			return true
 		}
 		if !sameHead(x, b) || len(x.Content) != len(b.Content) {
@@ -412,6 +435,9 @@ func sameMessage(a loop.Message, b *loop.AssistantMessage) bool {
 // but their content: field by field, and by their JSON where the fields differ (pointers to
 // equal values, numbers written alike).
 func sameHead(a, b *loop.AssistantMessage) bool {
+	if identicalHeads(a, b) {
+		return true
+	}
 	if eqStr(a.API, b.API) && eqStr(a.Provider, b.Provider) && eqStr(a.Model, b.Model) && eqStr(a.ResponseModel, b.ResponseModel) &&
 		eqStr(a.ResponseID, b.ResponseID) && eqStr(a.ProviderThinkingLevel, b.ProviderThinkingLevel) &&
 		eqStr(a.ThinkingLevel, b.ThinkingLevel) && eqStr(string(a.StopReason), string(b.StopReason)) &&
@@ -420,6 +446,33 @@ func sameHead(a, b *loop.AssistantMessage) bool {
 		return true
 	}
 	return sameHeadEncoding(a, b)
+}
+
+// identicalHeads reports whether a and b hold the same bits in every field but their content:
+// then they write the same JSON but for it. A partial is a copy of the last one with its
+// content changed (the loop's message_update reports a copy of the one delivered), so this one
+// comparison of memory is the answer for nearly every event of a stream.
+func identicalHeads(a, b *loop.AssistantMessage) bool {
+	x, y := assistantBytes(a), assistantBytes(b)
+	return bytes.Equal(x[:contentOffset], y[:contentOffset]) && bytes.Equal(x[contentEnd:], y[contentEnd:])
+}
+
+// identicalAssistant reports whether a and b hold the same bits, their content's slice
+// header included: the same JSON.
+func identicalAssistant(a, b *loop.AssistantMessage) bool {
+	return bytes.Equal(assistantBytes(a), assistantBytes(b))
+}
+
+// contentOffset and contentEnd are where an AssistantMessage's Content lies in its memory,
+// its first member (identicalHeads compares what follows it).
+const (
+	contentOffset = unsafe.Offsetof(loop.AssistantMessage{}.Content)
+	contentEnd    = contentOffset + unsafe.Sizeof(loop.AssistantMessage{}.Content)
+)
+
+// assistantBytes is m's memory.
+func assistantBytes(m *loop.AssistantMessage) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(m)), unsafe.Sizeof(*m))
 }
 
 // sameHeadEncoding is sameHead by the messages' JSON, in a function of its own: the copies it
@@ -560,15 +613,23 @@ func sameAsTarget(typ loop.EventType, m loop.Message, t messageAt) bool {
 // link, the bytes it leaves out, and the event's message for later links.
 func (w *world) messageData(ev *loop.Event) (json.RawMessage, *trace.Link, int64, messageAt) {
 	if t := w.messageTarget(ev.Type); t.seq != 0 && sameAsTarget(ev.Type, ev.Message, t) {
-		data := w.enc.sized(func(b []byte) []byte {
-			o := open(b)
-			if ev.Type == loop.TurnEnd {
-				o.key("toolResults")
-				o.b = appendList(o.b, nonNil(ev.ToolResults), func(b []byte, r *loop.ToolResultMessage) []byte { return w.enc.transcript(b, r) })
-			}
-			o.str("type", string(ev.Type))
-			return o.close()
-		})
+		var data []byte
+		switch ev.Type {
+		case loop.MessageStart:
+			data = startAlone[:len(startAlone):len(startAlone)]
+		case loop.MessageEnd:
+			data = endAlone[:len(endAlone):len(endAlone)]
+		default:
+			data = w.enc.sized(func(b []byte) []byte {
+				o := open(b)
+				if ev.Type == loop.TurnEnd {
+					o = o.key("toolResults")
+					o.b = appendList(o.b, nonNil(ev.ToolResults), func(b []byte, r *loop.ToolResultMessage) []byte { return w.enc.transcript(b, r) })
+				}
+				o = o.str("type", string(ev.Type))
+				return o.close()
+			})
+		}
 		m := messageAt{msg: ev.Message, enc: t.enc, size: t.size}
 		if m.msg == nil {
 			m.msg = t.msg

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/trace"
@@ -187,15 +188,85 @@ func (w *world) scheduleNext(s *streamRun) {
 	}
 	slot := &s.slots[s.slot]
 	s.slot ^= 1
-	slot.ev = u.ev
-	slot.s = scheduled{at: s.at, seq: s.seq, delivery: u.d, stream: s}
-	slot.s.delivery.Target, slot.s.delivery.Now = s.id, s.at
+	setEvent(&slot.ev, &u.ev)
+	var ev *loop.StreamEvent
 	if u.isEvent {
-		slot.s.event = &slot.ev
+		ev = &slot.ev
 	}
+	u.d.Target, u.d.Now = s.id, s.at
+	slot.s.set(s.at, s.seq, &u.d, s, ev)
 	w.schedule.push(&slot.s)
 	s.pending = append(s.pending, &slot.s)
 	w.due.valid = false
+}
+
+// set makes p a stream's scheduled delivery d at time at, in scheduling order seq, of stream
+// and (nil for an end or failure) event ev: what scheduled{at: at, seq: seq, delivery: *d,
+// stream: stream, event: ev} is, storing only the members that differ from the delivery the
+// slot held before (its stream's, two deliveries back). A stream's slots are refilled at every
+// event, and storing a pointer while the collector marks runs the write barrier.
+func (p *scheduled) set(at, seq int64, d *Delivery, stream *streamRun, ev *loop.StreamEvent) {
+	p.at, p.seq, p.cancelled, p.index = at, seq, false, 0
+	q := &p.delivery
+	if !sameString(q.Kind, d.Kind) {
+		q.Kind = d.Kind
+	}
+	q.Now = d.Now
+	if !sameString(q.Target, d.Target) {
+		q.Target = d.Target
+	}
+	if q.Data != nil || d.Data != nil {
+		q.Data = d.Data
+	}
+	if q.Value != nil || d.Value != nil {
+		q.Value = d.Value
+	}
+	if p.internal != nil {
+		p.internal = nil
+	}
+	if p.onRelease != nil {
+		p.onRelease = nil
+	}
+	if p.stream != stream {
+		p.stream = stream
+	}
+	if p.tool != nil {
+		p.tool = nil
+	}
+	if p.event != ev {
+		p.event = ev
+	}
+}
+
+// setEvent is *dst = *src, storing only the members that differ (scheduled.set).
+func setEvent(dst, src *loop.StreamEvent) {
+	if !sameString(string(dst.Type), string(src.Type)) {
+		dst.Type = src.Type
+	}
+	dst.ContentIndex = src.ContentIndex
+	if !sameString(dst.Delta, src.Delta) {
+		dst.Delta = src.Delta
+	}
+	if !sameString(dst.Content, src.Content) {
+		dst.Content = src.Content
+	}
+	if dst.ToolCall != src.ToolCall {
+		dst.ToolCall = src.ToolCall
+	}
+	if dst.Partial != src.Partial {
+		dst.Partial = src.Partial
+	}
+	if !sameString(string(dst.Reason), string(src.Reason)) {
+		dst.Reason = src.Reason
+	}
+	if dst.Message != src.Message {
+		dst.Message = src.Message
+	}
+}
+
+// sameString reports whether a and b are the same string header (the same bytes in memory).
+func sameString(a, b string) bool {
+	return len(a) == len(b) && unsafe.StringData(a) == unsafe.StringData(b)
 }
 
 // released takes the stream's next delivery, d, as released: its partial becomes the

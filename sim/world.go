@@ -81,9 +81,12 @@ type world struct {
 
 // streamRun is an open provider stream on the world's side.
 type streamRun struct {
-	id       string
-	resp     *Response
-	partial  *loop.AssistantMessage // the last event's released; nil before (partialSoFar)
+	id      string
+	resp    *Response
+	partial *loop.AssistantMessage // the last event's released; nil before (partialSoFar)
+	// last is the last of its deliveries that carried a partial, as the trace recorded it
+	// (linearizer.partials); seq 0 before the first and once the stream is finished.
+	last     partialAt
 	final    *loop.AssistantMessage
 	finished bool
 	pending  []*scheduled
@@ -198,7 +201,9 @@ func newWorld(sc *Scenario) *world {
 		fired:       make([]bool, len(sc.User)),
 		trace:       trace.Trace{Scenario: sc.Name},
 		budget:      sc.Budget.Or(DefaultBudget),
-		enc:         newEncoder(),
+		// The memo holds each message of the transcript: about two a response (the
+		// assistant's and a tool result's), made room for at once, not grown step by step.
+		enc: newEncoderFor(min(2*len(sc.Responses)+len(sc.Prompts)+len(sc.Messages)+4, 1<<12)),
 	}
 	if sc.Agent != nil {
 		w.agent = &agentWorld{sent: map[string]*sentOp{},
@@ -256,8 +261,9 @@ func (r *recycled[T]) next(pool *sync.Pool, size int) *T {
 		}
 		r.spent = append(r.spent, r.chunk)
 	}
-	var zero T
-	r.chunk = append(r.chunk, zero)
+	// The room past the chunk's length is zero (made so, or cleared by recycle): taking it
+	// writes nothing, where appending a zero T would copy it with the write barrier.
+	r.chunk = r.chunk[:len(r.chunk)+1]
 	return &r.chunk[len(r.chunk)-1]
 }
 
@@ -355,7 +361,34 @@ func (w *world) recordLinked(e trace.Entry, leftOut int64) {
 	if e.Link != nil {
 		w.bytes += leftOut // the rest of its line is counted by exactBytes
 	}
-	w.trace.Entries = append(w.trace.Entries, e)
+	w.appendEntry(&e)
+}
+
+// appendEntry appends e to the trace. Its members are stored one by one, the empty ones
+// not at all, in the zeroed room the trace was made with: appending the entry whole copies
+// it with the bulk write barrier over all seven pointers whenever the collector marks.
+func (w *world) appendEntry(e *trace.Entry) {
+	n := len(w.trace.Entries)
+	if n == cap(w.trace.Entries) {
+		w.trace.Entries = append(w.trace.Entries, *e)
+		return
+	}
+	w.trace.Entries = w.trace.Entries[:n+1]
+	p := &w.trace.Entries[n]
+	p.Seq, p.T, p.Canonical = e.Seq, e.T, e.Canonical
+	p.Kind, p.Name, p.Data = e.Kind, e.Name, e.Data
+	if e.Target != "" {
+		p.Target = e.Target
+	}
+	if e.Link != nil {
+		p.Link = e.Link
+	}
+	if e.Answer != nil {
+		p.Answer = e.Answer
+	}
+	if e.Error != "" {
+		p.Error = e.Error
+	}
 }
 
 // exactBytes is the size of the trace's JSON lines in full so far, the entries recorded since
@@ -554,16 +587,27 @@ func (w *world) event(ev *loop.Event) {
 	case loop.AgentEnd:
 		data, link, leftOut = w.runMessagesData(nonNil(ev.Messages), func(b []byte, msgs []loop.Message) []byte {
 			o := open(b)
-			o.key("messages")
+			o = o.key("messages")
 			o.b = w.enc.messages(o.b, msgs)
-			o.str("type", string(loop.AgentEnd))
+			o = o.str("type", string(loop.AgentEnd))
 			return o.close()
 		})
+	case loop.AgentStart:
+		data = agentStartData[:len(agentStartData):len(agentStartData)]
+	case loop.TurnStart:
+		data = turnStartData[:len(turnStartData):len(turnStartData)]
 	default:
 		data = w.enc.eventBytes(ev)
 	}
 	w.recordEvent(ev.Type, ev.ToolCallID, data, link, leftOut, msg)
 }
+
+// agentStartData and turnStartData are the data of the events that hold nothing but their
+// type, shared by the entries (full: an append copies; an entry's data is never written).
+var (
+	agentStartData = []byte(`{"type":"agent_start"}`)
+	turnStartData  = []byte(`{"type":"turn_start"}`)
+)
 
 // recordEvent records an event entry, whose link leaves out leftOut bytes, and what follows
 // from it; msg is the message of a message_start or message_end event.

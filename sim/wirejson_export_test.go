@@ -1,0 +1,11 @@
+package sim
+
+// SetWireByReflection makes the served reference write its data through json.Marshal (on)
+// or by hand (off), for tests comparing the two.
+func SetWireByReflection(on bool) { wireByReflection = on }
+
+// ReadStreamEvent is readStreamEvent, for tests.
+var ReadStreamEvent = readStreamEvent
+
+// DecodeStreamEvent is decodeStreamEvent (encoding/json), for tests.
+var DecodeStreamEvent = decodeStreamEvent

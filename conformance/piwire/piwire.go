@@ -241,9 +241,10 @@ type StreamRequest struct {
 
 // MarshalJSON writes the request, messages [] when none.
 func (r StreamRequest) MarshalJSON() ([]byte, error) {
-	type plain StreamRequest
-	r.Messages = nonNil(r.Messages)
-	return json.Marshal(plain(r))
+	if b, ok := r.requestJSON(); ok {
+		return b, nil
+	}
+	return r.requestJSONByReflection()
 }
 
 // StreamOptions is what the stream function got besides the model and the context.

@@ -145,7 +145,13 @@ func (w *wireWriter) value(b []byte, v any) (_ []byte, ok bool) {
 		if x == nil {
 			return append(b, "null"...), true
 		}
-		b = append(b, '[')
+		size := len(x) + 2 // the list's bytes as far as the memo knows them: one growth
+		for _, m := range x {
+			if memoable(m) {
+				size += len(w.memo[m])
+			}
+		}
+		b = append(slices.Grow(b, size), '[')
 		for i, m := range x {
 			if i > 0 {
 				b = append(b, ',')

@@ -120,6 +120,11 @@ func readReceived(lr *lineReader) received {
 	raw, err := lr.next()
 	rec := received{line: lr.n, err: err}
 	if err == nil {
+		var ok bool
+		if rec.msg, ok = readHarnessLine(raw); ok {
+			return rec
+		}
+		rec.msg = Message{}
 		if jerr := json.Unmarshal(raw, &rec.msg); jerr != nil {
 			rec.err = protocolError(lr.n, fmt.Errorf("not a JSON message: %v: %s", jerr, excerpt(raw)))
 		}

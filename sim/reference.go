@@ -488,11 +488,3 @@ func rootCause(err error) error {
 		err = next
 	}
 }
-
-func mustJSON(v any) json.RawMessage {
-	data, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	return data
-}

@@ -48,6 +48,14 @@ type Event struct {
 
 // MarshalJSON writes the event in pi's shape, with exactly the fields of its type.
 func (e Event) MarshalJSON() ([]byte, error) {
+	if b, ok := eventJSON(&e); ok {
+		return b, nil
+	}
+	return json.Marshal(e.mapJSON())
+}
+
+// mapJSON is the event as the map of its members that encoding/json writes.
+func (e *Event) mapJSON() map[string]any {
 	type kv = map[string]any
 	out := kv{"type": e.Type}
 	switch e.Type {
@@ -80,7 +88,7 @@ func (e Event) MarshalJSON() ([]byte, error) {
 			out["args"] = nonNilArgs(e.Args)
 		}
 	}
-	return json.Marshal(out)
+	return out
 }
 
 func nonNil[T any](s []T) []T {

@@ -25,22 +25,47 @@ func chromium(t *testing.T) string {
 	return ""
 }
 
-// browserPage opens file in a fresh headless Chromium and fails the test on any uncaught
-// exception or console error of the page. It returns the tab's context.
+// browser is the headless Chromium the browser tests share, each page in a tab of its own:
+// starting Chromium is most of a browser test's CPU. TestMain closes it.
+var browser struct {
+	once   sync.Once
+	ctx    context.Context // the browser's; a tab's is made from it
+	cancel func()
+	err    error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if browser.cancel != nil {
+		browser.cancel()
+	}
+	os.Exit(code)
+}
+
+// browserPage opens file in a new tab of the shared headless Chromium and fails the test on
+// any uncaught exception or console error of the page. It returns the tab's context.
 func browserPage(t *testing.T, file string) context.Context {
 	t.Helper()
 	exe := chromium(t)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(exe),
-		chromedp.NoSandbox,
-		chromedp.WindowSize(1600, 1000),
-		chromedp.Flag("disable-gpu", true),
-	)
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelTab := chromedp.NewContext(actx)
+	browser.once.Do(func() {
+		opts := append(chromedp.DefaultExecAllocatorOptions[:],
+			chromedp.ExecPath(exe),
+			chromedp.NoSandbox,
+			chromedp.WindowSize(1600, 1000),
+			chromedp.Flag("disable-gpu", true),
+		)
+		actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+		bctx, cancelBrowser := chromedp.NewContext(actx)
+		browser.ctx, browser.cancel = bctx, func() { cancelBrowser(); cancelAlloc() }
+		browser.err = chromedp.Do(bctx) // starts Chromium
+	})
+	if browser.err != nil {
+		t.Fatalf("starting Chromium: %v", browser.err)
+	}
+	ctx, cancelTab := chromedp.NewContext(browser.ctx)
 	// Generous: Chromium starts and renders slowly on a loaded machine.
 	ctx, cancelTime := context.WithTimeout(ctx, 4*time.Minute)
-	t.Cleanup(func() { cancelTime(); cancelTab(); cancelAlloc() })
+	t.Cleanup(func() { cancelTime(); cancelTab() })
 
 	// Every console error, uncaught exception and browser-log error of the page (a resource
 	// that failed to load among them) fails the test.

@@ -41,6 +41,8 @@ type Reference struct {
 	held    []*refHeld
 	// workers keeps the scheduler's idle coroutines from one run to the next (UseWorkers).
 	workers *coop.Workers
+	// wire writes the session's JSON when the port is not the world (wireJSON).
+	wire *wireWriter
 }
 
 // UseWorkers has the reference's runs take their tasks' coroutines from ws and leave them
@@ -161,9 +163,11 @@ func (r *Reference) Deliver(d Delivery) error {
 		case trace.DeliverStreamEvent:
 			ev, ok := d.Value.(loop.StreamEvent)
 			if !ok {
-				var err error
-				if ev, err = decodeStreamEvent(d.Data); err != nil {
-					return err
+				if ev, ok = readStreamEvent(d.Data); !ok {
+					var err error
+					if ev, err = decodeStreamEvent(d.Data); err != nil {
+						return err
+					}
 				}
 			}
 			return r.deliverEvent(d.Target, d.Now, &ev)
@@ -312,7 +316,7 @@ func (r *Reference) callHook(ctx context.Context, name string, data any) (json.R
 func (r *Reference) callWith(ctx context.Context, kind, name string, data any) (json.RawMessage, error) {
 	c := Call{Kind: kind, Name: name, Value: data}
 	if r.world == nil {
-		raw, err := json.Marshal(data)
+		raw, err := r.wireJSON(data)
 		if err != nil {
 			return nil, err
 		}
@@ -453,7 +457,11 @@ func (r *Reference) notify(kind string, v any) {
 		r.port.Notify(Notification{Kind: kind, Value: v})
 		return
 	}
-	r.port.Notify(Notification{Kind: kind, Data: mustJSON(v)})
+	data, err := r.wireJSON(v)
+	if err != nil {
+		panic(err)
+	}
+	r.port.Notify(Notification{Kind: kind, Data: data})
 }
 
 // event reports a loop event: to the world as it is, to any other port as JSON.
@@ -462,7 +470,11 @@ func (r *Reference) event(e *loop.Event) {
 		r.world.event(e)
 		return
 	}
-	r.port.Notify(Notification{Kind: NotifyEvent, Data: mustJSON(*e)})
+	data, err := r.eventJSON(e)
+	if err != nil {
+		panic(err)
+	}
+	r.port.Notify(Notification{Kind: NotifyEvent, Data: data})
 }
 
 // rootCause is the innermost error: the hook's or stream's own failure, whose text is what
@@ -475,12 +487,4 @@ func rootCause(err error) error {
 		}
 		err = next
 	}
-}
-
-func mustJSON(v any) json.RawMessage {
-	data, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	return data
 }

@@ -799,7 +799,7 @@ func (p *inProcess) call(kind, name string, data any) (json.RawMessage, error) {
 
 // ask makes a call and returns the world's answer; an error is data that cannot be encoded.
 func (p *inProcess) ask(kind, name string, data any) (sim.Answer, error) {
-	raw, err := json.Marshal(data)
+	raw, err := payloadJSON(data)
 	if err != nil {
 		return sim.Answer{}, err
 	}
@@ -912,25 +912,22 @@ func (p *inProcess) Emit(event any) { p.emit(event) }
 // emit is Emit, returning the event's type.
 func (p *inProcess) emit(event any) string {
 	p.progress.Add(1)
-	data, err := json.Marshal(event)
+	data, err := payloadJSON(event)
 	if err != nil {
 		p.problem(fmt.Sprintf("the port emitted an event that cannot be encoded as JSON (%T): %v", event, err))
 		return ""
 	}
-	var head struct {
-		Type string `json:"type"`
-	}
-	_ = json.Unmarshal(data, &head)
+	typ := eventType(event, data)
 	p.gate.enter()
 	n := sim.Notification{Kind: sim.NotifyEvent, Data: p.fromBubble(data)}
 	p.checkShape(protocol.Message{Type: protocol.TypeNotify, Notification: &n})
 	p.world.Notify(n)
-	return head.Type
+	return typ
 }
 
 // notify sends one of the kit's own notifications (an operation's outcome).
 func (p *inProcess) notify(kind string, v any) {
-	data, err := json.Marshal(v)
+	data, err := payloadJSON(v)
 	if err != nil {
 		p.problem(fmt.Sprintf("the port's %s cannot be encoded as JSON: %v", kind, err))
 		return

@@ -28,3 +28,6 @@ func WithoutStreamModel(m Message) Message {
 	m.streamModel = nil
 	return m
 }
+
+// ReadHarnessLine is the served side's reading of an answer or a delivery by hand.
+var ReadHarnessLine = readHarnessLine

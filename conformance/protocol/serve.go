@@ -41,8 +41,13 @@ func ServeImpl(r io.Reader, w io.Writer, hello Hello, newImpl func() sim.Impleme
 // scheduler), so the notifications a step sends may be held to be written together.
 func serve(r io.Reader, w io.Writer, hello Hello, newImpl func() sim.Implementation, hold bool) error {
 	s := &server{out: w, in: make(chan received), done: make(chan struct{}), hello: hello, newImpl: newImpl, hold: hold}
-	defer close(s.done)
-	go s.read(r)
+	if hold {
+		// The reference runs in this goroutine alone: it reads each line when it needs it.
+		s.lines = newLineReader(r, DefaultMaxLine)
+	} else {
+		defer close(s.done)
+		go s.read(r)
+	}
 	return s.run()
 }
 
@@ -54,8 +59,14 @@ type received struct {
 }
 
 type server struct {
-	in   chan received
-	done chan struct{}
+	// in hands the lines read by a goroutine of their own to the server (ServeImpl: a port's
+	// goroutines may call while the server waits); lines, when set, is read in the server's
+	// goroutine instead (Serve), without a goroutine's wake-up a line; lost is the first
+	// line that had no message, returned again after.
+	in    chan received
+	done  chan struct{}
+	lines *lineReader
+	lost  *received
 
 	// hello is what the implementation says of itself; newImpl makes one per session.
 	hello   Hello
@@ -92,15 +103,7 @@ type serveSession struct {
 func (s *server) read(r io.Reader) {
 	lr := newLineReader(r, DefaultMaxLine)
 	for {
-		raw, err := lr.next()
-		rec := received{line: lr.n, err: err}
-		if err == nil {
-			if jerr := json.Unmarshal(raw, &rec.msg); jerr != nil {
-				rec.err = protocolError(lr.n, fmt.Errorf("not a JSON message: %v: %s", jerr, excerpt(raw)))
-			}
-		} else if !errors.Is(err, io.EOF) {
-			rec.err = protocolError(lr.n, err)
-		}
+		rec := readReceived(lr)
 		select {
 		case s.in <- rec:
 		case <-s.done:
@@ -110,6 +113,40 @@ func (s *server) read(r io.Reader) {
 			return
 		}
 	}
+}
+
+// readReceived reads and decodes the harness's next line.
+func readReceived(lr *lineReader) received {
+	raw, err := lr.next()
+	rec := received{line: lr.n, err: err}
+	if err == nil {
+		var ok bool
+		if rec.msg, ok = readHarnessLine(raw); ok {
+			return rec
+		}
+		rec.msg = Message{}
+		if jerr := json.Unmarshal(raw, &rec.msg); jerr != nil {
+			rec.err = protocolError(lr.n, fmt.Errorf("not a JSON message: %v: %s", jerr, excerpt(raw)))
+		}
+	} else if !errors.Is(err, io.EOF) {
+		rec.err = protocolError(lr.n, err)
+	}
+	return rec
+}
+
+// receive is the harness's next line, decoded.
+func (s *server) receive() received {
+	if s.lines == nil {
+		return <-s.in
+	}
+	if s.lost != nil {
+		return *s.lost
+	}
+	rec := readReceived(s.lines)
+	if rec.err != nil {
+		s.lost = &rec
+	}
+	return rec
 }
 
 func (s *server) run() error {
@@ -223,7 +260,7 @@ func (s *server) next() received {
 		s.queued = s.queued[1:]
 		return rec
 	}
-	return <-s.in
+	return s.receive()
 }
 
 // check requires a running session that m belongs to.
@@ -324,10 +361,10 @@ func (p *servePort) Call(c sim.Call) sim.Answer {
 		return sim.Answer{Data: bytes.Clone(want)}
 	}
 	s.send(Message{Type: TypeCall, ID: id, Session: p.session, Call: &c})
-	rec := <-s.in
+	rec := s.receive()
 	for rec.err == nil && rec.msg.Type == TypeDeliver {
 		s.queued = append(s.queued, rec) // sent ahead (§14): applied once idle
-		rec = <-s.in
+		rec = s.receive()
 	}
 	switch {
 	case rec.err != nil && errors.Is(rec.err, io.EOF):

@@ -1,0 +1,292 @@
+package sim
+
+import (
+	"encoding/json"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/turnstile-dev/turnstile/jsonvalue"
+	"github.com/turnstile-dev/turnstile/loop"
+)
+
+// The served reference's JSON (a port other than the simulator's own world): its calls' and
+// notifications' data written as json.Marshal writes them, byte for byte, without reflection
+// for the values it sends (maps of the loop's types, lists of messages), and the stream
+// events delivered to it read by hand. TestServedPayloadsAreJSONMarshal holds the writing to
+// json.Marshal on the curated suite and generated runs.
+
+// wireByReflection makes the served reference write its data through json.Marshal, for tests
+// comparing the two.
+var wireByReflection bool
+
+// wireJSON is v as json.Marshal writes it.
+func (r *Reference) wireJSON(v any) ([]byte, error) {
+	if wireByReflection {
+		return json.Marshal(v)
+	}
+	if r.wire == nil {
+		r.wire = &wireWriter{memo: map[loop.Message][]byte{}}
+	}
+	if b, ok := r.wire.value(make([]byte, 0, 512), v); ok {
+		return b, nil
+	}
+	return json.Marshal(v)
+}
+
+// eventJSON is an event as json.Marshal writes it.
+func (r *Reference) eventJSON(e *loop.Event) ([]byte, error) {
+	if wireByReflection {
+		return json.Marshal(*e)
+	}
+	return loop.MarshalEvent(e)
+}
+
+// wireWriter writes values as json.Marshal does, remembering the bytes of each message it
+// writes as part of a list by identity: a session's requests send ever longer contexts of the
+// same messages, which are not changed once in a transcript (the world's encoder relies on it
+// as well).
+type wireWriter struct {
+	memo map[loop.Message][]byte
+}
+
+// value appends v as json.Marshal writes it; ok is false where json.Marshal fails.
+// Kept whole: one case per type the served reference sends, a table.
+func (w *wireWriter) value(b []byte, v any) (_ []byte, ok bool) {
+	switch x := v.(type) {
+	case nil:
+		return append(b, "null"...), true
+	case string:
+		return jsonvalue.AppendString(b, x), true
+	case bool:
+		return strconv.AppendBool(b, x), true
+	case float64:
+		if math.IsInf(x, 0) || math.IsNaN(x) {
+			return b, false
+		}
+		return jsonvalue.AppendMarshalFloat(b, x), true
+	case int:
+		return strconv.AppendInt(b, int64(x), 10), true
+	case loop.ThinkingLevel:
+		return jsonvalue.AppendString(b, string(x)), true
+	case ModelSetup:
+		b = append(b, `{"id":`...)
+		b = jsonvalue.AppendString(b, x.ID)
+		b = append(b, `,"api":`...)
+		b = jsonvalue.AppendString(b, x.API)
+		b = append(b, `,"provider":`...)
+		b = jsonvalue.AppendString(b, x.Provider)
+		return append(b, '}'), true
+	case map[string]any:
+		if x == nil {
+			return append(b, "null"...), true
+		}
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(jsonvalue.AppendString(b, k), ':')
+			if b, ok = w.value(b, x[k]); !ok {
+				return b, false
+			}
+		}
+		return append(b, '}'), true
+	case map[string]string:
+		if x == nil {
+			return append(b, "null"...), true
+		}
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(jsonvalue.AppendString(b, k), ':')
+			b = jsonvalue.AppendString(b, x[k])
+		}
+		return append(b, '}'), true
+	case []string:
+		if x == nil {
+			return append(b, "null"...), true
+		}
+		b = append(b, '[')
+		for i, s := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = jsonvalue.AppendString(b, s)
+		}
+		return append(b, ']'), true
+	case []any:
+		if x == nil {
+			return append(b, "null"...), true
+		}
+		b = append(b, '[')
+		for i, e := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if b, ok = w.value(b, e); !ok {
+				return b, false
+			}
+		}
+		return append(b, ']'), true
+	case []loop.Message:
+		if x == nil {
+			return append(b, "null"...), true
+		}
+		size := len(x) + 2 // the list's bytes as far as the memo knows them: one growth
+		for _, m := range x {
+			if memoable(m) {
+				size += len(w.memo[m])
+			}
+		}
+		b = append(slices.Grow(b, size), '[')
+		for i, m := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if b, ok = w.message(b, m); !ok {
+				return b, false
+			}
+		}
+		return append(b, ']'), true
+	case []*loop.ToolResultMessage:
+		if x == nil {
+			return append(b, "null"...), true
+		}
+		b = append(b, '[')
+		for i, m := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if m == nil {
+				b = append(b, "null"...)
+			} else if b, ok = w.message(b, m); !ok {
+				return b, false
+			}
+		}
+		return append(b, ']'), true
+	case *loop.AssistantMessage:
+		data, err := loop.MarshalMessage(x)
+		return appendMarshaled(b, data, err)
+	}
+	data, err := json.Marshal(v)
+	return appendMarshaled(b, data, err)
+}
+
+// message appends a message of a list, from the memo when it has been written before.
+func (w *wireWriter) message(b []byte, m loop.Message) ([]byte, bool) {
+	if !memoable(m) || isNilMessage(m) {
+		data, err := loop.MarshalMessage(m)
+		return appendMarshaled(b, data, err)
+	}
+	if enc, ok := w.memo[m]; ok {
+		return append(b, enc...), true
+	}
+	enc, err := loop.MarshalMessage(m)
+	if err != nil {
+		return b, false
+	}
+	w.memo[m] = enc
+	return append(b, enc...), true
+}
+
+// isNilMessage reports whether m is a nil pointer of one of the loop's message types.
+func isNilMessage(m loop.Message) bool {
+	switch x := m.(type) {
+	case *loop.UserMessage:
+		return x == nil
+	case *loop.SystemMessage:
+		return x == nil
+	case *loop.AssistantMessage:
+		return x == nil
+	case *loop.ToolResultMessage:
+		return x == nil
+	case *loop.CustomMessage:
+		return x == nil
+	}
+	return false
+}
+
+// appendMarshaled appends what a marshaler wrote; ok is false when it failed.
+func appendMarshaled(b, data []byte, err error) ([]byte, bool) {
+	if err != nil {
+		return b, false
+	}
+	return append(b, data...), true
+}
+
+// readStreamEvent reads a stream event delivery's data by hand, as encoding/json reads it
+// into a loop.StreamEvent; ok is false when it is left to encoding/json (a key it does not
+// read here or met twice, a message loop.ReadMessage leaves or not an assistant's, a tool
+// call, null).
+func readStreamEvent(data []byte) (ev loop.StreamEvent, ok bool) {
+	var (
+		r      jsonvalue.Reader
+		seen   uint8
+		errMsg *loop.AssistantMessage
+	)
+	r.Reset(data)
+	assistant := func() (*loop.AssistantMessage, bool) {
+		m, ok := loop.ReadMessage(&r)
+		a, isAssistant := m.(*loop.AssistantMessage)
+		return a, ok && isAssistant
+	}
+	ok = r.Object(func(key []byte) bool {
+		var bit uint8
+		var ok bool
+		switch string(key) {
+		case "type":
+			var s string
+			s, ok = r.String()
+			bit, ev.Type = 1, loop.StreamEventType(s)
+		case "contentIndex":
+			var n int64
+			n, ok = r.Int64()
+			bit, ev.ContentIndex = 2, int(n)
+			ok = ok && int64(ev.ContentIndex) == n
+		case "delta":
+			bit = 4
+			ev.Delta, ok = r.String()
+		case "content":
+			bit = 8
+			ev.Content, ok = r.String()
+		case "reason":
+			var s string
+			s, ok = r.String()
+			bit, ev.Reason = 16, loop.StopReason(s)
+		case "partial":
+			bit = 32
+			ev.Partial, ok = assistant()
+		case "message":
+			bit = 64
+			ev.Message, ok = assistant()
+		case "error":
+			bit = 128
+			errMsg, ok = assistant()
+		}
+		if !ok || seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+		return true
+	})
+	if !ok || !r.Done() {
+		return loop.StreamEvent{}, false
+	}
+	if ev.Type == loop.StreamError {
+		ev.Message = errMsg
+	}
+	return ev, true
+}

@@ -27,42 +27,54 @@ func AppendMarshal(b []byte, v any) (_ []byte, ok bool) {
 			return AppendMarshalFloat(b, x), true
 		}
 	case map[string]any:
-		if x == nil {
-			return append(b, "null"...), true
-		}
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		b = append(b, '{')
-		for i, k := range keys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(AppendString(b, k), ':')
-			if b, ok = AppendMarshal(b, x[k]); !ok {
-				return b, false
-			}
-		}
-		return append(b, '}'), true
+		return AppendMarshalMap(b, x, AppendMarshal)
 	case []any:
-		if x == nil {
-			return append(b, "null"...), true
-		}
-		b = append(b, '[')
-		for i, e := range x {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			if b, ok = AppendMarshal(b, e); !ok {
-				return b, false
-			}
-		}
-		return append(b, ']'), true
+		return AppendMarshalList(b, x, AppendMarshal)
 	}
 	data, err := json.Marshal(v)
 	return append(b, data...), err == nil
+}
+
+// AppendMarshalMap appends m as json.Marshal writes a map: null when nil, else its members
+// in the order of their keys' bytes, each value written by value; ok is false when value fails.
+func AppendMarshalMap[V any](b []byte, m map[string]V, value func([]byte, V) ([]byte, bool)) (_ []byte, ok bool) {
+	if m == nil {
+		return append(b, "null"...), true
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(AppendString(b, k), ':')
+		if b, ok = value(b, m[k]); !ok {
+			return b, false
+		}
+	}
+	return append(b, '}'), true
+}
+
+// AppendMarshalList appends xs as json.Marshal writes a slice: null when nil, else each item
+// written by item; ok is false when item fails.
+func AppendMarshalList[T any](b []byte, xs []T, item func([]byte, T) ([]byte, bool)) (_ []byte, ok bool) {
+	if xs == nil {
+		return append(b, "null"...), true
+	}
+	b = append(b, '[')
+	for i, x := range xs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if b, ok = item(b, x); !ok {
+			return b, false
+		}
+	}
+	return append(b, ']'), true
 }
 
 // AppendMarshalFloat appends a finite float64 as encoding/json writes it: as ECMAScript does, but

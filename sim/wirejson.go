@@ -78,105 +78,28 @@ func (w *wireWriter) value(b []byte, v any) (_ []byte, ok bool) {
 		b = jsonvalue.AppendString(b, x.Provider)
 		return append(b, '}'), true
 	case map[string]any:
-		if x == nil {
-			return append(b, "null"...), true
-		}
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		b = append(b, '{')
-		for i, k := range keys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(jsonvalue.AppendString(b, k), ':')
-			if b, ok = w.value(b, x[k]); !ok {
-				return b, false
-			}
-		}
-		return append(b, '}'), true
+		return jsonvalue.AppendMarshalMap(b, x, w.value)
 	case map[string]string:
-		if x == nil {
-			return append(b, "null"...), true
-		}
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		b = append(b, '{')
-		for i, k := range keys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(jsonvalue.AppendString(b, k), ':')
-			b = jsonvalue.AppendString(b, x[k])
-		}
-		return append(b, '}'), true
+		return jsonvalue.AppendMarshalMap(b, x, appendString)
 	case []string:
-		if x == nil {
-			return append(b, "null"...), true
-		}
-		b = append(b, '[')
-		for i, s := range x {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = jsonvalue.AppendString(b, s)
-		}
-		return append(b, ']'), true
+		return jsonvalue.AppendMarshalList(b, x, appendString)
 	case []any:
-		if x == nil {
-			return append(b, "null"...), true
-		}
-		b = append(b, '[')
-		for i, e := range x {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			if b, ok = w.value(b, e); !ok {
-				return b, false
-			}
-		}
-		return append(b, ']'), true
+		return jsonvalue.AppendMarshalList(b, x, w.value)
 	case []loop.Message:
-		if x == nil {
-			return append(b, "null"...), true
-		}
 		size := len(x) + 2 // the list's bytes as far as the memo knows them: one growth
 		for _, m := range x {
 			if memoable(m) {
 				size += len(w.memo[m])
 			}
 		}
-		b = append(slices.Grow(b, size), '[')
-		for i, m := range x {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			if b, ok = w.message(b, m); !ok {
-				return b, false
-			}
-		}
-		return append(b, ']'), true
+		return jsonvalue.AppendMarshalList(slices.Grow(b, size), x, w.message)
 	case []*loop.ToolResultMessage:
-		if x == nil {
-			return append(b, "null"...), true
-		}
-		b = append(b, '[')
-		for i, m := range x {
-			if i > 0 {
-				b = append(b, ',')
-			}
+		return jsonvalue.AppendMarshalList(b, x, func(b []byte, m *loop.ToolResultMessage) ([]byte, bool) {
 			if m == nil {
-				b = append(b, "null"...)
-			} else if b, ok = w.message(b, m); !ok {
-				return b, false
+				return append(b, "null"...), true
 			}
-		}
-		return append(b, ']'), true
+			return w.message(b, m)
+		})
 	case *loop.AssistantMessage:
 		data, err := loop.MarshalMessage(x)
 		return appendMarshaled(b, data, err)
@@ -218,6 +141,9 @@ func isNilMessage(m loop.Message) bool {
 	}
 	return false
 }
+
+// appendString appends s as a JSON string, for AppendMarshalMap and AppendMarshalList.
+func appendString(b []byte, s string) ([]byte, bool) { return jsonvalue.AppendString(b, s), true }
 
 // appendMarshaled appends what a marshaler wrote; ok is false when it failed.
 func appendMarshaled(b, data []byte, err error) ([]byte, bool) {

@@ -421,36 +421,9 @@ func AppendValue(b []byte, v any) []byte {
 		}
 		return append(b, Canonical(x)...)
 	case map[string]any:
-		if x == nil {
-			return append(b, "null"...)
-		}
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		b = append(b, '{')
-		for i, k := range keys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = AppendString(b, k)
-			b = append(b, ':')
-			b = AppendValue(b, x[k])
-		}
-		return append(b, '}')
+		return AppendMap(b, x, AppendValue)
 	case []any:
-		if x == nil {
-			return append(b, "null"...)
-		}
-		b = append(b, '[')
-		for i, e := range x {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = AppendValue(b, e)
-		}
-		return append(b, ']')
+		return AppendList(b, x, AppendValue)
 	}
 	data, err := json.Marshal(v)
 	if err != nil {

@@ -1,6 +1,9 @@
 package jsonvalue
 
-import "unicode/utf8"
+import (
+	"slices"
+	"unicode/utf8"
+)
 
 // plainByte marks the bytes encoding/json writes as they are inside a string.
 var plainByte = func() (t [256]bool) {
@@ -78,3 +81,44 @@ func AppendString(out []byte, s string) []byte {
 }
 
 const hexDigit = "0123456789abcdef"
+
+// AppendMap appends m as a JSON object (nil as null), its keys in byte order (as encoding/json
+// and canonical JSON order them), each value written by item.
+func AppendMap[V any](b []byte, m map[string]V, item func([]byte, V) []byte) []byte {
+	if m == nil {
+		return append(b, "null"...)
+	}
+	if len(m) == 0 { // a tool call's arguments, a result's details: not iterated
+		return append(b, "{}"...)
+	}
+	var small [8]string // most maps are small: their keys sorted without allocating
+	keys := small[:0]
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(AppendString(b, k), ':')
+		b = item(b, m[k])
+	}
+	return append(b, '}')
+}
+
+// AppendList appends list as a JSON array (nil as null), each item written by item.
+func AppendList[T any](b []byte, list []T, item func([]byte, T) []byte) []byte {
+	if list == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '[')
+	for i, x := range list {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = item(b, x)
+	}
+	return append(b, ']')
+}

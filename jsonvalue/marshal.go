@@ -3,7 +3,6 @@ package jsonvalue
 import (
 	"encoding/json"
 	"math"
-	"slices"
 	"strconv"
 )
 
@@ -35,46 +34,28 @@ func AppendMarshal(b []byte, v any) (_ []byte, ok bool) {
 	return append(b, data...), err == nil
 }
 
-// AppendMarshalMap appends m as json.Marshal writes a map: null when nil, else its members
-// in the order of their keys' bytes, each value written by value; ok is false when value fails.
+// AppendMarshalMap is AppendMap with a value writer that can fail, as json.Marshal can: ok is
+// false when one did (what was written is then to be dropped).
 func AppendMarshalMap[V any](b []byte, m map[string]V, value func([]byte, V) ([]byte, bool)) (_ []byte, ok bool) {
-	if m == nil {
-		return append(b, "null"...), true
-	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	b = append(b, '{')
-	for i, k := range keys {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(AppendString(b, k), ':')
-		if b, ok = value(b, m[k]); !ok {
-			return b, false
-		}
-	}
-	return append(b, '}'), true
+	ok = true
+	return AppendMap(b, m, whileOK(&ok, value)), ok
 }
 
-// AppendMarshalList appends xs as json.Marshal writes a slice: null when nil, else each item
-// written by item; ok is false when item fails.
+// AppendMarshalList is AppendList with an item writer that can fail: ok is false when one did.
 func AppendMarshalList[T any](b []byte, xs []T, item func([]byte, T) ([]byte, bool)) (_ []byte, ok bool) {
-	if xs == nil {
-		return append(b, "null"...), true
-	}
-	b = append(b, '[')
-	for i, x := range xs {
-		if i > 0 {
-			b = append(b, ',')
+	ok = true
+	return AppendList(b, xs, whileOK(&ok, item)), ok
+}
+
+// whileOK is write as a writer that cannot fail: once write has failed (*ok false) it writes
+// nothing more.
+func whileOK[T any](ok *bool, write func([]byte, T) ([]byte, bool)) func([]byte, T) []byte {
+	return func(b []byte, x T) []byte {
+		if *ok {
+			b, *ok = write(b, x)
 		}
-		if b, ok = item(b, x); !ok {
-			return b, false
-		}
+		return b
 	}
-	return append(b, ']'), true
 }
 
 // AppendMarshalFloat appends a finite float64 as encoding/json writes it: as ECMAScript does, but

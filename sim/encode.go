@@ -178,7 +178,7 @@ func (e *encoder) release() { e.pending = nil }
 // messages writes a list of messages, each from the memo when it has been written before.
 func (e *encoder) messages(b []byte, list []loop.Message) []byte {
 	if e == nil {
-		return appendList(b, list, appendMessage)
+		return jsonvalue.AppendList(b, list, appendMessage)
 	}
 	size := len(list) + 2
 	for _, m := range list {
@@ -186,7 +186,7 @@ func (e *encoder) messages(b []byte, list []loop.Message) []byte {
 			size += len(e.memo[m])
 		}
 	}
-	return appendList(slices.Grow(b, size), list, e.message)
+	return jsonvalue.AppendList(slices.Grow(b, size), list, e.message)
 }
 
 // message writes m, remembering its encoding when it is one of the loop's message types.
@@ -273,11 +273,11 @@ func (e *encoder) value(b []byte, v any) []byte {
 		}
 		return append(b, jsonvalue.Canonical(x)...)
 	case map[string]any:
-		return appendMap(b, x, e.value)
+		return jsonvalue.AppendMap(b, x, e.value)
 	case []any:
-		return appendList(b, x, e.value)
+		return jsonvalue.AppendList(b, x, e.value)
 	case []string:
-		return appendList(b, x, jsonvalue.AppendString)
+		return jsonvalue.AppendList(b, x, jsonvalue.AppendString)
 	case loop.Event:
 		return e.event(b, &x)
 	case loop.StreamEvent:
@@ -362,47 +362,6 @@ func appendModel(b []byte, m ModelSetup) []byte {
 	o = o.str("id", m.ID)
 	o = o.str("provider", m.Provider)
 	return o.close()
-}
-
-// appendMap writes a map (nil as null), its keys in order, each value by item.
-func appendMap[V any](b []byte, m map[string]V, item func([]byte, V) []byte) []byte {
-	if m == nil {
-		return append(b, "null"...)
-	}
-	if len(m) == 0 { // a tool call's arguments, a result's details: not iterated
-		return append(b, "{}"...)
-	}
-	var small [8]string // most maps here are small: their keys sorted without allocating
-	keys := small[:0]
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	b = append(b, '{')
-	for i, k := range keys {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = jsonvalue.AppendString(b, k)
-		b = append(b, ':')
-		b = item(b, m[k])
-	}
-	return append(b, '}')
-}
-
-// appendList writes a JSON array of list's items (null for a nil list), each by item.
-func appendList[T any](b []byte, list []T, item func([]byte, T) []byte) []byte {
-	if list == nil {
-		return append(b, "null"...)
-	}
-	b = append(b, '[')
-	for i, x := range list {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = item(b, x)
-	}
-	return append(b, ']')
 }
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -495,7 +454,7 @@ func (enc *encoder) eventWith(b []byte, e *loop.Event, msg *[2]int) []byte {
 		o.b = enc.transcript(o.b, e.Message)
 		at(start)
 		o = o.key("toolResults")
-		o.b = appendList(o.b, nonNil(e.ToolResults), func(b []byte, r *loop.ToolResultMessage) []byte { return enc.transcript(b, r) })
+		o.b = jsonvalue.AppendList(o.b, nonNil(e.ToolResults), func(b []byte, r *loop.ToolResultMessage) []byte { return enc.transcript(b, r) })
 	case loop.MessageEnd:
 		o = o.key("message")
 		start := len(o.b)
@@ -637,7 +596,7 @@ func assistantOrNil(m *loop.AssistantMessage) any {
 	return loop.Message(m)
 }
 
-func appendBlocks(b []byte, bs []loop.Block) []byte { return appendList(b, bs, appendBlock) }
+func appendBlocks(b []byte, bs []loop.Block) []byte { return jsonvalue.AppendList(b, bs, appendBlock) }
 
 func appendBlock(b []byte, blk loop.Block) []byte {
 	switch x := blk.(type) {
@@ -744,7 +703,7 @@ func appendMessage(b []byte, m loop.Message) []byte {
 		o = o.num("timestamp", x.Timestamp)
 		if len(x.ToolsAdded) > 0 {
 			o = o.key("toolsAdded")
-			o.b = appendList(o.b, x.ToolsAdded, func(b []byte, d loop.ToolDeclaration) []byte {
+			o.b = jsonvalue.AppendList(o.b, x.ToolsAdded, func(b []byte, d loop.ToolDeclaration) []byte {
 				t := open(b)
 				if d.ConstrainedSampling != nil {
 					t = t.any("constrainedSampling", d.ConstrainedSampling)
@@ -762,7 +721,7 @@ func appendMessage(b []byte, m loop.Message) []byte {
 		}
 		if len(x.ToolsRemoved) > 0 {
 			o = o.key("toolsRemoved")
-			o.b = appendList(o.b, x.ToolsRemoved, func(b []byte, r loop.ToolReference) []byte {
+			o.b = jsonvalue.AppendList(o.b, x.ToolsRemoved, func(b []byte, r loop.ToolReference) []byte {
 				t := open(b)
 				t = t.str("name", r.Name)
 				return t.close()

@@ -39,9 +39,9 @@ func (e *encoder) agentState(b []byte, s *AgentState) []byte {
 	o = o.key("messages")
 	o.b = e.messages(o.b, s.Messages)
 	o = o.key("pendingToolCalls")
-	o.b = appendList(o.b, s.PendingToolCalls, jsonvalue.AppendString)
+	o.b = jsonvalue.AppendList(o.b, s.PendingToolCalls, jsonvalue.AppendString)
 	o = o.key("queued")
-	o.b = appendList(o.b, s.Queued, appendMessage)
+	o.b = jsonvalue.AppendList(o.b, s.Queued, appendMessage)
 	if s.StreamingMessage != nil {
 		o = o.key("streamingMessage")
 		o.b = appendMessage(o.b, s.StreamingMessage)
@@ -61,7 +61,7 @@ func appendWireOp(b []byte, x *wireOp) []byte {
 	}
 	if len(x.Messages) > 0 {
 		o = o.key("messages")
-		o.b = appendList(o.b, x.Messages, appendMessage)
+		o.b = jsonvalue.AppendList(o.b, x.Messages, appendMessage)
 	}
 	if x.Mode != "" {
 		o = o.str("mode", x.Mode)
@@ -75,19 +75,19 @@ func appendWireOp(b []byte, x *wireOp) []byte {
 	}
 	if len(x.Tools) > 0 {
 		o = o.key("tools")
-		o.b = appendList(o.b, x.Tools, jsonvalue.AppendString)
+		o.b = jsonvalue.AppendList(o.b, x.Tools, jsonvalue.AppendString)
 	}
 	return o.close()
 }
 
 // appendToolResults writes a turn's tool results.
 func appendToolResults(b []byte, list []*loop.ToolResultMessage) []byte {
-	return appendList(b, list, func(b []byte, m *loop.ToolResultMessage) []byte { return appendMessage(b, m) })
+	return jsonvalue.AppendList(b, list, func(b []byte, m *loop.ToolResultMessage) []byte { return appendMessage(b, m) })
 }
 
 // appendStrings writes a map of strings, its keys in order.
 func appendStrings(b []byte, m map[string]string) []byte {
-	return appendMap(b, m, jsonvalue.AppendString)
+	return jsonvalue.AppendMap(b, m, jsonvalue.AppendString)
 }
 
 // appendAgentSetup writes an Agent session's configuration, which opens its trace.
@@ -95,7 +95,7 @@ func appendAgentSetup(b []byte, x *AgentSetup) []byte {
 	o := open(b)
 	if len(x.Barriers) > 0 {
 		o = o.key("barriers")
-		o.b = appendList(o.b, x.Barriers, func(b []byte, bar BarrierSetup) []byte {
+		o.b = jsonvalue.AppendList(o.b, x.Barriers, func(b []byte, bar BarrierSetup) []byte {
 			o := open(b)
 			o = o.str("event", bar.Event)
 			o = o.str("id", bar.ID)
@@ -127,7 +127,7 @@ func (e *encoder) identity(b []byte, x *loop.Identity) []byte {
 		a2 := open(o.b)
 		if len(a.Categories) > 0 {
 			a2 = a2.key("categories")
-			a2.b = appendList(a2.b, a.Categories, jsonvalue.AppendString)
+			a2.b = jsonvalue.AppendList(a2.b, a.Categories, jsonvalue.AppendString)
 		}
 		a2 = a2.str("name", a.Name)
 		a2 = a2.str("url", a.URL)

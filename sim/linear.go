@@ -624,7 +624,7 @@ func (w *world) messageData(ev *loop.Event) (json.RawMessage, *trace.Link, int64
 				o := open(b)
 				if ev.Type == loop.TurnEnd {
 					o = o.key("toolResults")
-					o.b = appendList(o.b, nonNil(ev.ToolResults), func(b []byte, r *loop.ToolResultMessage) []byte { return w.enc.transcript(b, r) })
+					o.b = jsonvalue.AppendList(o.b, nonNil(ev.ToolResults), func(b []byte, r *loop.ToolResultMessage) []byte { return w.enc.transcript(b, r) })
 				}
 				o = o.str("type", string(ev.Type))
 				return o.close()

@@ -8,9 +8,29 @@ import (
 	"testing"
 	"time"
 
+	"github.com/turnstile-dev/turnstile/explore"
 	"github.com/turnstile-dev/turnstile/loop"
+	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
 )
+
+// suiteAndGenerated is concurrencyScenarios, the curated suite, and n scenarios generated from
+// seed as explore generates them.
+func suiteAndGenerated(t *testing.T, seed uint64, n int) []*sim.Scenario {
+	t.Helper()
+	list := concurrencyScenarios()
+	files, err := scenarios.Suite()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		list = append(list, f.Scenario)
+	}
+	for i := range n {
+		list = append(list, explore.GenerateScenario(explore.RunSeed(seed, i)))
+	}
+	return list
+}
 
 // concurrencyScenarios are situations where goroutines would race if the simulator did not
 // fix the interleaving: parallel tools with overlapping updates, steering while tools run,

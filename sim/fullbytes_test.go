@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/turnstile-dev/turnstile/explore"
 	"github.com/turnstile-dev/turnstile/loop"
-	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
 )
 
@@ -15,22 +13,11 @@ import (
 // links restored), in the curated suite and generated runs, in-process and over JSON: a run
 // fits a budget of that size and is stopped by one a byte smaller.
 func TestBytesBudgetIsTheTraceInFull(t *testing.T) {
-	list := concurrencyScenarios()
-	files, err := scenarios.Suite()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range files {
-		list = append(list, f.Scenario)
-	}
-	list = append(list, streamedScenarios()...)
 	n := 100
 	if testing.Short() {
 		n = 10
 	}
-	for i := range n {
-		list = append(list, explore.GenerateScenario(explore.RunSeed(13, i)))
-	}
+	list := append(suiteAndGenerated(t, 13, n), streamedScenarios()...)
 	impls := map[string]func() sim.Implementation{
 		"values": func() sim.Implementation { return sim.NewReference() },
 		"JSON":   func() sim.Implementation { return viaJSON{sim.NewReference()} },

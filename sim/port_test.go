@@ -6,9 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/turnstile-dev/turnstile/explore"
 	"github.com/turnstile-dev/turnstile/loop"
-	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
 	"github.com/turnstile-dev/turnstile/trace"
 )
@@ -28,17 +26,7 @@ func (v viaJSON) Start(setup sim.Setup, port sim.Port) error {
 // Go values and encoded by the world) records exactly what JSON payloads record, in the
 // curated suite and generated runs (hooks rewriting contexts, steering, aborts, errors).
 func TestValuesAndJSONGiveTheSameTrace(t *testing.T) {
-	list := concurrencyScenarios()
-	files, err := scenarios.Suite()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range files {
-		list = append(list, f.Scenario)
-	}
-	for i := range 300 {
-		list = append(list, explore.GenerateScenario(explore.RunSeed(11, i)))
-	}
+	list := suiteAndGenerated(t, 11, 300)
 	for _, sc := range list {
 		direct, err := sim.Run(sc, sim.NewReference())
 		if err != nil {

@@ -7,10 +7,8 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/turnstile-dev/turnstile/explore"
 	"github.com/turnstile-dev/turnstile/jsonvalue"
 	"github.com/turnstile-dev/turnstile/loop"
-	"github.com/turnstile-dev/turnstile/scenarios"
 	"github.com/turnstile-dev/turnstile/sim"
 )
 
@@ -60,17 +58,7 @@ func (p logPort) Notify(n sim.Notification) {
 // generated runs; and the stream events delivered to it, read by hand, are what
 // encoding/json reads, as their canonical bytes and as json.Marshal writes them.
 func TestServedPayloadsAreJSONMarshal(t *testing.T) {
-	list := concurrencyScenarios()
-	files, err := scenarios.Suite()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range files {
-		list = append(list, f.Scenario)
-	}
-	for i := range 50 {
-		list = append(list, explore.GenerateScenario(explore.RunSeed(17, i)))
-	}
+	list := suiteAndGenerated(t, 17, 50)
 	defer sim.SetWireByReflection(false)
 	var events [][]byte
 	lines := 0

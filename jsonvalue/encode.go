@@ -122,3 +122,33 @@ func AppendList[T any](b []byte, list []T, item func([]byte, T) []byte) []byte {
 	}
 	return append(b, ']')
 }
+
+// StringSize is the length of s as AppendString writes it, quotes included; s is written only
+// when a byte of it is escaped. It ORs a table's flags over four bytes at a time (Trace.JSONL
+// sizes every entry's strings).
+func StringSize(s string) int {
+	var esc uint8
+	rest := s
+	for len(rest) >= 4 {
+		b := rest[:4]
+		esc |= escapeByte[b[0]] | escapeByte[b[1]] | escapeByte[b[2]] | escapeByte[b[3]]
+		rest = rest[4:]
+	}
+	for i := 0; i < len(rest); i++ {
+		esc |= escapeByte[rest[i]]
+	}
+	if esc != 0 {
+		return len(AppendString(nil, s))
+	}
+	return len(s) + 2
+}
+
+// escapeByte is 1 for the bytes plainByte says a string escapes, 0 for the others.
+var escapeByte = func() (t [256]uint8) {
+	for c, plain := range plainByte {
+		if !plain {
+			t[c] = 1
+		}
+	}
+	return t
+}()

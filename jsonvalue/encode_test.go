@@ -37,7 +37,23 @@ func TestAppendStringIsEncodingJSONsOnAnyBytes(t *testing.T) {
 		if got := AppendString(nil, s); string(got) != string(want) {
 			t.Fatalf("%q: got %s, want %s", s, got, want)
 		}
+		if got := StringSize(s); got != len(want) {
+			t.Fatalf("StringSize(%q) = %d, its JSON %s has %d bytes", s, got, want, len(want))
+		}
 	})
+}
+
+// TestStringSizeIsTheLengthOfItsJSON: StringSize counts a string's bytes as json.Marshal
+// writes it, for every byte alone and between others.
+func TestStringSizeIsTheLengthOfItsJSON(t *testing.T) {
+	for c := range 256 {
+		for _, s := range []string{string(rune(c)), string([]byte{byte(c)}), "ab" + string([]byte{byte(c)}) + "cd"} {
+			b, _ := json.Marshal(s)
+			if got := StringSize(s); got != len(b) {
+				t.Errorf("StringSize(%q) = %d, its JSON %s has %d bytes", s, got, b, len(b))
+			}
+		}
+	}
 }
 
 // TestAppendNumberWritesIntegersAsFloatsAre: the integers written by their digits are written

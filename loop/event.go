@@ -1,7 +1,5 @@
 package loop
 
-import "encoding/json"
-
 // EventType names one of the ten events of a run.
 type EventType string
 
@@ -47,12 +45,7 @@ type Event struct {
 }
 
 // MarshalJSON writes the event in pi's shape, with exactly the fields of its type.
-func (e Event) MarshalJSON() ([]byte, error) {
-	if b, ok := eventJSON(&e); ok {
-		return b, nil
-	}
-	return json.Marshal(e.mapJSON())
-}
+func (e Event) MarshalJSON() ([]byte, error) { return MarshalEvent(&e) }
 
 // mapJSON is the event as the map of its members that encoding/json writes.
 func (e *Event) mapJSON() map[string]any {

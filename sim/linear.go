@@ -66,9 +66,6 @@ type linearizer struct {
 	// context (contexts.go).
 	lists map[listKey]listAt
 
-	// partials holds, by stream id, the last streamEvent delivery that carried a partial,
-	// of a delivery that names no stream (one that does keeps it in streamRun.last).
-	partials map[string]partialAt
 	// last is the last streamEvent delivery that carried a partial, of any stream.
 	last partialAt
 
@@ -219,10 +216,8 @@ func memberSize(key string, n int64) int64 {
 func (w *world) delivered(s *scheduled, seq int, size, full int64) {
 	d, ev := &s.delivery, s.event
 	if s.stream != nil && s.stream.finished {
-		// No event of the stream comes after: its partial is let go, which keeps the map
-		// as small as the streams open at once.
+		// No event of the stream comes after: its partial is let go.
 		s.stream.last = partialAt{}
-		delete(w.lin.partials, d.Target)
 		return
 	}
 	if d.Kind != trace.DeliverStreamEvent || ev == nil || ev.Partial == nil || !w.lastRecorded(seq, trace.KindDeliver) {
@@ -238,23 +233,16 @@ func (w *world) delivered(s *scheduled, seq int, size, full int64) {
 	w.lin.last = p
 	if s.stream != nil {
 		s.stream.last = p
-		return
 	}
-	if w.lin.partials == nil {
-		w.lin.partials = map[string]partialAt{}
-	}
-	w.lin.partials[d.Target] = p
 }
 
-// partialOf is the last partial of s's stream that a delivery recorded: the stream's own
-// (a map lookup and store for every event was a tenth of a streamed delta's cost), or by the
-// stream's id for a delivery that names no stream.
+// partialOf is the last partial of s's stream that a delivery recorded (every stream event
+// is scheduled with its stream).
 func (w *world) partialOf(s *scheduled) (partialAt, bool) {
-	if s.stream != nil {
-		return s.stream.last, s.stream.last.seq != 0
+	if s.stream == nil {
+		return partialAt{}, false
 	}
-	p, ok := w.lin.partials[s.delivery.Target]
-	return p, ok
+	return s.stream.last, s.stream.last.seq != 0
 }
 
 // updateData is the trace's data of a message_update event given as a value, linked to the

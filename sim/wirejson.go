@@ -2,7 +2,6 @@ package sim
 
 import (
 	"encoding/json"
-	"math"
 	"slices"
 	"strconv"
 
@@ -51,20 +50,10 @@ type wireWriter struct {
 }
 
 // value appends v as json.Marshal writes it; ok is false where json.Marshal fails.
-// Kept whole: one case per type the served reference sends, a table.
+// The types the served reference sends beyond decoded JSON's, each a case; the rest are
+// jsonvalue.AppendMarshal's.
 func (w *wireWriter) value(b []byte, v any) (_ []byte, ok bool) {
 	switch x := v.(type) {
-	case nil:
-		return append(b, "null"...), true
-	case string:
-		return jsonvalue.AppendString(b, x), true
-	case bool:
-		return strconv.AppendBool(b, x), true
-	case float64:
-		if math.IsInf(x, 0) || math.IsNaN(x) {
-			return b, false
-		}
-		return jsonvalue.AppendMarshalFloat(b, x), true
 	case int:
 		return strconv.AppendInt(b, int64(x), 10), true
 	case loop.ThinkingLevel:
@@ -104,8 +93,7 @@ func (w *wireWriter) value(b []byte, v any) (_ []byte, ok bool) {
 		data, err := loop.MarshalMessage(x)
 		return appendMarshaled(b, data, err)
 	}
-	data, err := json.Marshal(v)
-	return appendMarshaled(b, data, err)
+	return jsonvalue.AppendMarshal(b, v)
 }
 
 // message appends a message of a list, from the memo when it has been written before.

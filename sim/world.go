@@ -85,7 +85,7 @@ type streamRun struct {
 	resp    *Response
 	partial *loop.AssistantMessage // the last event's released; nil before (partialSoFar)
 	// last is the last of its deliveries that carried a partial, as the trace recorded it
-	// (linearizer.partials); seq 0 before the first and once the stream is finished.
+	// (world.delivered); seq 0 before the first and once the stream is finished.
 	last     partialAt
 	final    *loop.AssistantMessage
 	finished bool

@@ -150,9 +150,9 @@ func LineSize(e *Entry) int64 {
 func LineSizeUnlinked(e *Entry) int64 {
 	n := len(`{"seq":,"t":,"kind":,"name":}`) + 1
 	n += decimalLen(int64(e.Seq)) + decimalLen(e.T)
-	n += stringSize(e.Kind) + stringSize(e.Name)
+	n += jsonvalue.StringSize(e.Kind) + jsonvalue.StringSize(e.Name)
 	if e.Target != "" {
-		n += len(`,"target":`) + stringSize(e.Target)
+		n += len(`,"target":`) + jsonvalue.StringSize(e.Target)
 	}
 	if len(e.Data) > 0 {
 		n += len(`,"data":`) + len(e.Data)
@@ -161,7 +161,7 @@ func LineSizeUnlinked(e *Entry) int64 {
 		n += len(`,"answer":`) + len(e.Answer)
 	}
 	if e.Error != "" {
-		n += len(`,"error":`) + stringSize(e.Error)
+		n += len(`,"error":`) + jsonvalue.StringSize(e.Error)
 	}
 	return int64(n)
 }
@@ -178,47 +178,3 @@ func decimalLen(v int64) int {
 	}
 	return n
 }
-
-// stringSize is the length of s as a JSON string, quotes included. It runs for every entry
-// of a trace written (Trace.JSONL sizes its buffer), so it ORs a table's flags over four bytes
-// at a time.
-func stringSize(s string) int {
-	var esc uint8
-	rest := s
-	for len(rest) >= 4 {
-		b := rest[:4]
-		esc |= escapeByte[b[0]] | escapeByte[b[1]] | escapeByte[b[2]] | escapeByte[b[3]]
-		rest = rest[4:]
-	}
-	for i := 0; i < len(rest); i++ {
-		esc |= escapeByte[rest[i]]
-	}
-	if esc != 0 {
-		b, _ := json.Marshal(s)
-		return len(b)
-	}
-	return len(s) + 2
-}
-
-// plainByte says which bytes a JSON string holds as they are, unescaped (as json.Marshal
-// writes it): printable ASCII but ", \, <, > and &. A table: every entry's kind and name
-// are measured as the entry is recorded.
-var plainByte = func() (t [256]bool) {
-	for c := 0x20; c < 0x7f; c++ {
-		t[c] = true
-	}
-	for _, c := range `"\<>&` {
-		t[c] = false
-	}
-	return t
-}()
-
-// escapeByte is 1 for the bytes plainByte says a JSON string escapes, 0 for the others.
-var escapeByte = func() (t [256]uint8) {
-	for c, plain := range plainByte {
-		if !plain {
-			t[c] = 1
-		}
-	}
-	return t
-}()

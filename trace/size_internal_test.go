@@ -1,7 +1,6 @@
 package trace
 
 import (
-	"encoding/json"
 	"math"
 	"strconv"
 	"testing"
@@ -23,19 +22,6 @@ func TestDecimalLenCountsAsFormatIntWrites(t *testing.T) {
 	for _, v := range []int64{0, 1, 9, 10, 99, 100, 12345, -1, -9, -10, -12345, math.MaxInt64, math.MinInt64} {
 		if got, want := decimalLen(v), len(strconv.FormatInt(v, 10)); got != want {
 			t.Errorf("decimalLen(%d) = %d, want %d", v, got, want)
-		}
-	}
-}
-
-// TestStringSizeIsTheLengthOfItsJSON: the budget counts a string's bytes as json.Marshal
-// writes it, for every byte alone and between others.
-func TestStringSizeIsTheLengthOfItsJSON(t *testing.T) {
-	for c := range 256 {
-		for _, s := range []string{string(rune(c)), string([]byte{byte(c)}), "ab" + string([]byte{byte(c)}) + "cd"} {
-			b, _ := json.Marshal(s)
-			if got := stringSize(s); got != len(b) {
-				t.Errorf("stringSize(%q) = %d, its JSON %s has %d bytes", s, got, b, len(b))
-			}
 		}
 	}
 }

@@ -34,6 +34,7 @@ import (
 	"regexp"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"syscall"
@@ -532,13 +533,17 @@ func protocolTurnsPerSec(s bench.Shape) (float64, error) {
 }
 
 // collectAsTheCLI makes the harness collect garbage as turnstile conform and run do
-// (cmd/turnstile sets a GC target of 400 % unless GOGC is set), until the function it returns
-// is called; P1 is judged on the library with Go's default, and given with this too.
+// (gctarget.Set, unless GOGC is set), until the function it returns is called, which also
+// stops gctarget's tuning; P1 is judged on the library with Go's default, and given with this
+// too.
 func collectAsTheCLI() (restore func()) {
 	if os.Getenv("GOGC") != "" {
 		return func() {}
 	}
-	old := debug.SetGCPercent(gctarget.Percent)
+	target := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+	metrics.Read(target)
+	old := int(target[0].Value.Uint64())
+	gctarget.Set()
 	return func() { debug.SetGCPercent(old) }
 }
 

@@ -16,7 +16,8 @@ import (
 func diffStreams(out io.Writer, a, b *opened, context int) error {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		// What diff holds is bounded; its garbage (each entry in full, decoded to compare)
-		// is not, and at main's GC target of 400 % it would reach five times what is held.
+		// is not, and main's GC target lets the heap grow past what is held by four times
+		// it, or by 32 MB or as much again once more is held.
 		debug.SetMemoryLimit(diffMemory)
 	}
 	want, err := sourceOf(a)

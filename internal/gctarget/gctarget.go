@@ -7,7 +7,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
-	"sync/atomic"
+	"sync"
 )
 
 // Percent is turnstile's GC target: its live heap is small (a run's traces at a time) and it
@@ -22,14 +22,19 @@ const Percent = 400
 const Headroom = 32 << 20
 
 // Set sets the GC target to Percent, lowered after each collection to keep the heap's growth
-// within Headroom (never below 100 %), unless GOGC is set: GOGC still decides.
+// within Headroom (never below 100 %), unless GOGC is set: GOGC still decides. The lowering
+// stops once anything else sets a target other than the one it last set (debug.SetGCPercent);
+// Set starts it again.
 func Set() {
 	if os.Getenv("GOGC") != "" {
 		return
 	}
-	current.Store(Percent)
+	mu.Lock()
+	defer mu.Unlock()
+	current = Percent
 	debug.SetGCPercent(Percent)
-	if armed.CompareAndSwap(false, true) {
+	if !armed {
+		armed = true
 		afterCollection(tune)
 	}
 }
@@ -48,27 +53,30 @@ var liveSample = []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 // to go on: it stops once something else has set the target. It runs on the finalizer
 // goroutine, one call at a time.
 func tune() bool {
+	mu.Lock()
+	defer mu.Unlock()
 	metrics.Read(liveSample)
 	if liveSample[0].Value.Kind() != metrics.KindUint64 {
-		armed.Store(false)
+		armed = false
 		return false
 	}
 	want := percentFor(liveSample[0].Value.Uint64())
-	if want == int(current.Load()) {
+	if want == current {
 		return true
 	}
-	if old := debug.SetGCPercent(want); old != int(current.Load()) {
+	if old := debug.SetGCPercent(want); old != current {
 		debug.SetGCPercent(old)
-		armed.Store(false)
+		armed = false
 		return false
 	}
-	current.Store(int32(want))
+	current = want
 	return true
 }
 
 var (
-	current atomic.Int32 // the target Set or tune last set
-	armed   atomic.Bool  // whether tune runs after each collection
+	mu      sync.Mutex // held by Set and tune
+	current int        // the target Set or tune last set
+	armed   bool       // whether tune runs after each collection
 )
 
 // afterCollection calls f after every collection while it returns true, from the finalizer

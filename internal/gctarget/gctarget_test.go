@@ -3,6 +3,7 @@ package gctarget
 import (
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"testing"
 	"time"
 )
@@ -26,11 +27,11 @@ func TestPercentForCapsTheHeapsGrowth(t *testing.T) {
 	}
 }
 
-// gcPercent is the GC target now.
+// gcPercent is the GC target now, read without setting it (which would stop the tuner).
 func gcPercent() int {
-	p := debug.SetGCPercent(100)
-	debug.SetGCPercent(p)
-	return p
+	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+	metrics.Read(s)
+	return int(s[0].Value.Uint64())
 }
 
 // collectUntil collects until the GC target is want, or fails after a while: tune runs on
@@ -80,12 +81,23 @@ func TestSetAgainTunesAgain(t *testing.T) {
 	Set()
 	debug.SetGCPercent(250)
 	live := make([]byte, 2*Headroom)
-	collectUntil(t, 250)
-	for range 3 {
+	for deadline := time.Now().Add(20 * time.Second); isArmed(); {
+		if time.Now().After(deadline) {
+			t.Fatal("the tuner still runs after SetGCPercent(250)")
+		}
 		runtime.GC()
 		time.Sleep(time.Millisecond)
+	}
+	if p := gcPercent(); p != 250 {
+		t.Fatalf("the tuner stopped leaving %d, not 250", p)
 	}
 	Set()
 	collectUntil(t, 100)
 	runtime.KeepAlive(live)
+}
+
+func isArmed() bool {
+	mu.Lock()
+	defer mu.Unlock()
+	return armed
 }

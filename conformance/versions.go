@@ -36,8 +36,8 @@ func behavesAsNewest(ref sim.Implementation) bool {
 func diagnoseByVersion(sc *sim.Scenario, held loop.Behaviour, got *trace.Trace, profile trace.Profile, desc diagnose.Scenario, opts diagnose.Options) []diagnose.Finding {
 	// Most changes leave a scenario's reference trace as it is: a trace met before has the
 	// findings it had (the diagnosis is a function of the two traces), and is not compared
-	// and diagnosed again; the implementation's trace is expanded and decoded once, and what
-	// a pair of entries compared before differs in is remembered (trace.Memo).
+	// and diagnosed again; the implementation's trace is expanded and decoded once, with the
+	// objects both traces write alike decoded to one value (trace.Memo).
 	var met []diagnosed
 	memo := trace.NewMemo(got, profile)
 	diagnoseAt := func(b loop.Behaviour) []diagnose.Finding {

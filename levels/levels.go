@@ -127,9 +127,12 @@ func (v *viewer) drops(e trace.Entry) bool {
 	case e.Kind == trace.KindEvent && strings.HasPrefix(e.Name, "message_") && !v.follows["R-DECL-WHEN"]:
 		if e.Canonical {
 			start, end, ok := jsonvalue.MemberValue(e.Data, "message")
+			if !ok {
+				return false
+			}
 			var buf [24]span
 			ms, isObject := members(e.Data[start:end], buf[:0])
-			if !ok || !isObject {
+			if !isObject {
 				return false
 			}
 			var role []byte

@@ -1,6 +1,7 @@
 package levels_test
 
 import (
+	"encoding/json"
 	"regexp"
 	"slices"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/turnstile-dev/turnstile/docs"
 	"github.com/turnstile-dev/turnstile/levels"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // TestConventionsAreSemanticsTable: the conventions are the rules of SEMANTICS.md's table in
@@ -32,5 +34,14 @@ func TestConventionsAreSemanticsTable(t *testing.T) {
 	slices.Sort(ours)
 	if !slices.Equal(table, ours) {
 		t.Errorf("SEMANTICS.md's conventions %v, levels.Conventions %v", table, ours)
+	}
+}
+
+// TestViewOfMalformedCanonicalDataDoesNotPanic: an entry marked canonical whose data is not
+// valid JSON (Entry.Canonical is the caller's word) is viewed without a panic.
+func TestViewOfMalformedCanonicalDataDoesNotPanic(t *testing.T) {
+	for _, data := range []string{`{"message":{"role":`, `{"message":`, `{"message":{"role":"system","toolsAdded":[}`, `[`, ``} {
+		tr := &trace.Trace{Entries: []trace.Entry{{Seq: 1, Kind: trace.KindEvent, Name: "message_end", Data: json.RawMessage(data), Canonical: true}}}
+		levels.View(tr, nil)
 	}
 }

@@ -73,6 +73,12 @@ func TestWireReadyIsWhatMarshalWrites(t *testing.T) {
 // TestCallAndNotifyLinesAreMarshal: the served side's call and notification lines are
 // json.Marshal's, byte for byte, or the message fails to encode as it does.
 func TestCallAndNotifyLinesAreMarshal(t *testing.T) {
+	byHand, all := 0, 0
+	defer func() {
+		if all > 0 && byHand < all/10 { // about a third are, the rest not in json.Marshal's form
+			t.Errorf("only %d of %d lines written by hand", byHand, all)
+		}
+	}()
 	rapid.Check(t, func(t *rapid.T) {
 		data := jsonText(t)
 		if rapid.IntRange(0, 5).Draw(t, "nil") == 0 {
@@ -90,6 +96,10 @@ func TestCallAndNotifyLinesAreMarshal(t *testing.T) {
 			m.Error = "also an error" // not a call's field: json.Marshal writes it
 		}
 		want, werr := json.Marshal(m)
+		all++
+		if _, ok := callOrNotifyLine(&m); ok {
+			byHand++
+		}
 		got, gerr := encode(m)
 		if (werr != nil) != (gerr != nil) || werr == nil && !bytes.Equal(got, append(want, '\n')) {
 			t.Fatalf("%+v: encode gives %q, %v; json.Marshal %q, %v", m, got, gerr, want, werr)

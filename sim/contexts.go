@@ -161,7 +161,8 @@ func memoableType(typ unsafe.Pointer) bool {
 		typ == memoableTypes[3] || typ == memoableTypes[4]
 }
 
-// ifaceWords is the layout of an interface value: its type's word and its data's.
+// ifaceWords is the layout of an interface value: its first word (for a loop.Message the
+// itab of its dynamic type, one per type) and its data's.
 type ifaceWords struct{ typ, data unsafe.Pointer }
 
 // messageWords is m's two words.

@@ -240,13 +240,7 @@ func (e *encoder) encoded(m loop.Message) []byte {
 
 // memoable reports whether m is one of the loop's message types, all pointers, which can key
 // the memo.
-func memoable(m loop.Message) bool {
-	switch m.(type) {
-	case *loop.UserMessage, *loop.SystemMessage, *loop.AssistantMessage, *loop.ToolResultMessage, *loop.CustomMessage:
-		return true
-	}
-	return false
-}
+func memoable(m loop.Message) bool { return memoableType(messageWords(m).typ) }
 
 // value is appendCanonical, with the lists of messages inside v written through the memo.
 // Kept whole: one case per JSON value kind, a table.

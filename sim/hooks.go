@@ -210,10 +210,7 @@ func contextAnswer(given json.RawMessage, change *ContextChange, model *loop.Mod
 		if change.Tools != nil {
 			c["tools"] = change.Tools
 		}
-		if c["tools"] == nil {
-			c["tools"] = []string{}
-		}
-		out["context"] = c
+		out["context"] = c // tools null when neither the given context nor the change has any
 	}
 	if model != nil {
 		out["model"] = ModelSetup{ID: model.ID, API: model.API, Provider: model.Provider}
@@ -258,16 +255,9 @@ func keptLast(raw json.RawMessage, n int) ([][]byte, bool) {
 	return list, true
 }
 
-// appendElements appends a JSON array of the elements.
+// appendElements appends a JSON array of the elements (written as they are).
 func appendElements(b []byte, list [][]byte) []byte {
-	b = append(b, '[')
-	for i, e := range list {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, e...)
-	}
-	return append(b, ']')
+	return jsonvalue.AppendList(b, list, func(b, e []byte) []byte { return append(b, e...) })
 }
 
 // transformAnswer is transformContext's answer: the last n of the messages it was given.
@@ -290,14 +280,7 @@ func contextAnswerJSON(given json.RawMessage, change *ContextChange, model *loop
 		b = append(b, `,"tools":`...)
 		switch {
 		case change.Tools != nil:
-			b = append(b, '[')
-			for i, t := range change.Tools {
-				if i > 0 {
-					b = append(b, ',')
-				}
-				b = jsonvalue.AppendString(b, t)
-			}
-			b = append(b, ']')
+			b = jsonvalue.AppendList(b, change.Tools, jsonvalue.AppendString)
 		case tools != nil:
 			b = appendElements(b, tools)
 		default: // contextAnswer's tools: the given context's, nil when it has none
@@ -322,13 +305,11 @@ func contextAnswerJSON(given json.RawMessage, change *ContextChange, model *loop
 		}
 		b = append(b, ']')
 	}
-	if model != nil { // json.Marshal writes ModelSetup's fields in their order
+	if model != nil {
 		if len(b) > 1 {
 			b = append(b, ',')
 		}
-		b = jsonvalue.AppendString(append(b, `"model":{"id":`...), model.ID)
-		b = jsonvalue.AppendString(append(b, `,"api":`...), model.API)
-		b = append(jsonvalue.AppendString(append(b, `,"provider":`...), model.Provider), '}')
+		b = appendModelSetupJSON(append(b, `"model":`...), ModelSetup{ID: model.ID, API: model.API, Provider: model.Provider})
 	}
 	if level != "" {
 		if len(b) > 1 {

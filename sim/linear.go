@@ -436,8 +436,10 @@ func sameHead(a, b *loop.AssistantMessage) bool {
 	return sameHeadEncoding(a, b)
 }
 
-// identicalHeads reports whether a and b hold the same bits in every field but their content:
-// then they write the same JSON but for it. A partial is a copy of the last one with its
+// identicalHeads reports whether a and b hold the same bits in every field but their content
+// (padding included, which can only make it false): then they write the same JSON but for it,
+// as the pointers they share point to values never changed once a message is written (the
+// encoder's memo relies on it too). A partial is a copy of the last one with its
 // content changed (the loop's message_update reports a copy of the one delivered), so this one
 // comparison of memory is the answer for nearly every event of a stream.
 func identicalHeads(a, b *loop.AssistantMessage) bool {

@@ -427,10 +427,8 @@ func readStreamEnd(data []byte) (m *loop.AssistantMessage, ok bool) {
 			return false
 		}
 		seen = true
-		msg, ok := loop.ReadMessage(&r)
-		a, assistant := msg.(*loop.AssistantMessage)
-		m = a
-		return ok && assistant
+		m, ok = readAssistant(&r)
+		return ok
 	})
 	if !ok || !r.Done() {
 		return nil, false

@@ -59,13 +59,7 @@ func (w *wireWriter) value(b []byte, v any) (_ []byte, ok bool) {
 	case loop.ThinkingLevel:
 		return jsonvalue.AppendString(b, string(x)), true
 	case ModelSetup:
-		b = append(b, `{"id":`...)
-		b = jsonvalue.AppendString(b, x.ID)
-		b = append(b, `,"api":`...)
-		b = jsonvalue.AppendString(b, x.API)
-		b = append(b, `,"provider":`...)
-		b = jsonvalue.AppendString(b, x.Provider)
-		return append(b, '}'), true
+		return appendModelSetupJSON(b, x), true
 	case map[string]any:
 		return jsonvalue.AppendMarshalMap(b, x, w.value)
 	case map[string]string:
@@ -96,6 +90,21 @@ func (w *wireWriter) value(b []byte, v any) (_ []byte, ok bool) {
 	return jsonvalue.AppendMarshal(b, v)
 }
 
+// appendModelSetupJSON appends m as json.Marshal writes it: its fields in their order.
+func appendModelSetupJSON(b []byte, m ModelSetup) []byte {
+	b = jsonvalue.AppendString(append(b, `{"id":`...), m.ID)
+	b = jsonvalue.AppendString(append(b, `,"api":`...), m.API)
+	return append(jsonvalue.AppendString(append(b, `,"provider":`...), m.Provider), '}')
+}
+
+// readAssistant reads an assistant message by hand; ok is false for any other message and
+// what loop.ReadMessage leaves to encoding/json.
+func readAssistant(r *jsonvalue.Reader) (*loop.AssistantMessage, bool) {
+	m, ok := loop.ReadMessage(r)
+	a, isAssistant := m.(*loop.AssistantMessage)
+	return a, ok && isAssistant
+}
+
 // message appends a message of a list, from the memo when it has been written before.
 func (w *wireWriter) message(b []byte, m loop.Message) ([]byte, bool) {
 	if !memoable(m) || isNilMessage(m) {
@@ -114,21 +123,7 @@ func (w *wireWriter) message(b []byte, m loop.Message) ([]byte, bool) {
 }
 
 // isNilMessage reports whether m is a nil pointer of one of the loop's message types.
-func isNilMessage(m loop.Message) bool {
-	switch x := m.(type) {
-	case *loop.UserMessage:
-		return x == nil
-	case *loop.SystemMessage:
-		return x == nil
-	case *loop.AssistantMessage:
-		return x == nil
-	case *loop.ToolResultMessage:
-		return x == nil
-	case *loop.CustomMessage:
-		return x == nil
-	}
-	return false
-}
+func isNilMessage(m loop.Message) bool { return memoable(m) && messageWords(m).data == nil }
 
 // appendString appends s as a JSON string, for AppendMarshalMap and AppendMarshalList.
 func appendString(b []byte, s string) ([]byte, bool) { return jsonvalue.AppendString(b, s), true }
@@ -152,11 +147,7 @@ func readStreamEvent(data []byte) (ev loop.StreamEvent, ok bool) {
 		errMsg *loop.AssistantMessage
 	)
 	r.Reset(data)
-	assistant := func() (*loop.AssistantMessage, bool) {
-		m, ok := loop.ReadMessage(&r)
-		a, isAssistant := m.(*loop.AssistantMessage)
-		return a, ok && isAssistant
-	}
+	assistant := func() (*loop.AssistantMessage, bool) { return readAssistant(&r) }
 	ok = r.Object(func(key []byte) bool {
 		var bit uint8
 		var ok bool

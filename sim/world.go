@@ -392,8 +392,8 @@ func (w *world) appendEntry(e *trace.Entry) {
 }
 
 // exactBytes is the size of the trace's JSON lines in full so far, the entries recorded since
-// it was last asked counted now (each once; measuring every entry's strings as it is
-// recorded was a few percent of a run).
+// it was last asked counted now, each once (entries are measured only when the budget is
+// near, not as they are recorded).
 func (w *world) exactBytes() int64 {
 	for i := w.sized; i < len(w.trace.Entries); i++ {
 		w.bytes += trace.LineSizeUnlinked(&w.trace.Entries[i])

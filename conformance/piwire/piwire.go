@@ -541,18 +541,11 @@ func (r *StreamRequest) requestJSON() (b []byte, ok bool) {
 	b = jsonvalue.AppendString(b, r.Model.API)
 	b = append(b, `,"provider":`...)
 	b = jsonvalue.AppendString(b, r.Model.Provider)
-	b = append(b, `},"messages":[`...)
-	for i, m := range r.Messages {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		data, err := loop.MarshalMessage(m)
-		if err != nil {
-			return nil, false
-		}
-		b = append(b, data...)
+	b = append(b, `},"messages":`...)
+	if b, ok = jsonvalue.AppendMarshalList(b, nonNil(r.Messages), appendMessage); !ok {
+		return nil, false
 	}
-	b = append(b, `],"thinkingLevel":`...)
+	b = append(b, `,"thinkingLevel":`...)
 	b = jsonvalue.AppendString(b, string(r.ThinkingLevel))
 	b = append(b, `,"apiKey":`...)
 	b = jsonvalue.AppendString(b, r.APIKey)
@@ -565,6 +558,12 @@ func (r *StreamRequest) requestJSON() (b []byte, ok bool) {
 		b = append(b, '}')
 	}
 	return append(b, '}'), true
+}
+
+// appendMessage appends m as loop.MarshalMessage writes it; ok is false when it fails.
+func appendMessage(b []byte, m Message) ([]byte, bool) {
+	data, err := loop.MarshalMessage(m)
+	return append(b, data...), err == nil
 }
 
 // requestJSONByReflection is the request through encoding/json, messages [] when none.

@@ -3,6 +3,7 @@ package piwire
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"testing"
 
 	"github.com/turnstile-dev/turnstile/loop"
@@ -47,5 +48,11 @@ func TestStreamRequestJSONIsReflections(t *testing.T) {
 	}
 	if byHand != 4 {
 		t.Errorf("%d of the 5 requests written by hand, want 4 (all but the one with an identity)", byHand)
+	}
+	// requestJSON writes these fields by name: one added must be written there too.
+	for typ, n := range map[reflect.Type]int{reflect.TypeFor[StreamRequest](): 5, reflect.TypeFor[Model](): 4, reflect.TypeFor[StreamOptions](): 2} {
+		if typ.NumField() != n {
+			t.Errorf("%s has %d fields, requestJSON writes %d: write the new one", typ, typ.NumField(), n)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,6 +35,9 @@ var browser struct {
 	err    error
 }
 
+// startTimeout bounds Chromium's start and each tab's work.
+const startTimeout = 4 * time.Minute
+
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if browser.cancel != nil {
@@ -57,14 +61,21 @@ func browserPage(t *testing.T, file string) context.Context {
 		actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 		bctx, cancelBrowser := chromedp.NewContext(actx)
 		browser.ctx, browser.cancel = bctx, func() { cancelBrowser(); cancelAlloc() }
-		browser.err = chromedp.Do(bctx) // starts Chromium
+		started := make(chan error, 1)
+		go func() { started <- chromedp.Do(bctx) }() // starts Chromium
+		select {
+		case browser.err = <-started:
+		case <-time.After(startTimeout): // generous: Chromium starts slowly on a loaded machine
+			browser.cancel()
+			browser.err = fmt.Errorf("Chromium did not start in %s", startTimeout)
+		}
 	})
 	if browser.err != nil {
 		t.Fatalf("starting Chromium: %v", browser.err)
 	}
 	ctx, cancelTab := chromedp.NewContext(browser.ctx)
-	// Generous: Chromium starts and renders slowly on a loaded machine.
-	ctx, cancelTime := context.WithTimeout(ctx, 4*time.Minute)
+	// Generous: Chromium renders slowly on a loaded machine.
+	ctx, cancelTime := context.WithTimeout(ctx, startTimeout)
 	t.Cleanup(func() { cancelTime(); cancelTab() })
 
 	// Every console error, uncaught exception and browser-log error of the page (a resource

@@ -701,36 +701,14 @@ func fieldMatches(fields []string, path string) bool {
 // reads nothing then.
 func messageFactsCompact(data []byte) (role, stop string, declares bool, calls int, ok bool) {
 	var message []byte
-	if !compactMembers(data, func(key string, value []byte) bool {
-		switch {
-		case key == "message":
-			message = value
-		case strings.EqualFold(key, "message"):
-			return false
-		}
-		return true
-	}) {
+	if !pickMembers(data, eventFields, &message) {
 		return "", "", false, 0, false
 	}
 	if message == nil || message[0] != '{' {
 		return "", "", false, 0, true // absent or null: nothing read; another value fails the decoding
 	}
 	var roleRaw, stopRaw, added, removed, content []byte
-	fields := []struct {
-		name string
-		raw  *[]byte
-	}{{"role", &roleRaw}, {"stopReason", &stopRaw}, {"toolsAdded", &added}, {"toolsRemoved", &removed}, {"content", &content}}
-	if !compactMembers(message, func(key string, value []byte) bool {
-		for _, f := range fields {
-			switch {
-			case key == f.name:
-				*f.raw = value
-			case strings.EqualFold(key, f.name):
-				return false
-			}
-		}
-		return true
-	}) {
+	if !pickMembers(message, messageFields, &roleRaw, &stopRaw, &added, &removed, &content) {
 		return "", "", false, 0, false
 	}
 	var typed bool
@@ -750,15 +728,7 @@ func messageFactsCompact(data []byte) (role, stop string, declares bool, calls i
 				continue // not an object: decoding it fails
 			}
 			var kind []byte
-			if !compactMembers(b, func(key string, value []byte) bool {
-				switch {
-				case key == "type":
-					kind = value
-				case strings.EqualFold(key, "type"):
-					return false
-				}
-				return true
-			}) {
+			if !pickMembers(b, blockFields, &kind) {
 				return "", "", false, 0, false
 			}
 			text, typed, ok := plainText(kind)
@@ -772,6 +742,30 @@ func messageFactsCompact(data []byte) (role, stop string, declares bool, calls i
 	}
 	declares = (len(added) > 0 || len(removed) > 0) && slices.Contains([]string{"", `""`, "[]", "null"}, string(content))
 	return role, stop, declares, calls, true
+}
+
+// The members messageFactsCompact reads of an event, a message and a content block.
+var (
+	eventFields   = []string{"message"}
+	messageFields = []string{"role", "stopReason", "toolsAdded", "toolsRemoved", "content"}
+	blockFields   = []string{"type"}
+)
+
+// pickMembers sets *into[i] to the value of obj's member names[i], left nil when absent; false
+// when obj is not a compact object, a key is escaped, or a key is one of names but for its
+// case (encoding/json would read that one too).
+func pickMembers(obj []byte, names []string, into ...*[]byte) bool {
+	return compactMembers(obj, func(key string, value []byte) bool {
+		for i, name := range names {
+			switch {
+			case key == name:
+				*into[i] = value
+			case strings.EqualFold(key, name):
+				return false
+			}
+		}
+		return true
+	})
 }
 
 // compactMembers calls member with each member of the compact JSON object obj, its key

@@ -124,32 +124,8 @@ func (v *viewer) array(out, b []byte) ([]byte, bool) {
 
 // members splits the compact object b into its members.
 func members(b []byte, into []span) ([]span, bool) {
-	if len(b) < 2 || b[0] != '{' {
-		return into, false
-	}
-	if len(b) == 2 && b[1] == '}' {
-		return into, true
-	}
-	for i := 1; i < len(b) && b[i] == '"'; {
-		kEnd, ok := jsonvalue.SkipValue(b, i)
-		if !ok || kEnd >= len(b) || b[kEnd] != ':' {
-			return into, false
-		}
-		vEnd, ok := jsonvalue.SkipValue(b, kEnd+1)
-		if !ok || vEnd >= len(b) {
-			return into, false
-		}
-		into = append(into, span{b[i:kEnd], b[kEnd+1 : vEnd]})
-		switch b[vEnd] {
-		case ',':
-			i = vEnd + 1
-		case '}':
-			return into, vEnd == len(b)-1
-		default:
-			return into, false
-		}
-	}
-	return into, false
+	ok := jsonvalue.EachMember(b, func(key, value []byte) { into = append(into, span{key, value}) })
+	return into, ok
 }
 
 // object appends the view of object b, and says whether it is a declaration (appending

@@ -3,6 +3,7 @@ package sim
 import (
 	"reflect"
 	"testing"
+	"unsafe"
 
 	"github.com/turnstile-dev/turnstile/loop"
 )
@@ -32,13 +33,39 @@ func TestSetEventCopiesEveryField(t *testing.T) {
 	}
 }
 
-// TestScheduledSetIsTheLiteral: set leaves a slot that held any delivery as the literal of the
-// same members would be.
+// TestScheduledSetIsTheLiteral: set leaves a slot that held any delivery, every field of it
+// set (a field added and not reset fails this), as the literal of the same members would be.
 func TestScheduledSetIsTheLiteral(t *testing.T) {
-	stream, other := &streamRun{id: "1"}, &streamRun{id: "2"}
+	stream := &streamRun{id: "1"}
 	ev := &loop.StreamEvent{Type: loop.StreamStart}
-	old := scheduled{at: 9, seq: 9, delivery: Delivery{Kind: "k", Now: 9, Target: "t", Data: []byte("{}"), Value: 1},
-		internal: func() {}, onRelease: func() {}, stream: other, tool: &toolRun{}, event: &loop.StreamEvent{}, cancelled: true, index: 3}
+	var old scheduled
+	var fill func(v reflect.Value)
+	fill = func(v reflect.Value) {
+		for i := range v.NumField() {
+			f := reflect.NewAt(v.Field(i).Type(), unsafe.Pointer(v.Field(i).UnsafeAddr())).Elem()
+			switch f.Kind() {
+			case reflect.Int, reflect.Int64:
+				f.SetInt(9)
+			case reflect.String:
+				f.SetString("old")
+			case reflect.Bool:
+				f.SetBool(true)
+			case reflect.Pointer:
+				f.Set(reflect.New(f.Type().Elem()))
+			case reflect.Slice:
+				f.Set(reflect.MakeSlice(f.Type(), 1, 1))
+			case reflect.Interface:
+				f.Set(reflect.ValueOf(1))
+			case reflect.Func:
+				f.Set(reflect.MakeFunc(f.Type(), func([]reflect.Value) []reflect.Value { return nil }))
+			case reflect.Struct:
+				fill(f)
+			default:
+				t.Fatalf("field %s of kind %s is not covered", v.Type().Field(i).Name, f.Kind())
+			}
+		}
+	}
+	fill(reflect.ValueOf(&old).Elem())
 	for _, d := range []Delivery{{Kind: "streamEvent", Now: 1, Target: "1"}, {Kind: "streamEnd", Now: 2, Target: "1", Data: []byte(`{"a":1}`)}} {
 		for _, e := range []*loop.StreamEvent{ev, nil} {
 			p := old
@@ -47,7 +74,6 @@ func TestScheduledSetIsTheLiteral(t *testing.T) {
 			if p.internal != nil || p.onRelease != nil {
 				t.Fatal("set kept a function")
 			}
-			p.internal, p.onRelease = nil, nil
 			if !reflect.DeepEqual(p, want) || p.stream != stream || p.event != e {
 				t.Errorf("set %+v: got %+v, want %+v", d, p, want)
 			}

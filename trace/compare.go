@@ -270,10 +270,7 @@ func writtenAlike(w, g *Entry) bool {
 // EntryValue is an entry as a profile compares it: its JSON line decoded (numbers as their
 // text under Strict, by value under Semantic, whose free texts SemanticRules rewrites),
 // without its sequence number (positions are aligned instead).
-func EntryValue(e Entry, profile Profile) any {
-	e.Seq = 0
-	return lineValue(e.appendJSON(nil), profile)
-}
+func EntryValue(e Entry, profile Profile) any { return lineValue(entryLine(&e), profile) }
 
 // lineValue is EntryValue of an entry's JSON line.
 func lineValue(line []byte, profile Profile) any {

@@ -107,7 +107,7 @@ func (enc *encoder) eventBytes(e *loop.Event) []byte {
 // valueBytes is v's canonical JSON, in a slice of its own.
 func (e *encoder) valueBytes(v any) []byte {
 	if m, ok := v.(map[string]any); ok && m != nil && len(m) == 0 {
-		return emptyObject[:2:2] // a queue's poll: shared, full (an append copies)
+		return emptyObject // a queue's poll
 	}
 	return e.sized(func(b []byte) []byte { return e.value(b, v) })
 }
@@ -162,8 +162,15 @@ func (e *encoder) kept(p []byte) []byte {
 	return e.arena[start:len(e.arena):len(e.arena)] // full: an append to it copies
 }
 
-// emptyObject is the canonical JSON of an empty object.
-var emptyObject = []byte(`{}`)
+// emptyObject is the canonical JSON of an empty object, shared (constant).
+var emptyObject = constant(`{}`)
+
+// constant is the bytes of s to share between entries, full (an append to them copies): an
+// entry's data is read, never written.
+func constant(s string) []byte {
+	b := []byte(s)
+	return b[:len(b):len(b)]
+}
 
 func newEncoder() *encoder { return newEncoderFor(0) }
 

@@ -254,7 +254,7 @@ func (w *world) updateData(ev *loop.Event) (json.RawMessage, *trace.Link, int64)
 		return w.enc.eventBytes(ev), nil, 0
 	}
 	if sameEvent(ev.AssistantEvent, last.ev) {
-		return updateAlone[:len(updateAlone):len(updateAlone)], w.newLink(trace.Link{Repeats: last.seq}), repeatedEventSize(last)
+		return updateAlone, w.newLink(trace.Link{Repeats: last.seq}), repeatedEventSize(last)
 	}
 	return w.enc.sized(func(b []byte) []byte {
 		o := open(b)
@@ -271,12 +271,11 @@ func repeatedSize(n int64) int64 { return memberSize("partial", n) + memberSize(
 
 // updateAlone is the data of a message_update event that repeats the whole event delivered
 // (its assistantMessageEvent the delivery's data, its message the partial); startAlone and
-// endAlone those of a message_start and a message_end that repeat their message. Entries
-// share them, full (an append copies): an entry's data is read, never written.
+// endAlone those of a message_start and a message_end that repeat their message, shared.
 var (
-	updateAlone = []byte(`{"type":"message_update"}`)
-	startAlone  = []byte(`{"type":"message_start"}`)
-	endAlone    = []byte(`{"type":"message_end"}`)
+	updateAlone = constant(`{"type":"message_update"}`)
+	startAlone  = constant(`{"type":"message_start"}`)
+	endAlone    = constant(`{"type":"message_end"}`)
 )
 
 // repeatedEventSize is what a message_update event that repeats the whole event delivered
@@ -606,9 +605,9 @@ func (w *world) messageData(ev *loop.Event) (json.RawMessage, *trace.Link, int64
 		var data []byte
 		switch ev.Type {
 		case loop.MessageStart:
-			data = startAlone[:len(startAlone):len(startAlone)]
+			data = startAlone
 		case loop.MessageEnd:
-			data = endAlone[:len(endAlone):len(endAlone)]
+			data = endAlone
 		default:
 			data = w.enc.sized(func(b []byte) []byte {
 				o := open(b)

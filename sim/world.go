@@ -417,10 +417,11 @@ func lineBound(e *trace.Entry, leftOut int64) int64 {
 // fullLineSize is the size of e's line in the trace in full: its line without the link,
 // with the leftOut bytes the link leaves out.
 func fullLineSize(e *trace.Entry, leftOut int64) int64 {
-	if e.Link == nil {
-		return trace.LineSizeUnlinked(e)
+	n := trace.LineSizeUnlinked(e)
+	if e.Link != nil {
+		n += leftOut
 	}
-	return trace.LineSizeUnlinked(e) + leftOut
+	return n
 }
 
 // exceed stops the run on a budget: the trace ends with a fail entry naming it, and the
@@ -593,9 +594,9 @@ func (w *world) event(ev *loop.Event) {
 			return o.close()
 		})
 	case loop.AgentStart:
-		data = agentStartData[:len(agentStartData):len(agentStartData)]
+		data = agentStartData
 	case loop.TurnStart:
-		data = turnStartData[:len(turnStartData):len(turnStartData)]
+		data = turnStartData
 	default:
 		data = w.enc.eventBytes(ev)
 	}
@@ -603,10 +604,10 @@ func (w *world) event(ev *loop.Event) {
 }
 
 // agentStartData and turnStartData are the data of the events that hold nothing but their
-// type, shared by the entries (full: an append copies; an entry's data is never written).
+// type, shared.
 var (
-	agentStartData = []byte(`{"type":"agent_start"}`)
-	turnStartData  = []byte(`{"type":"turn_start"}`)
+	agentStartData = constant(`{"type":"agent_start"}`)
+	turnStartData  = constant(`{"type":"turn_start"}`)
 )
 
 // recordEvent records an event entry, whose link leaves out leftOut bytes, and what follows

@@ -158,9 +158,6 @@ func (r *Reference) operate(d Delivery) error {
 		out.Outcome, out.Error = trace.OutcomeRefused, err.Error()
 	}
 	message := func() (loop.Message, error) {
-		if op.noMessage {
-			_, op.messageErr = decodeMessages([]json.RawMessage{nil})
-		}
 		if op.messageErr != nil {
 			return nil, fmt.Errorf("agent operation %s: message: %w", d.Target, op.messageErr)
 		}
@@ -266,9 +263,13 @@ type operation struct {
 	messagesErr error
 	message     loop.Message
 	messageErr  error
-	// noMessage: read by hand, the data has no message (decoding none fails).
-	noMessage bool
 }
+
+// errNoMessage is decoding's error for an operation without a message.
+var errNoMessage = func() error {
+	_, err := decodeMessages([]json.RawMessage{nil})
+	return err
+}()
 
 // decoded is the operation of data read by encoding/json, its messages decoded.
 func (o opJSON) decoded() operation {
@@ -337,7 +338,9 @@ func readOp(data []byte) (op operation, ok bool) {
 	if !ok || !r.Done() {
 		return operation{}, false
 	}
-	op.noMessage = seen&128 == 0
+	if seen&128 == 0 {
+		op.messageErr = errNoMessage
+	}
 	return op, true
 }
 

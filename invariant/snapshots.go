@@ -26,12 +26,8 @@ turn's response and results).`
 // expectedEvent is an assistant event a delivery calls for.
 type expectedEvent struct {
 	name     string
-	message  map[string]any
-	ame      any // message_update's assistantMessageEvent
+	message  map[string]any // nil for a message_update, whose message and event are the delivery's
 	delivery int
-	// update: a message_update, whose message and event are the delivery's, read when
-	// compared (update).
-	update bool
 	// final: the delivery's member holding the stream's final message, which this event
 	// carries plus level as its thinkingLevel (finalMessage), read when compared.
 	final, level string
@@ -88,7 +84,7 @@ func (v *view) expectedEvents(stream, to int) (want []expectedEvent, deliveries 
 				final("error")
 			default:
 				if started {
-					want = append(want, expectedEvent{name: "message_update", update: true, delivery: i})
+					want = append(want, expectedEvent{name: "message_update", delivery: i})
 				}
 			}
 		case trace.DeliverStreamEnd:
@@ -216,30 +212,7 @@ func (v *view) compareSnapshots(vs *violations, id string, want []expectedEvent,
 			vs.add(v, i, "request %s: %s where the delivery at entry %d calls for %s", id, e.Name, v.seq(w.delivery), w.name)
 			break
 		}
-		if w.update {
-			if v.repeatsDelivery(i, w.delivery) {
-				goto order // its message and event are the delivery's, restored from it
-			}
-			d := v.d(w.delivery)
-			w.message, w.ame = obj(d["partial"]), d
-		}
-		if w.final != "" {
-			if v.carriesFinal(i, w) {
-				goto order
-			}
-			w.message = v.finalMessage(w)
-		}
-		if d := valueDiff(v.message(i), w.message); d != "" {
-			rule := "" // a message lacking only the requested thinkingLevel breaks pi's stamp alone
-			if fs := trace.Fields(w.message, v.message(i), same); len(fs) == 1 && fs[0].Path == "thinkingLevel" {
-				rule = "R-STREAM-THINKING-LEVEL"
-			}
-			vs.addRule(v, i, rule, "request %s: %s carries another message than the stream's, %s", id, e.Name, d)
-		}
-		if w.name == "message_update" && !same(v.d(i)["assistantMessageEvent"], w.ame) {
-			vs.add(v, i, "request %s: message_update carries the event %s, delivered %s", id, show(v.d(i)["assistantMessageEvent"]), show(w.ame))
-		}
-	order:
+		v.checkCarried(vs, id, i, w)
 		if i < w.delivery {
 			vs.add(v, i, "request %s: %s comes before its delivery (entry %d)", id, e.Name, v.seq(w.delivery))
 		}
@@ -252,6 +225,35 @@ func (v *view) compareSnapshots(vs *violations, id string, want []expectedEvent,
 	}
 	if len(got) > len(want) && len(want) > 0 && v.es[got[len(want)-1]].Name == want[len(want)-1].name {
 		vs.add(v, got[len(want)], "request %s: an extra %s", id, v.es[got[len(want)]].Name)
+	}
+}
+
+// checkCarried checks that event i carries the message w calls for, and a message_update the
+// event delivered.
+func (v *view) checkCarried(vs *violations, id string, i int, w expectedEvent) {
+	var event any
+	if w.name == "message_update" {
+		if v.repeatsDelivery(i, w.delivery) {
+			return // its message and event are the delivery's, restored from it
+		}
+		d := v.d(w.delivery)
+		w.message, event = obj(d["partial"]), d
+	}
+	if w.final != "" {
+		if v.carriesFinal(i, w) {
+			return
+		}
+		w.message = v.finalMessage(w)
+	}
+	if d := valueDiff(v.message(i), w.message); d != "" {
+		rule := "" // a message lacking only the requested thinkingLevel breaks pi's stamp alone
+		if fs := trace.Fields(w.message, v.message(i), same); len(fs) == 1 && fs[0].Path == "thinkingLevel" {
+			rule = "R-STREAM-THINKING-LEVEL"
+		}
+		vs.addRule(v, i, rule, "request %s: %s carries another message than the stream's, %s", id, v.es[i].Name, d)
+	}
+	if w.name == "message_update" && !same(v.d(i)["assistantMessageEvent"], event) {
+		vs.add(v, i, "request %s: message_update carries the event %s, delivered %s", id, show(v.d(i)["assistantMessageEvent"]), show(event))
 	}
 }
 

@@ -40,11 +40,12 @@ func ServeImpl(r io.Reader, w io.Writer, hello Hello, newImpl func() sim.Impleme
 // serve is ServeImpl; hold says a step always ends (the reference, on its cooperative
 // scheduler), so the notifications a step sends may be held to be written together.
 func serve(r io.Reader, w io.Writer, hello Hello, newImpl func() sim.Implementation, hold bool) error {
-	s := &server{out: w, in: make(chan received), done: make(chan struct{}), hello: hello, newImpl: newImpl, hold: hold}
+	s := &server{out: w, hello: hello, newImpl: newImpl}
 	if hold {
 		// The reference runs in this goroutine alone: it reads each line when it needs it.
 		s.lines = newLineReader(r, DefaultMaxLine)
 	} else {
+		s.in, s.done = make(chan received), make(chan struct{})
 		defer close(s.done)
 		go s.read(r)
 	}
@@ -74,12 +75,12 @@ type server struct {
 
 	outMu sync.Mutex
 	out   io.Writer
-	// held are the lines of notifications sent while a step runs, when hold, written with the
-	// step's next line that is not one (a call that waits for its answer, the reply) or at the
-	// step's end: a write a step, not a write a line. stepping says a step runs.
+	// held are the lines of notifications sent while a step runs, when lines is set (Serve),
+	// written with the step's next line that is not one (a call that waits for its answer,
+	// the reply) or at the step's end: a write a step, not a write a line. stepping says a
+	// step runs.
 	held     []byte
 	stepping atomic.Bool
-	hold     bool
 
 	sess   *serveSession
 	nextID int64
@@ -311,7 +312,7 @@ func (s *server) send(m Message) {
 	s.outMu.Lock()
 	defer s.outMu.Unlock()
 	s.held = append(s.held, line...)
-	if s.hold && s.stepping.Load() && len(s.held) < maxHeld && (m.Type == TypeNotify || m.Type == TypeCall && m.Standing) {
+	if s.lines != nil && s.stepping.Load() && len(s.held) < maxHeld && (m.Type == TypeNotify || m.Type == TypeCall && m.Standing) {
 		return
 	}
 	s.writeHeld()

@@ -341,6 +341,12 @@ func MarshalMessage(m Message) ([]byte, error) {
 	return json.Marshal(m)
 }
 
+// AppendMessage appends MarshalMessage(m); ok is false when it fails.
+func AppendMessage(b []byte, m Message) ([]byte, bool) {
+	data, err := MarshalMessage(m)
+	return append(b, data...), err == nil
+}
+
 // messageJSON is m as its MarshalJSON writes it, by hand; ok is false when it is left to
 // encoding/json (a nil pointer among them, which json.Marshal writes as null).
 func messageJSON(m Message) (b []byte, ok bool) {

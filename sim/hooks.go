@@ -270,54 +270,41 @@ func transformAnswer(raw json.RawMessage, n int) Answer {
 
 // contextAnswerJSON is answerJSON of contextAnswer.
 func contextAnswerJSON(given json.RawMessage, change *ContextChange, model *loop.Model, level loop.ThinkingLevel, messages []loop.Message) Answer {
-	b := []byte{'{'}
+	o := open(nil) // json.Marshal's members of a map, in their keys' order
 	if change != nil {
 		list, tools, ok := givenContext(given, change.KeepLast)
 		if !ok {
 			return answerJSON(contextAnswer(given, change, model, level, messages))
 		}
-		b = appendElements(append(b, `"context":{"messages":`...), list)
-		b = append(b, `,"tools":`...)
+		o = o.key("context")
+		c := open(o.b).key("messages")
+		c.b = appendElements(c.b, list)
+		c = c.key("tools")
 		switch {
 		case change.Tools != nil:
-			b = jsonvalue.AppendList(b, change.Tools, jsonvalue.AppendString)
+			c.b = jsonvalue.AppendList(c.b, change.Tools, jsonvalue.AppendString)
 		case tools != nil:
-			b = appendElements(b, tools)
+			c.b = appendElements(c.b, tools)
 		default: // contextAnswer's tools: the given context's, nil when it has none
-			b = append(b, "null"...)
+			c.b = append(c.b, "null"...)
 		}
-		b = append(b, '}')
+		o.b = c.close()
 	}
 	if messages != nil {
-		if len(b) > 1 {
-			b = append(b, ',')
+		var ok bool
+		o = o.key("messages")
+		if o.b, ok = jsonvalue.AppendMarshalList(o.b, messages, loop.AppendMessage); !ok {
+			return answerJSON(contextAnswer(given, change, model, level, messages))
 		}
-		b = append(b, `"messages":[`...)
-		for i, m := range messages {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			data, err := loop.MarshalMessage(m)
-			if err != nil {
-				return answerJSON(contextAnswer(given, change, model, level, messages))
-			}
-			b = append(b, data...)
-		}
-		b = append(b, ']')
 	}
 	if model != nil {
-		if len(b) > 1 {
-			b = append(b, ',')
-		}
-		b = appendModelSetupJSON(append(b, `"model":`...), ModelSetup{ID: model.ID, API: model.API, Provider: model.Provider})
+		o = o.key("model")
+		o.b = appendModelSetupJSON(o.b, ModelSetup{ID: model.ID, API: model.API, Provider: model.Provider})
 	}
 	if level != "" {
-		if len(b) > 1 {
-			b = append(b, ',')
-		}
-		b = jsonvalue.AppendString(append(b, `"thinkingLevel":`...), string(level))
+		o = o.str("thinkingLevel", string(level))
 	}
-	return Answer{Data: append(b, '}')}
+	return Answer{Data: o.close()}
 }
 
 // givenContext reads a hook's given context, canonical JSON, as contextAnswer does: its last

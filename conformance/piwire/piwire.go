@@ -542,7 +542,7 @@ func (r *StreamRequest) requestJSON() (b []byte, ok bool) {
 	b = append(b, `,"provider":`...)
 	b = jsonvalue.AppendString(b, r.Model.Provider)
 	b = append(b, `},"messages":`...)
-	if b, ok = jsonvalue.AppendMarshalList(b, nonNil(r.Messages), appendMessage); !ok {
+	if b, ok = jsonvalue.AppendMarshalList(b, nonNil(r.Messages), loop.AppendMessage); !ok {
 		return nil, false
 	}
 	b = append(b, `,"thinkingLevel":`...)
@@ -558,12 +558,6 @@ func (r *StreamRequest) requestJSON() (b []byte, ok bool) {
 		b = append(b, '}')
 	}
 	return append(b, '}'), true
-}
-
-// appendMessage appends m as loop.MarshalMessage writes it; ok is false when it fails.
-func appendMessage(b []byte, m Message) ([]byte, bool) {
-	data, err := loop.MarshalMessage(m)
-	return append(b, data...), err == nil
 }
 
 // requestJSONByReflection is the request through encoding/json, messages [] when none.

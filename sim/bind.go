@@ -334,12 +334,13 @@ func (sc *streamCall) asMap() map[string]any {
 }
 
 // streamID reads a stream call's answer, {"stream": id}: on its bytes when it is written as
-// the world writes it (that member alone, an id of valid UTF-8 without escapes), otherwise
-// through encoding/json.
+// the world writes it (that member alone, an id of valid UTF-8 that needs no escape),
+// otherwise through encoding/json.
 func streamID(raw json.RawMessage) (string, error) {
-	if bytes.HasPrefix(raw, []byte(`{"stream":"`)) && json.Valid(raw) {
-		if id, ok := jsonvalue.PlainString(raw, "stream"); ok && len(raw) == len(`{"stream":""}`)+len(id) && utf8.ValidString(id) {
-			return id, nil
+	const head, tail = `{"stream":"`, `"}`
+	if len(raw) >= len(head)+len(tail) && string(raw[:len(head)]) == head && string(raw[len(raw)-len(tail):]) == tail {
+		if id := raw[len(head) : len(raw)-len(tail)]; unescaped(id) {
+			return string(id), nil
 		}
 	}
 	var out struct {
@@ -349,6 +350,17 @@ func streamID(raw json.RawMessage) (string, error) {
 		return "", fmt.Errorf("stream answer: %w", err)
 	}
 	return out.Stream, nil
+}
+
+// unescaped reports whether b, put between quotes, is a JSON string as it is: valid UTF-8
+// with no quote, backslash or control character.
+func unescaped(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return utf8.Valid(b)
 }
 
 // messagesHook calls a hook that answers {messages}.

@@ -76,13 +76,17 @@ func TestStreamIDReadsAnswersAsEncodingJSONDoes(t *testing.T) {
 		`{"x":1,"stream":"2"}`:    "2",
 		`{ "stream": "3" }`:       "3",
 		"{\"stream\":\"\xff\"}":   "\ufffd", // encoding/json replaces invalid UTF-8
+		`{"stream":""}`:           "",
+		`{"stream":"a\\b"}`:       `a\b`,
+		`{"stream":"<&>"}`:        "<&>",
 	} {
 		got, err := streamID([]byte(raw))
 		if err != nil || got != want {
 			t.Errorf("streamID(%s) = %q, %v; want %q", raw, got, err, want)
 		}
 	}
-	for _, raw := range []string{`{"stream":"1"`, `{"stream":"1"}}`, `{"stream":1}`, ``} {
+	for _, raw := range []string{`{"stream":"1"`, `{"stream":"1"}}`, `{"stream":1}`, ``, `{"stream":"}`,
+		"{\"stream\":\"a\tb\"}", `{"stream":"a"b"}`, `{"stream":"a\"}`, `{"stream":"a"}"}`} {
 		if got, err := streamID([]byte(raw)); err == nil {
 			t.Errorf("streamID(%s) = %q, want an error", raw, got)
 		}

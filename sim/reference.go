@@ -43,6 +43,9 @@ type Reference struct {
 	workers *coop.Workers
 	// wire writes the session's JSON when the port is not the world (wireJSON).
 	wire *wireWriter
+	// wireByReflection makes wireJSON and eventJSON use json.Marshal, for tests comparing
+	// the two.
+	wireByReflection bool
 }
 
 // UseWorkers has the reference's runs take their tasks' coroutines from ws and leave them
@@ -97,7 +100,7 @@ type refToolCall struct {
 func (r *Reference) Start(setup Setup, port Port) error {
 	w, _ := port.(*world)
 	*r = Reference{sched: coop.NewWith(r.workers), port: port, streams: map[string]*refStream{}, calls: map[string]*refToolCall{}, world: w, behaviour: r.behaviour,
-		returns: map[string]*refReturn{}, workers: r.workers}
+		returns: map[string]*refReturn{}, workers: r.workers, wireByReflection: r.wireByReflection}
 	if setup.Entry == EntryAgent {
 		if err := r.startAgent(setup); err != nil {
 			return err

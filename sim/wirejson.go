@@ -15,13 +15,9 @@ import (
 // events delivered to it read by hand. TestServedPayloadsAreJSONMarshal holds the writing to
 // json.Marshal on the curated suite and generated runs.
 
-// wireByReflection makes the served reference write its data through json.Marshal, for tests
-// comparing the two.
-var wireByReflection bool
-
 // wireJSON is v as json.Marshal writes it.
 func (r *Reference) wireJSON(v any) ([]byte, error) {
-	if wireByReflection {
+	if r.wireByReflection {
 		return json.Marshal(v)
 	}
 	if r.wire == nil {
@@ -35,7 +31,7 @@ func (r *Reference) wireJSON(v any) ([]byte, error) {
 
 // eventJSON is an event as json.Marshal writes it.
 func (r *Reference) eventJSON(e *loop.Event) ([]byte, error) {
-	if wireByReflection {
+	if r.wireByReflection {
 		return json.Marshal(*e)
 	}
 	return loop.MarshalEvent(e)

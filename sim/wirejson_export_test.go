@@ -2,9 +2,12 @@ package sim
 
 import "encoding/json"
 
-// SetWireByReflection makes the served reference write its data through json.Marshal (on)
-// or by hand (off), for tests comparing the two.
-func SetWireByReflection(on bool) { wireByReflection = on }
+// WireByReflection makes r write its served data through json.Marshal, not by hand, for
+// tests comparing the two; it returns r.
+func WireByReflection(r *Reference) *Reference {
+	r.wireByReflection = true
+	return r
+}
 
 // ReadStreamEvent is readStreamEvent, for tests.
 var ReadStreamEvent = readStreamEvent

@@ -59,17 +59,14 @@ func (p logPort) Notify(n sim.Notification) {
 // encoding/json reads, as their canonical bytes and as json.Marshal writes them.
 func TestServedPayloadsAreJSONMarshal(t *testing.T) {
 	list := suiteAndGenerated(t, 17, 50)
-	defer sim.SetWireByReflection(false)
 	var events [][]byte
 	lines := 0
 	for _, sc := range list {
 		var byHand, byReflection bytes.Buffer
-		sim.SetWireByReflection(false)
 		if _, err := sim.Run(sc, wireLog{sim.NewReference(), &byHand, &events}); err != nil {
 			t.Fatal(err)
 		}
-		sim.SetWireByReflection(true)
-		if _, err := sim.Run(sc, wireLog{sim.NewReference(), &byReflection, nil}); err != nil {
+		if _, err := sim.Run(sc, wireLog{sim.WireByReflection(sim.NewReference()), &byReflection, nil}); err != nil {
 			t.Fatal(err)
 		}
 		if a, b := byHand.Bytes(), byReflection.Bytes(); !bytes.Equal(a, b) {

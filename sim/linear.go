@@ -166,6 +166,10 @@ func advancedSize(prev partialAt, ev *loop.StreamEvent, data []byte) int64 {
 		return prev.size + int64(len(empty))
 	case loop.StreamTextEnd, loop.StreamThinkingEnd, loop.StreamToolCallDelta:
 		return prev.size
+	case loop.StreamToolCallEnd:
+		// Block contentIndex replaced: the content's JSON is its blocks' joined by commas.
+		ci := ev.ContentIndex
+		return prev.size - blockSize(old[ci]) + blockSize(ev.Partial.Content[ci])
 	case loop.StreamTextDelta:
 		if b, ok := old[ev.ContentIndex].(loop.TextContent); ok && appendsAlone(b.Text) {
 			return prev.size + deltaSize(ev.Delta)
@@ -176,6 +180,15 @@ func advancedSize(prev partialAt, ev *loop.StreamEvent, data []byte) int64 {
 		}
 	}
 	return partialSize(nil, ev.Partial)
+}
+
+// blockSize is the size of b's canonical JSON.
+func blockSize(b loop.Block) int64 {
+	bufs := comparisons.Get().(*[2][]byte)
+	bufs[0] = appendBlock(bufs[0][:0], b)
+	n := len(bufs[0])
+	comparisons.Put(bufs)
+	return int64(n)
 }
 
 // deltaSize is the size s adds to a JSON string (appendsAlone): its JSON string's, quotes

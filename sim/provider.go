@@ -331,17 +331,23 @@ func StreamEventCount(resp *Response) int {
 		case loop.TextContent:
 			n += 2 + pieces(b.Text, resp.DeltaSize)
 		case loop.ToolCall:
-			args, _ := json.Marshal(b.Arguments)
-			if b.Arguments == nil {
-				args = []byte("{}")
-			}
-			n += 2 + pieces(string(args), resp.DeltaSize)
+			n += 2 + pieces(argumentsJSON(b.Arguments), resp.DeltaSize)
 		}
 	}
 	if !resp.NoDone && resp.StreamError == "" {
 		n++
 	}
 	return n
+}
+
+// argumentsJSON is the JSON a tool call's arguments stream as: encoding/json's, "{}" for
+// none. No arguments, the commonest, are the same string every time, not marshalled.
+func argumentsJSON(args map[string]any) string {
+	if len(args) == 0 {
+		return "{}"
+	}
+	b, _ := json.Marshal(args)
+	return string(b)
 }
 
 // pieces is the number of pieces a cutter cuts s into.
@@ -445,11 +451,7 @@ func (g *streamSource) next(ev *loop.StreamEvent) bool {
 				return true
 			case loop.ToolCall:
 				g.partial.Content = append(g.partial.Content, loop.ToolCall{ID: b.ID, Name: b.Name, Arguments: map[string]any{}})
-				args, _ := json.Marshal(b.Arguments)
-				if b.Arguments == nil {
-					args = []byte("{}")
-				}
-				g.begin(string(args))
+				g.begin(argumentsJSON(b.Arguments))
 				*ev = loop.StreamEvent{Type: loop.StreamToolCallStart, ContentIndex: i, Partial: g.snap()}
 				return true
 			default:

@@ -133,18 +133,6 @@ type streamSlot struct {
 	ev loop.StreamEvent
 }
 
-// take is the stream's next delivery not yet scheduled: the first that Due looked ahead at,
-// else the source's next event, else its end or failure. false when there is none.
-func (s *streamRun) take() (upcoming, bool) {
-	if len(s.ahead) > 0 {
-		u := s.ahead[0]
-		s.ahead[0] = upcoming{}
-		s.ahead = s.ahead[1:]
-		return u, true
-	}
-	return s.pull()
-}
-
 // pull is the stream's next delivery from its source (take without the ones looked at).
 func (s *streamRun) pull() (upcoming, bool) {
 	var u upcoming
@@ -165,36 +153,50 @@ func (s *streamRun) pull() (upcoming, bool) {
 // stop drops what the stream has not scheduled yet (an abort cuts it short).
 func (s *streamRun) stop() { s.src, s.tail, s.ahead = nil, nil, nil }
 
-// after is the time of u, the stream's delivery after one at time at once it scheduled
-// events: an event comes a chunk delay after the previous one; its end or failure with its
-// last event.
-func (s *streamRun) after(at int64, events int, u *upcoming) int64 {
-	if u.isEvent && events > 0 {
+// after is the time of the stream's delivery after one at time at, an event or not, once it
+// scheduled events: an event comes a chunk delay after the previous one; its end or failure
+// with its last event.
+func (s *streamRun) after(at int64, events int, isEvent bool) int64 {
+	if isEvent && events > 0 {
 		return at + s.resp.ChunkDelay
 	}
 	return at
 }
 
 // scheduleNext schedules the stream's next delivery, if any, in one of its two slots: the
-// other holds the delivery released last, which its release may still read.
+// other holds the delivery released last, which its release may still read. The next is the
+// first that Due looked ahead at, else the source's next event, written into the slot
+// itself, else the stream's end or failure.
 func (w *world) scheduleNext(s *streamRun) {
-	u, ok := s.take()
-	if !ok {
-		return
-	}
-	s.at = s.after(s.at, s.events, &u)
-	if u.isEvent {
-		s.events++
-	}
 	slot := &s.slots[s.slot]
-	s.slot ^= 1
-	setEvent(&slot.ev, &u.ev)
+	var d Delivery
+	isEvent := true
+	switch {
+	case len(s.ahead) > 0:
+		u := &s.ahead[0]
+		setEvent(&slot.ev, &u.ev)
+		d, isEvent = u.d, u.isEvent
+		*u = upcoming{}
+		s.ahead = s.ahead[1:]
+	case s.src != nil && s.src.next(&slot.ev):
+		d.Kind = trace.DeliverStreamEvent
+	default:
+		s.src = nil
+		if s.tail == nil {
+			return
+		}
+		d, s.tail, isEvent = *s.tail, nil, false
+		slot.ev = loop.StreamEvent{}
+	}
+	s.at = s.after(s.at, s.events, isEvent)
 	var ev *loop.StreamEvent
-	if u.isEvent {
+	if isEvent {
+		s.events++
 		ev = &slot.ev
 	}
-	u.d.Target, u.d.Now = s.id, s.at
-	slot.s.set(s.at, s.seq, &u.d, s, ev)
+	s.slot ^= 1
+	d.Target, d.Now = s.id, s.at
+	slot.s.set(s.at, s.seq, &d, s, ev)
 	w.schedule.push(&slot.s)
 	s.pending = append(s.pending, &slot.s)
 	w.due.valid = false

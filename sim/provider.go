@@ -370,7 +370,8 @@ func abortedEvent(partial *loop.AssistantMessage) loop.StreamEvent {
 }
 
 // streamEvents streams a response the way pi-ai's faux provider does: start, then per block
-// its start, deltas and end, then done or error. Each event carries its own partial.
+// its start, deltas and end, then done or error. Each event carries the partial so far, its
+// own, or the last event's when it left it as it was (a tool call's delta).
 func streamEvents(resp *Response, final *loop.AssistantMessage) []loop.StreamEvent {
 	src := newStreamSource(resp, final)
 	out := make([]loop.StreamEvent, 0, streamEventsAbout(resp, final))
@@ -387,7 +388,7 @@ func streamEvents(resp *Response, final *loop.AssistantMessage) []loop.StreamEve
 type streamSource struct {
 	resp    *Response
 	final   *loop.AssistantMessage
-	partial *loop.AssistantMessage // the partial so far, copied into each event
+	partial *loop.AssistantMessage // the partial so far, which each event carries (grow)
 	step    sourceStep
 	block   int    // the block of final.Content being streamed
 	cut     cutter // its text (a tool call's arguments as JSON) cut into deltas
@@ -411,9 +412,39 @@ func newStreamSource(resp *Response, final *loop.AssistantMessage) *streamSource
 	return &streamSource{resp: resp, final: final, partial: emptyPartial(final)}
 }
 
-// snap is a copy of the partial so far, for an event.
-func (g *streamSource) snap() *loop.AssistantMessage {
-	return loop.ShallowCopy(g.partial).(*loop.AssistantMessage)
+// partialRoom is a partial message with room for its first blocks, one allocation.
+type partialRoom struct {
+	m      loop.AssistantMessage
+	blocks [2]loop.Block
+}
+
+// grow makes the partial so far a copy of it with n more blocks (zero, for the step to set)
+// and returns its content: a partial an event carried is never changed, so a change makes a
+// new one and an event that changes nothing carries the last one again.
+func (g *streamSource) grow(n int) []loop.Block {
+	old := g.partial.Content
+	size := len(old) + n
+	if size <= len(partialRoom{}.blocks) {
+		c := &partialRoom{m: *g.partial}
+		copy(c.blocks[:], old)
+		c.m.Content = c.blocks[:size:size]
+		g.partial = &c.m
+		return c.m.Content
+	}
+	c := *g.partial
+	c.Content = make([]loop.Block, size)
+	copy(c.Content, old)
+	g.partial = &c
+	return c.Content
+}
+
+// set makes the partial so far a copy of it with block i b (grow).
+func (g *streamSource) set(i int, b loop.Block) { g.grow(0)[i] = b }
+
+// add makes the partial so far a copy of it with b added (grow).
+func (g *streamSource) add(b loop.Block) {
+	c := g.grow(1)
+	c[len(c)-1] = b
 }
 
 // begin starts cutting text, the block's, into deltas.
@@ -431,7 +462,7 @@ func (g *streamSource) next(ev *loop.StreamEvent) bool {
 		case stepStart:
 			g.step = stepBlock
 			if !g.resp.NoStart {
-				*ev = loop.StreamEvent{Type: loop.StreamStart, Partial: g.snap()}
+				*ev = loop.StreamEvent{Type: loop.StreamStart, Partial: g.partial}
 				return true
 			}
 		case stepBlock:
@@ -442,22 +473,22 @@ func (g *streamSource) next(ev *loop.StreamEvent) bool {
 			}
 			switch b := g.final.Content[i].(type) {
 			case loop.ThinkingContent:
-				g.partial.Content = append(g.partial.Content, loop.ThinkingContent{})
+				g.add(loop.ThinkingContent{})
 				g.begin(b.Thinking)
-				*ev = loop.StreamEvent{Type: loop.StreamThinkingStart, ContentIndex: i, Partial: g.snap()}
+				*ev = loop.StreamEvent{Type: loop.StreamThinkingStart, ContentIndex: i, Partial: g.partial}
 				return true
 			case loop.TextContent:
-				g.partial.Content = append(g.partial.Content, loop.TextContent{})
+				g.add(loop.TextContent{})
 				g.begin(b.Text)
-				*ev = loop.StreamEvent{Type: loop.StreamTextStart, ContentIndex: i, Partial: g.snap()}
+				*ev = loop.StreamEvent{Type: loop.StreamTextStart, ContentIndex: i, Partial: g.partial}
 				return true
 			case loop.ToolCall:
-				g.partial.Content = append(g.partial.Content, loop.ToolCall{ID: b.ID, Name: b.Name, Arguments: map[string]any{}})
+				g.add(loop.ToolCall{ID: b.ID, Name: b.Name, Arguments: map[string]any{}})
 				g.begin(argumentsJSON(b.Arguments))
-				*ev = loop.StreamEvent{Type: loop.StreamToolCallStart, ContentIndex: i, Partial: g.snap()}
+				*ev = loop.StreamEvent{Type: loop.StreamToolCallStart, ContentIndex: i, Partial: g.partial}
 				return true
 			default:
-				g.partial.Content = append(g.partial.Content, b)
+				g.add(b)
 				g.block++
 			}
 		case stepDelta:
@@ -471,30 +502,30 @@ func (g *streamSource) next(ev *loop.StreamEvent) bool {
 			switch b := g.final.Content[i].(type) {
 			case loop.ThinkingContent:
 				g.at += len(d)
-				g.partial.Content[i] = loop.ThinkingContent{Thinking: prefix(b.Thinking, g.at, d, &g.acc)}
-				*ev = loop.StreamEvent{Type: loop.StreamThinkingDelta, ContentIndex: i, Delta: d, Partial: g.snap()}
+				g.set(i, loop.ThinkingContent{Thinking: prefix(b.Thinking, g.at, d, &g.acc)})
+				*ev = loop.StreamEvent{Type: loop.StreamThinkingDelta, ContentIndex: i, Delta: d, Partial: g.partial}
 			case loop.TextContent:
 				g.at += len(d)
-				g.partial.Content[i] = loop.TextContent{Text: prefix(b.Text, g.at, d, &g.acc)}
-				*ev = loop.StreamEvent{Type: loop.StreamTextDelta, ContentIndex: i, Delta: d, Partial: g.snap()}
+				g.set(i, loop.TextContent{Text: prefix(b.Text, g.at, d, &g.acc)})
+				*ev = loop.StreamEvent{Type: loop.StreamTextDelta, ContentIndex: i, Delta: d, Partial: g.partial}
 			default:
-				*ev = loop.StreamEvent{Type: loop.StreamToolCallDelta, ContentIndex: i, Delta: d, Partial: g.snap()}
+				*ev = loop.StreamEvent{Type: loop.StreamToolCallDelta, ContentIndex: i, Delta: d, Partial: g.partial}
 			}
 			return true
 		case stepBlockEnd:
 			i := g.block
 			b := g.final.Content[i]
-			g.partial.Content[i] = b
+			g.set(i, b)
 			g.block++
 			g.step = stepBlock
 			switch b := b.(type) {
 			case loop.ThinkingContent:
-				*ev = loop.StreamEvent{Type: loop.StreamThinkingEnd, ContentIndex: i, Content: b.Thinking, Partial: g.snap()}
+				*ev = loop.StreamEvent{Type: loop.StreamThinkingEnd, ContentIndex: i, Content: b.Thinking, Partial: g.partial}
 			case loop.TextContent:
-				*ev = loop.StreamEvent{Type: loop.StreamTextEnd, ContentIndex: i, Content: b.Text, Partial: g.snap()}
+				*ev = loop.StreamEvent{Type: loop.StreamTextEnd, ContentIndex: i, Content: b.Text, Partial: g.partial}
 			case loop.ToolCall:
 				call := b
-				*ev = loop.StreamEvent{Type: loop.StreamToolCallEnd, ContentIndex: i, ToolCall: &call, Partial: g.snap()}
+				*ev = loop.StreamEvent{Type: loop.StreamToolCallEnd, ContentIndex: i, ToolCall: &call, Partial: g.partial}
 			}
 			return true
 		case stepEnd:

@@ -74,3 +74,65 @@ func TestAdvancedSizeIsThePartialsSize(t *testing.T) {
 		}
 	})
 }
+
+// TestStreamPartialsAreThePartsSoFarAndStaySo: each event's partial is the response's head
+// with the blocks before its contentIndex whole and its own block as streamed so far (empty
+// at its start, its deltas joined, whole at its end), as pi-ai's faux provider streams it;
+// and no partial changes once an event carried it (the source makes a new one for a change
+// and hands the last one again for none).
+func TestStreamPartialsAreThePartsSoFarAndStaySo(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		resp := drawResponse(t)
+		resp.NoStart = rapid.Bool().Draw(t, "noStart")
+		final := finalMessage(resp, ModelSetup{ID: "m", API: "a", Provider: "p"}, 7)
+		src := newStreamSource(resp, final)
+		var evs []loop.StreamEvent
+		var written []string
+		acc := ""
+		for {
+			var ev loop.StreamEvent
+			if !src.next(&ev) {
+				break
+			}
+			evs = append(evs, ev)
+			if ev.Partial == nil {
+				written = append(written, "")
+				continue
+			}
+			want := emptyPartial(final)
+			if ev.Type != loop.StreamStart {
+				i := ev.ContentIndex
+				want.Content = append(want.Content, final.Content[:i]...)
+				var cur loop.Block
+				switch ev.Type {
+				case loop.StreamTextStart, loop.StreamThinkingStart, loop.StreamToolCallStart:
+					acc = ""
+				case loop.StreamTextDelta, loop.StreamThinkingDelta, loop.StreamToolCallDelta:
+					acc += ev.Delta
+				}
+				switch b := final.Content[i].(type) {
+				case loop.TextContent:
+					cur = loop.TextContent{Text: acc}
+				case loop.ThinkingContent:
+					cur = loop.ThinkingContent{Thinking: acc}
+				case loop.ToolCall:
+					cur = loop.ToolCall{ID: b.ID, Name: b.Name, Arguments: map[string]any{}}
+				}
+				if ev.Type == loop.StreamTextEnd || ev.Type == loop.StreamThinkingEnd || ev.Type == loop.StreamToolCallEnd {
+					cur = final.Content[i]
+				}
+				want.Content = append(want.Content, cur)
+			}
+			got, exp := string(appendMessage(nil, ev.Partial)), string(appendMessage(nil, want))
+			if got != exp {
+				t.Fatalf("event %d (%s): partial %s, want %s", len(evs)-1, ev.Type, got, exp)
+			}
+			written = append(written, got)
+		}
+		for i, ev := range evs {
+			if ev.Partial != nil && string(appendMessage(nil, ev.Partial)) != written[i] {
+				t.Fatalf("event %d (%s): partial changed to %s after it was carried", i, ev.Type, appendMessage(nil, ev.Partial))
+			}
+		}
+	})
+}

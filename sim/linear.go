@@ -351,10 +351,12 @@ func (w *world) linkUpdateJSON(data json.RawMessage) (json.RawMessage, *trace.Li
 }
 
 // advances reports whether ev's partial is prev advanced by ev, as the linear form's
-// advancing says (see Link), comparing as the canonical JSON would.
+// advancing says (see Link), comparing as the canonical JSON would. The event's type is
+// looked at first: most events of a stream that does not advance are a tool call's start,
+// and an event that leaves the partial as it was carries the last one itself.
 func advances(prev *loop.AssistantMessage, ev *loop.StreamEvent) bool {
 	next := ev.Partial
-	if prev == nil || next == nil || !sameHead(prev, next) {
+	if prev == nil || next == nil {
 		return false
 	}
 	ci := ev.ContentIndex
@@ -370,11 +372,14 @@ func advances(prev *loop.AssistantMessage, ev *loop.StreamEvent) bool {
 			return false
 		}
 	case loop.StreamTextEnd, loop.StreamThinkingEnd, loop.StreamToolCallDelta:
+		if next == prev {
+			return true // the same message: the same JSON
+		}
 		ci = -1
 	default:
 		return false
 	}
-	if len(next.Content) != len(prev.Content)+grow {
+	if !sameHead(prev, next) || len(next.Content) != len(prev.Content)+grow {
 		return false
 	}
 	for j := range prev.Content {

@@ -136,3 +136,29 @@ func TestStreamPartialsAreThePartsSoFarAndStaySo(t *testing.T) {
 		}
 	})
 }
+
+// TestAdvancesAnEventThatLeavesThePartial: a text or thinking end and a tool call's delta
+// advance the last partial exactly when the event's partial has its JSON, whether it is that
+// partial itself (the shortcut) or a copy of it, or another message.
+func TestAdvancesAnEventThatLeavesThePartial(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		resp := drawResponse(t)
+		final := finalMessage(resp, ModelSetup{ID: "m", API: "a", Provider: "p"}, 7)
+		var prev *loop.AssistantMessage
+		for i, ev := range streamEvents(resp, final) {
+			if prev != nil && (ev.Type == loop.StreamTextEnd || ev.Type == loop.StreamThinkingEnd || ev.Type == loop.StreamToolCallDelta) {
+				for _, next := range []*loop.AssistantMessage{ev.Partial, prev, loop.ShallowCopy(prev).(*loop.AssistantMessage)} {
+					e := ev
+					e.Partial = next
+					want := string(appendMessage(nil, prev)) == string(appendMessage(nil, next))
+					if got := advances(prev, &e); got != want {
+						t.Fatalf("event %d (%s): advances %v, want %v", i, ev.Type, got, want)
+					}
+				}
+			}
+			if ev.Partial != nil {
+				prev = ev.Partial
+			}
+		}
+	})
+}

@@ -68,6 +68,8 @@ type linearizer struct {
 
 	// last is the last streamEvent delivery that carried a partial, of any stream.
 	last partialAt
+	// delta is the data of the last delta delivery written without its partial.
+	delta shortDelta
 
 	// start is the last message_start event, when its message is written in full (seq 0
 	// otherwise); end the last message_end event of an assistant message (Link.Repeats).
@@ -118,8 +120,7 @@ func (w *world) deliveryData(s *scheduled) (data json.RawMessage, link *trace.Li
 	}
 	if prev, ok := w.partialOf(s); ok && !w.lin.inFull && ev.Partial != nil && advances(prev.msg, ev) {
 		partial = advancedSize(prev, ev, d.Data)
-		short := w.enc.sized(func(b []byte) []byte { return appendStreamEventWith(b, ev, false) })
-		return short, w.newLink(trace.Link{Advances: prev.seq}), memberSize("partial", partial), partial
+		return w.shortEvent(ev), w.newLink(trace.Link{Advances: prev.seq}), memberSize("partial", partial), partial
 	}
 	data = d.Data
 	if len(data) == 0 {
@@ -131,6 +132,31 @@ func (w *world) deliveryData(s *scheduled) (data json.RawMessage, link *trace.Li
 		partial = partialSize(data, ev.Partial)
 	}
 	return data, nil, 0, partial
+}
+
+// shortDelta is a delta event's data without its partial, which its type, block and delta
+// make whole.
+type shortDelta struct {
+	typ   loop.StreamEventType
+	ci    int
+	delta string
+	data  []byte
+}
+
+// shortEvent is stream event ev's data without its partial (a delivery that advances the
+// last partial). A delta like the last one written is that one's bytes, shared: a run of tool
+// calls streams the same "{}" delta for every call.
+func (w *world) shortEvent(ev *loop.StreamEvent) []byte {
+	switch ev.Type {
+	case loop.StreamTextDelta, loop.StreamThinkingDelta, loop.StreamToolCallDelta:
+		c := &w.lin.delta
+		if c.data == nil || c.typ != ev.Type || c.ci != ev.ContentIndex || c.delta != ev.Delta {
+			*c = shortDelta{typ: ev.Type, ci: ev.ContentIndex, delta: ev.Delta,
+				data: w.enc.sized(func(b []byte) []byte { return appendStreamEventWith(b, ev, false) })}
+		}
+		return c.data
+	}
+	return w.enc.sized(func(b []byte) []byte { return appendStreamEventWith(b, ev, false) })
 }
 
 // partialSize is the size of the canonical JSON of a stream event's partial message p: read
@@ -167,8 +193,12 @@ func advancedSize(prev partialAt, ev *loop.StreamEvent, data []byte) int64 {
 	case loop.StreamTextEnd, loop.StreamThinkingEnd, loop.StreamToolCallDelta:
 		return prev.size
 	case loop.StreamToolCallEnd:
-		// Block contentIndex replaced: the content's JSON is its blocks' joined by commas.
+		// Block contentIndex replaced by the event's call (advances): the content's JSON is its
+		// blocks' joined by commas. A call with no arguments ends as it started.
 		ci := ev.ContentIndex
+		if c, ok := old[ci].(loop.ToolCall); ok && ev.ToolCall != nil && sameCallWithoutArguments(&c, ev.ToolCall) {
+			return prev.size
+		}
 		return prev.size - blockSize(old[ci]) + blockSize(ev.Partial.Content[ci])
 	case loop.StreamTextDelta:
 		if b, ok := old[ev.ContentIndex].(loop.TextContent); ok && appendsAlone(b.Text) {
@@ -180,6 +210,13 @@ func advancedSize(prev partialAt, ev *loop.StreamEvent, data []byte) int64 {
 		}
 	}
 	return partialSize(nil, ev.Partial)
+}
+
+// sameCallWithoutArguments reports whether two tool calls are the same with no arguments (nil
+// or empty, both written {}): the same JSON.
+func sameCallWithoutArguments(x, y *loop.ToolCall) bool {
+	return len(x.Arguments) == 0 && len(y.Arguments) == 0 && x.ID == y.ID && x.Name == y.Name &&
+		x.ThoughtSignature == y.ThoughtSignature && x.Namespace == y.Namespace && x.ArgumentsError == y.ArgumentsError
 }
 
 // blockSize is the size of b's canonical JSON.

@@ -162,3 +162,46 @@ func TestAdvancesAnEventThatLeavesThePartial(t *testing.T) {
 		}
 	})
 }
+
+// TestSameCallWithoutArgumentsWritesTheSame: two calls said to be the same without arguments
+// write the same JSON, and varied pairs that write the same JSON without arguments are said to be.
+func TestSameCallWithoutArgumentsWritesTheSame(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		call := func(name string) *loop.ToolCall {
+			c := &loop.ToolCall{ID: rapid.SampledFrom([]string{"a", "b"}).Draw(t, name+"id"), Name: "t",
+				ThoughtSignature: rapid.SampledFrom([]string{"", "s"}).Draw(t, name+"sig"),
+				Namespace:        rapid.SampledFrom([]string{"", "n"}).Draw(t, name+"ns"),
+				ArgumentsError:   rapid.SampledFrom([]string{"", "e"}).Draw(t, name+"err")}
+			switch rapid.IntRange(0, 2).Draw(t, name+"args") {
+			case 1:
+				c.Arguments = map[string]any{}
+			case 2:
+				c.Arguments = map[string]any{"k": "v"}
+			}
+			return c
+		}
+		x, y := call("x"), call("y")
+		same := string(appendToolCall(nil, x)) == string(appendToolCall(nil, y))
+		noArgs := len(x.Arguments) == 0 && len(y.Arguments) == 0
+		if got := sameCallWithoutArguments(x, y); got != (same && noArgs) {
+			t.Fatalf("%+v, %+v: %v, want %v", x, y, got, same && noArgs)
+		}
+	})
+}
+
+// TestShortEventIsTheEventWithoutItsPartial: the data of an advancing delivery is its event
+// written without its partial, whether a delta is written anew or is the last one's bytes.
+func TestShortEventIsTheEventWithoutItsPartial(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		w := newWorld(&Scenario{})
+		types := rapid.SampledFrom([]loop.StreamEventType{loop.StreamTextDelta, loop.StreamThinkingDelta, loop.StreamToolCallDelta, loop.StreamTextEnd, loop.StreamToolCallEnd})
+		for i := range rapid.IntRange(1, 20).Draw(t, "events") {
+			ev := loop.StreamEvent{Type: types.Draw(t, "type"), ContentIndex: rapid.IntRange(0, 1).Draw(t, "ci"),
+				Delta: rapid.SampledFrom([]string{"{}", "a", "b<", ""}).Draw(t, "delta"), Content: "c",
+				ToolCall: &loop.ToolCall{ID: "x", Name: "t"}}
+			if got, want := string(w.shortEvent(&ev)), string(appendStreamEventWith(nil, &ev, false)); got != want {
+				t.Fatalf("event %d: %s, want %s", i, got, want)
+			}
+		}
+	})
+}

@@ -68,8 +68,8 @@ type linearizer struct {
 
 	// last is the last streamEvent delivery that carried a partial, of any stream.
 	last partialAt
-	// delta is the data of the last delta delivery written without its partial.
-	delta shortDelta
+	// written is what the last deliveries of streams wrote that the next may write again.
+	written streamWrites
 
 	// start is the last message_start event, when its message is written in full (seq 0
 	// otherwise); end the last message_end event of an assistant message (Link.Repeats).
@@ -124,14 +124,28 @@ func (w *world) deliveryData(s *scheduled) (data json.RawMessage, link *trace.Li
 	}
 	data = d.Data
 	if len(data) == 0 {
-		n := 0 // the partial's size, as the event is written
-		data = w.enc.sized(func(b []byte) []byte { return writeStreamEvent(b, ev, true, &n, w.enc.heads) })
-		return data, nil, 0, int64(n)
+		data, partial = w.fullEvent(ev)
+		return data, nil, 0, partial
 	}
 	if ev.Partial != nil {
 		partial = partialSize(data, ev.Partial)
 	}
 	return data, nil, 0, partial
+}
+
+// streamWrites are the data of the last delta event written without its partial, and of the
+// last start event.
+type streamWrites struct {
+	delta shortDelta
+	start startEvent
+}
+
+// startEvent is the data of a start event, whose partial is head with no content, of size
+// size: a start whose partial has the same head (identicalHeads) writes the same bytes.
+type startEvent struct {
+	head *loop.AssistantMessage
+	data []byte
+	size int64
 }
 
 // shortDelta is a delta event's data without its partial, which its type, block and delta
@@ -143,13 +157,30 @@ type shortDelta struct {
 	data  []byte
 }
 
+// fullEvent is stream event ev's data, with its partial, and the size of that partial (0:
+// none). A start like the last one written (a stream's first partial is its head alone, the
+// same for every request made at the same time) is that one's bytes, shared.
+func (w *world) fullEvent(ev *loop.StreamEvent) ([]byte, int64) {
+	c := &w.lin.written.start
+	start := ev.Type == loop.StreamStart && ev.Partial != nil && len(ev.Partial.Content) == 0
+	if start && c.head != nil && identicalHeads(ev.Partial, c.head) {
+		return c.data, c.size
+	}
+	n := 0 // the partial's size, as the event is written
+	data := w.enc.sized(func(b []byte) []byte { return writeStreamEvent(b, ev, true, &n, w.enc.heads) })
+	if start {
+		*c = startEvent{head: ev.Partial, data: data, size: int64(n)}
+	}
+	return data, int64(n)
+}
+
 // shortEvent is stream event ev's data without its partial (a delivery that advances the
 // last partial). A delta like the last one written is that one's bytes, shared: a run of tool
 // calls streams the same "{}" delta for every call.
 func (w *world) shortEvent(ev *loop.StreamEvent) []byte {
 	switch ev.Type {
 	case loop.StreamTextDelta, loop.StreamThinkingDelta, loop.StreamToolCallDelta:
-		c := &w.lin.delta
+		c := &w.lin.written.delta
 		if c.data == nil || c.typ != ev.Type || c.ci != ev.ContentIndex || c.delta != ev.Delta {
 			*c = shortDelta{typ: ev.Type, ci: ev.ContentIndex, delta: ev.Delta,
 				data: w.enc.sized(func(b []byte) []byte { return appendStreamEventWith(b, ev, false) })}

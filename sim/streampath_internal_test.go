@@ -205,3 +205,29 @@ func TestShortEventIsTheEventWithoutItsPartial(t *testing.T) {
 		}
 	})
 }
+
+// TestFullEventIsTheEventWithItsPartial: a delivery written in full is its event with its
+// partial, and the partial's size, whether a start is written anew or is the last one's
+// bytes (starts whose heads differ in one field, or have content, are written anew).
+func TestFullEventIsTheEventWithItsPartial(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		w := newWorld(&Scenario{})
+		for i := range rapid.IntRange(1, 12).Draw(t, "events") {
+			p := &loop.AssistantMessage{API: "a", Provider: "p", Model: rapid.SampledFrom([]string{"m", "n"}).Draw(t, "model"),
+				Timestamp: rapid.Int64Range(0, 1).Draw(t, "ts"), StopReason: loop.StopPending}
+			switch rapid.IntRange(0, 2).Draw(t, "content") {
+			case 1:
+				p.Content = []loop.Block{}
+			case 2:
+				p.Content = []loop.Block{loop.TextContent{Text: "x"}}
+			}
+			ev := loop.StreamEvent{Type: rapid.SampledFrom([]loop.StreamEventType{loop.StreamStart, loop.StreamTextStart}).Draw(t, "type"), Partial: p}
+			n := 0
+			want := string(writeStreamEvent(nil, &ev, true, &n, nil))
+			got, size := w.fullEvent(&ev)
+			if string(got) != want || size != int64(n) {
+				t.Fatalf("event %d: %s (partial %d), want %s (%d)", i, got, size, want, n)
+			}
+		}
+	})
+}

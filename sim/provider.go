@@ -62,6 +62,7 @@ func (w *world) openStreamFor(model ModelSetup) Answer {
 	}
 	s := w.streamRuns.next(&streamRunChunks, 16)
 	s.id, s.resp = strconv.Itoa(n), resp
+	s.pending = s.first[:0]
 	// The streams that finished are let go: only those open are looked at (by an abort).
 	w.streams = slices.DeleteFunc(w.streams, func(s *streamRun) bool { return s.finished })
 	w.streams = append(w.streams, s)
@@ -80,7 +81,8 @@ func (w *world) openStreamFor(model ModelSetup) Answer {
 	}
 	// The events are scheduled one at a time, the next when one is released, all in the
 	// scheduling order of the first (streamRun.seq): a million deltas are never held at once.
-	s.src = newStreamSource(resp, final)
+	s.source = streamSource{resp: resp, final: final, partial: emptyPartial(final)}
+	s.src = &s.source
 	switch {
 	case resp.StreamError != "":
 		s.tail = &Delivery{Kind: trace.DeliverStreamFail, Data: w.enc.valueBytes(map[string]string{"error": resp.StreamError})}
@@ -295,7 +297,7 @@ func finalMessage(resp *Response, model ModelSetup, now int64) *loop.AssistantMe
 	stop := resp.StopReason
 	if stop == "" {
 		stop = loop.StopStop
-		if len(loop.ToolCalls(resp.Content)) > 0 {
+		if hasToolCall(resp.Content) {
 			stop = loop.StopToolUse
 		}
 	}
@@ -311,6 +313,17 @@ func finalMessage(resp *Response, model ModelSetup, now int64) *loop.AssistantMe
 		Content: content, API: model.API, Provider: model.Provider, Model: model.ID,
 		Usage: usage, StopReason: stop, ErrorMessage: resp.ErrorMessage, Timestamp: now,
 	}
+}
+
+// hasToolCall reports whether content holds a tool call (loop.ToolCalls, without making the
+// list).
+func hasToolCall(content []loop.Block) bool {
+	for _, b := range content {
+		if _, ok := b.(loop.ToolCall); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // StreamEvents is the whole event stream the simulator delivers for a response to a request

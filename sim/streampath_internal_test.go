@@ -231,3 +231,14 @@ func TestFullEventIsTheEventWithItsPartial(t *testing.T) {
 		}
 	})
 }
+
+// TestHasToolCallIsToolCallsNonEmpty: hasToolCall agrees with loop.ToolCalls' list.
+func TestHasToolCallIsToolCallsNonEmpty(t *testing.T) {
+	call := loop.ToolCall{ID: "c", Name: "t"}
+	for _, content := range [][]loop.Block{nil, {}, loop.Text("x"), {call}, {loop.TextContent{Text: "x"}, call},
+		{loop.ThinkingContent{Thinking: "t"}, loop.ImageContent{Data: "AA=="}}, {call, call}} {
+		if got, want := hasToolCall(content), len(loop.ToolCalls(content)) > 0; got != want {
+			t.Errorf("hasToolCall(%v) = %v, want %v", content, got, want)
+		}
+	}
+}

@@ -89,13 +89,18 @@ type streamRun struct {
 	last     partialAt
 	final    *loop.AssistantMessage
 	finished bool
-	pending  []*scheduled
+	// pending are its deliveries scheduled, at most two (the next, and an abort's event):
+	// first holds them, taken from the stream's own memory.
+	pending []*scheduled
+	first   [2]*scheduled
 
-	// src yields the events not scheduled yet and tail is the end or failure after the last
-	// (StreamError, NoDone); ahead holds the next ones Due looked at, with their JSON. One
-	// delivery of the stream is scheduled at a time, in a slot, at time at; every one takes
-	// scheduling order seq, the stream's (none is scheduled while another of it is).
+	// src yields the events not scheduled yet (source, or nil once it has none) and tail is
+	// the end or failure after the last (StreamError, NoDone); ahead holds the next ones Due
+	// looked at, with their JSON. One delivery of the stream is scheduled at a time, in a
+	// slot, at time at; every one takes scheduling order seq, the stream's (none is scheduled
+	// while another of it is).
 	src    *streamSource
+	source streamSource
 	tail   *Delivery
 	ahead  []upcoming
 	seq    int64

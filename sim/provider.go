@@ -434,21 +434,42 @@ type partialRoom struct {
 // grow makes the partial so far a copy of it with n more blocks (zero, for the step to set)
 // and returns its content: a partial an event carried is never changed, so a change makes a
 // new one and an event that changes nothing carries the last one again.
-func (g *streamSource) grow(n int) []loop.Block {
+func (g *streamSource) grow(n int) []loop.Block { return g.growIn(new(partialRoom), n) }
+
+// growIn is grow making the copy in c, its blocks too when they fit.
+func (g *streamSource) growIn(c *partialRoom, n int) []loop.Block {
 	old := g.partial.Content
 	size := len(old) + n
-	if size <= len(partialRoom{}.blocks) {
-		c := &partialRoom{m: *g.partial}
+	c.m = *g.partial
+	if size <= len(c.blocks) {
 		copy(c.blocks[:], old)
 		c.m.Content = c.blocks[:size:size]
-		g.partial = &c.m
-		return c.m.Content
+	} else {
+		c.m.Content = make([]loop.Block, size)
+		copy(c.m.Content, old)
 	}
-	c := *g.partial
-	c.Content = make([]loop.Block, size)
-	copy(c.Content, old)
-	g.partial = &c
-	return c.Content
+	g.partial = &c.m
+	return c.m.Content
+}
+
+// sameStreamed reports whether a text or thinking block streamed so far is the block whole
+// (one streamed whole, unsigned, ends as it is: its partial is left as it was).
+func sameStreamed(so, whole loop.Block) bool {
+	switch w := whole.(type) {
+	case loop.TextContent:
+		s, ok := so.(loop.TextContent)
+		return ok && s == w
+	case loop.ThinkingContent:
+		s, ok := so.(loop.ThinkingContent)
+		return ok && s == w
+	}
+	return false
+}
+
+// callRoom is a partial and the tool call its toolcall_end event points to, one allocation.
+type callRoom struct {
+	partialRoom
+	call loop.ToolCall
 }
 
 // set makes the partial so far a copy of it with block i b (grow).
@@ -528,17 +549,22 @@ func (g *streamSource) next(ev *loop.StreamEvent) bool {
 		case stepBlockEnd:
 			i := g.block
 			b := g.final.Content[i]
-			g.set(i, b)
 			g.block++
 			g.step = stepBlock
+			if call, ok := b.(loop.ToolCall); ok {
+				r := &callRoom{call: call}
+				g.growIn(&r.partialRoom, 0)[i] = b
+				*ev = loop.StreamEvent{Type: loop.StreamToolCallEnd, ContentIndex: i, ToolCall: &r.call, Partial: g.partial}
+				return true
+			}
+			if !sameStreamed(g.partial.Content[i], b) {
+				g.set(i, b)
+			}
 			switch b := b.(type) {
 			case loop.ThinkingContent:
 				*ev = loop.StreamEvent{Type: loop.StreamThinkingEnd, ContentIndex: i, Content: b.Thinking, Partial: g.partial}
 			case loop.TextContent:
 				*ev = loop.StreamEvent{Type: loop.StreamTextEnd, ContentIndex: i, Content: b.Text, Partial: g.partial}
-			case loop.ToolCall:
-				call := b
-				*ev = loop.StreamEvent{Type: loop.StreamToolCallEnd, ContentIndex: i, ToolCall: &call, Partial: g.partial}
 			}
 			return true
 		case stepEnd:

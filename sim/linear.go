@@ -118,7 +118,7 @@ func (w *world) deliveryData(s *scheduled) (data json.RawMessage, link *trace.Li
 	if len(d.Data) == 0 && !w.valuesOnly {
 		d.Data = w.enc.valueBytes(ev)
 	}
-	if prev, ok := w.partialOf(s); ok && !w.lin.inFull && ev.Partial != nil && advances(prev.msg, ev) {
+	if prev, ok := w.partialOf(s); ok && !w.lin.inFull && ev.Partial != nil && (s.stream.advancedFrom(s, prev.msg) || advances(prev.msg, ev)) {
 		partial = advancedSize(prev, ev, d.Data)
 		return w.shortEvent(ev), w.newLink(trace.Link{Advances: prev.seq}), memberSize("partial", partial), partial
 	}

@@ -129,10 +129,38 @@ type upcoming struct {
 	isEvent bool
 }
 
-// streamSlot holds a scheduled delivery of a stream and its event.
+// streamSlot holds a scheduled delivery of a stream and its event, and the partial that
+// event's partial advances, known from the way its source made it (nil when not known).
 type streamSlot struct {
-	s  scheduled
-	ev loop.StreamEvent
+	s        scheduled
+	ev       loop.StreamEvent
+	advances *loop.AssistantMessage
+}
+
+// pullInto writes the source's next event into slot, with the partial it advances when its
+// source made it so; false when the source has none.
+func (s *streamRun) pullInto(slot *streamSlot) bool {
+	from := s.src.carried
+	if !s.src.next(&slot.ev) {
+		return false
+	}
+	if s.src.advanced {
+		slot.advances = from
+	} else if slot.advances != nil {
+		slot.advances = nil
+	}
+	return true
+}
+
+// advancedFrom reports whether p, a delivery of the stream, is an event whose partial its
+// source made by advancing prev (streamSlot.advances).
+func (s *streamRun) advancedFrom(p *scheduled, prev *loop.AssistantMessage) bool {
+	for i := range s.slots {
+		if &s.slots[i].s == p {
+			return s.slots[i].advances == prev && prev != nil
+		}
+	}
+	return false
 }
 
 // pull is the stream's next delivery from its source (take without the ones looked at).
@@ -177,10 +205,11 @@ func (w *world) scheduleNext(s *streamRun) {
 	case len(s.ahead) > 0:
 		u := &s.ahead[0]
 		setEvent(&slot.ev, &u.ev)
+		slot.advances = nil
 		d, isEvent = u.d, u.isEvent
 		*u = upcoming{}
 		s.ahead = s.ahead[1:]
-	case s.src != nil && s.src.next(&slot.ev):
+	case s.src != nil && s.pullInto(slot):
 		d.Kind = trace.DeliverStreamEvent
 	default:
 		s.src = nil
@@ -188,7 +217,7 @@ func (w *world) scheduleNext(s *streamRun) {
 			return
 		}
 		d, s.tail, isEvent = *s.tail, nil, false
-		slot.ev = loop.StreamEvent{}
+		slot.ev, slot.advances = loop.StreamEvent{}, nil
 	}
 	s.at = s.after(s.at, s.events, isEvent)
 	var ev *loop.StreamEvent
@@ -407,6 +436,11 @@ type streamSource struct {
 	cut     cutter // its text (a tool call's arguments as JSON) cut into deltas
 	at      int    // the bytes of its text streamed so far
 	acc     string // its text streamed so far (prefix)
+	// carried is the partial the last event yielded carried; advanced is set when that event
+	// advanced the one carried before it, as the linear form's advancing says, by its own
+	// change alone (no block was added without an event between them).
+	carried  *loop.AssistantMessage
+	advanced bool
 }
 
 // sourceStep is what a streamSource yields next.
@@ -472,6 +506,14 @@ type callRoom struct {
 	call loop.ToolCall
 }
 
+// carry notes that the event yielded carries the partial so far, and advances the partial
+// the last event carried when its own change is an advancing one and before, the partial
+// before that change, is the one the last event carried.
+func (g *streamSource) carry(before *loop.AssistantMessage, advancing bool) {
+	g.advanced = advancing && before == g.carried && before != nil
+	g.carried = g.partial
+}
+
 // set makes the partial so far a copy of it with block i b (grow).
 func (g *streamSource) set(i int, b loop.Block) { g.grow(0)[i] = b }
 
@@ -497,6 +539,7 @@ func (g *streamSource) next(ev *loop.StreamEvent) bool {
 			g.step = stepBlock
 			if !g.resp.NoStart {
 				*ev = loop.StreamEvent{Type: loop.StreamStart, Partial: g.partial}
+				g.carry(nil, false)
 				return true
 			}
 		case stepBlock:
@@ -505,21 +548,25 @@ func (g *streamSource) next(ev *loop.StreamEvent) bool {
 				g.step = stepEnd
 				continue
 			}
+			before := g.partial
 			switch b := g.final.Content[i].(type) {
 			case loop.ThinkingContent:
 				g.add(loop.ThinkingContent{})
 				g.begin(b.Thinking)
 				*ev = loop.StreamEvent{Type: loop.StreamThinkingStart, ContentIndex: i, Partial: g.partial}
+				g.carry(before, true)
 				return true
 			case loop.TextContent:
 				g.add(loop.TextContent{})
 				g.begin(b.Text)
 				*ev = loop.StreamEvent{Type: loop.StreamTextStart, ContentIndex: i, Partial: g.partial}
+				g.carry(before, true)
 				return true
 			case loop.ToolCall:
 				g.add(loop.ToolCall{ID: b.ID, Name: b.Name, Arguments: map[string]any{}})
 				g.begin(argumentsJSON(b.Arguments))
 				*ev = loop.StreamEvent{Type: loop.StreamToolCallStart, ContentIndex: i, Partial: g.partial}
+				g.carry(before, false) // not an advance: a call's start is written in full
 				return true
 			default:
 				g.add(b)
@@ -533,6 +580,7 @@ func (g *streamSource) next(ev *loop.StreamEvent) bool {
 			}
 			// The text so far is a prefix of the block's: sharing its bytes keeps a k-delta
 			// response O(k), not O(k²), and equal partials cheap to compare.
+			before := g.partial
 			switch b := g.final.Content[i].(type) {
 			case loop.ThinkingContent:
 				g.at += len(d)
@@ -545,21 +593,26 @@ func (g *streamSource) next(ev *loop.StreamEvent) bool {
 			default:
 				*ev = loop.StreamEvent{Type: loop.StreamToolCallDelta, ContentIndex: i, Delta: d, Partial: g.partial}
 			}
+			g.carry(before, true)
 			return true
 		case stepBlockEnd:
 			i := g.block
 			b := g.final.Content[i]
 			g.block++
 			g.step = stepBlock
+			before := g.partial
 			if call, ok := b.(loop.ToolCall); ok {
 				r := &callRoom{call: call}
 				g.growIn(&r.partialRoom, 0)[i] = b
 				*ev = loop.StreamEvent{Type: loop.StreamToolCallEnd, ContentIndex: i, ToolCall: &r.call, Partial: g.partial}
+				g.carry(before, true)
 				return true
 			}
-			if !sameStreamed(g.partial.Content[i], b) {
-				g.set(i, b)
+			same := sameStreamed(g.partial.Content[i], b)
+			if !same {
+				g.set(i, b) // a signature, or a text whose invalid bytes became U+FFFD: not known to advance
 			}
+			g.carry(before, same)
 			switch b := b.(type) {
 			case loop.ThinkingContent:
 				*ev = loop.StreamEvent{Type: loop.StreamThinkingEnd, ContentIndex: i, Content: b.Thinking, Partial: g.partial}
@@ -573,6 +626,7 @@ func (g *streamSource) next(ev *loop.StreamEvent) bool {
 			if resp.NoDone || resp.StreamError != "" {
 				return false
 			}
+			g.advanced = false
 			if resp.ErrorEvent || final.StopReason == loop.StopError || final.StopReason == loop.StopAborted {
 				*ev = loop.StreamEvent{Type: loop.StreamError, Reason: final.StopReason, Message: final}
 			} else {

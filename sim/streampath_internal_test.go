@@ -242,3 +242,36 @@ func TestHasToolCallIsToolCallsNonEmpty(t *testing.T) {
 		}
 	}
 }
+
+// TestSourceAdvancesOnlyWhereAdvancesSays: an event the source says advanced the partial
+// the last event carried does advance it (advances, which the linear form otherwise asks),
+// for varied streams, blocks added without an event among them; and most such events of
+// plain streams are known so.
+func TestSourceAdvancesOnlyWhereAdvancesSays(t *testing.T) {
+	known := 0
+	rapid.Check(t, func(t *rapid.T) {
+		resp := drawResponse(t)
+		resp.NoStart = rapid.Bool().Draw(t, "noStart")
+		final := finalMessage(resp, ModelSetup{ID: "m", API: "a", Provider: "p"}, 7)
+		src := newStreamSource(resp, final)
+		for i := 0; ; i++ {
+			before := src.carried
+			var ev loop.StreamEvent
+			if !src.next(&ev) {
+				break
+			}
+			if src.advanced {
+				known++
+				if !advances(before, &ev) {
+					t.Fatalf("event %d (%s): said to advance the last partial, which it does not", i, ev.Type)
+				}
+			}
+			if ev.Partial != nil && src.carried != ev.Partial {
+				t.Fatalf("event %d (%s): carries a partial the source does not note", i, ev.Type)
+			}
+		}
+	})
+	if known == 0 {
+		t.Fatal("no event was known to advance")
+	}
+}

@@ -107,10 +107,10 @@ func (s *streamRun) partialSoFar() *loop.AssistantMessage {
 // emptyPartial is the partial message a stream starts with: its final message with no
 // content yet, pending.
 func emptyPartial(final *loop.AssistantMessage) *loop.AssistantMessage {
-	partial := loop.ShallowCopy(final).(*loop.AssistantMessage)
+	partial := *final // a copy without room for final's blocks (loop.ShallowCopy's), which it has none of
 	partial.Content = []loop.Block{}
 	partial.StopReason = loop.StopPending
-	return partial
+	return &partial
 }
 
 // pushStreamEvent schedules a stream event out of the stream's order (an abort's); releasing

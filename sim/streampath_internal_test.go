@@ -275,3 +275,23 @@ func TestSourceAdvancesOnlyWhereAdvancesSays(t *testing.T) {
 		t.Fatal("no event was known to advance")
 	}
 }
+
+// TestEmptyPartialIsTheFinalWithNothingYet: a stream's first partial is a copy of its final
+// message (loop.ShallowCopy's) with no content, pending, and leaves the final as it was.
+func TestEmptyPartialIsTheFinalWithNothingYet(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		resp := drawResponse(t)
+		resp.ErrorMessage = rapid.SampledFrom([]string{"", "boom"}).Draw(t, "error")
+		final := finalMessage(resp, ModelSetup{ID: "m", API: "a", Provider: "p"}, rapid.Int64Range(0, 9).Draw(t, "now"))
+		before := string(appendMessage(nil, final))
+		want := loop.ShallowCopy(final).(*loop.AssistantMessage)
+		want.Content, want.StopReason = []loop.Block{}, loop.StopPending
+		got := emptyPartial(final)
+		if string(appendMessage(nil, got)) != string(appendMessage(nil, want)) || got.Content == nil || got == final {
+			t.Fatalf("empty partial %s, want %s", appendMessage(nil, got), appendMessage(nil, want))
+		}
+		if string(appendMessage(nil, final)) != before {
+			t.Fatal("the final message changed")
+		}
+	})
+}

@@ -29,7 +29,7 @@ type world struct {
 	valuesOnly bool
 	// ref is the implementation when it is the in-process reference itself (not wrapped,
 	// whose wrapper must see every delivery): it may take its deliveries itself
-	// (releaseNextIf).
+	// (releaseEventFor).
 	ref *Reference
 	// memo remembers the canonical form of the messages an implementation sends as JSON.
 	memo jsonvalue.CanonicalMemo
@@ -755,28 +755,42 @@ func (w *world) release(s *scheduled) {
 // delivered it (the same entries, in the same order), without two switches of coroutine.
 // nil when the driver must take the next step.
 func (w *world) releaseEventFor(r *Reference, id string) *scheduled {
-	return w.releaseNextIf(r, func(s *scheduled) bool { return s.event != nil && s.delivery.Target == id })
+	s := w.releasable(r)
+	if s == nil || s.event == nil || s.delivery.Target != id {
+		return nil
+	}
+	return w.releaseTop(s)
 }
 
 // releaseResultFor is releaseEventFor for the update or result of tool call id, given as a
 // value (a tool that throws or resolves nothing is left to the driver).
 func (w *world) releaseResultFor(r *Reference, id string) *scheduled {
-	return w.releaseNextIf(r, func(s *scheduled) bool {
-		_, value := s.delivery.Value.(loop.ToolResult)
-		return value && s.delivery.Target == id && (s.delivery.Kind == trace.DeliverToolUpdate || s.delivery.Kind == trace.DeliverToolResult)
-	})
+	s := w.releasable(r)
+	if s == nil {
+		return nil
+	}
+	if _, value := s.delivery.Value.(loop.ToolResult); !value || s.delivery.Target != id ||
+		(s.delivery.Kind != trace.DeliverToolUpdate && s.delivery.Kind != trace.DeliverToolResult) {
+		return nil
+	}
+	return w.releaseTop(s)
 }
 
-// releaseNextIf releases the earliest happening when the run's loop would release it next
-// and it is one that ok accepts, for r, the run's implementation itself; nil otherwise.
-func (w *world) releaseNextIf(r *Reference, ok func(*scheduled) bool) *scheduled {
+// releasable is the earliest happening when the run's loop would release it next, for r,
+// the run's implementation itself, to take (releaseEventFor); nil otherwise.
+func (w *world) releasable(r *Reference) *scheduled {
 	if w.ref != r || w.closed || w.ended || w.over != nil || w.agent != nil || len(w.schedule) == 0 {
 		return nil
 	}
 	s := w.schedule[0]
-	if s.cancelled || s.internal != nil || s.at > w.budget.Time || !ok(s) {
+	if s.cancelled || s.internal != nil || s.at > w.budget.Time {
 		return nil
 	}
+	return s
+}
+
+// releaseTop releases s, the earliest happening (releasable).
+func (w *world) releaseTop(s *scheduled) *scheduled {
 	w.schedule.pop()
 	w.now = s.at
 	w.release(s)

@@ -295,3 +295,18 @@ func TestEmptyPartialIsTheFinalWithNothingYet(t *testing.T) {
 		}
 	})
 }
+
+// TestNoArgumentsIsEmpty: a streamed call starts with empty arguments, never nil (JSON
+// ports write a nil map as null), the call's own map only when that is empty.
+func TestNoArgumentsIsEmpty(t *testing.T) {
+	empty := map[string]any{}
+	for _, args := range []map[string]any{nil, empty, {"a": 1.0}} {
+		got := noArguments(args)
+		if got == nil || len(got) != 0 || (len(args) > 0 && sameMap(got, args)) {
+			t.Errorf("noArguments(%v) = %v", args, got)
+		}
+	}
+	if !sameMap(noArguments(empty), empty) {
+		t.Error("an empty map is not shared")
+	}
+}

@@ -98,7 +98,7 @@ func (w *world) dueAfter(s *streamRun, out []Delivery, n int) []Delivery {
 			s.ahead = append(s.ahead, u)
 		}
 		u := &s.ahead[i]
-		if at = s.after(at, events, u); at != w.now {
+		if at = s.after(at, events, u.isEvent); at != w.now {
 			break
 		}
 		if u.isEvent {

@@ -68,6 +68,8 @@ type linearizer struct {
 
 	// last is the last streamEvent delivery that carried a partial, of any stream.
 	last partialAt
+	// written is what the last deliveries of streams wrote that the next may write again.
+	written streamWrites
 
 	// start is the last message_start event, when its message is written in full (seq 0
 	// otherwise); end the last message_end event of an assistant message (Link.Repeats).
@@ -116,21 +118,76 @@ func (w *world) deliveryData(s *scheduled) (data json.RawMessage, link *trace.Li
 	if len(d.Data) == 0 && !w.valuesOnly {
 		d.Data = w.enc.valueBytes(ev)
 	}
-	if prev, ok := w.partialOf(s); ok && !w.lin.inFull && ev.Partial != nil && advances(prev.msg, ev) {
+	if prev, ok := w.partialOf(s); ok && !w.lin.inFull && ev.Partial != nil && (s.stream.advancedFrom(s, prev.msg) || advances(prev.msg, ev)) {
 		partial = advancedSize(prev, ev, d.Data)
-		short := w.enc.sized(func(b []byte) []byte { return appendStreamEventWith(b, ev, false) })
-		return short, w.newLink(trace.Link{Advances: prev.seq}), memberSize("partial", partial), partial
+		return w.shortEvent(ev), w.newLink(trace.Link{Advances: prev.seq}), memberSize("partial", partial), partial
 	}
 	data = d.Data
 	if len(data) == 0 {
-		n := 0 // the partial's size, as the event is written
-		data = w.enc.sized(func(b []byte) []byte { return writeStreamEvent(b, ev, true, &n, w.enc.heads) })
-		return data, nil, 0, int64(n)
+		data, partial = w.fullEvent(ev)
+		return data, nil, 0, partial
 	}
 	if ev.Partial != nil {
 		partial = partialSize(data, ev.Partial)
 	}
 	return data, nil, 0, partial
+}
+
+// streamWrites are the data of the last delta event written without its partial, and of the
+// last start event.
+type streamWrites struct {
+	delta shortDelta
+	start startEvent
+}
+
+// startEvent is the data of a start event, whose partial is head with no content, of size
+// size: a start whose partial has the same head (identicalHeads) writes the same bytes.
+type startEvent struct {
+	head *loop.AssistantMessage
+	data []byte
+	size int64
+}
+
+// shortDelta is a delta event's data without its partial, which its type, block and delta
+// make whole.
+type shortDelta struct {
+	typ   loop.StreamEventType
+	ci    int
+	delta string
+	data  []byte
+}
+
+// fullEvent is stream event ev's data, with its partial, and the size of that partial (0:
+// none). A start like the last one written (a stream's first partial is its head alone, the
+// same for every request made at the same time) is that one's bytes, shared.
+func (w *world) fullEvent(ev *loop.StreamEvent) ([]byte, int64) {
+	c := &w.lin.written.start
+	start := ev.Type == loop.StreamStart && ev.Partial != nil && len(ev.Partial.Content) == 0
+	if start && c.head != nil && identicalHeads(ev.Partial, c.head) {
+		return c.data, c.size
+	}
+	n := 0 // the partial's size, as the event is written
+	data := w.enc.sized(func(b []byte) []byte { return writeStreamEvent(b, ev, true, &n, w.enc.heads) })
+	if start {
+		*c = startEvent{head: ev.Partial, data: data, size: int64(n)}
+	}
+	return data, int64(n)
+}
+
+// shortEvent is stream event ev's data without its partial (a delivery that advances the
+// last partial). A delta like the last one written is that one's bytes, shared: a run of tool
+// calls streams the same "{}" delta for every call.
+func (w *world) shortEvent(ev *loop.StreamEvent) []byte {
+	switch ev.Type {
+	case loop.StreamTextDelta, loop.StreamThinkingDelta, loop.StreamToolCallDelta:
+		c := &w.lin.written.delta
+		if c.data == nil || c.typ != ev.Type || c.ci != ev.ContentIndex || c.delta != ev.Delta {
+			*c = shortDelta{typ: ev.Type, ci: ev.ContentIndex, delta: ev.Delta,
+				data: w.enc.sized(func(b []byte) []byte { return appendStreamEventWith(b, ev, false) })}
+		}
+		return c.data
+	}
+	return w.enc.sized(func(b []byte) []byte { return appendStreamEventWith(b, ev, false) })
 }
 
 // partialSize is the size of the canonical JSON of a stream event's partial message p: read
@@ -166,6 +223,14 @@ func advancedSize(prev partialAt, ev *loop.StreamEvent, data []byte) int64 {
 		return prev.size + int64(len(empty))
 	case loop.StreamTextEnd, loop.StreamThinkingEnd, loop.StreamToolCallDelta:
 		return prev.size
+	case loop.StreamToolCallEnd:
+		// Block contentIndex replaced by the event's call (advances): the content's JSON is its
+		// blocks' joined by commas. A call with no arguments ends as it started.
+		ci := ev.ContentIndex
+		if c, ok := old[ci].(loop.ToolCall); ok && ev.ToolCall != nil && sameCallWithoutArguments(&c, ev.ToolCall) {
+			return prev.size
+		}
+		return prev.size - blockSize(old[ci]) + blockSize(ev.Partial.Content[ci])
 	case loop.StreamTextDelta:
 		if b, ok := old[ev.ContentIndex].(loop.TextContent); ok && appendsAlone(b.Text) {
 			return prev.size + deltaSize(ev.Delta)
@@ -176,6 +241,22 @@ func advancedSize(prev partialAt, ev *loop.StreamEvent, data []byte) int64 {
 		}
 	}
 	return partialSize(nil, ev.Partial)
+}
+
+// sameCallWithoutArguments reports whether two tool calls are the same with no arguments (nil
+// or empty, both written {}): the same JSON.
+func sameCallWithoutArguments(x, y *loop.ToolCall) bool {
+	return len(x.Arguments) == 0 && len(y.Arguments) == 0 && x.ID == y.ID && x.Name == y.Name &&
+		x.ThoughtSignature == y.ThoughtSignature && x.Namespace == y.Namespace && x.ArgumentsError == y.ArgumentsError
+}
+
+// blockSize is the size of b's canonical JSON.
+func blockSize(b loop.Block) int64 {
+	bufs := comparisons.Get().(*[2][]byte)
+	bufs[0] = appendBlock(bufs[0][:0], b)
+	n := len(bufs[0])
+	comparisons.Put(bufs)
+	return int64(n)
 }
 
 // deltaSize is the size s adds to a JSON string (appendsAlone): its JSON string's, quotes
@@ -338,10 +419,12 @@ func (w *world) linkUpdateJSON(data json.RawMessage) (json.RawMessage, *trace.Li
 }
 
 // advances reports whether ev's partial is prev advanced by ev, as the linear form's
-// advancing says (see Link), comparing as the canonical JSON would.
+// advancing says (see Link), comparing as the canonical JSON would. The event's type is
+// looked at first: most events of a stream that does not advance are a tool call's start,
+// and an event that leaves the partial as it was carries the last one itself.
 func advances(prev *loop.AssistantMessage, ev *loop.StreamEvent) bool {
 	next := ev.Partial
-	if prev == nil || next == nil || !sameHead(prev, next) {
+	if prev == nil || next == nil {
 		return false
 	}
 	ci := ev.ContentIndex
@@ -357,11 +440,14 @@ func advances(prev *loop.AssistantMessage, ev *loop.StreamEvent) bool {
 			return false
 		}
 	case loop.StreamTextEnd, loop.StreamThinkingEnd, loop.StreamToolCallDelta:
+		if next == prev {
+			return true // the same message: the same JSON
+		}
 		ci = -1
 	default:
 		return false
 	}
-	if len(next.Content) != len(prev.Content)+grow {
+	if !sameHead(prev, next) || len(next.Content) != len(prev.Content)+grow {
 		return false
 	}
 	for j := range prev.Content {

@@ -62,6 +62,7 @@ func (w *world) openStreamFor(model ModelSetup) Answer {
 	}
 	s := w.streamRuns.next(&streamRunChunks, 16)
 	s.id, s.resp = strconv.Itoa(n), resp
+	s.pending = s.first[:0]
 	// The streams that finished are let go: only those open are looked at (by an abort).
 	w.streams = slices.DeleteFunc(w.streams, func(s *streamRun) bool { return s.finished })
 	w.streams = append(w.streams, s)
@@ -80,7 +81,8 @@ func (w *world) openStreamFor(model ModelSetup) Answer {
 	}
 	// The events are scheduled one at a time, the next when one is released, all in the
 	// scheduling order of the first (streamRun.seq): a million deltas are never held at once.
-	s.src = newStreamSource(resp, final)
+	s.source = streamSource{resp: resp, final: final, partial: emptyPartial(final)}
+	s.src = &s.source
 	switch {
 	case resp.StreamError != "":
 		s.tail = &Delivery{Kind: trace.DeliverStreamFail, Data: w.enc.valueBytes(map[string]string{"error": resp.StreamError})}
@@ -105,10 +107,10 @@ func (s *streamRun) partialSoFar() *loop.AssistantMessage {
 // emptyPartial is the partial message a stream starts with: its final message with no
 // content yet, pending.
 func emptyPartial(final *loop.AssistantMessage) *loop.AssistantMessage {
-	partial := loop.ShallowCopy(final).(*loop.AssistantMessage)
+	partial := *final // a copy without room for final's blocks (loop.ShallowCopy's), which it has none of
 	partial.Content = []loop.Block{}
 	partial.StopReason = loop.StopPending
-	return partial
+	return &partial
 }
 
 // pushStreamEvent schedules a stream event out of the stream's order (an abort's); releasing
@@ -127,22 +129,38 @@ type upcoming struct {
 	isEvent bool
 }
 
-// streamSlot holds a scheduled delivery of a stream and its event.
+// streamSlot holds a scheduled delivery of a stream and its event, and the partial that
+// event's partial advances, known from the way its source made it (nil when not known).
 type streamSlot struct {
-	s  scheduled
-	ev loop.StreamEvent
+	s        scheduled
+	ev       loop.StreamEvent
+	advances *loop.AssistantMessage
 }
 
-// take is the stream's next delivery not yet scheduled: the first that Due looked ahead at,
-// else the source's next event, else its end or failure. false when there is none.
-func (s *streamRun) take() (upcoming, bool) {
-	if len(s.ahead) > 0 {
-		u := s.ahead[0]
-		s.ahead[0] = upcoming{}
-		s.ahead = s.ahead[1:]
-		return u, true
+// pullInto writes the source's next event into slot, with the partial it advances when its
+// source made it so; false when the source has none.
+func (s *streamRun) pullInto(slot *streamSlot) bool {
+	from := s.src.carried
+	if !s.src.next(&slot.ev) {
+		return false
 	}
-	return s.pull()
+	if s.src.advanced {
+		slot.advances = from
+	} else if slot.advances != nil {
+		slot.advances = nil
+	}
+	return true
+}
+
+// advancedFrom reports whether p, a delivery of the stream, is an event whose partial its
+// source made by advancing prev (streamSlot.advances).
+func (s *streamRun) advancedFrom(p *scheduled, prev *loop.AssistantMessage) bool {
+	for i := range s.slots {
+		if &s.slots[i].s == p {
+			return s.slots[i].advances == prev && prev != nil
+		}
+	}
+	return false
 }
 
 // pull is the stream's next delivery from its source (take without the ones looked at).
@@ -165,36 +183,51 @@ func (s *streamRun) pull() (upcoming, bool) {
 // stop drops what the stream has not scheduled yet (an abort cuts it short).
 func (s *streamRun) stop() { s.src, s.tail, s.ahead = nil, nil, nil }
 
-// after is the time of u, the stream's delivery after one at time at once it scheduled
-// events: an event comes a chunk delay after the previous one; its end or failure with its
-// last event.
-func (s *streamRun) after(at int64, events int, u *upcoming) int64 {
-	if u.isEvent && events > 0 {
+// after is the time of the stream's delivery after one at time at, an event or not, once it
+// scheduled events: an event comes a chunk delay after the previous one; its end or failure
+// with its last event.
+func (s *streamRun) after(at int64, events int, isEvent bool) int64 {
+	if isEvent && events > 0 {
 		return at + s.resp.ChunkDelay
 	}
 	return at
 }
 
 // scheduleNext schedules the stream's next delivery, if any, in one of its two slots: the
-// other holds the delivery released last, which its release may still read.
+// other holds the delivery released last, which its release may still read. The next is the
+// first that Due looked ahead at, else the source's next event, written into the slot
+// itself, else the stream's end or failure.
 func (w *world) scheduleNext(s *streamRun) {
-	u, ok := s.take()
-	if !ok {
-		return
-	}
-	s.at = s.after(s.at, s.events, &u)
-	if u.isEvent {
-		s.events++
-	}
 	slot := &s.slots[s.slot]
-	s.slot ^= 1
-	setEvent(&slot.ev, &u.ev)
+	var d Delivery
+	isEvent := true
+	switch {
+	case len(s.ahead) > 0:
+		u := &s.ahead[0]
+		setEvent(&slot.ev, &u.ev)
+		slot.advances = nil
+		d, isEvent = u.d, u.isEvent
+		*u = upcoming{}
+		s.ahead = s.ahead[1:]
+	case s.src != nil && s.pullInto(slot):
+		d.Kind = trace.DeliverStreamEvent
+	default:
+		s.src = nil
+		if s.tail == nil {
+			return
+		}
+		d, s.tail, isEvent = *s.tail, nil, false
+		slot.ev, slot.advances = loop.StreamEvent{}, nil
+	}
+	s.at = s.after(s.at, s.events, isEvent)
 	var ev *loop.StreamEvent
-	if u.isEvent {
+	if isEvent {
+		s.events++
 		ev = &slot.ev
 	}
-	u.d.Target, u.d.Now = s.id, s.at
-	slot.s.set(s.at, s.seq, &u.d, s, ev)
+	s.slot ^= 1
+	d.Target, d.Now = s.id, s.at
+	slot.s.set(s.at, s.seq, &d, s, ev)
 	w.schedule.push(&slot.s)
 	s.pending = append(s.pending, &slot.s)
 	w.due.valid = false
@@ -293,7 +326,7 @@ func finalMessage(resp *Response, model ModelSetup, now int64) *loop.AssistantMe
 	stop := resp.StopReason
 	if stop == "" {
 		stop = loop.StopStop
-		if len(loop.ToolCalls(resp.Content)) > 0 {
+		if hasToolCall(resp.Content) {
 			stop = loop.StopToolUse
 		}
 	}
@@ -309,6 +342,17 @@ func finalMessage(resp *Response, model ModelSetup, now int64) *loop.AssistantMe
 		Content: content, API: model.API, Provider: model.Provider, Model: model.ID,
 		Usage: usage, StopReason: stop, ErrorMessage: resp.ErrorMessage, Timestamp: now,
 	}
+}
+
+// hasToolCall reports whether content holds a tool call (loop.ToolCalls, without making the
+// list).
+func hasToolCall(content []loop.Block) bool {
+	for _, b := range content {
+		if _, ok := b.(loop.ToolCall); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // StreamEvents is the whole event stream the simulator delivers for a response to a request
@@ -331,17 +375,32 @@ func StreamEventCount(resp *Response) int {
 		case loop.TextContent:
 			n += 2 + pieces(b.Text, resp.DeltaSize)
 		case loop.ToolCall:
-			args, _ := json.Marshal(b.Arguments)
-			if b.Arguments == nil {
-				args = []byte("{}")
-			}
-			n += 2 + pieces(string(args), resp.DeltaSize)
+			n += 2 + pieces(argumentsJSON(b.Arguments), resp.DeltaSize)
 		}
 	}
 	if !resp.NoDone && resp.StreamError == "" {
 		n++
 	}
 	return n
+}
+
+// argumentsJSON is the JSON a tool call's arguments stream as: encoding/json's, "{}" for
+// none. No arguments, the commonest, are the same string every time, not marshalled.
+func argumentsJSON(args map[string]any) string {
+	if len(args) == 0 {
+		return "{}"
+	}
+	b, _ := json.Marshal(args)
+	return string(b)
+}
+
+// noArguments is the empty arguments a tool call starts streaming with: the call's own map
+// when it is empty (the final message shares it already), else a new one.
+func noArguments(args map[string]any) map[string]any {
+	if args != nil && len(args) == 0 {
+		return args
+	}
+	return map[string]any{}
 }
 
 // pieces is the number of pieces a cutter cuts s into.
@@ -362,7 +421,8 @@ func abortedEvent(partial *loop.AssistantMessage) loop.StreamEvent {
 }
 
 // streamEvents streams a response the way pi-ai's faux provider does: start, then per block
-// its start, deltas and end, then done or error. Each event carries its own partial.
+// its start, deltas and end, then done or error. Each event carries the partial so far, its
+// own, or the last event's when it left it as it was (a tool call's delta).
 func streamEvents(resp *Response, final *loop.AssistantMessage) []loop.StreamEvent {
 	src := newStreamSource(resp, final)
 	out := make([]loop.StreamEvent, 0, streamEventsAbout(resp, final))
@@ -379,12 +439,17 @@ func streamEvents(resp *Response, final *loop.AssistantMessage) []loop.StreamEve
 type streamSource struct {
 	resp    *Response
 	final   *loop.AssistantMessage
-	partial *loop.AssistantMessage // the partial so far, copied into each event
+	partial *loop.AssistantMessage // the partial so far, which each event carries (grow)
 	step    sourceStep
 	block   int    // the block of final.Content being streamed
 	cut     cutter // its text (a tool call's arguments as JSON) cut into deltas
 	at      int    // the bytes of its text streamed so far
 	acc     string // its text streamed so far (prefix)
+	// carried is the partial the last event yielded carried; advanced is set when that event
+	// advanced the one carried before it, as the linear form's advancing says, by its own
+	// change alone (no block was added without an event between them).
+	carried  *loop.AssistantMessage
+	advanced bool
 }
 
 // sourceStep is what a streamSource yields next.
@@ -403,9 +468,68 @@ func newStreamSource(resp *Response, final *loop.AssistantMessage) *streamSource
 	return &streamSource{resp: resp, final: final, partial: emptyPartial(final)}
 }
 
-// snap is a copy of the partial so far, for an event.
-func (g *streamSource) snap() *loop.AssistantMessage {
-	return loop.ShallowCopy(g.partial).(*loop.AssistantMessage)
+// partialRoom is a partial message with room for its first blocks, one allocation.
+type partialRoom struct {
+	m      loop.AssistantMessage
+	blocks [2]loop.Block
+}
+
+// grow makes the partial so far a copy of it with n more blocks (zero, for the step to set)
+// and returns its content: a partial an event carried is never changed, so a change makes a
+// new one and an event that changes nothing carries the last one again.
+func (g *streamSource) grow(n int) []loop.Block { return g.growIn(new(partialRoom), n) }
+
+// growIn is grow making the copy in c, its blocks too when they fit.
+func (g *streamSource) growIn(c *partialRoom, n int) []loop.Block {
+	old := g.partial.Content
+	size := len(old) + n
+	c.m = *g.partial
+	if size <= len(c.blocks) {
+		copy(c.blocks[:], old)
+		c.m.Content = c.blocks[:size:size]
+	} else {
+		c.m.Content = make([]loop.Block, size)
+		copy(c.m.Content, old)
+	}
+	g.partial = &c.m
+	return c.m.Content
+}
+
+// sameStreamed reports whether a text or thinking block streamed so far is the block whole
+// (one streamed whole, unsigned, ends as it is: its partial is left as it was).
+func sameStreamed(so, whole loop.Block) bool {
+	switch w := whole.(type) {
+	case loop.TextContent:
+		s, ok := so.(loop.TextContent)
+		return ok && s == w
+	case loop.ThinkingContent:
+		s, ok := so.(loop.ThinkingContent)
+		return ok && s == w
+	}
+	return false
+}
+
+// callRoom is a partial and the tool call its toolcall_end event points to, one allocation.
+type callRoom struct {
+	partialRoom
+	call loop.ToolCall
+}
+
+// carry notes that the event yielded carries the partial so far, and advances the partial
+// the last event carried when its own change is an advancing one and before, the partial
+// before that change, is the one the last event carried.
+func (g *streamSource) carry(before *loop.AssistantMessage, advancing bool) {
+	g.advanced = advancing && before == g.carried && before != nil
+	g.carried = g.partial
+}
+
+// set makes the partial so far a copy of it with block i b (grow).
+func (g *streamSource) set(i int, b loop.Block) { g.grow(0)[i] = b }
+
+// add makes the partial so far a copy of it with b added (grow).
+func (g *streamSource) add(b loop.Block) {
+	c := g.grow(1)
+	c[len(c)-1] = b
 }
 
 // begin starts cutting text, the block's, into deltas.
@@ -423,7 +547,8 @@ func (g *streamSource) next(ev *loop.StreamEvent) bool {
 		case stepStart:
 			g.step = stepBlock
 			if !g.resp.NoStart {
-				*ev = loop.StreamEvent{Type: loop.StreamStart, Partial: g.snap()}
+				*ev = loop.StreamEvent{Type: loop.StreamStart, Partial: g.partial}
+				g.carry(nil, false)
 				return true
 			}
 		case stepBlock:
@@ -432,28 +557,28 @@ func (g *streamSource) next(ev *loop.StreamEvent) bool {
 				g.step = stepEnd
 				continue
 			}
+			before := g.partial
 			switch b := g.final.Content[i].(type) {
 			case loop.ThinkingContent:
-				g.partial.Content = append(g.partial.Content, loop.ThinkingContent{})
+				g.add(loop.ThinkingContent{})
 				g.begin(b.Thinking)
-				*ev = loop.StreamEvent{Type: loop.StreamThinkingStart, ContentIndex: i, Partial: g.snap()}
+				*ev = loop.StreamEvent{Type: loop.StreamThinkingStart, ContentIndex: i, Partial: g.partial}
+				g.carry(before, true)
 				return true
 			case loop.TextContent:
-				g.partial.Content = append(g.partial.Content, loop.TextContent{})
+				g.add(loop.TextContent{})
 				g.begin(b.Text)
-				*ev = loop.StreamEvent{Type: loop.StreamTextStart, ContentIndex: i, Partial: g.snap()}
+				*ev = loop.StreamEvent{Type: loop.StreamTextStart, ContentIndex: i, Partial: g.partial}
+				g.carry(before, true)
 				return true
 			case loop.ToolCall:
-				g.partial.Content = append(g.partial.Content, loop.ToolCall{ID: b.ID, Name: b.Name, Arguments: map[string]any{}})
-				args, _ := json.Marshal(b.Arguments)
-				if b.Arguments == nil {
-					args = []byte("{}")
-				}
-				g.begin(string(args))
-				*ev = loop.StreamEvent{Type: loop.StreamToolCallStart, ContentIndex: i, Partial: g.snap()}
+				g.add(loop.ToolCall{ID: b.ID, Name: b.Name, Arguments: noArguments(b.Arguments)})
+				g.begin(argumentsJSON(b.Arguments))
+				*ev = loop.StreamEvent{Type: loop.StreamToolCallStart, ContentIndex: i, Partial: g.partial}
+				g.carry(before, false) // not an advance: a call's start is written in full
 				return true
 			default:
-				g.partial.Content = append(g.partial.Content, b)
+				g.add(b)
 				g.block++
 			}
 		case stepDelta:
@@ -464,33 +589,44 @@ func (g *streamSource) next(ev *loop.StreamEvent) bool {
 			}
 			// The text so far is a prefix of the block's: sharing its bytes keeps a k-delta
 			// response O(k), not O(k²), and equal partials cheap to compare.
+			before := g.partial
 			switch b := g.final.Content[i].(type) {
 			case loop.ThinkingContent:
 				g.at += len(d)
-				g.partial.Content[i] = loop.ThinkingContent{Thinking: prefix(b.Thinking, g.at, d, &g.acc)}
-				*ev = loop.StreamEvent{Type: loop.StreamThinkingDelta, ContentIndex: i, Delta: d, Partial: g.snap()}
+				g.set(i, loop.ThinkingContent{Thinking: prefix(b.Thinking, g.at, d, &g.acc)})
+				*ev = loop.StreamEvent{Type: loop.StreamThinkingDelta, ContentIndex: i, Delta: d, Partial: g.partial}
 			case loop.TextContent:
 				g.at += len(d)
-				g.partial.Content[i] = loop.TextContent{Text: prefix(b.Text, g.at, d, &g.acc)}
-				*ev = loop.StreamEvent{Type: loop.StreamTextDelta, ContentIndex: i, Delta: d, Partial: g.snap()}
+				g.set(i, loop.TextContent{Text: prefix(b.Text, g.at, d, &g.acc)})
+				*ev = loop.StreamEvent{Type: loop.StreamTextDelta, ContentIndex: i, Delta: d, Partial: g.partial}
 			default:
-				*ev = loop.StreamEvent{Type: loop.StreamToolCallDelta, ContentIndex: i, Delta: d, Partial: g.snap()}
+				*ev = loop.StreamEvent{Type: loop.StreamToolCallDelta, ContentIndex: i, Delta: d, Partial: g.partial}
 			}
+			g.carry(before, true)
 			return true
 		case stepBlockEnd:
 			i := g.block
 			b := g.final.Content[i]
-			g.partial.Content[i] = b
 			g.block++
 			g.step = stepBlock
+			before := g.partial
+			if call, ok := b.(loop.ToolCall); ok {
+				r := &callRoom{call: call}
+				g.growIn(&r.partialRoom, 0)[i] = b
+				*ev = loop.StreamEvent{Type: loop.StreamToolCallEnd, ContentIndex: i, ToolCall: &r.call, Partial: g.partial}
+				g.carry(before, true)
+				return true
+			}
+			same := sameStreamed(g.partial.Content[i], b)
+			if !same {
+				g.set(i, b) // a signature, or a text whose invalid bytes became U+FFFD: not known to advance
+			}
+			g.carry(before, same)
 			switch b := b.(type) {
 			case loop.ThinkingContent:
-				*ev = loop.StreamEvent{Type: loop.StreamThinkingEnd, ContentIndex: i, Content: b.Thinking, Partial: g.snap()}
+				*ev = loop.StreamEvent{Type: loop.StreamThinkingEnd, ContentIndex: i, Content: b.Thinking, Partial: g.partial}
 			case loop.TextContent:
-				*ev = loop.StreamEvent{Type: loop.StreamTextEnd, ContentIndex: i, Content: b.Text, Partial: g.snap()}
-			case loop.ToolCall:
-				call := b
-				*ev = loop.StreamEvent{Type: loop.StreamToolCallEnd, ContentIndex: i, ToolCall: &call, Partial: g.snap()}
+				*ev = loop.StreamEvent{Type: loop.StreamTextEnd, ContentIndex: i, Content: b.Text, Partial: g.partial}
 			}
 			return true
 		case stepEnd:
@@ -499,6 +635,7 @@ func (g *streamSource) next(ev *loop.StreamEvent) bool {
 			if resp.NoDone || resp.StreamError != "" {
 				return false
 			}
+			g.advanced = false
 			if resp.ErrorEvent || final.StopReason == loop.StopError || final.StopReason == loop.StopAborted {
 				*ev = loop.StreamEvent{Type: loop.StreamError, Reason: final.StopReason, Message: final}
 			} else {

@@ -370,7 +370,8 @@ func decodeAnswer(name string, raw json.RawMessage, out any) error {
 	return nil
 }
 
-// Next implements loop.AssistantStream.
+// Next implements loop.AssistantStream: the next event queued, else one the task takes from
+// the world itself (releaseEventFor), else it waits for a delivery.
 func (s *refStream) Next(context.Context) (loop.StreamEvent, bool, error) {
 	for {
 		switch {
@@ -396,9 +397,13 @@ func (s *refStream) Next(context.Context) (loop.StreamEvent, bool, error) {
 		// is so, the task takes the event itself (world.releaseEventFor).
 		if s.r.world != nil && s.r.sched.Alone() {
 			if d := s.r.world.releaseEventFor(s.r, s.id); d != nil {
+				// The queue is read up: the event is the next, returned without queueing it.
 				s.r.now = d.delivery.Now
-				s.queue = append(s.queue, *d.event)
-				continue
+				ev := *d.event
+				if ev.Type == loop.StreamDone || ev.Type == loop.StreamError {
+					s.ended, s.final = true, ev.Message
+				}
+				return ev, true, nil
 			}
 		}
 		s.r.park(&s.waiter)

@@ -29,7 +29,7 @@ type world struct {
 	valuesOnly bool
 	// ref is the implementation when it is the in-process reference itself (not wrapped,
 	// whose wrapper must see every delivery): it may take its deliveries itself
-	// (releaseNextIf).
+	// (releaseEventFor).
 	ref *Reference
 	// memo remembers the canonical form of the messages an implementation sends as JSON.
 	memo jsonvalue.CanonicalMemo
@@ -89,13 +89,18 @@ type streamRun struct {
 	last     partialAt
 	final    *loop.AssistantMessage
 	finished bool
-	pending  []*scheduled
+	// pending are its deliveries scheduled, at most two (the next, and an abort's event):
+	// first holds them, taken from the stream's own memory.
+	pending []*scheduled
+	first   [2]*scheduled
 
-	// src yields the events not scheduled yet and tail is the end or failure after the last
-	// (StreamError, NoDone); ahead holds the next ones Due looked at, with their JSON. One
-	// delivery of the stream is scheduled at a time, in a slot, at time at; every one takes
-	// scheduling order seq, the stream's (none is scheduled while another of it is).
+	// src yields the events not scheduled yet (source, or nil once it has none) and tail is
+	// the end or failure after the last (StreamError, NoDone); ahead holds the next ones Due
+	// looked at, with their JSON. One delivery of the stream is scheduled at a time, in a
+	// slot, at time at; every one takes scheduling order seq, the stream's (none is scheduled
+	// while another of it is).
 	src    *streamSource
+	source streamSource
 	tail   *Delivery
 	ahead  []upcoming
 	seq    int64
@@ -750,28 +755,42 @@ func (w *world) release(s *scheduled) {
 // delivered it (the same entries, in the same order), without two switches of coroutine.
 // nil when the driver must take the next step.
 func (w *world) releaseEventFor(r *Reference, id string) *scheduled {
-	return w.releaseNextIf(r, func(s *scheduled) bool { return s.event != nil && s.delivery.Target == id })
+	s := w.releasable(r)
+	if s == nil || s.event == nil || s.delivery.Target != id {
+		return nil
+	}
+	return w.releaseTop(s)
 }
 
 // releaseResultFor is releaseEventFor for the update or result of tool call id, given as a
 // value (a tool that throws or resolves nothing is left to the driver).
 func (w *world) releaseResultFor(r *Reference, id string) *scheduled {
-	return w.releaseNextIf(r, func(s *scheduled) bool {
-		_, value := s.delivery.Value.(loop.ToolResult)
-		return value && s.delivery.Target == id && (s.delivery.Kind == trace.DeliverToolUpdate || s.delivery.Kind == trace.DeliverToolResult)
-	})
+	s := w.releasable(r)
+	if s == nil {
+		return nil
+	}
+	if _, value := s.delivery.Value.(loop.ToolResult); !value || s.delivery.Target != id ||
+		(s.delivery.Kind != trace.DeliverToolUpdate && s.delivery.Kind != trace.DeliverToolResult) {
+		return nil
+	}
+	return w.releaseTop(s)
 }
 
-// releaseNextIf releases the earliest happening when the run's loop would release it next
-// and it is one that ok accepts, for r, the run's implementation itself; nil otherwise.
-func (w *world) releaseNextIf(r *Reference, ok func(*scheduled) bool) *scheduled {
+// releasable is the earliest happening when the run's loop would release it next, for r,
+// the run's implementation itself, to take (releaseEventFor); nil otherwise.
+func (w *world) releasable(r *Reference) *scheduled {
 	if w.ref != r || w.closed || w.ended || w.over != nil || w.agent != nil || len(w.schedule) == 0 {
 		return nil
 	}
 	s := w.schedule[0]
-	if s.cancelled || s.internal != nil || s.at > w.budget.Time || !ok(s) {
+	if s.cancelled || s.internal != nil || s.at > w.budget.Time {
 		return nil
 	}
+	return s
+}
+
+// releaseTop releases s, the earliest happening (releasable).
+func (w *world) releaseTop(s *scheduled) *scheduled {
 	w.schedule.pop()
 	w.now = s.at
 	w.release(s)

@@ -291,8 +291,8 @@ func sameEvent(a, d *loop.StreamEvent) bool {
 	if a == nil || d == nil || a.Type == loop.StreamDone || a.Type == loop.StreamError {
 		return false
 	}
-	if a == d {
-		return true
+	if a == d || identicalEvents(a, d) {
+		return true // the event delivered, or a copy of it (message_update's)
 	}
 	x, y := *a, *d
 	x.Partial, y.Partial = nil, nil
@@ -302,6 +302,20 @@ func sameEvent(a, d *loop.StreamEvent) bool {
 	return sameEncoding(func(b []byte) []byte { return appendStreamEventWith(b, a, false) },
 		func(b []byte) []byte { return appendStreamEventWith(b, d, false) })
 }
+
+// identicalEvents reports whether a and b hold the same bits in every field but their partial
+// (padding included, which can only make it false): then they write the same JSON but for it.
+func identicalEvents(a, b *loop.StreamEvent) bool {
+	x := unsafe.Slice((*byte)(unsafe.Pointer(a)), unsafe.Sizeof(*a))
+	y := unsafe.Slice((*byte)(unsafe.Pointer(b)), unsafe.Sizeof(*b))
+	return bytes.Equal(x[:partialOffset], y[:partialOffset]) && bytes.Equal(x[partialEnd:], y[partialEnd:])
+}
+
+// partialOffset and partialEnd are where a StreamEvent's Partial lies in its memory.
+const (
+	partialOffset = unsafe.Offsetof(loop.StreamEvent{}.Partial)
+	partialEnd    = partialOffset + unsafe.Sizeof(loop.StreamEvent{}.Partial)
+)
 
 // linkUpdateJSON links a message_update event given as canonical JSON to the delivery it
 // repeats, when it does, with the bytes the link leaves out.
@@ -402,10 +416,14 @@ func extendedBy(prev, next, delta string) bool {
 // sameMessage reports whether two messages have the same canonical JSON.
 func sameMessage(a loop.Message, b *loop.AssistantMessage) bool {
 	if x, ok := a.(*loop.AssistantMessage); ok && x != nil && b != nil {
-		if x == b || identicalAssistant(x, b) {
+		if x == b {
 			return true
 		}
-		if !sameHead(x, b) || len(x.Content) != len(b.Content) {
+		heads := identicalHeads(x, b)
+		if heads && identicalBlocks(x.Content, b.Content) {
+			return true // a copy of the message (message_update's is the partial's)
+		}
+		if !heads && !sameHead(x, b) || len(x.Content) != len(b.Content) {
 			return false
 		}
 		for i := range x.Content {
@@ -446,10 +464,19 @@ func identicalHeads(a, b *loop.AssistantMessage) bool {
 	return bytes.Equal(x[:contentOffset], y[:contentOffset]) && bytes.Equal(x[contentEnd:], y[contentEnd:])
 }
 
-// identicalAssistant reports whether a and b hold the same bits, their content's slice
-// header included: the same JSON.
-func identicalAssistant(a, b *loop.AssistantMessage) bool {
-	return bytes.Equal(assistantBytes(a), assistantBytes(b))
+// identicalBlocks reports whether a and b hold the same blocks as interface values, type and
+// data words alike (and are both nil or neither): the same JSON, as a boxed block is never
+// changed. A copied message's content (loop.ShallowCopy) copies the blocks' words, so one
+// comparison of memory answers for a message_update's message.
+func identicalBlocks(a, b []loop.Block) bool {
+	if len(a) != len(b) || (a == nil) != (b == nil) {
+		return false
+	}
+	if len(a) == 0 || &a[0] == &b[0] {
+		return true
+	}
+	size := len(a) * int(unsafe.Sizeof(ifaceWords{}))
+	return bytes.Equal(unsafe.Slice((*byte)(unsafe.Pointer(&a[0])), size), unsafe.Slice((*byte)(unsafe.Pointer(&b[0])), size))
 }
 
 // contentOffset and contentEnd are where an AssistantMessage's Content lies in its memory,
@@ -488,6 +515,9 @@ func eqStr(a, b string) bool { return len(a) == len(b) && (len(a) == 0 || a == b
 
 // sameBlock reports whether two content blocks have the same canonical JSON.
 func sameBlock(a, b loop.Block) bool {
+	if *(*ifaceWords)(unsafe.Pointer(&a)) == *(*ifaceWords)(unsafe.Pointer(&b)) {
+		return true // the same boxed block (a stream's partials share those not changed)
+	}
 	switch x := a.(type) {
 	case loop.TextContent:
 		if y, ok := b.(loop.TextContent); ok && x == y {

@@ -69,6 +69,10 @@ type world struct {
 	streamRuns recycled[streamRun]
 	toolRuns   recycled[toolRun]
 
+	// toolEnds are the settlements of the scenario's tools, by index, once written
+	// (toolSettlement).
+	toolEnds []settlement
+
 	// agent is set in Agent scenarios.
 	agent *agentWorld
 	// toolCallOutcomes counts the outcomes of a runToolCall scenario.

@@ -1,0 +1,156 @@
+package sim
+
+import (
+	"bytes"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/turnstile-dev/turnstile/loop"
+)
+
+// drawBlock is a content block of any kind, drawn from a few values so that equal ones come up.
+func drawBlock(t *rapid.T, label string) loop.Block {
+	args := map[string]any{"i": 1.0}
+	switch rapid.IntRange(0, 4).Draw(t, label) {
+	case 0:
+		return loop.TextContent{Text: rapid.SampledFrom([]string{"", "a", "ab"}).Draw(t, label+"-text")}
+	case 1:
+		return loop.ThinkingContent{Thinking: rapid.SampledFrom([]string{"", "t"}).Draw(t, label+"-thinking"),
+			Redacted: rapid.Bool().Draw(t, label+"-redacted")}
+	case 2:
+		return loop.ToolCall{ID: "t1", Name: "a", Arguments: args}
+	case 3:
+		return loop.ToolCall{ID: "t1", Name: "a", Arguments: map[string]any{"i": rapid.SampledFrom([]float64{1, 2}).Draw(t, label+"-i")}}
+	default:
+		return loop.ToolCall{ID: rapid.SampledFrom([]string{"t1", "t2"}).Draw(t, label+"-id"), Name: "a"}
+	}
+}
+
+// drawAssistant is an assistant message with a few blocks and some of its head set.
+func drawAssistant(t *rapid.T) *loop.AssistantMessage {
+	m := &loop.AssistantMessage{API: "faux", Model: rapid.SampledFrom([]string{"m", "n"}).Draw(t, "model"),
+		StopReason: loop.StopReason(rapid.SampledFrom([]string{"pending", "stop"}).Draw(t, "stop")),
+		Timestamp:  rapid.Int64Range(0, 1).Draw(t, "timestamp")}
+	if rapid.Bool().Draw(t, "content") {
+		m.Content = []loop.Block{}
+		for i := range rapid.IntRange(0, 3).Draw(t, "blocks") {
+			_ = i
+			m.Content = append(m.Content, drawBlock(t, "block"))
+		}
+	}
+	return m
+}
+
+// TestSameMessageAgreesWithTheEncoding: sameMessage says an assistant message is the same as
+// another exactly when their canonical JSON is, whether the other is the message itself, a
+// copy sharing its blocks (loop.ShallowCopy, as message_update's), a copy with blocks boxed
+// anew, or one changed in its head or a block.
+func TestSameMessageAgreesWithTheEncoding(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		a := drawAssistant(t)
+		var b *loop.AssistantMessage
+		switch rapid.IntRange(0, 5).Draw(t, "how") {
+		case 0:
+			b = a
+		case 1:
+			b = loop.ShallowCopy(a).(*loop.AssistantMessage)
+		case 2: // the same blocks boxed anew
+			c := *a
+			if a.Content != nil {
+				c.Content = make([]loop.Block, len(a.Content))
+				for i, blk := range a.Content {
+					switch x := blk.(type) {
+					case loop.TextContent:
+						c.Content[i] = loop.TextContent{Text: x.Text}
+					case loop.ToolCall:
+						c.Content[i] = loop.ToolCall{ID: x.ID, Name: x.Name, Arguments: x.Arguments}
+					default:
+						c.Content[i] = blk
+					}
+				}
+			}
+			b = &c
+		case 3: // a block changed, or one more
+			b = loop.ShallowCopy(a).(*loop.AssistantMessage)
+			if len(b.Content) > 0 && rapid.Bool().Draw(t, "change") {
+				b.Content[rapid.IntRange(0, len(b.Content)-1).Draw(t, "at")] = drawBlock(t, "changed")
+			} else {
+				b.Content = append(b.Content, drawBlock(t, "added"))
+			}
+		case 4: // the head changed
+			b = loop.ShallowCopy(a).(*loop.AssistantMessage)
+			b.Model = rapid.SampledFrom([]string{"m", "n"}).Draw(t, "other-model")
+			b.StopReason = loop.StopReason(rapid.SampledFrom([]string{"pending", "stop"}).Draw(t, "other-stop"))
+		default:
+			b = drawAssistant(t)
+		}
+		want := bytes.Equal(appendMessage(nil, a), appendMessage(nil, b))
+		if got := sameMessage(a, b); got != want {
+			t.Fatalf("sameMessage = %v, the encodings equal = %v:\n%s\n%s", got, want, appendMessage(nil, a), appendMessage(nil, b))
+		}
+	})
+}
+
+// TestSameEventAgreesWithTheEncoding: sameEvent says a stream event is the one delivered
+// exactly when their canonical JSON but for the partial is, whether it is a copy (message_update's),
+// a copy with another partial, or an event changed in a field; never for done and error.
+func TestSameEventAgreesWithTheEncoding(t *testing.T) {
+	types := []loop.StreamEventType{loop.StreamStart, loop.StreamTextStart, loop.StreamTextDelta, loop.StreamTextEnd,
+		loop.StreamToolCallDelta, loop.StreamToolCallEnd, loop.StreamDone, loop.StreamError}
+	rapid.Check(t, func(t *rapid.T) {
+		call := loop.ToolCall{ID: "t1", Name: "a"}
+		d := &loop.StreamEvent{Type: rapid.SampledFrom(types).Draw(t, "type"), ContentIndex: rapid.IntRange(0, 1).Draw(t, "index"),
+			Delta: rapid.SampledFrom([]string{"", "x"}).Draw(t, "delta"), Content: rapid.SampledFrom([]string{"", "y"}).Draw(t, "content"),
+			Partial: &loop.AssistantMessage{Model: "m"}}
+		if d.Type == loop.StreamToolCallEnd {
+			d.ToolCall = &call
+		}
+		a := new(loop.StreamEvent)
+		*a = *d
+		switch rapid.IntRange(0, 4).Draw(t, "how") {
+		case 1:
+			a.Partial = &loop.AssistantMessage{Model: "n"}
+		case 2:
+			a.Delta = rapid.SampledFrom([]string{"", "x", "z"}).Draw(t, "other-delta")
+		case 3:
+			a.ContentIndex = rapid.IntRange(0, 1).Draw(t, "other-index")
+		case 4:
+			if a.ToolCall != nil {
+				other := call
+				other.Name = rapid.SampledFrom([]string{"a", "b"}).Draw(t, "other-name")
+				a.ToolCall = &other
+			}
+		}
+		want := d.Type != loop.StreamDone && d.Type != loop.StreamError &&
+			bytes.Equal(appendStreamEventWith(nil, a, false), appendStreamEventWith(nil, d, false))
+		if got := sameEvent(a, d); got != want {
+			t.Fatalf("sameEvent = %v, want %v: %s, %s", got, want, appendStreamEventWith(nil, a, false), appendStreamEventWith(nil, d, false))
+		}
+	})
+}
+
+// TestToolSettlementIsWrittenAsEachExecutionWould: the settlement of a scenario's tool,
+// written once a run and shared, has the data and value a settlement written for the one
+// execution has, for a result, a throw and a result of nothing.
+func TestToolSettlementIsWrittenAsEachExecutionWould(t *testing.T) {
+	sc := &Scenario{Name: "tools", Tools: []ToolSpec{
+		{Name: "a", Behaviour: Behaviour{Result: loop.ToolResult{Content: loop.Text("ok"), Details: map[string]any{"k": 1.0}}}},
+		{Name: "b", Behaviour: Behaviour{Throw: "no"}},
+		{Name: "c", Behaviour: Behaviour{Resolves: "undefined"}},
+	}}
+	w := newWorld(sc)
+	for i := range sc.Tools {
+		b := sc.Tools[i].Behaviour
+		fresh := w.settlement(&b.Result, b.Throw, b.Resolves)
+		for range 2 {
+			got := w.toolSettlement(i)
+			if !bytes.Equal(got.data, fresh.data) || (got.value == nil) != (fresh.value == nil) {
+				t.Fatalf("tool %d: %s (%v), want %s (%v)", i, got.data, got.value, fresh.data, fresh.value)
+			}
+			if got.value != nil && !bytes.Equal(appendCanonical(nil, got.value), appendCanonical(nil, fresh.value)) {
+				t.Fatalf("tool %d: value %v, want %v", i, got.value, fresh.value)
+			}
+		}
+	}
+}

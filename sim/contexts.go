@@ -16,7 +16,7 @@ import (
 
 // contextName is the name under which the linear form links c to the previous call of the
 // same name ("" when c sends no context): stream, or the hook's name.
-func contextName(c Call) string {
+func contextName(c *Call) string {
 	name := c.Name
 	switch c.Kind {
 	case trace.CallStream:
@@ -245,7 +245,7 @@ func (w *world) setListLink(link **trace.Link, list trace.List, extends, keep in
 // with its link, the bytes the link leaves out, and the lists to remember once the entry is
 // recorded; full is the data in full (a hook's answer is computed from it), nil when the
 // data leaves something out and wantFull is not set.
-func (w *world) contextData(c Call, name string, wantFull bool) (full, data json.RawMessage, link *trace.Link, leftOut int64, lists []pendingList) {
+func (w *world) contextData(c *Call, name string, wantFull bool) (full, data json.RawMessage, link *trace.Link, leftOut int64, lists []pendingList) {
 	if w.lin.inFull {
 		data = w.canonicalData(c.Data, c.Value)
 		return data, data, nil, 0, nil

@@ -343,10 +343,20 @@ func (e *encoder) value(b []byte, v any) []byte {
 
 // streamCall writes a stream call's data as asMap's map would be, with msgs for its messages.
 func (e *encoder) streamCall(b []byte, x *streamCall, msgs []loop.Message) []byte {
+	return e.streamCallWith(b, x, msgs, nil)
+}
+
+// streamCallWith is streamCall; with encs not nil, the messages are encs, their encodings
+// already known (encoded), and are not looked up again.
+func (e *encoder) streamCallWith(b []byte, x *streamCall, msgs []loop.Message, encs [][]byte) []byte {
 	o := open(b)
 	o = o.str("apiKey", x.APIKey)
 	o = o.key("messages")
-	o.b = e.messages(o.b, msgs)
+	if encs != nil {
+		o.b = appendEncoded(o.b, encs)
+	} else {
+		o.b = e.messages(o.b, msgs)
+	}
 	o = o.key("model")
 	o.b = appendModel(o.b, x.Model)
 	if x.Options != nil {
@@ -355,6 +365,23 @@ func (e *encoder) streamCall(b []byte, x *streamCall, msgs []loop.Message) []byt
 	}
 	o = o.str("thinkingLevel", string(x.ThinkingLevel))
 	return o.close()
+}
+
+// appendEncoded writes a list of values already encoded.
+func appendEncoded(b []byte, encs [][]byte) []byte {
+	size := len(encs) + 1
+	for _, enc := range encs {
+		size += len(enc)
+	}
+	b = slices.Grow(b, size)
+	b = append(b, '[')
+	for i, enc := range encs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, enc...)
+	}
+	return append(b, ']')
 }
 
 func appendModel(b []byte, m ModelSetup) []byte {

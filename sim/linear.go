@@ -63,8 +63,11 @@ type linearizer struct {
 	inFull bool
 
 	// lists holds the message lists of the last recorded call of each name that sends a
-	// context (contexts.go).
-	lists map[listKey]listAt
+	// context (contexts.go), but the stream calls' context: streamList, which every request
+	// reads and replaces, and agent_end and the run's end read (runListKey), kept apart from
+	// the map (list, setList).
+	lists      map[listKey]listAt
+	streamList listAt
 
 	// last is the last streamEvent delivery that carried a partial, of any stream.
 	last partialAt

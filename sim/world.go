@@ -69,6 +69,8 @@ type world struct {
 	streamRuns recycled[streamRun]
 	toolRuns   recycled[toolRun]
 
+	// spare is the room for a stream call's lists to remember (streamCallData).
+	spare streamSpare
 	// toolEnds are the settlements of the scenario's tools, by index, once written
 	// (toolSettlement).
 	toolEnds []settlement
@@ -533,6 +535,9 @@ func (w *world) recordCall(c *Call, cd *callData, a *Answer) {
 	w.recordLinked(e, leftOut)
 	if len(lists) > 0 {
 		w.remember(len(w.trace.Entries), lists)
+		if cd.ctxName == trace.CallStream {
+			w.giveBack(lists) // remembered: their room serves the next request (streamCallData)
+		}
 	}
 	if a.Abort {
 		// The hook aborts the run before it returns (PROTOCOL.md §13.5).

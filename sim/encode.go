@@ -36,6 +36,8 @@ type encoder struct {
 	arena []byte
 	// heads writes the assistant messages of stream events and of the transcript.
 	heads *headCache
+	// frame is the last stream call's JSON around its messages (streamCallWith).
+	frame callFrame
 }
 
 // headsOrNil is e's head cache, nil for a nil encoder.
@@ -135,11 +137,13 @@ func (e *encoder) sized(write func([]byte) []byte) []byte {
 		e.arena = e.arena[:start+len(b)] // written in place
 	}
 	out := b[:len(b):len(b)]
-	for _, p := range e.pending {
-		e.memo[p.m] = out[p.start:p.end:p.end]
+	if len(e.pending) > 0 {
+		for _, p := range e.pending {
+			e.memo[p.m] = out[p.start:p.end:p.end]
+		}
+		clear(e.pending)
+		e.pending = e.pending[:0]
 	}
-	clear(e.pending)
-	e.pending = e.pending[:0]
 	return out
 }
 
@@ -347,15 +351,58 @@ func (e *encoder) streamCall(b []byte, x *streamCall, msgs []loop.Message) []byt
 }
 
 // streamCallWith is streamCall; with encs not nil, the messages are encs, their encodings
-// already known (encoded), and are not looked up again.
+// already known (encoded), and are not looked up again. What surrounds the messages is
+// written once for the requests that share it (callFrame).
 func (e *encoder) streamCallWith(b []byte, x *streamCall, msgs []loop.Message, encs [][]byte) []byte {
+	if e != nil && x.Options == nil {
+		f := &e.frame
+		if !f.holds(x) {
+			// Written with no messages, [], and cut around them.
+			whole := e.writeStreamCall(nil, x, nil)
+			cut := len(`{"apiKey":`) + len(jsonvalue.AppendString(nil, x.APIKey)) + len(`,"messages":`)
+			*f = callFrame{apiKey: x.APIKey, model: x.Model, level: x.ThinkingLevel,
+				before: whole[:cut:cut], after: whole[cut+len(`[]`):]}
+		}
+		b = append(b, f.before...)
+		if encs != nil {
+			b = appendEncoded(b, encs)
+		} else {
+			b = e.messages(b, msgs)
+		}
+		return append(b, f.after...)
+	}
+	return e.writeStreamCall(b, x, func(b []byte) []byte {
+		if encs != nil {
+			return appendEncoded(b, encs)
+		}
+		return e.messages(b, msgs)
+	})
+}
+
+// callFrame is a stream call's JSON around its messages, before and after them, for the
+// call's members but its messages, which requests mostly share (no options).
+type callFrame struct {
+	apiKey        string
+	model         ModelSetup
+	level         loop.ThinkingLevel
+	before, after []byte
+}
+
+// holds reports whether f is the frame of x (which has no options).
+func (f *callFrame) holds(x *streamCall) bool {
+	return f.before != nil && f.apiKey == x.APIKey && f.model == x.Model && f.level == x.ThinkingLevel
+}
+
+// writeStreamCall writes a stream call's data, its messages by messages (an empty list when
+// nil), its options through e.
+func (e *encoder) writeStreamCall(b []byte, x *streamCall, messages func([]byte) []byte) []byte {
 	o := open(b)
 	o = o.str("apiKey", x.APIKey)
 	o = o.key("messages")
-	if encs != nil {
-		o.b = appendEncoded(o.b, encs)
+	if messages != nil {
+		o.b = messages(o.b)
 	} else {
-		o.b = e.messages(o.b, msgs)
+		o.b = append(o.b, "[]"...)
 	}
 	o = o.key("model")
 	o.b = appendModel(o.b, x.Model)

@@ -154,3 +154,39 @@ func TestToolSettlementIsWrittenAsEachExecutionWould(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamCallFrameWritesAsTheMap: a stream call written through one encoder, its frame
+// (what surrounds the messages) kept from the last call while the members but the messages
+// stay, and its messages given as values or as their encodings, is the call's map written
+// plainly, whatever changes from one call to the next.
+func TestStreamCallFrameWritesAsTheMap(t *testing.T) {
+	msgs := []loop.Message{&loop.UserMessage{Text: "go"}, &loop.AssistantMessage{Model: "m", Content: loop.Text("a")},
+		&loop.ToolResultMessage{ToolCallID: "t1", ToolName: "a", Content: loop.Text("ok")}}
+	rapid.Check(t, func(t *rapid.T) {
+		e := newEncoder()
+		for i := range rapid.IntRange(1, 6).Draw(t, "calls") {
+			_ = i
+			x := &streamCall{APIKey: rapid.SampledFrom([]string{"", "k", "<"}).Draw(t, "key"),
+				Model:         ModelSetup{ID: rapid.SampledFrom([]string{"a", "b"}).Draw(t, "id"), API: "faux", Provider: "faux"},
+				ThinkingLevel: loop.ThinkingLevel(rapid.SampledFrom([]string{"off", "high"}).Draw(t, "level")),
+				Messages:      msgs[:rapid.IntRange(0, len(msgs)).Draw(t, "messages")]}
+			if rapid.Bool().Draw(t, "options") {
+				x.Options = map[string]any{"temperature": 0.5}
+			}
+			want := appendCanonical(nil, x.asMap())
+			var got []byte
+			if rapid.Bool().Draw(t, "encoded") {
+				encs := make([][]byte, len(x.Messages))
+				for i, m := range x.Messages {
+					encs[i] = appendMessage(nil, m)
+				}
+				got = e.streamCallWith(nil, x, nil, encs)
+			} else {
+				got = e.streamCall(nil, x, x.Messages)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("call %d:\n%s\nwant\n%s", i, got, want)
+			}
+		}
+	})
+}

@@ -2,11 +2,14 @@ package sim
 
 import (
 	"bytes"
+	"reflect"
+	"strings"
 	"testing"
 
 	"pgregory.net/rapid"
 
 	"github.com/turnstile-dev/turnstile/loop"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // drawBlock is a content block of any kind, drawn from a few values so that equal ones come up.
@@ -187,6 +190,50 @@ func TestStreamCallFrameWritesAsTheMap(t *testing.T) {
 			if !bytes.Equal(got, want) {
 				t.Fatalf("call %d:\n%s\nwant\n%s", i, got, want)
 			}
+		}
+	})
+}
+
+// TestRecordEventEntryRecordsAsRecordEntry: events recorded straight into the trace's room
+// make the trace, the budget's counts and verdict that recording each as an entry makes,
+// whatever the budgets (entries, bytes reached early or late), the room the trace was made
+// with, links and the world closing.
+func TestRecordEventEntryRecordsAsRecordEntry(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		sc := &Scenario{Name: "events"}
+		budget := Budget{Entries: rapid.IntRange(1, 12).Draw(t, "entries"), Bytes: rapid.Int64Range(100, 3000).Draw(t, "bytes")}
+		room := rapid.IntRange(0, 12).Draw(t, "room")
+		fast, plain := newWorld(sc), newWorld(sc)
+		for _, w := range []*world{fast, plain} {
+			w.budget = budget.Or(DefaultBudget)
+			w.trace.Entries = make([]trace.Entry, 0, room)
+		}
+		for i := range rapid.IntRange(0, 16).Draw(t, "events") {
+			name := rapid.SampledFrom([]string{"message_update", "turn_start", "é\u2028"}).Draw(t, "name")
+			target := rapid.SampledFrom([]string{"", "t1", "<>"}).Draw(t, "target")
+			data := []byte(rapid.SampledFrom([]string{`{"type":"x"}`, `{"a":"` + strings.Repeat("b", 200) + `"}`}).Draw(t, "data"))
+			var link *trace.Link
+			leftOut := int64(0)
+			if rapid.Bool().Draw(t, "linked") {
+				link, leftOut = &trace.Link{Repeats: 1}, rapid.Int64Range(0, 500).Draw(t, "leftOut")
+			}
+			now := int64(i * 7)
+			closing := rapid.IntRange(0, 20).Draw(t, "close") == 0
+			for _, w := range []*world{fast, plain} {
+				w.now = now
+				if closing {
+					w.closed = true
+				}
+			}
+			fast.recordEventEntry(name, target, data, link, leftOut)
+			plain.recordEntry(&trace.Entry{Kind: trace.KindEvent, Name: name, Target: target, Data: data, Link: link}, leftOut)
+		}
+		if !reflect.DeepEqual(fast.trace.Entries, plain.trace.Entries) {
+			t.Fatalf("entries differ:\n%v\n%v", fast.trace.Entries, plain.trace.Entries)
+		}
+		if fast.bound != plain.bound || fast.bytes != plain.bytes || fast.sized != plain.sized || !reflect.DeepEqual(fast.over, plain.over) {
+			t.Fatalf("counts differ: bound %d/%d, bytes %d/%d, sized %d/%d, over %v/%v", fast.bound, plain.bound, fast.bytes, plain.bytes,
+				fast.sized, plain.sized, fast.over, plain.over)
 		}
 	})
 }

@@ -374,6 +374,38 @@ func (w *world) recordEntry(e *trace.Entry, leftOut int64) {
 	w.appendEntry(e)
 }
 
+// recordEventEntry records an event entry, named name, of target and data, whose link leaves
+// out leftOut bytes: recordEntry, its members stored in the trace's room as they are given
+// (most of a run's entries are events), not built into an entry first and copied from it;
+// recordEntry when the trace has no room left or a budget is near.
+func (w *world) recordEventEntry(name, target string, data json.RawMessage, link *trace.Link, leftOut int64) {
+	if w.closed || w.over != nil {
+		return
+	}
+	n := len(w.trace.Entries)
+	const kindSize = 6 * int64(len(trace.KindEvent))
+	bound := lineFrame + kindSize + 6*int64(len(name)+len(target)) + int64(len(data))
+	if link != nil {
+		bound += leftOut
+	}
+	if n >= w.budget.Entries || n == cap(w.trace.Entries) || w.bound+bound > w.budget.Bytes {
+		w.recordEntry(&trace.Entry{Kind: trace.KindEvent, Name: name, Target: target, Data: data, Link: link}, leftOut)
+		return
+	}
+	w.bound += bound
+	w.trace.Entries = w.trace.Entries[:n+1]
+	p := &w.trace.Entries[n]
+	p.Seq, p.T, p.Canonical = n+1, w.now, true
+	p.Kind, p.Name, p.Data = trace.KindEvent, name, data
+	if target != "" {
+		p.Target = target
+	}
+	if link != nil {
+		p.Link = link
+		w.bytes += leftOut // the rest of its line is counted by exactBytes
+	}
+}
+
 // appendEntry appends e to the trace, at the next seq and the time now, its payloads
 // canonical JSON (every payload the world records is). Its members are stored one by one, the
 // empty ones not at all, in the zeroed room the trace was made with: appending the entry
@@ -419,13 +451,15 @@ func (w *world) exactBytes() int64 {
 // JSON string writes a byte as six at most (\u003c; an invalid byte as \ufffd, U+2028's three
 // as \u2028), and seq and t take 20 bytes each at most.
 func lineBound(e *trace.Entry, leftOut int64) int64 {
-	const frame = len(`{"seq":,"t":,"kind":"","name":"","target":"","data":,"answer":,"error":""}`) + 1 + 2*20
-	n := int64(frame) + 6*int64(len(e.Kind)+len(e.Name)+len(e.Target)+len(e.Error)) + int64(len(e.Data)+len(e.Answer))
+	n := lineFrame + 6*int64(len(e.Kind)+len(e.Name)+len(e.Target)+len(e.Error)) + int64(len(e.Data)+len(e.Answer))
 	if e.Link != nil {
 		n += leftOut
 	}
 	return n
 }
+
+// lineFrame is what lineBound counts of a line but its members' values.
+const lineFrame = int64(len(`{"seq":,"t":,"kind":"","name":"","target":"","data":,"answer":,"error":""}`) + 1 + 2*20)
 
 // fullLineSize is the size of e's line in the trace in full: its line without the link,
 // with the leftOut bytes the link leaves out.
@@ -641,7 +675,7 @@ var (
 // recordEvent records an event entry, whose link leaves out leftOut bytes, and what follows
 // from it; msg is the message of a message_start or message_end event.
 func (w *world) recordEvent(typ loop.EventType, id string, data json.RawMessage, link *trace.Link, leftOut int64, msg messageAt) {
-	w.recordLinked(trace.Entry{Kind: trace.KindEvent, Name: string(typ), Target: id, Data: data, Link: link}, leftOut)
+	w.recordEventEntry(string(typ), id, data, link, leftOut)
 	if typ == loop.MessageStart || typ == loop.MessageEnd {
 		w.messageRecorded(typ, msg, link != nil)
 	}

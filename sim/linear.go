@@ -177,8 +177,46 @@ func advancedSize(prev partialAt, ev *loop.StreamEvent, data []byte) int64 {
 		if b, ok := old[ev.ContentIndex].(loop.ThinkingContent); ok && appendsAlone(b.Thinking) {
 			return prev.size + deltaSize(ev.Delta)
 		}
+	case loop.StreamToolCallEnd:
+		// Block contentIndex replaced, the rest as it was: the sizes of the two blocks tell
+		// the change, each block's JSON standing alone in the content's array.
+		i := ev.ContentIndex
+		return prev.size - blockSize(old[i]) + blockSize(ev.Partial.Content[i])
 	}
 	return partialSize(nil, ev.Partial)
+}
+
+// blockSize is the size of b's canonical JSON (appendBlock): a tool call's counted member by
+// member, its arguments written only when it has some; any other block written.
+func blockSize(b loop.Block) int64 {
+	if x, ok := b.(loop.ToolCall); ok {
+		n := len(`{"arguments":,"id":,"name":,"type":"toolCall"}`) + jsonvalue.StringSize(x.ID) + jsonvalue.StringSize(x.Name)
+		if len(x.Arguments) == 0 {
+			n += len(`{}`)
+		} else {
+			n += encodedSize(func(b []byte) []byte { return appendCanonical(b, x.Arguments) })
+		}
+		if x.ArgumentsError != "" {
+			n += len(`,"argumentsError":`) + jsonvalue.StringSize(x.ArgumentsError)
+		}
+		if x.Namespace != "" {
+			n += len(`,"namespace":`) + jsonvalue.StringSize(x.Namespace)
+		}
+		if x.ThoughtSignature != "" {
+			n += len(`,"thoughtSignature":`) + jsonvalue.StringSize(x.ThoughtSignature)
+		}
+		return int64(n)
+	}
+	return int64(encodedSize(func(buf []byte) []byte { return appendBlock(buf, b) }))
+}
+
+// encodedSize is the length of what write writes, written into a pooled buffer.
+func encodedSize(write func([]byte) []byte) int {
+	bufs := comparisons.Get().(*[2][]byte)
+	bufs[0] = write(bufs[0][:0])
+	n := len(bufs[0])
+	comparisons.Put(bufs)
+	return n
 }
 
 // deltaSize is the size s adds to a JSON string (appendsAlone): its JSON string's, quotes

@@ -237,3 +237,58 @@ func TestRecordEventEntryRecordsAsRecordEntry(t *testing.T) {
 		}
 	})
 }
+
+// drawText is a string with characters canonical JSON writes as they are, escapes, invalid
+// UTF-8 among them.
+func drawText(t *rapid.T, label string) string {
+	var s string
+	for _, p := range rapid.SliceOfN(rapid.SampledFrom([]string{"a", "é", "<", "\"", "\n", "\xff", "\u2028", "😀"}), 0, 4).Draw(t, label) {
+		s += p
+	}
+	return s
+}
+
+// drawToolCall is a tool call with any of its members set.
+func drawToolCall(t *rapid.T, label string) loop.ToolCall {
+	c := loop.ToolCall{ID: drawText(t, label+"-id"), Name: drawText(t, label+"-name")}
+	switch rapid.IntRange(0, 2).Draw(t, label+"-args") {
+	case 1:
+		c.Arguments = map[string]any{}
+	case 2:
+		c.Arguments = map[string]any{drawText(t, label+"-key"): drawText(t, label+"-value"), "n": 1.5}
+	}
+	if rapid.Bool().Draw(t, label+"-optional") {
+		c.ArgumentsError, c.Namespace, c.ThoughtSignature = drawText(t, label+"-error"), drawText(t, label+"-ns"), drawText(t, label+"-sig")
+	}
+	return c
+}
+
+// TestToolCallEndSizeIsThePartials: the size of a partial advanced by toolcall_end, counted
+// from the last partial's and the sizes of the block it replaces and of the one replacing it
+// (blockSize), is the size of the partial written, whatever the blocks hold.
+func TestToolCallEndSizeIsThePartials(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		prev := &loop.AssistantMessage{API: "faux", Model: drawText(t, "model")}
+		for range rapid.IntRange(1, 3).Draw(t, "blocks") {
+			if rapid.Bool().Draw(t, "text") {
+				prev.Content = append(prev.Content, loop.TextContent{Text: drawText(t, "text-body")})
+			} else {
+				prev.Content = append(prev.Content, drawToolCall(t, "call"))
+			}
+		}
+		i := rapid.IntRange(0, len(prev.Content)-1).Draw(t, "index")
+		call := drawToolCall(t, "end")
+		next := loop.ShallowCopy(prev).(*loop.AssistantMessage)
+		next.Content[i] = call
+		ev := &loop.StreamEvent{Type: loop.StreamToolCallEnd, ContentIndex: i, ToolCall: &call, Partial: next}
+		p := partialAt{seq: 1, msg: prev, size: int64(len(appendMessage(nil, prev)))}
+		if got, want := advancedSize(p, ev, nil), int64(len(appendMessage(nil, next))); got != want {
+			t.Fatalf("size %d, want %d: %s", got, want, appendMessage(nil, next))
+		}
+		for _, b := range next.Content {
+			if got, want := blockSize(b), int64(len(appendBlock(nil, b))); got != want {
+				t.Fatalf("blockSize %d, want %d: %s", got, want, appendBlock(nil, b))
+			}
+		}
+	})
+}

@@ -472,6 +472,68 @@ func (o obj) key(k string) obj {
 	return o
 }
 
+// lit writes member, a whole member as canonical JSON ("key":value): a constant one, whose
+// key and value are not written piece by piece (nor the value scanned for escapes) every time.
+func (o obj) lit(member string) obj {
+	if o.first {
+		o.first = false
+	} else {
+		o.b = append(o.b, ',')
+	}
+	o.b = append(o.b, member...)
+	return o
+}
+
+// Constant members, as obj.str writes them (TestConstantMembersAreAsWritten).
+const (
+	typeText       = `"type":"text"`
+	typeThinking   = `"type":"thinking"`
+	typeImage      = `"type":"image"`
+	typeToolCall   = `"type":"toolCall"`
+	roleUser       = `"role":"user"`
+	roleSystem     = `"role":"system"`
+	roleAssistant  = `"role":"assistant"`
+	roleToolResult = `"role":"toolResult"`
+	noArguments    = `"arguments":{}`
+	noArgs         = `"args":{}`
+)
+
+// eventTypeMember is the type member of an event of type t, as obj.str writes it, for the
+// loop's event types ("" for any other).
+func eventTypeMember(t loop.EventType) string {
+	switch t {
+	case loop.AgentStart:
+		return `"type":"` + string(loop.AgentStart) + `"`
+	case loop.AgentEnd:
+		return `"type":"` + string(loop.AgentEnd) + `"`
+	case loop.TurnStart:
+		return `"type":"` + string(loop.TurnStart) + `"`
+	case loop.TurnEnd:
+		return `"type":"` + string(loop.TurnEnd) + `"`
+	case loop.MessageStart:
+		return `"type":"` + string(loop.MessageStart) + `"`
+	case loop.MessageUpdate:
+		return `"type":"` + string(loop.MessageUpdate) + `"`
+	case loop.MessageEnd:
+		return `"type":"` + string(loop.MessageEnd) + `"`
+	case loop.ToolExecutionStart:
+		return `"type":"` + string(loop.ToolExecutionStart) + `"`
+	case loop.ToolExecutionUpdate:
+		return `"type":"` + string(loop.ToolExecutionUpdate) + `"`
+	case loop.ToolExecutionEnd:
+		return `"type":"` + string(loop.ToolExecutionEnd) + `"`
+	}
+	return ""
+}
+
+// eventType writes the type member of an event of type t.
+func (o obj) eventType(t loop.EventType) obj {
+	if m := eventTypeMember(t); m != "" {
+		return o.lit(m)
+	}
+	return o.str("type", string(t))
+}
+
 func (o obj) str(k, v string) obj {
 	o = o.key(k)
 	o.b = jsonvalue.AppendString(o.b, v)
@@ -560,7 +622,11 @@ func (enc *encoder) eventWith(b []byte, e *loop.Event, msg *[2]int) []byte {
 		o = o.key("message")
 		o.b = appendMessage(o.b, e.Message)
 	case loop.ToolExecutionStart:
-		o = o.any("args", argsOrEmpty(e.Args))
+		if len(e.Args) == 0 {
+			o = o.lit(noArgs) // nil or empty: {}
+		} else {
+			o = o.any("args", e.Args)
+		}
 		o = o.str("toolCallId", e.ToolCallID)
 		o = o.str("toolName", e.ToolName)
 	case loop.ToolExecutionUpdate:
@@ -579,7 +645,7 @@ func (enc *encoder) eventWith(b []byte, e *loop.Event, msg *[2]int) []byte {
 		o = o.str("toolCallId", e.ToolCallID)
 		o = o.str("toolName", e.ToolName)
 	}
-	o = o.str("type", string(e.Type))
+	o = o.eventType(e.Type)
 	return o.close()
 }
 
@@ -681,7 +747,7 @@ func appendBlock(b []byte, blk loop.Block) []byte {
 		if x.TextSignature != "" {
 			o = o.str("textSignature", x.TextSignature)
 		}
-		o = o.str("type", "text")
+		o = o.lit(typeText)
 		return o.close()
 	case loop.ThinkingContent:
 		o := open(b)
@@ -692,13 +758,13 @@ func appendBlock(b []byte, blk loop.Block) []byte {
 		if x.ThinkingSignature != "" {
 			o = o.str("thinkingSignature", x.ThinkingSignature)
 		}
-		o = o.str("type", "thinking")
+		o = o.lit(typeThinking)
 		return o.close()
 	case loop.ImageContent:
 		o := open(b)
 		o = o.str("data", x.Data)
 		o = o.str("mimeType", x.MimeType)
-		o = o.str("type", "image")
+		o = o.lit(typeImage)
 		return o.close()
 	case loop.ToolCall:
 		return appendToolCall(b, &x)
@@ -711,7 +777,11 @@ func appendBlock(b []byte, blk loop.Block) []byte {
 // allocated).
 func appendToolCall(b []byte, x *loop.ToolCall) []byte {
 	o := open(b)
-	o = o.any("arguments", argsOrEmpty(x.Arguments))
+	if len(x.Arguments) == 0 {
+		o = o.lit(noArguments) // nil or empty: {}
+	} else {
+		o = o.any("arguments", x.Arguments)
+	}
 	if x.ArgumentsError != "" {
 		o = o.str("argumentsError", x.ArgumentsError)
 	}
@@ -723,7 +793,7 @@ func appendToolCall(b []byte, x *loop.ToolCall) []byte {
 	if x.ThoughtSignature != "" {
 		o = o.str("thoughtSignature", x.ThoughtSignature)
 	}
-	o = o.str("type", "toolCall")
+	o = o.lit(typeToolCall)
 	return o.close()
 }
 
@@ -748,7 +818,7 @@ func appendMessage(b []byte, m loop.Message) []byte {
 		}
 		o := open(b)
 		o = appendContent(o, x.Text, x.Blocks)
-		o = o.str("role", "user")
+		o = o.lit(roleUser)
 		o = o.num("timestamp", x.Timestamp)
 		return o.close()
 	case *loop.SystemMessage:
@@ -757,7 +827,7 @@ func appendMessage(b []byte, m loop.Message) []byte {
 		}
 		o := open(b)
 		o = appendContent(o, x.Text, x.Blocks)
-		o = o.str("role", "system")
+		o = o.lit(roleSystem)
 		if len(x.Sections) > 0 {
 			o = o.key("sections")
 			o.b = append(o.b, '{')
@@ -826,7 +896,7 @@ func appendMessage(b []byte, m loop.Message) []byte {
 			o = o.num("durationMs", *x.DurationMs)
 		}
 		o = o.boolean("isError", x.IsError)
-		o = o.str("role", "toolResult")
+		o = o.lit(roleToolResult)
 		o = o.num("timestamp", x.Timestamp)
 		o = o.str("toolCallId", x.ToolCallID)
 		o = o.str("toolName", x.ToolName)
@@ -950,7 +1020,7 @@ func appendAssistant(b []byte, x *loop.AssistantMessage, at *[2]int) []byte {
 	if x.ResponseModel != "" {
 		o = o.str("responseModel", x.ResponseModel)
 	}
-	o = o.str("role", "assistant")
+	o = o.lit(roleAssistant)
 	o = o.str("stopReason", string(x.StopReason))
 	if x.ThinkingLevel != "" {
 		o = o.str("thinkingLevel", x.ThinkingLevel)

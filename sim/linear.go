@@ -301,7 +301,7 @@ func (w *world) updateData(ev *loop.Event) (json.RawMessage, *trace.Link, int64)
 		o := open(b)
 		o = o.key("assistantMessageEvent")
 		o.b = appendStreamEventWith(o.b, ev.AssistantEvent, false)
-		o = o.str("type", string(ev.Type))
+		o = o.eventType(ev.Type)
 		return o.close()
 	}), w.newLink(trace.Link{Repeats: last.seq}), repeatedSize(last.size)
 }
@@ -686,7 +686,7 @@ func (w *world) messageData(ev *loop.Event) (json.RawMessage, *trace.Link, int64
 					o = o.key("toolResults")
 					o.b = jsonvalue.AppendList(o.b, nonNil(ev.ToolResults), func(b []byte, r *loop.ToolResultMessage) []byte { return w.enc.transcript(b, r) })
 				}
-				o = o.str("type", string(ev.Type))
+				o = o.eventType(ev.Type)
 				return o.close()
 			})
 		}

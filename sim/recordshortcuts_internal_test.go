@@ -292,3 +292,40 @@ func TestToolCallEndSizeIsThePartials(t *testing.T) {
 		}
 	})
 }
+
+// TestConstantMembersAreAsWritten: each constant member obj.lit writes is what obj.str (or
+// obj.any) writes for its key and value, first in an object and after another member; and
+// the type member of every event type is.
+func TestConstantMembersAreAsWritten(t *testing.T) {
+	for _, c := range []struct {
+		member, key string
+		value       any
+	}{
+		{typeText, "type", "text"}, {typeThinking, "type", "thinking"}, {typeImage, "type", "image"},
+		{typeToolCall, "type", "toolCall"}, {roleUser, "role", "user"}, {roleSystem, "role", "system"},
+		{roleAssistant, "role", "assistant"}, {roleToolResult, "role", "toolResult"},
+		{noArguments, "arguments", map[string]any{}}, {noArgs, "args", map[string]any(nil)},
+	} {
+		for _, first := range []bool{true, false} {
+			lit, plain := open(nil), open(nil)
+			if !first {
+				lit, plain = lit.str("a", "b"), plain.str("a", "b")
+			}
+			got := lit.lit(c.member).close()
+			want := plain.any(c.key, c.value).close()
+			if v, ok := c.value.(map[string]any); ok && v == nil {
+				want = plain.any(c.key, map[string]any{}).close() // argsOrEmpty
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("%s: %s, want %s", c.member, got, want)
+			}
+		}
+	}
+	types := []loop.EventType{loop.AgentStart, loop.AgentEnd, loop.TurnStart, loop.TurnEnd, loop.MessageStart, loop.MessageUpdate,
+		loop.MessageEnd, loop.ToolExecutionStart, loop.ToolExecutionUpdate, loop.ToolExecutionEnd, "other", "é\u2028"}
+	for _, typ := range types {
+		if got, want := open(nil).eventType(typ).close(), open(nil).str("type", string(typ)).close(); !bytes.Equal(got, want) {
+			t.Errorf("event type %q: %s, want %s", typ, got, want)
+		}
+	}
+}

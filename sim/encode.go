@@ -1,10 +1,12 @@
 package sim
 
 import (
+	"bytes"
 	"encoding/json"
 	"slices"
 	"sort"
 	"strconv"
+	"unsafe"
 
 	"github.com/turnstile-dev/turnstile/jsonvalue"
 	"github.com/turnstile-dev/turnstile/loop"
@@ -38,6 +40,36 @@ type encoder struct {
 	heads *headCache
 	// frame is the last stream call's JSON around its messages (streamCallWith).
 	frame callFrame
+	// result is the last tool result written and its JSON (toolResult).
+	result struct {
+		r   loop.ToolResult
+		enc []byte
+	}
+}
+
+// toolResult writes r (appendToolResult), from the last one's JSON when it holds the same bits:
+// a tool's executions mostly settle with the same result (its script's), which its end event
+// reports again, and the values it shares are never changed once written.
+func (e *encoder) toolResult(b []byte, r *loop.ToolResult) []byte {
+	if e == nil {
+		return appendToolResult(b, r)
+	}
+	if e.result.enc != nil && identicalResults(&e.result.r, r) {
+		return append(b, e.result.enc...)
+	}
+	start := len(b)
+	b = appendToolResult(b, r)
+	e.result.r = *r
+	e.result.enc = append(e.result.enc[:0], b[start:]...)
+	return b
+}
+
+// identicalResults reports whether a and b hold the same bits (padding included, which can
+// only make it false): then they write the same JSON.
+func identicalResults(a, b *loop.ToolResult) bool {
+	x := unsafe.Slice((*byte)(unsafe.Pointer(a)), unsafe.Sizeof(*a))
+	y := unsafe.Slice((*byte)(unsafe.Pointer(b)), unsafe.Sizeof(*b))
+	return bytes.Equal(x, y)
 }
 
 // headsOrNil is e's head cache, nil for a nil encoder.
@@ -310,12 +342,12 @@ func (e *encoder) value(b []byte, v any) []byte {
 	case loop.ThinkingLevel:
 		return jsonvalue.AppendString(b, string(x))
 	case loop.ToolResult:
-		return appendToolResult(b, &x)
+		return e.toolResult(b, &x)
 	case *loop.ToolResult:
 		if x == nil {
 			return append(b, "null"...)
 		}
-		return appendToolResult(b, x)
+		return e.toolResult(b, x)
 	case Outcome: // encodevalues.go: the Agent's and the hooks' own types
 		return e.outcome(b, &x)
 	case wireOp:
@@ -640,7 +672,12 @@ func (enc *encoder) eventWith(b []byte, e *loop.Event, msg *[2]int) []byte {
 		}
 		o = o.boolean("isError", e.IsError)
 		if !e.ResultUndefined {
-			o = o.any("result", e.Result)
+			o = o.key("result")
+			if e.Result == nil {
+				o.b = append(o.b, "null"...)
+			} else {
+				o.b = enc.toolResult(o.b, e.Result) // often the result delivered, its JSON known
+			}
 		}
 		o = o.str("toolCallId", e.ToolCallID)
 		o = o.str("toolName", e.ToolName)

@@ -329,3 +329,34 @@ func TestConstantMembersAreAsWritten(t *testing.T) {
 		}
 	}
 }
+
+// TestToolResultFromTheLastIsAsWritten: tool results written through one encoder, from the
+// last one's JSON when they hold its bits, are each as appendToolResult writes it: the same
+// result again, a copy, one with another content, details, flag or usage.
+func TestToolResultFromTheLastIsAsWritten(t *testing.T) {
+	content := loop.Text("ok")
+	details := map[string]any{"k": 1.0}
+	rapid.Check(t, func(t *rapid.T) {
+		e := newEncoder()
+		last := loop.ToolResult{Content: content, Details: details}
+		for i := range rapid.IntRange(1, 8).Draw(t, "results") {
+			r := last
+			switch rapid.IntRange(0, 5).Draw(t, "how") {
+			case 1:
+				r.Content = loop.Text(rapid.SampledFrom([]string{"ok", "no"}).Draw(t, "text"))
+			case 2:
+				r.Details = rapid.SampledFrom([]any{nil, details, map[string]any{}}).Draw(t, "details")
+			case 3:
+				r.IsError = !r.IsError
+			case 4:
+				r.Usage = &loop.Usage{Input: 1}
+			case 5:
+				r.Terminate, r.TerminateSet = rapid.Bool().Draw(t, "terminate"), true
+			}
+			if got, want := e.toolResult(nil, &r), appendToolResult(nil, &r); !bytes.Equal(got, want) {
+				t.Fatalf("result %d: %s, want %s", i, got, want)
+			}
+			last = r
+		}
+	})
+}

@@ -37,16 +37,23 @@ func (w *world) startTool(data json.RawMessage, value any) Answer {
 		w.fail("protocol", "bad tool call: "+err.Error())
 		return Answer{Error: "bad tool call: " + err.Error()}
 	}
-	spec := -1 // the tool in sc.Tools whose behaviour this is; -1 for the call's own
-	b, ok := w.sc.ToolCalls[st.ToolCallID]
-	if !ok {
+	spec := -1       // the tool in sc.Tools whose behaviour this is; -1 for the call's own
+	var b *Behaviour // not copied but into the execution: a behaviour is large
+	var own Behaviour
+	ok := false
+	if len(w.sc.ToolCalls) > 0 {
+		own, ok = w.sc.ToolCalls[st.ToolCallID]
+	}
+	if ok {
+		b = &own
+	} else {
 		spec = slices.IndexFunc(w.sc.Tools, func(t ToolSpec) bool { return t.Name == st.ToolName })
 		if spec < 0 {
 			text := fmt.Sprintf("tool %q was executed but the scenario does not define it", st.ToolName)
 			w.fail("script", text)
 			return Answer{Error: text}
 		}
-		b = w.sc.Tools[spec].Behaviour
+		b = &w.sc.Tools[spec].Behaviour
 	}
 	// The executions that finished are let go: only those running are looked at (here and
 	// by an abort), and a long run would otherwise look at every execution it made.
@@ -59,7 +66,7 @@ func (w *world) startTool(data json.RawMessage, value any) Answer {
 		}
 	}
 	t := w.toolRuns.next(&toolRunChunks, 16)
-	t.id, t.b = st.ToolCallID, b
+	t.id, t.b = st.ToolCallID, *b
 	t.pending = t.first[:0]
 	w.tools = append(w.tools, t)
 	start := w.now
@@ -108,7 +115,7 @@ func (w *world) settlement(result *loop.ToolResult, throw, nothing string) settl
 		return settlement{data: w.enc.valueBytes(map[string]string{"nothing": nothing})}
 	}
 	data := w.enc.sized(func(b []byte) []byte { // {"result": result}
-		return append(appendToolResult(append(b, `{"result":`...), result), '}')
+		return append(w.enc.toolResult(append(b, `{"result":`...), result), '}')
 	})
 	return settlement{data: data, value: *result} // in-process, the result is taken as a value
 }

@@ -3,6 +3,7 @@ package sim
 import (
 	"bytes"
 	"encoding/json"
+	"math/bits"
 	"slices"
 	"sort"
 	"strconv"
@@ -25,7 +26,7 @@ func appendCanonical(b []byte, v any) []byte { return (*encoder)(nil).value(b, v
 // append-only rule); TestValuesAndJSONGiveTheSameTrace compares every curated and many
 // generated runs with their encoding from JSON. A nil *encoder remembers nothing.
 type encoder struct {
-	memo map[loop.Message][]byte
+	memo memoTable
 	// writing is set while sized writes (a write it makes meanwhile, nested, gets a buffer
 	// of its own); pending are the messages the write has put in the memo's place so far, by
 	// their offsets in it, remembered once the write is over and its bytes are where they stay.
@@ -117,6 +118,84 @@ func (h *headCache) assistant(b []byte, m *loop.AssistantMessage) []byte {
 	return b
 }
 
+// memoTable maps messages of the memoable types, by identity (their two words), to their
+// encodings: a table of open addressing hashed on the message's address, where a map keyed
+// by the interface hashes its type and value through the runtime at every look-up (several
+// a message: it is written once, then met again in the next context and the run's end).
+// Its keys keep their messages alive, as a map's would.
+type memoTable struct {
+	keys  []ifaceWords // the zero key: an empty slot (a memoable message has a type word)
+	vals  [][]byte
+	n     int
+	shift uint // 64 minus log2(len(keys))
+}
+
+// init makes room for n messages.
+func (t *memoTable) init(n int) {
+	size := 16
+	for size < 2*n {
+		size *= 2
+	}
+	t.keys, t.vals, t.n = make([]ifaceWords, size), make([][]byte, size), 0
+	t.shift = uint(64 - bits.TrailingZeros(uint(size)))
+}
+
+// slot is where the search for key k starts.
+func (t *memoTable) slot(k ifaceWords) int {
+	return int((uint64(uintptr(k.data)) * 0x9e3779b97f4a7c15) >> t.shift)
+}
+
+// get is m's encoding, if the table holds it.
+func (t *memoTable) get(m loop.Message) ([]byte, bool) {
+	if len(t.keys) == 0 {
+		return nil, false
+	}
+	k, mask := messageWords(m), len(t.keys)-1
+	for i := t.slot(k); ; i = (i + 1) & mask {
+		switch t.keys[i] {
+		case k:
+			return t.vals[i], true
+		case ifaceWords{}:
+			return nil, false
+		}
+	}
+}
+
+// set makes enc m's encoding; m is of a memoable type.
+func (t *memoTable) set(m loop.Message, enc []byte) {
+	if 2*(t.n+1) > len(t.keys) {
+		t.grow()
+	}
+	k, mask := messageWords(m), len(t.keys)-1
+	i := t.slot(k)
+	for t.keys[i] != k && t.keys[i] != (ifaceWords{}) {
+		i = (i + 1) & mask
+	}
+	if t.keys[i] != k {
+		t.keys[i] = k
+		t.n++
+	}
+	t.vals[i] = enc
+}
+
+// grow doubles the table's room, its entries placed again.
+func (t *memoTable) grow() {
+	keys, vals := t.keys, t.vals
+	t.init(max(len(keys), 8)) // twice the room: init doubles what it is asked for
+	mask := len(t.keys) - 1
+	for j, k := range keys {
+		if k == (ifaceWords{}) {
+			continue
+		}
+		i := t.slot(k)
+		for t.keys[i] != (ifaceWords{}) {
+			i = (i + 1) & mask
+		}
+		t.keys[i], t.vals[i] = k, vals[j]
+		t.n++
+	}
+}
+
 // pendingMemo is a message written at offsets start to end of the write in progress.
 type pendingMemo struct {
 	m          loop.Message
@@ -171,7 +250,7 @@ func (e *encoder) sized(write func([]byte) []byte) []byte {
 	out := b[:len(b):len(b)]
 	if len(e.pending) > 0 {
 		for _, p := range e.pending {
-			e.memo[p.m] = out[p.start:p.end:p.end]
+			e.memo.set(p.m, out[p.start:p.end:p.end])
 		}
 		clear(e.pending)
 		e.pending = e.pending[:0]
@@ -212,7 +291,9 @@ func newEncoder() *encoder { return newEncoderFor(0) }
 
 // newEncoderFor is an encoder whose memo has room for messages.
 func newEncoderFor(messages int) *encoder {
-	return &encoder{memo: make(map[loop.Message][]byte, messages), heads: &headCache{}}
+	e := &encoder{heads: &headCache{}}
+	e.memo.init(messages)
+	return e
 }
 
 // release lets the encoder's buffers go; the encoder writes nothing after (the run is over).
@@ -226,7 +307,8 @@ func (e *encoder) messages(b []byte, list []loop.Message) []byte {
 	size := len(list) + 2
 	for _, m := range list {
 		if memoable(m) {
-			size += len(e.memo[m])
+			enc, _ := e.memo.get(m)
+			size += len(enc)
 		}
 	}
 	return jsonvalue.AppendList(slices.Grow(b, size), list, e.message)
@@ -237,7 +319,7 @@ func (e *encoder) message(b []byte, m loop.Message) []byte {
 	if !memoable(m) {
 		return appendMessage(b, m)
 	}
-	if enc, ok := e.memo[m]; ok {
+	if enc, ok := e.memo.get(m); ok {
 		return append(b, enc...)
 	}
 	start := len(b)
@@ -251,7 +333,7 @@ func (e *encoder) message(b []byte, m loop.Message) []byte {
 		// remembered once they stay where they are (sized).
 		e.pending = append(e.pending, pendingMemo{m: m, start: start, end: len(b)})
 	} else {
-		e.memo[m] = e.kept(b[start:])
+		e.memo.set(m, e.kept(b[start:]))
 	}
 	return b
 }
@@ -273,11 +355,11 @@ func (e *encoder) encoded(m loop.Message) []byte {
 	if !memoable(m) {
 		return e.sized(write)
 	}
-	if enc, ok := e.memo[m]; ok {
+	if enc, ok := e.memo.get(m); ok {
 		return enc
 	}
 	enc := e.sized(write)
-	e.memo[m] = enc
+	e.memo.set(m, enc)
 	return enc
 }
 

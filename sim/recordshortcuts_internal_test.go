@@ -360,3 +360,47 @@ func TestToolResultFromTheLastIsAsWritten(t *testing.T) {
 		}
 	})
 }
+
+// TestMemoTableIsAMap: the encoder's memo table answers as a map keyed by the messages would,
+// whatever messages are set, set again and looked up, across its growing.
+func TestMemoTableIsAMap(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		msgs := make([]loop.Message, rapid.IntRange(1, 200).Draw(t, "messages"))
+		for i := range msgs {
+			switch i % 3 {
+			case 0:
+				msgs[i] = &loop.AssistantMessage{}
+			case 1:
+				msgs[i] = &loop.ToolResultMessage{}
+			default:
+				msgs[i] = &loop.UserMessage{}
+			}
+		}
+		var table memoTable
+		if rapid.Bool().Draw(t, "made") {
+			table.init(rapid.IntRange(0, 50).Draw(t, "room"))
+		}
+		want := map[loop.Message][]byte{}
+		for step := range rapid.IntRange(0, 400).Draw(t, "steps") {
+			m := msgs[rapid.IntRange(0, len(msgs)-1).Draw(t, "message")]
+			if rapid.Bool().Draw(t, "set") {
+				enc := []byte{byte(step)}
+				table.set(m, enc)
+				want[m] = enc
+			}
+			got, ok := table.get(m)
+			w, wok := want[m]
+			if ok != wok || !bytes.Equal(got, w) {
+				t.Fatalf("step %d: %v %v, want %v %v", step, got, ok, w, wok)
+			}
+		}
+		if table.n != len(want) {
+			t.Fatalf("%d entries, want %d", table.n, len(want))
+		}
+		for m, w := range want {
+			if got, ok := table.get(m); !ok || !bytes.Equal(got, w) {
+				t.Fatalf("%p: %v %v, want %v", m, got, ok, w)
+			}
+		}
+	})
+}

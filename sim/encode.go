@@ -612,30 +612,44 @@ const (
 	noArgs         = `"args":{}`
 )
 
+// The type members of the loop's events, as obj.str writes them.
+const (
+	typeAgentStart          = `"type":"` + string(loop.AgentStart) + `"`
+	typeAgentEnd            = `"type":"` + string(loop.AgentEnd) + `"`
+	typeTurnStart           = `"type":"` + string(loop.TurnStart) + `"`
+	typeTurnEnd             = `"type":"` + string(loop.TurnEnd) + `"`
+	typeMessageStart        = `"type":"` + string(loop.MessageStart) + `"`
+	typeMessageUpdate       = `"type":"` + string(loop.MessageUpdate) + `"`
+	typeMessageEnd          = `"type":"` + string(loop.MessageEnd) + `"`
+	typeToolExecutionStart  = `"type":"` + string(loop.ToolExecutionStart) + `"`
+	typeToolExecutionUpdate = `"type":"` + string(loop.ToolExecutionUpdate) + `"`
+	typeToolExecutionEnd    = `"type":"` + string(loop.ToolExecutionEnd) + `"`
+)
+
 // eventTypeMember is the type member of an event of type t, as obj.str writes it, for the
 // loop's event types ("" for any other).
 func eventTypeMember(t loop.EventType) string {
 	switch t {
 	case loop.AgentStart:
-		return `"type":"` + string(loop.AgentStart) + `"`
+		return typeAgentStart
 	case loop.AgentEnd:
-		return `"type":"` + string(loop.AgentEnd) + `"`
+		return typeAgentEnd
 	case loop.TurnStart:
-		return `"type":"` + string(loop.TurnStart) + `"`
+		return typeTurnStart
 	case loop.TurnEnd:
-		return `"type":"` + string(loop.TurnEnd) + `"`
+		return typeTurnEnd
 	case loop.MessageStart:
-		return `"type":"` + string(loop.MessageStart) + `"`
+		return typeMessageStart
 	case loop.MessageUpdate:
-		return `"type":"` + string(loop.MessageUpdate) + `"`
+		return typeMessageUpdate
 	case loop.MessageEnd:
-		return `"type":"` + string(loop.MessageEnd) + `"`
+		return typeMessageEnd
 	case loop.ToolExecutionStart:
-		return `"type":"` + string(loop.ToolExecutionStart) + `"`
+		return typeToolExecutionStart
 	case loop.ToolExecutionUpdate:
-		return `"type":"` + string(loop.ToolExecutionUpdate) + `"`
+		return typeToolExecutionUpdate
 	case loop.ToolExecutionEnd:
-		return `"type":"` + string(loop.ToolExecutionEnd) + `"`
+		return typeToolExecutionEnd
 	}
 	return ""
 }
@@ -695,11 +709,14 @@ func (enc *encoder) eventWith(b []byte, e *loop.Event, msg *[2]int) []byte {
 			msg[0], msg[1] = start, len(o.b)
 		}
 	}
+	typ := "" // the type member, known for the loop's types
 	switch e.Type {
 	case loop.AgentEnd:
+		typ = typeAgentEnd
 		o = o.key("messages")
 		o.b = enc.messages(o.b, nonNil(e.Messages))
 	case loop.TurnEnd:
+		typ = typeTurnEnd
 		o = o.key("message")
 		start := len(o.b)
 		o.b = enc.transcript(o.b, e.Message)
@@ -707,11 +724,13 @@ func (enc *encoder) eventWith(b []byte, e *loop.Event, msg *[2]int) []byte {
 		o = o.key("toolResults")
 		o.b = jsonvalue.AppendList(o.b, nonNil(e.ToolResults), func(b []byte, r *loop.ToolResultMessage) []byte { return enc.transcript(b, r) })
 	case loop.MessageEnd:
+		typ = typeMessageEnd
 		o = o.key("message")
 		start := len(o.b)
 		o.b = enc.transcript(o.b, e.Message)
 		at(start)
 	case loop.MessageStart:
+		typ = typeMessageStart
 		// An assistant message starts as a snapshot of its partial, never seen again; the
 		// others start as the message that ends, the same.
 		o = o.key("message")
@@ -727,6 +746,7 @@ func (enc *encoder) eventWith(b []byte, e *loop.Event, msg *[2]int) []byte {
 		}
 		at(start)
 	case loop.MessageUpdate:
+		typ = typeMessageUpdate
 		o = o.key("assistantMessageEvent")
 		if e.AssistantEvent == nil {
 			o.b = append(o.b, "null"...)
@@ -736,6 +756,7 @@ func (enc *encoder) eventWith(b []byte, e *loop.Event, msg *[2]int) []byte {
 		o = o.key("message")
 		o.b = appendMessage(o.b, e.Message)
 	case loop.ToolExecutionStart:
+		typ = typeToolExecutionStart
 		if len(e.Args) == 0 {
 			o = o.lit(noArgs) // nil or empty: {}
 		} else {
@@ -744,11 +765,13 @@ func (enc *encoder) eventWith(b []byte, e *loop.Event, msg *[2]int) []byte {
 		o = o.str("toolCallId", e.ToolCallID)
 		o = o.str("toolName", e.ToolName)
 	case loop.ToolExecutionUpdate:
+		typ = typeToolExecutionUpdate
 		o = o.any("args", argsOrEmpty(e.Args))
 		o = o.any("partialResult", e.PartialResult)
 		o = o.str("toolCallId", e.ToolCallID)
 		o = o.str("toolName", e.ToolName)
 	case loop.ToolExecutionEnd:
+		typ = typeToolExecutionEnd
 		if e.DurationMs != nil {
 			o = o.num("durationMs", *e.DurationMs)
 		}
@@ -764,7 +787,11 @@ func (enc *encoder) eventWith(b []byte, e *loop.Event, msg *[2]int) []byte {
 		o = o.str("toolCallId", e.ToolCallID)
 		o = o.str("toolName", e.ToolName)
 	}
-	o = o.eventType(e.Type)
+	if typ != "" {
+		o = o.lit(typ)
+	} else {
+		o = o.str("type", string(e.Type))
+	}
 	return o.close()
 }
 

@@ -301,7 +301,7 @@ func (w *world) updateData(ev *loop.Event) (json.RawMessage, *trace.Link, int64)
 		o := open(b)
 		o = o.key("assistantMessageEvent")
 		o.b = appendStreamEventWith(o.b, ev.AssistantEvent, false)
-		o = o.eventType(ev.Type)
+		o = o.lit(typeMessageUpdate) // updateData's events are message_update's
 		return o.close()
 	}), w.newLink(trace.Link{Repeats: last.seq}), repeatedSize(last.size)
 }
@@ -682,11 +682,12 @@ func (w *world) messageData(ev *loop.Event) (json.RawMessage, *trace.Link, int64
 		default:
 			data = w.enc.sized(func(b []byte) []byte {
 				o := open(b)
-				if ev.Type == loop.TurnEnd {
-					o = o.key("toolResults")
-					o.b = jsonvalue.AppendList(o.b, nonNil(ev.ToolResults), func(b []byte, r *loop.ToolResultMessage) []byte { return w.enc.transcript(b, r) })
+				if ev.Type != loop.TurnEnd {
+					return o.eventType(ev.Type).close()
 				}
-				o = o.eventType(ev.Type)
+				o = o.key("toolResults")
+				o.b = jsonvalue.AppendList(o.b, nonNil(ev.ToolResults), func(b []byte, r *loop.ToolResultMessage) []byte { return w.enc.transcript(b, r) })
+				o = o.lit(typeTurnEnd)
 				return o.close()
 			})
 		}

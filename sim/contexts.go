@@ -16,7 +16,7 @@ import (
 
 // contextName is the name under which the linear form links c to the previous call of the
 // same name ("" when c sends no context): stream, or the hook's name.
-func contextName(c Call) string {
+func contextName(c *Call) string {
 	name := c.Name
 	switch c.Kind {
 	case trace.CallStream:
@@ -35,6 +35,26 @@ func contextName(c Call) string {
 type listKey struct {
 	name string
 	list trace.List
+}
+
+// list is the list remembered under key (its seq 0: none).
+func (l *linearizer) list(key listKey) listAt {
+	if key == runListKey {
+		return l.streamList
+	}
+	return l.lists[key]
+}
+
+// setList remembers at under key.
+func (l *linearizer) setList(key listKey, at listAt) {
+	if key == runListKey {
+		l.streamList = at
+		return
+	}
+	if l.lists == nil {
+		l.lists = map[listKey]listAt{}
+	}
+	l.lists[key] = at
 }
 
 // listAt is a message list recorded at entry seq: its messages' canonical JSON and, when
@@ -68,11 +88,8 @@ func (w *world) remember(seq int, lists []pendingList) {
 	if len(lists) == 0 || !w.lastRecorded(seq, trace.KindCall) {
 		return
 	}
-	if w.lin.lists == nil {
-		w.lin.lists = map[listKey]listAt{}
-	}
 	for _, l := range lists {
-		prev := w.lin.lists[l.key]
+		prev := w.lin.list(l.key)
 		at := listAt{seq: seq, encs: append(prev.encs[:l.keep], l.tail...), ends: prev.ends[:l.keep]}
 		end := int64(0)
 		if l.keep > 0 {
@@ -91,7 +108,7 @@ func (w *world) remember(seq int, lists []pendingList) {
 				}
 			}
 		}
-		w.lin.lists[l.key] = at
+		w.lin.setList(l.key, at)
 	}
 }
 
@@ -245,7 +262,7 @@ func (w *world) setListLink(link **trace.Link, list trace.List, extends, keep in
 // with its link, the bytes the link leaves out, and the lists to remember once the entry is
 // recorded; full is the data in full (a hook's answer is computed from it), nil when the
 // data leaves something out and wantFull is not set.
-func (w *world) contextData(c Call, name string, wantFull bool) (full, data json.RawMessage, link *trace.Link, leftOut int64, lists []pendingList) {
+func (w *world) contextData(c *Call, name string, wantFull bool) (full, data json.RawMessage, link *trace.Link, leftOut int64, lists []pendingList) {
 	if w.lin.inFull {
 		data = w.canonicalData(c.Data, c.Value)
 		return data, data, nil, 0, nil
@@ -264,7 +281,7 @@ func (w *world) contextData(c Call, name string, wantFull bool) (full, data json
 					continue
 				}
 				key := listKey{name, list}
-				prev := w.lin.lists[key]
+				prev := w.lin.list(key)
 				keep := w.keepOfMessages(msgs, prev)
 				tail := make([][]byte, len(msgs)-keep)
 				for i, msg := range msgs[keep:] {
@@ -296,7 +313,7 @@ func (w *world) contextData(c Call, name string, wantFull bool) (full, data json
 	for _, list := range dataLists {
 		path := trace.CallListPath(name, list)
 		key := listKey{name, list}
-		prev := w.lin.lists[key]
+		prev := w.lin.list(key)
 		start, end, encs, ok := jsonvalue.ArrayAtLike(data, prev.encs, path...)
 		if !ok {
 			continue
@@ -321,21 +338,36 @@ func (w *world) contextData(c Call, name string, wantFull bool) (full, data json
 // streamCallData is contextData of a stream call given as a *streamCall.
 func (w *world) streamCallData(sc *streamCall, name string) (full, data json.RawMessage, link *trace.Link, leftOut int64, lists []pendingList) {
 	key := listKey{name, trace.ListMessages}
-	prev := w.lin.lists[key]
+	prev := w.lin.list(key)
 	msgs := sc.Messages
 	keep := w.keepOfMessages(msgs, prev)
-	tail := make([][]byte, len(msgs)-keep)
-	for i, msg := range msgs[keep:] {
-		tail[i] = w.enc.encoded(msg)
+	spare := w.spare
+	w.spare = streamSpare{} // taken until the call is recorded (recordCall gives it back)
+	tail := slices.Grow(spare.tail[:0], len(msgs)-keep)
+	for _, msg := range msgs[keep:] {
+		tail = append(tail, w.enc.encoded(msg))
 	}
-	lists = []pendingList{{key: key, keep: keep, tail: tail, tailMsgs: msgs[keep:], values: true}}
+	lists = append(spare.lists[:0], pendingList{key: key, keep: keep, tail: tail, tailMsgs: msgs[keep:], values: true})
 	if keep == 0 {
 		data = w.enc.valueBytes(sc)
 		return data, data, nil, 0, lists
 	}
 	w.setListLink(&link, trace.ListMessages, prev.seq, keep)
-	short := w.enc.sized(func(b []byte) []byte { return w.enc.streamCall(b, sc, msgs[keep:]) })
+	short := w.enc.sized(func(b []byte) []byte { return w.enc.streamCallWith(b, sc, nil, tail) })
 	return nil, short, link, keptSize(prev, keep, len(msgs)), lists
+}
+
+// streamSpare is the room a stream call's lists to remember are made in: remember copies what
+// they hold, so one room serves every request of a run, rather than two allocations each.
+// What it holds stays alive until overwritten: messages and encodings the run holds anyway.
+type streamSpare struct {
+	tail  [][]byte
+	lists []pendingList
+}
+
+// giveBack keeps the room of a stream call's lists, once recorded, for the next call's.
+func (w *world) giveBack(lists []pendingList) {
+	w.spare = streamSpare{tail: lists[0].tail[:0], lists: lists[:0]}
 }
 
 // answerData is a context hook's answer (canonical JSON) in the linear form, its link
@@ -346,7 +378,7 @@ func (w *world) answerData(name string, answer json.RawMessage, link *trace.Link
 		return answer, link, 0, nil
 	}
 	key := listKey{name, trace.ListAnswer}
-	prev := w.lin.lists[key]
+	prev := w.lin.list(key)
 	start, end, encs, ok := jsonvalue.ArrayAtLike(answer, prev.encs, path...)
 	if !ok {
 		return answer, link, 0, nil
@@ -420,7 +452,7 @@ var runListKey = listKey{trace.CallStream, trace.ListMessages}
 // messages after those the last stream call's context begins with when it does (linked,
 // with the bytes the link leaves out), else all of them.
 func (w *world) runMessagesData(msgs []loop.Message, write func(b []byte, msgs []loop.Message) []byte) (json.RawMessage, *trace.Link, int64) {
-	prev := w.lin.lists[runListKey]
+	prev := w.lin.list(runListKey)
 	keep := 0
 	if !w.lin.inFull {
 		keep = w.keepOfMessages(msgs, prev)
@@ -435,7 +467,7 @@ func (w *world) runMessagesData(msgs []loop.Message, write func(b []byte, msgs [
 
 // linkRunMessagesJSON is runMessagesData for data given as canonical JSON.
 func (w *world) linkRunMessagesJSON(data json.RawMessage) (json.RawMessage, *trace.Link, int64) {
-	prev := w.lin.lists[runListKey]
+	prev := w.lin.list(runListKey)
 	if w.lin.inFull || prev.seq == 0 {
 		return data, nil, 0
 	}

@@ -31,5 +31,9 @@ func (w *world) OpenStream(c Call, model ModelSetup) (Answer, func(), bool) {
 		return Answer{}, nil, false
 	}
 	a := w.openStreamFor(model)
-	return a, func() { w.recordCall(c, w.callData(c), a) }, true
+	return a, func() {
+		var cd callData
+		w.callData(&c, &cd)
+		w.recordCall(&c, &cd, &a)
+	}, true
 }

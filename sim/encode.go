@@ -1,10 +1,13 @@
 package sim
 
 import (
+	"bytes"
 	"encoding/json"
+	"math/bits"
 	"slices"
 	"sort"
 	"strconv"
+	"unsafe"
 
 	"github.com/turnstile-dev/turnstile/jsonvalue"
 	"github.com/turnstile-dev/turnstile/loop"
@@ -23,7 +26,7 @@ func appendCanonical(b []byte, v any) []byte { return (*encoder)(nil).value(b, v
 // append-only rule); TestValuesAndJSONGiveTheSameTrace compares every curated and many
 // generated runs with their encoding from JSON. A nil *encoder remembers nothing.
 type encoder struct {
-	memo map[loop.Message][]byte
+	memo memoTable
 	// writing is set while sized writes (a write it makes meanwhile, nested, gets a buffer
 	// of its own); pending are the messages the write has put in the memo's place so far, by
 	// their offsets in it, remembered once the write is over and its bytes are where they stay.
@@ -36,6 +39,38 @@ type encoder struct {
 	arena []byte
 	// heads writes the assistant messages of stream events and of the transcript.
 	heads *headCache
+	// frame is the last stream call's JSON around its messages (streamCallWith).
+	frame callFrame
+	// result is the last tool result written and its JSON (toolResult).
+	result struct {
+		r   loop.ToolResult
+		enc []byte
+	}
+}
+
+// toolResult writes r (appendToolResult), from the last one's JSON when it holds the same bits:
+// a tool's executions mostly settle with the same result (its script's), which its end event
+// reports again, and the values it shares are never changed once written.
+func (e *encoder) toolResult(b []byte, r *loop.ToolResult) []byte {
+	if e == nil {
+		return appendToolResult(b, r)
+	}
+	if e.result.enc != nil && identicalResults(&e.result.r, r) {
+		return append(b, e.result.enc...)
+	}
+	start := len(b)
+	b = appendToolResult(b, r)
+	e.result.r = *r
+	e.result.enc = append(e.result.enc[:0], b[start:]...)
+	return b
+}
+
+// identicalResults reports whether a and b hold the same bits (padding included, which can
+// only make it false): then they write the same JSON.
+func identicalResults(a, b *loop.ToolResult) bool {
+	x := unsafe.Slice((*byte)(unsafe.Pointer(a)), unsafe.Sizeof(*a))
+	y := unsafe.Slice((*byte)(unsafe.Pointer(b)), unsafe.Sizeof(*b))
+	return bytes.Equal(x, y)
 }
 
 // headsOrNil is e's head cache, nil for a nil encoder.
@@ -81,6 +116,84 @@ func (h *headCache) assistant(b []byte, m *loop.AssistantMessage) []byte {
 	h.before[i] = append(h.before[i][:0], b[start:start+at[0]]...)
 	h.after[i] = append(h.after[i][:0], b[start+at[1]:]...)
 	return b
+}
+
+// memoTable maps messages of the memoable types, by identity (their two words), to their
+// encodings: a table of open addressing hashed on the message's address, where a map keyed
+// by the interface hashes its type and value through the runtime at every look-up (several
+// a message: it is written once, then met again in the next context and the run's end).
+// Its keys keep their messages alive, as a map's would.
+type memoTable struct {
+	keys  []ifaceWords // the zero key: an empty slot (a memoable message has a type word)
+	vals  [][]byte
+	n     int
+	shift uint // 64 minus log2(len(keys))
+}
+
+// init makes room for n messages.
+func (t *memoTable) init(n int) {
+	size := 16
+	for size < 2*n {
+		size *= 2
+	}
+	t.keys, t.vals, t.n = make([]ifaceWords, size), make([][]byte, size), 0
+	t.shift = uint(64 - bits.TrailingZeros(uint(size)))
+}
+
+// slot is where the search for key k starts.
+func (t *memoTable) slot(k ifaceWords) int {
+	return int((uint64(uintptr(k.data)) * 0x9e3779b97f4a7c15) >> t.shift)
+}
+
+// get is m's encoding, if the table holds it.
+func (t *memoTable) get(m loop.Message) ([]byte, bool) {
+	if len(t.keys) == 0 {
+		return nil, false
+	}
+	k, mask := messageWords(m), len(t.keys)-1
+	for i := t.slot(k); ; i = (i + 1) & mask {
+		switch t.keys[i] {
+		case k:
+			return t.vals[i], true
+		case ifaceWords{}:
+			return nil, false
+		}
+	}
+}
+
+// set makes enc m's encoding; m is of a memoable type.
+func (t *memoTable) set(m loop.Message, enc []byte) {
+	if 2*(t.n+1) > len(t.keys) {
+		t.grow()
+	}
+	k, mask := messageWords(m), len(t.keys)-1
+	i := t.slot(k)
+	for t.keys[i] != k && t.keys[i] != (ifaceWords{}) {
+		i = (i + 1) & mask
+	}
+	if t.keys[i] != k {
+		t.keys[i] = k
+		t.n++
+	}
+	t.vals[i] = enc
+}
+
+// grow doubles the table's room, its entries placed again.
+func (t *memoTable) grow() {
+	keys, vals := t.keys, t.vals
+	t.init(max(len(keys), 8)) // twice the room: init doubles what it is asked for
+	mask := len(t.keys) - 1
+	for j, k := range keys {
+		if k == (ifaceWords{}) {
+			continue
+		}
+		i := t.slot(k)
+		for t.keys[i] != (ifaceWords{}) {
+			i = (i + 1) & mask
+		}
+		t.keys[i], t.vals[i] = k, vals[j]
+		t.n++
+	}
 }
 
 // pendingMemo is a message written at offsets start to end of the write in progress.
@@ -135,11 +248,13 @@ func (e *encoder) sized(write func([]byte) []byte) []byte {
 		e.arena = e.arena[:start+len(b)] // written in place
 	}
 	out := b[:len(b):len(b)]
-	for _, p := range e.pending {
-		e.memo[p.m] = out[p.start:p.end:p.end]
+	if len(e.pending) > 0 {
+		for _, p := range e.pending {
+			e.memo.set(p.m, out[p.start:p.end:p.end])
+		}
+		clear(e.pending)
+		e.pending = e.pending[:0]
 	}
-	clear(e.pending)
-	e.pending = e.pending[:0]
 	return out
 }
 
@@ -176,7 +291,9 @@ func newEncoder() *encoder { return newEncoderFor(0) }
 
 // newEncoderFor is an encoder whose memo has room for messages.
 func newEncoderFor(messages int) *encoder {
-	return &encoder{memo: make(map[loop.Message][]byte, messages), heads: &headCache{}}
+	e := &encoder{heads: &headCache{}}
+	e.memo.init(messages)
+	return e
 }
 
 // release lets the encoder's buffers go; the encoder writes nothing after (the run is over).
@@ -190,7 +307,8 @@ func (e *encoder) messages(b []byte, list []loop.Message) []byte {
 	size := len(list) + 2
 	for _, m := range list {
 		if memoable(m) {
-			size += len(e.memo[m])
+			enc, _ := e.memo.get(m)
+			size += len(enc)
 		}
 	}
 	return jsonvalue.AppendList(slices.Grow(b, size), list, e.message)
@@ -201,7 +319,7 @@ func (e *encoder) message(b []byte, m loop.Message) []byte {
 	if !memoable(m) {
 		return appendMessage(b, m)
 	}
-	if enc, ok := e.memo[m]; ok {
+	if enc, ok := e.memo.get(m); ok {
 		return append(b, enc...)
 	}
 	start := len(b)
@@ -215,7 +333,7 @@ func (e *encoder) message(b []byte, m loop.Message) []byte {
 		// remembered once they stay where they are (sized).
 		e.pending = append(e.pending, pendingMemo{m: m, start: start, end: len(b)})
 	} else {
-		e.memo[m] = e.kept(b[start:])
+		e.memo.set(m, e.kept(b[start:]))
 	}
 	return b
 }
@@ -237,11 +355,11 @@ func (e *encoder) encoded(m loop.Message) []byte {
 	if !memoable(m) {
 		return e.sized(write)
 	}
-	if enc, ok := e.memo[m]; ok {
+	if enc, ok := e.memo.get(m); ok {
 		return enc
 	}
 	enc := e.sized(write)
-	e.memo[m] = enc
+	e.memo.set(m, enc)
 	return enc
 }
 
@@ -306,12 +424,12 @@ func (e *encoder) value(b []byte, v any) []byte {
 	case loop.ThinkingLevel:
 		return jsonvalue.AppendString(b, string(x))
 	case loop.ToolResult:
-		return appendToolResult(b, &x)
+		return e.toolResult(b, &x)
 	case *loop.ToolResult:
 		if x == nil {
 			return append(b, "null"...)
 		}
-		return appendToolResult(b, x)
+		return e.toolResult(b, x)
 	case Outcome: // encodevalues.go: the Agent's and the hooks' own types
 		return e.outcome(b, &x)
 	case wireOp:
@@ -343,10 +461,63 @@ func (e *encoder) value(b []byte, v any) []byte {
 
 // streamCall writes a stream call's data as asMap's map would be, with msgs for its messages.
 func (e *encoder) streamCall(b []byte, x *streamCall, msgs []loop.Message) []byte {
+	return e.streamCallWith(b, x, msgs, nil)
+}
+
+// streamCallWith is streamCall; with encs not nil, the messages are encs, their encodings
+// already known (encoded), and are not looked up again. What surrounds the messages is
+// written once for the requests that share it (callFrame).
+func (e *encoder) streamCallWith(b []byte, x *streamCall, msgs []loop.Message, encs [][]byte) []byte {
+	if e != nil && x.Options == nil {
+		f := &e.frame
+		if !f.holds(x) {
+			// Written with no messages, [], and cut around them.
+			whole := e.writeStreamCall(nil, x, nil)
+			cut := len(`{"apiKey":`) + len(jsonvalue.AppendString(nil, x.APIKey)) + len(`,"messages":`)
+			*f = callFrame{apiKey: x.APIKey, model: x.Model, level: x.ThinkingLevel,
+				before: whole[:cut:cut], after: whole[cut+len(`[]`):]}
+		}
+		b = append(b, f.before...)
+		if encs != nil {
+			b = appendEncoded(b, encs)
+		} else {
+			b = e.messages(b, msgs)
+		}
+		return append(b, f.after...)
+	}
+	return e.writeStreamCall(b, x, func(b []byte) []byte {
+		if encs != nil {
+			return appendEncoded(b, encs)
+		}
+		return e.messages(b, msgs)
+	})
+}
+
+// callFrame is a stream call's JSON around its messages, before and after them, for the
+// call's members but its messages, which requests mostly share (no options).
+type callFrame struct {
+	apiKey        string
+	model         ModelSetup
+	level         loop.ThinkingLevel
+	before, after []byte
+}
+
+// holds reports whether f is the frame of x (which has no options).
+func (f *callFrame) holds(x *streamCall) bool {
+	return f.before != nil && f.apiKey == x.APIKey && f.model == x.Model && f.level == x.ThinkingLevel
+}
+
+// writeStreamCall writes a stream call's data, its messages by messages (an empty list when
+// nil), its options through e.
+func (e *encoder) writeStreamCall(b []byte, x *streamCall, messages func([]byte) []byte) []byte {
 	o := open(b)
 	o = o.str("apiKey", x.APIKey)
 	o = o.key("messages")
-	o.b = e.messages(o.b, msgs)
+	if messages != nil {
+		o.b = messages(o.b)
+	} else {
+		o.b = append(o.b, "[]"...)
+	}
 	o = o.key("model")
 	o.b = appendModel(o.b, x.Model)
 	if x.Options != nil {
@@ -355,6 +526,23 @@ func (e *encoder) streamCall(b []byte, x *streamCall, msgs []loop.Message) []byt
 	}
 	o = o.str("thinkingLevel", string(x.ThinkingLevel))
 	return o.close()
+}
+
+// appendEncoded writes a list of values already encoded.
+func appendEncoded(b []byte, encs [][]byte) []byte {
+	size := len(encs) + 1
+	for _, enc := range encs {
+		size += len(enc)
+	}
+	b = slices.Grow(b, size)
+	b = append(b, '[')
+	for i, enc := range encs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, enc...)
+	}
+	return append(b, ']')
 }
 
 func appendModel(b []byte, m ModelSetup) []byte {
@@ -396,6 +584,82 @@ func (o obj) key(k string) obj {
 	o.b = append(o.b, k...)
 	o.b = append(o.b, '"', ':')
 	return o
+}
+
+// lit writes member, a whole member as canonical JSON ("key":value): a constant one, whose
+// key and value are not written piece by piece (nor the value scanned for escapes) every time.
+func (o obj) lit(member string) obj {
+	if o.first {
+		o.first = false
+	} else {
+		o.b = append(o.b, ',')
+	}
+	o.b = append(o.b, member...)
+	return o
+}
+
+// Constant members, as obj.str writes them (TestConstantMembersAreAsWritten).
+const (
+	typeText       = `"type":"text"`
+	typeThinking   = `"type":"thinking"`
+	typeImage      = `"type":"image"`
+	typeToolCall   = `"type":"toolCall"`
+	roleUser       = `"role":"user"`
+	roleSystem     = `"role":"system"`
+	roleAssistant  = `"role":"assistant"`
+	roleToolResult = `"role":"toolResult"`
+	noArguments    = `"arguments":{}`
+	noArgs         = `"args":{}`
+)
+
+// The type members of the loop's events, as obj.str writes them.
+const (
+	typeAgentStart          = `"type":"` + string(loop.AgentStart) + `"`
+	typeAgentEnd            = `"type":"` + string(loop.AgentEnd) + `"`
+	typeTurnStart           = `"type":"` + string(loop.TurnStart) + `"`
+	typeTurnEnd             = `"type":"` + string(loop.TurnEnd) + `"`
+	typeMessageStart        = `"type":"` + string(loop.MessageStart) + `"`
+	typeMessageUpdate       = `"type":"` + string(loop.MessageUpdate) + `"`
+	typeMessageEnd          = `"type":"` + string(loop.MessageEnd) + `"`
+	typeToolExecutionStart  = `"type":"` + string(loop.ToolExecutionStart) + `"`
+	typeToolExecutionUpdate = `"type":"` + string(loop.ToolExecutionUpdate) + `"`
+	typeToolExecutionEnd    = `"type":"` + string(loop.ToolExecutionEnd) + `"`
+)
+
+// eventTypeMember is the type member of an event of type t, as obj.str writes it, for the
+// loop's event types ("" for any other).
+func eventTypeMember(t loop.EventType) string {
+	switch t {
+	case loop.AgentStart:
+		return typeAgentStart
+	case loop.AgentEnd:
+		return typeAgentEnd
+	case loop.TurnStart:
+		return typeTurnStart
+	case loop.TurnEnd:
+		return typeTurnEnd
+	case loop.MessageStart:
+		return typeMessageStart
+	case loop.MessageUpdate:
+		return typeMessageUpdate
+	case loop.MessageEnd:
+		return typeMessageEnd
+	case loop.ToolExecutionStart:
+		return typeToolExecutionStart
+	case loop.ToolExecutionUpdate:
+		return typeToolExecutionUpdate
+	case loop.ToolExecutionEnd:
+		return typeToolExecutionEnd
+	}
+	return ""
+}
+
+// eventType writes the type member of an event of type t.
+func (o obj) eventType(t loop.EventType) obj {
+	if m := eventTypeMember(t); m != "" {
+		return o.lit(m)
+	}
+	return o.str("type", string(t))
 }
 
 func (o obj) str(k, v string) obj {
@@ -445,11 +709,14 @@ func (enc *encoder) eventWith(b []byte, e *loop.Event, msg *[2]int) []byte {
 			msg[0], msg[1] = start, len(o.b)
 		}
 	}
+	typ := "" // the type member, known for the loop's types
 	switch e.Type {
 	case loop.AgentEnd:
+		typ = typeAgentEnd
 		o = o.key("messages")
 		o.b = enc.messages(o.b, nonNil(e.Messages))
 	case loop.TurnEnd:
+		typ = typeTurnEnd
 		o = o.key("message")
 		start := len(o.b)
 		o.b = enc.transcript(o.b, e.Message)
@@ -457,11 +724,13 @@ func (enc *encoder) eventWith(b []byte, e *loop.Event, msg *[2]int) []byte {
 		o = o.key("toolResults")
 		o.b = jsonvalue.AppendList(o.b, nonNil(e.ToolResults), func(b []byte, r *loop.ToolResultMessage) []byte { return enc.transcript(b, r) })
 	case loop.MessageEnd:
+		typ = typeMessageEnd
 		o = o.key("message")
 		start := len(o.b)
 		o.b = enc.transcript(o.b, e.Message)
 		at(start)
 	case loop.MessageStart:
+		typ = typeMessageStart
 		// An assistant message starts as a snapshot of its partial, never seen again; the
 		// others start as the message that ends, the same.
 		o = o.key("message")
@@ -477,6 +746,7 @@ func (enc *encoder) eventWith(b []byte, e *loop.Event, msg *[2]int) []byte {
 		}
 		at(start)
 	case loop.MessageUpdate:
+		typ = typeMessageUpdate
 		o = o.key("assistantMessageEvent")
 		if e.AssistantEvent == nil {
 			o.b = append(o.b, "null"...)
@@ -486,26 +756,42 @@ func (enc *encoder) eventWith(b []byte, e *loop.Event, msg *[2]int) []byte {
 		o = o.key("message")
 		o.b = appendMessage(o.b, e.Message)
 	case loop.ToolExecutionStart:
-		o = o.any("args", argsOrEmpty(e.Args))
+		typ = typeToolExecutionStart
+		if len(e.Args) == 0 {
+			o = o.lit(noArgs) // nil or empty: {}
+		} else {
+			o = o.any("args", e.Args)
+		}
 		o = o.str("toolCallId", e.ToolCallID)
 		o = o.str("toolName", e.ToolName)
 	case loop.ToolExecutionUpdate:
+		typ = typeToolExecutionUpdate
 		o = o.any("args", argsOrEmpty(e.Args))
 		o = o.any("partialResult", e.PartialResult)
 		o = o.str("toolCallId", e.ToolCallID)
 		o = o.str("toolName", e.ToolName)
 	case loop.ToolExecutionEnd:
+		typ = typeToolExecutionEnd
 		if e.DurationMs != nil {
 			o = o.num("durationMs", *e.DurationMs)
 		}
 		o = o.boolean("isError", e.IsError)
 		if !e.ResultUndefined {
-			o = o.any("result", e.Result)
+			o = o.key("result")
+			if e.Result == nil {
+				o.b = append(o.b, "null"...)
+			} else {
+				o.b = enc.toolResult(o.b, e.Result) // often the result delivered, its JSON known
+			}
 		}
 		o = o.str("toolCallId", e.ToolCallID)
 		o = o.str("toolName", e.ToolName)
 	}
-	o = o.str("type", string(e.Type))
+	if typ != "" {
+		o = o.lit(typ)
+	} else {
+		o = o.str("type", string(e.Type))
+	}
 	return o.close()
 }
 
@@ -607,7 +893,7 @@ func appendBlock(b []byte, blk loop.Block) []byte {
 		if x.TextSignature != "" {
 			o = o.str("textSignature", x.TextSignature)
 		}
-		o = o.str("type", "text")
+		o = o.lit(typeText)
 		return o.close()
 	case loop.ThinkingContent:
 		o := open(b)
@@ -618,13 +904,13 @@ func appendBlock(b []byte, blk loop.Block) []byte {
 		if x.ThinkingSignature != "" {
 			o = o.str("thinkingSignature", x.ThinkingSignature)
 		}
-		o = o.str("type", "thinking")
+		o = o.lit(typeThinking)
 		return o.close()
 	case loop.ImageContent:
 		o := open(b)
 		o = o.str("data", x.Data)
 		o = o.str("mimeType", x.MimeType)
-		o = o.str("type", "image")
+		o = o.lit(typeImage)
 		return o.close()
 	case loop.ToolCall:
 		return appendToolCall(b, &x)
@@ -637,7 +923,11 @@ func appendBlock(b []byte, blk loop.Block) []byte {
 // allocated).
 func appendToolCall(b []byte, x *loop.ToolCall) []byte {
 	o := open(b)
-	o = o.any("arguments", argsOrEmpty(x.Arguments))
+	if len(x.Arguments) == 0 {
+		o = o.lit(noArguments) // nil or empty: {}
+	} else {
+		o = o.any("arguments", x.Arguments)
+	}
 	if x.ArgumentsError != "" {
 		o = o.str("argumentsError", x.ArgumentsError)
 	}
@@ -649,7 +939,7 @@ func appendToolCall(b []byte, x *loop.ToolCall) []byte {
 	if x.ThoughtSignature != "" {
 		o = o.str("thoughtSignature", x.ThoughtSignature)
 	}
-	o = o.str("type", "toolCall")
+	o = o.lit(typeToolCall)
 	return o.close()
 }
 
@@ -674,7 +964,7 @@ func appendMessage(b []byte, m loop.Message) []byte {
 		}
 		o := open(b)
 		o = appendContent(o, x.Text, x.Blocks)
-		o = o.str("role", "user")
+		o = o.lit(roleUser)
 		o = o.num("timestamp", x.Timestamp)
 		return o.close()
 	case *loop.SystemMessage:
@@ -683,7 +973,7 @@ func appendMessage(b []byte, m loop.Message) []byte {
 		}
 		o := open(b)
 		o = appendContent(o, x.Text, x.Blocks)
-		o = o.str("role", "system")
+		o = o.lit(roleSystem)
 		if len(x.Sections) > 0 {
 			o = o.key("sections")
 			o.b = append(o.b, '{')
@@ -752,7 +1042,7 @@ func appendMessage(b []byte, m loop.Message) []byte {
 			o = o.num("durationMs", *x.DurationMs)
 		}
 		o = o.boolean("isError", x.IsError)
-		o = o.str("role", "toolResult")
+		o = o.lit(roleToolResult)
 		o = o.num("timestamp", x.Timestamp)
 		o = o.str("toolCallId", x.ToolCallID)
 		o = o.str("toolName", x.ToolName)
@@ -876,7 +1166,7 @@ func appendAssistant(b []byte, x *loop.AssistantMessage, at *[2]int) []byte {
 	if x.ResponseModel != "" {
 		o = o.str("responseModel", x.ResponseModel)
 	}
-	o = o.str("role", "assistant")
+	o = o.lit(roleAssistant)
 	o = o.str("stopReason", string(x.StopReason))
 	if x.ThinkingLevel != "" {
 		o = o.str("thinkingLevel", x.ThinkingLevel)

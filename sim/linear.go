@@ -63,8 +63,11 @@ type linearizer struct {
 	inFull bool
 
 	// lists holds the message lists of the last recorded call of each name that sends a
-	// context (contexts.go).
-	lists map[listKey]listAt
+	// context (contexts.go), but the stream calls' context: streamList, which every request
+	// reads and replaces, and agent_end and the run's end read (runListKey), kept apart from
+	// the map (list, setList).
+	lists      map[listKey]listAt
+	streamList listAt
 
 	// last is the last streamEvent delivery that carried a partial, of any stream.
 	last partialAt
@@ -250,13 +253,37 @@ func sameCallWithoutArguments(x, y *loop.ToolCall) bool {
 		x.ThoughtSignature == y.ThoughtSignature && x.Namespace == y.Namespace && x.ArgumentsError == y.ArgumentsError
 }
 
-// blockSize is the size of b's canonical JSON.
+// blockSize is the size of b's canonical JSON (appendBlock): a tool call's counted member by
+// member, its arguments written only when it has some; any other block written.
 func blockSize(b loop.Block) int64 {
+	if x, ok := b.(loop.ToolCall); ok {
+		n := len(`{"arguments":,"id":,"name":,"type":"toolCall"}`) + jsonvalue.StringSize(x.ID) + jsonvalue.StringSize(x.Name)
+		if len(x.Arguments) == 0 {
+			n += len(`{}`)
+		} else {
+			n += encodedSize(func(b []byte) []byte { return appendCanonical(b, x.Arguments) })
+		}
+		if x.ArgumentsError != "" {
+			n += len(`,"argumentsError":`) + jsonvalue.StringSize(x.ArgumentsError)
+		}
+		if x.Namespace != "" {
+			n += len(`,"namespace":`) + jsonvalue.StringSize(x.Namespace)
+		}
+		if x.ThoughtSignature != "" {
+			n += len(`,"thoughtSignature":`) + jsonvalue.StringSize(x.ThoughtSignature)
+		}
+		return int64(n)
+	}
+	return int64(encodedSize(func(buf []byte) []byte { return appendBlock(buf, b) }))
+}
+
+// encodedSize is the length of what write writes, written into a pooled buffer.
+func encodedSize(write func([]byte) []byte) int {
 	bufs := comparisons.Get().(*[2][]byte)
-	bufs[0] = appendBlock(bufs[0][:0], b)
+	bufs[0] = write(bufs[0][:0])
 	n := len(bufs[0])
 	comparisons.Put(bufs)
-	return int64(n)
+	return n
 }
 
 // deltaSize is the size s adds to a JSON string (appendsAlone): its JSON string's, quotes
@@ -341,7 +368,7 @@ func (w *world) updateData(ev *loop.Event) (json.RawMessage, *trace.Link, int64)
 		o := open(b)
 		o = o.key("assistantMessageEvent")
 		o.b = appendStreamEventWith(o.b, ev.AssistantEvent, false)
-		o = o.str("type", string(ev.Type))
+		o = o.lit(typeMessageUpdate) // updateData's events are message_update's
 		return o.close()
 	}), w.newLink(trace.Link{Repeats: last.seq}), repeatedSize(last.size)
 }
@@ -372,8 +399,8 @@ func sameEvent(a, d *loop.StreamEvent) bool {
 	if a == nil || d == nil || a.Type == loop.StreamDone || a.Type == loop.StreamError {
 		return false
 	}
-	if a == d {
-		return true
+	if a == d || identicalEvents(a, d) {
+		return true // the event delivered, or a copy of it (message_update's)
 	}
 	x, y := *a, *d
 	x.Partial, y.Partial = nil, nil
@@ -383,6 +410,20 @@ func sameEvent(a, d *loop.StreamEvent) bool {
 	return sameEncoding(func(b []byte) []byte { return appendStreamEventWith(b, a, false) },
 		func(b []byte) []byte { return appendStreamEventWith(b, d, false) })
 }
+
+// identicalEvents reports whether a and b hold the same bits in every field but their partial
+// (padding included, which can only make it false): then they write the same JSON but for it.
+func identicalEvents(a, b *loop.StreamEvent) bool {
+	x := unsafe.Slice((*byte)(unsafe.Pointer(a)), unsafe.Sizeof(*a))
+	y := unsafe.Slice((*byte)(unsafe.Pointer(b)), unsafe.Sizeof(*b))
+	return bytes.Equal(x[:partialOffset], y[:partialOffset]) && bytes.Equal(x[partialEnd:], y[partialEnd:])
+}
+
+// partialOffset and partialEnd are where a StreamEvent's Partial lies in its memory.
+const (
+	partialOffset = unsafe.Offsetof(loop.StreamEvent{}.Partial)
+	partialEnd    = partialOffset + unsafe.Sizeof(loop.StreamEvent{}.Partial)
+)
 
 // linkUpdateJSON links a message_update event given as canonical JSON to the delivery it
 // repeats, when it does, with the bytes the link leaves out.
@@ -488,10 +529,14 @@ func extendedBy(prev, next, delta string) bool {
 // sameMessage reports whether two messages have the same canonical JSON.
 func sameMessage(a loop.Message, b *loop.AssistantMessage) bool {
 	if x, ok := a.(*loop.AssistantMessage); ok && x != nil && b != nil {
-		if x == b || identicalAssistant(x, b) {
+		if x == b {
 			return true
 		}
-		if !sameHead(x, b) || len(x.Content) != len(b.Content) {
+		heads := identicalHeads(x, b)
+		if heads && identicalBlocks(x.Content, b.Content) {
+			return true // a copy of the message (message_update's is the partial's)
+		}
+		if !heads && !sameHead(x, b) || len(x.Content) != len(b.Content) {
 			return false
 		}
 		for i := range x.Content {
@@ -532,10 +577,19 @@ func identicalHeads(a, b *loop.AssistantMessage) bool {
 	return bytes.Equal(x[:contentOffset], y[:contentOffset]) && bytes.Equal(x[contentEnd:], y[contentEnd:])
 }
 
-// identicalAssistant reports whether a and b hold the same bits, their content's slice
-// header included: the same JSON.
-func identicalAssistant(a, b *loop.AssistantMessage) bool {
-	return bytes.Equal(assistantBytes(a), assistantBytes(b))
+// identicalBlocks reports whether a and b hold the same blocks as interface values, type and
+// data words alike (and are both nil or neither): the same JSON, as a boxed block is never
+// changed. A copied message's content (loop.ShallowCopy) copies the blocks' words, so one
+// comparison of memory answers for a message_update's message.
+func identicalBlocks(a, b []loop.Block) bool {
+	if len(a) != len(b) || (a == nil) != (b == nil) {
+		return false
+	}
+	if len(a) == 0 || &a[0] == &b[0] {
+		return true
+	}
+	size := len(a) * int(unsafe.Sizeof(ifaceWords{}))
+	return bytes.Equal(unsafe.Slice((*byte)(unsafe.Pointer(&a[0])), size), unsafe.Slice((*byte)(unsafe.Pointer(&b[0])), size))
 }
 
 // contentOffset and contentEnd are where an AssistantMessage's Content lies in its memory,
@@ -574,6 +628,9 @@ func eqStr(a, b string) bool { return len(a) == len(b) && (len(a) == 0 || a == b
 
 // sameBlock reports whether two content blocks have the same canonical JSON.
 func sameBlock(a, b loop.Block) bool {
+	if *(*ifaceWords)(unsafe.Pointer(&a)) == *(*ifaceWords)(unsafe.Pointer(&b)) {
+		return true // the same boxed block (a stream's partials share those not changed)
+	}
 	switch x := a.(type) {
 	case loop.TextContent:
 		if y, ok := b.(loop.TextContent); ok && x == y {
@@ -697,11 +754,12 @@ func (w *world) messageData(ev *loop.Event) (json.RawMessage, *trace.Link, int64
 		default:
 			data = w.enc.sized(func(b []byte) []byte {
 				o := open(b)
-				if ev.Type == loop.TurnEnd {
-					o = o.key("toolResults")
-					o.b = jsonvalue.AppendList(o.b, nonNil(ev.ToolResults), func(b []byte, r *loop.ToolResultMessage) []byte { return w.enc.transcript(b, r) })
+				if ev.Type != loop.TurnEnd {
+					return o.eventType(ev.Type).close()
 				}
-				o = o.str("type", string(ev.Type))
+				o = o.key("toolResults")
+				o.b = jsonvalue.AppendList(o.b, nonNil(ev.ToolResults), func(b []byte, r *loop.ToolResultMessage) []byte { return w.enc.transcript(b, r) })
+				o = o.lit(typeTurnEnd)
 				return o.close()
 			})
 		}

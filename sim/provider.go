@@ -394,9 +394,9 @@ func argumentsJSON(args map[string]any) string {
 	return string(b)
 }
 
-// noArguments is the empty arguments a tool call starts streaming with: the call's own map
+// startArguments is the empty arguments a tool call starts streaming with: the call's own map
 // when it is empty (the final message shares it already), else a new one.
-func noArguments(args map[string]any) map[string]any {
+func startArguments(args map[string]any) map[string]any {
 	if args != nil && len(args) == 0 {
 		return args
 	}
@@ -572,7 +572,7 @@ func (g *streamSource) next(ev *loop.StreamEvent) bool {
 				g.carry(before, true)
 				return true
 			case loop.ToolCall:
-				g.add(loop.ToolCall{ID: b.ID, Name: b.Name, Arguments: noArguments(b.Arguments)})
+				g.add(loop.ToolCall{ID: b.ID, Name: b.Name, Arguments: startArguments(b.Arguments)})
 				g.begin(argumentsJSON(b.Arguments))
 				*ev = loop.StreamEvent{Type: loop.StreamToolCallStart, ContentIndex: i, Partial: g.partial}
 				g.carry(before, false) // not an advance: a call's start is written in full

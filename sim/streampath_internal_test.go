@@ -301,12 +301,12 @@ func TestEmptyPartialIsTheFinalWithNothingYet(t *testing.T) {
 func TestNoArgumentsIsEmpty(t *testing.T) {
 	empty := map[string]any{}
 	for _, args := range []map[string]any{nil, empty, {"a": 1.0}} {
-		got := noArguments(args)
+		got := startArguments(args)
 		if got == nil || len(got) != 0 || (len(args) > 0 && sameMap(got, args)) {
-			t.Errorf("noArguments(%v) = %v", args, got)
+			t.Errorf("startArguments(%v) = %v", args, got)
 		}
 	}
-	if !sameMap(noArguments(empty), empty) {
+	if !sameMap(startArguments(empty), empty) {
 		t.Error("an empty map is not shared")
 	}
 }

@@ -29,26 +29,31 @@ func decodeToolStart(data json.RawMessage, st *toolStart) error {
 // data, when there is one.
 func (w *world) startTool(data json.RawMessage, value any) Answer {
 	var st toolStart
-	m, _ := value.(map[string]any)
-	id, ok1 := m["toolCallId"].(string)
-	name, ok2 := m["toolName"].(string)
 	if tc, ok := value.(*toolCall); ok {
 		st.ToolCallID, st.ToolName = tc.ID, tc.Name
-	} else if ok1 && ok2 {
-		st.ToolCallID, st.ToolName = id, name
+	} else if m, _ := value.(map[string]any); m != nil && isString(m["toolCallId"]) && isString(m["toolName"]) {
+		st.ToolCallID, st.ToolName = m["toolCallId"].(string), m["toolName"].(string)
 	} else if err := decodeToolStart(data, &st); err != nil {
 		w.fail("protocol", "bad tool call: "+err.Error())
 		return Answer{Error: "bad tool call: " + err.Error()}
 	}
-	b, ok := w.sc.ToolCalls[st.ToolCallID]
-	if !ok {
-		i := slices.IndexFunc(w.sc.Tools, func(t ToolSpec) bool { return t.Name == st.ToolName })
-		if i < 0 {
+	spec := -1       // the tool in sc.Tools whose behaviour this is; -1 for the call's own
+	var b *Behaviour // not copied but into the execution: a behaviour is large
+	var own Behaviour
+	ok := false
+	if len(w.sc.ToolCalls) > 0 {
+		own, ok = w.sc.ToolCalls[st.ToolCallID]
+	}
+	if ok {
+		b = &own
+	} else {
+		spec = slices.IndexFunc(w.sc.Tools, func(t ToolSpec) bool { return t.Name == st.ToolName })
+		if spec < 0 {
 			text := fmt.Sprintf("tool %q was executed but the scenario does not define it", st.ToolName)
 			w.fail("script", text)
 			return Answer{Error: text}
 		}
-		b = w.sc.Tools[i].Behaviour
+		b = &w.sc.Tools[spec].Behaviour
 	}
 	// The executions that finished are let go: only those running are looked at (here and
 	// by an abort), and a long run would otherwise look at every execution it made.
@@ -61,7 +66,7 @@ func (w *world) startTool(data json.RawMessage, value any) Answer {
 		}
 	}
 	t := w.toolRuns.next(&toolRunChunks, 16)
-	t.id, t.b = st.ToolCallID, b
+	t.id, t.b = st.ToolCallID, *b
 	t.pending = t.first[:0]
 	w.tools = append(w.tools, t)
 	start := w.now
@@ -72,23 +77,66 @@ func (w *world) startTool(data json.RawMessage, value any) Answer {
 		s.tool = t
 		t.pending = append(t.pending, s)
 	}
-	w.settleTool(t, start+b.Duration, b.Result, b.Throw, b.Resolves)
+	var end settlement
+	if spec < 0 {
+		end = w.settlement(&b.Result, b.Throw, b.Resolves)
+	} else {
+		end = w.toolSettlement(spec)
+	}
+	w.settle(t, start+b.Duration, end)
 	return Answer{Data: json.RawMessage(`{}`)}
+}
+
+// isString reports whether v is a string.
+func isString(v any) bool {
+	_, ok := v.(string)
+	return ok
+}
+
+// settlement is the delivery that settles a tool execution, as the world writes it: its data
+// and, for an in-process implementation, its value (nil when it reads the data).
+type settlement struct {
+	data  json.RawMessage
+	value any
 }
 
 // settleTool schedules the end of a tool execution: a result, or a thrown error.
 func (w *world) settleTool(t *toolRun, at int64, result loop.ToolResult, throw, nothing string) {
-	data := w.enc.sized(func(b []byte) []byte { // {"result": result}
-		return append(appendToolResult(append(b, `{"result":`...), &result), '}')
-	})
-	var value any = result // in-process, the implementation takes the result as a value
+	w.settle(t, at, w.settlement(&result, throw, nothing))
+}
+
+// settlement is the end of an execution that returns result, throws throw or resolves
+// nothing.
+func (w *world) settlement(result *loop.ToolResult, throw, nothing string) settlement {
 	switch {
 	case throw != "":
-		data, value = w.enc.valueBytes(map[string]string{"error": throw}), nil
+		return settlement{data: w.enc.valueBytes(map[string]string{"error": throw})}
 	case nothing != "":
-		data, value = w.enc.valueBytes(map[string]string{"nothing": nothing}), nil
+		return settlement{data: w.enc.valueBytes(map[string]string{"nothing": nothing})}
 	}
-	s := w.at(at, Delivery{Kind: trace.DeliverToolResult, Target: t.id, Now: at, Data: data, Value: value})
+	data := w.enc.sized(func(b []byte) []byte { // {"result": result}
+		return append(w.enc.toolResult(append(b, `{"result":`...), result), '}')
+	})
+	return settlement{data: data, value: *result} // in-process, the result is taken as a value
+}
+
+// toolSettlement is the end of an execution of tool i of the scenario's, written once a run:
+// every call of a tool settles alike, and an entry's data and a delivery's value are only
+// read, so its executions share them.
+func (w *world) toolSettlement(i int) settlement {
+	if w.toolEnds == nil {
+		w.toolEnds = make([]settlement, len(w.sc.Tools))
+	}
+	if w.toolEnds[i].data == nil {
+		b := &w.sc.Tools[i].Behaviour
+		w.toolEnds[i] = w.settlement(&b.Result, b.Throw, b.Resolves)
+	}
+	return w.toolEnds[i]
+}
+
+// settle schedules the delivery end that settles execution t, at time at.
+func (w *world) settle(t *toolRun, at int64, end settlement) {
+	s := w.at(at, Delivery{Kind: trace.DeliverToolResult, Target: t.id, Now: at, Data: end.data, Value: end.value})
 	s.tool = t
 	t.pending = append(t.pending, s)
 }

@@ -69,6 +69,12 @@ type world struct {
 	streamRuns recycled[streamRun]
 	toolRuns   recycled[toolRun]
 
+	// spare is the room for a stream call's lists to remember (streamCallData).
+	spare streamSpare
+	// toolEnds are the settlements of the scenario's tools, by index, once written
+	// (toolSettlement).
+	toolEnds []settlement
+
 	// agent is set in Agent scenarios.
 	agent *agentWorld
 	// toolCallOutcomes counts the outcomes of a runToolCall scenario.
@@ -338,26 +344,30 @@ func (w *world) next() (*scheduled, bool) {
 	return nil, false
 }
 
-func (w *world) record(e trace.Entry) { w.recordLinked(e, 0) }
+func (w *world) record(e trace.Entry) { w.recordEntry(&e, 0) }
 
-// recordLinked records e, whose link (if any) leaves out leftOut bytes of the entry in full:
+// recordLinked records e, whose link (if any) leaves out leftOut bytes of the entry in full
+// (recordEntry); small enough to be inlined, so that the entry its caller builds is not copied.
+func (w *world) recordLinked(e trace.Entry, leftOut int64) { w.recordEntry(&e, leftOut) }
+
+// recordEntry records e, whose link (if any) leaves out leftOut bytes of the entry in full:
 // the bytes budget counts the trace in full, which is what the invariants, expect:, the
 // timeline and the comparisons hold (trace.Expanded), and which grows with the square of a
-// run whose context grows, while the linear form grows linearly.
-func (w *world) recordLinked(e trace.Entry, leftOut int64) {
+// run whose context grows, while the linear form grows linearly. e's Seq, T and Canonical are
+// the trace's to set.
+func (w *world) recordEntry(e *trace.Entry, leftOut int64) {
 	if w.closed || w.over != nil {
 		return
 	}
-	if len(w.trace.Entries) >= w.budget.Entries {
-		w.exceed("entries", fmt.Sprintf("the trace reached %s %s; budget %s", thousands(int64(len(w.trace.Entries))), pluralS(len(w.trace.Entries), "entry"), thousands(int64(w.budget.Entries))))
+	n := len(w.trace.Entries)
+	if n >= w.budget.Entries {
+		w.exceed("entries", fmt.Sprintf("the trace reached %s %s; budget %s", thousands(int64(n)), pluralS(n, "entry"), thousands(int64(w.budget.Entries))))
 		return
 	}
-	e.Seq = len(w.trace.Entries) + 1
-	e.T = w.now
-	e.Canonical = true // every payload the world records is canonical JSON
-	bound := lineBound(&e, leftOut)
+	bound := lineBound(e, leftOut)
 	if w.bound+bound > w.budget.Bytes { // near the budget: the exact size decides
-		if w.exactBytes()+fullLineSize(&e, leftOut) > w.budget.Bytes {
+		e.Seq, e.T = n+1, w.now
+		if w.exactBytes()+fullLineSize(e, leftOut) > w.budget.Bytes {
 			w.exceed("bytes", fmt.Sprintf("the trace in full reached %s bytes of JSON lines; budget %s", thousands(w.bytes), thousands(w.budget.Bytes)))
 			return
 		}
@@ -366,21 +376,56 @@ func (w *world) recordLinked(e trace.Entry, leftOut int64) {
 	if e.Link != nil {
 		w.bytes += leftOut // the rest of its line is counted by exactBytes
 	}
-	w.appendEntry(&e)
+	w.appendEntry(e)
 }
 
-// appendEntry appends e to the trace. Its members are stored one by one, the empty ones
-// not at all, in the zeroed room the trace was made with: appending the entry whole copies
-// it with the bulk write barrier over all seven pointers whenever the collector marks.
+// recordEventEntry records an event entry, named name, of target and data, whose link leaves
+// out leftOut bytes: recordEntry, its members stored in the trace's room as they are given
+// (most of a run's entries are events), not built into an entry first and copied from it;
+// recordEntry when the trace has no room left or a budget is near.
+func (w *world) recordEventEntry(name, target string, data json.RawMessage, link *trace.Link, leftOut int64) {
+	if w.closed || w.over != nil {
+		return
+	}
+	n := len(w.trace.Entries)
+	const kindSize = 6 * int64(len(trace.KindEvent))
+	bound := lineFrame + kindSize + 6*int64(len(name)+len(target)) + int64(len(data))
+	if link != nil {
+		bound += leftOut
+	}
+	if n >= w.budget.Entries || n == cap(w.trace.Entries) || w.bound+bound > w.budget.Bytes {
+		w.recordEntry(&trace.Entry{Kind: trace.KindEvent, Name: name, Target: target, Data: data, Link: link}, leftOut)
+		return
+	}
+	w.bound += bound
+	w.trace.Entries = w.trace.Entries[:n+1]
+	p := &w.trace.Entries[n]
+	p.Seq, p.T, p.Canonical = n+1, w.now, true
+	p.Kind, p.Name, p.Data = trace.KindEvent, name, data
+	if target != "" {
+		p.Target = target
+	}
+	if link != nil {
+		p.Link = link
+		w.bytes += leftOut // the rest of its line is counted by exactBytes
+	}
+}
+
+// appendEntry appends e to the trace, at the next seq and the time now, its payloads
+// canonical JSON (every payload the world records is). Its members are stored one by one, the
+// empty ones not at all, in the zeroed room the trace was made with: appending the entry
+// whole copies it with the bulk write barrier over all seven pointers whenever the collector
+// marks.
 func (w *world) appendEntry(e *trace.Entry) {
 	n := len(w.trace.Entries)
 	if n == cap(w.trace.Entries) {
+		e.Seq, e.T, e.Canonical = n+1, w.now, true
 		w.trace.Entries = append(w.trace.Entries, *e)
 		return
 	}
 	w.trace.Entries = w.trace.Entries[:n+1]
 	p := &w.trace.Entries[n]
-	p.Seq, p.T, p.Canonical = e.Seq, e.T, e.Canonical
+	p.Seq, p.T, p.Canonical = n+1, w.now, true
 	p.Kind, p.Name, p.Data = e.Kind, e.Name, e.Data
 	if e.Target != "" {
 		p.Target = e.Target
@@ -411,13 +456,15 @@ func (w *world) exactBytes() int64 {
 // JSON string writes a byte as six at most (\u003c; an invalid byte as \ufffd, U+2028's three
 // as \u2028), and seq and t take 20 bytes each at most.
 func lineBound(e *trace.Entry, leftOut int64) int64 {
-	const frame = len(`{"seq":,"t":,"kind":"","name":"","target":"","data":,"answer":,"error":""}`) + 1 + 2*20
-	n := int64(frame) + 6*int64(len(e.Kind)+len(e.Name)+len(e.Target)+len(e.Error)) + int64(len(e.Data)+len(e.Answer))
+	n := lineFrame + 6*int64(len(e.Kind)+len(e.Name)+len(e.Target)+len(e.Error)) + int64(len(e.Data)+len(e.Answer))
 	if e.Link != nil {
 		n += leftOut
 	}
 	return n
 }
+
+// lineFrame is what lineBound counts of a line but its members' values.
+const lineFrame = int64(len(`{"seq":,"t":,"kind":"","name":"","target":"","data":,"answer":,"error":""}`) + 1 + 2*20)
 
 // fullLineSize is the size of e's line in the trace in full: its line without the link,
 // with the leftOut bytes the link leaves out.
@@ -453,7 +500,8 @@ func (w *world) Call(c Call) Answer {
 		w.exceed("requests", fmt.Sprintf("the run made %s %s; budget %s", thousands(int64(w.requests)), pluralS(w.requests, "request"), thousands(int64(w.budget.Requests))))
 		return Answer{Error: "the simulation has ended: " + w.over.Text}
 	}
-	cd := w.callData(c)
+	var cd callData
+	w.callData(&c, &cd)
 	var a Answer
 	switch c.Kind {
 	case trace.CallStream:
@@ -465,7 +513,7 @@ func (w *world) Call(c Call) Answer {
 	default:
 		a = Answer{Error: fmt.Sprintf("unknown call kind %q", c.Kind)}
 	}
-	w.recordCall(c, cd, a)
+	w.recordCall(&c, &cd, &a)
 	return a
 }
 
@@ -480,25 +528,29 @@ type callData struct {
 	ctxName    string
 }
 
-func (w *world) callData(c Call) callData {
-	cd := callData{ctxName: contextName(c)}
+// callData sets cd to c's data as the trace records it (filled in place: a call's data is
+// worked out and recorded for every call of a run).
+func (w *world) callData(c *Call, cd *callData) {
+	cd.ctxName = contextName(c)
 	if cd.ctxName != "" {
 		cd.full, cd.data, cd.link, cd.leftOut, cd.lists = w.contextData(c, cd.ctxName, c.Kind == trace.CallHook)
 	} else {
 		cd.data = w.canonicalData(c.Data, c.Value)
 		cd.full = cd.data
 	}
-	return cd
 }
 
 // recordCall records call c, with data cd, answered a, and what follows from it.
-func (w *world) recordCall(c Call, cd callData, a Answer) {
-	data, link, lists, ctxName, leftOut := cd.data, cd.link, cd.lists, cd.ctxName, cd.leftOut
-	e := trace.Entry{Kind: trace.KindCall, Name: c.Kind, Data: data, Link: link, Error: a.Error}
-	if c.Kind == trace.CallHook {
-		e.Name, e.Target = c.Name, a.waitTarget()
-	}
-	if c.Kind == trace.CallStream {
+func (w *world) recordCall(c *Call, cd *callData, a *Answer) {
+	e := trace.Entry{Kind: trace.KindCall, Name: c.Kind, Data: cd.data, Link: cd.link, Error: a.Error}
+	leftOut, lists := cd.leftOut, cd.lists
+	switch c.Kind {
+	case trace.CallHook:
+		e.Name = c.Name
+		if a.Wait != "" || a.UntilAbort {
+			e.Target = a.waitTarget()
+		}
+	case trace.CallStream:
 		e.Target = strconv.Itoa(w.requests)
 	}
 	if len(a.Data) > 0 {
@@ -508,14 +560,24 @@ func (w *world) recordCall(c Call, cd callData, a Answer) {
 		if c.Kind != trace.CallStream && c.Kind != trace.CallTool && !bytes.Equal(answer, noMessages) {
 			answer = jsonvalue.Canonical(answer)
 		}
-		var answerList []pendingList
-		var answerLeftOut int64
-		e.Answer, e.Link, answerLeftOut, answerList = w.answerData(ctxName, answer, e.Link)
-		lists = append(lists, answerList...)
-		leftOut += answerLeftOut
+		e.Answer = answer
+		if cd.ctxName != "" { // only a context call's answer holds a list (answerData)
+			var answerList []pendingList
+			var answerLeftOut int64
+			e.Answer, e.Link, answerLeftOut, answerList = w.answerData(cd.ctxName, answer, e.Link)
+			if len(answerList) > 0 {
+				lists = append(lists, answerList...)
+			}
+			leftOut += answerLeftOut
+		}
 	}
 	w.recordLinked(e, leftOut)
-	w.remember(len(w.trace.Entries), lists)
+	if len(lists) > 0 {
+		w.remember(len(w.trace.Entries), lists)
+		if cd.ctxName == trace.CallStream {
+			w.giveBack(lists) // remembered: their room serves the next request (streamCallData)
+		}
+	}
 	if a.Abort {
 		// The hook aborts the run before it returns (PROTOCOL.md §13.5).
 		w.record(trace.Entry{Kind: trace.KindUser, Name: "abort"})
@@ -618,16 +680,18 @@ var (
 // recordEvent records an event entry, whose link leaves out leftOut bytes, and what follows
 // from it; msg is the message of a message_start or message_end event.
 func (w *world) recordEvent(typ loop.EventType, id string, data json.RawMessage, link *trace.Link, leftOut int64, msg messageAt) {
-	w.recordLinked(trace.Entry{Kind: trace.KindEvent, Name: string(typ), Target: id, Data: data, Link: link}, leftOut)
+	w.recordEventEntry(string(typ), id, data, link, leftOut)
 	if typ == loop.MessageStart || typ == loop.MessageEnd {
 		w.messageRecorded(typ, msg, link != nil)
 	}
 	if w.agent != nil {
 		w.agentEvent(typ)
 	}
-	w.fireTriggers(func(t *Trigger) bool {
-		return t.Event == typ && (t.ToolCallID == "" || t.ToolCallID == id)
-	})
+	if len(w.sc.User) > 0 { // else no trigger to match
+		w.fireTriggers(func(t *Trigger) bool {
+			return t.Event == typ && (t.ToolCallID == "" || t.ToolCallID == id)
+		})
+	}
 }
 
 // canonicalData is the canonical form of a payload given as JSON or, in-process, as a value.
@@ -640,7 +704,10 @@ func (w *world) canonicalData(data json.RawMessage, value any) json.RawMessage {
 }
 
 // afterCall fires the triggers a call matches, once it is recorded.
-func (w *world) afterCall(c Call) {
+func (w *world) afterCall(c *Call) {
+	if len(w.sc.User) == 0 {
+		return // no trigger to match
+	}
 	switch c.Kind {
 	case trace.CallStream:
 		n := w.requests

@@ -32,31 +32,52 @@ const (
 // (nil: none).
 type contextPaths struct{ messages, newMessages, answer []string }
 
-// contextCalls are the calls that send a context, by name.
-var contextCalls = map[string]contextPaths{
-	"stream":           {messages: []string{"messages"}},
-	"transformContext": {messages: []string{"messages"}, answer: []string{"messages"}},
-	"convertToLlm":     {messages: []string{"messages"}, answer: []string{"messages"}},
-	"prepareRequest":   {messages: []string{"context", "messages"}, answer: []string{"context", "messages"}},
-	"prepareNextTurn": {messages: []string{"turn", "context", "messages"}, newMessages: []string{"turn", "newMessages"},
-		answer: []string{"context", "messages"}},
-	"finishTurn": {messages: []string{"turn", "context", "messages"}, newMessages: []string{"turn", "newMessages"}},
+// The paths of the context calls' lists (contextCallPaths).
+var (
+	pathMessages        = []string{"messages"}
+	pathContextMessages = []string{"context", "messages"}
+	pathTurnMessages    = []string{"turn", "context", "messages"}
+	pathTurnNew         = []string{"turn", "newMessages"}
+)
+
+// contextCallPaths is where a call of this name holds its lists, and whether it sends a
+// context at all: stream and the hooks given the context. A switch, not a map: every call of
+// a run asks, and most calls are of other names (tools, queue polls).
+func contextCallPaths(name string) (contextPaths, bool) {
+	switch name {
+	case "stream":
+		return contextPaths{messages: pathMessages}, true
+	case "transformContext", "convertToLlm":
+		return contextPaths{messages: pathMessages, answer: pathMessages}, true
+	case "prepareRequest":
+		return contextPaths{messages: pathContextMessages, answer: pathContextMessages}, true
+	case "prepareNextTurn":
+		return contextPaths{messages: pathTurnMessages, newMessages: pathTurnNew, answer: pathContextMessages}, true
+	case "finishTurn":
+		return contextPaths{messages: pathTurnMessages, newMessages: pathTurnNew}, true
+	}
+	return contextPaths{}, false
 }
 
 // SendsContext reports whether calls of this name (stream, or a hook's name) send a context
 // whole, and so are linked in the linear form.
 func SendsContext(name string) bool {
-	_, ok := contextCalls[name]
+	_, ok := contextCallPaths(name)
 	return ok
 }
 
 // CallListPath is where a call of this name holds the given list (nil: it holds none).
 func CallListPath(name string, list List) []string {
-	paths, ok := contextCalls[name]
-	if !ok {
-		return nil
+	paths, _ := contextCallPaths(name)
+	switch list {
+	case ListMessages:
+		return paths.messages
+	case ListNewMessages:
+		return paths.newMessages
+	case ListAnswer:
+		return paths.answer
 	}
-	return [][]string{paths.messages, paths.newMessages, paths.answer}[list]
+	return nil
 }
 
 // Entries that hold a run's messages whole: agent_end's data.messages and the run end's.

@@ -142,6 +142,7 @@ func (s *Scheduler) newWorker() *worker {
 	}
 	w := &worker{s: s}
 	w.resume, w.stop = iter.Pull(func(yield func(struct{}) bool) {
+		growStack()
 		w.yield = yield
 		for {
 			f := w.next
@@ -160,6 +161,24 @@ func (s *Scheduler) newWorker() *worker {
 	})
 	return w
 }
+
+// stackReserve is how deep a worker's stack is made at once when it starts.
+const stackReserve = 8 << 10
+
+// growStack makes the calling goroutine's stack at least stackReserve deep in one step: the
+// tasks a simulation runs go deep, and a new goroutine's stack would reach that by doubling,
+// copying its frames each time.
+//
+//go:noinline
+func growStack() {
+	var reserve [stackReserve]byte
+	keep(&reserve)
+}
+
+// keep is where growStack's array goes, so that the compiler keeps it on the stack.
+//
+//go:noinline
+func keep(*[stackReserve]byte) {}
 
 // runTask runs a task's function; a panic goes on as a *TaskPanic with the task's stack.
 func runTask(f func()) {

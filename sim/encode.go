@@ -46,6 +46,11 @@ type encoder struct {
 		r   loop.ToolResult
 		enc []byte
 	}
+	// ids is the last toolCallId and toolName written and their members' JSON (toolIDs).
+	ids struct {
+		id, name string
+		enc      []byte
+	}
 }
 
 // toolResult writes r (appendToolResult), from the last one's JSON when it holds the same bits:
@@ -63,6 +68,76 @@ func (e *encoder) toolResult(b []byte, r *loop.ToolResult) []byte {
 	e.result.r = *r
 	e.result.enc = append(e.result.enc[:0], b[start:]...)
 	return b
+}
+
+// toolResultMessage writes a tool result message (appendMessage); e, when not nil, writes its
+// content and details from the last tool result's JSON when the message holds that result's
+// (the loop makes the message of the result it reports), and its ids through toolIDs.
+func (e *encoder) toolResultMessage(b []byte, x *loop.ToolResultMessage) []byte {
+	var o obj
+	if head := e.resultHead(x.Content, x.Details); head != nil {
+		o = obj{b: append(b, head...)} // {"content":…,"details":…
+	} else {
+		o = open(b)
+		o = o.key("content")
+		if x.Content == nil {
+			o.b = append(o.b, "[]"...)
+		} else {
+			o.b = appendBlocks(o.b, x.Content)
+		}
+		if x.Details != nil {
+			o = o.any("details", x.Details)
+		}
+	}
+	if x.DurationMs != nil {
+		o = o.num("durationMs", *x.DurationMs)
+	}
+	o = o.boolean("isError", x.IsError)
+	o = o.lit(roleToolResult)
+	o = o.num("timestamp", x.Timestamp)
+	o = e.toolIDs(o, x.ToolCallID, x.ToolName)
+	if x.Usage != nil {
+		o = o.key("usage")
+		o.b = appendUsage(o.b, x.Usage)
+	}
+	return o.close()
+}
+
+// resultHead is the JSON of an object's content and details members, {"content":…,"details":…
+// without its end, taken from the last tool result written when its content and details are
+// these (the same slice and value, by their words) and it has no other member; nil when not.
+func (e *encoder) resultHead(content []loop.Block, details any) []byte {
+	if e == nil || e.result.enc == nil || content == nil || details == nil {
+		return nil
+	}
+	r := &e.result.r
+	if r.IsError || r.StructuredContent != nil || r.Terminate || r.TerminateSet || r.Usage != nil ||
+		!identicalBlockSlices(r.Content, content) ||
+		*(*ifaceWords)(unsafe.Pointer(&r.Details)) != *(*ifaceWords)(unsafe.Pointer(&details)) {
+		return nil
+	}
+	return e.result.enc[:len(e.result.enc)-1] // {"content":…,"details":…}, its brace left off
+}
+
+// identicalBlockSlices reports whether a and b are the same slice: the same array, length
+// and capacity.
+func identicalBlockSlices(a, b []loop.Block) bool {
+	return len(a) == len(b) && cap(a) == cap(b) && (len(a) == 0 || &a[0] == &b[0]) && (a == nil) == (b == nil)
+}
+
+// toolIDs writes the toolCallId and toolName members, from the last pair's JSON when they
+// are the same strings: an execution's start and end events, its call and its result
+// message all name them.
+func (e *encoder) toolIDs(o obj, id, name string) obj {
+	if e == nil {
+		return o.str("toolCallId", id).str("toolName", name)
+	}
+	c := &e.ids
+	if c.enc == nil || c.id != id || c.name != name {
+		ids := obj{b: c.enc[:0], first: true}.str("toolCallId", id).str("toolName", name)
+		c.id, c.name, c.enc = id, name, ids.b
+	}
+	return o.litBytes(c.enc)
 }
 
 // identicalResults reports whether a and b hold the same bits (padding included, which can
@@ -325,6 +400,8 @@ func (e *encoder) message(b []byte, m loop.Message) []byte {
 	start := len(b)
 	if a, ok := m.(*loop.AssistantMessage); ok && a != nil {
 		b = e.heads.assistant(b, a)
+	} else if r, ok := m.(*loop.ToolResultMessage); ok && r != nil {
+		b = e.toolResultMessage(b, r)
 	} else {
 		b = appendMessage(b, m)
 	}
@@ -418,8 +495,7 @@ func (e *encoder) value(b []byte, v any) []byte {
 		o := open(b)
 		o = o.key("args")
 		o.b = e.value(o.b, x.Args)
-		o = o.str("toolCallId", x.ID)
-		o = o.str("toolName", x.Name)
+		o = e.toolIDs(o, x.ID, x.Name)
 		return o.close()
 	case loop.ThinkingLevel:
 		return jsonvalue.AppendString(b, string(x))
@@ -598,6 +674,17 @@ func (o obj) lit(member string) obj {
 	return o
 }
 
+// litBytes is lit for a member held as bytes.
+func (o obj) litBytes(member []byte) obj {
+	if o.first {
+		o.first = false
+	} else {
+		o.b = append(o.b, ',')
+	}
+	o.b = append(o.b, member...)
+	return o
+}
+
 // Constant members, as obj.str writes them (TestConstantMembersAreAsWritten).
 const (
 	typeText       = `"type":"text"`
@@ -762,14 +849,12 @@ func (enc *encoder) eventWith(b []byte, e *loop.Event, msg *[2]int) []byte {
 		} else {
 			o = o.any("args", e.Args)
 		}
-		o = o.str("toolCallId", e.ToolCallID)
-		o = o.str("toolName", e.ToolName)
+		o = enc.toolIDs(o, e.ToolCallID, e.ToolName)
 	case loop.ToolExecutionUpdate:
 		typ = typeToolExecutionUpdate
 		o = o.any("args", argsOrEmpty(e.Args))
 		o = o.any("partialResult", e.PartialResult)
-		o = o.str("toolCallId", e.ToolCallID)
-		o = o.str("toolName", e.ToolName)
+		o = enc.toolIDs(o, e.ToolCallID, e.ToolName)
 	case loop.ToolExecutionEnd:
 		typ = typeToolExecutionEnd
 		if e.DurationMs != nil {
@@ -784,8 +869,7 @@ func (enc *encoder) eventWith(b []byte, e *loop.Event, msg *[2]int) []byte {
 				o.b = enc.toolResult(o.b, e.Result) // often the result delivered, its JSON known
 			}
 		}
-		o = o.str("toolCallId", e.ToolCallID)
-		o = o.str("toolName", e.ToolName)
+		o = enc.toolIDs(o, e.ToolCallID, e.ToolName)
 	}
 	if typ != "" {
 		o = o.lit(typ)
@@ -1028,29 +1112,7 @@ func appendMessage(b []byte, m loop.Message) []byte {
 		if x == nil {
 			return append(b, "null"...)
 		}
-		o := open(b)
-		o = o.key("content")
-		if x.Content == nil {
-			o.b = append(o.b, "[]"...)
-		} else {
-			o.b = appendBlocks(o.b, x.Content)
-		}
-		if x.Details != nil {
-			o = o.any("details", x.Details)
-		}
-		if x.DurationMs != nil {
-			o = o.num("durationMs", *x.DurationMs)
-		}
-		o = o.boolean("isError", x.IsError)
-		o = o.lit(roleToolResult)
-		o = o.num("timestamp", x.Timestamp)
-		o = o.str("toolCallId", x.ToolCallID)
-		o = o.str("toolName", x.ToolName)
-		if x.Usage != nil {
-			o = o.key("usage")
-			o.b = appendUsage(o.b, x.Usage)
-		}
-		return o.close()
+		return (*encoder)(nil).toolResultMessage(b, x)
 	case *loop.CustomMessage:
 		if x == nil {
 			return append(b, "null"...)

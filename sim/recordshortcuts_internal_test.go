@@ -404,3 +404,51 @@ func TestMemoTableIsAMap(t *testing.T) {
 		}
 	})
 }
+
+// TestToolResultMessageFromTheResultIsAsWritten: tool result messages written through one
+// encoder, their content and details from the last result's JSON when they hold its (the
+// loop's message of the result it reports) and their ids from the last pair's, are each as
+// appendMessage writes them, among results written between, whatever they share or not.
+func TestToolResultMessageFromTheResultIsAsWritten(t *testing.T) {
+	content := loop.Text("ok")
+	details := map[string]any{"k": 1.0}
+	rapid.Check(t, func(t *rapid.T) {
+		e := newEncoder()
+		for i := range rapid.IntRange(1, 10).Draw(t, "writes") {
+			r := loop.ToolResult{Content: content, Details: details}
+			switch rapid.IntRange(0, 4).Draw(t, "result") {
+			case 1:
+				r.Content = loop.Text("other")
+			case 2:
+				r.Details = rapid.SampledFrom([]any{nil, map[string]any{}}).Draw(t, "details")
+			case 3:
+				r.IsError = true
+			case 4:
+				r.Usage = &loop.Usage{Output: 2}
+			}
+			if got, want := e.toolResult(nil, &r), appendToolResult(nil, &r); !bytes.Equal(got, want) {
+				t.Fatalf("write %d: result %s, want %s", i, got, want)
+			}
+			m := &loop.ToolResultMessage{ToolCallID: rapid.SampledFrom([]string{"t1", "t2", "<"}).Draw(t, "id"),
+				ToolName: rapid.SampledFrom([]string{"a", "b"}).Draw(t, "name"), Content: r.Content, Details: r.Details,
+				IsError: r.IsError, Timestamp: 3}
+			switch rapid.IntRange(0, 4).Draw(t, "message") {
+			case 4:
+				m.Content = loop.Text("different")
+			case 1:
+				m.Content = append([]loop.Block{}, r.Content...) // an equal copy in an array of its own
+			case 2:
+				m.Details = map[string]any{"k": 1.0}
+			case 3:
+				m.Content = nil
+			}
+			if got, want := e.toolResultMessage(nil, m), appendMessage(nil, m); !bytes.Equal(got, want) {
+				t.Fatalf("write %d: message %s, want %s", i, got, want)
+			}
+			ev := &loop.Event{Type: loop.ToolExecutionEnd, ToolCallID: m.ToolCallID, ToolName: m.ToolName, Result: &r}
+			if got, want := e.event(nil, ev), (*encoder)(nil).event(nil, ev); !bytes.Equal(got, want) {
+				t.Fatalf("write %d: event %s, want %s", i, got, want)
+			}
+		}
+	})
+}

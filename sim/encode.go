@@ -165,6 +165,12 @@ type headCache struct {
 	// before and after are a head's JSON up to its content's value, and from after it.
 	before, after [4][]byte
 	n, next       int
+	// call is the last tool call block written in a content, callBox the block's words and
+	// callEnc its JSON: a streamed call's partial, the response's final message and the
+	// message the loop ends with all hold it (content, toolCall).
+	call    loop.ToolCall
+	callBox ifaceWords
+	callEnc []byte
 }
 
 // assistant writes m's canonical JSON (appendMessage), its head from the cache when a head
@@ -176,7 +182,7 @@ func (h *headCache) assistant(b []byte, m *loop.AssistantMessage) []byte {
 	for i := range h.n {
 		if identicalHeads(m, &h.heads[i]) {
 			b = append(b, h.before[i]...)
-			b = appendAssistantContent(b, m.Content)
+			b = h.content(b, m.Content)
 			return append(b, h.after[i]...)
 		}
 	}
@@ -269,6 +275,54 @@ func (t *memoTable) grow() {
 		t.keys[i], t.vals[i] = k, vals[j]
 		t.n++
 	}
+}
+
+// content writes an assistant message's content (appendAssistantContent), its tool calls
+// through toolCall.
+func (h *headCache) content(b []byte, content []loop.Block) []byte {
+	if content == nil {
+		return append(b, "[]"...)
+	}
+	b = append(b, '[')
+	for i, blk := range content {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		box := *(*ifaceWords)(unsafe.Pointer(&content[i]))
+		if box == h.callBox && h.callEnc != nil {
+			b = append(b, h.callEnc...) // the same boxed call (a copied message's)
+			continue
+		}
+		if x, ok := blk.(loop.ToolCall); ok {
+			b = h.toolCall(b, &x)
+			h.callBox = box
+		} else {
+			b = appendBlock(b, blk)
+		}
+	}
+	return append(b, ']')
+}
+
+// toolCall writes a tool call block (appendToolCall), from the last one's JSON when it is the
+// same call (sameCallJSON).
+func (h *headCache) toolCall(b []byte, x *loop.ToolCall) []byte {
+	if h.callEnc != nil && sameCallJSON(&h.call, x) {
+		return append(b, h.callEnc...)
+	}
+	start := len(b)
+	b = appendToolCall(b, x)
+	h.call = *x
+	h.callEnc = append(h.callEnc[:0], b[start:]...)
+	return b
+}
+
+// sameCallJSON reports whether two tool calls write the same JSON as far as their fields
+// tell: the same strings, and the same arguments map or none on either side (nil or empty,
+// both {}); a map is not changed once a call holding it is written.
+func sameCallJSON(a, b *loop.ToolCall) bool {
+	return eqStr(a.ID, b.ID) && eqStr(a.Name, b.Name) && eqStr(a.ThoughtSignature, b.ThoughtSignature) &&
+		eqStr(a.Namespace, b.Namespace) && eqStr(a.ArgumentsError, b.ArgumentsError) &&
+		(len(a.Arguments) == 0 && len(b.Arguments) == 0 || sameMap(a.Arguments, b.Arguments))
 }
 
 // pendingMemo is a message written at offsets start to end of the write in progress.

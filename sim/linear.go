@@ -3,7 +3,6 @@ package sim
 import (
 	"bytes"
 	"encoding/json"
-	"reflect"
 	"sync"
 	"unicode/utf8"
 	"unsafe"
@@ -589,7 +588,7 @@ func sameToolCall(x, y *loop.ToolCall) bool {
 
 // sameMap reports whether a and b are the same map (or both nil), which then encode alike.
 func sameMap(a, b map[string]any) bool {
-	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+	return *(*unsafe.Pointer)(unsafe.Pointer(&a)) == *(*unsafe.Pointer)(unsafe.Pointer(&b)) // a map is a pointer
 }
 
 // comparisons holds pairs of buffers that sameEncoding writes into: comparing two values by

@@ -452,3 +452,40 @@ func TestToolResultMessageFromTheResultIsAsWritten(t *testing.T) {
 		}
 	})
 }
+
+// TestHeadCacheContentIsAsWritten: contents written through a head cache, their tool calls
+// from the last call's JSON when it is the same boxed block or the same call (sameCallJSON),
+// are each as appendAssistantContent writes them, whatever calls follow each other: the same
+// box, a copy, another id, other arguments (the same map, an equal one, an empty one, none).
+func TestHeadCacheContentIsAsWritten(t *testing.T) {
+	args := map[string]any{"i": 1.0}
+	rapid.Check(t, func(t *rapid.T) {
+		h := &headCache{}
+		var last []loop.Block
+		for i := range rapid.IntRange(1, 12).Draw(t, "contents") {
+			var content []loop.Block
+			switch rapid.IntRange(0, 3).Draw(t, "how") {
+			case 0:
+				content = last // the same boxes
+			case 1:
+				content = append([]loop.Block(nil), last...) // copied words
+			}
+			if content == nil {
+				for range rapid.IntRange(0, 3).Draw(t, "blocks") {
+					c := loop.ToolCall{ID: rapid.SampledFrom([]string{"t1", "t2", ""}).Draw(t, "id"), Name: "a",
+						Arguments: rapid.SampledFrom([]map[string]any{nil, {}, args, {"i": 1.0}, {"i": 2.0}}).Draw(t, "args"),
+						Namespace: rapid.SampledFrom([]string{"", "ns"}).Draw(t, "namespace")}
+					if rapid.IntRange(0, 4).Draw(t, "text") == 0 {
+						content = append(content, loop.TextContent{Text: "x"})
+					} else {
+						content = append(content, c)
+					}
+				}
+			}
+			if got, want := h.content(nil, content), appendAssistantContent(nil, content); !bytes.Equal(got, want) {
+				t.Fatalf("content %d: %s, want %s", i, got, want)
+			}
+			last = content
+		}
+	})
+}

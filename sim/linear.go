@@ -288,13 +288,13 @@ func (w *world) partialOf(s *scheduled) (partialAt, bool) {
 // updateData is the trace's data of a message_update event given as a value, linked to the
 // delivery it repeats when it does, with the bytes the link leaves out.
 func (w *world) updateData(ev *loop.Event) (json.RawMessage, *trace.Link, int64) {
-	last := w.lin.last
+	last := &w.lin.last
 	if w.lin.inFull || last.seq == 0 || ev.AssistantEvent == nil || ev.AssistantEvent.Partial == nil ||
 		!sameMessage(ev.AssistantEvent.Partial, last.msg) || !sameMessage(ev.Message, last.msg) {
 		return w.enc.eventBytes(ev), nil, 0
 	}
 	if sameEvent(ev.AssistantEvent, last.ev) {
-		return updateAlone, w.newLink(trace.Link{Repeats: last.seq}), repeatedEventSize(last)
+		return updateAlone, w.newLink(trace.Link{Repeats: last.seq}), repeatedEventSize(*last)
 	}
 	return w.enc.sized(func(b []byte) []byte {
 		o := open(b)
@@ -728,27 +728,29 @@ func (w *world) linkMessageJSON(typ loop.EventType, data json.RawMessage) (json.
 
 // messageRecorded remembers the message of a message_start or message_end event once it is
 // recorded, for the links of later events; linked says the event left its message out.
-func (w *world) messageRecorded(typ loop.EventType, m messageAt, linked bool) {
+func (w *world) messageRecorded(typ loop.EventType, msg *messageAt, linked bool) {
 	seq := len(w.trace.Entries)
 	if w.lin.inFull || !w.lastRecorded(seq, trace.KindEvent) {
 		return
 	}
-	m.seq = seq
 	switch typ {
 	case loop.MessageStart:
 		if linked {
-			m = messageAt{} // a message_end names no message_start that names another entry
+			w.lin.start = messageAt{} // a message_end names no message_start that names another entry
+			return
 		}
-		w.lin.start = m
+		w.lin.start = *msg
+		w.lin.start.seq = seq
 	case loop.MessageEnd:
-		if roleOf(m) == "assistant" {
-			w.lin.end = m
+		if roleOf(msg) == "assistant" {
+			w.lin.end = *msg
+			w.lin.end.seq = seq
 		}
 	}
 }
 
 // roleOf is the role of a remembered message: the value's, or the JSON's plain string.
-func roleOf(m messageAt) string {
+func roleOf(m *messageAt) string {
 	if m.msg != nil {
 		return m.msg.Role()
 	}

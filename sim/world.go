@@ -605,7 +605,7 @@ func (w *world) Notify(n Notification) {
 		case loop.MessageStart, loop.MessageEnd, loop.TurnEnd:
 			data, link, leftOut, msg = w.linkMessageJSON(typ, data)
 		}
-		w.recordEvent(typ, id, data, link, leftOut, msg)
+		w.recordEvent(typ, id, data, link, leftOut, &msg)
 	case NotifyEnd:
 		data, link, leftOut := w.endData(n.Data, n.Value)
 		var end struct {
@@ -662,7 +662,7 @@ func (w *world) event(ev *loop.Event) {
 	default:
 		data = w.enc.eventBytes(ev)
 	}
-	w.recordEvent(ev.Type, ev.ToolCallID, data, link, leftOut, msg)
+	w.recordEvent(ev.Type, ev.ToolCallID, data, link, leftOut, &msg)
 }
 
 // agentStartData and turnStartData are the data of the events that hold nothing but their
@@ -674,7 +674,7 @@ var (
 
 // recordEvent records an event entry, whose link leaves out leftOut bytes, and what follows
 // from it; msg is the message of a message_start or message_end event.
-func (w *world) recordEvent(typ loop.EventType, id string, data json.RawMessage, link *trace.Link, leftOut int64, msg messageAt) {
+func (w *world) recordEvent(typ loop.EventType, id string, data json.RawMessage, link *trace.Link, leftOut int64, msg *messageAt) {
 	w.recordEventEntry(string(typ), id, data, link, leftOut)
 	if typ == loop.MessageStart || typ == loop.MessageEnd {
 		w.messageRecorded(typ, msg, link != nil)

@@ -38,8 +38,8 @@ type world struct {
 	followUp *loop.Queue
 
 	requests  int
-	hookCalls map[string]int
-	hookWaits int // delayed hook answers so far (their waits are h1, h2, …)
+	hookCalls map[string]*int // the calls of each hook so far
+	hookWaits int             // delayed hook answers so far (their waits are h1, h2, …)
 	streams   []*streamRun
 	tools     []*toolRun
 	aborted   bool
@@ -202,7 +202,7 @@ func newWorld(sc *Scenario) *world {
 		sc:          sc,
 		steering:    loop.NewQueue(sc.SteeringMode),
 		followUp:    loop.NewQueue(sc.FollowUpMode),
-		hookCalls:   map[string]int{},
+		hookCalls:   map[string]*int{},
 		triggerSeen: make([]int, len(sc.User)),
 		fired:       make([]bool, len(sc.User)),
 		trace:       trace.Trace{Scenario: sc.Name},

@@ -180,7 +180,7 @@ func (h *headCache) assistant(b []byte, m *loop.AssistantMessage) []byte {
 		return appendMessage(b, m)
 	}
 	for i := range h.n {
-		if identicalHeads(m, &h.heads[i]) {
+		if mayBeIdentical(m, &h.heads[i]) && identicalHeads(m, &h.heads[i]) {
 			b = append(b, h.before[i]...)
 			b = h.content(b, m.Content)
 			return append(b, h.after[i]...)
@@ -323,6 +323,15 @@ func sameCallJSON(a, b *loop.ToolCall) bool {
 	return eqStr(a.ID, b.ID) && eqStr(a.Name, b.Name) && eqStr(a.ThoughtSignature, b.ThoughtSignature) &&
 		eqStr(a.Namespace, b.Namespace) && eqStr(a.ArgumentsError, b.ArgumentsError) &&
 		(len(a.Arguments) == 0 && len(b.Arguments) == 0 || sameMap(a.Arguments, b.Arguments))
+}
+
+// mayBeIdentical is false when a and b differ in fields that tell a stream's partials, its
+// final message and the loop's copy of it apart (stop reason, thinking level, timestamp),
+// compared cheaply: then identicalHeads is false too, and its comparison of the whole
+// heads is left out.
+func mayBeIdentical(a, b *loop.AssistantMessage) bool {
+	return a.Timestamp == b.Timestamp && len(a.ThinkingLevel) == len(b.ThinkingLevel) && len(a.StopReason) == len(b.StopReason) &&
+		(len(a.StopReason) == 0 || a.StopReason[0] == b.StopReason[0])
 }
 
 // pendingMemo is a message written at offsets start to end of the write in progress.

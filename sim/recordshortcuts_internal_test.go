@@ -489,3 +489,29 @@ func TestHeadCacheContentIsAsWritten(t *testing.T) {
 		}
 	})
 }
+
+// TestMayBeIdenticalNeverRejectsIdenticalHeads: the cheap look at a few fields says no only
+// for heads that are not identical, whatever the two messages hold.
+func TestMayBeIdenticalNeverRejectsIdenticalHeads(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		a := drawAssistant(t)
+		a.ThinkingLevel = rapid.SampledFrom([]string{"", "off", "low"}).Draw(t, "level")
+		b := loop.ShallowCopy(a).(*loop.AssistantMessage)
+		switch rapid.IntRange(0, 3).Draw(t, "how") {
+		case 1:
+			b.StopReason = loop.StopReason(rapid.SampledFrom([]string{"pending", "stop", "toolUse", ""}).Draw(t, "stop"))
+		case 2:
+			b.ThinkingLevel = rapid.SampledFrom([]string{"", "off", "low"}).Draw(t, "other-level")
+		case 3:
+			b.Timestamp = rapid.Int64Range(0, 1).Draw(t, "other-timestamp")
+		}
+		if identicalHeads(a, b) && !mayBeIdentical(a, b) {
+			t.Fatalf("identical heads rejected: %+v, %+v", a, b)
+		}
+		if !mayBeIdentical(a, b) && bytes.Equal(appendMessage(nil, &loop.AssistantMessage{API: a.API, Model: a.Model, StopReason: a.StopReason,
+			ThinkingLevel: a.ThinkingLevel, Timestamp: a.Timestamp}), appendMessage(nil, &loop.AssistantMessage{API: b.API, Model: b.Model,
+			StopReason: b.StopReason, ThinkingLevel: b.ThinkingLevel, Timestamp: b.Timestamp})) {
+			t.Fatalf("heads that write alike rejected: %+v, %+v", a, b)
+		}
+	})
+}

@@ -616,7 +616,7 @@ func (w *world) messageTarget(typ loop.EventType) messageAt {
 	var t messageAt
 	switch typ {
 	case loop.MessageStart:
-		if l := w.lin.last; l.seq != 0 {
+		if l := &w.lin.last; l.seq != 0 {
 			t = messageAt{seq: l.seq, enc: l.enc, size: l.size}
 			if l.msg != nil {
 				t.msg = l.msg
@@ -638,7 +638,7 @@ func (w *world) messageTarget(typ loop.EventType) messageAt {
 // relies on it too), so the same one is the same JSON; an assistant message that starts is
 // its stream's partial, compared as message_update's is (Repeats), and one that ends is
 // compared with its start's JSON (the loop may have built it in the same value).
-func sameAsTarget(typ loop.EventType, m loop.Message, t messageAt) bool {
+func sameAsTarget(typ loop.EventType, m loop.Message, t *messageAt) bool {
 	if t.msg == nil && t.enc == nil {
 		return false
 	}
@@ -669,9 +669,9 @@ func sameAsTarget(typ loop.EventType, m loop.Message, t messageAt) bool {
 
 // messageData is the data of a message_start, message_end or turn_end event given as a
 // value, in the linear form (its message left out when an earlier entry holds it), with the
-// link, the bytes it leaves out, and the event's message for later links.
-func (w *world) messageData(ev *loop.Event) (json.RawMessage, *trace.Link, int64, messageAt) {
-	if t := w.messageTarget(ev.Type); t.seq != 0 && sameAsTarget(ev.Type, ev.Message, t) {
+// link and the bytes it leaves out; m is set to the event's message, for later links.
+func (w *world) messageData(ev *loop.Event, m *messageAt) (json.RawMessage, *trace.Link, int64) {
+	if t := w.messageTarget(ev.Type); t.seq != 0 && sameAsTarget(ev.Type, ev.Message, &t) {
 		var data []byte
 		switch ev.Type {
 		case loop.MessageStart:
@@ -690,16 +690,16 @@ func (w *world) messageData(ev *loop.Event) (json.RawMessage, *trace.Link, int64
 				return o.close()
 			})
 		}
-		m := messageAt{msg: ev.Message, enc: t.enc, size: t.size}
+		*m = messageAt{msg: ev.Message, enc: t.enc, size: t.size}
 		if m.msg == nil {
 			m.msg = t.msg
 		}
-		return data, w.newLink(trace.Link{Repeats: t.seq}), memberSize("message", t.size), m
+		return data, w.newLink(trace.Link{Repeats: t.seq}), memberSize("message", t.size)
 	}
 	var at [2]int // where the message lies in data, measured as it is written
 	data := w.enc.sized(func(b []byte) []byte { return w.enc.eventWith(b, ev, &at) })
-	m := messageAt{msg: ev.Message, enc: data[at[0]:at[1]:at[1]], size: int64(at[1] - at[0])}
-	return data, nil, 0, m
+	*m = messageAt{msg: ev.Message, enc: data[at[0]:at[1]:at[1]], size: int64(at[1] - at[0])}
+	return data, nil, 0
 }
 
 // linkMessageJSON is messageData for an event given as canonical JSON.

@@ -646,7 +646,7 @@ func (w *world) event(ev *loop.Event) {
 	case loop.MessageUpdate:
 		data, link, leftOut = w.updateData(ev)
 	case loop.MessageStart, loop.MessageEnd, loop.TurnEnd:
-		data, link, leftOut, msg = w.messageData(ev)
+		data, link, leftOut = w.messageData(ev, &msg)
 	case loop.AgentEnd:
 		data, link, leftOut = w.runMessagesData(nonNil(ev.Messages), func(b []byte, msgs []loop.Message) []byte {
 			o := open(b)

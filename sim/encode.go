@@ -820,7 +820,9 @@ func (o obj) str(k, v string) obj {
 
 func (o obj) num(k string, v int64) obj {
 	o = o.key(k)
-	if -1<<53 <= v && v <= 1<<53 { // as AppendNumber writes it, without formatting a float
+	if 0 <= v && v < 10 { // one digit: most counts, indexes and virtual times of a short run
+		o.b = append(o.b, byte('0'+v))
+	} else if -1<<53 <= v && v <= 1<<53 { // as AppendNumber writes it, without formatting a float
 		o.b = strconv.AppendInt(o.b, v, 10)
 	} else {
 		o.b = jsonvalue.AppendNumber(o.b, float64(v))

@@ -8,6 +8,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/turnstile-dev/turnstile/jsonvalue"
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/trace"
 )
@@ -514,4 +515,17 @@ func TestMayBeIdenticalNeverRejectsIdenticalHeads(t *testing.T) {
 			t.Fatalf("heads that write alike rejected: %+v, %+v", a, b)
 		}
 	})
+}
+
+// TestNumWritesAsAppendNumber: a number member is written as jsonvalue.AppendNumber writes
+// its value, one digit, several, negative, and beyond the integers a float holds exactly.
+func TestNumWritesAsAppendNumber(t *testing.T) {
+	values := []int64{-1 << 62, -1<<53 - 1, -1 << 53, -10, -9, -1, 0, 1, 9, 10, 11, 99, 100, 12345, 1 << 53, 1<<53 + 1, 1 << 62}
+	for _, v := range values {
+		got := open(nil).num("n", v).close()
+		want := append(jsonvalue.AppendNumber([]byte(`{"n":`), float64(v)), '}')
+		if !bytes.Equal(got, want) {
+			t.Errorf("%d: %s, want %s", v, got, want)
+		}
+	}
 }

@@ -641,11 +641,19 @@ func (w *world) event(ev *loop.Event) {
 	var data json.RawMessage
 	var link *trace.Link
 	var leftOut int64
-	var msg messageAt
 	switch ev.Type {
 	case loop.MessageUpdate:
 		data, link, leftOut = w.updateData(ev)
-	case loop.MessageStart, loop.MessageEnd, loop.TurnEnd:
+	case loop.MessageStart, loop.MessageEnd:
+		// Recorded here, its message remembered, without the type looked at again.
+		var msg messageAt
+		data, link, leftOut = w.messageData(ev, &msg)
+		w.recordEventEntry(string(ev.Type), ev.ToolCallID, data, link, leftOut)
+		w.messageRecorded(ev.Type, &msg, link != nil)
+		w.eventRecorded(ev.Type, ev.ToolCallID)
+		return
+	case loop.TurnEnd:
+		var msg messageAt
 		data, link, leftOut = w.messageData(ev, &msg)
 	case loop.AgentEnd:
 		data, link, leftOut = w.runMessagesData(nonNil(ev.Messages), func(b []byte, msgs []loop.Message) []byte {
@@ -662,7 +670,8 @@ func (w *world) event(ev *loop.Event) {
 	default:
 		data = w.enc.eventBytes(ev)
 	}
-	w.recordEvent(ev.Type, ev.ToolCallID, data, link, leftOut, &msg)
+	w.recordEventEntry(string(ev.Type), ev.ToolCallID, data, link, leftOut)
+	w.eventRecorded(ev.Type, ev.ToolCallID)
 }
 
 // agentStartData and turnStartData are the data of the events that hold nothing but their
@@ -679,6 +688,12 @@ func (w *world) recordEvent(typ loop.EventType, id string, data json.RawMessage,
 	if typ == loop.MessageStart || typ == loop.MessageEnd {
 		w.messageRecorded(typ, msg, link != nil)
 	}
+	w.eventRecorded(typ, id)
+}
+
+// eventRecorded is what follows from an event of type typ, of tool call id, once recorded:
+// an Agent session's progress, and the triggers it fires.
+func (w *world) eventRecorded(typ loop.EventType, id string) {
 	if w.agent != nil {
 		w.agentEvent(typ)
 	}

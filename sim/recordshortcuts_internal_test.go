@@ -529,3 +529,37 @@ func TestNumWritesAsAppendNumber(t *testing.T) {
 		}
 	}
 }
+
+// TestEventsAreWrittenAsTheirJSON: an event of each of the loop's types, written by the
+// encoder (its type member a constant of the case that writes it), is the canonical form of
+// the loop's own JSON of it.
+func TestEventsAreWrittenAsTheirJSON(t *testing.T) {
+	user := &loop.UserMessage{Text: "go"}
+	partial := &loop.AssistantMessage{API: "faux", Model: "m", StopReason: loop.StopPending}
+	result := &loop.ToolResult{Content: loop.Text("ok"), Details: map[string]any{}}
+	d := int64(3)
+	events := []loop.Event{
+		{Type: loop.AgentStart}, {Type: loop.AgentEnd, Messages: []loop.Message{user}}, {Type: loop.TurnStart},
+		{Type: loop.TurnEnd, Message: partial, ToolResults: []*loop.ToolResultMessage{{ToolCallID: "t1", ToolName: "a"}}},
+		{Type: loop.MessageStart, Message: user}, {Type: loop.MessageStart, Message: partial},
+		{Type: loop.MessageUpdate, Message: partial, AssistantEvent: &loop.StreamEvent{Type: loop.StreamTextStart, Partial: partial}},
+		{Type: loop.MessageEnd, Message: partial},
+		{Type: loop.ToolExecutionStart, ToolCallID: "t1", ToolName: "a"},
+		{Type: loop.ToolExecutionStart, ToolCallID: "t1", ToolName: "a", Args: map[string]any{"i": 1.0}},
+		{Type: loop.ToolExecutionUpdate, ToolCallID: "t1", ToolName: "a", PartialResult: result},
+		{Type: loop.ToolExecutionEnd, ToolCallID: "t2", ToolName: "b", Result: result, DurationMs: &d},
+		{Type: loop.ToolExecutionEnd, ToolCallID: "t2", ToolName: "b", ResultUndefined: true, IsError: true},
+	}
+	e := newEncoder()
+	for _, ev := range events {
+		raw, err := loop.MarshalEvent(&ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, enc := range []*encoder{nil, e} {
+			if got, want := enc.event(nil, &ev), jsonvalue.Canonical(raw); !bytes.Equal(got, want) {
+				t.Errorf("%s: %s, want %s", ev.Type, got, want)
+			}
+		}
+	}
+}

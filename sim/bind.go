@@ -337,6 +337,19 @@ func (sc *streamCall) asMap() map[string]any {
 // the world writes it (that member alone, an id of valid UTF-8 without escapes), otherwise
 // through encoding/json.
 func streamID(raw json.RawMessage) (string, error) {
+	// The world's own answer, {"stream":"<digits>"}, is valid JSON as it is: its id is read
+	// without scanning the whole answer as JSON.
+	const head, tail = `{"stream":"`, `"}`
+	if len(raw) > len(head)+len(tail) && string(raw[:len(head)]) == head && string(raw[len(raw)-len(tail):]) == tail {
+		id := raw[len(head) : len(raw)-len(tail)]
+		digits := true
+		for _, c := range id {
+			digits = digits && '0' <= c && c <= '9'
+		}
+		if digits {
+			return string(id), nil
+		}
+	}
 	if bytes.HasPrefix(raw, []byte(`{"stream":"`)) && json.Valid(raw) {
 		if id, ok := jsonvalue.PlainString(raw, "stream"); ok && len(raw) == len(`{"stream":""}`)+len(id) && utf8.ValidString(id) {
 			return id, nil

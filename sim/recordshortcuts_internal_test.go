@@ -196,10 +196,10 @@ func TestStreamCallFrameWritesAsTheMap(t *testing.T) {
 	})
 }
 
-// TestRecordEventEntryRecordsAsRecordEntry: events recorded straight into the trace's room
-// make the trace, the budget's counts and verdict that recording each as an entry makes,
-// whatever the budgets (entries, bytes reached early or late), the room the trace was made
-// with, links and the world closing.
+// TestRecordEventEntryRecordsAsRecordEntry: events and calls recorded straight into the
+// trace's room (recordEventEntry, recordCallEntry) make the trace, the budget's counts and
+// verdict that recording each as an entry makes, whatever the budgets (entries, bytes reached
+// early or late), the room the trace was made with, answers, links and the world closing.
 func TestRecordEventEntryRecordsAsRecordEntry(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		sc := &Scenario{Name: "events"}
@@ -227,8 +227,17 @@ func TestRecordEventEntryRecordsAsRecordEntry(t *testing.T) {
 					w.closed = true
 				}
 			}
-			fast.recordEventEntry(name, target, data, link, leftOut)
-			plain.recordEntry(&trace.Entry{Kind: trace.KindEvent, Name: name, Target: target, Data: data, Link: link}, leftOut)
+			if rapid.Bool().Draw(t, "call") {
+				var answer []byte
+				if rapid.Bool().Draw(t, "answered") {
+					answer = []byte(rapid.SampledFrom([]string{`{}`, `{"messages":[]}`, `{"a":"` + strings.Repeat("c", 300) + `"}`}).Draw(t, "answer"))
+				}
+				fast.recordCallEntry(name, target, data, answer, link, leftOut)
+				plain.recordEntry(&trace.Entry{Kind: trace.KindCall, Name: name, Target: target, Data: data, Answer: answer, Link: link}, leftOut)
+			} else {
+				fast.recordEventEntry(name, target, data, link, leftOut)
+				plain.recordEntry(&trace.Entry{Kind: trace.KindEvent, Name: name, Target: target, Data: data, Link: link}, leftOut)
+			}
 		}
 		if !reflect.DeepEqual(fast.trace.Entries, plain.trace.Entries) {
 			t.Fatalf("entries differ:\n%v\n%v", fast.trace.Entries, plain.trace.Entries)

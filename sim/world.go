@@ -406,6 +406,39 @@ func (w *world) recordEventEntry(name, target string, data json.RawMessage, link
 	}
 }
 
+// recordCallEntry is recordEventEntry for a call's entry that holds no error, named name,
+// of target, data and answer.
+func (w *world) recordCallEntry(name, target string, data, answer json.RawMessage, link *trace.Link, leftOut int64) {
+	if w.closed || w.over != nil {
+		return
+	}
+	n := len(w.trace.Entries)
+	const kindSize = 6 * int64(len(trace.KindCall))
+	bound := lineFrame + kindSize + 6*int64(len(name)+len(target)) + int64(len(data)+len(answer))
+	if link != nil {
+		bound += leftOut
+	}
+	if n >= w.budget.Entries || n == cap(w.trace.Entries) || w.bound+bound > w.budget.Bytes {
+		w.recordEntry(&trace.Entry{Kind: trace.KindCall, Name: name, Target: target, Data: data, Answer: answer, Link: link}, leftOut)
+		return
+	}
+	w.bound += bound
+	w.trace.Entries = w.trace.Entries[:n+1]
+	p := &w.trace.Entries[n]
+	p.Seq, p.T, p.Canonical = n+1, w.now, true
+	p.Kind, p.Name, p.Data = trace.KindCall, name, data
+	if target != "" {
+		p.Target = target
+	}
+	if answer != nil {
+		p.Answer = answer
+	}
+	if link != nil {
+		p.Link = link
+		w.bytes += leftOut // the rest of its line is counted by exactBytes
+	}
+}
+
 // appendEntry appends e to the trace, at the next seq and the time now, its payloads
 // canonical JSON (every payload the world records is). Its members are stored one by one, the
 // empty ones not at all, in the zeroed room the trace was made with: appending the entry
@@ -566,7 +599,11 @@ func (w *world) recordCall(c *Call, cd *callData, a *Answer) {
 			leftOut += answerLeftOut
 		}
 	}
-	w.recordLinked(e, leftOut)
+	if e.Error == "" {
+		w.recordCallEntry(e.Name, e.Target, e.Data, e.Answer, e.Link, leftOut)
+	} else {
+		w.recordEntry(&e, leftOut)
+	}
 	if len(lists) > 0 {
 		w.remember(len(w.trace.Entries), lists)
 		if cd.ctxName == trace.CallStream {

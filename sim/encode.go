@@ -46,6 +46,11 @@ type encoder struct {
 		r   loop.ToolResult
 		enc []byte
 	}
+	// ids is the last toolCallId and toolName written and their members' JSON (toolIDs).
+	ids struct {
+		id, name string
+		enc      []byte
+	}
 }
 
 // toolResult writes r (appendToolResult), from the last one's JSON when it holds the same bits:
@@ -63,6 +68,76 @@ func (e *encoder) toolResult(b []byte, r *loop.ToolResult) []byte {
 	e.result.r = *r
 	e.result.enc = append(e.result.enc[:0], b[start:]...)
 	return b
+}
+
+// toolResultMessage writes a tool result message (appendMessage); e, when not nil, writes its
+// content and details from the last tool result's JSON when the message holds that result's
+// (the loop makes the message of the result it reports), and its ids through toolIDs.
+func (e *encoder) toolResultMessage(b []byte, x *loop.ToolResultMessage) []byte {
+	var o obj
+	if head := e.resultHead(x.Content, x.Details); head != nil {
+		o = obj{b: append(b, head...)} // {"content":…,"details":…
+	} else {
+		o = open(b)
+		o = o.key("content")
+		if x.Content == nil {
+			o.b = append(o.b, "[]"...)
+		} else {
+			o.b = appendBlocks(o.b, x.Content)
+		}
+		if x.Details != nil {
+			o = o.any("details", x.Details)
+		}
+	}
+	if x.DurationMs != nil {
+		o = o.num("durationMs", *x.DurationMs)
+	}
+	o = o.boolean("isError", x.IsError)
+	o = o.lit(roleToolResult)
+	o = o.num("timestamp", x.Timestamp)
+	o = e.toolIDs(o, x.ToolCallID, x.ToolName)
+	if x.Usage != nil {
+		o = o.key("usage")
+		o.b = appendUsage(o.b, x.Usage)
+	}
+	return o.close()
+}
+
+// resultHead is the JSON of an object's content and details members, {"content":…,"details":…
+// without its end, taken from the last tool result written when its content and details are
+// these (the same slice and value, by their words) and it has no other member; nil when not.
+func (e *encoder) resultHead(content []loop.Block, details any) []byte {
+	if e == nil || e.result.enc == nil || content == nil || details == nil {
+		return nil
+	}
+	r := &e.result.r
+	if r.IsError || r.StructuredContent != nil || r.Terminate || r.TerminateSet || r.Usage != nil ||
+		!identicalBlockSlices(r.Content, content) ||
+		*(*ifaceWords)(unsafe.Pointer(&r.Details)) != *(*ifaceWords)(unsafe.Pointer(&details)) {
+		return nil
+	}
+	return e.result.enc[:len(e.result.enc)-1] // {"content":…,"details":…}, its brace left off
+}
+
+// identicalBlockSlices reports whether a and b are the same slice: the same array, length
+// and capacity.
+func identicalBlockSlices(a, b []loop.Block) bool {
+	return len(a) == len(b) && cap(a) == cap(b) && (len(a) == 0 || &a[0] == &b[0]) && (a == nil) == (b == nil)
+}
+
+// toolIDs writes the toolCallId and toolName members, from the last pair's JSON when they
+// are the same strings: an execution's start and end events, its call and its result
+// message all name them.
+func (e *encoder) toolIDs(o obj, id, name string) obj {
+	if e == nil {
+		return o.str("toolCallId", id).str("toolName", name)
+	}
+	c := &e.ids
+	if c.enc == nil || c.id != id || c.name != name {
+		ids := obj{b: c.enc[:0], first: true}.str("toolCallId", id).str("toolName", name)
+		c.id, c.name, c.enc = id, name, ids.b
+	}
+	return o.litBytes(c.enc)
 }
 
 // identicalResults reports whether a and b hold the same bits (padding included, which can
@@ -90,6 +165,12 @@ type headCache struct {
 	// before and after are a head's JSON up to its content's value, and from after it.
 	before, after [4][]byte
 	n, next       int
+	// call is the last tool call block written in a content, callBox the block's words and
+	// callEnc its JSON: a streamed call's partial, the response's final message and the
+	// message the loop ends with all hold it (content, toolCall).
+	call    loop.ToolCall
+	callBox ifaceWords
+	callEnc []byte
 }
 
 // assistant writes m's canonical JSON (appendMessage), its head from the cache when a head
@@ -99,9 +180,9 @@ func (h *headCache) assistant(b []byte, m *loop.AssistantMessage) []byte {
 		return appendMessage(b, m)
 	}
 	for i := range h.n {
-		if identicalHeads(m, &h.heads[i]) {
+		if mayBeIdentical(m, &h.heads[i]) && identicalHeads(m, &h.heads[i]) {
 			b = append(b, h.before[i]...)
-			b = appendAssistantContent(b, m.Content)
+			b = h.content(b, m.Content)
 			return append(b, h.after[i]...)
 		}
 	}
@@ -194,6 +275,63 @@ func (t *memoTable) grow() {
 		t.keys[i], t.vals[i] = k, vals[j]
 		t.n++
 	}
+}
+
+// content writes an assistant message's content (appendAssistantContent), its tool calls
+// through toolCall.
+func (h *headCache) content(b []byte, content []loop.Block) []byte {
+	if content == nil {
+		return append(b, "[]"...)
+	}
+	b = append(b, '[')
+	for i, blk := range content {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		box := *(*ifaceWords)(unsafe.Pointer(&content[i]))
+		if box == h.callBox && h.callEnc != nil {
+			b = append(b, h.callEnc...) // the same boxed call (a copied message's)
+			continue
+		}
+		if x, ok := blk.(loop.ToolCall); ok {
+			b = h.toolCall(b, &x)
+			h.callBox = box
+		} else {
+			b = appendBlock(b, blk)
+		}
+	}
+	return append(b, ']')
+}
+
+// toolCall writes a tool call block (appendToolCall), from the last one's JSON when it is the
+// same call (sameCallJSON).
+func (h *headCache) toolCall(b []byte, x *loop.ToolCall) []byte {
+	if h.callEnc != nil && sameCallJSON(&h.call, x) {
+		return append(b, h.callEnc...)
+	}
+	start := len(b)
+	b = appendToolCall(b, x)
+	h.call = *x
+	h.callEnc = append(h.callEnc[:0], b[start:]...)
+	return b
+}
+
+// sameCallJSON reports whether two tool calls write the same JSON as far as their fields
+// tell: the same strings, and the same arguments map or none on either side (nil or empty,
+// both {}); a map is not changed once a call holding it is written.
+func sameCallJSON(a, b *loop.ToolCall) bool {
+	return eqStr(a.ID, b.ID) && eqStr(a.Name, b.Name) && eqStr(a.ThoughtSignature, b.ThoughtSignature) &&
+		eqStr(a.Namespace, b.Namespace) && eqStr(a.ArgumentsError, b.ArgumentsError) &&
+		(len(a.Arguments) == 0 && len(b.Arguments) == 0 || sameMap(a.Arguments, b.Arguments))
+}
+
+// mayBeIdentical is false when a and b differ in fields that tell a stream's partials, its
+// final message and the loop's copy of it apart (stop reason, thinking level, timestamp),
+// compared cheaply: then identicalHeads is false too, and its comparison of the whole
+// heads is left out.
+func mayBeIdentical(a, b *loop.AssistantMessage) bool {
+	return a.Timestamp == b.Timestamp && len(a.ThinkingLevel) == len(b.ThinkingLevel) && len(a.StopReason) == len(b.StopReason) &&
+		(len(a.StopReason) == 0 || a.StopReason[0] == b.StopReason[0])
 }
 
 // pendingMemo is a message written at offsets start to end of the write in progress.
@@ -325,6 +463,8 @@ func (e *encoder) message(b []byte, m loop.Message) []byte {
 	start := len(b)
 	if a, ok := m.(*loop.AssistantMessage); ok && a != nil {
 		b = e.heads.assistant(b, a)
+	} else if r, ok := m.(*loop.ToolResultMessage); ok && r != nil {
+		b = e.toolResultMessage(b, r)
 	} else {
 		b = appendMessage(b, m)
 	}
@@ -418,8 +558,7 @@ func (e *encoder) value(b []byte, v any) []byte {
 		o := open(b)
 		o = o.key("args")
 		o.b = e.value(o.b, x.Args)
-		o = o.str("toolCallId", x.ID)
-		o = o.str("toolName", x.Name)
+		o = e.toolIDs(o, x.ID, x.Name)
 		return o.close()
 	case loop.ThinkingLevel:
 		return jsonvalue.AppendString(b, string(x))
@@ -598,6 +737,17 @@ func (o obj) lit(member string) obj {
 	return o
 }
 
+// litBytes is lit for a member held as bytes.
+func (o obj) litBytes(member []byte) obj {
+	if o.first {
+		o.first = false
+	} else {
+		o.b = append(o.b, ',')
+	}
+	o.b = append(o.b, member...)
+	return o
+}
+
 // Constant members, as obj.str writes them (TestConstantMembersAreAsWritten).
 const (
 	typeText       = `"type":"text"`
@@ -670,7 +820,9 @@ func (o obj) str(k, v string) obj {
 
 func (o obj) num(k string, v int64) obj {
 	o = o.key(k)
-	if -1<<53 <= v && v <= 1<<53 { // as AppendNumber writes it, without formatting a float
+	if 0 <= v && v < 10 { // one digit: most counts, indexes and virtual times of a short run
+		o.b = append(o.b, byte('0'+v))
+	} else if -1<<53 <= v && v <= 1<<53 { // as AppendNumber writes it, without formatting a float
 		o.b = strconv.AppendInt(o.b, v, 10)
 	} else {
 		o.b = jsonvalue.AppendNumber(o.b, float64(v))
@@ -762,14 +914,12 @@ func (enc *encoder) eventWith(b []byte, e *loop.Event, msg *[2]int) []byte {
 		} else {
 			o = o.any("args", e.Args)
 		}
-		o = o.str("toolCallId", e.ToolCallID)
-		o = o.str("toolName", e.ToolName)
+		o = enc.toolIDs(o, e.ToolCallID, e.ToolName)
 	case loop.ToolExecutionUpdate:
 		typ = typeToolExecutionUpdate
 		o = o.any("args", argsOrEmpty(e.Args))
 		o = o.any("partialResult", e.PartialResult)
-		o = o.str("toolCallId", e.ToolCallID)
-		o = o.str("toolName", e.ToolName)
+		o = enc.toolIDs(o, e.ToolCallID, e.ToolName)
 	case loop.ToolExecutionEnd:
 		typ = typeToolExecutionEnd
 		if e.DurationMs != nil {
@@ -784,8 +934,7 @@ func (enc *encoder) eventWith(b []byte, e *loop.Event, msg *[2]int) []byte {
 				o.b = enc.toolResult(o.b, e.Result) // often the result delivered, its JSON known
 			}
 		}
-		o = o.str("toolCallId", e.ToolCallID)
-		o = o.str("toolName", e.ToolName)
+		o = enc.toolIDs(o, e.ToolCallID, e.ToolName)
 	}
 	if typ != "" {
 		o = o.lit(typ)
@@ -1028,29 +1177,7 @@ func appendMessage(b []byte, m loop.Message) []byte {
 		if x == nil {
 			return append(b, "null"...)
 		}
-		o := open(b)
-		o = o.key("content")
-		if x.Content == nil {
-			o.b = append(o.b, "[]"...)
-		} else {
-			o.b = appendBlocks(o.b, x.Content)
-		}
-		if x.Details != nil {
-			o = o.any("details", x.Details)
-		}
-		if x.DurationMs != nil {
-			o = o.num("durationMs", *x.DurationMs)
-		}
-		o = o.boolean("isError", x.IsError)
-		o = o.lit(roleToolResult)
-		o = o.num("timestamp", x.Timestamp)
-		o = o.str("toolCallId", x.ToolCallID)
-		o = o.str("toolName", x.ToolName)
-		if x.Usage != nil {
-			o = o.key("usage")
-			o.b = appendUsage(o.b, x.Usage)
-		}
-		return o.close()
+		return (*encoder)(nil).toolResultMessage(b, x)
 	case *loop.CustomMessage:
 		if x == nil {
 			return append(b, "null"...)

@@ -38,8 +38,13 @@ func (h Hooks) Installed() []string {
 // hook answers a hook call from its script.
 // Kept whole: one case per hook, a table.
 func (w *world) hook(name string, data json.RawMessage, inProcess bool) Answer {
-	w.hookCalls[name]++
-	n := w.hookCalls[name]
+	calls := w.hookCalls[name] // counted in place: one look-up a call, not an update and a read
+	if calls == nil {
+		calls = new(int)
+		w.hookCalls[name] = calls
+	}
+	*calls++
+	n := *calls
 	h := w.sc.Hooks
 	in := hookData(data)
 	// A queue poll reads nothing of its data, which the world wrote itself in-process.

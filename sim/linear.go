@@ -3,7 +3,6 @@ package sim
 import (
 	"bytes"
 	"encoding/json"
-	"reflect"
 	"sync"
 	"unicode/utf8"
 	"unsafe"
@@ -356,13 +355,13 @@ func (w *world) partialOf(s *scheduled) (partialAt, bool) {
 // updateData is the trace's data of a message_update event given as a value, linked to the
 // delivery it repeats when it does, with the bytes the link leaves out.
 func (w *world) updateData(ev *loop.Event) (json.RawMessage, *trace.Link, int64) {
-	last := w.lin.last
+	last := &w.lin.last
 	if w.lin.inFull || last.seq == 0 || ev.AssistantEvent == nil || ev.AssistantEvent.Partial == nil ||
 		!sameMessage(ev.AssistantEvent.Partial, last.msg) || !sameMessage(ev.Message, last.msg) {
 		return w.enc.eventBytes(ev), nil, 0
 	}
 	if sameEvent(ev.AssistantEvent, last.ev) {
-		return updateAlone, w.newLink(trace.Link{Repeats: last.seq}), repeatedEventSize(last)
+		return updateAlone, w.newLink(trace.Link{Repeats: last.seq}), repeatedEventSize(*last)
 	}
 	return w.enc.sized(func(b []byte) []byte {
 		o := open(b)
@@ -661,7 +660,7 @@ func sameToolCall(x, y *loop.ToolCall) bool {
 
 // sameMap reports whether a and b are the same map (or both nil), which then encode alike.
 func sameMap(a, b map[string]any) bool {
-	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+	return *(*unsafe.Pointer)(unsafe.Pointer(&a)) == *(*unsafe.Pointer)(unsafe.Pointer(&b)) // a map is a pointer
 }
 
 // comparisons holds pairs of buffers that sameEncoding writes into: comparing two values by
@@ -689,7 +688,7 @@ func (w *world) messageTarget(typ loop.EventType) messageAt {
 	var t messageAt
 	switch typ {
 	case loop.MessageStart:
-		if l := w.lin.last; l.seq != 0 {
+		if l := &w.lin.last; l.seq != 0 {
 			t = messageAt{seq: l.seq, enc: l.enc, size: l.size}
 			if l.msg != nil {
 				t.msg = l.msg
@@ -711,7 +710,7 @@ func (w *world) messageTarget(typ loop.EventType) messageAt {
 // relies on it too), so the same one is the same JSON; an assistant message that starts is
 // its stream's partial, compared as message_update's is (Repeats), and one that ends is
 // compared with its start's JSON (the loop may have built it in the same value).
-func sameAsTarget(typ loop.EventType, m loop.Message, t messageAt) bool {
+func sameAsTarget(typ loop.EventType, m loop.Message, t *messageAt) bool {
 	if t.msg == nil && t.enc == nil {
 		return false
 	}
@@ -742,9 +741,9 @@ func sameAsTarget(typ loop.EventType, m loop.Message, t messageAt) bool {
 
 // messageData is the data of a message_start, message_end or turn_end event given as a
 // value, in the linear form (its message left out when an earlier entry holds it), with the
-// link, the bytes it leaves out, and the event's message for later links.
-func (w *world) messageData(ev *loop.Event) (json.RawMessage, *trace.Link, int64, messageAt) {
-	if t := w.messageTarget(ev.Type); t.seq != 0 && sameAsTarget(ev.Type, ev.Message, t) {
+// link and the bytes it leaves out; m is set to the event's message, for later links.
+func (w *world) messageData(ev *loop.Event, m *messageAt) (json.RawMessage, *trace.Link, int64) {
+	if t := w.messageTarget(ev.Type); t.seq != 0 && sameAsTarget(ev.Type, ev.Message, &t) {
 		var data []byte
 		switch ev.Type {
 		case loop.MessageStart:
@@ -763,16 +762,16 @@ func (w *world) messageData(ev *loop.Event) (json.RawMessage, *trace.Link, int64
 				return o.close()
 			})
 		}
-		m := messageAt{msg: ev.Message, enc: t.enc, size: t.size}
+		*m = messageAt{msg: ev.Message, enc: t.enc, size: t.size}
 		if m.msg == nil {
 			m.msg = t.msg
 		}
-		return data, w.newLink(trace.Link{Repeats: t.seq}), memberSize("message", t.size), m
+		return data, w.newLink(trace.Link{Repeats: t.seq}), memberSize("message", t.size)
 	}
 	var at [2]int // where the message lies in data, measured as it is written
 	data := w.enc.sized(func(b []byte) []byte { return w.enc.eventWith(b, ev, &at) })
-	m := messageAt{msg: ev.Message, enc: data[at[0]:at[1]:at[1]], size: int64(at[1] - at[0])}
-	return data, nil, 0, m
+	*m = messageAt{msg: ev.Message, enc: data[at[0]:at[1]:at[1]], size: int64(at[1] - at[0])}
+	return data, nil, 0
 }
 
 // linkMessageJSON is messageData for an event given as canonical JSON.
@@ -801,27 +800,29 @@ func (w *world) linkMessageJSON(typ loop.EventType, data json.RawMessage) (json.
 
 // messageRecorded remembers the message of a message_start or message_end event once it is
 // recorded, for the links of later events; linked says the event left its message out.
-func (w *world) messageRecorded(typ loop.EventType, m messageAt, linked bool) {
+func (w *world) messageRecorded(typ loop.EventType, msg *messageAt, linked bool) {
 	seq := len(w.trace.Entries)
 	if w.lin.inFull || !w.lastRecorded(seq, trace.KindEvent) {
 		return
 	}
-	m.seq = seq
 	switch typ {
 	case loop.MessageStart:
 		if linked {
-			m = messageAt{} // a message_end names no message_start that names another entry
+			w.lin.start = messageAt{} // a message_end names no message_start that names another entry
+			return
 		}
-		w.lin.start = m
+		w.lin.start = *msg
+		w.lin.start.seq = seq
 	case loop.MessageEnd:
-		if roleOf(m) == "assistant" {
-			w.lin.end = m
+		if roleOf(msg) == "assistant" {
+			w.lin.end = *msg
+			w.lin.end.seq = seq
 		}
 	}
 }
 
 // roleOf is the role of a remembered message: the value's, or the JSON's plain string.
-func roleOf(m messageAt) string {
+func roleOf(m *messageAt) string {
 	if m.msg != nil {
 		return m.msg.Role()
 	}

@@ -2,12 +2,14 @@ package sim
 
 import (
 	"bytes"
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
 
 	"pgregory.net/rapid"
 
+	"github.com/turnstile-dev/turnstile/jsonvalue"
 	"github.com/turnstile-dev/turnstile/loop"
 	"github.com/turnstile-dev/turnstile/trace"
 )
@@ -194,10 +196,10 @@ func TestStreamCallFrameWritesAsTheMap(t *testing.T) {
 	})
 }
 
-// TestRecordEventEntryRecordsAsRecordEntry: events recorded straight into the trace's room
-// make the trace, the budget's counts and verdict that recording each as an entry makes,
-// whatever the budgets (entries, bytes reached early or late), the room the trace was made
-// with, links and the world closing.
+// TestRecordEventEntryRecordsAsRecordEntry: events and calls recorded straight into the
+// trace's room (recordEventEntry, recordCallEntry) make the trace, the budget's counts and
+// verdict that recording each as an entry makes, whatever the budgets (entries, bytes reached
+// early or late), the room the trace was made with, answers, links and the world closing.
 func TestRecordEventEntryRecordsAsRecordEntry(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		sc := &Scenario{Name: "events"}
@@ -225,8 +227,17 @@ func TestRecordEventEntryRecordsAsRecordEntry(t *testing.T) {
 					w.closed = true
 				}
 			}
-			fast.recordEventEntry(name, target, data, link, leftOut)
-			plain.recordEntry(&trace.Entry{Kind: trace.KindEvent, Name: name, Target: target, Data: data, Link: link}, leftOut)
+			if rapid.Bool().Draw(t, "call") {
+				var answer []byte
+				if rapid.Bool().Draw(t, "answered") {
+					answer = []byte(rapid.SampledFrom([]string{`{}`, `{"messages":[]}`, `{"a":"` + strings.Repeat("c", 300) + `"}`}).Draw(t, "answer"))
+				}
+				fast.recordCallEntry(name, target, data, answer, link, leftOut)
+				plain.recordEntry(&trace.Entry{Kind: trace.KindCall, Name: name, Target: target, Data: data, Answer: answer, Link: link}, leftOut)
+			} else {
+				fast.recordEventEntry(name, target, data, link, leftOut)
+				plain.recordEntry(&trace.Entry{Kind: trace.KindEvent, Name: name, Target: target, Data: data, Link: link}, leftOut)
+			}
 		}
 		if !reflect.DeepEqual(fast.trace.Entries, plain.trace.Entries) {
 			t.Fatalf("entries differ:\n%v\n%v", fast.trace.Entries, plain.trace.Entries)
@@ -403,4 +414,179 @@ func TestMemoTableIsAMap(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestToolResultMessageFromTheResultIsAsWritten: tool result messages written through one
+// encoder, their content and details from the last result's JSON when they hold its (the
+// loop's message of the result it reports) and their ids from the last pair's, are each as
+// appendMessage writes them, among results written between, whatever they share or not.
+func TestToolResultMessageFromTheResultIsAsWritten(t *testing.T) {
+	content := loop.Text("ok")
+	details := map[string]any{"k": 1.0}
+	rapid.Check(t, func(t *rapid.T) {
+		e := newEncoder()
+		for i := range rapid.IntRange(1, 10).Draw(t, "writes") {
+			r := loop.ToolResult{Content: content, Details: details}
+			switch rapid.IntRange(0, 4).Draw(t, "result") {
+			case 1:
+				r.Content = loop.Text("other")
+			case 2:
+				r.Details = rapid.SampledFrom([]any{nil, map[string]any{}}).Draw(t, "details")
+			case 3:
+				r.IsError = true
+			case 4:
+				r.Usage = &loop.Usage{Output: 2}
+			}
+			if got, want := e.toolResult(nil, &r), appendToolResult(nil, &r); !bytes.Equal(got, want) {
+				t.Fatalf("write %d: result %s, want %s", i, got, want)
+			}
+			m := &loop.ToolResultMessage{ToolCallID: rapid.SampledFrom([]string{"t1", "t2", "<"}).Draw(t, "id"),
+				ToolName: rapid.SampledFrom([]string{"a", "b"}).Draw(t, "name"), Content: r.Content, Details: r.Details,
+				IsError: r.IsError, Timestamp: 3}
+			switch rapid.IntRange(0, 4).Draw(t, "message") {
+			case 4:
+				m.Content = loop.Text("different")
+			case 1:
+				m.Content = append([]loop.Block{}, r.Content...) // an equal copy in an array of its own
+			case 2:
+				m.Details = map[string]any{"k": 1.0}
+			case 3:
+				m.Content = nil
+			}
+			if got, want := e.toolResultMessage(nil, m), appendMessage(nil, m); !bytes.Equal(got, want) {
+				t.Fatalf("write %d: message %s, want %s", i, got, want)
+			}
+			ev := &loop.Event{Type: loop.ToolExecutionEnd, ToolCallID: m.ToolCallID, ToolName: m.ToolName, Result: &r}
+			if got, want := e.event(nil, ev), (*encoder)(nil).event(nil, ev); !bytes.Equal(got, want) {
+				t.Fatalf("write %d: event %s, want %s", i, got, want)
+			}
+		}
+	})
+}
+
+// TestHeadCacheContentIsAsWritten: contents written through a head cache, their tool calls
+// from the last call's JSON when it is the same boxed block or the same call (sameCallJSON),
+// are each as appendAssistantContent writes them, whatever calls follow each other: the same
+// box, a copy, another id, other arguments (the same map, an equal one, an empty one, none).
+func TestHeadCacheContentIsAsWritten(t *testing.T) {
+	args := map[string]any{"i": 1.0}
+	rapid.Check(t, func(t *rapid.T) {
+		h := &headCache{}
+		var last []loop.Block
+		for i := range rapid.IntRange(1, 12).Draw(t, "contents") {
+			var content []loop.Block
+			switch rapid.IntRange(0, 3).Draw(t, "how") {
+			case 0:
+				content = last // the same boxes
+			case 1:
+				content = append([]loop.Block(nil), last...) // copied words
+			}
+			if content == nil {
+				for range rapid.IntRange(0, 3).Draw(t, "blocks") {
+					c := loop.ToolCall{ID: rapid.SampledFrom([]string{"t1", "t2", ""}).Draw(t, "id"), Name: "a",
+						Arguments: rapid.SampledFrom([]map[string]any{nil, {}, args, {"i": 1.0}, {"i": 2.0}}).Draw(t, "args"),
+						Namespace: rapid.SampledFrom([]string{"", "ns"}).Draw(t, "namespace")}
+					if rapid.IntRange(0, 4).Draw(t, "text") == 0 {
+						content = append(content, loop.TextContent{Text: "x"})
+					} else {
+						content = append(content, c)
+					}
+				}
+			}
+			if got, want := h.content(nil, content), appendAssistantContent(nil, content); !bytes.Equal(got, want) {
+				t.Fatalf("content %d: %s, want %s", i, got, want)
+			}
+			last = content
+		}
+	})
+}
+
+// TestMayBeIdenticalNeverRejectsIdenticalHeads: the cheap look at a few fields says no only
+// for heads that are not identical, whatever the two messages hold.
+func TestMayBeIdenticalNeverRejectsIdenticalHeads(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		a := drawAssistant(t)
+		a.ThinkingLevel = rapid.SampledFrom([]string{"", "off", "low"}).Draw(t, "level")
+		b := loop.ShallowCopy(a).(*loop.AssistantMessage)
+		switch rapid.IntRange(0, 3).Draw(t, "how") {
+		case 1:
+			b.StopReason = loop.StopReason(rapid.SampledFrom([]string{"pending", "stop", "toolUse", ""}).Draw(t, "stop"))
+		case 2:
+			b.ThinkingLevel = rapid.SampledFrom([]string{"", "off", "low"}).Draw(t, "other-level")
+		case 3:
+			b.Timestamp = rapid.Int64Range(0, 1).Draw(t, "other-timestamp")
+		}
+		if identicalHeads(a, b) && !mayBeIdentical(a, b) {
+			t.Fatalf("identical heads rejected: %+v, %+v", a, b)
+		}
+		if !mayBeIdentical(a, b) && bytes.Equal(appendMessage(nil, &loop.AssistantMessage{API: a.API, Model: a.Model, StopReason: a.StopReason,
+			ThinkingLevel: a.ThinkingLevel, Timestamp: a.Timestamp}), appendMessage(nil, &loop.AssistantMessage{API: b.API, Model: b.Model,
+			StopReason: b.StopReason, ThinkingLevel: b.ThinkingLevel, Timestamp: b.Timestamp})) {
+			t.Fatalf("heads that write alike rejected: %+v, %+v", a, b)
+		}
+	})
+}
+
+// TestNumWritesAsAppendNumber: a number member is written as jsonvalue.AppendNumber writes
+// its value, one digit, several, negative, and beyond the integers a float holds exactly.
+func TestNumWritesAsAppendNumber(t *testing.T) {
+	values := []int64{-1 << 62, -1<<53 - 1, -1 << 53, -10, -9, -1, 0, 1, 9, 10, 11, 99, 100, 12345, 1 << 53, 1<<53 + 1, 1 << 62}
+	for _, v := range values {
+		got := open(nil).num("n", v).close()
+		want := append(jsonvalue.AppendNumber([]byte(`{"n":`), float64(v)), '}')
+		if !bytes.Equal(got, want) {
+			t.Errorf("%d: %s, want %s", v, got, want)
+		}
+	}
+}
+
+// TestEventsAreWrittenAsTheirJSON: an event of each of the loop's types, written by the
+// encoder (its type member a constant of the case that writes it), is the canonical form of
+// the loop's own JSON of it.
+func TestEventsAreWrittenAsTheirJSON(t *testing.T) {
+	user := &loop.UserMessage{Text: "go"}
+	partial := &loop.AssistantMessage{API: "faux", Model: "m", StopReason: loop.StopPending}
+	result := &loop.ToolResult{Content: loop.Text("ok"), Details: map[string]any{}}
+	d := int64(3)
+	events := []loop.Event{
+		{Type: loop.AgentStart}, {Type: loop.AgentEnd, Messages: []loop.Message{user}}, {Type: loop.TurnStart},
+		{Type: loop.TurnEnd, Message: partial, ToolResults: []*loop.ToolResultMessage{{ToolCallID: "t1", ToolName: "a"}}},
+		{Type: loop.MessageStart, Message: user}, {Type: loop.MessageStart, Message: partial},
+		{Type: loop.MessageUpdate, Message: partial, AssistantEvent: &loop.StreamEvent{Type: loop.StreamTextStart, Partial: partial}},
+		{Type: loop.MessageEnd, Message: partial},
+		{Type: loop.ToolExecutionStart, ToolCallID: "t1", ToolName: "a"},
+		{Type: loop.ToolExecutionStart, ToolCallID: "t1", ToolName: "a", Args: map[string]any{"i": 1.0}},
+		{Type: loop.ToolExecutionUpdate, ToolCallID: "t1", ToolName: "a", PartialResult: result},
+		{Type: loop.ToolExecutionEnd, ToolCallID: "t2", ToolName: "b", Result: result, DurationMs: &d},
+		{Type: loop.ToolExecutionEnd, ToolCallID: "t2", ToolName: "b", ResultUndefined: true, IsError: true},
+	}
+	e := newEncoder()
+	for _, ev := range events {
+		raw, err := loop.MarshalEvent(&ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, enc := range []*encoder{nil, e} {
+			if got, want := enc.event(nil, &ev), jsonvalue.Canonical(raw); !bytes.Equal(got, want) {
+				t.Errorf("%s: %s, want %s", ev.Type, got, want)
+			}
+		}
+	}
+}
+
+// TestStreamIDOfDigitsIsAsEncodingJSONReadsIt: a stream answer read on its bytes when its id is
+// digits gives what encoding/json gives, and anything near it (no id, other characters, other
+// members or bytes around) is read as before, or refused as encoding/json refuses it.
+func TestStreamIDOfDigitsIsAsEncodingJSONReadsIt(t *testing.T) {
+	for _, raw := range []string{`{"stream":"1"}`, `{"stream":"123"}`, `{"stream":"0"}`, `{"stream":""}`, `{"stream":"1a"}`,
+		`{"stream":"1"} `, ` {"stream":"1"}`, `{"stream":"1","x":1}`, `{"stream":"1"}}`, `{"stream":"1\"}`, `{"stream":"12"`, `{"stream":"9"}x`} {
+		var want struct {
+			Stream string `json:"stream"`
+		}
+		wantErr := json.Unmarshal([]byte(raw), &want)
+		got, err := streamID([]byte(raw))
+		if (err != nil) != (wantErr != nil) || err == nil && got != want.Stream {
+			t.Errorf("streamID(%s) = %q, %v; encoding/json: %q, %v", raw, got, err, want.Stream, wantErr)
+		}
+	}
 }

@@ -38,8 +38,8 @@ type world struct {
 	followUp *loop.Queue
 
 	requests  int
-	hookCalls map[string]int
-	hookWaits int // delayed hook answers so far (their waits are h1, h2, …)
+	hookCalls map[string]*int // the calls of each hook so far
+	hookWaits int             // delayed hook answers so far (their waits are h1, h2, …)
 	streams   []*streamRun
 	tools     []*toolRun
 	aborted   bool
@@ -207,7 +207,7 @@ func newWorld(sc *Scenario) *world {
 		sc:          sc,
 		steering:    loop.NewQueue(sc.SteeringMode),
 		followUp:    loop.NewQueue(sc.FollowUpMode),
-		hookCalls:   map[string]int{},
+		hookCalls:   map[string]*int{},
 		triggerSeen: make([]int, len(sc.User)),
 		fired:       make([]bool, len(sc.User)),
 		trace:       trace.Trace{Scenario: sc.Name},
@@ -411,6 +411,39 @@ func (w *world) recordEventEntry(name, target string, data json.RawMessage, link
 	}
 }
 
+// recordCallEntry is recordEventEntry for a call's entry that holds no error, named name,
+// of target, data and answer.
+func (w *world) recordCallEntry(name, target string, data, answer json.RawMessage, link *trace.Link, leftOut int64) {
+	if w.closed || w.over != nil {
+		return
+	}
+	n := len(w.trace.Entries)
+	const kindSize = 6 * int64(len(trace.KindCall))
+	bound := lineFrame + kindSize + 6*int64(len(name)+len(target)) + int64(len(data)+len(answer))
+	if link != nil {
+		bound += leftOut
+	}
+	if n >= w.budget.Entries || n == cap(w.trace.Entries) || w.bound+bound > w.budget.Bytes {
+		w.recordEntry(&trace.Entry{Kind: trace.KindCall, Name: name, Target: target, Data: data, Answer: answer, Link: link}, leftOut)
+		return
+	}
+	w.bound += bound
+	w.trace.Entries = w.trace.Entries[:n+1]
+	p := &w.trace.Entries[n]
+	p.Seq, p.T, p.Canonical = n+1, w.now, true
+	p.Kind, p.Name, p.Data = trace.KindCall, name, data
+	if target != "" {
+		p.Target = target
+	}
+	if answer != nil {
+		p.Answer = answer
+	}
+	if link != nil {
+		p.Link = link
+		w.bytes += leftOut // the rest of its line is counted by exactBytes
+	}
+}
+
 // appendEntry appends e to the trace, at the next seq and the time now, its payloads
 // canonical JSON (every payload the world records is). Its members are stored one by one, the
 // empty ones not at all, in the zeroed room the trace was made with: appending the entry
@@ -571,7 +604,11 @@ func (w *world) recordCall(c *Call, cd *callData, a *Answer) {
 			leftOut += answerLeftOut
 		}
 	}
-	w.recordLinked(e, leftOut)
+	if e.Error == "" {
+		w.recordCallEntry(e.Name, e.Target, e.Data, e.Answer, e.Link, leftOut)
+	} else {
+		w.recordEntry(&e, leftOut)
+	}
 	if len(lists) > 0 {
 		w.remember(len(w.trace.Entries), lists)
 		if cd.ctxName == trace.CallStream {
@@ -610,7 +647,7 @@ func (w *world) Notify(n Notification) {
 		case loop.MessageStart, loop.MessageEnd, loop.TurnEnd:
 			data, link, leftOut, msg = w.linkMessageJSON(typ, data)
 		}
-		w.recordEvent(typ, id, data, link, leftOut, msg)
+		w.recordEvent(typ, id, data, link, leftOut, &msg)
 	case NotifyEnd:
 		data, link, leftOut := w.endData(n.Data, n.Value)
 		var end struct {
@@ -646,12 +683,20 @@ func (w *world) event(ev *loop.Event) {
 	var data json.RawMessage
 	var link *trace.Link
 	var leftOut int64
-	var msg messageAt
 	switch ev.Type {
 	case loop.MessageUpdate:
 		data, link, leftOut = w.updateData(ev)
-	case loop.MessageStart, loop.MessageEnd, loop.TurnEnd:
-		data, link, leftOut, msg = w.messageData(ev)
+	case loop.MessageStart, loop.MessageEnd:
+		// Recorded here, its message remembered, without the type looked at again.
+		var msg messageAt
+		data, link, leftOut = w.messageData(ev, &msg)
+		w.recordEventEntry(string(ev.Type), ev.ToolCallID, data, link, leftOut)
+		w.messageRecorded(ev.Type, &msg, link != nil)
+		w.eventRecorded(ev.Type, ev.ToolCallID)
+		return
+	case loop.TurnEnd:
+		var msg messageAt
+		data, link, leftOut = w.messageData(ev, &msg)
 	case loop.AgentEnd:
 		data, link, leftOut = w.runMessagesData(nonNil(ev.Messages), func(b []byte, msgs []loop.Message) []byte {
 			o := open(b)
@@ -667,7 +712,8 @@ func (w *world) event(ev *loop.Event) {
 	default:
 		data = w.enc.eventBytes(ev)
 	}
-	w.recordEvent(ev.Type, ev.ToolCallID, data, link, leftOut, msg)
+	w.recordEventEntry(string(ev.Type), ev.ToolCallID, data, link, leftOut)
+	w.eventRecorded(ev.Type, ev.ToolCallID)
 }
 
 // agentStartData and turnStartData are the data of the events that hold nothing but their
@@ -679,11 +725,17 @@ var (
 
 // recordEvent records an event entry, whose link leaves out leftOut bytes, and what follows
 // from it; msg is the message of a message_start or message_end event.
-func (w *world) recordEvent(typ loop.EventType, id string, data json.RawMessage, link *trace.Link, leftOut int64, msg messageAt) {
+func (w *world) recordEvent(typ loop.EventType, id string, data json.RawMessage, link *trace.Link, leftOut int64, msg *messageAt) {
 	w.recordEventEntry(string(typ), id, data, link, leftOut)
 	if typ == loop.MessageStart || typ == loop.MessageEnd {
 		w.messageRecorded(typ, msg, link != nil)
 	}
+	w.eventRecorded(typ, id)
+}
+
+// eventRecorded is what follows from an event of type typ, of tool call id, once recorded:
+// an Agent session's progress, and the triggers it fires.
+func (w *world) eventRecorded(typ loop.EventType, id string) {
 	if w.agent != nil {
 		w.agentEvent(typ)
 	}

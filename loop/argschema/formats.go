@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/dlclark/regexp2"
 	"golang.org/x/text/unicode/norm"
@@ -46,27 +47,35 @@ var formats = map[string]func(string) bool{
 var asciiFolds = strings.NewReplacer("\u212a", "\ufffd", "\u017f", "\ufffd")
 
 // matcher is the test of one of the format regular expressions, which are all valid RE2; ignoreCase is JavaScript's
-// `i` flag.
+// `i` flag. The expression is compiled when first used: few tools declare formats, and compiled they are hundreds
+// of kilobytes that every process importing the loop would hold and its collector would mark.
 func matcher(source string, ignoreCase bool) func(string) bool {
 	if !ignoreCase {
-		re := regexp.MustCompile(source)
-		return re.MatchString
+		re := lazyRegexp(source)
+		return func(s string) bool { return re().MatchString(s) }
 	}
-	re := regexp.MustCompile("(?i)" + source)
-	return func(s string) bool { return re.MatchString(asciiFolds.Replace(s)) }
+	re := lazyRegexp("(?i)" + source)
+	return func(s string) bool { return re().MatchString(asciiFolds.Replace(s)) }
+}
+
+// lazyRegexp is source compiled when first asked for (matcher).
+func lazyRegexp(source string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(source) })
 }
 
 var (
-	dateRe = regexp.MustCompile(dateSource)
-	timeRe = regexp.MustCompile(timeSource)
+	dateRe = lazyRegexp(dateSource)
+	timeRe = lazyRegexp(timeSource)
 	// idnEmailRe needs lookbehind and Unicode classes; its `i` flag changes nothing for classes closed under case.
-	idnEmailRe = regexp2.MustCompile(idnEmailSource, regexp2.ECMAScript|regexp2.Unicode)
+	idnEmailRe = sync.OnceValue(func() *regexp2.Regexp {
+		return regexp2.MustCompile(idnEmailSource, regexp2.ECMAScript|regexp2.Unicode)
+	})
 )
 
 var daysInMonth = [13]int{0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31}
 
 func isDate(value string) bool {
-	m := dateRe.FindStringSubmatch(value)
+	m := dateRe().FindStringSubmatch(value)
 	if m == nil {
 		return false
 	}
@@ -85,7 +94,7 @@ func isDate(value string) bool {
 
 // isTime is TypeBox's IsTime with a required time zone offset.
 func isTime(value string) bool {
-	m := timeRe.FindStringSubmatch(value)
+	m := timeRe().FindStringSubmatch(value)
 	if m == nil {
 		return false
 	}
@@ -125,7 +134,7 @@ func isDateTime(value string) bool {
 }
 
 func isIdnEmail(value string) bool {
-	ok, err := idnEmailRe.MatchString(norm.NFC.String(value))
+	ok, err := idnEmailRe().MatchString(norm.NFC.String(value))
 	return err == nil && ok
 }
 
@@ -154,25 +163,25 @@ func isHex(c byte) bool {
 	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
 }
 
-var ipvFutureRe = regexp.MustCompile(`\[[vV][0-9a-fA-F]+\.[^\]]+\]`)
+var ipvFutureRe = lazyRegexp(`\[[vV][0-9a-fA-F]+\.[^\]]+\]`)
 
 func isIri(value string) bool {
 	if strings.IndexFunc(value, invalidIriChar) >= 0 || hasInvalidPercent(value) {
 		return false
 	}
 	if utf16Len(value) < 2048 {
-		if loc := ipvFutureRe.FindStringIndex(value); loc != nil {
+		if loc := ipvFutureRe().FindStringIndex(value); loc != nil {
 			value = value[:loc[0]] + "[::1]" + value[loc[1]:]
 		}
 	}
 	return canParseURL(value, "")
 }
 
-var malformedSchemeRe = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+\-.]*//`)
+var malformedSchemeRe = lazyRegexp(`^[a-zA-Z][a-zA-Z0-9+\-.]*//`)
 
 func isIriReference(value string) bool {
 	invalid := strings.IndexFunc(value, func(r rune) bool { return r <= 0x20 || r == 0x7f || r == '\\' }) >= 0
-	return !invalid && !hasInvalidPercent(value) && !malformedSchemeRe.MatchString(value) &&
+	return !invalid && !hasInvalidPercent(value) && !malformedSchemeRe().MatchString(value) &&
 		canParseURL(value, "http://example.com")
 }
 

@@ -171,6 +171,93 @@ type headCache struct {
 	call    loop.ToolCall
 	callBox ifaceWords
 	callEnc []byte
+	// args is the JSON of the arguments of the last calls written (argsCache).
+	args argsCache
+}
+
+// argsCache remembers the JSON of the arguments maps of the last tool calls written, by the
+// map's identity, with the call's id: a call's arguments are written again in the partials and
+// messages that hold it, its tool_execution_start and its tool call, and a map is not changed
+// once a call holding it is written (sameCallJSON). The maps kept stay alive, so an address
+// is never another map's.
+type argsCache struct {
+	ids  [8]string
+	maps [8]map[string]any
+	enc  [8][]byte
+	next int
+}
+
+// json is the JSON of m, the arguments (not empty) of tool call id: remembered when the same
+// map was written before, else written and remembered. The bytes are the cache's, to copy.
+func (c *argsCache) json(id string, m map[string]any) []byte {
+	for i := range c.maps {
+		if c.maps[i] != nil && sameMap(c.maps[i], m) {
+			return c.enc[i]
+		}
+	}
+	i := c.next
+	c.next = (i + 1) % len(c.maps)
+	c.ids[i], c.maps[i] = id, m
+	c.enc[i] = jsonvalue.AppendMap(c.enc[i][:0], m, appendCanonical)
+	return c.enc[i]
+}
+
+// callArguments writes a tool call's arguments m (not empty), through the cache when h is not
+// nil.
+func (h *headCache) callArguments(b []byte, id string, m map[string]any) []byte {
+	if h == nil {
+		return jsonvalue.AppendMap(b, m, appendCanonical)
+	}
+	return append(b, h.args.json(id, m)...)
+}
+
+// knownArguments writes args, the arguments an execution of tool call id is given (which may
+// be nil), from a call's arguments' JSON when they are the same map, or the same scalars as call
+// id's (the loop's validated copy of them: then the same JSON); else written, not remembered.
+func (h *headCache) knownArguments(b []byte, id string, args map[string]any) []byte {
+	if h != nil && len(args) > 0 {
+		c := &h.args
+		for i := range c.maps {
+			if m := c.maps[i]; m != nil && (sameMap(m, args) || c.ids[i] == id && sameScalarMaps(m, args)) {
+				return append(b, c.enc[i]...)
+			}
+		}
+	}
+	return appendCanonical(b, args)
+}
+
+// sameScalarMaps reports whether a and b hold the same keys with equal strings, numbers,
+// booleans or nulls, which write the same JSON; false when either holds any other value.
+func sameScalarMaps(a, b map[string]any) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, x := range a {
+		y, ok := b[k]
+		if !ok || !sameScalar(x, y) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameScalar reports whether x and y are the same string, float64 (0 and -0 both write 0),
+// bool or nil; false for any other value.
+func sameScalar(x, y any) bool {
+	switch x := x.(type) {
+	case nil:
+		return y == nil
+	case string:
+		s, ok := y.(string)
+		return ok && x == s
+	case float64:
+		f, ok := y.(float64)
+		return ok && x == f
+	case bool:
+		v, ok := y.(bool)
+		return ok && x == v
+	}
+	return false
 }
 
 // assistant writes m's canonical JSON (appendMessage), its head from the cache when a head
@@ -310,7 +397,7 @@ func (h *headCache) toolCall(b []byte, x *loop.ToolCall) []byte {
 		return append(b, h.callEnc...)
 	}
 	start := len(b)
-	b = appendToolCall(b, x)
+	b = appendToolCallWith(b, x, h)
 	h.call = *x
 	h.callEnc = append(h.callEnc[:0], b[start:]...)
 	return b
@@ -557,7 +644,7 @@ func (e *encoder) value(b []byte, v any) []byte {
 	case *toolCall: // written as the map of the same members would be
 		o := open(b)
 		o = o.key("args")
-		o.b = e.value(o.b, x.Args)
+		o.b = e.headsOrNil().knownArguments(o.b, x.ID, x.Args)
 		o = e.toolIDs(o, x.ID, x.Name)
 		return o.close()
 	case loop.ThinkingLevel:
@@ -912,7 +999,8 @@ func (enc *encoder) eventWith(b []byte, e *loop.Event, msg *[2]int) []byte {
 		if len(e.Args) == 0 {
 			o = o.lit(noArgs) // nil or empty: {}
 		} else {
-			o = o.any("args", e.Args)
+			o = o.key("args")
+			o.b = enc.headsOrNil().knownArguments(o.b, e.ToolCallID, e.Args)
 		}
 		o = enc.toolIDs(o, e.ToolCallID, e.ToolName)
 	case loop.ToolExecutionUpdate:
@@ -1016,7 +1104,7 @@ func writeStreamEvent(b []byte, e *loop.StreamEvent, withPartial bool, partialLe
 				o.b = append(o.b, "null"...)
 			} else {
 				o = o.key("toolCall")
-				o.b = appendToolCall(o.b, e.ToolCall)
+				o.b = appendToolCallWith(o.b, e.ToolCall, heads)
 			}
 		}
 	}
@@ -1070,12 +1158,16 @@ func appendBlock(b []byte, blk loop.Block) []byte {
 
 // appendToolCall writes a tool call block (given by pointer: boxed as a Block, a copy is
 // allocated).
-func appendToolCall(b []byte, x *loop.ToolCall) []byte {
+func appendToolCall(b []byte, x *loop.ToolCall) []byte { return appendToolCallWith(b, x, nil) }
+
+// appendToolCallWith is appendToolCall, its arguments through h (callArguments).
+func appendToolCallWith(b []byte, x *loop.ToolCall, h *headCache) []byte {
 	o := open(b)
 	if len(x.Arguments) == 0 {
 		o = o.lit(noArguments) // nil or empty: {}
 	} else {
-		o = o.any("arguments", x.Arguments)
+		o = o.key("arguments")
+		o.b = h.callArguments(o.b, x.ID, x.Arguments)
 	}
 	if x.ArgumentsError != "" {
 		o = o.str("argumentsError", x.ArgumentsError)

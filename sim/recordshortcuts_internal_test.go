@@ -293,11 +293,11 @@ func TestToolCallEndSizeIsThePartials(t *testing.T) {
 		next.Content[i] = call
 		ev := &loop.StreamEvent{Type: loop.StreamToolCallEnd, ContentIndex: i, ToolCall: &call, Partial: next}
 		p := partialAt{seq: 1, msg: prev, size: int64(len(appendMessage(nil, prev)))}
-		if got, want := advancedSize(p, ev, nil), int64(len(appendMessage(nil, next))); got != want {
+		if got, want := advancedSize(p, ev, nil, nil), int64(len(appendMessage(nil, next))); got != want {
 			t.Fatalf("size %d, want %d: %s", got, want, appendMessage(nil, next))
 		}
 		for _, b := range next.Content {
-			if got, want := blockSize(b), int64(len(appendBlock(nil, b))); got != want {
+			if got, want := blockSize(b, nil), int64(len(appendBlock(nil, b))); got != want {
 				t.Fatalf("blockSize %d, want %d: %s", got, want, appendBlock(nil, b))
 			}
 		}

@@ -93,3 +93,46 @@ func TestSameScalarMapsMeansSameJSON(t *testing.T) {
 		}
 	})
 }
+
+// TestCallCacheWritesAsPlain: tool calls written through a head cache, in contents (blocks
+// boxed once and met again, or boxed anew) and as events' calls, and the ids members of their
+// executions, read as they are written without one, whatever calls share a slot (idSlot).
+func TestCallCacheWritesAsPlain(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		h, e := &headCache{}, newEncoder()
+		pool := rapid.SliceOfN(argMap(), 1, 4).Draw(t, "maps")
+		ids := []string{"a1", "b1", "a2", "b2", "t1", "t5", "", "a1b1"}
+		var boxes []loop.Block
+		for step := range rapid.IntRange(1, 60).Draw(t, "steps") {
+			id := rapid.SampledFrom(ids).Draw(t, "id")
+			name := rapid.SampledFrom([]string{"a", "b", ""}).Draw(t, "name")
+			call := loop.ToolCall{ID: id, Name: name, ThoughtSignature: rapid.SampledFrom([]string{"", "s"}).Draw(t, "sig")}
+			if rapid.Bool().Draw(t, "args") {
+				call.Arguments = pool[rapid.IntRange(0, len(pool)-1).Draw(t, "map")]
+			}
+			var got, want []byte
+			switch rapid.IntRange(0, 2).Draw(t, "op") {
+			case 0:
+				got, want = h.toolCall([]byte("x"), &call, ifaceWords{}), appendToolCall([]byte("x"), &call)
+			case 1:
+				boxes = append(boxes, call) // boxed once, met again in later contents
+				var content []loop.Block
+				for range rapid.IntRange(0, 3).Draw(t, "blocks") {
+					switch k := rapid.IntRange(0, len(boxes)).Draw(t, "block"); k {
+					case len(boxes):
+						content = append(content, loop.TextContent{Text: "t"})
+					default:
+						content = append(content, boxes[k])
+					}
+				}
+				got, want = h.content([]byte("x"), content), appendAssistantContent([]byte("x"), content)
+			default:
+				got = e.toolIDs(open([]byte("x")), id, name).close()
+				want = open([]byte("x")).str("toolCallId", id).str("toolName", name).close()
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("step %d: got %s, want %s", step, got, want)
+			}
+		}
+	})
+}

@@ -46,11 +46,24 @@ type encoder struct {
 		r   loop.ToolResult
 		enc []byte
 	}
-	// ids is the last toolCallId and toolName written and their members' JSON (toolIDs).
-	ids struct {
-		id, name string
-		enc      []byte
+	// ids are the last toolCallId and toolName pairs written and their members' JSON
+	// (toolIDs), each at its id's slot (idSlot).
+	ids [4]toolIDsJSON
+}
+
+// idSlot is where a cache of four entries keeps what it remembers of tool call id: the ids
+// of a run's parallel calls mostly differ in their first or last byte.
+func idSlot(id string) int {
+	if id == "" {
+		return 0
 	}
+	return int(id[0]+5*id[len(id)-1]) & 3
+}
+
+// toolIDsJSON is a toolCallId and toolName pair and the JSON of their members.
+type toolIDsJSON struct {
+	id, name string
+	enc      []byte
 }
 
 // toolResult writes r (appendToolResult), from the last one's JSON when it holds the same bits:
@@ -125,15 +138,15 @@ func identicalBlockSlices(a, b []loop.Block) bool {
 	return len(a) == len(b) && cap(a) == cap(b) && (len(a) == 0 || &a[0] == &b[0]) && (a == nil) == (b == nil)
 }
 
-// toolIDs writes the toolCallId and toolName members, from the last pair's JSON when they
+// toolIDs writes the toolCallId and toolName members, from a recent pair's JSON when they
 // are the same strings: an execution's start and end events, its call and its result
-// message all name them.
+// message all name them, and parallel executions interleave (a pair kept at idSlot).
 func (e *encoder) toolIDs(o obj, id, name string) obj {
 	if e == nil {
 		return o.str("toolCallId", id).str("toolName", name)
 	}
-	c := &e.ids
-	if c.enc == nil || c.id != id || c.name != name {
+	c := &e.ids[idSlot(id)]
+	if c.enc == nil || !eqStr(c.id, id) || !eqStr(c.name, name) {
 		ids := obj{b: c.enc[:0], first: true}.str("toolCallId", id).str("toolName", name)
 		c.id, c.name, c.enc = id, name, ids.b
 	}
@@ -165,12 +178,97 @@ type headCache struct {
 	// before and after are a head's JSON up to its content's value, and from after it.
 	before, after [4][]byte
 	n, next       int
-	// call is the last tool call block written in a content, callBox the block's words and
-	// callEnc its JSON: a streamed call's partial, the response's final message and the
-	// message the loop ends with all hold it (content, toolCall).
-	call    loop.ToolCall
-	callBox ifaceWords
-	callEnc []byte
+	// calls are the last tool call blocks written, in a content or a toolcall_end event, with
+	// their JSON, each at its id's slot (idSlot): a streamed call's end, the partials after,
+	// the response's final message and the message the loop ends with all hold it (toolCall).
+	calls [4]callJSON
+	// args is the JSON of the arguments of the last calls written (argsCache).
+	args argsCache
+}
+
+// argsCache remembers the JSON of the arguments maps of the last tool calls written, by the
+// map's identity, with the call's id: a call's arguments are written again in the partials and
+// messages that hold it, its tool_execution_start and its tool call, and a map is not changed
+// once a call holding it is written (sameCallJSON). The maps kept stay alive, so an address
+// is never another map's.
+type argsCache struct {
+	ids  [8]string
+	maps [8]map[string]any
+	enc  [8][]byte
+	next int
+}
+
+// json is the JSON of m, the arguments (not empty) of tool call id: remembered when the same
+// map was written before, else written and remembered. The bytes are the cache's, to copy.
+func (c *argsCache) json(id string, m map[string]any) []byte {
+	for i := range c.maps {
+		if c.maps[i] != nil && sameMap(c.maps[i], m) {
+			return c.enc[i]
+		}
+	}
+	i := c.next
+	c.next = (i + 1) % len(c.maps)
+	c.ids[i], c.maps[i] = id, m
+	c.enc[i] = jsonvalue.AppendMap(c.enc[i][:0], m, appendCanonical)
+	return c.enc[i]
+}
+
+// callArguments writes a tool call's arguments m (not empty), through the cache when h is not
+// nil.
+func (h *headCache) callArguments(b []byte, id string, m map[string]any) []byte {
+	if h == nil {
+		return jsonvalue.AppendMap(b, m, appendCanonical)
+	}
+	return append(b, h.args.json(id, m)...)
+}
+
+// knownArguments writes args, the arguments an execution of tool call id is given (which may
+// be nil), from a call's arguments' JSON when they are the same map, or the same scalars as call
+// id's (the loop's validated copy of them: then the same JSON); else written, not remembered.
+func (h *headCache) knownArguments(b []byte, id string, args map[string]any) []byte {
+	if h != nil && len(args) > 0 {
+		c := &h.args
+		for i := range c.maps {
+			if m := c.maps[i]; m != nil && (sameMap(m, args) || c.ids[i] == id && sameScalarMaps(m, args)) {
+				return append(b, c.enc[i]...)
+			}
+		}
+	}
+	return appendCanonical(b, args)
+}
+
+// sameScalarMaps reports whether a and b hold the same keys with equal strings, numbers,
+// booleans or nulls, which write the same JSON; false when either holds any other value.
+func sameScalarMaps(a, b map[string]any) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, x := range a {
+		y, ok := b[k]
+		if !ok || !sameScalar(x, y) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameScalar reports whether x and y are the same string, float64 (0 and -0 both write 0),
+// bool or nil; false for any other value.
+func sameScalar(x, y any) bool {
+	switch x := x.(type) {
+	case nil:
+		return y == nil
+	case string:
+		s, ok := y.(string)
+		return ok && x == s
+	case float64:
+		f, ok := y.(float64)
+		return ok && x == f
+	case bool:
+		v, ok := y.(bool)
+		return ok && x == v
+	}
+	return false
 }
 
 // assistant writes m's canonical JSON (appendMessage), its head from the cache when a head
@@ -277,6 +375,14 @@ func (t *memoTable) grow() {
 	}
 }
 
+// callJSON is a tool call written, the words of the block it was last met boxed in (none for
+// an event's call), and its JSON.
+type callJSON struct {
+	call loop.ToolCall
+	box  ifaceWords
+	enc  []byte
+}
+
 // content writes an assistant message's content (appendAssistantContent), its tool calls
 // through toolCall.
 func (h *headCache) content(b []byte, content []loop.Block) []byte {
@@ -288,14 +394,8 @@ func (h *headCache) content(b []byte, content []loop.Block) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		box := *(*ifaceWords)(unsafe.Pointer(&content[i]))
-		if box == h.callBox && h.callEnc != nil {
-			b = append(b, h.callEnc...) // the same boxed call (a copied message's)
-			continue
-		}
 		if x, ok := blk.(loop.ToolCall); ok {
-			b = h.toolCall(b, &x)
-			h.callBox = box
+			b = h.toolCall(b, &x, *(*ifaceWords)(unsafe.Pointer(&content[i])))
 		} else {
 			b = appendBlock(b, blk)
 		}
@@ -303,16 +403,21 @@ func (h *headCache) content(b []byte, content []loop.Block) []byte {
 	return append(b, ']')
 }
 
-// toolCall writes a tool call block (appendToolCall), from the last one's JSON when it is the
-// same call (sameCallJSON).
-func (h *headCache) toolCall(b []byte, x *loop.ToolCall) []byte {
-	if h.callEnc != nil && sameCallJSON(&h.call, x) {
-		return append(b, h.callEnc...)
+// toolCall writes a tool call block (appendToolCall), met in box (none: zero), from the JSON of
+// the one remembered at its id's slot when it is the same boxed block (a copied message's) or
+// the same call (sameCallJSON); else written and remembered there.
+func (h *headCache) toolCall(b []byte, x *loop.ToolCall, box ifaceWords) []byte {
+	c := &h.calls[idSlot(x.ID)]
+	if c.enc != nil && (box.typ != nil && c.box == box || sameCallJSON(&c.call, x)) {
+		if box.typ != nil {
+			c.box = box
+		}
+		return append(b, c.enc...)
 	}
 	start := len(b)
-	b = appendToolCall(b, x)
-	h.call = *x
-	h.callEnc = append(h.callEnc[:0], b[start:]...)
+	b = appendToolCallWith(b, x, h)
+	c.call, c.box = *x, box
+	c.enc = append(c.enc[:0], b[start:]...)
 	return b
 }
 
@@ -557,7 +662,7 @@ func (e *encoder) value(b []byte, v any) []byte {
 	case *toolCall: // written as the map of the same members would be
 		o := open(b)
 		o = o.key("args")
-		o.b = e.value(o.b, x.Args)
+		o.b = e.headsOrNil().knownArguments(o.b, x.ID, x.Args)
 		o = e.toolIDs(o, x.ID, x.Name)
 		return o.close()
 	case loop.ThinkingLevel:
@@ -804,6 +909,64 @@ func eventTypeMember(t loop.EventType) string {
 	return ""
 }
 
+// streamTypeMember is the type member of a stream event of type t, as obj.str writes it, for
+// pi-ai's event types ("" for any other).
+func streamTypeMember(t loop.StreamEventType) string {
+	switch t {
+	case loop.StreamStart:
+		return `"type":"start"`
+	case loop.StreamTextStart:
+		return `"type":"text_start"`
+	case loop.StreamTextDelta:
+		return `"type":"text_delta"`
+	case loop.StreamTextEnd:
+		return `"type":"text_end"`
+	case loop.StreamThinkingStart:
+		return `"type":"thinking_start"`
+	case loop.StreamThinkingDelta:
+		return `"type":"thinking_delta"`
+	case loop.StreamThinkingEnd:
+		return `"type":"thinking_end"`
+	case loop.StreamToolCallStart:
+		return `"type":"toolcall_start"`
+	case loop.StreamToolCallDelta:
+		return `"type":"toolcall_delta"`
+	case loop.StreamToolCallEnd:
+		return `"type":"toolcall_end"`
+	case loop.StreamDone:
+		return `"type":"done"`
+	case loop.StreamError:
+		return `"type":"error"`
+	}
+	return ""
+}
+
+// reasonMember is the reason member of a done or error event for stop reason r, as obj.str
+// writes it, for pi-ai's stop reasons ("" for any other).
+func reasonMember(r loop.StopReason) string {
+	switch r {
+	case loop.StopStop:
+		return `"reason":"stop"`
+	case loop.StopLength:
+		return `"reason":"length"`
+	case loop.StopToolUse:
+		return `"reason":"toolUse"`
+	case loop.StopError:
+		return `"reason":"error"`
+	case loop.StopAborted:
+		return `"reason":"aborted"`
+	}
+	return ""
+}
+
+// member writes m, a constant member, when it is not "", else the member key: v.
+func (o obj) member(m, key, v string) obj {
+	if m != "" {
+		return o.lit(m)
+	}
+	return o.str(key, v)
+}
+
 // eventType writes the type member of an event of type t.
 func (o obj) eventType(t loop.EventType) obj {
 	if m := eventTypeMember(t); m != "" {
@@ -912,7 +1075,8 @@ func (enc *encoder) eventWith(b []byte, e *loop.Event, msg *[2]int) []byte {
 		if len(e.Args) == 0 {
 			o = o.lit(noArgs) // nil or empty: {}
 		} else {
-			o = o.any("args", e.Args)
+			o = o.key("args")
+			o.b = enc.headsOrNil().knownArguments(o.b, e.ToolCallID, e.Args)
 		}
 		o = enc.toolIDs(o, e.ToolCallID, e.ToolName)
 	case loop.ToolExecutionUpdate:
@@ -982,10 +1146,10 @@ func writeStreamEvent(b []byte, e *loop.StreamEvent, withPartial bool, partialLe
 		} else {
 			o.b = heads.assistant(o.b, e.Message)
 		}
-		o = o.str("reason", string(e.Reason))
+		o = o.member(reasonMember(e.Reason), "reason", string(e.Reason))
 	case loop.StreamError:
 		o = o.any("error", assistantOrNil(e.Message))
-		o = o.str("reason", string(e.Reason))
+		o = o.member(reasonMember(e.Reason), "reason", string(e.Reason))
 	default:
 		switch e.Type {
 		case loop.StreamTextEnd, loop.StreamThinkingEnd:
@@ -1016,11 +1180,15 @@ func writeStreamEvent(b []byte, e *loop.StreamEvent, withPartial bool, partialLe
 				o.b = append(o.b, "null"...)
 			} else {
 				o = o.key("toolCall")
-				o.b = appendToolCall(o.b, e.ToolCall)
+				if heads == nil {
+					o.b = appendToolCall(o.b, e.ToolCall)
+				} else {
+					o.b = heads.toolCall(o.b, e.ToolCall, ifaceWords{})
+				}
 			}
 		}
 	}
-	o = o.str("type", string(e.Type))
+	o = o.member(streamTypeMember(e.Type), "type", string(e.Type))
 	return o.close()
 }
 
@@ -1070,12 +1238,16 @@ func appendBlock(b []byte, blk loop.Block) []byte {
 
 // appendToolCall writes a tool call block (given by pointer: boxed as a Block, a copy is
 // allocated).
-func appendToolCall(b []byte, x *loop.ToolCall) []byte {
+func appendToolCall(b []byte, x *loop.ToolCall) []byte { return appendToolCallWith(b, x, nil) }
+
+// appendToolCallWith is appendToolCall, its arguments through h (callArguments).
+func appendToolCallWith(b []byte, x *loop.ToolCall, h *headCache) []byte {
 	o := open(b)
 	if len(x.Arguments) == 0 {
 		o = o.lit(noArguments) // nil or empty: {}
 	} else {
-		o = o.any("arguments", x.Arguments)
+		o = o.key("arguments")
+		o.b = h.callArguments(o.b, x.ID, x.Arguments)
 	}
 	if x.ArgumentsError != "" {
 		o = o.str("argumentsError", x.ArgumentsError)

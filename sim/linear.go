@@ -121,7 +121,7 @@ func (w *world) deliveryData(s *scheduled) (data json.RawMessage, link *trace.Li
 		d.Data = w.enc.valueBytes(ev)
 	}
 	if prev, ok := w.partialOf(s); ok && !w.lin.inFull && ev.Partial != nil && (s.stream.advancedFrom(s, prev.msg) || advances(prev.msg, ev)) {
-		partial = advancedSize(prev, ev, d.Data)
+		partial = advancedSize(prev, ev, d.Data, w.enc.heads)
 		return w.shortEvent(ev), w.newLink(trace.Link{Advances: prev.seq}), memberSize("partial", partial), partial
 	}
 	data = d.Data
@@ -189,7 +189,7 @@ func (w *world) shortEvent(ev *loop.StreamEvent) []byte {
 		}
 		return c.data
 	}
-	return w.enc.sized(func(b []byte) []byte { return appendStreamEventWith(b, ev, false) })
+	return w.enc.sized(func(b []byte) []byte { return writeStreamEvent(b, ev, false, nil, w.enc.heads) })
 }
 
 // partialSize is the size of the canonical JSON of a stream event's partial message p: read
@@ -207,8 +207,9 @@ func partialSize(data []byte, p *loop.AssistantMessage) int64 {
 
 // advancedSize is the size of the canonical JSON of ev's partial, prev's advanced by ev
 // (advances): from prev's size where the event's change tells it (a stream of n deltas then
-// costs O(n), not O(n²)), else as partialSize.
-func advancedSize(prev partialAt, ev *loop.StreamEvent, data []byte) int64 {
+// costs O(n), not O(n²)), else as partialSize. A call's arguments are written through h
+// (callArguments).
+func advancedSize(prev partialAt, ev *loop.StreamEvent, data []byte, h *headCache) int64 {
 	if len(data) > 0 {
 		return partialSize(data, ev.Partial)
 	}
@@ -232,7 +233,7 @@ func advancedSize(prev partialAt, ev *loop.StreamEvent, data []byte) int64 {
 		if c, ok := old[ci].(loop.ToolCall); ok && ev.ToolCall != nil && sameCallWithoutArguments(&c, ev.ToolCall) {
 			return prev.size
 		}
-		return prev.size - blockSize(old[ci]) + blockSize(ev.Partial.Content[ci])
+		return prev.size - blockSize(old[ci], h) + blockSize(ev.Partial.Content[ci], h)
 	case loop.StreamTextDelta:
 		if b, ok := old[ev.ContentIndex].(loop.TextContent); ok && appendsAlone(b.Text) {
 			return prev.size + deltaSize(ev.Delta)
@@ -253,12 +254,15 @@ func sameCallWithoutArguments(x, y *loop.ToolCall) bool {
 }
 
 // blockSize is the size of b's canonical JSON (appendBlock): a tool call's counted member by
-// member, its arguments written only when it has some; any other block written.
-func blockSize(b loop.Block) int64 {
+// member, its arguments written only when it has some (through h, callArguments); any other
+// block written.
+func blockSize(b loop.Block, h *headCache) int64 {
 	if x, ok := b.(loop.ToolCall); ok {
 		n := len(`{"arguments":,"id":,"name":,"type":"toolCall"}`) + jsonvalue.StringSize(x.ID) + jsonvalue.StringSize(x.Name)
 		if len(x.Arguments) == 0 {
 			n += len(`{}`)
+		} else if h != nil {
+			n += len(h.args.json(x.ID, x.Arguments))
 		} else {
 			n += encodedSize(func(b []byte) []byte { return appendCanonical(b, x.Arguments) })
 		}
@@ -622,8 +626,11 @@ func sameUsage(a, b *loop.Usage) bool {
 }
 
 // eqStr is a == b, without the runtime's comparison call for two empty strings (most of a
-// message's optional fields, compared for every event of a stream).
-func eqStr(a, b string) bool { return len(a) == len(b) && (len(a) == 0 || a == b) }
+// message's optional fields, compared for every event of a stream), nor for two that end
+// apart (ids of the same length: "t4" and "t5").
+func eqStr(a, b string) bool {
+	return len(a) == len(b) && (len(a) == 0 || a[len(a)-1] == b[len(a)-1] && a == b)
+}
 
 // sameBlock reports whether two content blocks have the same canonical JSON.
 func sameBlock(a, b loop.Block) bool {

@@ -293,11 +293,11 @@ func TestToolCallEndSizeIsThePartials(t *testing.T) {
 		next.Content[i] = call
 		ev := &loop.StreamEvent{Type: loop.StreamToolCallEnd, ContentIndex: i, ToolCall: &call, Partial: next}
 		p := partialAt{seq: 1, msg: prev, size: int64(len(appendMessage(nil, prev)))}
-		if got, want := advancedSize(p, ev, nil), int64(len(appendMessage(nil, next))); got != want {
+		if got, want := advancedSize(p, ev, nil, nil), int64(len(appendMessage(nil, next))); got != want {
 			t.Fatalf("size %d, want %d: %s", got, want, appendMessage(nil, next))
 		}
 		for _, b := range next.Content {
-			if got, want := blockSize(b), int64(len(appendBlock(nil, b))); got != want {
+			if got, want := blockSize(b, nil), int64(len(appendBlock(nil, b))); got != want {
 				t.Fatalf("blockSize %d, want %d: %s", got, want, appendBlock(nil, b))
 			}
 		}
@@ -334,6 +334,21 @@ func TestConstantMembersAreAsWritten(t *testing.T) {
 	}
 	types := []loop.EventType{loop.AgentStart, loop.AgentEnd, loop.TurnStart, loop.TurnEnd, loop.MessageStart, loop.MessageUpdate,
 		loop.MessageEnd, loop.ToolExecutionStart, loop.ToolExecutionUpdate, loop.ToolExecutionEnd, "other", "é\u2028"}
+	for _, typ := range []loop.StreamEventType{loop.StreamStart, loop.StreamTextStart, loop.StreamTextDelta, loop.StreamTextEnd,
+		loop.StreamThinkingStart, loop.StreamThinkingDelta, loop.StreamThinkingEnd, loop.StreamToolCallStart,
+		loop.StreamToolCallDelta, loop.StreamToolCallEnd, loop.StreamDone, loop.StreamError, "other", "é\u2028"} {
+		got := open(nil).member(streamTypeMember(typ), "type", string(typ)).close()
+		if want := open(nil).str("type", string(typ)).close(); !bytes.Equal(got, want) {
+			t.Errorf("stream event type %q: %s, want %s", typ, got, want)
+		}
+	}
+	for _, r := range []loop.StopReason{loop.StopStop, loop.StopLength, loop.StopToolUse, loop.StopError, loop.StopAborted,
+		loop.StopPending, "", "é\u2028"} {
+		got := open(nil).str("a", "b").member(reasonMember(r), "reason", string(r)).close()
+		if want := open(nil).str("a", "b").str("reason", string(r)).close(); !bytes.Equal(got, want) {
+			t.Errorf("stop reason %q: %s, want %s", r, got, want)
+		}
+	}
 	for _, typ := range types {
 		if got, want := open(nil).eventType(typ).close(), open(nil).str("type", string(typ)).close(); !bytes.Equal(got, want) {
 			t.Errorf("event type %q: %s, want %s", typ, got, want)

@@ -66,7 +66,7 @@ func TestAdvancedSizeIsThePartialsSize(t *testing.T) {
 			}
 			want := partialSize(nil, ev.Partial)
 			if prev.msg != nil && advances(prev.msg, &ev) {
-				if got := advancedSize(prev, &ev, nil); got != want {
+				if got := advancedSize(prev, &ev, nil, nil); got != want {
 					t.Fatalf("event %d (%s): advanced size %d, want %d", i, ev.Type, got, want)
 				}
 			}

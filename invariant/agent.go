@@ -98,6 +98,9 @@ type queueWatch struct {
 	terminating, lastTerminated bool
 	startedByContinue           bool
 	lastContinue                bool
+	// running is set from a run's agent_start to its agent_end: a prompt or continue delivered
+	// meanwhile is refused (pi: "Agent is already processing a prompt") and starts nothing.
+	running bool
 	// inject is the turn_start whose injected messages (the message_start/message_end pairs
 	// before the turn's request) are being read, -1 outside them; operations may come
 	// between them while a listener holds the run.
@@ -127,6 +130,9 @@ func (q *queueWatch) operation(op agentOp) {
 	case trace.OpSetFollowUpMode:
 		q.followMode = op.mode
 	case trace.OpPrompt, trace.OpContinue:
+		if q.running {
+			return // refused: the run's windows and how it started stand
+		}
 		q.pollWindow()
 	case trace.OpClearQueues:
 		if op.queue != "followUp" {
@@ -152,8 +158,9 @@ func (q *queueWatch) event(i int, name string) {
 	}
 	switch loop.EventType(name) {
 	case loop.AgentStart:
-		q.lastTurnEnd, q.startedByContinue = -1, q.lastContinue
+		q.lastTurnEnd, q.startedByContinue, q.running = -1, q.lastContinue, true
 	case loop.AgentEnd:
+		q.running = false
 		if v.endsWithErrorTurn(i) {
 			// A poll of the failed run may have taken messages it never delivered: they
 			// are no longer followed.

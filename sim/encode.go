@@ -11,6 +11,7 @@ import (
 
 	"github.com/turnstile-dev/turnstile/jsonvalue"
 	"github.com/turnstile-dev/turnstile/loop"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // appendCanonical appends the canonical JSON of v — exactly jsonvalue.Canonical(json.Marshal(v)) —
@@ -37,6 +38,11 @@ type encoder struct {
 	// thousands of entries, and a chunk is one allocation for hundreds of them, written in
 	// place and never copied.
 	arena []byte
+	// spent is what the arena's earlier chunks hold; entries, when set, is the trace the
+	// arena's bytes go to, whose room (made for the entries expected) says how many more
+	// entries the run will record (nextChunk).
+	spent   int
+	entries *[]trace.Entry
 	// heads writes the assistant messages of stream events and of the transcript.
 	heads *headCache
 	// frame is the last stream call's JSON around its messages (streamCallWith).
@@ -374,8 +380,7 @@ func (e *encoder) sized(write func([]byte) []byte) []byte {
 		return b
 	}
 	if cap(e.arena)-len(e.arena) < arenaReserve {
-		size := min(arenaChunk, max(firstChunk, 2*cap(e.arena)))
-		e.arena = make([]byte, 0, size)
+		e.arena = make([]byte, 0, e.nextChunk())
 	}
 	start := len(e.arena)
 	tail := e.arena[start:start]
@@ -404,7 +409,7 @@ func (e *encoder) kept(p []byte) []byte {
 		return append(make([]byte, 0, n), p...)
 	}
 	if len(e.arena)+n > cap(e.arena) {
-		size := min(arenaChunk, max(firstChunk, 2*cap(e.arena)))
+		size := e.nextChunk()
 		for size < n {
 			size *= 2
 		}
@@ -413,6 +418,22 @@ func (e *encoder) kept(p []byte) []byte {
 	start := len(e.arena)
 	e.arena = append(e.arena, p...)
 	return e.arena[start:len(e.arena):len(e.arena)] // full: an append to it copies
+}
+
+// nextChunk is the size of the arena's next chunk: twice the last, from firstChunk up to
+// arenaChunk, but no more than the entries the run is expected to record yet take at the
+// rate the earlier ones took (and a reserve), so that the last chunk is not mostly left
+// unused. It counts the last chunk's bytes as spent: the arena moves on to the next.
+func (e *encoder) nextChunk() int {
+	size := min(arenaChunk, max(firstChunk, 2*cap(e.arena)))
+	e.spent += len(e.arena)
+	if e.entries != nil {
+		done, left := len(*e.entries), cap(*e.entries)-len(*e.entries)
+		if done > 0 && left > 0 {
+			size = max(firstChunk, min(size, e.spent*left/done+arenaReserve))
+		}
+	}
+	return size
 }
 
 // emptyObject is the canonical JSON of an empty object, shared (constant).

@@ -1,0 +1,70 @@
+package sim
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/turnstile-dev/turnstile/loop"
+)
+
+// roomScenarios are runs of the benchmark's shapes and a few more: parallel tool calls,
+// many turns, many text deltas, and a mix.
+func roomScenarios() []*Scenario {
+	tool := func(name string) ToolSpec {
+		return ToolSpec{Name: name, Description: "d", Parameters: map[string]any{"type": "object"},
+			Behaviour: Behaviour{Result: loop.ToolResult{Content: loop.Text("ok"), Details: map[string]any{}}}}
+	}
+	calls := func(turns, width int) *Scenario {
+		sc := &Scenario{Name: fmt.Sprintf("%dx%d", turns, width), Prompts: []loop.Message{&loop.UserMessage{Text: "go"}}}
+		for i := range width {
+			sc.Tools = append(sc.Tools, tool(fmt.Sprintf("t%d", i)))
+		}
+		for n := range turns {
+			var content []loop.Block
+			for i := range width {
+				content = append(content, loop.ToolCall{ID: fmt.Sprintf("c%d-%d", n, i), Name: fmt.Sprintf("t%d", i), Arguments: map[string]any{"i": float64(n)}})
+			}
+			sc.Responses = append(sc.Responses, Response{Content: content})
+		}
+		sc.Responses = append(sc.Responses, Response{Content: loop.Text("done")})
+		sc.Budget.Bytes = 1 << 30
+		return sc
+	}
+	deltas := &Scenario{Name: "deltas", Prompts: []loop.Message{&loop.UserMessage{Text: "go"}},
+		Responses: []Response{{Content: loop.Text(strings.Repeat("x", 1000)), DeltaSize: 1}}}
+	mixed := calls(20, 1)
+	for i := range mixed.Responses {
+		mixed.Responses[i].Content = append([]loop.Block{loop.TextContent{Text: strings.Repeat("words ", 40)}}, mixed.Responses[i].Content...)
+		mixed.Responses[i].DeltaSize = 7
+	}
+	return []*Scenario{calls(10, 2), calls(100, 1), calls(3, 5), deltas, mixed}
+}
+
+// TestArenaAndLinksLeaveLittleRoom: the arena's and the links' chunks are sized for what the
+// run is expected to record yet, so that their last chunk is not left mostly unused, and the
+// trace's room for entries and the memo's for messages are about what the run takes.
+func TestArenaAndLinksLeaveLittleRoom(t *testing.T) {
+	for _, sc := range roomScenarios() {
+		w := newWorld(sc)
+		tr, err := w.run(NewReference(), false)
+		if err != nil || tr.Failed() {
+			t.Fatalf("%s: %v", sc.Name, err)
+		}
+		arena := w.enc.spent + len(w.enc.arena)
+		if left := cap(w.enc.arena) - len(w.enc.arena); left > max(firstChunk, arena/8) {
+			t.Errorf("%s: the arena's last chunk leaves %d bytes of %d unused (%d written)", sc.Name, left, cap(w.enc.arena), arena)
+		}
+		if left := cap(w.links) - len(w.links); left > max(8, w.linked/4) {
+			t.Errorf("%s: the links' last chunk leaves %d of %d unused (%d links)", sc.Name, left, cap(w.links), w.linked)
+		}
+		if n, room := len(tr.Entries), cap(tr.Entries); room > n+n/8+8 || room < n {
+			t.Errorf("%s: room for %d entries, %d recorded", sc.Name, room, n)
+		}
+		if n, room := w.enc.memo.n, len(w.enc.memo.keys); 2*n > room || 8*n < room {
+			t.Errorf("%s: memo of %d slots for %d messages", sc.Name, room, n)
+		}
+		t.Logf("%s: arena %d of %d, links %d of %d, entries %d of %d, memo %d of %d", sc.Name,
+			arena, w.enc.spent+cap(w.enc.arena), w.linked, cap(w.links), len(tr.Entries), cap(tr.Entries), w.enc.memo.n, len(w.enc.memo.keys))
+	}
+}

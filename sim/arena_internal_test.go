@@ -43,7 +43,8 @@ func roomScenarios() []*Scenario {
 
 // TestArenaAndLinksLeaveLittleRoom: the arena's and the links' chunks are sized for what the
 // run is expected to record yet, so that their last chunk is not left mostly unused, and the
-// trace's room for entries and the memo's for messages are about what the run takes.
+// trace's room for entries, the memo's for messages and the contexts' are about what the run
+// takes.
 func TestArenaAndLinksLeaveLittleRoom(t *testing.T) {
 	for _, sc := range roomScenarios() {
 		w := newWorld(sc)
@@ -63,6 +64,9 @@ func TestArenaAndLinksLeaveLittleRoom(t *testing.T) {
 		}
 		if n, room := w.enc.memo.n, len(w.enc.memo.keys); 2*n > room || 8*n < room {
 			t.Errorf("%s: memo of %d slots for %d messages", sc.Name, room, n)
+		}
+		if l, room := w.lin.streamList, min(expectedMessages(sc), 1<<12); cap(l.encs) != room || cap(l.msgs) != room || len(l.encs) > room {
+			t.Errorf("%s: the stream calls' context holds %d messages in room for %d (%d made)", sc.Name, len(l.encs), cap(l.encs), room)
 		}
 		t.Logf("%s: arena %d of %d, links %d of %d, entries %d of %d, memo %d of %d", sc.Name,
 			arena, w.enc.spent+cap(w.enc.arena), w.linked, cap(w.links), len(tr.Entries), cap(tr.Entries), w.enc.memo.n, len(w.enc.memo.keys))

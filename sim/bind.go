@@ -275,7 +275,8 @@ func (r *Reference) tool(ts ToolSetup) *loop.Tool {
 // stream opens a provider request through the port; with options, the call's data has what
 // the stream function got besides the model and the context ({sessionId?, identity?}).
 func (r *Reference) stream(_ context.Context, req loop.StreamRequest, options bool) (loop.AssistantStream, error) {
-	sc := &streamCall{Model: wireModel(req.Model), Messages: nonNilMessages(req.Messages), ThinkingLevel: req.ThinkingLevel, APIKey: req.APIKey}
+	sc := &r.streamData // the world reads it during the call only
+	*sc = streamCall{Model: wireModel(req.Model), Messages: nonNilMessages(req.Messages), ThinkingLevel: req.ThinkingLevel, APIKey: req.APIKey}
 	if options {
 		o := map[string]any{}
 		if req.SessionID != "" {

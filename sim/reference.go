@@ -41,6 +41,9 @@ type Reference struct {
 	held    []*refHeld
 	// workers keeps the scheduler's idle coroutines from one run to the next (UseWorkers).
 	workers *coop.Workers
+	// streamData is the room for a stream call's data, made once: the world reads it while
+	// the call is made, and keeps nothing of it but its messages.
+	streamData streamCall
 	// wire writes the session's JSON when the port is not the world (wireJSON).
 	wire *wireWriter
 	// wireByReflection makes wireJSON and eventJSON use json.Marshal, for tests comparing

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"testing"
@@ -48,7 +49,7 @@ func roomScenarios() []*Scenario {
 func TestArenaAndLinksLeaveLittleRoom(t *testing.T) {
 	for _, sc := range roomScenarios() {
 		w := newWorld(sc)
-		tr, err := w.run(NewReference(), false)
+		tr, err := w.play(NewReference(), false) // run, without giving the encoder to the next
 		if err != nil || tr.Failed() {
 			t.Fatalf("%s: %v", sc.Name, err)
 		}
@@ -62,7 +63,7 @@ func TestArenaAndLinksLeaveLittleRoom(t *testing.T) {
 		if n, room := len(tr.Entries), cap(tr.Entries); room > n+n/8+8 || room < n {
 			t.Errorf("%s: room for %d entries, %d recorded", sc.Name, room, n)
 		}
-		if n, room := w.enc.memo.n, len(w.enc.memo.keys); 2*n > room || 8*n < room {
+		if n, room := w.enc.memo.n, len(w.enc.memo.keys); 2*n > room || room > 4*memoSize(expectedMessages(sc)) {
 			t.Errorf("%s: memo of %d slots for %d messages", sc.Name, room, n)
 		}
 		if l, room := w.lin.streamList, min(expectedMessages(sc), 1<<12); cap(l.encs) != room || cap(l.msgs) != room || len(l.encs) > room {
@@ -70,5 +71,50 @@ func TestArenaAndLinksLeaveLittleRoom(t *testing.T) {
 		}
 		t.Logf("%s: arena %d of %d, links %d of %d, entries %d of %d, memo %d of %d", sc.Name,
 			arena, w.enc.spent+cap(w.enc.arena), w.linked, cap(w.links), len(tr.Entries), cap(tr.Entries), w.enc.memo.n, len(w.enc.memo.keys))
+		w.recycle()
+	}
+}
+
+// TestReusedEncodersWriteAsNewOnes: a run whose encoder an earlier run gave back (its memo's
+// tables, its heads' buffers, its arena's last chunk) records the trace a run with a new
+// encoder records, whatever ran before it; and the earlier run's trace stays as it was.
+func TestReusedEncodersWriteAsNewOnes(t *testing.T) {
+	scenarios := roomScenarios()
+	fresh := func(sc *Scenario) []byte {
+		w := newWorld(sc)
+		w.enc = &encoder{heads: &headCache{}}
+		w.enc.memo.init(expectedMessages(sc))
+		tr, err := w.play(NewReference(), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tr.JSONL()
+	}
+	want := make([][]byte, len(scenarios))
+	for i, sc := range scenarios {
+		want[i] = fresh(sc)
+	}
+	for round := range 3 {
+		var traces []*Scenario
+		var got [][]byte
+		var kept []func() []byte
+		for k := range 2 * len(scenarios) {
+			i := (k*(round+2) + round) % len(scenarios) // each after different ones
+			tr, err := Run(scenarios[i], NewReference())
+			if err != nil {
+				t.Fatal(err)
+			}
+			traces = append(traces, scenarios[i])
+			got = append(got, tr.JSONL())
+			kept = append(kept, tr.JSONL)
+			if !bytes.Equal(got[k], want[i]) {
+				t.Fatalf("round %d, run %d (%s): the trace differs from a new encoder's", round, k, scenarios[i].Name)
+			}
+		}
+		for k, again := range kept {
+			if !bytes.Equal(again(), got[k]) {
+				t.Fatalf("round %d, run %d (%s): the trace changed after later runs", round, k, traces[k].Name)
+			}
+		}
 	}
 }

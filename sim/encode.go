@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"sync"
 	"unsafe"
 
 	"github.com/turnstile-dev/turnstile/jsonvalue"
@@ -217,12 +218,18 @@ type memoTable struct {
 	shift uint // 64 minus log2(len(keys))
 }
 
-// init makes room for n messages.
-func (t *memoTable) init(n int) {
+// memoSize is the size of a memo's tables with room for n messages.
+func memoSize(n int) int {
 	size := 16
 	for size < 2*n {
 		size *= 2
 	}
+	return size
+}
+
+// init makes room for n messages.
+func (t *memoTable) init(n int) {
+	size := memoSize(n)
 	t.keys, t.vals, t.n = make([]ifaceWords, size), make([][]byte, size), 0
 	t.shift = uint(64 - bits.TrailingZeros(uint(size)))
 }
@@ -448,15 +455,37 @@ func constant(s string) []byte {
 
 func newEncoder() *encoder { return newEncoderFor(0) }
 
-// newEncoderFor is an encoder whose memo has room for messages.
+// encoders keeps the encoders of runs that are over (release) for the next runs: their memo's
+// tables, buffers and the room left in their arena's last chunk are a run's to reuse.
+var encoders sync.Pool
+
+// newEncoderFor is an encoder whose memo has room for messages: one a run gave back, when
+// its memo's room is about that, or a new one.
 func newEncoderFor(messages int) *encoder {
+	if e, ok := encoders.Get().(*encoder); ok {
+		if size := memoSize(messages); len(e.memo.keys) < size || len(e.memo.keys) > 4*size {
+			e.memo.init(messages)
+		}
+		return e
+	}
 	e := &encoder{heads: &headCache{}}
 	e.memo.init(messages)
 	return e
 }
 
-// release lets the encoder's buffers go; the encoder writes nothing after (the run is over).
-func (e *encoder) release() { e.pending = nil }
+// release gives the encoder to a later run (newEncoderFor), once its run is over and writes
+// nothing more: it forgets all it remembered, keeping its room (the memo's tables, the heads'
+// buffers, the arena's last chunk, whose bytes written are the trace's and stay as they are).
+func (e *encoder) release() {
+	clear(e.memo.keys)
+	clear(e.memo.vals)
+	e.memo.n = 0
+	clear(e.pending)
+	h := e.heads
+	*h = headCache{before: h.before, after: h.after}
+	*e = encoder{memo: e.memo, pending: e.pending[:0], arena: e.arena[len(e.arena):], heads: h}
+	encoders.Put(e)
+}
 
 // messages writes a list of messages, each from the memo when it has been written before.
 func (e *encoder) messages(b []byte, list []loop.Message) []byte {

@@ -20,10 +20,15 @@ func run(sc *Scenario, impl Implementation, inFull bool) (*trace.Trace, error) {
 	return newWorld(sc).run(impl, inFull)
 }
 
-// run runs the world's scenario against impl.
+// run runs the world's scenario against impl, and gives what the next run can reuse to it.
 func (w *world) run(impl Implementation, inFull bool) (*trace.Trace, error) {
-	sc := w.sc
 	defer w.recycle()
+	return w.play(impl, inFull)
+}
+
+// play runs the world's scenario against impl.
+func (w *world) play(impl Implementation, inFull bool) (*trace.Trace, error) {
+	sc := w.sc
 	w.trace.Entries = make([]trace.Entry, 0, min(expectedEntries(sc), w.budget.Entries)+1) // +1: the budget's verdict
 	w.enc.entries = &w.trace.Entries
 	ref, _ := impl.(*Reference)

@@ -294,6 +294,7 @@ func (r *recycled[T]) recycle(pool *sync.Pool) {
 // executions to the next run, once this one is over: nothing reads them after (the world
 // answers nothing once closed, and the trace holds none of them).
 func (w *world) recycle() {
+	w.closed = true // already, but for a run whose setup failed: the port is the world's no more
 	w.enc.release()
 	w.happenings.recycle(&happeningChunks)
 	w.streamRuns.recycle(&streamRunChunks)

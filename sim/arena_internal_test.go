@@ -76,8 +76,9 @@ func TestArenaAndLinksLeaveLittleRoom(t *testing.T) {
 }
 
 // TestReusedEncodersWriteAsNewOnes: a run whose encoder an earlier run gave back (its memo's
-// tables, its heads' buffers, its arena's last chunk) records the trace a run with a new
-// encoder records, whatever ran before it; and the earlier run's trace stays as it was.
+// tables, its heads' buffers, its arena's last chunk), and whose Reference's streams and tool
+// calls come from chunks earlier runs gave back, records the trace a run with a new encoder
+// records, whatever ran before it; and the earlier run's trace stays as it was.
 func TestReusedEncodersWriteAsNewOnes(t *testing.T) {
 	scenarios := roomScenarios()
 	fresh := func(sc *Scenario) []byte {

@@ -227,7 +227,7 @@ func (r *Reference) tool(ts ToolSetup) *loop.Tool {
 				// Its deliveries could not be told apart from the running call's.
 				return loop.ToolResult{}, fmt.Errorf("tool call %s is already running", id)
 			}
-			c := &refToolCall{}
+			c := r.callRoom.next(&refToolCallChunks, 32)
 			r.calls[id] = c
 			var data any = &toolCall{ID: id, Name: ts.Name, Args: args} // the world takes it as it is
 			if r.world == nil {
@@ -299,7 +299,8 @@ func (r *Reference) stream(_ context.Context, req loop.StreamRequest, options bo
 	if err != nil {
 		return nil, err
 	}
-	s := &refStream{r: r, id: id}
+	s := r.streamRoom.next(&refStreamChunks, 32)
+	s.r, s.id = r, id
 	r.streams[id] = s
 	return s, nil
 }

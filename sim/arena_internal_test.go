@@ -42,8 +42,8 @@ func roomScenarios() []*Scenario {
 	return []*Scenario{calls(10, 2), calls(100, 1), calls(3, 5), deltas, mixed}
 }
 
-// TestArenaAndLinksLeaveLittleRoom: the arena's and the links' chunks are sized for what the
-// run is expected to record yet, so that their last chunk is not left mostly unused, and the
+// TestArenaAndLinksLeaveLittleRoom: the arena's chunks are sized for what the run is expected
+// to record yet, so that its last chunk is not left mostly unused, and the
 // trace's room for entries, the memo's for messages and the contexts' are about what the run
 // takes.
 func TestArenaAndLinksLeaveLittleRoom(t *testing.T) {
@@ -57,9 +57,6 @@ func TestArenaAndLinksLeaveLittleRoom(t *testing.T) {
 		if left := cap(w.enc.arena) - len(w.enc.arena); left > max(firstChunk, arena/8) {
 			t.Errorf("%s: the arena's last chunk leaves %d bytes of %d unused (%d written)", sc.Name, left, cap(w.enc.arena), arena)
 		}
-		if left := cap(w.links) - len(w.links); left > max(8, w.linked/4) {
-			t.Errorf("%s: the links' last chunk leaves %d of %d unused (%d links)", sc.Name, left, cap(w.links), w.linked)
-		}
 		if n, room := len(tr.Entries), cap(tr.Entries); room > n+n/8+8 || room < n {
 			t.Errorf("%s: room for %d entries, %d recorded", sc.Name, room, n)
 		}
@@ -69,8 +66,8 @@ func TestArenaAndLinksLeaveLittleRoom(t *testing.T) {
 		if l, room := w.lin.streamList, min(expectedMessages(sc), 1<<12); cap(l.encs) != room || cap(l.msgs) != room || len(l.encs) > room {
 			t.Errorf("%s: the stream calls' context holds %d messages in room for %d (%d made)", sc.Name, len(l.encs), cap(l.encs), room)
 		}
-		t.Logf("%s: arena %d of %d, links %d of %d, entries %d of %d, memo %d of %d", sc.Name,
-			arena, w.enc.spent+cap(w.enc.arena), w.linked, cap(w.links), len(tr.Entries), cap(tr.Entries), w.enc.memo.n, len(w.enc.memo.keys))
+		t.Logf("%s: arena %d of %d, entries %d of %d, memo %d of %d", sc.Name,
+			arena, w.enc.spent+cap(w.enc.arena), len(tr.Entries), cap(tr.Entries), w.enc.memo.n, len(w.enc.memo.keys))
 		w.recycle()
 	}
 }

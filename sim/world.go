@@ -65,7 +65,6 @@ type world struct {
 	// and schedules a delivery for most, and a chunk is one allocation for many (chunk,
 	// recycled). All but the links' are given to the next run once this one is over (recycle).
 	links      []trace.Link
-	linked     int // the links made so far
 	happenings recycled[scheduled]
 	streamRuns recycled[streamRun]
 	toolRuns   recycled[toolRun]
@@ -301,28 +300,17 @@ func (w *world) recycle() {
 	w.toolRuns.recycle(&toolRunChunks)
 }
 
-// newLink is a new link of the trace, holding l, stored in the chunk w.links; a full chunk
-// is replaced by a new one (linkChunk), and stays alive while anything points into it.
-func (w *world) newLink(l trace.Link) *trace.Link {
-	if len(w.links) == cap(w.links) {
-		w.links = make([]trace.Link, 0, w.linkChunk())
-	}
-	w.linked++
-	w.links = append(w.links, l)
-	return &w.links[len(w.links)-1]
-}
+// newLink is a new link of the trace, holding l.
+func (w *world) newLink(l trace.Link) *trace.Link { return chunk(&w.links, l) }
 
-// linkChunk is the size of the next chunk of links: larger than the last up to a bound, but
-// no larger than the entries the run is expected to record yet need at the rate the earlier
-// ones linked (the trace's room is made for the entries expected), so that the last chunk
-// is not mostly left unused.
-func (w *world) linkChunk() int {
-	size := min(2*cap(w.links)+8, 128)
-	done, left := len(w.trace.Entries), cap(w.trace.Entries)-len(w.trace.Entries)
-	if done > 0 && left > 0 {
-		size = max(8, min(size, w.linked*left/done+4))
+// chunk stores v in the chunk *c and returns where; a full chunk is replaced by a new one,
+// larger up to a bound, and stays alive while anything points into it.
+func chunk[T any](c *[]T, v T) *T {
+	if len(*c) == cap(*c) {
+		*c = make([]T, 0, min(2*cap(*c)+8, 128))
 	}
-	return size
+	*c = append(*c, v)
+	return &(*c)[len(*c)-1]
 }
 
 // performDue carries out the internal happenings due at or before t, in order, leaving

@@ -227,7 +227,7 @@ func (r *Reference) tool(ts ToolSetup) *loop.Tool {
 				// Its deliveries could not be told apart from the running call's.
 				return loop.ToolResult{}, fmt.Errorf("tool call %s is already running", id)
 			}
-			c := &refToolCall{}
+			c := r.callRoom.next(&refToolCallChunks, 32)
 			r.calls[id] = c
 			var data any = &toolCall{ID: id, Name: ts.Name, Args: args} // the world takes it as it is
 			if r.world == nil {
@@ -275,7 +275,8 @@ func (r *Reference) tool(ts ToolSetup) *loop.Tool {
 // stream opens a provider request through the port; with options, the call's data has what
 // the stream function got besides the model and the context ({sessionId?, identity?}).
 func (r *Reference) stream(_ context.Context, req loop.StreamRequest, options bool) (loop.AssistantStream, error) {
-	sc := &streamCall{Model: wireModel(req.Model), Messages: nonNilMessages(req.Messages), ThinkingLevel: req.ThinkingLevel, APIKey: req.APIKey}
+	sc := &r.streamData // the world reads it during the call only
+	*sc = streamCall{Model: wireModel(req.Model), Messages: nonNilMessages(req.Messages), ThinkingLevel: req.ThinkingLevel, APIKey: req.APIKey}
 	if options {
 		o := map[string]any{}
 		if req.SessionID != "" {
@@ -298,7 +299,8 @@ func (r *Reference) stream(_ context.Context, req loop.StreamRequest, options bo
 	if err != nil {
 		return nil, err
 	}
-	s := &refStream{r: r, id: id}
+	s := r.streamRoom.next(&refStreamChunks, 32)
+	s.r, s.id = r, id
 	r.streams[id] = s
 	return s, nil
 }

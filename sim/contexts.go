@@ -90,6 +90,9 @@ func (w *world) remember(seq int, lists []pendingList) {
 	}
 	for _, l := range lists {
 		prev := w.lin.list(l.key)
+		if l.key == runListKey && cap(prev.encs) == 0 {
+			prev = w.roomForContexts(l.values)
+		}
 		at := listAt{seq: seq, encs: append(prev.encs[:l.keep], l.tail...), ends: prev.ends[:l.keep]}
 		end := int64(0)
 		if l.keep > 0 {
@@ -110,6 +113,18 @@ func (w *world) remember(seq int, lists []pendingList) {
 		}
 		w.lin.setList(l.key, at)
 	}
+}
+
+// roomForContexts is an empty list with room for the messages the run's transcript is
+// expected to hold (and, with values, for the messages themselves): the stream calls'
+// contexts grow to it, one request at a time.
+func (w *world) roomForContexts(values bool) listAt {
+	n := min(expectedMessages(w.sc), 1<<12)
+	at := listAt{encs: make([][]byte, 0, n), ends: make([]int64, 0, n)}
+	if values {
+		at.msgs = make([]loop.Message, 0, n)
+	}
+	return at
 }
 
 // keepOfMessages is how many of msgs begin the list prev, compared by their canonical JSON

@@ -7,10 +7,12 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"sync"
 	"unsafe"
 
 	"github.com/turnstile-dev/turnstile/jsonvalue"
 	"github.com/turnstile-dev/turnstile/loop"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // appendCanonical appends the canonical JSON of v — exactly jsonvalue.Canonical(json.Marshal(v)) —
@@ -37,6 +39,11 @@ type encoder struct {
 	// thousands of entries, and a chunk is one allocation for hundreds of them, written in
 	// place and never copied.
 	arena []byte
+	// spent is what the arena's earlier chunks hold; entries, when set, is the trace the
+	// arena's bytes go to, whose room (made for the entries expected) says how many more
+	// entries the run will record (nextChunk).
+	spent   int
+	entries *[]trace.Entry
 	// heads writes the assistant messages of stream events and of the transcript.
 	heads *headCache
 	// frame is the last stream call's JSON around its messages (streamCallWith).
@@ -309,12 +316,18 @@ type memoTable struct {
 	shift uint // 64 minus log2(len(keys))
 }
 
-// init makes room for n messages.
-func (t *memoTable) init(n int) {
+// memoSize is the size of a memo's tables with room for n messages.
+func memoSize(n int) int {
 	size := 16
 	for size < 2*n {
 		size *= 2
 	}
+	return size
+}
+
+// init makes room for n messages.
+func (t *memoTable) init(n int) {
+	size := memoSize(n)
 	t.keys, t.vals, t.n = make([]ifaceWords, size), make([][]byte, size), 0
 	t.shift = uint(64 - bits.TrailingZeros(uint(size)))
 }
@@ -479,8 +492,7 @@ func (e *encoder) sized(write func([]byte) []byte) []byte {
 		return b
 	}
 	if cap(e.arena)-len(e.arena) < arenaReserve {
-		size := min(arenaChunk, max(firstChunk, 2*cap(e.arena)))
-		e.arena = make([]byte, 0, size)
+		e.arena = make([]byte, 0, e.nextChunk())
 	}
 	start := len(e.arena)
 	tail := e.arena[start:start]
@@ -509,7 +521,7 @@ func (e *encoder) kept(p []byte) []byte {
 		return append(make([]byte, 0, n), p...)
 	}
 	if len(e.arena)+n > cap(e.arena) {
-		size := min(arenaChunk, max(firstChunk, 2*cap(e.arena)))
+		size := e.nextChunk()
 		for size < n {
 			size *= 2
 		}
@@ -518,6 +530,22 @@ func (e *encoder) kept(p []byte) []byte {
 	start := len(e.arena)
 	e.arena = append(e.arena, p...)
 	return e.arena[start:len(e.arena):len(e.arena)] // full: an append to it copies
+}
+
+// nextChunk is the size of the arena's next chunk: twice the last, from firstChunk up to
+// arenaChunk, but no more than the entries the run is expected to record yet take at the
+// rate the earlier ones took (and a reserve), so that the last chunk is not mostly left
+// unused. It counts the last chunk's bytes as spent: the arena moves on to the next.
+func (e *encoder) nextChunk() int {
+	size := min(arenaChunk, max(firstChunk, 2*cap(e.arena)))
+	e.spent += len(e.arena)
+	if e.entries != nil {
+		done, left := len(*e.entries), cap(*e.entries)-len(*e.entries)
+		if done > 0 && left > 0 {
+			size = max(firstChunk, min(size, e.spent*left/done+arenaReserve))
+		}
+	}
+	return size
 }
 
 // emptyObject is the canonical JSON of an empty object, shared (constant).
@@ -532,15 +560,37 @@ func constant(s string) []byte {
 
 func newEncoder() *encoder { return newEncoderFor(0) }
 
-// newEncoderFor is an encoder whose memo has room for messages.
+// encoders keeps the encoders of runs that are over (release) for the next runs: their memo's
+// tables, buffers and the room left in their arena's last chunk are a run's to reuse.
+var encoders sync.Pool
+
+// newEncoderFor is an encoder whose memo has room for messages: one a run gave back, when
+// its memo's room is about that, or a new one.
 func newEncoderFor(messages int) *encoder {
+	if e, ok := encoders.Get().(*encoder); ok {
+		if size := memoSize(messages); len(e.memo.keys) < size || len(e.memo.keys) > 4*size {
+			e.memo.init(messages)
+		}
+		return e
+	}
 	e := &encoder{heads: &headCache{}}
 	e.memo.init(messages)
 	return e
 }
 
-// release lets the encoder's buffers go; the encoder writes nothing after (the run is over).
-func (e *encoder) release() { e.pending = nil }
+// release gives the encoder to a later run (newEncoderFor), once its run is over and writes
+// nothing more: it forgets all it remembered, keeping its room (the memo's tables, the heads'
+// buffers, the arena's last chunk, whose bytes written are the trace's and stay as they are).
+func (e *encoder) release() {
+	clear(e.memo.keys)
+	clear(e.memo.vals)
+	e.memo.n = 0
+	clear(e.pending)
+	h := e.heads
+	*h = headCache{before: h.before, after: h.after}
+	*e = encoder{memo: e.memo, pending: e.pending[:0], arena: e.arena[len(e.arena):], heads: h}
+	encoders.Put(e)
+}
 
 // messages writes a list of messages, each from the memo when it has been written before.
 func (e *encoder) messages(b []byte, list []loop.Message) []byte {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"sync"
 	"time"
 
 	"github.com/turnstile-dev/turnstile/jsonvalue"
@@ -41,6 +42,13 @@ type Reference struct {
 	held    []*refHeld
 	// workers keeps the scheduler's idle coroutines from one run to the next (UseWorkers).
 	workers *coop.Workers
+	// streamRoom and callRoom are the chunks the streams and tool calls are taken from,
+	// given to the next run once this one is stopped.
+	streamRoom recycled[refStream]
+	callRoom   recycled[refToolCall]
+	// streamData is the room for a stream call's data, made once: the world reads it while
+	// the call is made, and keeps nothing of it but its messages.
+	streamData streamCall
 	// wire writes the session's JSON when the port is not the world (wireJSON).
 	wire *wireWriter
 	// wireByReflection makes wireJSON and eventJSON use json.Marshal, for tests comparing
@@ -279,8 +287,17 @@ func (r *Reference) Stop() error {
 		r.wakeHeld()
 		r.sched.RunUntilIdle()
 	}
+	// No task is left to read the streams and tool calls: they go to the next run, and a
+	// delivery now finds none.
+	r.streams, r.calls = nil, nil
+	r.streamRoom.recycle(&refStreamChunks)
+	r.callRoom.recycle(&refToolCallChunks)
 	return nil
 }
+
+// refStreamChunks and refToolCallChunks keep chunks of streams and tool calls from one run
+// of a Reference to the next (any Reference's): a run opens a stream for each request.
+var refStreamChunks, refToolCallChunks sync.Pool
 
 func (r *Reference) wake(t **coop.Task) {
 	if *t != nil {

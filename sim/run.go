@@ -20,11 +20,17 @@ func run(sc *Scenario, impl Implementation, inFull bool) (*trace.Trace, error) {
 	return newWorld(sc).run(impl, inFull)
 }
 
-// run runs the world's scenario against impl.
+// run runs the world's scenario against impl, and gives what the next run can reuse to it.
 func (w *world) run(impl Implementation, inFull bool) (*trace.Trace, error) {
-	sc := w.sc
 	defer w.recycle()
+	return w.play(impl, inFull)
+}
+
+// play runs the world's scenario against impl.
+func (w *world) play(impl Implementation, inFull bool) (*trace.Trace, error) {
+	sc := w.sc
 	w.trace.Entries = make([]trace.Entry, 0, min(expectedEntries(sc), w.budget.Entries)+1) // +1: the budget's verdict
+	w.enc.entries = &w.trace.Entries
 	ref, _ := impl.(*Reference)
 	w.valuesOnly, w.ref = ref != nil, ref
 	if !w.valuesOnly { // only Due reads it, which promises nothing to the in-process reference
@@ -127,6 +133,22 @@ func expectedEntries(sc *Scenario) int {
 		}
 	}
 	return min(n, 1<<16) // beyond, growing costs little against the run
+}
+
+// expectedMessages guesses how many messages the scenario's transcript will hold: its
+// prompts and messages, and for each response the assistant's message and a tool result for
+// each of its tool calls; some to spare.
+func expectedMessages(sc *Scenario) int {
+	n := len(sc.Prompts) + len(sc.Messages) + 4
+	for i := range sc.Responses {
+		n++
+		for _, b := range sc.Responses[i].Content {
+			if _, ok := b.(loop.ToolCall); ok {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // RunFull is Run with every entry written in full, no entry linked: the trace the linear form

@@ -212,9 +212,9 @@ func newWorld(sc *Scenario) *world {
 		fired:       make([]bool, len(sc.User)),
 		trace:       trace.Trace{Scenario: sc.Name},
 		budget:      sc.Budget.Or(DefaultBudget),
-		// The memo holds each message of the transcript: about two a response (the
-		// assistant's and a tool result's), made room for at once, not grown step by step.
-		enc: newEncoderFor(min(2*len(sc.Responses)+len(sc.Prompts)+len(sc.Messages)+4, 1<<12)),
+		// The memo holds each message of the transcript, made room for at once, not grown
+		// step by step.
+		enc: newEncoderFor(min(expectedMessages(sc), 1<<12)),
 	}
 	if sc.Agent != nil {
 		w.agent = &agentWorld{sent: map[string]*sentOp{},
@@ -293,6 +293,7 @@ func (r *recycled[T]) recycle(pool *sync.Pool) {
 // executions to the next run, once this one is over: nothing reads them after (the world
 // answers nothing once closed, and the trace holds none of them).
 func (w *world) recycle() {
+	w.closed = true // already, but for a run whose setup failed: the port is the world's no more
 	w.enc.release()
 	w.happenings.recycle(&happeningChunks)
 	w.streamRuns.recycle(&streamRunChunks)

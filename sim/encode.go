@@ -154,6 +154,9 @@ func (e *encoder) toolIDs(o obj, id, name string) obj {
 	}
 	c := &e.ids[idSlot(id)]
 	if c.enc == nil || !eqStr(c.id, id) || !eqStr(c.name, name) {
+		if c.enc == nil { // its room made once, not grown member by member
+			c.enc = make([]byte, 0, len(`"toolCallId":,"toolName":`)+jsonvalue.StringSize(id)+jsonvalue.StringSize(name)+16)
+		}
 		ids := obj{b: c.enc[:0], first: true}.str("toolCallId", id).str("toolName", name)
 		c.id, c.name, c.enc = id, name, ids.b
 	}
@@ -766,8 +769,8 @@ func (e *encoder) streamCallWith(b []byte, x *streamCall, msgs []loop.Message, e
 		f := &e.frame
 		if !f.holds(x) {
 			// Written with no messages, [], and cut around them.
-			whole := e.writeStreamCall(nil, x, nil)
-			cut := len(`{"apiKey":`) + len(jsonvalue.AppendString(nil, x.APIKey)) + len(`,"messages":`)
+			whole := e.writeStreamCall(make([]byte, 0, 256), x, nil)
+			cut := len(`{"apiKey":`) + jsonvalue.StringSize(x.APIKey) + len(`,"messages":`)
 			*f = callFrame{apiKey: x.APIKey, model: x.Model, level: x.ThinkingLevel,
 				before: whole[:cut:cut], after: whole[cut+len(`[]`):]}
 		}

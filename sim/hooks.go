@@ -13,26 +13,36 @@ import (
 
 // Installed lists the installed hooks by pi's names, in a fixed order.
 func (h Hooks) Installed() []string {
-	var out []string
-	add := func(ok bool, name string) {
-		if ok {
-			out = append(out, name)
+	all := h.installed()
+	out := make([]string, 0, len(all))
+	for _, x := range all {
+		if x.on {
+			out = append(out, x.name)
 		}
 	}
-	add(h.ConvertToLLM != nil, trace.HookConvertToLLM)
-	add(h.TransformContext != nil, trace.HookTransformContext)
-	add(h.GetAPIKey != nil, trace.HookGetAPIKey)
-	add(h.PrepareRequest != nil, trace.HookPrepareRequest)
-	add(h.PrepareNextTurn != nil, trace.HookPrepareNextTurn)
-	add(h.FinishTurn != nil, trace.HookFinishTurn)
-	add(!h.NoSteering, trace.HookSteering)
-	add(!h.NoFollowUp, trace.HookFollowUp)
-	add(h.BeforeToolCall != nil, trace.HookBeforeToolCall)
-	add(h.AfterToolCall != nil, trace.HookAfterToolCall)
-	if out == nil {
-		out = []string{}
-	}
 	return out
+}
+
+// installed is every hook by name, each with whether the scenario installs it.
+func (h Hooks) installed() [10]struct {
+	on   bool
+	name string
+} {
+	return [10]struct {
+		on   bool
+		name string
+	}{
+		{h.ConvertToLLM != nil, trace.HookConvertToLLM},
+		{h.TransformContext != nil, trace.HookTransformContext},
+		{h.GetAPIKey != nil, trace.HookGetAPIKey},
+		{h.PrepareRequest != nil, trace.HookPrepareRequest},
+		{h.PrepareNextTurn != nil, trace.HookPrepareNextTurn},
+		{h.FinishTurn != nil, trace.HookFinishTurn},
+		{!h.NoSteering, trace.HookSteering},
+		{!h.NoFollowUp, trace.HookFollowUp},
+		{h.BeforeToolCall != nil, trace.HookBeforeToolCall},
+		{h.AfterToolCall != nil, trace.HookAfterToolCall},
+	}
 }
 
 // hook answers a hook call from its script.

@@ -304,10 +304,11 @@ func (w *world) recycle() {
 func (w *world) newLink(l trace.Link) *trace.Link { return chunk(&w.links, l) }
 
 // chunk stores v in the chunk *c and returns where; a full chunk is replaced by a new one,
-// larger up to a bound, and stays alive while anything points into it.
+// larger up to a bound (the first already holds a short run's), and stays alive while
+// anything points into it.
 func chunk[T any](c *[]T, v T) *T {
 	if len(*c) == cap(*c) {
-		*c = make([]T, 0, min(2*cap(*c)+8, 128))
+		*c = make([]T, 0, min(2*cap(*c)+64, 128))
 	}
 	*c = append(*c, v)
 	return &(*c)[len(*c)-1]

@@ -382,58 +382,38 @@ func (w *world) recordEntry(e *trace.Entry, leftOut int64) {
 }
 
 // recordEventEntry records an event entry, named name, of target and data, whose link leaves
-// out leftOut bytes: recordEntry, its members stored in the trace's room as they are given
-// (most of a run's entries are events), not built into an entry first and copied from it;
-// recordEntry when the trace has no room left or a budget is near.
+// out leftOut bytes (recordInPlace).
 func (w *world) recordEventEntry(name, target string, data json.RawMessage, link *trace.Link, leftOut int64) {
-	if w.closed || w.over != nil {
-		return
-	}
-	n := len(w.trace.Entries)
-	const kindSize = 6 * int64(len(trace.KindEvent))
-	bound := lineFrame + kindSize + 6*int64(len(name)+len(target)) + int64(len(data))
-	if link != nil {
-		bound += leftOut
-	}
-	if n >= w.budget.Entries || n == cap(w.trace.Entries) || w.bound+bound > w.budget.Bytes {
-		w.recordEntry(&trace.Entry{Kind: trace.KindEvent, Name: name, Target: target, Data: data, Link: link}, leftOut)
-		return
-	}
-	w.bound += bound
-	w.trace.Entries = w.trace.Entries[:n+1]
-	p := &w.trace.Entries[n]
-	p.Seq, p.T, p.Canonical = n+1, w.now, true
-	p.Kind, p.Name, p.Data = trace.KindEvent, name, data
-	if target != "" {
-		p.Target = target
-	}
-	if link != nil {
-		p.Link = link
-		w.bytes += leftOut // the rest of its line is counted by exactBytes
-	}
+	w.recordInPlace(trace.KindEvent, name, target, data, nil, link, leftOut)
 }
 
-// recordCallEntry is recordEventEntry for a call's entry that holds no error, named name,
-// of target, data and answer.
+// recordCallEntry is recordEventEntry for a call's entry that holds no error, with its answer.
 func (w *world) recordCallEntry(name, target string, data, answer json.RawMessage, link *trace.Link, leftOut int64) {
+	w.recordInPlace(trace.KindCall, name, target, data, answer, link, leftOut)
+}
+
+// recordInPlace is recordEntry for an entry of kind with no error: its members stored in the
+// trace's room as they are given (most of a run's entries are events and calls), not built
+// into an entry first and copied from it; recordEntry when the trace has no room left or a
+// budget is near.
+func (w *world) recordInPlace(kind, name, target string, data, answer json.RawMessage, link *trace.Link, leftOut int64) {
 	if w.closed || w.over != nil {
 		return
 	}
 	n := len(w.trace.Entries)
-	const kindSize = 6 * int64(len(trace.KindCall))
-	bound := lineFrame + kindSize + 6*int64(len(name)+len(target)) + int64(len(data)+len(answer))
+	bound := lineFrame + 6*int64(len(kind)+len(name)+len(target)) + int64(len(data)+len(answer))
 	if link != nil {
 		bound += leftOut
 	}
 	if n >= w.budget.Entries || n == cap(w.trace.Entries) || w.bound+bound > w.budget.Bytes {
-		w.recordEntry(&trace.Entry{Kind: trace.KindCall, Name: name, Target: target, Data: data, Answer: answer, Link: link}, leftOut)
+		w.recordEntry(&trace.Entry{Kind: kind, Name: name, Target: target, Data: data, Answer: answer, Link: link}, leftOut)
 		return
 	}
 	w.bound += bound
 	w.trace.Entries = w.trace.Entries[:n+1]
 	p := &w.trace.Entries[n]
 	p.Seq, p.T, p.Canonical = n+1, w.now, true
-	p.Kind, p.Name, p.Data = trace.KindCall, name, data
+	p.Kind, p.Name, p.Data = kind, name, data
 	if target != "" {
 		p.Target = target
 	}

@@ -48,11 +48,9 @@ type encoder struct {
 	heads *headCache
 	// frame is the last stream call's JSON around its messages (streamCallWith).
 	frame callFrame
-	// result is the last tool result written and its JSON (toolResult).
-	result struct {
-		r   loop.ToolResult
-		enc []byte
-	}
+	// result is the last tool result written and its JSON (toolResult); held says it holds
+	// one (its room outlives a run, release).
+	result lastResult
 	// ids are the last toolCallId and toolName pairs written and their members' JSON
 	// (toolIDs), each at its id's slot (idSlot).
 	ids [4]toolIDsJSON
@@ -67,10 +65,19 @@ func idSlot(id string) int {
 	return int(id[0]+5*id[len(id)-1]) & 3
 }
 
-// toolIDsJSON is a toolCallId and toolName pair and the JSON of their members.
+// lastResult is a tool result written and its JSON.
+type lastResult struct {
+	r    loop.ToolResult
+	enc  []byte
+	held bool
+}
+
+// toolIDsJSON is a toolCallId and toolName pair and the JSON of their members; held says it
+// holds one (its room outlives a run, release).
 type toolIDsJSON struct {
 	id, name string
 	enc      []byte
+	held     bool
 }
 
 // toolResult writes r (appendToolResult), from the last one's JSON when it holds the same bits:
@@ -80,13 +87,13 @@ func (e *encoder) toolResult(b []byte, r *loop.ToolResult) []byte {
 	if e == nil {
 		return appendToolResult(b, r)
 	}
-	if e.result.enc != nil && identicalResults(&e.result.r, r) {
+	if e.result.held && identicalResults(&e.result.r, r) {
 		return append(b, e.result.enc...)
 	}
 	start := len(b)
 	b = appendToolResult(b, r)
 	e.result.r = *r
-	e.result.enc = append(e.result.enc[:0], b[start:]...)
+	e.result.enc, e.result.held = append(e.result.enc[:0], b[start:]...), true
 	return b
 }
 
@@ -127,7 +134,7 @@ func (e *encoder) toolResultMessage(b []byte, x *loop.ToolResultMessage) []byte 
 // without its end, taken from the last tool result written when its content and details are
 // these (the same slice and value, by their words) and it has no other member; nil when not.
 func (e *encoder) resultHead(content []loop.Block, details any) []byte {
-	if e == nil || e.result.enc == nil || content == nil || details == nil {
+	if e == nil || !e.result.held || content == nil || details == nil {
 		return nil
 	}
 	r := &e.result.r
@@ -153,12 +160,12 @@ func (e *encoder) toolIDs(o obj, id, name string) obj {
 		return o.str("toolCallId", id).str("toolName", name)
 	}
 	c := &e.ids[idSlot(id)]
-	if c.enc == nil || !eqStr(c.id, id) || !eqStr(c.name, name) {
+	if !c.held || !eqStr(c.id, id) || !eqStr(c.name, name) {
 		if c.enc == nil { // its room made once, not grown member by member
 			c.enc = make([]byte, 0, len(`"toolCallId":,"toolName":`)+jsonvalue.StringSize(id)+jsonvalue.StringSize(name)+16)
 		}
 		ids := obj{b: c.enc[:0], first: true}.str("toolCallId", id).str("toolName", name)
-		c.id, c.name, c.enc = id, name, ids.b
+		c.id, c.name, c.enc, c.held = id, name, ids.b, true
 	}
 	return o.litBytes(c.enc)
 }
@@ -397,6 +404,7 @@ type callJSON struct {
 	call loop.ToolCall
 	box  ifaceWords
 	enc  []byte
+	held bool // it holds a call (its room outlives a run, release)
 }
 
 // content writes an assistant message's content (appendAssistantContent), its tool calls
@@ -424,7 +432,7 @@ func (h *headCache) content(b []byte, content []loop.Block) []byte {
 // the same call (sameCallJSON); else written and remembered there.
 func (h *headCache) toolCall(b []byte, x *loop.ToolCall, box ifaceWords) []byte {
 	c := &h.calls[idSlot(x.ID)]
-	if c.enc != nil && (box.typ != nil && c.box == box || sameCallJSON(&c.call, x)) {
+	if c.held && (box.typ != nil && c.box == box || sameCallJSON(&c.call, x)) {
 		if box.typ != nil {
 			c.box = box
 		}
@@ -433,7 +441,7 @@ func (h *headCache) toolCall(b []byte, x *loop.ToolCall, box ifaceWords) []byte 
 	start := len(b)
 	b = appendToolCallWith(b, x, h)
 	c.call, c.box = *x, box
-	c.enc = append(c.enc[:0], b[start:]...)
+	c.enc, c.held = append(c.enc[:0], b[start:]...), true
 	return b
 }
 
@@ -590,8 +598,17 @@ func (e *encoder) release() {
 	e.memo.n = 0
 	clear(e.pending)
 	h := e.heads
-	*h = headCache{before: h.before, after: h.after}
-	*e = encoder{memo: e.memo, pending: e.pending[:0], arena: e.arena[len(e.arena):], heads: h}
+	calls := h.calls
+	for i := range calls {
+		calls[i] = callJSON{enc: calls[i].enc[:0]}
+	}
+	*h = headCache{before: h.before, after: h.after, calls: calls}
+	ids := e.ids
+	for i := range ids {
+		ids[i] = toolIDsJSON{enc: ids[i].enc[:0]}
+	}
+	*e = encoder{memo: e.memo, pending: e.pending[:0], arena: e.arena[len(e.arena):], heads: h, ids: ids,
+		result: lastResult{enc: e.result.enc[:0]}}
 	encoders.Put(e)
 }
 

@@ -584,6 +584,11 @@ func newEncoderFor(messages int) *encoder {
 		}
 		return e
 	}
+	return newFreshEncoder(messages)
+}
+
+// newFreshEncoder is an encoder that no run has used, its memo with room for messages.
+func newFreshEncoder(messages int) *encoder {
 	e := &encoder{heads: &headCache{}}
 	e.memo.init(messages)
 	return e

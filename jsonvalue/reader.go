@@ -228,3 +228,17 @@ func (r *Reader) Float64() (float64, bool) {
 func (r *Reader) Value() (any, bool) {
 	return r.d.value()
 }
+
+// Seen is the set of an object's keys a hand reader has read, a bit each. encoding/json
+// keeps the last of a key met twice; a reader that must decode as it does, or refuse, refuses
+// the second (First).
+type Seen uint32
+
+// First records bit and reports whether it was not recorded before.
+func (s *Seen) First(bit Seen) bool {
+	if *s&bit != 0 {
+		return false
+	}
+	*s |= bit
+	return true
+}

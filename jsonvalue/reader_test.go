@@ -28,3 +28,11 @@ func TestReaderNumbers(t *testing.T) {
 		}
 	}
 }
+
+// TestSeenFirstOnce: a bit is first once; other bits stay first.
+func TestSeenFirstOnce(t *testing.T) {
+	var s Seen
+	if !s.First(1) || s.First(1) || !s.First(4) || s.First(4) || s.First(1) || s != 5 {
+		t.Fatalf("seen %b", s)
+	}
+}

@@ -48,7 +48,7 @@ const (
 // messageFields is every field a message of the four roles may carry, read before the role
 // is known (canonical JSON writes "role" after "content").
 type messageFields struct {
-	seen                 int
+	seen                 jsonvalue.Seen
 	role                 string
 	text                 string
 	blocks               []Block
@@ -114,7 +114,10 @@ func ReadMessage(r *jsonvalue.Reader) (m Message, ok bool) {
 
 // member reads the value of one key of a message.
 func (f *messageFields) member(r *jsonvalue.Reader, key []byte) bool {
-	bit, read := 0, false
+	var (
+		bit  jsonvalue.Seen
+		read bool
+	)
 	switch string(key) {
 	case "role":
 		bit = kRole
@@ -216,11 +219,7 @@ func (f *messageFields) member(r *jsonvalue.Reader, key []byte) bool {
 		bit = kIsError
 		f.isError, read = r.Bool()
 	}
-	if !read || f.seen&bit != 0 {
-		return false
-	}
-	f.seen |= bit
-	return true
+	return read && f.seen.First(bit)
 }
 
 // usage keys, one bit each.
@@ -239,9 +238,12 @@ const (
 
 // readUsage reads a Usage object into u.
 func readUsage(r *jsonvalue.Reader, u *Usage) bool {
-	seen := 0
+	var seen jsonvalue.Seen
 	return r.Object(func(key []byte) bool {
-		bit, read := 0, false
+		var (
+			bit  jsonvalue.Seen
+			read bool
+		)
 		switch string(key) {
 		case "input":
 			bit = uInput
@@ -272,19 +274,18 @@ func readUsage(r *jsonvalue.Reader, u *Usage) bool {
 			bit = uCost
 			read = readCost(r, &u.Cost)
 		}
-		if !read || seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		return true
+		return read && seen.First(bit)
 	})
 }
 
 // readCost reads a Cost object into c.
 func readCost(r *jsonvalue.Reader, c *Cost) bool {
-	seen := 0
+	var seen jsonvalue.Seen
 	return r.Object(func(key []byte) bool {
-		bit, read := 0, false
+		var (
+			bit  jsonvalue.Seen
+			read bool
+		)
 		switch string(key) {
 		case "input":
 			bit = uInput
@@ -305,20 +306,19 @@ func readCost(r *jsonvalue.Reader, c *Cost) bool {
 			bit = uTotalFromProvider
 			c.TotalFromProvider, read = r.Bool()
 		}
-		if !read || seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		return true
+		return read && seen.First(bit)
 	})
 }
 
 // readDeclaration reads a ToolDeclaration.
 func readDeclaration(r *jsonvalue.Reader) (ToolDeclaration, bool) {
 	var d ToolDeclaration
-	seen := 0
+	var seen jsonvalue.Seen
 	ok := r.Object(func(key []byte) bool {
-		bit, read := 0, false
+		var (
+			bit  jsonvalue.Seen
+			read bool
+		)
 		switch string(key) {
 		case "name":
 			bit = 1
@@ -336,11 +336,7 @@ func readDeclaration(r *jsonvalue.Reader) (ToolDeclaration, bool) {
 			bit = 8
 			d.ConstrainedSampling, read = r.Value()
 		}
-		if !read || seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		return true
+		return read && seen.First(bit)
 	})
 	return d, ok
 }
@@ -364,7 +360,7 @@ const (
 )
 
 // The keys each type of block may hold.
-var blockKeys = map[string]int{
+var blockKeys = map[string]jsonvalue.Seen{
 	"text":     bType | bText | bTextSignature,
 	"thinking": bType | bThinking | bThinkingSignature | bRedacted,
 	"image":    bType | bData | bMimeType,
@@ -388,10 +384,13 @@ func readBlock(r *jsonvalue.Reader) (Block, bool) {
 		typ, text, sig, data, mime string
 		redacted                   bool
 		call                       ToolCall
-		seen                       int
+		seen                       jsonvalue.Seen
 	)
 	ok := r.Object(func(key []byte) bool {
-		bit, read := 0, false
+		var (
+			bit  jsonvalue.Seen
+			read bool
+		)
 		switch string(key) {
 		case "type":
 			bit = bType
@@ -443,11 +442,7 @@ func readBlock(r *jsonvalue.Reader) (Block, bool) {
 			bit = bArgumentsError
 			call.ArgumentsError, read = r.String()
 		}
-		if !read || seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		return true
+		return read && seen.First(bit)
 	})
 	if !ok || seen&^blockKeys[typ] != 0 || seen&bType == 0 {
 		return nil, false

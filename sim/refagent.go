@@ -289,9 +289,9 @@ func (o opJSON) decoded() operation {
 func readOp(data []byte) (op operation, ok bool) {
 	var r jsonvalue.Reader
 	r.Reset(data)
-	var seen uint8
+	var seen jsonvalue.Seen
 	ok = r.Object(func(key []byte) bool {
-		var bit uint8
+		var bit jsonvalue.Seen
 		ok := false
 		switch string(key) {
 		case "op":
@@ -329,11 +329,7 @@ func readOp(data []byte) (op operation, ok bool) {
 			bit = 128
 			op.message, ok = loop.ReadMessage(&r)
 		}
-		if seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		return ok
+		return seen.First(bit) && ok
 	})
 	if !ok || !r.Done() {
 		return operation{}, false

@@ -139,13 +139,13 @@ func appendMarshaled(b, data []byte, err error) ([]byte, bool) {
 func readStreamEvent(data []byte) (ev loop.StreamEvent, ok bool) {
 	var (
 		r      jsonvalue.Reader
-		seen   uint8
+		seen   jsonvalue.Seen
 		errMsg *loop.AssistantMessage
 	)
 	r.Reset(data)
 	assistant := func() (*loop.AssistantMessage, bool) { return readAssistant(&r) }
 	ok = r.Object(func(key []byte) bool {
-		var bit uint8
+		var bit jsonvalue.Seen
 		var ok bool
 		switch string(key) {
 		case "type":
@@ -177,11 +177,7 @@ func readStreamEvent(data []byte) (ev loop.StreamEvent, ok bool) {
 			bit = 128
 			errMsg, ok = assistant()
 		}
-		if !ok || seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		return true
+		return ok && seen.First(bit)
 	})
 	if !ok || !r.Done() {
 		return loop.StreamEvent{}, false

@@ -13,48 +13,41 @@ import (
 func readHarnessLine(line []byte) (m Message, ok bool) {
 	var (
 		r    jsonvalue.Reader
-		seen uint16
+		seen jsonvalue.Seen
 	)
 	r.Reset(line)
-	once := func(bit uint16) bool {
-		if seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		return true
-	}
 	ok = r.Object(func(key []byte) bool {
 		var ok bool
 		switch string(key) {
 		case "type":
 			m.Type, ok = r.String()
-			return ok && once(1) && (m.Type == TypeAnswer || m.Type == TypeDeliver)
+			return ok && seen.First(1) && (m.Type == TypeAnswer || m.Type == TypeDeliver)
 		case "id":
 			m.ID, ok = r.Int64()
-			return ok && once(2)
+			return ok && seen.First(2)
 		case "session":
 			var n int64
 			n, ok = r.Int64()
 			m.Session = int(n)
-			return ok && int64(m.Session) == n && once(4)
+			return ok && int64(m.Session) == n && seen.First(4)
 		case "data":
 			m.Data, ok = r.Raw()
-			return ok && once(8)
+			return ok && seen.First(8)
 		case "error":
 			m.Error, ok = r.String()
-			return ok && once(16)
+			return ok && seen.First(16)
 		case "abort":
 			m.Abort, ok = r.Bool()
-			return ok && once(32)
+			return ok && seen.First(32)
 		case "wait":
 			m.Wait, ok = r.String()
-			return ok && once(64)
+			return ok && seen.First(64)
 		case "untilAbort":
 			m.UntilAbort, ok = r.Bool()
-			return ok && once(128)
+			return ok && seen.First(128)
 		case "delivery":
 			m.Delivery, ok = readDelivery(&r)
-			return ok && once(256)
+			return ok && seen.First(256)
 		}
 		return false
 	})
@@ -64,29 +57,22 @@ func readHarnessLine(line []byte) (m Message, ok bool) {
 // readDelivery reads a delivery object as encoding/json decodes it into a *sim.Delivery.
 func readDelivery(r *jsonvalue.Reader) (*sim.Delivery, bool) {
 	d := &sim.Delivery{}
-	var seen uint8
-	once := func(bit uint8) bool {
-		if seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		return true
-	}
+	var seen jsonvalue.Seen
 	ok := r.Object(func(key []byte) bool {
 		var ok bool
 		switch string(key) {
 		case "kind":
 			d.Kind, ok = r.String()
-			return ok && once(1)
+			return ok && seen.First(1)
 		case "now":
 			d.Now, ok = r.Int64()
-			return ok && once(2)
+			return ok && seen.First(2)
 		case "target":
 			d.Target, ok = r.String()
-			return ok && once(4)
+			return ok && seen.First(4)
 		case "data":
 			d.Data, ok = r.Raw()
-			return ok && once(8)
+			return ok && seen.First(8)
 		}
 		return false
 	})

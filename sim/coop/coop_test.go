@@ -176,7 +176,7 @@ func TestATaskGoexitEndsTheDriver(t *testing.T) {
 // the coroutines an earlier one left in its Workers (no new goroutine), keeps them once no task
 // is live, and Close lets them go.
 func TestWorkersCarryCoroutinesToTheNextScheduler(t *testing.T) {
-	before := runtime.NumGoroutine()
+	before := settledGoroutines()
 	ws := &Workers{}
 	seen := map[string]bool{}
 	for range 3 {
@@ -204,4 +204,17 @@ func TestWorkersCarryCoroutinesToTheNextScheduler(t *testing.T) {
 	if n := runtime.NumGoroutine(); n > before {
 		t.Fatalf("%d goroutines before, %d after Close", before, n)
 	}
+}
+
+// settledGoroutines is the number of goroutines once those of earlier tests that are ending
+// have ended: the count has not fallen for 20 ms (at most a second).
+func settledGoroutines() int {
+	n := runtime.NumGoroutine()
+	for deadline, still := time.Now().Add(time.Second), time.Now(); time.Now().Before(deadline) && time.Since(still) < 20*time.Millisecond; {
+		time.Sleep(time.Millisecond)
+		if m := runtime.NumGoroutine(); m < n {
+			n, still = m, time.Now()
+		}
+	}
+	return n
 }

@@ -11,14 +11,26 @@ import (
 )
 
 // BenchmarkSimulated runs each shape through the simulator with the reference loop and full
-// trace recording; turns/s is the figure compared with pi's in-process loop.
+// trace recording, each trace written in the last one's room as explore writes them
+// (sim.RunIn); turns/s is the figure compared with pi's in-process loop.
 func BenchmarkSimulated(b *testing.B) {
+	var room sim.Room
+	benchmarkSimulated(b, func(sc *sim.Scenario) (*trace.Trace, error) { return sim.RunIn(&room, sc, sim.NewReference()) })
+}
+
+// BenchmarkSimulatedFresh is BenchmarkSimulated with each trace in memory of its own (sim.Run).
+func BenchmarkSimulatedFresh(b *testing.B) {
+	benchmarkSimulated(b, func(sc *sim.Scenario) (*trace.Trace, error) { return sim.Run(sc, sim.NewReference()) })
+}
+
+// benchmarkSimulated runs each shape with run.
+func benchmarkSimulated(b *testing.B, run func(*sim.Scenario) (*trace.Trace, error)) {
 	for _, s := range Shapes {
 		b.Run(s.Name, func(b *testing.B) {
 			sc := s.Scenario()
 			cpu0 := cpuTime()
 			for b.Loop() {
-				tr, err := sim.Run(sc, sim.NewReference())
+				tr, err := run(sc)
 				if err != nil || tr.Failed() {
 					b.Fatalf("%v\n%s", err, tr.Timeline())
 				}

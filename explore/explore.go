@@ -23,6 +23,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/turnstile-dev/turnstile/conformance"
@@ -375,6 +376,7 @@ type explorer struct {
 	diagnose  Diagnosis
 	shortcuts protocol.Shortcuts // taken with the implementation, from its hello
 	runners   *runners
+	rooms     sync.Pool // of *sim.Room: the memory of traces checks dropped, for later runs
 }
 
 // withDefaults fills in what o leaves open, except what the implementation's hello gives.
@@ -739,6 +741,24 @@ type outcome struct {
 
 // simulate runs sc against impl with a timeout, turning a panic into an outcome.
 func (x *explorer) simulate(sc *sim.Scenario, impl sim.Implementation) outcome {
+	return x.simulateIn(nil, sc, impl)
+}
+
+// ended reports whether the run is over: neither hung (it may still be going) nor ended by a
+// panic, and so done with its room.
+func (o outcome) ended() bool { return !o.hang && o.panic == nil }
+
+// room is a room for a run's trace, one a dropped trace left (giveBack) or a new one.
+func (x *explorer) room() *sim.Room {
+	if r, ok := x.rooms.Get().(*sim.Room); ok {
+		return r
+	}
+	return &sim.Room{}
+}
+
+// simulateIn is simulate writing the trace in room (sim.RunIn), or in memory of its own when
+// room is nil.
+func (x *explorer) simulateIn(room *sim.Room, sc *sim.Scenario, impl sim.Implementation) outcome {
 	done := make(chan outcome, 1)
 	x.runners.run(func(ws *coop.Workers) (bool, func()) {
 		returned := false
@@ -755,7 +775,13 @@ func (x *explorer) simulate(sc *sim.Scenario, impl sim.Implementation) outcome {
 		if r, ok := impl.(*sim.Reference); ok {
 			r.UseWorkers(ws)
 		}
-		tr, err := sim.Run(&c, impl)
+		var tr *trace.Trace
+		var err error
+		if room != nil {
+			tr, err = sim.RunIn(room, &c, impl)
+		} else {
+			tr, err = sim.Run(&c, impl)
+		}
 		returned = true
 		return true, func() { done <- outcome{trace: tr, err: err} }
 	})
@@ -795,7 +821,17 @@ func (x *explorer) checkAttempt(sc *sim.Scenario, attempt int) (prob *Problem, i
 	if x.opts.Impl != nil {
 		impl = conformance.Attempt(impl, attempt)
 	}
-	got := x.simulate(sc, impl)
+	// A problem found keeps both traces (and findings that share their memory); otherwise
+	// their rooms serve later checks, unless a run never ended.
+	gotRoom, wantRoom := x.room(), x.room()
+	var got, want outcome
+	defer func() {
+		if prob == nil && got.ended() && want.ended() {
+			x.rooms.Put(gotRoom)
+			x.rooms.Put(wantRoom)
+		}
+	}()
+	got = x.simulateIn(gotRoom, sc, impl)
 	prob = &Problem{trace: got.trace}
 	var findings []diagnose.Finding
 	failed := func(kind string, err error) {
@@ -812,18 +848,18 @@ func (x *explorer) checkAttempt(sc *sim.Scenario, attempt int) (prob *Problem, i
 	case got.err != nil && !errors.As(got.err, new(*protocol.ShapeError)):
 		failed(kindError, got.err)
 	default:
-		var want *trace.Trace
+		var ref *trace.Trace
 		if x.opts.Impl != nil && !x.opts.NoDiff {
-			if w := x.simulate(sc, x.opts.Reference()); w.err == nil && !w.hang && w.panic == nil {
-				want = w.trace
+			if want = x.simulateIn(wantRoom, sc, x.opts.Reference()); want.err == nil && want.ended() {
+				ref = want.trace
 			}
-			if want != nil && slices.ContainsFunc(sim.ObservedFeatures(want), func(f string) bool { return slices.Contains(x.opts.Target.Lacks, f) }) {
+			if ref != nil && slices.ContainsFunc(sim.ObservedFeatures(ref), func(f string) bool { return slices.Contains(x.opts.Target.Lacks, f) }) {
 				// The reference's run needs what the implementation lacks (a stream that
 				// throws, …): conform skips such a scenario, and so is it not judged here.
 				return nil, false
 			}
 		}
-		findings = x.diagnose(want, got.trace)
+		findings = x.diagnose(ref, got.trace)
 		if len(findings) == 0 && got.err != nil { // pi's shape broken where the traces agree
 			failed(kindError, got.err)
 		}

@@ -44,6 +44,8 @@ type encoder struct {
 	// entries the run will record (nextChunk).
 	spent   int
 	entries *[]trace.Entry
+	// room, when set, gives the arena its chunks (RunIn).
+	room *Room
 	// heads writes the assistant messages of stream events and of the transcript.
 	heads *headCache
 	// frame is the last stream call's JSON around its messages (streamCallWith).
@@ -503,7 +505,7 @@ func (e *encoder) sized(write func([]byte) []byte) []byte {
 		return b
 	}
 	if cap(e.arena)-len(e.arena) < arenaReserve {
-		e.arena = make([]byte, 0, e.nextChunk())
+		e.arena = e.newChunk(e.nextChunk())
 	}
 	start := len(e.arena)
 	tail := e.arena[start:start]
@@ -536,11 +538,19 @@ func (e *encoder) kept(p []byte) []byte {
 		for size < n {
 			size *= 2
 		}
-		e.arena = make([]byte, 0, size)
+		e.arena = e.newChunk(size)
 	}
 	start := len(e.arena)
 	e.arena = append(e.arena, p...)
 	return e.arena[start:len(e.arena):len(e.arena)] // full: an append to it copies
+}
+
+// newChunk is a new chunk of the arena, of size bytes: the room's, when the run has one.
+func (e *encoder) newChunk(size int) []byte {
+	if e.room != nil {
+		return e.room.chunk(size)
+	}
+	return make([]byte, 0, size)
 }
 
 // nextChunk is the size of the arena's next chunk: twice the last, from firstChunk up to
@@ -596,7 +606,8 @@ func newFreshEncoder(messages int) *encoder {
 
 // release gives the encoder to a later run (newEncoderFor), once its run is over and writes
 // nothing more: it forgets all it remembered, keeping its room (the memo's tables, the heads'
-// buffers, the arena's last chunk, whose bytes written are the trace's and stay as they are).
+// buffers, the arena's last chunk, whose bytes written are the trace's and stay as they are;
+// but not a room's chunk, which its room's next run writes over).
 func (e *encoder) release() {
 	clear(e.memo.keys)
 	clear(e.memo.vals)
@@ -612,7 +623,11 @@ func (e *encoder) release() {
 	for i := range ids {
 		ids[i] = toolIDsJSON{enc: ids[i].enc[:0]}
 	}
-	*e = encoder{memo: e.memo, pending: e.pending[:0], arena: e.arena[len(e.arena):], heads: h, ids: ids,
+	arena := e.arena[len(e.arena):]
+	if e.room != nil {
+		arena = nil
+	}
+	*e = encoder{memo: e.memo, pending: e.pending[:0], arena: arena, heads: h, ids: ids,
 		result: lastResult{enc: e.result.enc[:0]}}
 	encoders.Put(e)
 }

@@ -8,7 +8,8 @@ import (
 	"github.com/turnstile-dev/turnstile/trace"
 )
 
-// Run simulates the scenario against impl and returns its  The trace is returned even
+// Run simulates the scenario against impl and returns its trace, in memory of its own (RunIn
+// writes it in a room another trace left). The trace is returned even
 // on error; an error means the implementation broke the port's contract (or the scenario
 // could not be set up), not that the loop misbehaved — misbehaviour shows in the trace —
 // or, as a *BudgetError, that the run was stopped by its budget (the trace ends with the
@@ -29,7 +30,13 @@ func (w *world) run(impl Implementation, inFull bool) (*trace.Trace, error) {
 // play runs the world's scenario against impl.
 func (w *world) play(impl Implementation, inFull bool) (*trace.Trace, error) {
 	sc := w.sc
-	w.trace.Entries = make([]trace.Entry, 0, min(expectedEntries(sc), w.budget.Entries)+1) // +1: the budget's verdict
+	size := min(expectedEntries(sc), w.budget.Entries) + 1 // +1: the budget's verdict
+	if w.room != nil {
+		w.trace.Entries = w.room.entriesFor(size)
+		defer func() { w.room.kept(w.trace.Entries) }()
+	} else {
+		w.trace.Entries = make([]trace.Entry, 0, size)
+	}
 	w.enc.entries = &w.trace.Entries
 	ref, _ := impl.(*Reference)
 	w.valuesOnly, w.ref = ref != nil, ref

@@ -62,12 +62,14 @@ type world struct {
 
 	// links, happenings, streamRuns and toolRuns are the chunks new links, scheduled
 	// happenings, streams and tool executions are taken from: a run links most of its entries
-	// and schedules a delivery for most, and a chunk is one allocation for many (chunk,
+	// and schedules a delivery for most, and a chunk is one allocation for many (newLink,
 	// recycled). All but the links' are given to the next run once this one is over (recycle).
 	links      []trace.Link
 	happenings recycled[scheduled]
 	streamRuns recycled[streamRun]
 	toolRuns   recycled[toolRun]
+	// room, when set, is the memory the trace is written in (RunIn).
+	room *Room
 
 	// spare is the room for a stream call's lists to remember (streamCallData).
 	spare streamSpare
@@ -301,18 +303,23 @@ func (w *world) recycle() {
 }
 
 // newLink is a new link of the trace, holding l.
-func (w *world) newLink(l trace.Link) *trace.Link { return chunk(&w.links, l) }
-
-// chunk stores v in the chunk *c and returns where; a full chunk is replaced by a new one,
-// larger up to a bound (the first already holds a short run's), and stays alive while
-// anything points into it.
-func chunk[T any](c *[]T, v T) *T {
-	if len(*c) == cap(*c) {
-		*c = make([]T, 0, min(2*cap(*c)+64, 128))
+// A full chunk of links is replaced by a new one, larger up to maxLinkChunk (the first
+// already holds a short run's), or by the room's next; a chunk stays alive while anything
+// points into it.
+func (w *world) newLink(l trace.Link) *trace.Link {
+	if len(w.links) == cap(w.links) {
+		if w.room != nil {
+			w.links = w.room.linkChunk()
+		} else {
+			w.links = make([]trace.Link, 0, min(2*cap(w.links)+64, maxLinkChunk))
+		}
 	}
-	*c = append(*c, v)
-	return &(*c)[len(*c)-1]
+	w.links = append(w.links, l)
+	return &w.links[len(w.links)-1]
 }
+
+// maxLinkChunk is the most links a chunk holds.
+const maxLinkChunk = 128
 
 // performDue carries out the internal happenings due at or before t, in order, leaving
 // deliveries scheduled.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/turnstile-dev/turnstile/bench"
 	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // s1Batches is how many short batches of each side S1 alternates per shape and round, and
@@ -18,59 +19,83 @@ const (
 
 // s1Figure is S1 for one shape: the loop alone's cost a run over the simulated run's, by wall
 // time (turns/s, the target's measure) and by the process's CPU time, the median of the
-// rounds with their range.
+// rounds with their range; fresh is the same (wall, CPU) for a run whose trace is written in
+// memory of its own (sim.Run) rather than in the last trace's (sim.RunIn, as explore runs).
 type s1Figure struct {
 	wall, cpu           float64
 	wallRange, cpuRange [2]float64
+	fresh               [2]float64
 	rounds              int
 }
 
-// measureS1 measures S1 for every shape: the loop alone and the simulated run alternate in
-// short batches, each timed by wall and by the process's CPU time a run. A batch that other
-// work on a shared machine slowed (a busy core's cache, time stolen from the virtual machine)
-// costs more, never less, so each side's figure in a round is the lower quartile of its
-// batches; the two sides meet the same disturbances, unlike windows measured at different
-// moments. verbose prints a line per shape and round.
+// measureS1 measures S1 for every shape: the loop alone, the simulated run in a room and the
+// simulated run in fresh memory alternate in short batches, each timed by wall and by the
+// process's CPU time a run. A batch that other work on a shared machine slowed (a busy
+// core's cache, time stolen from the virtual machine) costs more, never less, so each side's
+// figure in a round is the lower quartile of its batches; the sides meet the same
+// disturbances, unlike windows measured at different moments. verbose prints a line per shape
+// and round.
 func measureS1(rounds int, verbose bool) (map[string]s1Figure, error) {
-	walls, cpus := map[string][]float64{}, map[string][]float64{}
+	const direct, inRoom, fresh = 0, 1, 2
+	type ratios struct{ wall, cpu, freshWall, freshCPU []float64 }
+	all := map[string]*ratios{}
 	for r := range max(rounds, 1) {
 		for _, s := range bench.Shapes {
 			sc := s.Scenario()
-			direct := func() error { return bench.Direct(sc) }
-			simulated := func() error {
-				tr, err := sim.Run(sc, sim.NewReference())
-				if err == nil && tr.Failed() {
-					err = fmt.Errorf("%s failed", s.Name)
-				}
-				return err
+			var room sim.Room // each trace dropped once judged, as explore does
+			sides := [3]func() error{
+				func() error { return bench.Direct(sc) },
+				func() error { return judged(sim.RunIn(&room, sc, sim.NewReference())) },
+				func() error { return judged(sim.Run(sc, sim.NewReference())) },
 			}
-			var dWall, dCPU, mWall, mCPU []float64 // seconds a run, one a batch
+			var wall, cpu [3][]float64 // seconds a run, one a batch
 			for range s1Batches {
-				w, c, err := perRun(direct)
-				if err != nil {
-					return nil, err
+				for i, f := range sides {
+					w, c, err := perRun(f)
+					if err != nil {
+						return nil, fmt.Errorf("%s: %w", s.Name, err)
+					}
+					wall[i], cpu[i] = append(wall[i], w), append(cpu[i], c)
 				}
-				dWall, dCPU = append(dWall, w), append(dCPU, c)
-				if w, c, err = perRun(simulated); err != nil {
-					return nil, err
-				}
-				mWall, mCPU = append(mWall, w), append(mCPU, c)
 			}
-			wall, cpu := lowerQuartile(dWall)/lowerQuartile(mWall), lowerQuartile(dCPU)/lowerQuartile(mCPU)
-			walls[s.Name], cpus[s.Name] = append(walls[s.Name], wall), append(cpus[s.Name], cpu)
+			ratio := func(measures [3][]float64, side int) float64 {
+				return lowerQuartile(measures[direct]) / lowerQuartile(measures[side])
+			}
+			if all[s.Name] == nil {
+				all[s.Name] = &ratios{}
+			}
+			a := all[s.Name]
+			a.wall, a.cpu = append(a.wall, ratio(wall, inRoom)), append(a.cpu, ratio(cpu, inRoom))
+			a.freshWall, a.freshCPU = append(a.freshWall, ratio(wall, fresh)), append(a.freshCPU, ratio(cpu, fresh))
 			if verbose {
-				fmt.Printf("round %d %-20s loop %8.0f  simulated %8.0f turns/s  ratio %.3f (by CPU %.3f)\n",
-					r+1, s.Name, float64(s.Turns)/lowerQuartile(dWall), float64(s.Turns)/lowerQuartile(mWall), wall, cpu)
+				fmt.Printf("round %d %-20s loop %8.0f  simulated %8.0f turns/s  ratio %.3f (by CPU %.3f; fresh memory %.3f, by CPU %.3f)\n",
+					r+1, s.Name, float64(s.Turns)/lowerQuartile(wall[direct]), float64(s.Turns)/lowerQuartile(wall[inRoom]),
+					ratio(wall, inRoom), ratio(cpu, inRoom), ratio(wall, fresh), ratio(cpu, fresh))
 			}
 		}
 	}
 	out := map[string]s1Figure{}
 	for _, s := range bench.Shapes {
-		w, c := slices.Sorted(slices.Values(walls[s.Name])), slices.Sorted(slices.Values(cpus[s.Name]))
+		a := all[s.Name]
+		w, c := slices.Sorted(slices.Values(a.wall)), slices.Sorted(slices.Values(a.cpu))
 		out[s.Name] = s1Figure{wall: w[len(w)/2], cpu: c[len(c)/2], wallRange: [2]float64{w[0], w[len(w)-1]},
-			cpuRange: [2]float64{c[0], c[len(c)-1]}, rounds: len(w)}
+			cpuRange: [2]float64{c[0], c[len(c)-1]}, fresh: [2]float64{median(a.freshWall), median(a.freshCPU)}, rounds: len(w)}
 	}
 	return out, nil
+}
+
+// judged is the error of a simulated run of a bench shape, or its failure.
+func judged(tr *trace.Trace, err error) error {
+	if err == nil && tr.Failed() {
+		err = fmt.Errorf("the run failed: %s", tr.Failure().Error)
+	}
+	return err
+}
+
+// median is the median of xs, which it sorts.
+func median(xs []float64) float64 {
+	slices.Sort(xs)
+	return xs[len(xs)/2]
 }
 
 // onlyS1 measures S1 alone (-s1) and prints each round's figures, then the medians.
@@ -81,8 +106,8 @@ func onlyS1(rounds int) error {
 	}
 	for _, s := range bench.Shapes {
 		f := figures[s.Name]
-		fmt.Printf("simulated/loop %s: %.3f (median of %d rounds; %.3f–%.3f; by CPU %.3f, %.3f–%.3f)\n", s.Name,
-			f.wall, f.rounds, f.wallRange[0], f.wallRange[1], f.cpu, f.cpuRange[0], f.cpuRange[1])
+		fmt.Printf("simulated/loop %s: %.3f (median of %d rounds; %.3f–%.3f; by CPU %.3f, %.3f–%.3f; fresh memory %.3f, by CPU %.3f)\n", s.Name,
+			f.wall, f.rounds, f.wallRange[0], f.wallRange[1], f.cpu, f.cpuRange[0], f.cpuRange[1], f.fresh[0], f.fresh[1])
 	}
 	return nil
 }

@@ -1,0 +1,68 @@
+package sim_test
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/turnstile-dev/turnstile/sim"
+)
+
+// TestRunInWritesWhatRunWrites runs the suite and generated scenarios, shuffled, through one
+// room, interleaved with plain runs: each room trace is the plain run's, and a plain trace
+// kept across later room runs is not written over.
+func TestRunInWritesWhatRunWrites(t *testing.T) {
+	list := suiteAndGenerated(t, 7, 300)
+	for i, sc := range concurrencyScenarios()[:3] { // stopped by their budgets
+		c := *sc
+		c.Name += "-over-budget"
+		c.Budget = []sim.Budget{{Entries: 9}, {Bytes: 3000}, {Requests: 1}}[i]
+		list = append(list, &c)
+	}
+	rng := rand.New(rand.NewPCG(7, 9))
+	rng.Shuffle(len(list), func(i, j int) { list[i], list[j] = list[j], list[i] })
+	var room sim.Room
+	type kept struct {
+		name  string
+		jsonl []byte
+		tr    interface{ JSONL() []byte }
+	}
+	var plain []kept
+	for i, sc := range list {
+		want, wantErr := sim.Run(sc, sim.NewReference())
+		wantLines := want.JSONL()
+		if i%5 == 0 {
+			plain = append(plain, kept{sc.Name, wantLines, want})
+		}
+		got, gotErr := sim.RunIn(&room, sc, sim.NewReference())
+		if (wantErr == nil) != (gotErr == nil) {
+			t.Fatalf("%s: Run gave %v, RunIn %v", sc.Name, wantErr, gotErr)
+		}
+		if gotLines := got.JSONL(); !bytes.Equal(gotLines, wantLines) {
+			t.Fatalf("%s: RunIn's trace differs from Run's:\n%s\nwant\n%s", sc.Name, gotLines, wantLines)
+		}
+	}
+	for _, k := range plain {
+		if !bytes.Equal(k.tr.JSONL(), k.jsonl) {
+			t.Fatalf("%s: a plain run's trace changed after later runs in a room", k.name)
+		}
+	}
+}
+
+// TestRunInReusesItsRoom: the second run of a scenario in a room writes its entries where
+// the first did, and allocates far less than a plain run.
+func TestRunInReusesItsRoom(t *testing.T) {
+	sc := suiteAndGenerated(t, 3, 0)[0]
+	var room sim.Room
+	first, _ := sim.RunIn(&room, sc, sim.NewReference())
+	at := &first.Entries[0]
+	second, _ := sim.RunIn(&room, sc, sim.NewReference())
+	if &second.Entries[0] != at {
+		t.Fatal("the second run in the room did not write its entries in the first's")
+	}
+	plain := testing.AllocsPerRun(20, func() { _, _ = sim.Run(sc, sim.NewReference()) })
+	reused := testing.AllocsPerRun(20, func() { _, _ = sim.RunIn(&room, sc, sim.NewReference()) })
+	if reused >= plain {
+		t.Fatalf("a run in a room allocates %v times, a plain run %v", reused, plain)
+	}
+}

@@ -9,11 +9,10 @@ import (
 )
 
 // Run simulates the scenario against impl and returns its trace, in memory of its own (RunIn
-// writes it in a room another trace left). The trace is returned even
-// on error; an error means the implementation broke the port's contract (or the scenario
-// could not be set up), not that the loop misbehaved — misbehaviour shows in the trace —
-// or, as a *BudgetError, that the run was stopped by its budget (the trace ends with the
-// same verdict).
+// writes it in the room another trace left). The trace is returned even on error; an error
+// means the implementation broke the port's contract (or the scenario could not be set up),
+// not that the loop misbehaved — misbehaviour shows in the trace — or, as a *BudgetError,
+// that the run was stopped by its budget (the trace ends with the same verdict).
 func Run(sc *Scenario, impl Implementation) (*trace.Trace, error) { return run(sc, impl, false) }
 
 // run is Run; inFull makes the world write every entry in full (tests of the linear form).

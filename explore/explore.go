@@ -748,7 +748,7 @@ func (x *explorer) simulate(sc *sim.Scenario, impl sim.Implementation) outcome {
 // panic, and so done with its room.
 func (o outcome) ended() bool { return !o.hang && o.panic == nil }
 
-// room is a room for a run's trace, one a dropped trace left (giveBack) or a new one.
+// room is a room for a run's trace: one a dropped trace left (checkAttempt), or a new one.
 func (x *explorer) room() *sim.Room {
 	if r, ok := x.rooms.Get().(*sim.Room); ok {
 		return r

@@ -205,13 +205,7 @@ func measureRounds(rounds int) (*figures, error) {
 func (f *figures) measureShape(s bench.Shape) error {
 	sc := s.Scenario()
 	runDirect := func() error { return bench.Direct(sc) }
-	runSim := func() error {
-		tr, err := sim.Run(sc, sim.NewReference())
-		if err == nil && tr.Failed() {
-			err = fmt.Errorf("%s failed", s.Name)
-		}
-		return err
-	}
+	runSim := func() error { return judged(sim.Run(sc, sim.NewReference())) }
 	if err := f.direct.measure(s, runDirect); err != nil {
 		return err
 	}

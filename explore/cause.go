@@ -17,8 +17,9 @@ import (
 
 // Diagnosis lists what is wrong with got, an implementation's trace, compared with want, the
 // reference's trace of the same scenario (nil when there is no comparison); none when nothing
-// is. Every finding carries its cause signature. The traces are explore's to reuse once it
-// returns none: it must not keep them, or anything that shares their memory.
+// is. Every finding carries its cause signature. It must not keep the traces, or anything
+// that shares their memory, past its return: explore writes later traces over those of a run
+// it found nothing wrong with.
 type Diagnosis func(want, got *trace.Trace) []diagnose.Finding
 
 // newDiagnosis is the diagnosis explore uses by default, conform's (package diagnose): every

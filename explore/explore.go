@@ -775,13 +775,7 @@ func (x *explorer) simulateIn(room *sim.Room, sc *sim.Scenario, impl sim.Impleme
 		if r, ok := impl.(*sim.Reference); ok {
 			r.UseWorkers(ws)
 		}
-		var tr *trace.Trace
-		var err error
-		if room != nil {
-			tr, err = sim.RunIn(room, &c, impl)
-		} else {
-			tr, err = sim.Run(&c, impl)
-		}
+		tr, err := sim.RunIn(room, &c, impl)
 		returned = true
 		return true, func() { done <- outcome{trace: tr, err: err} }
 	})

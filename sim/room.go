@@ -17,8 +17,11 @@ type Room struct {
 // RunIn is Run writing the trace in room, over the trace the room held before: that trace,
 // and whatever shares its memory (its entries' payloads, the findings about it), must not be
 // used after. A room serves one run at a time; a run that did not end (it hung, or panicked)
-// leaves its room to no other.
+// leaves its room to no other. A nil room is Run's fresh memory.
 func RunIn(room *Room, sc *Scenario, impl Implementation) (*trace.Trace, error) {
+	if room == nil {
+		return Run(sc, impl)
+	}
 	w := newWorld(sc)
 	w.room, w.enc.room = room, room
 	room.nextChunk, room.nextLinks = 0, 0

@@ -60,6 +60,9 @@ func TestRunInReusesItsRoom(t *testing.T) {
 	if &second.Entries[0] != at {
 		t.Fatal("the second run in the room did not write its entries in the first's")
 	}
+	if tr, _ := sim.RunIn(nil, sc, sim.NewReference()); !bytes.Equal(tr.JSONL(), second.JSONL()) {
+		t.Fatal("RunIn without a room wrote another trace")
+	}
 	plain := testing.AllocsPerRun(20, func() { _, _ = sim.Run(sc, sim.NewReference()) })
 	reused := testing.AllocsPerRun(20, func() { _, _ = sim.RunIn(&room, sc, sim.NewReference()) })
 	if reused >= plain {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/turnstile-dev/turnstile/sim"
+	"github.com/turnstile-dev/turnstile/trace"
 )
 
 // TestRunInWritesWhatRunWrites runs the suite and generated scenarios, shuffled, through one
@@ -25,7 +26,7 @@ func TestRunInWritesWhatRunWrites(t *testing.T) {
 	type kept struct {
 		name  string
 		jsonl []byte
-		tr    interface{ JSONL() []byte }
+		tr    *trace.Trace
 	}
 	var plain []kept
 	for i, sc := range list {

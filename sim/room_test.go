@@ -70,3 +70,24 @@ func TestRunInReusesItsRoom(t *testing.T) {
 		t.Fatalf("a run in a room allocates %v times, a plain run %v", reused, plain)
 	}
 }
+
+// TestRunInTraceAppendsElsewhere: an entry appended to a room's trace, before the room's next
+// run, is not in the room's spare entries, where the next trace would find it.
+func TestRunInTraceAppendsElsewhere(t *testing.T) {
+	list := suiteAndGenerated(t, 3, 0)
+	long, short, next := list[0], list[1], list[2]
+	for _, sc := range list {
+		if len(sc.Responses) > len(long.Responses) {
+			long = sc
+		}
+	}
+	var room sim.Room
+	_, _ = sim.RunIn(&room, long, sim.NewReference()) // the room grows past short's trace
+	tr, _ := sim.RunIn(&room, short, sim.NewReference())
+	tr.Entries = append(tr.Entries, trace.Entry{Kind: trace.KindFail, Name: "note", Target: "stale", Error: "stale"})
+	got, _ := sim.RunIn(&room, next, sim.NewReference())
+	want, _ := sim.Run(next, sim.NewReference())
+	if !bytes.Equal(got.JSONL(), want.JSONL()) {
+		t.Fatalf("an entry appended to the last trace showed in the next:\n%s", got.JSONL())
+	}
+}

@@ -32,7 +32,11 @@ func (w *world) play(impl Implementation, inFull bool) (*trace.Trace, error) {
 	size := min(expectedEntries(sc), w.budget.Entries) + 1 // +1: the budget's verdict
 	if w.room != nil {
 		w.trace.Entries = w.room.entriesFor(size)
-		defer func() { w.room.kept(w.trace.Entries) }()
+		defer func() {
+			w.room.kept(w.trace.Entries)
+			// The room's spare entries are not the caller's: an append to the trace copies.
+			w.trace.Entries = slices.Clip(w.trace.Entries)
+		}()
 	} else {
 		w.trace.Entries = make([]trace.Entry, 0, size)
 	}

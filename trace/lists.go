@@ -45,15 +45,15 @@ var (
 // a run asks, and most calls are of other names (tools, queue polls).
 func contextCallPaths(name string) (contextPaths, bool) {
 	switch name {
-	case "stream":
+	case CallStream:
 		return contextPaths{messages: pathMessages}, true
-	case "transformContext", "convertToLlm":
+	case HookTransformContext, HookConvertToLLM:
 		return contextPaths{messages: pathMessages, answer: pathMessages}, true
-	case "prepareRequest":
+	case HookPrepareRequest:
 		return contextPaths{messages: pathContextMessages, answer: pathContextMessages}, true
-	case "prepareNextTurn":
+	case HookPrepareNextTurn:
 		return contextPaths{messages: pathTurnMessages, newMessages: pathTurnNew, answer: pathContextMessages}, true
-	case "finishTurn":
+	case HookFinishTurn:
 		return contextPaths{messages: pathTurnMessages, newMessages: pathTurnNew}, true
 	}
 	return contextPaths{}, false

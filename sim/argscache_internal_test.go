@@ -101,7 +101,7 @@ func TestCallCacheWritesAsPlain(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		h, e := &headCache{}, newEncoder()
 		pool := rapid.SliceOfN(argMap(), 1, 4).Draw(t, "maps")
-		ids := []string{"a1", "b1", "a2", "b2", "t1", "t5", "", "a1b1"}
+		ids := []string{"a1", "b1", "a2", "b2", "t1", "t5", "", "a1b1", "e1"} // e1: a1's slot, length and last byte
 		var boxes []loop.Block
 		for step := range rapid.IntRange(1, 60).Draw(t, "steps") {
 			id := rapid.SampledFrom(ids).Draw(t, "id")

@@ -802,29 +802,22 @@ func (e *encoder) streamCall(b []byte, x *streamCall, msgs []loop.Message) []byt
 // already known (encoded), and are not looked up again. What surrounds the messages is
 // written once for the requests that share it (callFrame).
 func (e *encoder) streamCallWith(b []byte, x *streamCall, msgs []loop.Message, encs [][]byte) []byte {
-	if e != nil && x.Options == nil {
-		f := &e.frame
-		if !f.holds(x) {
-			// Written with no messages, [], and cut around them.
-			whole := e.writeStreamCall(make([]byte, 0, 256), x, nil)
-			cut := len(`{"apiKey":`) + jsonvalue.StringSize(x.APIKey) + len(`,"messages":`)
-			*f = callFrame{apiKey: x.APIKey, model: x.Model, level: x.ThinkingLevel,
-				before: whole[:cut:cut], after: whole[cut+len(`[]`):]}
-		}
-		b = append(b, f.before...)
-		if encs != nil {
-			b = appendEncoded(b, encs)
-		} else {
-			b = e.messages(b, msgs)
-		}
-		return append(b, f.after...)
-	}
-	return e.writeStreamCall(b, x, func(b []byte) []byte {
+	list := func(b []byte) []byte {
 		if encs != nil {
 			return appendEncoded(b, encs)
 		}
 		return e.messages(b, msgs)
-	})
+	}
+	if e == nil || x.Options != nil {
+		return e.writeStreamCall(b, x, list)
+	}
+	f := &e.frame
+	if !f.holds(x) {
+		cut := 0 // where the messages go
+		whole := e.writeStreamCall(make([]byte, 0, 256), x, func(b []byte) []byte { cut = len(b); return b })
+		*f = callFrame{apiKey: x.APIKey, model: x.Model, level: x.ThinkingLevel, before: whole[:cut:cut], after: whole[cut:]}
+	}
+	return append(list(append(b, f.before...)), f.after...)
 }
 
 // callFrame is a stream call's JSON around its messages, before and after them, for the
@@ -847,11 +840,7 @@ func (e *encoder) writeStreamCall(b []byte, x *streamCall, messages func([]byte)
 	o := open(b)
 	o = o.str("apiKey", x.APIKey)
 	o = o.key("messages")
-	if messages != nil {
-		o.b = messages(o.b)
-	} else {
-		o.b = append(o.b, "[]"...)
-	}
+	o.b = messages(o.b)
 	o = o.key("model")
 	o.b = appendModel(o.b, x.Model)
 	if x.Options != nil {
@@ -1114,14 +1103,11 @@ func (enc *encoder) eventWith(b []byte, e *loop.Event, msg *[2]int) []byte {
 			msg[0], msg[1] = start, len(o.b)
 		}
 	}
-	typ := "" // the type member, known for the loop's types
 	switch e.Type {
 	case loop.AgentEnd:
-		typ = typeAgentEnd
 		o = o.key("messages")
 		o.b = enc.messages(o.b, nonNil(e.Messages))
 	case loop.TurnEnd:
-		typ = typeTurnEnd
 		o = o.key("message")
 		start := len(o.b)
 		o.b = enc.transcript(o.b, e.Message)
@@ -1129,13 +1115,11 @@ func (enc *encoder) eventWith(b []byte, e *loop.Event, msg *[2]int) []byte {
 		o = o.key("toolResults")
 		o.b = jsonvalue.AppendList(o.b, nonNil(e.ToolResults), func(b []byte, r *loop.ToolResultMessage) []byte { return enc.transcript(b, r) })
 	case loop.MessageEnd:
-		typ = typeMessageEnd
 		o = o.key("message")
 		start := len(o.b)
 		o.b = enc.transcript(o.b, e.Message)
 		at(start)
 	case loop.MessageStart:
-		typ = typeMessageStart
 		// An assistant message starts as a snapshot of its partial, never seen again; the
 		// others start as the message that ends, the same.
 		o = o.key("message")
@@ -1151,7 +1135,6 @@ func (enc *encoder) eventWith(b []byte, e *loop.Event, msg *[2]int) []byte {
 		}
 		at(start)
 	case loop.MessageUpdate:
-		typ = typeMessageUpdate
 		o = o.key("assistantMessageEvent")
 		if e.AssistantEvent == nil {
 			o.b = append(o.b, "null"...)
@@ -1161,7 +1144,6 @@ func (enc *encoder) eventWith(b []byte, e *loop.Event, msg *[2]int) []byte {
 		o = o.key("message")
 		o.b = appendMessage(o.b, e.Message)
 	case loop.ToolExecutionStart:
-		typ = typeToolExecutionStart
 		if len(e.Args) == 0 {
 			o = o.lit(noArgs) // nil or empty: {}
 		} else {
@@ -1170,12 +1152,10 @@ func (enc *encoder) eventWith(b []byte, e *loop.Event, msg *[2]int) []byte {
 		}
 		o = enc.toolIDs(o, e.ToolCallID, e.ToolName)
 	case loop.ToolExecutionUpdate:
-		typ = typeToolExecutionUpdate
 		o = o.any("args", argsOrEmpty(e.Args))
 		o = o.any("partialResult", e.PartialResult)
 		o = enc.toolIDs(o, e.ToolCallID, e.ToolName)
 	case loop.ToolExecutionEnd:
-		typ = typeToolExecutionEnd
 		if e.DurationMs != nil {
 			o = o.num("durationMs", *e.DurationMs)
 		}
@@ -1190,11 +1170,7 @@ func (enc *encoder) eventWith(b []byte, e *loop.Event, msg *[2]int) []byte {
 		}
 		o = enc.toolIDs(o, e.ToolCallID, e.ToolName)
 	}
-	if typ != "" {
-		o = o.lit(typ)
-	} else {
-		o = o.str("type", string(e.Type))
-	}
+	o = o.eventType(e.Type)
 	return o.close()
 }
 

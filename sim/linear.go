@@ -230,7 +230,7 @@ func advancedSize(prev partialAt, ev *loop.StreamEvent, data []byte, h *headCach
 		// Block contentIndex replaced by the event's call (advances): the content's JSON is its
 		// blocks' joined by commas. A call with no arguments ends as it started.
 		ci := ev.ContentIndex
-		if c, ok := old[ci].(loop.ToolCall); ok && ev.ToolCall != nil && sameCallWithoutArguments(&c, ev.ToolCall) {
+		if c, ok := old[ci].(loop.ToolCall); ok && ev.ToolCall != nil && sameCallJSON(&c, ev.ToolCall) {
 			return prev.size
 		}
 		return prev.size - blockSize(old[ci], h) + blockSize(ev.Partial.Content[ci], h)
@@ -246,36 +246,11 @@ func advancedSize(prev partialAt, ev *loop.StreamEvent, data []byte, h *headCach
 	return partialSize(nil, ev.Partial)
 }
 
-// sameCallWithoutArguments reports whether two tool calls are the same with no arguments (nil
-// or empty, both written {}): the same JSON.
-func sameCallWithoutArguments(x, y *loop.ToolCall) bool {
-	return len(x.Arguments) == 0 && len(y.Arguments) == 0 && x.ID == y.ID && x.Name == y.Name &&
-		x.ThoughtSignature == y.ThoughtSignature && x.Namespace == y.Namespace && x.ArgumentsError == y.ArgumentsError
-}
-
-// blockSize is the size of b's canonical JSON (appendBlock): a tool call's counted member by
-// member, its arguments written only when it has some (through h, callArguments); any other
-// block written.
+// blockSize is the size of b's canonical JSON (appendBlock), a tool call's arguments written
+// through h.
 func blockSize(b loop.Block, h *headCache) int64 {
 	if x, ok := b.(loop.ToolCall); ok {
-		n := len(`{"arguments":,"id":,"name":,"type":"toolCall"}`) + jsonvalue.StringSize(x.ID) + jsonvalue.StringSize(x.Name)
-		if len(x.Arguments) == 0 {
-			n += len(`{}`)
-		} else if h != nil {
-			n += len(h.args.json(x.ID, x.Arguments))
-		} else {
-			n += encodedSize(func(b []byte) []byte { return appendCanonical(b, x.Arguments) })
-		}
-		if x.ArgumentsError != "" {
-			n += len(`,"argumentsError":`) + jsonvalue.StringSize(x.ArgumentsError)
-		}
-		if x.Namespace != "" {
-			n += len(`,"namespace":`) + jsonvalue.StringSize(x.Namespace)
-		}
-		if x.ThoughtSignature != "" {
-			n += len(`,"thoughtSignature":`) + jsonvalue.StringSize(x.ThoughtSignature)
-		}
-		return int64(n)
+		return int64(encodedSize(func(buf []byte) []byte { return appendToolCallWith(buf, &x, h) }))
 	}
 	return int64(encodedSize(func(buf []byte) []byte { return appendBlock(buf, b) }))
 }
@@ -516,7 +491,7 @@ func advances(prev *loop.AssistantMessage, ev *loop.StreamEvent) bool {
 		if ev.ToolCall == nil {
 			return false
 		}
-		if n, ok := next.Content[ci].(loop.ToolCall); ok && sameToolCall(ev.ToolCall, &n) {
+		if n, ok := next.Content[ci].(loop.ToolCall); ok && sameCallJSON(ev.ToolCall, &n) {
 			return true
 		}
 		return sameBlock(*ev.ToolCall, next.Content[ci])
@@ -651,18 +626,11 @@ func sameBlock(a, b loop.Block) bool {
 			return true
 		}
 	case loop.ToolCall:
-		if y, ok := b.(loop.ToolCall); ok && sameToolCall(&x, &y) {
+		if y, ok := b.(loop.ToolCall); ok && sameCallJSON(&x, &y) {
 			return true
 		}
 	}
 	return sameEncoding(func(buf []byte) []byte { return appendBlock(buf, a) }, func(buf []byte) []byte { return appendBlock(buf, b) })
-}
-
-// sameToolCall reports whether two tool calls are the same call with the same arguments map
-// (a streamed tool call's partials share it until the call ends), which then encode alike.
-func sameToolCall(x, y *loop.ToolCall) bool {
-	return x.ID == y.ID && x.Name == y.Name && x.ThoughtSignature == y.ThoughtSignature &&
-		x.Namespace == y.Namespace && x.ArgumentsError == y.ArgumentsError && sameMap(x.Arguments, y.Arguments)
 }
 
 // sameMap reports whether a and b are the same map (or both nil), which then encode alike.

@@ -147,7 +147,9 @@ func TestAdvancesAnEventThatLeavesThePartial(t *testing.T) {
 		var prev *loop.AssistantMessage
 		for i, ev := range streamEvents(resp, final) {
 			if prev != nil && (ev.Type == loop.StreamTextEnd || ev.Type == loop.StreamThinkingEnd || ev.Type == loop.StreamToolCallDelta) {
-				for _, next := range []*loop.AssistantMessage{ev.Partial, prev, loop.ShallowCopy(prev).(*loop.AssistantMessage)} {
+				other := loop.ShallowCopy(prev).(*loop.AssistantMessage)
+				other.Model += "x" // another head
+				for _, next := range []*loop.AssistantMessage{ev.Partial, prev, loop.ShallowCopy(prev).(*loop.AssistantMessage), other} {
 					e := ev
 					e.Partial = next
 					want := string(appendMessage(nil, prev)) == string(appendMessage(nil, next))
@@ -163,28 +165,32 @@ func TestAdvancesAnEventThatLeavesThePartial(t *testing.T) {
 	})
 }
 
-// TestSameCallWithoutArgumentsWritesTheSame: two calls said to be the same without arguments
-// write the same JSON, and varied pairs that write the same JSON without arguments are said to be.
-func TestSameCallWithoutArgumentsWritesTheSame(t *testing.T) {
+// TestSameCallJSONWritesTheSame: two calls sameCallJSON says are the same write the same JSON,
+// and varied pairs that write the same JSON with no arguments, or the same arguments map, are
+// said to be.
+func TestSameCallJSONWritesTheSame(t *testing.T) {
+	shared := map[string]any{"k": "v"}
 	rapid.Check(t, func(t *rapid.T) {
 		call := func(name string) *loop.ToolCall {
 			c := &loop.ToolCall{ID: rapid.SampledFrom([]string{"a", "b"}).Draw(t, name+"id"), Name: "t",
 				ThoughtSignature: rapid.SampledFrom([]string{"", "s"}).Draw(t, name+"sig"),
 				Namespace:        rapid.SampledFrom([]string{"", "n"}).Draw(t, name+"ns"),
 				ArgumentsError:   rapid.SampledFrom([]string{"", "e"}).Draw(t, name+"err")}
-			switch rapid.IntRange(0, 2).Draw(t, name+"args") {
+			switch rapid.IntRange(0, 3).Draw(t, name+"args") {
 			case 1:
 				c.Arguments = map[string]any{}
 			case 2:
-				c.Arguments = map[string]any{"k": "v"}
+				c.Arguments = map[string]any{"k": "v"} // equal to shared, not the same map
+			case 3:
+				c.Arguments = shared
 			}
 			return c
 		}
 		x, y := call("x"), call("y")
 		same := string(appendToolCall(nil, x)) == string(appendToolCall(nil, y))
-		noArgs := len(x.Arguments) == 0 && len(y.Arguments) == 0
-		if got := sameCallWithoutArguments(x, y); got != (same && noArgs) {
-			t.Fatalf("%+v, %+v: %v, want %v", x, y, got, same && noArgs)
+		told := len(x.Arguments) == 0 && len(y.Arguments) == 0 || sameMap(x.Arguments, y.Arguments)
+		if got := sameCallJSON(x, y); got != (same && told) {
+			t.Fatalf("%+v, %+v: %v, want %v", x, y, got, same && told)
 		}
 	})
 }

@@ -103,7 +103,7 @@ func readAssistant(r *jsonvalue.Reader) (*loop.AssistantMessage, bool) {
 
 // message appends a message of a list, from the memo when it has been written before.
 func (w *wireWriter) message(b []byte, m loop.Message) ([]byte, bool) {
-	if !memoable(m) || isNilMessage(m) {
+	if !memoable(m) || messageWords(m).data == nil {
 		data, err := loop.MarshalMessage(m)
 		return appendMarshaled(b, data, err)
 	}
@@ -117,9 +117,6 @@ func (w *wireWriter) message(b []byte, m loop.Message) ([]byte, bool) {
 	w.memo[m] = enc
 	return append(b, enc...), true
 }
-
-// isNilMessage reports whether m is a nil pointer of one of the loop's message types.
-func isNilMessage(m loop.Message) bool { return memoable(m) && messageWords(m).data == nil }
 
 // appendString appends s as a JSON string, for AppendMarshalMap and AppendMarshalList.
 func appendString(b []byte, s string) ([]byte, bool) { return jsonvalue.AppendString(b, s), true }
@@ -143,7 +140,6 @@ func readStreamEvent(data []byte) (ev loop.StreamEvent, ok bool) {
 		errMsg *loop.AssistantMessage
 	)
 	r.Reset(data)
-	assistant := func() (*loop.AssistantMessage, bool) { return readAssistant(&r) }
 	ok = r.Object(func(key []byte) bool {
 		var bit jsonvalue.Seen
 		var ok bool
@@ -169,13 +165,13 @@ func readStreamEvent(data []byte) (ev loop.StreamEvent, ok bool) {
 			bit, ev.Reason = 16, loop.StopReason(s)
 		case "partial":
 			bit = 32
-			ev.Partial, ok = assistant()
+			ev.Partial, ok = readAssistant(&r)
 		case "message":
 			bit = 64
-			ev.Message, ok = assistant()
+			ev.Message, ok = readAssistant(&r)
 		case "error":
 			bit = 128
-			errMsg, ok = assistant()
+			errMsg, ok = readAssistant(&r)
 		}
 		return ok && seen.First(bit)
 	})

@@ -376,7 +376,10 @@ type explorer struct {
 	diagnose  Diagnosis
 	shortcuts protocol.Shortcuts // taken with the implementation, from its hello
 	runners   *runners
-	rooms     sync.Pool // of *sim.Room: the memory of traces checks dropped, for later runs
+	// rooms are the memory of traces checks dropped, for later runs: at most two a check
+	// running at once.
+	roomsMu sync.Mutex
+	rooms   []*sim.Room
 }
 
 // withDefaults fills in what o leaves open, except what the implementation's hello gives.
@@ -748,12 +751,23 @@ func (x *explorer) simulate(sc *sim.Scenario, impl sim.Implementation) outcome {
 // panic, and so done with its room.
 func (o outcome) ended() bool { return !o.hang && o.panic == nil }
 
-// room is a room for a run's trace: one a dropped trace left (checkAttempt), or a new one.
+// room is a room for a run's trace: one a dropped trace left (giveBack), or a new one.
 func (x *explorer) room() *sim.Room {
-	if r, ok := x.rooms.Get().(*sim.Room); ok {
+	x.roomsMu.Lock()
+	defer x.roomsMu.Unlock()
+	if n := len(x.rooms); n > 0 {
+		r := x.rooms[n-1]
+		x.rooms = x.rooms[:n-1]
 		return r
 	}
 	return &sim.Room{}
+}
+
+// giveBack keeps rooms for later runs (room).
+func (x *explorer) giveBack(rooms ...*sim.Room) {
+	x.roomsMu.Lock()
+	defer x.roomsMu.Unlock()
+	x.rooms = append(x.rooms, rooms...)
 }
 
 // simulateIn is simulate writing the trace in room (sim.RunIn), or in memory of its own when
@@ -821,8 +835,7 @@ func (x *explorer) checkAttempt(sc *sim.Scenario, attempt int) (prob *Problem, i
 	var got, want outcome
 	defer func() {
 		if prob == nil && got.ended() && want.ended() {
-			x.rooms.Put(gotRoom)
-			x.rooms.Put(wantRoom)
+			x.giveBack(gotRoom, wantRoom)
 		}
 	}()
 	got = x.simulateIn(gotRoom, sc, impl)

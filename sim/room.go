@@ -6,8 +6,7 @@ import "github.com/turnstile-dev/turnstile/trace"
 // kept for a later run (RunIn): a program that runs scenario after scenario and drops each
 // trace once judged (explore) then allocates it once, not once a run. The zero Room is empty.
 type Room struct {
-	entries []trace.Entry
-	used    int // entries the last trace recorded, cleared before the next
+	entries []trace.Entry // the last trace's, cleared before the next
 	chunks  [][]byte
 	links   [][]trace.Link
 	// nextChunk and nextLinks are the chunks the run in progress takes next.
@@ -30,18 +29,16 @@ func RunIn(room *Room, sc *Scenario, impl Implementation) (*trace.Trace, error) 
 
 // entriesFor is the room's entries array, emptied, with room for n entries.
 func (r *Room) entriesFor(n int) []trace.Entry {
-	clear(r.entries[:r.used])
-	r.used = 0
+	clear(r.entries)
 	if cap(r.entries) < n {
 		r.entries = make([]trace.Entry, 0, n)
 	}
-	return r.entries[:0]
+	r.entries = r.entries[:0]
+	return r.entries
 }
 
 // kept takes back the entries of the run that is over, which may have outgrown the room's.
-func (r *Room) kept(entries []trace.Entry) {
-	r.entries, r.used = entries, len(entries)
-}
+func (r *Room) kept(entries []trace.Entry) { r.entries = entries }
 
 // chunk is the next chunk of the arena, of size bytes at least: the one at the same place in
 // the last run when it is large enough, or a new one, kept in its place for the next run.

@@ -50,8 +50,8 @@ type encoder struct {
 	heads *headCache
 	// frame is the last stream call's JSON around its messages (streamCallWith).
 	frame callFrame
-	// result is the last tool result written and its JSON (toolResult); held says it holds
-	// one (its room outlives a run, release).
+	// result is the last tool result written and its JSON (toolResult), none when its JSON
+	// is empty (its room outlives a run, release).
 	result lastResult
 	// ids are the last toolCallId and toolName pairs written and their members' JSON
 	// (toolIDs), each at its id's slot (idSlot).
@@ -69,17 +69,15 @@ func idSlot(id string) int {
 
 // lastResult is a tool result written and its JSON.
 type lastResult struct {
-	r    loop.ToolResult
-	enc  []byte
-	held bool
+	r   loop.ToolResult
+	enc []byte
 }
 
-// toolIDsJSON is a toolCallId and toolName pair and the JSON of their members; held says it
-// holds one (its room outlives a run, release).
+// toolIDsJSON is a toolCallId and toolName pair and the JSON of their members, none when its
+// JSON is empty (its room outlives a run, release).
 type toolIDsJSON struct {
 	id, name string
 	enc      []byte
-	held     bool
 }
 
 // toolResult writes r (appendToolResult), from the last one's JSON when it holds the same bits:
@@ -89,13 +87,13 @@ func (e *encoder) toolResult(b []byte, r *loop.ToolResult) []byte {
 	if e == nil {
 		return appendToolResult(b, r)
 	}
-	if e.result.held && identicalResults(&e.result.r, r) {
+	if len(e.result.enc) > 0 && identicalResults(&e.result.r, r) {
 		return append(b, e.result.enc...)
 	}
 	start := len(b)
 	b = appendToolResult(b, r)
 	e.result.r = *r
-	e.result.enc, e.result.held = append(e.result.enc[:0], b[start:]...), true
+	e.result.enc = append(e.result.enc[:0], b[start:]...)
 	return b
 }
 
@@ -136,7 +134,7 @@ func (e *encoder) toolResultMessage(b []byte, x *loop.ToolResultMessage) []byte 
 // without its end, taken from the last tool result written when its content and details are
 // these (the same slice and value, by their words) and it has no other member; nil when not.
 func (e *encoder) resultHead(content []loop.Block, details any) []byte {
-	if e == nil || !e.result.held || content == nil || details == nil {
+	if e == nil || len(e.result.enc) == 0 || content == nil || details == nil {
 		return nil
 	}
 	r := &e.result.r
@@ -162,12 +160,12 @@ func (e *encoder) toolIDs(o obj, id, name string) obj {
 		return o.str("toolCallId", id).str("toolName", name)
 	}
 	c := &e.ids[idSlot(id)]
-	if !c.held || !eqStr(c.id, id) || !eqStr(c.name, name) {
+	if len(c.enc) == 0 || !eqStr(c.id, id) || !eqStr(c.name, name) {
 		if c.enc == nil { // its room made once, not grown member by member
 			c.enc = make([]byte, 0, len(`"toolCallId":,"toolName":`)+jsonvalue.StringSize(id)+jsonvalue.StringSize(name)+16)
 		}
 		ids := obj{b: c.enc[:0], first: true}.str("toolCallId", id).str("toolName", name)
-		c.id, c.name, c.enc, c.held = id, name, ids.b, true
+		c.id, c.name, c.enc = id, name, ids.b
 	}
 	return o.litBytes(c.enc)
 }
@@ -401,12 +399,12 @@ func (t *memoTable) grow() {
 }
 
 // callJSON is a tool call written, the words of the block it was last met boxed in (none for
-// an event's call), and its JSON.
+// an event's call), and its JSON; none when its JSON is empty (its room outlives a run,
+// release).
 type callJSON struct {
 	call loop.ToolCall
 	box  ifaceWords
 	enc  []byte
-	held bool // it holds a call (its room outlives a run, release)
 }
 
 // content writes an assistant message's content (appendAssistantContent), its tool calls
@@ -434,7 +432,7 @@ func (h *headCache) content(b []byte, content []loop.Block) []byte {
 // the same call (sameCallJSON); else written and remembered there.
 func (h *headCache) toolCall(b []byte, x *loop.ToolCall, box ifaceWords) []byte {
 	c := &h.calls[idSlot(x.ID)]
-	if c.held && (box.typ != nil && c.box == box || sameCallJSON(&c.call, x)) {
+	if len(c.enc) > 0 && (box.typ != nil && c.box == box || sameCallJSON(&c.call, x)) {
 		if box.typ != nil {
 			c.box = box
 		}
@@ -443,7 +441,7 @@ func (h *headCache) toolCall(b []byte, x *loop.ToolCall, box ifaceWords) []byte 
 	start := len(b)
 	b = appendToolCallWith(b, x, h)
 	c.call, c.box = *x, box
-	c.enc, c.held = append(c.enc[:0], b[start:]...), true
+	c.enc = append(c.enc[:0], b[start:]...)
 	return b
 }
 

@@ -408,15 +408,36 @@ func (w *world) recordInPlace(kind, name, target string, data, answer json.RawMe
 		return
 	}
 	n := len(w.trace.Entries)
-	bound := lineFrame + 6*int64(len(kind)+len(name)+len(target)) + int64(len(data)+len(answer))
-	if link != nil {
-		bound += leftOut
-	}
+	bound := membersBound(kind, name, target, "", data, answer, link, leftOut)
 	if n >= w.budget.Entries || n == cap(w.trace.Entries) || w.bound+bound > w.budget.Bytes {
 		w.recordEntry(&trace.Entry{Kind: kind, Name: name, Target: target, Data: data, Answer: answer, Link: link}, leftOut)
 		return
 	}
 	w.bound += bound
+	if link != nil {
+		w.bytes += leftOut // the rest of its line is counted by exactBytes
+	}
+	w.storeNext(kind, name, target, "", data, answer, link)
+}
+
+// appendEntry appends e to the trace, at the next seq and the time now, its payloads
+// canonical JSON (every payload the world records is).
+func (w *world) appendEntry(e *trace.Entry) {
+	n := len(w.trace.Entries)
+	if n == cap(w.trace.Entries) {
+		e.Seq, e.T, e.Canonical = n+1, w.now, true
+		w.trace.Entries = append(w.trace.Entries, *e)
+		return
+	}
+	w.storeNext(e.Kind, e.Name, e.Target, e.Error, e.Data, e.Answer, e.Link)
+}
+
+// storeNext stores an entry of these members in the trace's room, at the next seq and the time
+// now, its payloads canonical JSON. They are stored one by one, the empty ones not at all, in
+// the zeroed room the trace was made with: storing an entry whole copies it with the bulk write
+// barrier over all seven pointers whenever the collector marks.
+func (w *world) storeNext(kind, name, target, errText string, data, answer json.RawMessage, link *trace.Link) {
+	n := len(w.trace.Entries)
 	w.trace.Entries = w.trace.Entries[:n+1]
 	p := &w.trace.Entries[n]
 	p.Seq, p.T, p.Canonical = n+1, w.now, true
@@ -429,37 +450,9 @@ func (w *world) recordInPlace(kind, name, target string, data, answer json.RawMe
 	}
 	if link != nil {
 		p.Link = link
-		w.bytes += leftOut // the rest of its line is counted by exactBytes
 	}
-}
-
-// appendEntry appends e to the trace, at the next seq and the time now, its payloads
-// canonical JSON (every payload the world records is). Its members are stored one by one, the
-// empty ones not at all, in the zeroed room the trace was made with: appending the entry
-// whole copies it with the bulk write barrier over all seven pointers whenever the collector
-// marks.
-func (w *world) appendEntry(e *trace.Entry) {
-	n := len(w.trace.Entries)
-	if n == cap(w.trace.Entries) {
-		e.Seq, e.T, e.Canonical = n+1, w.now, true
-		w.trace.Entries = append(w.trace.Entries, *e)
-		return
-	}
-	w.trace.Entries = w.trace.Entries[:n+1]
-	p := &w.trace.Entries[n]
-	p.Seq, p.T, p.Canonical = n+1, w.now, true
-	p.Kind, p.Name, p.Data = e.Kind, e.Name, e.Data
-	if e.Target != "" {
-		p.Target = e.Target
-	}
-	if e.Link != nil {
-		p.Link = e.Link
-	}
-	if e.Answer != nil {
-		p.Answer = e.Answer
-	}
-	if e.Error != "" {
-		p.Error = e.Error
+	if errText != "" {
+		p.Error = errText
 	}
 }
 
@@ -478,8 +471,13 @@ func (w *world) exactBytes() int64 {
 // JSON string writes a byte as six at most (\u003c; an invalid byte as \ufffd, U+2028's three
 // as \u2028), and seq and t take 20 bytes each at most.
 func lineBound(e *trace.Entry, leftOut int64) int64 {
-	n := lineFrame + 6*int64(len(e.Kind)+len(e.Name)+len(e.Target)+len(e.Error)) + int64(len(e.Data)+len(e.Answer))
-	if e.Link != nil {
+	return membersBound(e.Kind, e.Name, e.Target, e.Error, e.Data, e.Answer, e.Link, leftOut)
+}
+
+// membersBound is lineBound of an entry of these members.
+func membersBound(kind, name, target, errText string, data, answer json.RawMessage, link *trace.Link, leftOut int64) int64 {
+	n := lineFrame + 6*int64(len(kind)+len(name)+len(target)+len(errText)) + int64(len(data)+len(answer))
+	if link != nil {
 		n += leftOut
 	}
 	return n

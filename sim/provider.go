@@ -137,19 +137,28 @@ type streamSlot struct {
 	advances *loop.AssistantMessage
 }
 
-// pullInto writes the source's next event into slot, with the partial it advances when its
-// source made it so; false when the source has none.
-func (s *streamRun) pullInto(slot *streamSlot) bool {
-	from := s.src.carried
-	if !s.src.next(&slot.ev) {
-		return false
+// pullTo is the stream's next delivery from its source into d and, for an event (isEvent),
+// ev, with the partial it advances in *advances when its source made it so (nil otherwise);
+// after its last event, the end or failure; false when nothing is left.
+func (s *streamRun) pullTo(d *Delivery, ev *loop.StreamEvent, advances **loop.AssistantMessage) (isEvent, ok bool) {
+	if s.src != nil {
+		from := s.src.carried
+		if s.src.next(ev) {
+			d.Kind = trace.DeliverStreamEvent
+			if s.src.advanced {
+				*advances = from
+			} else if *advances != nil {
+				*advances = nil
+			}
+			return true, true
+		}
+		s.src = nil
 	}
-	if s.src.advanced {
-		slot.advances = from
-	} else if slot.advances != nil {
-		slot.advances = nil
+	if s.tail != nil {
+		*d, s.tail, *advances = *s.tail, nil, nil
+		return false, true
 	}
-	return true
+	return false, false
 }
 
 // advancedFrom reports whether p, a delivery of the stream, is an event whose partial its
@@ -163,21 +172,13 @@ func (s *streamRun) advancedFrom(p *scheduled, prev *loop.AssistantMessage) bool
 	return false
 }
 
-// pull is the stream's next delivery from its source (take without the ones looked at).
+// pull is the stream's next delivery from its source (pullTo), for Due to look ahead at.
 func (s *streamRun) pull() (upcoming, bool) {
 	var u upcoming
-	if s.src != nil {
-		if s.src.next(&u.ev) {
-			u.d, u.isEvent = Delivery{Kind: trace.DeliverStreamEvent}, true
-			return u, true
-		}
-		s.src = nil
-	}
-	if s.tail != nil {
-		u.d, s.tail = *s.tail, nil
-		return u, true
-	}
-	return u, false
+	var advances *loop.AssistantMessage
+	isEvent, ok := s.pullTo(&u.d, &u.ev, &advances)
+	u.isEvent = isEvent
+	return u, ok
 }
 
 // stop drops what the stream has not scheduled yet (an abort cuts it short).
@@ -209,15 +210,14 @@ func (w *world) scheduleNext(s *streamRun) {
 		d, isEvent = u.d, u.isEvent
 		*u = upcoming{}
 		s.ahead = s.ahead[1:]
-	case s.src != nil && s.pullInto(slot):
-		d.Kind = trace.DeliverStreamEvent
 	default:
-		s.src = nil
-		if s.tail == nil {
+		var ok bool
+		if isEvent, ok = s.pullTo(&d, &slot.ev, &slot.advances); !ok {
 			return
 		}
-		d, s.tail, isEvent = *s.tail, nil, false
-		slot.ev, slot.advances = loop.StreamEvent{}, nil
+		if !isEvent {
+			slot.ev = loop.StreamEvent{}
+		}
 	}
 	s.at = s.after(s.at, s.events, isEvent)
 	var ev *loop.StreamEvent

@@ -670,19 +670,11 @@ func (w *world) event(ev *loop.Event) {
 	var data json.RawMessage
 	var link *trace.Link
 	var leftOut int64
+	var msg messageAt
 	switch ev.Type {
 	case loop.MessageUpdate:
 		data, link, leftOut = w.updateData(ev)
-	case loop.MessageStart, loop.MessageEnd:
-		// Recorded here, its message remembered, without the type looked at again.
-		var msg messageAt
-		data, link, leftOut = w.messageData(ev, &msg)
-		w.recordEventEntry(string(ev.Type), ev.ToolCallID, data, link, leftOut)
-		w.messageRecorded(ev.Type, &msg, link != nil)
-		w.eventRecorded(ev.Type, ev.ToolCallID)
-		return
-	case loop.TurnEnd:
-		var msg messageAt
+	case loop.MessageStart, loop.MessageEnd, loop.TurnEnd:
 		data, link, leftOut = w.messageData(ev, &msg)
 	case loop.AgentEnd:
 		data, link, leftOut = w.runMessagesData(nonNil(ev.Messages), func(b []byte, msgs []loop.Message) []byte {
@@ -699,8 +691,7 @@ func (w *world) event(ev *loop.Event) {
 	default:
 		data = w.enc.eventBytes(ev)
 	}
-	w.recordEventEntry(string(ev.Type), ev.ToolCallID, data, link, leftOut)
-	w.eventRecorded(ev.Type, ev.ToolCallID)
+	w.recordEvent(ev.Type, ev.ToolCallID, data, link, leftOut, &msg)
 }
 
 // agentStartData and turnStartData are the data of the events that hold nothing but their

@@ -398,9 +398,7 @@ func (s *refStream) Next(context.Context) (loop.StreamEvent, bool, error) {
 			if s.head++; s.head == len(s.queue) { // read up: the next events reuse the array
 				s.queue, s.head = s.queue[:0], 0
 			}
-			if ev.Type == loop.StreamDone || ev.Type == loop.StreamError {
-				s.ended, s.final = true, ev.Message
-			}
+			s.noteEnd(&ev)
 			return ev, true, nil
 		case s.err != nil:
 			return loop.StreamEvent{}, false, s.err
@@ -416,14 +414,18 @@ func (s *refStream) Next(context.Context) (loop.StreamEvent, bool, error) {
 			if d := s.r.world.releaseEventFor(s.r, s.id); d != nil {
 				// The queue is read up: the event is the next, returned without queueing it.
 				s.r.now = d.delivery.Now
-				ev := *d.event
-				if ev.Type == loop.StreamDone || ev.Type == loop.StreamError {
-					s.ended, s.final = true, ev.Message
-				}
-				return ev, true, nil
+				s.noteEnd(d.event)
+				return *d.event, true, nil
 			}
 		}
 		s.r.park(&s.waiter)
+	}
+}
+
+// noteEnd notes the stream's end when ev, the next event returned, is its last.
+func (s *refStream) noteEnd(ev *loop.StreamEvent) {
+	if ev.Type == loop.StreamDone || ev.Type == loop.StreamError {
+		s.ended, s.final = true, ev.Message
 	}
 }
 

@@ -81,7 +81,7 @@ func (w *world) openStreamFor(model ModelSetup) Answer {
 	}
 	// The events are scheduled one at a time, the next when one is released, all in the
 	// scheduling order of the first (streamRun.seq): a million deltas are never held at once.
-	s.source = streamSource{resp: resp, final: final, partial: emptyPartial(final)}
+	s.source = newStreamSource(resp, final)
 	s.src = &s.source
 	switch {
 	case resp.StreamError != "":
@@ -464,8 +464,9 @@ const (
 	stepOver                       // nothing more
 )
 
-func newStreamSource(resp *Response, final *loop.AssistantMessage) *streamSource {
-	return &streamSource{resp: resp, final: final, partial: emptyPartial(final)}
+// newStreamSource is the source of a response's events, with final as its final message.
+func newStreamSource(resp *Response, final *loop.AssistantMessage) streamSource {
+	return streamSource{resp: resp, final: final, partial: emptyPartial(final)}
 }
 
 // partialRoom is a partial message with room for its first blocks, one allocation.

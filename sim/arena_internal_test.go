@@ -82,8 +82,7 @@ func TestReusedEncodersWriteAsNewOnes(t *testing.T) {
 	scenarios := roomScenarios()
 	fresh := func(sc *Scenario) []byte {
 		w := newWorld(sc)
-		w.enc = &encoder{heads: &headCache{}}
-		w.enc.memo.init(expectedMessages(sc))
+		w.enc = newFreshEncoder(expectedMessages(sc))
 		tr, err := w.play(NewReference(), false)
 		if err != nil {
 			t.Fatal(err)

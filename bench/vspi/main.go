@@ -36,7 +36,6 @@ import (
 	"regexp"
 	"runtime"
 	"runtime/debug"
-	"runtime/metrics"
 	"strconv"
 	"strings"
 	"syscall"
@@ -547,9 +546,7 @@ func collectAsTheCLI() (restore func()) {
 	if os.Getenv("GOGC") != "" {
 		return func() {}
 	}
-	target := []metrics.Sample{{Name: "/gc/gogc:percent"}}
-	metrics.Read(target)
-	old := int(target[0].Value.Uint64())
+	old := gctarget.Current()
 	gctarget.Set()
 	return func() { debug.SetGCPercent(old) }
 }

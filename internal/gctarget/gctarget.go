@@ -39,6 +39,14 @@ func Set() {
 	}
 }
 
+// Current is the GC target in force, read without setting it (a debug.SetGCPercent would stop
+// Set's tuning).
+func Current() int {
+	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+	metrics.Read(s)
+	return int(s[0].Value.Uint64())
+}
+
 // percentFor is the GC target for a live heap of live bytes.
 func percentFor(live uint64) int {
 	if live == 0 || live*Percent/100 <= Headroom {

@@ -3,7 +3,6 @@ package gctarget
 import (
 	"runtime"
 	"runtime/debug"
-	"runtime/metrics"
 	"testing"
 	"time"
 )
@@ -27,13 +26,6 @@ func TestPercentForCapsTheHeapsGrowth(t *testing.T) {
 	}
 }
 
-// gcPercent is the GC target now, read without setting it (which would stop the tuner).
-func gcPercent() int {
-	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
-	metrics.Read(s)
-	return int(s[0].Value.Uint64())
-}
-
 // collectUntil collects until the GC target is want, or fails after a while: tune runs on
 // the finalizer goroutine after a collection.
 func collectUntil(t *testing.T, want int) {
@@ -41,11 +33,11 @@ func collectUntil(t *testing.T, want int) {
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
 		runtime.GC()
 		time.Sleep(time.Millisecond)
-		if gcPercent() == want {
+		if Current() == want {
 			return
 		}
 	}
-	t.Fatalf("the GC target is %d, want %d", gcPercent(), want)
+	t.Fatalf("the GC target is %d, want %d", Current(), want)
 }
 
 func TestSetLowersTheTargetWhileMuchIsLive(t *testing.T) {
@@ -70,7 +62,7 @@ func TestSetLowersTheTargetWhileMuchIsLive(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	runtime.KeepAlive(held)
-	if p := gcPercent(); p != 250 {
+	if p := Current(); p != 250 {
 		t.Errorf("after SetGCPercent(250) the target is %d", p)
 	}
 }
@@ -88,7 +80,7 @@ func TestSetAgainTunesAgain(t *testing.T) {
 		runtime.GC()
 		time.Sleep(time.Millisecond)
 	}
-	if p := gcPercent(); p != 250 {
+	if p := Current(); p != 250 {
 		t.Fatalf("the tuner stopped leaving %d, not 250", p)
 	}
 	Set()

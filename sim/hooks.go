@@ -23,15 +23,15 @@ func (h Hooks) Installed() []string {
 	return out
 }
 
-// installed is every hook by name, each with whether the scenario installs it.
-func (h Hooks) installed() [10]struct {
+// hookInstalled is a hook by name, and whether the scenario installs it.
+type hookInstalled struct {
 	on   bool
 	name string
-} {
-	return [10]struct {
-		on   bool
-		name string
-	}{
+}
+
+// installed is every hook by name, each with whether the scenario installs it.
+func (h Hooks) installed() [10]hookInstalled {
+	return [10]hookInstalled{
 		{h.ConvertToLLM != nil, trace.HookConvertToLLM},
 		{h.TransformContext != nil, trace.HookTransformContext},
 		{h.GetAPIKey != nil, trace.HookGetAPIKey},

@@ -31,8 +31,8 @@ func (w *world) startTool(data json.RawMessage, value any) Answer {
 	var st toolStart
 	if tc, ok := value.(*toolCall); ok {
 		st.ToolCallID, st.ToolName = tc.ID, tc.Name
-	} else if m, _ := value.(map[string]any); m != nil && isString(m["toolCallId"]) && isString(m["toolName"]) {
-		st.ToolCallID, st.ToolName = m["toolCallId"].(string), m["toolName"].(string)
+	} else if id, name, ok := toolIDsOf(value); ok {
+		st.ToolCallID, st.ToolName = id, name
 	} else if err := decodeToolStart(data, &st); err != nil {
 		w.fail("protocol", "bad tool call: "+err.Error())
 		return Answer{Error: "bad tool call: " + err.Error()}
@@ -87,10 +87,13 @@ func (w *world) startTool(data json.RawMessage, value any) Answer {
 	return Answer{Data: json.RawMessage(`{}`)}
 }
 
-// isString reports whether v is a string.
-func isString(v any) bool {
-	_, ok := v.(string)
-	return ok
+// toolIDsOf is the toolCallId and toolName of a tool call given as decoded JSON; false when v
+// is not an object with both strings.
+func toolIDsOf(v any) (id, name string, ok bool) {
+	m, _ := v.(map[string]any)
+	id, ok1 := m["toolCallId"].(string)
+	name, ok2 := m["toolName"].(string)
+	return id, name, ok1 && ok2
 }
 
 // settlement is the delivery that settles a tool execution, as the world writes it: its data

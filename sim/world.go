@@ -585,9 +585,7 @@ func (w *world) recordCall(c *Call, cd *callData, a *Answer) {
 			var answerList []pendingList
 			var answerLeftOut int64
 			e.Answer, e.Link, answerLeftOut, answerList = w.answerData(cd.ctxName, answer, e.Link)
-			if len(answerList) > 0 {
-				lists = append(lists, answerList...)
-			}
+			lists = append(lists, answerList...)
 			leftOut += answerLeftOut
 		}
 	}

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"bytes"
-	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
@@ -585,23 +584,6 @@ func TestEventsAreWrittenAsTheirJSON(t *testing.T) {
 			if got, want := enc.event(nil, &ev), jsonvalue.Canonical(raw); !bytes.Equal(got, want) {
 				t.Errorf("%s: %s, want %s", ev.Type, got, want)
 			}
-		}
-	}
-}
-
-// TestStreamIDOfDigitsIsAsEncodingJSONReadsIt: a stream answer read on its bytes when its id is
-// digits gives what encoding/json gives, and anything near it (no id, other characters, other
-// members or bytes around) is read as before, or refused as encoding/json refuses it.
-func TestStreamIDOfDigitsIsAsEncodingJSONReadsIt(t *testing.T) {
-	for _, raw := range []string{`{"stream":"1"}`, `{"stream":"123"}`, `{"stream":"0"}`, `{"stream":""}`, `{"stream":"1a"}`,
-		`{"stream":"1"} `, ` {"stream":"1"}`, `{"stream":"1","x":1}`, `{"stream":"1"}}`, `{"stream":"1\"}`, `{"stream":"12"`, `{"stream":"9"}x`} {
-		var want struct {
-			Stream string `json:"stream"`
-		}
-		wantErr := json.Unmarshal([]byte(raw), &want)
-		got, err := streamID([]byte(raw))
-		if (err != nil) != (wantErr != nil) || err == nil && got != want.Stream {
-			t.Errorf("streamID(%s) = %q, %v; encoding/json: %q, %v", raw, got, err, want.Stream, wantErr)
 		}
 	}
 }

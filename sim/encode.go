@@ -543,8 +543,10 @@ func (e *encoder) kept(p []byte) []byte {
 	return e.arena[start:len(e.arena):len(e.arena)] // full: an append to it copies
 }
 
-// newChunk is a new chunk of the arena, of size bytes: the room's, when the run has one.
+// newChunk is a new chunk of the arena, of size bytes, the last one's bytes counted as spent:
+// the room's, when the run has one.
 func (e *encoder) newChunk(size int) []byte {
+	e.spent += len(e.arena)
 	if e.room != nil {
 		return e.room.chunk(size)
 	}
@@ -554,14 +556,13 @@ func (e *encoder) newChunk(size int) []byte {
 // nextChunk is the size of the arena's next chunk: twice the last, from firstChunk up to
 // arenaChunk, but no more than the entries the run is expected to record yet take at the
 // rate the earlier ones took (and a reserve), so that the last chunk is not mostly left
-// unused. It counts the last chunk's bytes as spent: the arena moves on to the next.
+// unused.
 func (e *encoder) nextChunk() int {
 	size := min(arenaChunk, max(firstChunk, 2*cap(e.arena)))
-	e.spent += len(e.arena)
 	if e.entries != nil {
 		done, left := len(*e.entries), cap(*e.entries)-len(*e.entries)
-		if done > 0 && left > 0 {
-			size = max(firstChunk, min(size, e.spent*left/done+arenaReserve))
+		if spent := e.spent + len(e.arena); done > 0 && left > 0 {
+			size = max(firstChunk, min(size, spent*left/done+arenaReserve))
 		}
 	}
 	return size

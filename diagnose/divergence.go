@@ -430,8 +430,12 @@ func movedFinding(c *trace.Comparison, g *governor, m *move) Finding {
 	}
 }
 
-// orderPath stands, in a lookup of the governing rule, for the place of an entry moved.
-const orderPath = "(order)"
+// orderPath stands, in a lookup of the governing rule, for the place of an entry moved, and
+// entryPath, in the table's fields, for the entry itself one side lacks (path "").
+const (
+	orderPath = "(order)"
+	entryPath = "(entry)"
+)
 
 // passing names the entries es[lo:hi] a moved entry passes, when they are one or two.
 func passing(es []trace.Entry, lo, hi int, where string) string {

@@ -675,13 +675,13 @@ func nextField(s string) (field, rest string) {
 }
 
 // fieldMatches reports whether the field at path is one the row names (none: any field, and
-// the entry itself).
+// the entry itself; path "" is the entry itself, one side lacks).
 func fieldMatches(fields []string, path string) bool {
 	if len(fields) == 0 {
 		return true
 	}
 	if path == "" {
-		return false
+		return slices.Contains(fields, entryPath)
 	}
 	if path == orderPath {
 		return slices.Contains(fields, orderPath)
